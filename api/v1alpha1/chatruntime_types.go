@@ -1,0 +1,243 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// StorageType names where the runtime keeps conversations, knowledge and counters.
+// +kubebuilder:validation:Enum=sqlite;postgres
+type StorageType string
+
+const (
+	// StorageSQLite keeps data in an embedded SQLite file on a PersistentVolumeClaim; one replica only.
+	StorageSQLite StorageType = "sqlite"
+	// StoragePostgres keeps data in PostgreSQL, shared by any number of replicas.
+	StoragePostgres StorageType = "postgres"
+)
+
+// AssistantProvider names what writes the chatbot's answers.
+// +kubebuilder:validation:Enum=retrieval;openai
+type AssistantProvider string
+
+const (
+	// AssistantRetrieval answers from the merchant's knowledge base with no network access.
+	AssistantRetrieval AssistantProvider = "retrieval"
+	// AssistantOpenAI asks an OpenAI-compatible chat completions endpoint, with retrieved items as context.
+	AssistantOpenAI AssistantProvider = "openai"
+)
+
+// ChatRuntimeSpec describes a deployment of the shared chat runtime.
+// +kubebuilder:validation:XValidation:rule="self.storage.type == 'postgres' || self.replicas <= 1",message="sqlite storage supports one replica only; use storage.type postgres to run more"
+type ChatRuntimeSpec struct {
+	// Image is the runtime's container image. Defaults to the operator's own image, so that upgrading the
+	// operator upgrades the runtime with it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Image string `json:"image,omitempty"`
+
+	// ImagePullPolicy is the runtime container's image pull policy.
+	// +optional
+	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never
+	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
+
+	// Replicas is the number of runtime pods.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=0
+	Replicas int32 `json:"replicas"`
+
+	// PublicURL is the address visitors and merchants' servers reach the REST API at (the {base_url}), for
+	// example https://chat.example.com. It is written into the widget script and the embed snippets.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHostname() != ''",message="publicURL must be an absolute http or https URL"
+	PublicURL string `json:"publicURL,omitempty"`
+
+	// WidgetURL is the address widget.js is served from (the {widget_url}), for example a CDN in front of the
+	// runtime. Defaults to publicURL.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHostname() != ''",message="widgetURL must be an absolute http or https URL"
+	WidgetURL string `json:"widgetURL,omitempty"`
+
+	// Storage says where conversations, knowledge and counters are kept.
+	// +optional
+	// +kubebuilder:default={}
+	Storage StorageSpec `json:"storage"`
+
+	// Assistant chooses what writes the answers.
+	// +optional
+	// +kubebuilder:default={}
+	Assistant AssistantSpec `json:"assistant"`
+
+	// OIDC configures how the dashboard endpoints verify `Authorization: Bearer` ID tokens. Without it the
+	// dashboard endpoints answer 401 to every request.
+	// +optional
+	OIDC *OIDCSpec `json:"oidc,omitempty"`
+
+	// TLS names a kubernetes.io/tls Secret in the runtime's namespace; when set the runtime serves HTTPS
+	// (TLS 1.3 minimum) itself instead of relying on an ingress to terminate TLS.
+	// +optional
+	TLS *TLSSpec `json:"tls,omitempty"`
+
+	// Resources are the runtime container's compute requests and limits.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+}
+
+// StorageSpec selects and configures the runtime's store.
+// +kubebuilder:validation:XValidation:rule="self.type != 'postgres' || has(self.postgres)",message="storage.postgres is required when storage.type is postgres"
+type StorageSpec struct {
+	// Type is the kind of store: sqlite (embedded, one replica) or postgres (shared).
+	// +optional
+	// +kubebuilder:default=sqlite
+	Type StorageType `json:"type"`
+
+	// SQLite configures the volume that holds the SQLite database.
+	// +optional
+	SQLite *SQLiteStorage `json:"sqlite,omitempty"`
+
+	// Postgres configures the PostgreSQL connection.
+	// +optional
+	Postgres *PostgresStorage `json:"postgres,omitempty"`
+}
+
+// SQLiteStorage configures the PersistentVolumeClaim of the embedded store.
+type SQLiteStorage struct {
+	// Size of the volume. Defaults to 1Gi.
+	// +optional
+	Size *resource.Quantity `json:"size,omitempty"`
+
+	// StorageClassName of the volume; the cluster's default class when empty.
+	// +optional
+	StorageClassName *string `json:"storageClassName,omitempty"`
+}
+
+// PostgresStorage configures the PostgreSQL store.
+type PostgresStorage struct {
+	// URLSecretRef selects the key of a Secret that holds the connection URL
+	// (postgres://user:password@host:5432/db?sslmode=verify-full). The key defaults to "url".
+	URLSecretRef SecretKeySelector `json:"urlSecretRef"`
+}
+
+// AssistantSpec chooses and configures the answer provider.
+// +kubebuilder:validation:XValidation:rule="self.provider != 'openai' || has(self.openai)",message="assistant.openai is required when assistant.provider is openai"
+type AssistantSpec struct {
+	// Provider writes the answers: retrieval (from the knowledge base, no network) or openai (any
+	// OpenAI-compatible chat completions endpoint, falling back to retrieval when it fails).
+	// +optional
+	// +kubebuilder:default=retrieval
+	Provider AssistantProvider `json:"provider"`
+
+	// OpenAI configures the openai provider.
+	// +optional
+	OpenAI *OpenAISpec `json:"openai,omitempty"`
+}
+
+// OpenAISpec configures an OpenAI-compatible chat completions endpoint.
+type OpenAISpec struct {
+	// BaseURL of the API, for example https://api.openai.com/v1 or http://vllm.ai.svc:8000/v1.
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getScheme() in ['http', 'https']",message="baseURL must be an http or https URL"
+	BaseURL string `json:"baseURL"`
+
+	// Model is the model name sent with each request.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	Model string `json:"model"`
+
+	// APIKeySecretRef selects the provider's API key; none is sent when empty. The key defaults to "apiKey".
+	// +optional
+	APIKeySecretRef *SecretKeySelector `json:"apiKeySecretRef,omitempty"`
+}
+
+// OIDCSpec names the identity provider whose ID tokens the dashboard endpoints accept.
+type OIDCSpec struct {
+	// IssuerURL is the issuer (`iss`); its discovery document and keys are fetched from it.
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getScheme() == 'https'",message="issuerURL must be an https URL"
+	IssuerURL string `json:"issuerURL"`
+
+	// Audience is the client ID the tokens must be issued for (`aud`).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	Audience string `json:"audience"`
+}
+
+// TLSSpec names the runtime's serving certificate.
+type TLSSpec struct {
+	// SecretName is a kubernetes.io/tls Secret in the runtime's namespace.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	SecretName string `json:"secretName"`
+}
+
+// ChatRuntimeStatus is the observed state of a ChatRuntime.
+type ChatRuntimeStatus struct {
+	// ObservedGeneration is the generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Replicas is the number of runtime pods the Deployment has.
+	// +optional
+	Replicas int32 `json:"replicas"`
+
+	// ReadyReplicas is the number of runtime pods ready to serve.
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas"`
+
+	// Tenants is the number of merchant bundles published for this runtime.
+	// +optional
+	Tenants int32 `json:"tenants"`
+
+	// Conditions describe the runtime's state; Ready is True when every desired replica is ready.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// ChatRuntime is a deployment of the shared chat runtime that serves every merchant referring to it. It lives in
+// the operator's namespace; Merchants in any namespace name it in their runtimeRef.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:categories=parley,shortName=cr;chatrt
+// +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.spec.replicas`
+// +kubebuilder:printcolumn:name="Ready Replicas",type=integer,JSONPath=`.status.readyReplicas`
+// +kubebuilder:printcolumn:name="Tenants",type=integer,JSONPath=`.status.tenants`
+// +kubebuilder:printcolumn:name="Storage",type=string,JSONPath=`.spec.storage.type`
+// +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.spec.publicURL`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type ChatRuntime struct {
+	metav1.TypeMeta `json:",inline"`
+	// Standard object metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec describes the runtime deployment.
+	// +optional
+	Spec ChatRuntimeSpec `json:"spec,omitempty"`
+
+	// Status is the observed state of the runtime.
+	// +optional
+	Status ChatRuntimeStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// ChatRuntimeList is a list of ChatRuntimes.
+type ChatRuntimeList struct {
+	metav1.TypeMeta `json:",inline"`
+	// Standard list metadata.
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// Items are the ChatRuntimes.
+	Items []ChatRuntime `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&ChatRuntime{}, &ChatRuntimeList{})
+}

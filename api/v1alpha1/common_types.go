@@ -1,0 +1,98 @@
+package v1alpha1
+
+// Condition types and reasons shared by every Parley kind. Every kind reports a Ready condition, so that
+// `kubectl wait --for=condition=Ready`, kstatus (Flux) and Argo CD health checks work on all of them.
+const (
+	// ConditionReady is True when the object is fully reconciled and in effect.
+	ConditionReady = "Ready"
+
+	// ReasonReconciled means the object is in effect.
+	ReasonReconciled = "Reconciled"
+	// ReasonPlanNotFound means the referenced Plan does not exist (yet).
+	ReasonPlanNotFound = "PlanNotFound"
+	// ReasonRuntimeNotFound means the referenced ChatRuntime does not exist (yet).
+	ReasonRuntimeNotFound = "RuntimeNotFound"
+	// ReasonMerchantNotFound means the referenced Merchant does not exist (yet).
+	ReasonMerchantNotFound = "MerchantNotFound"
+	// ReasonMerchantNotReady means the referenced Merchant is not Ready.
+	ReasonMerchantNotReady = "MerchantNotReady"
+	// ReasonSuspended means the merchant is suspended: its bundle is published, but chat is refused.
+	ReasonSuspended = "Suspended"
+	// ReasonSecretNotFound means a referenced Secret, or the key in it, does not exist.
+	ReasonSecretNotFound = "SecretNotFound"
+	// ReasonSecretNotLabelled means a referenced Secret exists but lacks the label that lets the operator watch it.
+	ReasonSecretNotLabelled = "SecretNotLabelled"
+	// ReasonInvalidSecret means a referenced Secret holds a value that cannot be used.
+	ReasonInvalidSecret = "InvalidSecret"
+	// ReasonSecretConflict means the Secret to write exists and is not owned by this object.
+	ReasonSecretConflict = "SecretConflict"
+	// ReasonExpired means an API key has passed its expiry time.
+	ReasonExpired = "Expired"
+	// ReasonDisabled means a webhook is disabled by its spec.
+	ReasonDisabled = "Disabled"
+	// ReasonPlanDoesNotIncludeWebhooks means the merchant's plan has no webhooks feature.
+	ReasonPlanDoesNotIncludeWebhooks = "PlanDoesNotIncludeWebhooks"
+	// ReasonDeploymentNotReady means the runtime Deployment has fewer ready replicas than desired.
+	ReasonDeploymentNotReady = "DeploymentNotReady"
+	// ReasonApplyFailed means writing a rendered object to the API server failed.
+	ReasonApplyFailed = "ApplyFailed"
+)
+
+// Labels and keys that form the contract between the operator, the Secrets it reads and the runtime.
+const (
+	// SecretLabel marks the Secrets the operator caches and watches; its value says what the Secret holds.
+	// Bring-your-own Secrets (existingSecretRef, signingSecretRef) must carry it too, so that a cluster with many
+	// Secrets does not cost the operator memory.
+	SecretLabel = "chat.parley.dev/secret"
+	// SecretLabelAPIKey is the SecretLabel value of a Secret holding an API key.
+	SecretLabelAPIKey = "api-key"
+	// SecretLabelSigningSecret is the SecretLabel value of a Secret holding a webhook signing secret.
+	SecretLabelSigningSecret = "signing-secret"
+	// SecretLabelTenant is the SecretLabel value of a tenant bundle.
+	SecretLabelTenant = "tenant"
+
+	// TenantLabel marks a tenant bundle Secret for the runtime's informer.
+	TenantLabel = "chat.parley.dev/tenant"
+	// RuntimeLabel names the ChatRuntime a tenant bundle belongs to.
+	RuntimeLabel = "chat.parley.dev/runtime"
+	// MerchantIDLabel carries the merchant ID on a tenant bundle.
+	MerchantIDLabel = "chat.parley.dev/merchant-id"
+
+	// DefaultAPIKeySecretKey is the data key of an API key in its Secret.
+	DefaultAPIKeySecretKey = "apiKey"
+	// DefaultSigningSecretKey is the data key of a webhook signing secret in its Secret.
+	DefaultSigningSecretKey = "signingSecret"
+	// PreviousSigningSecretKey is the optional data key of the signing secret being rotated out; while it is set,
+	// deliveries carry a signature with each secret.
+	PreviousSigningSecretKey = "previousSigningSecret"
+)
+
+// LocalObjectReference names an object in the same namespace.
+type LocalObjectReference struct {
+	// Name of the referenced object.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// SecretKeySelector selects a key of a Secret in the same namespace.
+type SecretKeySelector struct {
+	// Name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// Key within the Secret's data.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	Key string `json:"key,omitempty"`
+}
+
+// KeyOr returns the selector's key, or def when none is set.
+func (s SecretKeySelector) KeyOr(def string) string {
+	if s.Key == "" {
+		return def
+	}
+	return s.Key
+}

@@ -1,0 +1,201 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// WidgetPosition is the corner of the page the widget's launcher sits in.
+// +kubebuilder:validation:Enum=bottom-right;bottom-left
+type WidgetPosition string
+
+// MerchantSpec describes a merchant: one tenant of the chat runtime.
+// +kubebuilder:validation:XValidation:rule="has(self.merchantID) == has(oldSelf.merchantID)",message="merchantID cannot be added or removed after creation"
+type MerchantSpec struct {
+	// DisplayName is the merchant's name as people see it.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=200
+	DisplayName string `json:"displayName"`
+
+	// MerchantID is the merchant's public identifier (the embed's data-merchant-id). It is immutable. When empty it
+	// is derived from the namespace and name, so deleting and re-creating the Merchant (as GitOps does) keeps it.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="merchantID must be a DNS label: lowercase letters, digits and '-', starting and ending with a letter or digit"
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="merchantID is immutable"
+	MerchantID string `json:"merchantID,omitempty"`
+
+	// PlanRef names the cluster-scoped Plan the merchant is on.
+	PlanRef LocalObjectReference `json:"planRef"`
+
+	// RuntimeRef names the ChatRuntime, in the operator's namespace, that serves this merchant.
+	// +optional
+	// +kubebuilder:default={name: "default"}
+	RuntimeRef LocalObjectReference `json:"runtimeRef"`
+
+	// AllowedOrigins are the web origins (scheme://host[:port]) a publishable key is accepted from; CORS answers
+	// come from the same list. Empty means publishable keys work from no origin at all: an empty list never means
+	// "any origin".
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:items:MaxLength=300
+	// +kubebuilder:validation:items:XValidation:rule="self.matches('^https?://(\\\\[[0-9a-f:.]+\\\\]|[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)(:[0-9]{1,5})?$')",message="each allowed origin must be scheme://host[:port] in lowercase, with scheme http or https and no path"
+	AllowedOrigins []string `json:"allowedOrigins,omitempty"`
+
+	// Owners are the identity-provider principals allowed on this merchant's dashboard endpoints
+	// (conversations, knowledge, analytics).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=100
+	Owners []Owner `json:"owners,omitempty"`
+
+	// Widget configures how the embedded chat widget looks and greets visitors.
+	// +optional
+	Widget WidgetSpec `json:"widget,omitempty"`
+
+	// Assistant configures how the chatbot answers for this merchant.
+	// +optional
+	Assistant MerchantAssistantSpec `json:"assistant,omitempty"`
+
+	// Suspended keeps the merchant's data and settings but refuses chat with 403.
+	// +optional
+	Suspended bool `json:"suspended,omitempty"`
+}
+
+// Owner is one identity-provider principal, matched against a verified ID token's claims.
+// +kubebuilder:validation:XValidation:rule="has(self.email) != has(self.subject)",message="an owner has exactly one of email or subject"
+type Owner struct {
+	// Email matches the token's `email` claim, only when `email_verified` is true.
+	// +optional
+	// +kubebuilder:validation:MaxLength=254
+	// +kubebuilder:validation:Pattern=`^[^@\s]+@[^@\s]+$`
+	Email string `json:"email,omitempty"`
+
+	// Subject matches the token's `sub` claim.
+	// +optional
+	// +kubebuilder:validation:MaxLength=255
+	Subject string `json:"subject,omitempty"`
+}
+
+// WidgetSpec is the look of the embedded widget.
+type WidgetSpec struct {
+	// Title is shown at the top of the chat panel. Defaults to the display name.
+	// +optional
+	// +kubebuilder:validation:MaxLength=80
+	Title string `json:"title,omitempty"`
+
+	// Greeting is the first message a visitor sees.
+	// +optional
+	// +kubebuilder:validation:MaxLength=500
+	Greeting string `json:"greeting,omitempty"`
+
+	// Color is the accent colour, as #rrggbb.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^#[0-9a-fA-F]{6}$`
+	Color string `json:"color,omitempty"`
+
+	// Position is the corner the launcher sits in.
+	// +optional
+	Position WidgetPosition `json:"position,omitempty"`
+
+	// Locale is the BCP 47 language tag of the widget's own texts, for example "en" or "de".
+	// +optional
+	// +kubebuilder:validation:MaxLength=35
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{2,8})*$`
+	Locale string `json:"locale,omitempty"`
+}
+
+// MerchantAssistantSpec is the merchant's part of the assistant's behaviour.
+type MerchantAssistantSpec struct {
+	// Instructions are added to the assistant's system prompt (openai provider), for example tone and scope.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4000
+	Instructions string `json:"instructions,omitempty"`
+
+	// FallbackMessage is said when the knowledge base has no good answer; the assistant then offers to take
+	// contact details.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1000
+	FallbackMessage string `json:"fallbackMessage,omitempty"`
+}
+
+// MerchantStatus is the observed state of a Merchant.
+type MerchantStatus struct {
+	// ObservedGeneration is the generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// MerchantID is the merchant's public identifier in effect.
+	// +optional
+	MerchantID string `json:"merchantID,omitempty"`
+
+	// Plan is the name of the plan in effect.
+	// +optional
+	Plan string `json:"plan,omitempty"`
+
+	// APIKeys is the number of usable API keys published for the merchant.
+	// +optional
+	APIKeys int32 `json:"apiKeys"`
+
+	// Webhooks is the number of webhook endpoints published for the merchant.
+	// +optional
+	Webhooks int32 `json:"webhooks"`
+
+	// BundleSecret is the namespace/name of the tenant bundle Secret the runtime reads.
+	// +optional
+	BundleSecret string `json:"bundleSecret,omitempty"`
+
+	// EmbedSnippet is the script element to paste into the merchant's pages; replace <API_KEY> with a
+	// publishable key.
+	// +optional
+	EmbedSnippet string `json:"embedSnippet,omitempty"`
+
+	// Conditions describe the merchant's state; Ready is True when its bundle is published.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// Merchant is one tenant of the chat runtime: a business whose website visitors chat with its bot.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:categories=parley,shortName=merchant;mer
+// +kubebuilder:printcolumn:name="Merchant ID",type=string,JSONPath=`.status.merchantID`
+// +kubebuilder:printcolumn:name="Plan",type=string,JSONPath=`.spec.planRef.name`
+// +kubebuilder:printcolumn:name="Keys",type=integer,JSONPath=`.status.apiKeys`
+// +kubebuilder:printcolumn:name="Webhooks",type=integer,JSONPath=`.status.webhooks`
+// +kubebuilder:printcolumn:name="Suspended",type=boolean,JSONPath=`.spec.suspended`,priority=1
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Merchant struct {
+	metav1.TypeMeta `json:",inline"`
+	// Standard object metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec describes the merchant.
+	Spec MerchantSpec `json:"spec"`
+
+	// Status is the observed state of the merchant.
+	// +optional
+	Status MerchantStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// MerchantList is a list of Merchants.
+type MerchantList struct {
+	metav1.TypeMeta `json:",inline"`
+	// Standard list metadata.
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// Items are the Merchants.
+	Items []Merchant `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Merchant{}, &MerchantList{})
+}

@@ -1,0 +1,123 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// PlanSpec sets the limits and features of the merchants on a plan.
+// +kubebuilder:validation:XValidation:rule="!has(self.burst) || self.burst >= self.requestsPerSecond",message="burst must be at least requestsPerSecond"
+type PlanSpec struct {
+	// DisplayName is the plan's name as merchants see it, for example "Starter".
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	DisplayName string `json:"displayName,omitempty"`
+
+	// RequestsPerSecond is the sustained API request rate allowed per merchant, across all its keys and
+	// runtime replicas.
+	// +optional
+	// +kubebuilder:default=10
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	RequestsPerSecond int32 `json:"requestsPerSecond,omitempty"`
+
+	// Burst is how many requests a merchant may make at once above the sustained rate. Defaults to
+	// requestsPerSecond.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000
+	Burst *int32 `json:"burst,omitempty"`
+
+	// MonthlyConversations is the number of new conversations a merchant may start per calendar month (UTC).
+	// Past it, new conversations are refused and running ones go on. 0 means no ceiling.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	MonthlyConversations int32 `json:"monthlyConversations,omitempty"`
+
+	// KnowledgeItems is the largest number of knowledge base items a merchant may keep. 0 means no ceiling.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	KnowledgeItems int32 `json:"knowledgeItems,omitempty"`
+
+	// Features switches plan-gated features on.
+	// +optional
+	Features PlanFeatures `json:"features,omitempty"`
+}
+
+// PlanFeatures lists the plan-gated features.
+type PlanFeatures struct {
+	// APIAccess allows server-side callers to use secret API keys on the REST API. Publishable keys used by the
+	// widget work on every plan.
+	// +optional
+	// +kubebuilder:default=true
+	APIAccess *bool `json:"apiAccess,omitempty"`
+
+	// Webhooks delivers events (new conversations, leads) to the merchant's Webhook endpoints.
+	// +optional
+	Webhooks bool `json:"webhooks,omitempty"`
+}
+
+// PlanStatus is the observed state of a Plan.
+type PlanStatus struct {
+	// ObservedGeneration is the generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Merchants is the number of merchants on this plan, in every namespace.
+	// +optional
+	Merchants int32 `json:"merchants"`
+
+	// Conditions describe the plan's state; Ready is True once it is reconciled.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// Plan is a cluster-wide set of limits and features that merchants subscribe to.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,categories=parley,shortName=plan
+// +kubebuilder:printcolumn:name="Requests/s",type=integer,JSONPath=`.spec.requestsPerSecond`
+// +kubebuilder:printcolumn:name="Conversations/mo",type=integer,JSONPath=`.spec.monthlyConversations`
+// +kubebuilder:printcolumn:name="Webhooks",type=boolean,JSONPath=`.spec.features.webhooks`
+// +kubebuilder:printcolumn:name="Merchants",type=integer,JSONPath=`.status.merchants`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Plan struct {
+	metav1.TypeMeta `json:",inline"`
+	// Standard object metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec holds the plan's limits and features.
+	// +optional
+	Spec PlanSpec `json:"spec,omitempty"`
+
+	// Status is the observed state of the plan.
+	// +optional
+	Status PlanStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// PlanList is a list of Plans.
+type PlanList struct {
+	metav1.TypeMeta `json:",inline"`
+	// Standard list metadata.
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// Items are the Plans.
+	Items []Plan `json:"items"`
+}
+
+// EffectiveBurst returns the burst, defaulting to the sustained rate.
+func (s PlanSpec) EffectiveBurst() int32 {
+	if s.Burst != nil {
+		return *s.Burst
+	}
+	return s.RequestsPerSecond
+}
+
+func init() {
+	SchemeBuilder.Register(&Plan{}, &PlanList{})
+}

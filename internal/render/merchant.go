@@ -1,0 +1,195 @@
+// Package render holds the operator's object builders: pure functions from custom resources to the objects the
+// operator writes. Nothing here talks to the API server, so every builder is table-tested on its own.
+package render
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"html"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
+	"github.com/parley-dev/parley/runtime/tenant"
+)
+
+// SourceAnnotation on a tenant bundle names the Merchant (namespace/name) that owns the merchant ID, so that a
+// second Merchant claiming the same ID is refused instead of taking the tenant over.
+const SourceAnnotation = "chat.parley.dev/source"
+
+// FieldOwner is the server-side apply field manager of everything the operator renders.
+const FieldOwner = "parley-operator"
+
+// MerchantID returns the merchant's public identifier: spec.merchantID, or one derived from namespace and name.
+// The derivation is stable, so deleting and re-creating a Merchant keeps its ID. A Merchant named like its
+// namespace gets just that name.
+func MerchantID(m *chatv1alpha1.Merchant) string {
+	if m.Spec.MerchantID != "" {
+		return m.Spec.MerchantID
+	}
+	id := m.Namespace + "-" + m.Name
+	if m.Name == m.Namespace {
+		id = m.Name
+	}
+	id = strings.ReplaceAll(id, ".", "-") // a Merchant's name may be a DNS subdomain
+	if len(id) <= 63 {
+		return id
+	}
+	sum := sha256.Sum256([]byte(m.Namespace + "/" + m.Name))
+	return strings.TrimRight(id[:54], "-") + "-" + hex.EncodeToString(sum[:])[:8]
+}
+
+// Source returns the namespace/name that identifies a Merchant in its bundle.
+func Source(m *chatv1alpha1.Merchant) string { return m.Namespace + "/" + m.Name }
+
+// ResolvedKey is an API key that may go into a bundle.
+type ResolvedKey struct {
+	ID        string
+	Type      chatv1alpha1.APIKeyType
+	SHA256    string
+	ExpiresAt *metav1.Time
+}
+
+// ResolvedWebhook is a webhook with its signing secrets read.
+type ResolvedWebhook struct {
+	Webhook        *chatv1alpha1.Webhook
+	SigningSecrets []string
+}
+
+// Bundle builds a merchant's tenant bundle. Keys expired at now are left out; webhooks are included only when
+// the plan has the webhooks feature and the webhook is enabled. Lists are sorted so that the document only
+// changes when its content does.
+func Bundle(m *chatv1alpha1.Merchant, merchantID string, plan *chatv1alpha1.Plan, keys []ResolvedKey,
+	hooks []ResolvedWebhook, now time.Time) *tenant.Bundle {
+	b := &tenant.Bundle{
+		APIVersion:     tenant.APIVersion,
+		MerchantID:     merchantID,
+		DisplayName:    m.Spec.DisplayName,
+		Source:         Source(m),
+		Plan:           bundlePlan(plan),
+		AllowedOrigins: sorted(m.Spec.AllowedOrigins),
+		Widget: tenant.Widget{
+			Title:    m.Spec.Widget.Title,
+			Greeting: m.Spec.Widget.Greeting,
+			Color:    m.Spec.Widget.Color,
+			Position: string(m.Spec.Widget.Position),
+			Locale:   m.Spec.Widget.Locale,
+		},
+		Assistant: tenant.Assistant{
+			Instructions:    m.Spec.Assistant.Instructions,
+			FallbackMessage: m.Spec.Assistant.FallbackMessage,
+		},
+		Suspended: m.Spec.Suspended,
+	}
+	if b.Widget.Title == "" {
+		b.Widget.Title = m.Spec.DisplayName
+	}
+	for _, o := range m.Spec.Owners {
+		b.Owners = append(b.Owners, tenant.Owner{Email: o.Email, Subject: o.Subject})
+	}
+	for _, k := range keys {
+		if Expired(k.ExpiresAt, now) {
+			continue
+		}
+		key := tenant.APIKey{ID: k.ID, Type: tenant.KeyType(k.Type), SHA256: k.SHA256}
+		if k.ExpiresAt != nil {
+			t := k.ExpiresAt.UTC()
+			key.ExpiresAt = &t
+		}
+		b.APIKeys = append(b.APIKeys, key)
+	}
+	sort.Slice(b.APIKeys, func(i, j int) bool { return b.APIKeys[i].ID < b.APIKeys[j].ID })
+	if b.Plan.Webhooks {
+		for _, h := range hooks {
+			if h.Webhook.Spec.Disabled {
+				continue
+			}
+			events := make([]tenant.Event, 0, len(h.Webhook.Spec.Events))
+			for _, e := range h.Webhook.Spec.Events {
+				events = append(events, tenant.Event(e))
+			}
+			sort.Slice(events, func(i, j int) bool { return events[i] < events[j] })
+			b.Webhooks = append(b.Webhooks, tenant.Webhook{
+				ID: h.Webhook.Name, URL: h.Webhook.Spec.URL, Events: events, SigningSecrets: h.SigningSecrets,
+			})
+		}
+		sort.Slice(b.Webhooks, func(i, j int) bool { return b.Webhooks[i].ID < b.Webhooks[j].ID })
+	}
+	return b
+}
+
+func bundlePlan(p *chatv1alpha1.Plan) tenant.Plan {
+	return tenant.Plan{
+		Name:                 p.Name,
+		RequestsPerSecond:    p.Spec.RequestsPerSecond,
+		Burst:                p.Spec.EffectiveBurst(),
+		MonthlyConversations: p.Spec.MonthlyConversations,
+		KnowledgeItems:       p.Spec.KnowledgeItems,
+		APIAccess:            p.Spec.Features.APIAccess == nil || *p.Spec.Features.APIAccess,
+		Webhooks:             p.Spec.Features.Webhooks,
+	}
+}
+
+func sorted(in []string) []string {
+	out := append([]string(nil), in...)
+	sort.Strings(out)
+	return out
+}
+
+// Expired reports whether an optional expiry time has passed at now.
+func Expired(expiresAt *metav1.Time, now time.Time) bool {
+	return expiresAt != nil && !now.Before(expiresAt.Time)
+}
+
+// NextExpiry returns how long until the earliest key expiry after now, or 0 when no key expires.
+func NextExpiry(keys []ResolvedKey, now time.Time) time.Duration {
+	var next time.Duration
+	for _, k := range keys {
+		if k.ExpiresAt == nil || Expired(k.ExpiresAt, now) {
+			continue
+		}
+		if d := k.ExpiresAt.Sub(now); next == 0 || d < next {
+			next = d
+		}
+	}
+	return next
+}
+
+// BundleSecret builds the Secret that carries a merchant's bundle document in the runtime's namespace.
+func BundleSecret(runtime *chatv1alpha1.ChatRuntime, merchantID, source string, doc []byte) *corev1.Secret {
+	return &corev1.Secret{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      tenant.SecretName(merchantID),
+			Namespace: runtime.Namespace,
+			Labels: map[string]string{
+				chatv1alpha1.SecretLabel:     chatv1alpha1.SecretLabelTenant,
+				chatv1alpha1.TenantLabel:     "true",
+				chatv1alpha1.RuntimeLabel:    runtime.Name,
+				chatv1alpha1.MerchantIDLabel: merchantID,
+				"app.kubernetes.io/managed-by": FieldOwner,
+			},
+			Annotations: map[string]string{SourceAnnotation: source},
+		},
+		Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{tenant.DataKey: doc},
+	}
+}
+
+// EmbedSnippet is the script element a merchant pastes into its pages, with a placeholder for the key.
+func EmbedSnippet(runtime *chatv1alpha1.ChatRuntime, merchantID string) string {
+	base := runtime.Spec.WidgetURL
+	if base == "" {
+		base = runtime.Spec.PublicURL
+	}
+	if base == "" {
+		base = "http://" + ServiceName(runtime) + "." + runtime.Namespace + ".svc"
+	}
+	return fmt.Sprintf(`<script src="%s/widget.js" data-api-key="<API_KEY>" data-merchant-id="%s" async></script>`,
+		html.EscapeString(strings.TrimRight(base, "/")), html.EscapeString(merchantID))
+}

@@ -1,0 +1,284 @@
+package render
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
+	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
+
+	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
+)
+
+const (
+	httpPort       = 8080
+	dataDir        = "/var/lib/parley"
+	tlsDir         = "/etc/parley/tls"
+	defaultSQLSize = "1Gi"
+	runAsUser      = 65532 // the distroless "nonroot" user
+)
+
+// ServiceName is the name of the runtime's Deployment, Service, ServiceAccount, Role and PodDisruptionBudget.
+func ServiceName(rt *chatv1alpha1.ChatRuntime) string { return "parley-runtime-" + rt.Name }
+
+// DataClaimName is the PersistentVolumeClaim that holds a SQLite runtime's database.
+func DataClaimName(rt *chatv1alpha1.ChatRuntime) string { return ServiceName(rt) + "-data" }
+
+// RuntimeLabels are the operator's own labels on everything it renders for a runtime. The ChatRuntime's labels
+// are deliberately not copied: GitOps tools would then prune or fight the generated objects.
+func RuntimeLabels(rt *chatv1alpha1.ChatRuntime) map[string]string {
+	return map[string]string{
+		"app.kubernetes.io/name":       "parley-runtime",
+		"app.kubernetes.io/instance":   rt.Name,
+		"app.kubernetes.io/component":  "runtime",
+		"app.kubernetes.io/managed-by": FieldOwner,
+	}
+}
+
+func selectorLabels(rt *chatv1alpha1.ChatRuntime) map[string]string {
+	return map[string]string{"app.kubernetes.io/name": "parley-runtime", "app.kubernetes.io/instance": rt.Name}
+}
+
+func owner(rt *chatv1alpha1.ChatRuntime) *metav1ac.OwnerReferenceApplyConfiguration {
+	return metav1ac.OwnerReference().
+		WithAPIVersion(chatv1alpha1.GroupVersion.String()).WithKind("ChatRuntime").
+		WithName(rt.Name).WithUID(rt.UID).WithController(true).WithBlockOwnerDeletion(true)
+}
+
+// RuntimeServiceAccount is the identity the runtime's pods use to watch their tenant bundles.
+func RuntimeServiceAccount(rt *chatv1alpha1.ChatRuntime) *corev1ac.ServiceAccountApplyConfiguration {
+	return corev1ac.ServiceAccount(ServiceName(rt), rt.Namespace).
+		WithLabels(RuntimeLabels(rt)).WithOwnerReferences(owner(rt))
+}
+
+// RuntimeRole lets the runtime read Secrets in its own namespace, and nothing else. The label selector for
+// tenant bundles is applied by the runtime's informer; RBAC cannot express label selectors.
+func RuntimeRole(rt *chatv1alpha1.ChatRuntime) *rbacv1ac.RoleApplyConfiguration {
+	return rbacv1ac.Role(ServiceName(rt), rt.Namespace).
+		WithLabels(RuntimeLabels(rt)).WithOwnerReferences(owner(rt)).
+		WithRules(rbacv1ac.PolicyRule().
+			WithAPIGroups("").WithResources("secrets").WithVerbs("get", "list", "watch"))
+}
+
+// RuntimeRoleBinding grants RuntimeRole to RuntimeServiceAccount.
+func RuntimeRoleBinding(rt *chatv1alpha1.ChatRuntime) *rbacv1ac.RoleBindingApplyConfiguration {
+	return rbacv1ac.RoleBinding(ServiceName(rt), rt.Namespace).
+		WithLabels(RuntimeLabels(rt)).WithOwnerReferences(owner(rt)).
+		WithRoleRef(rbacv1ac.RoleRef().
+			WithAPIGroup("rbac.authorization.k8s.io").WithKind("Role").WithName(ServiceName(rt))).
+		WithSubjects(rbacv1ac.Subject().
+			WithKind("ServiceAccount").WithName(ServiceName(rt)).WithNamespace(rt.Namespace))
+}
+
+// RuntimeService exposes the runtime's HTTP (or HTTPS, with spec.tls) port inside the cluster.
+func RuntimeService(rt *chatv1alpha1.ChatRuntime) *corev1ac.ServiceApplyConfiguration {
+	port, name := int32(80), "http"
+	if rt.Spec.TLS != nil {
+		port, name = 443, "https"
+	}
+	return corev1ac.Service(ServiceName(rt), rt.Namespace).
+		WithLabels(RuntimeLabels(rt)).WithOwnerReferences(owner(rt)).
+		WithSpec(corev1ac.ServiceSpec().
+			WithType(corev1.ServiceTypeClusterIP).
+			WithSelector(selectorLabels(rt)).
+			WithPorts(corev1ac.ServicePort().
+				WithName(name).WithPort(port).WithProtocol(corev1.ProtocolTCP).
+				WithTargetPort(intstr.FromString("http"))))
+}
+
+// RuntimeDataClaim is the volume of a SQLite runtime, or nil for PostgreSQL.
+func RuntimeDataClaim(rt *chatv1alpha1.ChatRuntime) *corev1ac.PersistentVolumeClaimApplyConfiguration {
+	if rt.Spec.Storage.Type == chatv1alpha1.StoragePostgres {
+		return nil
+	}
+	size := resource.MustParse(defaultSQLSize)
+	spec := corev1ac.PersistentVolumeClaimSpec().
+		WithAccessModes(corev1.ReadWriteOnce)
+	if s := rt.Spec.Storage.SQLite; s != nil {
+		if s.Size != nil {
+			size = *s.Size
+		}
+		if s.StorageClassName != nil {
+			spec = spec.WithStorageClassName(*s.StorageClassName)
+		}
+	}
+	spec = spec.WithResources(corev1ac.VolumeResourceRequirements().
+		WithRequests(corev1.ResourceList{corev1.ResourceStorage: size}))
+	// No owner reference: deleting a ChatRuntime must not delete its conversations with it.
+	return corev1ac.PersistentVolumeClaim(DataClaimName(rt), rt.Namespace).
+		WithLabels(RuntimeLabels(rt)).WithSpec(spec)
+}
+
+// RuntimePodDisruptionBudget keeps one replica serving during voluntary disruptions; nil for a single replica,
+// where a budget would block node drains forever.
+func RuntimePodDisruptionBudget(rt *chatv1alpha1.ChatRuntime) *policyv1ac.PodDisruptionBudgetApplyConfiguration {
+	if rt.Spec.Replicas <= 1 {
+		return nil
+	}
+	return policyv1ac.PodDisruptionBudget(ServiceName(rt), rt.Namespace).
+		WithLabels(RuntimeLabels(rt)).WithOwnerReferences(owner(rt)).
+		WithSpec(policyv1ac.PodDisruptionBudgetSpec().
+			WithMaxUnavailable(intstr.FromInt32(1)).
+			WithSelector(metav1ac.LabelSelector().WithMatchLabels(selectorLabels(rt))))
+}
+
+// RuntimeArgs are the `parley runtime` arguments for a ChatRuntime.
+func RuntimeArgs(rt *chatv1alpha1.ChatRuntime) []string {
+	args := []string{
+		"runtime",
+		"--namespace=" + rt.Namespace,
+		"--runtime-name=" + rt.Name,
+		fmt.Sprintf("--listen=:%d", httpPort),
+		"--storage=" + string(rt.Spec.Storage.Type),
+		"--assistant=" + string(rt.Spec.Assistant.Provider),
+	}
+	if rt.Spec.PublicURL != "" {
+		args = append(args, "--public-url="+rt.Spec.PublicURL)
+	}
+	if rt.Spec.WidgetURL != "" {
+		args = append(args, "--widget-url="+rt.Spec.WidgetURL)
+	}
+	if rt.Spec.Storage.Type != chatv1alpha1.StoragePostgres {
+		args = append(args, "--sqlite-path="+dataDir+"/parley.db")
+	}
+	if o := rt.Spec.Assistant.OpenAI; o != nil && rt.Spec.Assistant.Provider == chatv1alpha1.AssistantOpenAI {
+		args = append(args, "--openai-base-url="+o.BaseURL, "--openai-model="+o.Model)
+	}
+	if o := rt.Spec.OIDC; o != nil {
+		args = append(args, "--oidc-issuer="+o.IssuerURL, "--oidc-audience="+o.Audience)
+	}
+	if rt.Spec.TLS != nil {
+		args = append(args, "--tls-cert-file="+tlsDir+"/tls.crt", "--tls-key-file="+tlsDir+"/tls.key")
+	}
+	return args
+}
+
+// runtimeEnv carries secrets by reference, so that they never appear in the Deployment itself.
+func runtimeEnv(rt *chatv1alpha1.ChatRuntime) []*corev1ac.EnvVarApplyConfiguration {
+	var env []*corev1ac.EnvVarApplyConfiguration
+	fromSecret := func(name string, ref chatv1alpha1.SecretKeySelector, defKey string) {
+		env = append(env, corev1ac.EnvVar().WithName(name).WithValueFrom(corev1ac.EnvVarSource().
+			WithSecretKeyRef(corev1ac.SecretKeySelector().WithName(ref.Name).WithKey(ref.KeyOr(defKey)))))
+	}
+	if p := rt.Spec.Storage.Postgres; p != nil && rt.Spec.Storage.Type == chatv1alpha1.StoragePostgres {
+		fromSecret("PARLEY_DATABASE_URL", p.URLSecretRef, "url")
+	}
+	if o := rt.Spec.Assistant.OpenAI; o != nil && o.APIKeySecretRef != nil &&
+		rt.Spec.Assistant.Provider == chatv1alpha1.AssistantOpenAI {
+		fromSecret("PARLEY_OPENAI_API_KEY", *o.APIKeySecretRef, chatv1alpha1.DefaultAPIKeySecretKey)
+	}
+	return env
+}
+
+// RuntimeDeployment renders the chat runtime's Deployment: a restricted pod (non-root, read-only root
+// filesystem, no privilege escalation, no capabilities, RuntimeDefault seccomp) with health probes.
+func RuntimeDeployment(rt *chatv1alpha1.ChatRuntime, defaultImage string) *appsv1ac.DeploymentApplyConfiguration {
+	image := rt.Spec.Image
+	if image == "" {
+		image = defaultImage
+	}
+	probe := func(path string, period int32) *corev1ac.ProbeApplyConfiguration {
+		scheme := corev1.URISchemeHTTP
+		if rt.Spec.TLS != nil {
+			scheme = corev1.URISchemeHTTPS
+		}
+		return corev1ac.Probe().WithPeriodSeconds(period).WithTimeoutSeconds(2).WithFailureThreshold(3).
+			WithHTTPGet(corev1ac.HTTPGetAction().WithPath(path).WithPort(intstr.FromString("http")).WithScheme(scheme))
+	}
+	container := corev1ac.Container().
+		WithName("runtime").
+		WithImage(image).
+		WithArgs(RuntimeArgs(rt)...).
+		WithEnv(runtimeEnv(rt)...).
+		WithPorts(corev1ac.ContainerPort().WithName("http").WithContainerPort(httpPort).WithProtocol(corev1.ProtocolTCP)).
+		WithLivenessProbe(probe("/healthz", 10)).
+		WithReadinessProbe(probe("/readyz", 5)).
+		WithResources(resources(rt.Spec.Resources)).
+		WithSecurityContext(corev1ac.SecurityContext().
+			WithAllowPrivilegeEscalation(false).
+			WithReadOnlyRootFilesystem(true).
+			WithRunAsNonRoot(true).
+			WithCapabilities(corev1ac.Capabilities().WithDrop("ALL"))).
+		WithVolumeMounts(corev1ac.VolumeMount().WithName("tmp").WithMountPath("/tmp"))
+	if rt.Spec.ImagePullPolicy != "" {
+		container = container.WithImagePullPolicy(rt.Spec.ImagePullPolicy)
+	}
+
+	volumes := []*corev1ac.VolumeApplyConfiguration{
+		corev1ac.Volume().WithName("tmp").WithEmptyDir(corev1ac.EmptyDirVolumeSource()),
+	}
+	strategy := appsv1ac.DeploymentStrategy().WithType(appsv1.RollingUpdateDeploymentStrategyType)
+	if rt.Spec.Storage.Type != chatv1alpha1.StoragePostgres {
+		// One writer on a ReadWriteOnce volume: the old pod must stop before the new one opens the database.
+		strategy = appsv1ac.DeploymentStrategy().WithType(appsv1.RecreateDeploymentStrategyType)
+		volumes = append(volumes, corev1ac.Volume().WithName("data").
+			WithPersistentVolumeClaim(corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(DataClaimName(rt))))
+		container = container.WithVolumeMounts(corev1ac.VolumeMount().WithName("data").WithMountPath(dataDir))
+	}
+	if t := rt.Spec.TLS; t != nil {
+		volumes = append(volumes, corev1ac.Volume().WithName("tls").
+			WithSecret(corev1ac.SecretVolumeSource().WithSecretName(t.SecretName)))
+		container = container.WithVolumeMounts(corev1ac.VolumeMount().WithName("tls").WithMountPath(tlsDir).WithReadOnly(true))
+	}
+
+	return appsv1ac.Deployment(ServiceName(rt), rt.Namespace).
+		WithLabels(RuntimeLabels(rt)).WithOwnerReferences(owner(rt)).
+		WithSpec(appsv1ac.DeploymentSpec().
+			WithReplicas(rt.Spec.Replicas).
+			WithStrategy(strategy).
+			WithSelector(metav1ac.LabelSelector().WithMatchLabels(selectorLabels(rt))).
+			WithTemplate(corev1ac.PodTemplateSpec().
+				WithLabels(RuntimeLabels(rt)).
+				WithSpec(corev1ac.PodSpec().
+					WithServiceAccountName(ServiceName(rt)).
+					WithTerminationGracePeriodSeconds(30).
+					WithSecurityContext(corev1ac.PodSecurityContext().
+						WithRunAsNonRoot(true).
+						WithRunAsUser(runAsUser).
+						WithRunAsGroup(runAsUser).
+						WithFSGroup(runAsUser).
+						WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault))).
+					WithContainers(container).
+					WithVolumes(volumes...))))
+}
+
+func resources(r corev1.ResourceRequirements) *corev1ac.ResourceRequirementsApplyConfiguration {
+	out := corev1ac.ResourceRequirements()
+	if len(r.Requests) == 0 && len(r.Limits) == 0 {
+		return out.
+			WithRequests(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")}).
+			WithLimits(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")})
+	}
+	if len(r.Requests) > 0 {
+		out = out.WithRequests(r.Requests)
+	}
+	if len(r.Limits) > 0 {
+		out = out.WithLimits(r.Limits)
+	}
+	return out
+}
+
+// RuntimeReady decides the Ready condition of a ChatRuntime from its Deployment.
+func RuntimeReady(rt *chatv1alpha1.ChatRuntime, d *appsv1.Deployment) metav1.Condition {
+	c := metav1.Condition{Type: chatv1alpha1.ConditionReady, ObservedGeneration: rt.Generation}
+	switch {
+	case d == nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, chatv1alpha1.ReasonDeploymentNotReady, "the runtime Deployment does not exist yet"
+	case d.Status.ObservedGeneration < d.Generation:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, chatv1alpha1.ReasonDeploymentNotReady, "the runtime Deployment is rolling out"
+	case d.Status.UpdatedReplicas < rt.Spec.Replicas || d.Status.AvailableReplicas < rt.Spec.Replicas:
+		c.Status, c.Reason = metav1.ConditionFalse, chatv1alpha1.ReasonDeploymentNotReady
+		c.Message = fmt.Sprintf("%d of %d replicas are available", d.Status.AvailableReplicas, rt.Spec.Replicas)
+	default:
+		c.Status, c.Reason = metav1.ConditionTrue, chatv1alpha1.ReasonReconciled
+		c.Message = fmt.Sprintf("%d of %d replicas are available", d.Status.AvailableReplicas, rt.Spec.Replicas)
+	}
+	return c
+}

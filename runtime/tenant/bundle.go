@@ -1,0 +1,261 @@
+// Package tenant defines the tenant bundle: the versioned document the operator writes for each merchant and the
+// runtime loads. It is the whole contract between the two; the runtime never imports the operator.
+//
+// A bundle holds API keys only as SHA-256 hashes. It does hold webhook signing secrets, because the runtime signs
+// with them, so a bundle always travels in a Secret.
+package tenant
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// APIVersion is the version of the bundle document this package reads and writes.
+const APIVersion = "tenant.chat.parley.dev/v1"
+
+// DataKey is the key of the bundle document in its Secret.
+const DataKey = "tenant.json"
+
+// SecretName returns the name of the Secret that carries a merchant's bundle.
+func SecretName(merchantID string) string { return "parley-tenant-" + merchantID }
+
+// KeyType says who may use an API key.
+type KeyType string
+
+const (
+	// KeyPublishable keys are used from browsers and only accepted from the merchant's allowed origins.
+	KeyPublishable KeyType = "publishable"
+	// KeySecret keys are used by servers.
+	KeySecret KeyType = "secret"
+)
+
+// Event names an event a webhook subscribes to.
+type Event string
+
+// The events a webhook can subscribe to.
+const (
+	EventConversationCreated Event = "conversation.created"
+	EventLeadCreated         Event = "lead.created"
+	EventLeadUpdated         Event = "lead.updated"
+)
+
+var knownEvents = []Event{EventConversationCreated, EventLeadCreated, EventLeadUpdated}
+
+// Bundle is everything the runtime needs to serve one merchant.
+type Bundle struct {
+	// APIVersion is always APIVersion; a runtime rejects a document of a version it does not know.
+	APIVersion string `json:"apiVersion"`
+	// MerchantID is the merchant's public identifier, a DNS label.
+	MerchantID string `json:"merchantID"`
+	// DisplayName is the merchant's name.
+	DisplayName string `json:"displayName"`
+	// Source names the Merchant object the bundle was rendered from, as namespace/name, for diagnostics.
+	Source string `json:"source,omitempty"`
+	// Plan holds the resolved limits and features.
+	Plan Plan `json:"plan"`
+	// AllowedOrigins are the origins publishable keys are accepted from; empty means none.
+	AllowedOrigins []string `json:"allowedOrigins,omitempty"`
+	// Owners may use the dashboard endpoints.
+	Owners []Owner `json:"owners,omitempty"`
+	// Widget is the widget's look.
+	Widget Widget `json:"widget"`
+	// Assistant is the merchant's part of the assistant's behaviour.
+	Assistant Assistant `json:"assistant"`
+	// APIKeys are the usable keys, as hashes.
+	APIKeys []APIKey `json:"apiKeys,omitempty"`
+	// Webhooks are the endpoints events are delivered to; empty unless the plan has webhooks.
+	Webhooks []Webhook `json:"webhooks,omitempty"`
+	// Suspended refuses chat while keeping everything else.
+	Suspended bool `json:"suspended,omitempty"`
+}
+
+// Plan is a plan's limits and features as resolved for a merchant.
+type Plan struct {
+	// Name of the Plan object.
+	Name string `json:"name"`
+	// RequestsPerSecond is the sustained request rate per merchant.
+	RequestsPerSecond int32 `json:"requestsPerSecond"`
+	// Burst is the token bucket size.
+	Burst int32 `json:"burst"`
+	// MonthlyConversations is the monthly ceiling of new conversations; 0 means none.
+	MonthlyConversations int32 `json:"monthlyConversations"`
+	// KnowledgeItems is the ceiling of knowledge items; 0 means none.
+	KnowledgeItems int32 `json:"knowledgeItems"`
+	// APIAccess allows secret keys on the REST API.
+	APIAccess bool `json:"apiAccess"`
+	// Webhooks allows webhook deliveries.
+	Webhooks bool `json:"webhooks"`
+}
+
+// Owner is an identity-provider principal allowed on the dashboard endpoints; exactly one field is set.
+type Owner struct {
+	// Email matches a verified `email` claim.
+	Email string `json:"email,omitempty"`
+	// Subject matches the `sub` claim.
+	Subject string `json:"subject,omitempty"`
+}
+
+// Widget is the embedded widget's look.
+type Widget struct {
+	Title    string `json:"title,omitempty"`
+	Greeting string `json:"greeting,omitempty"`
+	Color    string `json:"color,omitempty"`
+	Position string `json:"position,omitempty"`
+	Locale   string `json:"locale,omitempty"`
+}
+
+// Assistant is the merchant's part of the assistant's behaviour.
+type Assistant struct {
+	Instructions    string `json:"instructions,omitempty"`
+	FallbackMessage string `json:"fallbackMessage,omitempty"`
+}
+
+// APIKey is a usable key, known only by its hash.
+type APIKey struct {
+	// ID identifies the key in logs without revealing it.
+	ID string `json:"id"`
+	// Type is publishable or secret.
+	Type KeyType `json:"type"`
+	// SHA256 is the lowercase hex SHA-256 of the whole key.
+	SHA256 string `json:"sha256"`
+	// ExpiresAt is when the key stops working, if ever.
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+}
+
+// Webhook is an endpoint events are delivered to.
+type Webhook struct {
+	// ID identifies the endpoint; it is the Webhook object's name.
+	ID string `json:"id"`
+	// URL receives the events.
+	URL string `json:"url"`
+	// Events are the subscribed events.
+	Events []Event `json:"events"`
+	// SigningSecrets sign each delivery ("whsec_..."); the first is current, a second one is being rotated out
+	// and also signs until it is removed.
+	SigningSecrets []string `json:"signingSecrets"`
+}
+
+var (
+	dnsLabel  = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	origin    = regexp.MustCompile(`^https?://(\[[0-9a-f:.]+\]|[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)(:[0-9]{1,5})?$`)
+)
+
+// Parse decodes and validates a bundle document. Unknown fields and unknown versions are rejected, so that a
+// runtime never half-understands a bundle.
+func Parse(data []byte) (*Bundle, error) {
+	var head struct {
+		APIVersion string `json:"apiVersion"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("decoding tenant bundle: %w", err)
+	}
+	if head.APIVersion != APIVersion {
+		return nil, fmt.Errorf("tenant bundle apiVersion %q is not supported (want %q)", head.APIVersion, APIVersion)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var b Bundle
+	if err := dec.Decode(&b); err != nil {
+		return nil, fmt.Errorf("decoding tenant bundle: %w", err)
+	}
+	if dec.More() {
+		return nil, errors.New("decoding tenant bundle: trailing data after the document")
+	}
+	if err := b.Validate(); err != nil {
+		return nil, err
+	}
+	return &b, nil
+}
+
+// Marshal validates a bundle and encodes it as its document.
+func Marshal(b *Bundle) ([]byte, error) {
+	if err := b.Validate(); err != nil {
+		return nil, err
+	}
+	return json.Marshal(b)
+}
+
+// Validate reports every problem of a bundle at once.
+func (b *Bundle) Validate() error {
+	var errs []error
+	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+
+	if b.APIVersion != APIVersion {
+		fail("apiVersion %q is not supported (want %q)", b.APIVersion, APIVersion)
+	}
+	if len(b.MerchantID) > 63 || !dnsLabel.MatchString(b.MerchantID) {
+		fail("merchantID %q is not a DNS label", b.MerchantID)
+	}
+	if b.Plan.RequestsPerSecond < 1 {
+		fail("plan.requestsPerSecond must be positive")
+	}
+	if b.Plan.Burst < 1 {
+		fail("plan.burst must be positive")
+	}
+	if b.Plan.MonthlyConversations < 0 || b.Plan.KnowledgeItems < 0 {
+		fail("plan ceilings must not be negative")
+	}
+	for _, o := range b.AllowedOrigins {
+		if !origin.MatchString(o) {
+			fail("allowed origin %q is not scheme://host[:port]", o)
+		}
+	}
+	for i, o := range b.Owners {
+		if (o.Email == "") == (o.Subject == "") {
+			fail("owners[%d] must have exactly one of email or subject", i)
+		}
+	}
+	keyIDs := map[string]bool{}
+	for i, k := range b.APIKeys {
+		if k.ID == "" {
+			fail("apiKeys[%d].id is empty", i)
+		} else if keyIDs[k.ID] {
+			fail("apiKeys[%d].id %q is duplicated", i, k.ID)
+		}
+		keyIDs[k.ID] = true
+		if k.Type != KeyPublishable && k.Type != KeySecret {
+			fail("apiKeys[%d].type %q is neither publishable nor secret", i, k.Type)
+		}
+		if !sha256Hex.MatchString(k.SHA256) {
+			fail("apiKeys[%d].sha256 is not 64 lowercase hex digits", i)
+		}
+	}
+	hookIDs := map[string]bool{}
+	for i, w := range b.Webhooks {
+		if w.ID == "" {
+			fail("webhooks[%d].id is empty", i)
+		} else if hookIDs[w.ID] {
+			fail("webhooks[%d].id %q is duplicated", i, w.ID)
+		}
+		hookIDs[w.ID] = true
+		if u, err := url.Parse(w.URL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			fail("webhooks[%d].url is not an absolute http(s) URL", i)
+		}
+		if len(w.Events) == 0 {
+			fail("webhooks[%d] subscribes to no event", i)
+		}
+		for _, e := range w.Events {
+			if !slices.Contains(knownEvents, e) {
+				fail("webhooks[%d] subscribes to unknown event %q", i, e)
+			}
+		}
+		if len(w.SigningSecrets) == 0 || len(w.SigningSecrets) > 2 {
+			fail("webhooks[%d] must have one or two signing secrets", i)
+		}
+		for _, s := range w.SigningSecrets {
+			// The secret itself never goes into an error.
+			if !strings.HasPrefix(s, "whsec_") || len(s) < len("whsec_")+32 {
+				fail("webhooks[%d] has a signing secret that is not whsec_ and base64 of at least 24 bytes", i)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
