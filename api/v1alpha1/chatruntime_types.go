@@ -46,7 +46,7 @@ type ChatRuntimeSpec struct {
 	// +optional
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=0
-	Replicas int32 `json:"replicas"`
+	Replicas *int32 `json:"replicas,omitempty"`
 
 	// PublicURL is the address visitors and merchants' servers reach the REST API at (the {base_url}), for
 	// example https://chat.example.com. It is written into the widget script and the embed snippets.
@@ -64,12 +64,12 @@ type ChatRuntimeSpec struct {
 
 	// Storage says where conversations, knowledge and counters are kept.
 	// +optional
-	// +kubebuilder:default={}
+	// +kubebuilder:default={type: sqlite}
 	Storage StorageSpec `json:"storage"`
 
 	// Assistant chooses what writes the answers.
 	// +optional
-	// +kubebuilder:default={}
+	// +kubebuilder:default={provider: retrieval}
 	Assistant AssistantSpec `json:"assistant"`
 
 	// OIDC configures how the dashboard endpoints verify `Authorization: Bearer` ID tokens. Without it the
@@ -93,7 +93,7 @@ type StorageSpec struct {
 	// Type is the kind of store: sqlite (embedded, one replica) or postgres (shared).
 	// +optional
 	// +kubebuilder:default=sqlite
-	Type StorageType `json:"type"`
+	Type StorageType `json:"type,omitempty"`
 
 	// SQLite configures the volume that holds the SQLite database.
 	// +optional
@@ -129,7 +129,7 @@ type AssistantSpec struct {
 	// OpenAI-compatible chat completions endpoint, falling back to retrieval when it fails).
 	// +optional
 	// +kubebuilder:default=retrieval
-	Provider AssistantProvider `json:"provider"`
+	Provider AssistantProvider `json:"provider,omitempty"`
 
 	// OpenAI configures the openai provider.
 	// +optional

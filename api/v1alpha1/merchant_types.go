@@ -31,7 +31,7 @@ type MerchantSpec struct {
 	// RuntimeRef names the ChatRuntime, in the operator's namespace, that serves this merchant.
 	// +optional
 	// +kubebuilder:default={name: "default"}
-	RuntimeRef LocalObjectReference `json:"runtimeRef"`
+	RuntimeRef LocalObjectReference `json:"runtimeRef,omitzero"`
 
 	// AllowedOrigins are the web origins (scheme://host[:port]) a publishable key is accepted from; CORS answers
 	// come from the same list. Empty means publishable keys work from no origin at all: an empty list never means

@@ -25,6 +25,14 @@ const (
 	runAsUser      = 65532 // the distroless "nonroot" user
 )
 
+// replicas is the desired replica count; the API server defaults it to 1.
+func replicas(rt *chatv1alpha1.ChatRuntime) int32 {
+	if rt.Spec.Replicas == nil {
+		return 1
+	}
+	return *rt.Spec.Replicas
+}
+
 // ServiceName is the name of the runtime's Deployment, Service, ServiceAccount, Role and PodDisruptionBudget.
 func ServiceName(rt *chatv1alpha1.ChatRuntime) string { return "parley-runtime-" + rt.Name }
 
@@ -119,7 +127,7 @@ func RuntimeDataClaim(rt *chatv1alpha1.ChatRuntime) *corev1ac.PersistentVolumeCl
 // RuntimePodDisruptionBudget keeps one replica serving during voluntary disruptions; nil for a single replica,
 // where a budget would block node drains forever.
 func RuntimePodDisruptionBudget(rt *chatv1alpha1.ChatRuntime) *policyv1ac.PodDisruptionBudgetApplyConfiguration {
-	if rt.Spec.Replicas <= 1 {
+	if replicas(rt) <= 1 {
 		return nil
 	}
 	return policyv1ac.PodDisruptionBudget(ServiceName(rt), rt.Namespace).
@@ -231,7 +239,7 @@ func RuntimeDeployment(rt *chatv1alpha1.ChatRuntime, defaultImage string) *appsv
 	return appsv1ac.Deployment(ServiceName(rt), rt.Namespace).
 		WithLabels(RuntimeLabels(rt)).WithOwnerReferences(owner(rt)).
 		WithSpec(appsv1ac.DeploymentSpec().
-			WithReplicas(rt.Spec.Replicas).
+			WithReplicas(replicas(rt)).
 			WithStrategy(strategy).
 			WithSelector(metav1ac.LabelSelector().WithMatchLabels(selectorLabels(rt))).
 			WithTemplate(corev1ac.PodTemplateSpec().
@@ -268,17 +276,18 @@ func resources(r corev1.ResourceRequirements) *corev1ac.ResourceRequirementsAppl
 // RuntimeReady decides the Ready condition of a ChatRuntime from its Deployment.
 func RuntimeReady(rt *chatv1alpha1.ChatRuntime, d *appsv1.Deployment) metav1.Condition {
 	c := metav1.Condition{Type: chatv1alpha1.ConditionReady, ObservedGeneration: rt.Generation}
+	want := replicas(rt)
 	switch {
 	case d == nil:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, chatv1alpha1.ReasonDeploymentNotReady, "the runtime Deployment does not exist yet"
 	case d.Status.ObservedGeneration < d.Generation:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, chatv1alpha1.ReasonDeploymentNotReady, "the runtime Deployment is rolling out"
-	case d.Status.UpdatedReplicas < rt.Spec.Replicas || d.Status.AvailableReplicas < rt.Spec.Replicas:
+	case d.Status.UpdatedReplicas < want || d.Status.AvailableReplicas < want:
 		c.Status, c.Reason = metav1.ConditionFalse, chatv1alpha1.ReasonDeploymentNotReady
-		c.Message = fmt.Sprintf("%d of %d replicas are available", d.Status.AvailableReplicas, rt.Spec.Replicas)
+		c.Message = fmt.Sprintf("%d of %d replicas are available", d.Status.AvailableReplicas, want)
 	default:
 		c.Status, c.Reason = metav1.ConditionTrue, chatv1alpha1.ReasonReconciled
-		c.Message = fmt.Sprintf("%d of %d replicas are available", d.Status.AvailableReplicas, rt.Spec.Replicas)
+		c.Message = fmt.Sprintf("%d of %d replicas are available", d.Status.AvailableReplicas, want)
 	}
 	return c
 }

@@ -1,0 +1,140 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
+	"github.com/parley-dev/parley/internal/render"
+)
+
+// ReasonWrongNamespace means a ChatRuntime is outside the operator's namespace, where Merchants cannot use it.
+const ReasonWrongNamespace = "WrongNamespace"
+
+// ChatRuntimeReconciler renders each ChatRuntime into its Deployment, Service, ServiceAccount, Role, RoleBinding,
+// PersistentVolumeClaim and PodDisruptionBudget, applied with server-side apply under one field owner.
+type ChatRuntimeReconciler struct {
+	client.Client
+	Recorder recorder.EventRecorder
+	// Namespace is the operator's namespace, the only one ChatRuntimes are served from.
+	Namespace string
+	// Image is the runtime image used when a ChatRuntime names none: the operator's own.
+	Image string
+}
+
+// +kubebuilder:rbac:groups=chat.parley.dev,resources=chatruntimes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=chat.parley.dev,resources=chatruntimes/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=services;serviceaccounts;persistentvolumeclaims,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
+
+// Reconcile loads a ChatRuntime, applies its rendered objects and reports the Deployment's state.
+func (r *ChatRuntimeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var rt chatv1alpha1.ChatRuntime
+	if err := r.Get(ctx, req.NamespacedName, &rt); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !rt.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil // owned objects are garbage-collected
+	}
+	before := rt.DeepCopy()
+	rt.Status.ObservedGeneration = rt.Generation
+	if rt.Namespace != r.Namespace {
+		setReady(r.Recorder, &rt, &rt.Status.Conditions, ready(rt.Generation, metav1.ConditionFalse, ReasonWrongNamespace,
+			fmt.Sprintf("ChatRuntimes are served only from the operator's namespace %s", r.Namespace)))
+		return ctrl.Result{}, patchStatus(ctx, r.Client, before, &rt, runtimeStatus)
+	}
+
+	if err := r.apply(ctx, &rt); err != nil {
+		setReady(r.Recorder, &rt, &rt.Status.Conditions,
+			ready(rt.Generation, metav1.ConditionFalse, chatv1alpha1.ReasonApplyFailed, err.Error()))
+		if perr := patchStatus(ctx, r.Client, before, &rt, runtimeStatus); perr != nil {
+			return ctrl.Result{}, perr
+		}
+		return ctrl.Result{}, err
+	}
+
+	var deploy appsv1.Deployment
+	var current *appsv1.Deployment
+	switch err := r.Get(ctx, types.NamespacedName{Namespace: rt.Namespace, Name: render.ServiceName(&rt)}, &deploy); {
+	case err == nil:
+		current = &deploy
+		rt.Status.Replicas, rt.Status.ReadyReplicas = deploy.Status.Replicas, deploy.Status.ReadyReplicas
+	case !apierrors.IsNotFound(err):
+		return ctrl.Result{}, err
+	}
+	var bundles corev1.SecretList
+	if err := r.List(ctx, &bundles, client.InNamespace(rt.Namespace),
+		client.MatchingLabels{chatv1alpha1.TenantLabel: "true", chatv1alpha1.RuntimeLabel: rt.Name}); err != nil {
+		return ctrl.Result{}, fmt.Errorf("counting tenant bundles: %w", err)
+	}
+	rt.Status.Tenants = int32(len(bundles.Items))
+	setReady(r.Recorder, &rt, &rt.Status.Conditions, render.RuntimeReady(&rt, current))
+	return ctrl.Result{}, patchStatus(ctx, r.Client, before, &rt, runtimeStatus)
+}
+
+func runtimeStatus(rt *chatv1alpha1.ChatRuntime) any { return rt.Status }
+
+// apply writes every rendered object with server-side apply, and removes the PodDisruptionBudget when the
+// runtime no longer has more than one replica.
+func (r *ChatRuntimeReconciler) apply(ctx context.Context, rt *chatv1alpha1.ChatRuntime) error {
+	objects := []runtime.ApplyConfiguration{
+		render.RuntimeServiceAccount(rt),
+		render.RuntimeRole(rt),
+		render.RuntimeRoleBinding(rt),
+		render.RuntimeService(rt),
+	}
+	if pvc := render.RuntimeDataClaim(rt); pvc != nil {
+		objects = append(objects, pvc)
+	}
+	if pdb := render.RuntimePodDisruptionBudget(rt); pdb != nil {
+		objects = append(objects, pdb)
+	} else {
+		pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: rt.Namespace, Name: render.ServiceName(rt)}}
+		if err := r.Delete(ctx, pdb); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting PodDisruptionBudget: %w", err)
+		}
+	}
+	objects = append(objects, render.RuntimeDeployment(rt, r.Image))
+	for _, obj := range objects {
+		if err := r.Apply(ctx, obj, client.FieldOwner(render.FieldOwner), client.ForceOwnership); err != nil {
+			return fmt.Errorf("applying %T: %w", obj, err)
+		}
+	}
+	return nil
+}
+
+// SetupWithManager watches ChatRuntimes, what they own, and tenant bundles (for the tenant count).
+func (r *ChatRuntimeReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&chatv1alpha1.ChatRuntime{}).
+		Owns(&appsv1.Deployment{}).
+		Owns(&corev1.Service{}).
+		Owns(&corev1.ServiceAccount{}).
+		Owns(&rbacv1.Role{}).
+		Owns(&rbacv1.RoleBinding{}).
+		Owns(&policyv1.PodDisruptionBudget{}).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(
+			func(_ context.Context, o client.Object) []reconcile.Request {
+				return []reconcile.Request{{NamespacedName: types.NamespacedName{
+					Namespace: o.GetNamespace(), Name: o.GetLabels()[chatv1alpha1.RuntimeLabel]}}}
+			}), builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelTenant))).
+		Named("chatruntime").
+		Complete(r)
+}

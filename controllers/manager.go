@@ -1,0 +1,140 @@
+// Package controllers holds one reconciler per Parley kind and the manager that runs them.
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
+	"github.com/parley-dev/parley/internal/render"
+)
+
+// Options configure the operator.
+type Options struct {
+	// Namespace is the operator's namespace: ChatRuntimes and tenant bundles live there.
+	Namespace string
+	// RuntimeImage is the image of runtime Deployments whose ChatRuntime names none.
+	RuntimeImage string
+	// MetricsAddr serves Prometheus metrics; "0" disables them.
+	MetricsAddr string
+	// ProbeAddr serves /healthz and /readyz; "0" disables them.
+	ProbeAddr string
+	// LeaderElection makes only one of several operator replicas reconcile at a time.
+	LeaderElection bool
+	// Workers is how many Merchants, APIKeys and Webhooks are reconciled at once.
+	Workers int
+	// Registry receives the operator's own metrics; controller-runtime's registry when nil.
+	Registry prometheus.Registerer
+}
+
+// Scheme knows the Kubernetes built-in kinds and Parley's.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(chatv1alpha1.AddToScheme(s))
+	return s
+}
+
+// NewManager builds a manager running every Parley controller.
+func NewManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
+	if opts.Namespace == "" {
+		return nil, errors.New("the operator's namespace is required")
+	}
+	// Only Parley's own Secrets are cached: a cluster with tens of thousands of Secrets must not cost memory.
+	secretSelector, err := labels.NewRequirement(chatv1alpha1.SecretLabel, selection.Exists, nil)
+	if err != nil {
+		return nil, err
+	}
+	// What the operator renders for runtimes lives only in its own namespace, under its own label.
+	rendered := cache.ByObject{
+		Namespaces: map[string]cache.Config{opts.Namespace: {}},
+		Label:      labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": render.FieldOwner}),
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  Scheme(),
+		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
+		HealthProbeBindAddress:  opts.ProbeAddr,
+		LeaderElection:          opts.LeaderElection,
+		LeaderElectionID:        "parley-operator.chat.parley.dev",
+		LeaderElectionNamespace: opts.Namespace,
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&corev1.Secret{}:                {Label: labels.NewSelector().Add(*secretSelector)},
+			&appsv1.Deployment{}:            rendered,
+			&corev1.Service{}:               rendered,
+			&corev1.ServiceAccount{}:        rendered,
+			&rbacv1.Role{}:                  rendered,
+			&rbacv1.RoleBinding{}:           rendered,
+			&policyv1.PodDisruptionBudget{}: rendered,
+		}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	if err := setup(mgr, opts); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+func setup(mgr manager.Manager, opts Options) error {
+	if err := setupIndexes(context.Background(), mgr); err != nil {
+		return fmt.Errorf("setting up field indexes: %w", err)
+	}
+	reg := opts.Registry
+	if reg == nil {
+		reg = ctrlmetrics.Registry
+	}
+	metrics, err := newMerchantMetrics(reg)
+	if err != nil {
+		return fmt.Errorf("registering metrics: %w", err)
+	}
+	secrets := secretReader{cache: mgr.GetClient(), api: mgr.GetAPIReader()}
+	workers := max(opts.Workers, 1)
+	c := mgr.GetClient()
+
+	if err := (&PlanReconciler{Client: c, Recorder: mgr.GetEventRecorder("parley-plan")}).
+		SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the Plan controller: %w", err)
+	}
+	if err := (&ChatRuntimeReconciler{Client: c, Recorder: mgr.GetEventRecorder("parley-chatruntime"),
+		Namespace: opts.Namespace, Image: opts.RuntimeImage}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the ChatRuntime controller: %w", err)
+	}
+	if err := (&MerchantReconciler{Client: c, Secrets: secrets, Recorder: mgr.GetEventRecorder("parley-merchant"),
+		Metrics: metrics, Now: time.Now, Namespace: opts.Namespace}).SetupWithManager(mgr, workers); err != nil {
+		return fmt.Errorf("setting up the Merchant controller: %w", err)
+	}
+	if err := (&APIKeyReconciler{Client: c, Secrets: secrets, Recorder: mgr.GetEventRecorder("parley-apikey"),
+		Now: time.Now}).SetupWithManager(mgr, workers); err != nil {
+		return fmt.Errorf("setting up the APIKey controller: %w", err)
+	}
+	if err := (&WebhookReconciler{Client: c, Secrets: secrets, Recorder: mgr.GetEventRecorder("parley-webhook")}).
+		SetupWithManager(mgr, workers); err != nil {
+		return fmt.Errorf("setting up the Webhook controller: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	return mgr.AddReadyzCheck("ping", healthz.Ping)
+}

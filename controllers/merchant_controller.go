@@ -1,0 +1,325 @@
+package controllers
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
+	"github.com/parley-dev/parley/internal/render"
+	"github.com/parley-dev/parley/runtime/tenant"
+)
+
+// merchantFinalizer removes the tenant bundle, which lives in the runtime's namespace and so cannot be owned by
+// the Merchant.
+const merchantFinalizer = "chat.parley.dev/tenant-bundle"
+
+// ReasonMerchantIDConflict means another Merchant already holds the merchant ID.
+const ReasonMerchantIDConflict = "MerchantIDConflict"
+
+// MerchantReconciler renders each Merchant, its Plan, its usable keys and (on plans with webhooks) its webhooks
+// into the tenant bundle the runtime serves it from.
+type MerchantReconciler struct {
+	client.Client
+	Secrets  secretReader
+	Recorder recorder.EventRecorder
+	Metrics  *merchantMetrics
+	Now      func() time.Time
+	// Namespace is where ChatRuntimes and tenant bundles live: the operator's namespace.
+	Namespace string
+}
+
+// +kubebuilder:rbac:groups=chat.parley.dev,resources=merchants,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=chat.parley.dev,resources=merchants/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=chat.parley.dev,resources=merchants/finalizers,verbs=update
+
+// Reconcile loads a Merchant, decides its bundle, applies it and reports.
+func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var m chatv1alpha1.Merchant
+	if err := r.Get(ctx, req.NamespacedName, &m); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !m.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.finalize(ctx, &m)
+	}
+	if controllerutil.AddFinalizer(&m, merchantFinalizer) {
+		if err := r.Update(ctx, &m); err != nil {
+			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
+		}
+	}
+	before := m.DeepCopy()
+	id := render.MerchantID(&m)
+
+	requeue, err := r.publish(ctx, &m, id)
+	p, err := asProblem(err)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if p == nil || p.reason != ReasonMerchantIDConflict {
+		m.Status.MerchantID = id
+	}
+	m.Status.Plan = m.Spec.PlanRef.Name
+	m.Status.ObservedGeneration = m.Generation
+	cond := readyFrom(m.Generation, p, "the tenant bundle is published")
+	if p == nil && m.Spec.Suspended {
+		cond = ready(m.Generation, metav1.ConditionTrue, chatv1alpha1.ReasonSuspended,
+			"the tenant bundle is published; chat is refused while the merchant is suspended")
+	}
+	setReady(r.Recorder, &m, &m.Status.Conditions, cond)
+	r.Metrics.set(m.Namespace, m.Name, m.Spec.PlanRef.Name, cond.Status == metav1.ConditionTrue)
+	if err := patchStatus(ctx, r.Client, before, &m, func(m *chatv1alpha1.Merchant) any { return m.Status }); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: requeue}, nil
+}
+
+// publish resolves everything the bundle needs and writes it. It fills the status counts and snippet, and returns
+// how long until a key expires (when the bundle must change again).
+func (r *MerchantReconciler) publish(ctx context.Context, m *chatv1alpha1.Merchant, id string) (time.Duration, error) {
+	var plan chatv1alpha1.Plan
+	if err := r.Get(ctx, types.NamespacedName{Name: m.Spec.PlanRef.Name}, &plan); apierrors.IsNotFound(err) {
+		return 0, newProblem(chatv1alpha1.ReasonPlanNotFound, "Plan %s does not exist", m.Spec.PlanRef.Name)
+	} else if err != nil {
+		return 0, err
+	}
+	var rt chatv1alpha1.ChatRuntime
+	rtKey := types.NamespacedName{Namespace: r.Namespace, Name: m.Spec.RuntimeRef.Name}
+	if err := r.Get(ctx, rtKey, &rt); apierrors.IsNotFound(err) {
+		return 0, newProblem(chatv1alpha1.ReasonRuntimeNotFound, "ChatRuntime %s does not exist", rtKey)
+	} else if err != nil {
+		return 0, err
+	}
+	keys, err := r.usableKeys(ctx, m)
+	if err != nil {
+		return 0, err
+	}
+	var hooks []render.ResolvedWebhook
+	if plan.Spec.Features.Webhooks {
+		if hooks, err = r.usableWebhooks(ctx, m); err != nil {
+			return 0, err
+		}
+	}
+	now := r.Now()
+	bundle := render.Bundle(m, id, &plan, keys, hooks, now)
+	doc, err := tenant.Marshal(bundle)
+	if err != nil {
+		return 0, newProblem("InvalidBundle", "the tenant bundle is invalid: %s", err)
+	}
+	if err := r.applyBundle(ctx, render.BundleSecret(&rt, id, render.Source(m), doc)); err != nil {
+		return 0, err
+	}
+	m.Status.APIKeys = int32(len(bundle.APIKeys))
+	m.Status.Webhooks = int32(len(bundle.Webhooks))
+	m.Status.BundleSecret = r.Namespace + "/" + tenant.SecretName(id)
+	m.Status.EmbedSnippet = render.EmbedSnippet(&rt, id)
+	return render.NextExpiry(keys, now), nil
+}
+
+// usableKeys resolves the merchant's keys whose Secrets are in order. Keys with a problem are left out; the
+// APIKey reconciler reports why.
+func (r *MerchantReconciler) usableKeys(ctx context.Context, m *chatv1alpha1.Merchant) ([]render.ResolvedKey, error) {
+	var list chatv1alpha1.APIKeyList
+	if err := r.List(ctx, &list, client.InNamespace(m.Namespace), client.MatchingFields{apiKeyMerchantIndex: m.Name}); err != nil {
+		return nil, fmt.Errorf("listing API keys: %w", err)
+	}
+	var keys []render.ResolvedKey
+	for i := range list.Items {
+		k := &list.Items[i]
+		if !k.DeletionTimestamp.IsZero() {
+			continue
+		}
+		resolved, _, err := resolveKey(ctx, r.Secrets, k)
+		if p, err := asProblem(err); err != nil {
+			return nil, err
+		} else if p != nil {
+			continue
+		}
+		keys = append(keys, resolved)
+	}
+	return keys, nil
+}
+
+// usableWebhooks resolves the merchant's webhooks whose signing secrets are in order.
+func (r *MerchantReconciler) usableWebhooks(ctx context.Context, m *chatv1alpha1.Merchant) ([]render.ResolvedWebhook, error) {
+	var list chatv1alpha1.WebhookList
+	if err := r.List(ctx, &list, client.InNamespace(m.Namespace), client.MatchingFields{webhookMerchantIndex: m.Name}); err != nil {
+		return nil, fmt.Errorf("listing webhooks: %w", err)
+	}
+	var hooks []render.ResolvedWebhook
+	for i := range list.Items {
+		w := &list.Items[i]
+		if !w.DeletionTimestamp.IsZero() {
+			continue
+		}
+		secrets, err := resolveSigningSecrets(ctx, r.Secrets, w)
+		if p, err := asProblem(err); err != nil {
+			return nil, err
+		} else if p != nil {
+			continue
+		}
+		hooks = append(hooks, render.ResolvedWebhook{Webhook: w, SigningSecrets: secrets})
+	}
+	return hooks, nil
+}
+
+// applyBundle creates the bundle Secret, or updates it when it is this Merchant's and its content changed. A
+// bundle of another Merchant with the same ID is never touched: the first Merchant keeps the ID.
+func (r *MerchantReconciler) applyBundle(ctx context.Context, want *corev1.Secret) error {
+	var got corev1.Secret
+	err := r.Get(ctx, client.ObjectKeyFromObject(want), &got)
+	if apierrors.IsNotFound(err) {
+		// Create, not apply: of two Merchants racing for one ID, exactly one wins.
+		if err := r.Create(ctx, want); err != nil {
+			return fmt.Errorf("creating tenant bundle %s: %w", want.Name, err)
+		}
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("reading tenant bundle %s: %w", want.Name, err)
+	}
+	if owner := got.Annotations[render.SourceAnnotation]; owner != want.Annotations[render.SourceAnnotation] {
+		return newProblem(ReasonMerchantIDConflict, "merchant ID %s is already used by Merchant %s",
+			want.Labels[chatv1alpha1.MerchantIDLabel], owner)
+	}
+	if bytes.Equal(got.Data[tenant.DataKey], want.Data[tenant.DataKey]) && hasAll(got.Labels, want.Labels) {
+		return nil
+	}
+	got.Data = want.Data
+	if got.Labels == nil {
+		got.Labels = map[string]string{}
+	}
+	maps.Copy(got.Labels, want.Labels)
+	if err := r.Update(ctx, &got); err != nil {
+		return fmt.Errorf("updating tenant bundle %s: %w", want.Name, err)
+	}
+	return nil
+}
+
+func hasAll(have, want map[string]string) bool {
+	for k, v := range want {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// finalize removes the Merchant's bundle (only if it is its own) and then the finalizer.
+func (r *MerchantReconciler) finalize(ctx context.Context, m *chatv1alpha1.Merchant) error {
+	if !controllerutil.ContainsFinalizer(m, merchantFinalizer) {
+		return nil
+	}
+	var bundle corev1.Secret
+	key := types.NamespacedName{Namespace: r.Namespace, Name: tenant.SecretName(render.MerchantID(m))}
+	err := r.Get(ctx, key, &bundle)
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return fmt.Errorf("reading tenant bundle %s: %w", key.Name, err)
+	case bundle.Annotations[render.SourceAnnotation] == render.Source(m):
+		err := r.Delete(ctx, &bundle, client.Preconditions{UID: &bundle.UID})
+		if client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting tenant bundle %s: %w", key.Name, err)
+		}
+	}
+	r.Metrics.forget(m.Namespace, m.Name)
+	controllerutil.RemoveFinalizer(m, merchantFinalizer)
+	return r.Update(ctx, m)
+}
+
+// SetupWithManager watches Merchants and everything their bundle is made of.
+func (r *MerchantReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&chatv1alpha1.Merchant{}).
+		Watches(&chatv1alpha1.Plan{}, handler.EnqueueRequestsFromMapFunc(r.merchantsOfPlan)).
+		Watches(&chatv1alpha1.ChatRuntime{}, handler.EnqueueRequestsFromMapFunc(r.merchantsOfRuntime)).
+		Watches(&chatv1alpha1.APIKey{}, handler.EnqueueRequestsFromMapFunc(merchantOf)).
+		Watches(&chatv1alpha1.Webhook{}, handler.EnqueueRequestsFromMapFunc(merchantOf)).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.merchantsOfSecret),
+			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelAPIKey))).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.merchantsOfSigningSecret),
+			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelSigningSecret))).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(merchantOfBundle),
+			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelTenant))).
+		WithOptions(controllerOptions(workers)).
+		Named("merchant").
+		Complete(r)
+}
+
+func (r *MerchantReconciler) merchantsOfPlan(ctx context.Context, o client.Object) []reconcile.Request {
+	return requestsFor(ctx, r.Client, &chatv1alpha1.MerchantList{}, "", merchantPlanIndex, o.GetName())
+}
+
+func (r *MerchantReconciler) merchantsOfRuntime(ctx context.Context, o client.Object) []reconcile.Request {
+	if o.GetNamespace() != r.Namespace {
+		return nil
+	}
+	return requestsFor(ctx, r.Client, &chatv1alpha1.MerchantList{}, "", merchantRuntimeIndex, o.GetName())
+}
+
+func (r *MerchantReconciler) merchantsOfSecret(ctx context.Context, o client.Object) []reconcile.Request {
+	var reqs []reconcile.Request
+	for _, k := range requestsFor(ctx, r.Client, &chatv1alpha1.APIKeyList{}, o.GetNamespace(), apiKeySecretIndex, o.GetName()) {
+		var key chatv1alpha1.APIKey
+		if r.Get(ctx, k.NamespacedName, &key) == nil {
+			reqs = append(reqs, merchantOf(ctx, &key)...)
+		}
+	}
+	return reqs
+}
+
+func (r *MerchantReconciler) merchantsOfSigningSecret(ctx context.Context, o client.Object) []reconcile.Request {
+	var reqs []reconcile.Request
+	for _, w := range requestsFor(ctx, r.Client, &chatv1alpha1.WebhookList{}, o.GetNamespace(), webhookSecretIndex, o.GetName()) {
+		var hook chatv1alpha1.Webhook
+		if r.Get(ctx, w.NamespacedName, &hook) == nil {
+			reqs = append(reqs, merchantOf(ctx, &hook)...)
+		}
+	}
+	return reqs
+}
+
+// merchantOf maps an APIKey or Webhook to its Merchant.
+func merchantOf(_ context.Context, o client.Object) []reconcile.Request {
+	var name string
+	switch obj := o.(type) {
+	case *chatv1alpha1.APIKey:
+		name = obj.Spec.MerchantRef.Name
+	case *chatv1alpha1.Webhook:
+		name = obj.Spec.MerchantRef.Name
+	default:
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+}
+
+// merchantOfBundle maps a tenant bundle back to its Merchant, so that a deleted or edited bundle is restored.
+func merchantOfBundle(_ context.Context, o client.Object) []reconcile.Request {
+	ns, name, ok := splitSource(o.GetAnnotations()[render.SourceAnnotation])
+	if !ok {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
+}
+
+func splitSource(s string) (namespace, name string, ok bool) {
+	for i := range len(s) {
+		if s[i] == '/' {
+			return s[:i], s[i+1:], i > 0 && i < len(s)-1
+		}
+	}
+	return "", "", false
+}

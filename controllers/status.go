@@ -1,0 +1,64 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
+)
+
+// ready builds a Ready condition.
+func ready(generation int64, status metav1.ConditionStatus, reason, message string) metav1.Condition {
+	return metav1.Condition{
+		Type: chatv1alpha1.ConditionReady, Status: status, Reason: reason, Message: message,
+		ObservedGeneration: generation,
+	}
+}
+
+// readyFrom turns the outcome of a reconcile step into a Ready condition: a problem is False with its reason,
+// success is True.
+func readyFrom(generation int64, p *problem, okMessage string) metav1.Condition {
+	if p != nil {
+		return ready(generation, metav1.ConditionFalse, p.reason, p.message)
+	}
+	return ready(generation, metav1.ConditionTrue, chatv1alpha1.ReasonReconciled, okMessage)
+}
+
+// asProblem splits an error into a problem to report, or an error to retry.
+func asProblem(err error) (*problem, error) {
+	var p *problem
+	if errors.As(err, &p) {
+		return p, nil
+	}
+	return nil, err
+}
+
+// setReady puts cond into conds and announces a change of status or reason as an event: Normal when the object
+// became Ready, Warning otherwise.
+func setReady(rec recorder.EventRecorder, obj client.Object, conds *[]metav1.Condition, cond metav1.Condition) {
+	before := meta.FindStatusCondition(*conds, chatv1alpha1.ConditionReady)
+	meta.SetStatusCondition(conds, cond)
+	if before != nil && before.Status == cond.Status && before.Reason == cond.Reason {
+		return
+	}
+	kind := corev1.EventTypeWarning
+	if cond.Status == metav1.ConditionTrue {
+		kind = corev1.EventTypeNormal
+	}
+	rec.Eventf(obj, nil, kind, cond.Reason, "Reconcile", "%s", cond.Message)
+}
+
+// patchStatus writes status only when it changed, so that reconciles at rest cost no writes.
+func patchStatus[T client.Object](ctx context.Context, c client.Client, before, after T, statusOf func(T) any) error {
+	if equality.Semantic.DeepEqual(statusOf(before), statusOf(after)) {
+		return nil
+	}
+	return c.Status().Patch(ctx, after, client.MergeFrom(before))
+}

@@ -1,0 +1,182 @@
+package controllers
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
+)
+
+// TestSchemaRejectsBadObjects checks every validation rule of the CRDs against the real API server: each bad
+// object is refused with a message that says what is wrong.
+func TestSchemaRejectsBadObjects(t *testing.T) {
+	ns := newNamespace(t)
+	cases := []struct {
+		name string
+		obj  func() client.Object
+		want string
+	}{
+		{"plan rate zero", func() client.Object { p := plan("bad-rate", 10, false); p.Spec.RequestsPerSecond = -1; return p },
+			"spec.requestsPerSecond"},
+		{"plan burst zero", func() client.Object { p := plan("bad-burst0", 10, false); p.Spec.Burst = new(int32(0)); return p },
+			"spec.burst"},
+		{"plan burst below rate", func() client.Object { p := plan("bad-burst", 10, false); p.Spec.Burst = new(int32(5)); return p },
+			"burst must be at least requestsPerSecond"},
+		{"sqlite with two replicas", func() client.Object { r := runtimeObj("bad-sqlite"); r.Spec.Replicas = new(int32(2)); return r },
+			"sqlite storage supports one replica only"},
+		{"postgres without connection", func() client.Object {
+			r := runtimeObj("bad-pg")
+			r.Spec.Storage.Type = chatv1alpha1.StoragePostgres
+			return r
+		}, "storage.postgres is required"},
+		{"openai without settings", func() client.Object {
+			r := runtimeObj("bad-ai")
+			r.Spec.Assistant.Provider = chatv1alpha1.AssistantOpenAI
+			return r
+		}, "assistant.openai is required"},
+		{"public URL not a URL", func() client.Object { r := runtimeObj("bad-url"); r.Spec.PublicURL = "chat.example.com"; return r },
+			"publicURL must be an absolute http or https URL"},
+		{"OIDC issuer over http", func() client.Object {
+			r := runtimeObj("bad-oidc")
+			r.Spec.OIDC = &chatv1alpha1.OIDCSpec{IssuerURL: "http://idp.example", Audience: "parley"}
+			return r
+		}, "issuerURL must be an https URL"},
+		{"merchant ID not a DNS label", func() client.Object {
+			m := merchant(ns, "bad-id", "starter", "default")
+			m.Spec.MerchantID = "Acme_Shop"
+			return m
+		}, "merchantID must be a DNS label"},
+		{"allowed origin with a path", func() client.Object {
+			m := merchant(ns, "bad-origin", "starter", "default")
+			m.Spec.AllowedOrigins = []string{"https://shop.example/checkout"}
+			return m
+		}, "each allowed origin must be scheme://host[:port]"},
+		{"allowed origin wildcard", func() client.Object {
+			m := merchant(ns, "bad-wild", "starter", "default")
+			m.Spec.AllowedOrigins = []string{"*"}
+			return m
+		}, "each allowed origin must be scheme://host[:port]"},
+		{"owner with email and subject", func() client.Object {
+			m := merchant(ns, "bad-owner", "starter", "default")
+			m.Spec.Owners = []chatv1alpha1.Owner{{Email: "a@b.example", Subject: "123"}}
+			return m
+		}, "an owner has exactly one of email or subject"},
+		{"widget colour", func() client.Object {
+			m := merchant(ns, "bad-color", "starter", "default")
+			m.Spec.Widget.Color = "teal"
+			return m
+		}, "spec.widget.color"},
+		{"key with both secret sources", func() client.Object {
+			k := apiKey(ns, "bad-key", "m", chatv1alpha1.APIKeySecret)
+			k.Spec.SecretName = "mine"
+			k.Spec.ExistingSecretRef = &chatv1alpha1.SecretKeySelector{Name: "theirs"}
+			return k
+		}, "secretName and existingSecretRef are mutually exclusive"},
+		{"key of unknown type", func() client.Object { return apiKey(ns, "bad-type", "m", "admin") }, "spec.type"},
+		{"webhook over http", func() client.Object {
+			w := webhook(ns, "bad-http", "m")
+			w.Spec.URL = "http://crm.example/hooks"
+			return w
+		}, "url must use https"},
+		{"webhook URL not a URL", func() client.Object {
+			w := webhook(ns, "bad-hook-url", "m")
+			w.Spec.URL = "crm.example"
+			return w
+		}, "url must be an absolute URL"},
+		{"webhook unknown event", func() client.Object {
+			w := webhook(ns, "bad-event", "m")
+			w.Spec.Events = []chatv1alpha1.WebhookEvent{"order.paid"}
+			return w
+		}, "spec.events[0]"},
+		{"webhook no events", func() client.Object {
+			w := webhook(ns, "bad-none", "m")
+			w.Spec.Events = nil
+			return w
+		}, "spec.events"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := k8s.Create(ctxT(t), tc.obj())
+			if err == nil {
+				t.Fatal("the API server accepted a bad object")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error does not mention %q:\n%v", tc.want, err)
+			}
+		})
+	}
+
+	t.Run("http webhooks to loopback and in-cluster hosts are accepted", func(t *testing.T) {
+		for i, u := range []string{"http://localhost:9000/h", "http://127.0.0.1/h", "http://crm.tools.svc/h", "http://crm.tools.svc.cluster.local:8080/h"} {
+			w := webhook(ns, "ok-http-"+string(rune('a'+i)), "m")
+			w.Spec.URL = u
+			create(t, w)
+		}
+	})
+	t.Run("defaults", func(t *testing.T) {
+		r := &chatv1alpha1.ChatRuntime{ObjectMeta: metav1.ObjectMeta{Name: "defaults", Namespace: ns}}
+		m := &chatv1alpha1.Merchant{ObjectMeta: metav1.ObjectMeta{Name: "defaults", Namespace: ns},
+			Spec: chatv1alpha1.MerchantSpec{DisplayName: "D", PlanRef: chatv1alpha1.LocalObjectReference{Name: "p"}}}
+		p := &chatv1alpha1.Plan{ObjectMeta: metav1.ObjectMeta{Name: "defaults"}}
+		create(t, r, m, p)
+		if *r.Spec.Replicas != 1 || r.Spec.Storage.Type != chatv1alpha1.StorageSQLite || r.Spec.Assistant.Provider != chatv1alpha1.AssistantRetrieval {
+			t.Errorf("runtime defaults: %+v", r.Spec)
+		}
+		if m.Spec.RuntimeRef.Name != "default" {
+			t.Errorf("runtimeRef defaults to %q", m.Spec.RuntimeRef.Name)
+		}
+		if p.Spec.RequestsPerSecond != 10 || p.Spec.Features.APIAccess == nil || !*p.Spec.Features.APIAccess {
+			t.Errorf("plan defaults: %+v", p.Spec)
+		}
+	})
+}
+
+// TestSchemaRejectsBadUpdates checks the immutability rules.
+func TestSchemaRejectsBadUpdates(t *testing.T) {
+	ns := newNamespace(t)
+	m := merchant(ns, "fixed", "starter", "default")
+	m.Spec.MerchantID = "fixed-id"
+	free := merchant(ns, "free", "starter", "default")
+	k := apiKey(ns, "key", "fixed", chatv1alpha1.APIKeyPublishable)
+	w := webhook(ns, "hook", "fixed")
+	r := runtimeObj("immutable-" + ns)
+	r.Namespace = ns
+	r.Spec.Storage.SQLite = &chatv1alpha1.SQLiteStorage{Size: new(resource.MustParse("1Gi"))}
+	create(t, m, free, k, w, r)
+
+	cases := []struct {
+		name   string
+		obj    client.Object
+		mutate func()
+		want   string
+	}{
+		{"merchantID changed", m, func() { m.Spec.MerchantID = "other-id" }, "merchantID is immutable"},
+		{"merchantID removed", m, func() { m.Spec.MerchantID = "" }, "merchantID cannot be added or removed"},
+		{"merchantID added", free, func() { free.Spec.MerchantID = "late-id" }, "merchantID cannot be added or removed"},
+		{"key merchantRef changed", k, func() { k.Spec.MerchantRef.Name = "other" }, "merchantRef is immutable"},
+		{"key type changed", k, func() { k.Spec.Type = chatv1alpha1.APIKeySecret }, "type is immutable"},
+		{"key switched to bring-your-own", k, func() { k.Spec.ExistingSecretRef = &chatv1alpha1.SecretKeySelector{Name: "x"} },
+			"a key cannot switch between generated and existingSecretRef"},
+		{"webhook merchantRef changed", w, func() { w.Spec.MerchantRef.Name = "other" }, "merchantRef is immutable"},
+		{"runtime scaled on sqlite", r, func() { r.Spec.Replicas = new(int32(3)) }, "sqlite storage supports one replica only"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(tc.obj), tc.obj); err != nil {
+				t.Fatal(err)
+			}
+			tc.mutate()
+			err := k8s.Update(ctxT(t), tc.obj)
+			if err == nil {
+				t.Fatal("the API server accepted a bad update")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error does not mention %q:\n%v", tc.want, err)
+			}
+		})
+	}
+}
