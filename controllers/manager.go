@@ -21,6 +21,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -46,6 +47,9 @@ type Options struct {
 	Workers int
 	// Registry receives the operator's own metrics; controller-runtime's registry when nil.
 	Registry prometheus.Registerer
+	// Rebuildable lets one process build the manager more than once, as tests that restart the operator do.
+	// Controller names are otherwise checked for uniqueness per process.
+	Rebuildable bool
 }
 
 // Scheme knows the Kubernetes built-in kinds and Parley's.
@@ -78,6 +82,7 @@ func NewManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        "parley-operator.chat.parley.dev",
 		LeaderElectionNamespace: opts.Namespace,
+		Controller:              config.Controller{SkipNameValidation: &opts.Rebuildable},
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			&corev1.Secret{}:                {Label: labels.NewSelector().Add(*secretSelector)},
 			&appsv1.Deployment{}:            rendered,

@@ -80,7 +80,7 @@ func runSuite(m *testing.M) int {
 func startOperator() error {
 	mgr, err := NewManager(cfg, Options{
 		Namespace: operatorNS, RuntimeImage: "ghcr.io/parley-dev/parley:test",
-		MetricsAddr: "0", ProbeAddr: "0", Workers: 4, Registry: registry,
+		MetricsAddr: "0", ProbeAddr: "0", Workers: 4, Registry: registry, Rebuildable: true,
 	})
 	if err != nil {
 		return err

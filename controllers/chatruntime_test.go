@@ -1,0 +1,279 @@
+package controllers
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
+	"github.com/parley-dev/parley/internal/render"
+	"github.com/parley-dev/parley/runtime/tenant"
+)
+
+// TestSamplesBecomeReady applies config/samples as a new user would and waits for every object to be Ready.
+func TestSamplesBecomeReady(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "config", "samples", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs []*unstructured.Unstructured
+	for _, f := range files {
+		if filepath.Base(f) == "kustomization.yaml" {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+		for {
+			var u unstructured.Unstructured
+			if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			if len(u.Object) > 0 {
+				objs = append(objs, &u)
+			}
+		}
+	}
+	// Namespaces first, as kubectl apply of a directory would need them.
+	slices.SortStableFunc(objs, func(a, b *unstructured.Unstructured) int {
+		return boolInt(b.GetKind() == "Namespace") - boolInt(a.GetKind() == "Namespace")
+	})
+	kinds := map[string]int{}
+	for _, u := range objs {
+		if err := k8s.Create(ctxT(t), u); err != nil && !(u.GetKind() == "Namespace" && apierrors.IsAlreadyExists(err)) {
+			t.Fatalf("creating sample %s %s: %v", u.GetKind(), u.GetName(), err)
+		}
+		kinds[u.GetKind()]++
+	}
+	for _, kind := range []string{"Plan", "ChatRuntime", "Merchant", "APIKey", "Webhook"} {
+		if kinds[kind] == 0 {
+			t.Errorf("the samples have no %s", kind)
+		}
+	}
+	if kinds["Plan"] < 3 || kinds["APIKey"] < 2 {
+		t.Errorf("the samples need plans starter, pro, enterprise and two keys: %v", kinds)
+	}
+
+	for _, u := range objs {
+		if u.GetKind() == "ChatRuntime" {
+			markDeploymentAvailable(t, u.GetNamespace(), render.ServiceName(&chatv1alpha1.ChatRuntime{ObjectMeta: metav1.ObjectMeta{Name: u.GetName()}}))
+		}
+	}
+	for _, u := range objs {
+		var obj client.Object
+		switch u.GetKind() {
+		case "Plan":
+			obj = &chatv1alpha1.Plan{}
+		case "ChatRuntime":
+			obj = &chatv1alpha1.ChatRuntime{}
+		case "Merchant":
+			obj = &chatv1alpha1.Merchant{}
+		case "APIKey":
+			obj = &chatv1alpha1.APIKey{}
+		case "Webhook":
+			obj = &chatv1alpha1.Webhook{}
+		default:
+			continue
+		}
+		obj.SetNamespace(u.GetNamespace())
+		obj.SetName(u.GetName())
+		waitReady(t, obj, metav1.ConditionTrue, chatv1alpha1.ReasonReconciled)
+	}
+
+	var m chatv1alpha1.Merchant
+	if err := k8s.Get(ctxT(t), types.NamespacedName{Namespace: "acme", Name: "acme"}, &m); err != nil {
+		t.Fatal(err)
+	}
+	waitBundle(t, m.Status.MerchantID, func(b *tenant.Bundle) error {
+		if len(b.APIKeys) != 2 || len(b.Webhooks) != 1 {
+			return fmt.Errorf("sample bundle has %d keys and %d webhooks, want 2 and 1", len(b.APIKeys), len(b.Webhooks))
+		}
+		return nil
+	})
+	eventually(t, "the default runtime counts its tenant", func() error {
+		var rt chatv1alpha1.ChatRuntime
+		if err := k8s.Get(ctxT(t), types.NamespacedName{Namespace: operatorNS, Name: "default"}, &rt); err != nil {
+			return err
+		}
+		if rt.Status.Tenants < 1 || rt.Status.ReadyReplicas != 1 {
+			return fmt.Errorf("tenants %d, ready replicas %d", rt.Status.Tenants, rt.Status.ReadyReplicas)
+		}
+		return nil
+	})
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestRuntimeObjects checks what the operator renders for a ChatRuntime on the API server: every object, its
+// owner, its field manager, and the restricted security context.
+func TestRuntimeObjects(t *testing.T) {
+	rt := runtimeObj("objects")
+	rt.Labels = map[string]string{"argocd.argoproj.io/instance": "platform"}
+	rt.Spec.OIDC = &chatv1alpha1.OIDCSpec{IssuerURL: "https://idp.example", Audience: "parley"}
+	create(t, rt)
+	name := render.ServiceName(rt)
+	key := types.NamespacedName{Namespace: operatorNS, Name: name}
+
+	var d appsv1.Deployment
+	eventually(t, "Deployment rendered", func() error { return k8s.Get(ctxT(t), key, &d) })
+	waitReady(t, rt, metav1.ConditionFalse, chatv1alpha1.ReasonDeploymentNotReady)
+
+	if !metav1.IsControlledBy(&d, rt) {
+		t.Error("the Deployment is not controlled by its ChatRuntime")
+	}
+	if _, copied := d.Labels["argocd.argoproj.io/instance"]; copied {
+		t.Error("the ChatRuntime's labels were copied onto the Deployment")
+	}
+	if !slices.ContainsFunc(d.ManagedFields, func(f metav1.ManagedFieldsEntry) bool {
+		return f.Manager == render.FieldOwner && f.Operation == metav1.ManagedFieldsOperationApply
+	}) {
+		t.Errorf("the Deployment was not server-side applied by %s", render.FieldOwner)
+	}
+	pod := d.Spec.Template.Spec
+	c := pod.Containers[0]
+	if c.Image != "ghcr.io/parley-dev/parley:test" {
+		t.Errorf("image %s, want the operator's own", c.Image)
+	}
+	if c.Args[0] != "runtime" || !slices.Contains(c.Args, "--oidc-issuer=https://idp.example") {
+		t.Errorf("args %v", c.Args)
+	}
+	sc := c.SecurityContext
+	if sc == nil || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation ||
+		sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem ||
+		sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
+		t.Errorf("container security context is not restricted: %+v", sc)
+	}
+	if psc := pod.SecurityContext; psc == nil || psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot ||
+		psc.SeccompProfile == nil || psc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+		t.Errorf("pod security context is not restricted: %+v", psc)
+	}
+	if c.LivenessProbe == nil || c.LivenessProbe.HTTPGet.Path != "/healthz" || c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet.Path != "/readyz" {
+		t.Error("probes missing")
+	}
+	if pod.ServiceAccountName != name || d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
+		t.Errorf("service account %s, strategy %s", pod.ServiceAccountName, d.Spec.Strategy.Type)
+	}
+
+	var role rbacv1.Role
+	if err := k8s.Get(ctxT(t), key, &role); err != nil {
+		t.Fatal(err)
+	}
+	want := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch"}}}
+	if fmt.Sprint(role.Rules) != fmt.Sprint(want) {
+		t.Errorf("runtime Role grants %v, want only %v", role.Rules, want)
+	}
+	var binding rbacv1.RoleBinding
+	if err := k8s.Get(ctxT(t), key, &binding); err != nil {
+		t.Fatal(err)
+	}
+	if binding.RoleRef.Name != name || binding.Subjects[0].Name != name || binding.Subjects[0].Namespace != operatorNS {
+		t.Errorf("RoleBinding %+v", binding)
+	}
+	for _, obj := range []client.Object{&corev1.Service{}, &corev1.ServiceAccount{}} {
+		if err := k8s.Get(ctxT(t), key, obj); err != nil {
+			t.Errorf("%T: %v", obj, err)
+		}
+	}
+	var pvc corev1.PersistentVolumeClaim
+	if err := k8s.Get(ctxT(t), types.NamespacedName{Namespace: operatorNS, Name: render.DataClaimName(rt)}, &pvc); err != nil {
+		t.Errorf("SQLite data claim: %v", err)
+	}
+	if err := k8s.Get(ctxT(t), key, &policyv1.PodDisruptionBudget{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a single replica must have no PodDisruptionBudget: %v", err)
+	}
+
+	markDeploymentAvailable(t, operatorNS, name)
+	waitReady(t, rt, metav1.ConditionTrue, chatv1alpha1.ReasonReconciled)
+
+	// A drifted Deployment is put back.
+	if err := k8s.Get(ctxT(t), key, &d); err != nil {
+		t.Fatal(err)
+	}
+	d.Spec.Template.Spec.Containers[0].Image = "evil:latest"
+	if err := k8s.Update(ctxT(t), &d); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "drift repaired", func() error {
+		if err := k8s.Get(ctxT(t), key, &d); err != nil {
+			return err
+		}
+		if img := d.Spec.Template.Spec.Containers[0].Image; img != "ghcr.io/parley-dev/parley:test" {
+			return fmt.Errorf("image %s", img)
+		}
+		return nil
+	})
+}
+
+// TestScaledRuntimeOnPostgres checks the PodDisruptionBudget and the PostgreSQL wiring of a multi-replica runtime.
+func TestScaledRuntimeOnPostgres(t *testing.T) {
+	rt := runtimeObj("scaled")
+	rt.Spec.Replicas = new(int32(3))
+	rt.Spec.Storage = chatv1alpha1.StorageSpec{Type: chatv1alpha1.StoragePostgres,
+		Postgres: &chatv1alpha1.PostgresStorage{URLSecretRef: chatv1alpha1.SecretKeySelector{Name: "pg"}}}
+	create(t, rt)
+	key := types.NamespacedName{Namespace: operatorNS, Name: render.ServiceName(rt)}
+	var pdb policyv1.PodDisruptionBudget
+	eventually(t, "PodDisruptionBudget", func() error { return k8s.Get(ctxT(t), key, &pdb) })
+	var d appsv1.Deployment
+	if err := k8s.Get(ctxT(t), key, &d); err != nil {
+		t.Fatal(err)
+	}
+	env := d.Spec.Template.Spec.Containers[0].Env
+	if len(env) != 1 || env[0].Name != "PARLEY_DATABASE_URL" || env[0].ValueFrom.SecretKeyRef.Name != "pg" || env[0].ValueFrom.SecretKeyRef.Key != "url" {
+		t.Errorf("database URL not wired from its Secret: %+v", env)
+	}
+	if *d.Spec.Replicas != 3 || d.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType {
+		t.Errorf("replicas %d strategy %s", *d.Spec.Replicas, d.Spec.Strategy.Type)
+	}
+	var pvc corev1.PersistentVolumeClaim
+	if err := k8s.Get(ctxT(t), types.NamespacedName{Namespace: operatorNS, Name: render.DataClaimName(rt)}, &pvc); !apierrors.IsNotFound(err) {
+		t.Errorf("a PostgreSQL runtime must have no SQLite claim: %v", err)
+	}
+
+	// Scaling down to one replica removes the budget, which would otherwise block node drains.
+	if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(rt), rt); err != nil {
+		t.Fatal(err)
+	}
+	rt.Spec.Replicas = new(int32(1))
+	if err := k8s.Update(ctxT(t), rt); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "PodDisruptionBudget removed", func() error {
+		if err := k8s.Get(ctxT(t), key, &pdb); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("still there: %v", err)
+		}
+		return nil
+	})
+}
+
+func TestRuntimeOutsideOperatorNamespace(t *testing.T) {
+	rt := runtimeObj("elsewhere")
+	rt.Namespace = newNamespace(t)
+	create(t, rt)
+	waitReady(t, rt, metav1.ConditionFalse, ReasonWrongNamespace)
+}
