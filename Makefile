@@ -85,3 +85,9 @@ build-installer: manifests ## Render everything the operator needs into dist/ins
 .PHONY: bench-operator
 bench-operator: ## Create 1,000 merchants with a key and a webhook in envtest; report time to Ready and peak memory.
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test ./test/bench -run '^$$' -bench BenchmarkOperatorScale -benchtime 1x -count=1 -timeout 20m -v
+
+##@ Trying it out
+
+.PHONY: local-cluster
+local-cluster: manifests ## Run a local kube-apiserver and etcd with the CRDs; writes .parley/kubeconfig.
+	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go run ./hack/local-cluster

@@ -84,7 +84,7 @@ func (r *ChatRuntimeReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		client.MatchingLabels{chatv1alpha1.TenantLabel: "true", chatv1alpha1.RuntimeLabel: rt.Name}); err != nil {
 		return ctrl.Result{}, fmt.Errorf("counting tenant bundles: %w", err)
 	}
-	rt.Status.Tenants = int32(len(bundles.Items))
+	rt.Status.Tenants = count(len(bundles.Items))
 	setReady(r.Recorder, &rt, &rt.Status.Conditions, render.RuntimeReady(&rt, current))
 	return ctrl.Result{}, patchStatus(ctx, r.Client, before, &rt, runtimeStatus)
 }

@@ -60,7 +60,7 @@ func TestSamplesBecomeReady(t *testing.T) {
 	})
 	kinds := map[string]int{}
 	for _, u := range objs {
-		if err := k8s.Create(ctxT(t), u); err != nil && !(u.GetKind() == "Namespace" && apierrors.IsAlreadyExists(err)) {
+		if err := k8s.Create(ctxT(t), u); err != nil && (u.GetKind() != "Namespace" || !apierrors.IsAlreadyExists(err)) {
 			t.Fatalf("creating sample %s %s: %v", u.GetKind(), u.GetName(), err)
 		}
 		kinds[u.GetKind()]++
@@ -211,13 +211,7 @@ func TestRuntimeObjects(t *testing.T) {
 	waitReady(t, rt, metav1.ConditionTrue, chatv1alpha1.ReasonReconciled)
 
 	// A drifted Deployment is put back.
-	if err := k8s.Get(ctxT(t), key, &d); err != nil {
-		t.Fatal(err)
-	}
-	d.Spec.Template.Spec.Containers[0].Image = "evil:latest"
-	if err := k8s.Update(ctxT(t), &d); err != nil {
-		t.Fatal(err)
-	}
+	update(t, &d, func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "evil:latest" })
 	eventually(t, "drift repaired", func() error {
 		if err := k8s.Get(ctxT(t), key, &d); err != nil {
 			return err
@@ -256,16 +250,10 @@ func TestScaledRuntimeOnPostgres(t *testing.T) {
 	}
 
 	// Scaling down to one replica removes the budget, which would otherwise block node drains.
-	if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(rt), rt); err != nil {
-		t.Fatal(err)
-	}
-	rt.Spec.Replicas = new(int32(1))
-	if err := k8s.Update(ctxT(t), rt); err != nil {
-		t.Fatal(err)
-	}
+	update(t, rt, func(rt *chatv1alpha1.ChatRuntime) { rt.Spec.Replicas = new(int32(1)) })
 	eventually(t, "PodDisruptionBudget removed", func() error {
 		if err := k8s.Get(ctxT(t), key, &pdb); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("still there: %v", err)
+			return fmt.Errorf("still there: %w", err)
 		}
 		return nil
 	})

@@ -122,8 +122,8 @@ func (r *MerchantReconciler) publish(ctx context.Context, m *chatv1alpha1.Mercha
 	if err := r.applyBundle(ctx, render.BundleSecret(&rt, id, render.Source(m), doc)); err != nil {
 		return 0, err
 	}
-	m.Status.APIKeys = int32(len(bundle.APIKeys))
-	m.Status.Webhooks = int32(len(bundle.Webhooks))
+	m.Status.APIKeys = count(len(bundle.APIKeys))
+	m.Status.Webhooks = count(len(bundle.Webhooks))
 	m.Status.BundleSecret = r.Namespace + "/" + tenant.SecretName(id)
 	m.Status.EmbedSnippet = render.EmbedSnippet(&rt, id)
 	return render.NextExpiry(keys, now), nil

@@ -124,15 +124,11 @@ func TestMissingRuntime(t *testing.T) {
 func TestPlanChangeReachesBundle(t *testing.T) {
 	f := newTenant(t, false)
 	waitBundle(t, f.id, func(b *tenant.Bundle) error { return nil })
-	if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(f.plan), f.plan); err != nil {
-		t.Fatal(err)
-	}
-	f.plan.Spec.RequestsPerSecond = 42
-	f.plan.Spec.Burst = new(int32(84))
-	f.plan.Spec.MonthlyConversations = 9000
-	if err := k8s.Update(ctxT(t), f.plan); err != nil {
-		t.Fatal(err)
-	}
+	update(t, f.plan, func(p *chatv1alpha1.Plan) {
+		p.Spec.RequestsPerSecond = 42
+		p.Spec.Burst = new(int32(84))
+		p.Spec.MonthlyConversations = 9000
+	})
 	waitBundle(t, f.id, func(b *tenant.Bundle) error {
 		if b.Plan.RequestsPerSecond != 42 || b.Plan.Burst != 84 || b.Plan.MonthlyConversations != 9000 {
 			return fmt.Errorf("plan in bundle: %+v", b.Plan)
@@ -143,13 +139,7 @@ func TestPlanChangeReachesBundle(t *testing.T) {
 	// Moving the merchant to another plan is picked up too, and both plans count right.
 	other := plan("other-"+f.ns, 3, false)
 	create(t, other)
-	if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(f.merchant), f.merchant); err != nil {
-		t.Fatal(err)
-	}
-	f.merchant.Spec.PlanRef.Name = other.Name
-	if err := k8s.Update(ctxT(t), f.merchant); err != nil {
-		t.Fatal(err)
-	}
+	update(t, f.merchant, func(m *chatv1alpha1.Merchant) { m.Spec.PlanRef.Name = other.Name })
 	waitBundle(t, f.id, func(b *tenant.Bundle) error {
 		if b.Plan.Name != other.Name || b.Plan.RequestsPerSecond != 3 {
 			return fmt.Errorf("plan in bundle: %+v", b.Plan)
@@ -202,6 +192,15 @@ func TestGeneratedKey(t *testing.T) {
 	}
 	b := waitBundle(t, f.id, hasKeyHash(sha256Hex(pkValue)))
 	waitBundle(t, f.id, hasKeyHash(sha256Hex(skValue)))
+	var events eventsv1.EventList
+	if err := k8s.List(ctxT(t), &events, client.InNamespace(f.ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events.Items {
+		if e.Regarding.Kind == "APIKey" && e.Type == corev1.EventTypeWarning {
+			t.Errorf("a freshly generated key raised a warning: %s: %s", e.Reason, e.Note)
+		}
+	}
 	for _, k := range b.APIKeys {
 		if k.SHA256 == sha256Hex(pkValue) && (k.Type != tenant.KeyPublishable || k.ID != pk.Status.KeyID) {
 			t.Errorf("publishable key in bundle: %+v", k)
@@ -209,10 +208,7 @@ func TestGeneratedKey(t *testing.T) {
 	}
 
 	// More reconciles (a spec change) and an operator restart leave the key as it was.
-	pk.Spec.Description = "touched"
-	if err := k8s.Update(ctxT(t), pk); err != nil {
-		t.Fatal(err)
-	}
+	update(t, pk, func(k *chatv1alpha1.APIKey) { k.Spec.Description = "touched" })
 	waitReady(t, pk, metav1.ConditionTrue, chatv1alpha1.ReasonReconciled)
 	if err := shutdownOperator(); err != nil {
 		t.Fatalf("stopping the operator: %v", err)
@@ -220,10 +216,7 @@ func TestGeneratedKey(t *testing.T) {
 	if err := startOperator(); err != nil {
 		t.Fatalf("restarting the operator: %v", err)
 	}
-	pk.Spec.Description = "touched again"
-	if err := k8s.Update(ctxT(t), pk); err != nil {
-		t.Fatal(err)
-	}
+	update(t, pk, func(k *chatv1alpha1.APIKey) { k.Spec.Description = "touched again" })
 	waitReady(t, pk, metav1.ConditionTrue, chatv1alpha1.ReasonReconciled)
 	again, secretAgain := keySecretValue(t, pk)
 	if again != pkValue || secretAgain.ResourceVersion != pkSecret.ResourceVersion {
@@ -297,10 +290,9 @@ func TestBringYourOwnKey(t *testing.T) {
 	create(t, k)
 	waitReady(t, k, metav1.ConditionFalse, chatv1alpha1.ReasonSecretNotLabelled)
 
-	own.Labels = map[string]string{chatv1alpha1.SecretLabel: chatv1alpha1.SecretLabelAPIKey}
-	if err := k8s.Update(ctxT(t), own); err != nil {
-		t.Fatal(err)
-	}
+	update(t, own, func(s *corev1.Secret) {
+		s.Labels = map[string]string{chatv1alpha1.SecretLabel: chatv1alpha1.SecretLabelAPIKey}
+	})
 	waitReady(t, k, metav1.ConditionTrue, chatv1alpha1.ReasonReconciled)
 	if k.Status.Prefix != "" {
 		t.Errorf("a foreign key must show no prefix, got %q", k.Status.Prefix)
@@ -310,18 +302,12 @@ func TestBringYourOwnKey(t *testing.T) {
 
 	// Rotating the value in the Secret replaces the hash.
 	second := "rotated-key-from-vault-9876543210zyxwvu"
-	own.Data["token"] = []byte(second)
-	if err := k8s.Update(ctxT(t), own); err != nil {
-		t.Fatal(err)
-	}
+	update(t, own, func(s *corev1.Secret) { s.Data["token"] = []byte(second) })
 	waitBundle(t, f.id, hasKeyHash(sha256Hex(second)))
 	waitBundle(t, f.id, lacksKeyHash(sha256Hex(first)))
 
 	// A value too short to be a key is refused, and the key leaves the bundle.
-	own.Data["token"] = []byte("short")
-	if err := k8s.Update(ctxT(t), own); err != nil {
-		t.Fatal(err)
-	}
+	update(t, own, func(s *corev1.Secret) { s.Data["token"] = []byte("short") })
 	waitReady(t, k, metav1.ConditionFalse, chatv1alpha1.ReasonInvalidSecret)
 	waitBundle(t, f.id, lacksKeyHash(sha256Hex(second)))
 	assertNoPlaintext(t, first, second)
@@ -413,13 +399,7 @@ func TestWebhooksFollowThePlan(t *testing.T) {
 	assertNotExposed(t, false, secret)
 
 	// Moving the enterprise merchant to a plan without webhooks takes them out, and the webhook says why.
-	if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(enterprise.plan), enterprise.plan); err != nil {
-		t.Fatal(err)
-	}
-	enterprise.plan.Spec.Features.Webhooks = false
-	if err := k8s.Update(ctxT(t), enterprise.plan); err != nil {
-		t.Fatal(err)
-	}
+	update(t, enterprise.plan, func(p *chatv1alpha1.Plan) { p.Spec.Features.Webhooks = false })
 	waitBundle(t, enterprise.id, func(b *tenant.Bundle) error {
 		if len(b.Webhooks) != 0 {
 			return errors.New("webhooks remain after the plan lost them")
@@ -474,10 +454,10 @@ func TestDeletingMerchantRemovesBundle(t *testing.T) {
 	}
 	eventually(t, "bundle removed", func() error {
 		if _, err := bundleSecret(t, f.id); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("bundle still there: %v", err)
+			return fmt.Errorf("bundle still there: %w", err)
 		}
 		if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(f.merchant), f.merchant); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("merchant still there: %v", err)
+			return fmt.Errorf("merchant still there: %w", err)
 		}
 		return nil
 	})
@@ -526,7 +506,7 @@ func TestMerchantIDCannotBeTakenOver(t *testing.T) {
 	}
 	eventually(t, "attacker gone", func() error {
 		if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(attacker), attacker); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("still there: %v", err)
+			return fmt.Errorf("still there: %w", err)
 		}
 		return nil
 	})
@@ -537,10 +517,7 @@ func TestMerchantIDCannotBeTakenOver(t *testing.T) {
 
 func TestSuspendedMerchant(t *testing.T) {
 	f := newTenant(t, false)
-	f.merchant.Spec.Suspended = true
-	if err := k8s.Update(ctxT(t), f.merchant); err != nil {
-		t.Fatal(err)
-	}
+	update(t, f.merchant, func(m *chatv1alpha1.Merchant) { m.Spec.Suspended = true })
 	waitReady(t, f.merchant, metav1.ConditionTrue, chatv1alpha1.ReasonSuspended)
 	waitBundle(t, f.id, func(b *tenant.Bundle) error {
 		if !b.Suspended {

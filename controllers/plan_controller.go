@@ -34,7 +34,7 @@ func (r *PlanReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	if err := r.List(ctx, &merchants, client.MatchingFields{merchantPlanIndex: plan.Name}); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing merchants of plan %s: %w", plan.Name, err)
 	}
-	plan.Status.Merchants = int32(len(merchants.Items))
+	plan.Status.Merchants = count(len(merchants.Items))
 	plan.Status.ObservedGeneration = plan.Generation
 	setReady(r.Recorder, &plan, &plan.Status.Conditions, readyFrom(plan.Generation, nil,
 		fmt.Sprintf("%d merchants are on this plan", plan.Status.Merchants)))

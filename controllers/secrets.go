@@ -36,26 +36,28 @@ type secretReader struct {
 	api   client.Reader
 }
 
-// get returns a labelled Secret, or a problem saying whether it is missing or merely unlabelled.
+// get returns a labelled Secret, or a problem saying whether it is missing or merely unlabelled. A cache miss
+// is checked against the API server: a Secret created a moment ago may not be in the cache yet.
 func (r secretReader) get(ctx context.Context, namespace, name, label string) (*corev1.Secret, error) {
+	key := types.NamespacedName{Namespace: namespace, Name: name}
 	var s corev1.Secret
-	err := r.cache.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, &s)
+	err := r.cache.Get(ctx, key, &s)
 	if err == nil {
 		return &s, nil
 	}
 	if !apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("reading Secret %s/%s: %w", namespace, name, err)
 	}
-	var meta metav1.PartialObjectMetadata
-	meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
-	switch err := r.api.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, &meta); {
-	case err == nil:
-		return nil, newProblem(chatv1alpha1.ReasonSecretNotLabelled,
-			"Secret %s exists but lacks the label %s=%s that lets the operator watch it", name, chatv1alpha1.SecretLabel, label)
+	switch err := r.api.Get(ctx, key, &s); {
 	case apierrors.IsNotFound(err):
 		return nil, newProblem(chatv1alpha1.ReasonSecretNotFound, "Secret %s does not exist", name)
-	default:
+	case err != nil:
 		return nil, fmt.Errorf("reading Secret %s/%s: %w", namespace, name, err)
+	case s.Labels[chatv1alpha1.SecretLabel] != label:
+		return nil, newProblem(chatv1alpha1.ReasonSecretNotLabelled,
+			"Secret %s exists but lacks the label %s=%s that lets the operator watch it", name, chatv1alpha1.SecretLabel, label)
+	default:
+		return &s, nil
 	}
 }
 

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"errors"
+	"math"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -53,6 +54,11 @@ func setReady(rec recorder.EventRecorder, obj client.Object, conds *[]metav1.Con
 		kind = corev1.EventTypeNormal
 	}
 	rec.Eventf(obj, nil, kind, cond.Reason, "Reconcile", "%s", cond.Message)
+}
+
+// count converts a length for a status field, saturating rather than overflowing.
+func count(n int) int32 {
+	return int32(min(max(n, 0), math.MaxInt32))
 }
 
 // patchStatus writes status only when it changed, so that reconciles at rest cost no writes.

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -130,6 +131,21 @@ func create(t *testing.T, objs ...client.Object) {
 		if err := k8s.Create(ctxT(t), o); err != nil {
 			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
 		}
+	}
+}
+
+// update re-reads obj, applies mutate and writes it, retrying when the operator wrote the object meanwhile.
+func update[T client.Object](t *testing.T, obj T, mutate func(T)) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(obj), obj); err != nil {
+			return err
+		}
+		mutate(obj)
+		return k8s.Update(ctxT(t), obj)
+	})
+	if err != nil {
+		t.Fatalf("updating %T %s: %v", obj, obj.GetName(), err)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
@@ -166,11 +167,14 @@ func TestSchemaRejectsBadUpdates(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(tc.obj), tc.obj); err != nil {
-				t.Fatal(err)
-			}
-			tc.mutate()
-			err := k8s.Update(ctxT(t), tc.obj)
+			// The operator writes status meanwhile; retry until the API server judges the change itself.
+			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(tc.obj), tc.obj); err != nil {
+					return err
+				}
+				tc.mutate()
+				return k8s.Update(ctxT(t), tc.obj)
+			})
 			if err == nil {
 				t.Fatal("the API server accepted a bad update")
 			}

@@ -129,7 +129,3 @@ func (k *APIKey) KeySecretRef() SecretKeySelector {
 	}
 	return SecretKeySelector{Name: name, Key: DefaultAPIKeySecretKey}
 }
-
-func init() {
-	SchemeBuilder.Register(&APIKey{}, &APIKeyList{})
-}

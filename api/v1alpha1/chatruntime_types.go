@@ -237,7 +237,3 @@ type ChatRuntimeList struct {
 	// Items are the ChatRuntimes.
 	Items []ChatRuntime `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&ChatRuntime{}, &ChatRuntimeList{})
-}

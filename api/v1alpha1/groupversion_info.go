@@ -5,8 +5,9 @@
 package v1alpha1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 var (
@@ -14,8 +15,20 @@ var (
 	GroupVersion = schema.GroupVersion{Group: "chat.parley.dev", Version: "v1alpha1"}
 
 	// SchemeBuilder registers the Parley kinds with a scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 
 	// AddToScheme adds the Parley kinds to a scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
+
+func addKnownTypes(s *runtime.Scheme) error {
+	s.AddKnownTypes(GroupVersion,
+		&Plan{}, &PlanList{},
+		&ChatRuntime{}, &ChatRuntimeList{},
+		&Merchant{}, &MerchantList{},
+		&APIKey{}, &APIKeyList{},
+		&Webhook{}, &WebhookList{},
+	)
+	metav1.AddToGroupVersion(s, GroupVersion)
+	return nil
+}

@@ -195,7 +195,3 @@ type MerchantList struct {
 	// Items are the Merchants.
 	Items []Merchant `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&Merchant{}, &MerchantList{})
-}

@@ -117,7 +117,3 @@ func (s PlanSpec) EffectiveBurst() int32 {
 	}
 	return s.RequestsPerSecond
 }
-
-func init() {
-	SchemeBuilder.Register(&Plan{}, &PlanList{})
-}

@@ -115,7 +115,3 @@ func (w *Webhook) SigningSecretRef() SecretKeySelector {
 	}
 	return SecretKeySelector{Name: w.Name + "-signing-secret", Key: DefaultSigningSecretKey}
 }
-
-func init() {
-	SchemeBuilder.Register(&Webhook{}, &WebhookList{})
-}

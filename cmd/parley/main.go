@@ -29,14 +29,19 @@ Run 'parley <command> --help' for a command's flags.
 `
 
 func main() {
+	os.Exit(exitCode())
+}
+
+func exitCode() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "parley:", err)
 		}
-		os.Exit(2)
+		return 2
 	}
+	return 0
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -1,0 +1,197 @@
+package render
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
+	"github.com/parley-dev/parley/runtime/tenant"
+)
+
+func TestMerchantID(t *testing.T) {
+	long, longer := strings.Repeat("n", 40), strings.Repeat("m", 40)
+	cases := []struct {
+		namespace, name, explicit, want string
+	}{
+		{"acme", "shop", "", "acme-shop"},
+		{"acme", "acme", "", "acme"},
+		{"acme", "shop", "acme-outdoor", "acme-outdoor"},
+		{"acme", "shop.eu", "", "acme-shop-eu"},
+		{long, longer, "", long + "-" + strings.Repeat("m", 13) + "-"},
+	}
+	for _, tc := range cases {
+		m := &chatv1alpha1.Merchant{ObjectMeta: metav1.ObjectMeta{Namespace: tc.namespace, Name: tc.name}}
+		m.Spec.MerchantID = tc.explicit
+		got := MerchantID(m)
+		if len(got) > 63 {
+			t.Errorf("%s/%s: %q is longer than a DNS label", tc.namespace, tc.name, got)
+		}
+		if strings.HasSuffix(tc.want, "-") {
+			// Long IDs end in a hash of namespace/name, so two long names with one prefix do not collide.
+			if !strings.HasPrefix(got, tc.want) || len(got) != 63 {
+				t.Errorf("%s/%s: got %q", tc.namespace, tc.name, got)
+			}
+			other := MerchantID(&chatv1alpha1.Merchant{ObjectMeta: metav1.ObjectMeta{Namespace: tc.namespace, Name: tc.name + "x"}})
+			if other == got {
+				t.Errorf("two long names derive the same ID %q", got)
+			}
+			continue
+		}
+		if got != tc.want {
+			t.Errorf("%s/%s: got %q, want %q", tc.namespace, tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestBundle(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	past := metav1.NewTime(now.Add(-time.Minute))
+	soon := metav1.NewTime(now.Add(time.Hour))
+	m := &chatv1alpha1.Merchant{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "acme", Name: "shop"},
+		Spec: chatv1alpha1.MerchantSpec{
+			DisplayName:    "Acme",
+			AllowedOrigins: []string{"https://b.example", "https://a.example"},
+			Owners:         []chatv1alpha1.Owner{{Email: "o@acme.example"}},
+		},
+	}
+	keys := []ResolvedKey{
+		{ID: "zz", Type: chatv1alpha1.APIKeySecret, SHA256: strings.Repeat("a", 64)},
+		{ID: "aa", Type: chatv1alpha1.APIKeyPublishable, SHA256: strings.Repeat("b", 64), ExpiresAt: &soon},
+		{ID: "old", Type: chatv1alpha1.APIKeyPublishable, SHA256: strings.Repeat("c", 64), ExpiresAt: &past},
+	}
+	secret := "whsec_" + strings.Repeat("A", 44)
+	hooks := []ResolvedWebhook{
+		{Webhook: &chatv1alpha1.Webhook{ObjectMeta: metav1.ObjectMeta{Name: "b"}, Spec: chatv1alpha1.WebhookSpec{
+			URL: "https://b.example/h", Events: []chatv1alpha1.WebhookEvent{"lead.created", "conversation.created"}}},
+			SigningSecrets: []string{secret}},
+		{Webhook: &chatv1alpha1.Webhook{ObjectMeta: metav1.ObjectMeta{Name: "off"}, Spec: chatv1alpha1.WebhookSpec{
+			URL: "https://off.example/h", Events: []chatv1alpha1.WebhookEvent{"lead.created"}, Disabled: true}},
+			SigningSecrets: []string{secret}},
+	}
+	withHooks := &chatv1alpha1.Plan{ObjectMeta: metav1.ObjectMeta{Name: "enterprise"},
+		Spec: chatv1alpha1.PlanSpec{RequestsPerSecond: 5, Features: chatv1alpha1.PlanFeatures{Webhooks: true}}}
+	without := &chatv1alpha1.Plan{ObjectMeta: metav1.ObjectMeta{Name: "starter"}, Spec: chatv1alpha1.PlanSpec{RequestsPerSecond: 5}}
+
+	b := Bundle(m, "acme-shop", withHooks, keys, hooks, now)
+	if err := b.Validate(); err != nil {
+		t.Fatalf("rendered bundle is invalid: %v", err)
+	}
+	if got := []string{b.APIKeys[0].ID, b.APIKeys[1].ID}; len(b.APIKeys) != 2 || !slices.Equal(got, []string{"aa", "zz"}) {
+		t.Errorf("keys: want aa, zz (sorted, expired one left out), got %+v", b.APIKeys)
+	}
+	if b.Plan.Burst != 5 || !b.Plan.APIAccess {
+		t.Errorf("plan defaults: %+v", b.Plan)
+	}
+	if !slices.Equal(b.AllowedOrigins, []string{"https://a.example", "https://b.example"}) {
+		t.Errorf("origins not sorted: %v", b.AllowedOrigins)
+	}
+	if len(b.Webhooks) != 1 || b.Webhooks[0].ID != "b" || b.Webhooks[0].Events[0] != tenant.EventConversationCreated {
+		t.Errorf("webhooks: want only the enabled one, events sorted: %+v", b.Webhooks)
+	}
+	if b.Widget.Title != "Acme" {
+		t.Errorf("widget title defaults to the display name, got %q", b.Widget.Title)
+	}
+	if nb := Bundle(m, "acme-shop", without, keys, hooks, now); len(nb.Webhooks) != 0 {
+		t.Error("a plan without webhooks must render none")
+	}
+
+	// The same inputs in another order render the same document, so the Secret is not rewritten needlessly.
+	slices.Reverse(keys)
+	again, _ := json.Marshal(Bundle(m, "acme-shop", withHooks, keys, hooks, now))
+	first, _ := json.Marshal(b)
+	if string(again) != string(first) {
+		t.Error("the bundle depends on the order of its inputs")
+	}
+}
+
+func TestNextExpiry(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *metav1.Time { t := metav1.NewTime(now.Add(d)); return &t }
+	cases := []struct {
+		keys []ResolvedKey
+		want time.Duration
+	}{
+		{nil, 0},
+		{[]ResolvedKey{{}}, 0},
+		{[]ResolvedKey{{ExpiresAt: at(time.Hour)}, {ExpiresAt: at(time.Minute)}, {}}, time.Minute},
+		{[]ResolvedKey{{ExpiresAt: at(-time.Minute)}, {ExpiresAt: at(time.Hour)}}, time.Hour},
+	}
+	for i, tc := range cases {
+		if got := NextExpiry(tc.keys, now); got != tc.want {
+			t.Errorf("case %d: got %s, want %s", i, got, tc.want)
+		}
+	}
+}
+
+func TestEmbedSnippet(t *testing.T) {
+	rt := &chatv1alpha1.ChatRuntime{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: "parley-system"}}
+	cases := []struct{ public, widget, want string }{
+		{"https://chat.example.com/", "", "https://chat.example.com/widget.js"},
+		{"https://chat.example.com", "https://cdn.example.com", "https://cdn.example.com/widget.js"},
+		{"", "", "http://parley-runtime-default.parley-system.svc/widget.js"},
+	}
+	for _, tc := range cases {
+		rt.Spec.PublicURL, rt.Spec.WidgetURL = tc.public, tc.widget
+		want := `<script src="` + tc.want + `" data-api-key="<API_KEY>" data-merchant-id="acme" async></script>`
+		if got := EmbedSnippet(rt, "acme"); got != want {
+			t.Errorf("got  %s\nwant %s", got, want)
+		}
+	}
+}
+
+func TestRuntimeReady(t *testing.T) {
+	rt := &chatv1alpha1.ChatRuntime{ObjectMeta: metav1.ObjectMeta{Generation: 4}}
+	rt.Spec.Replicas = new(int32(2))
+	dep := func(gen, observed int64, updated, available int32) *appsv1.Deployment {
+		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Generation: gen}}
+		d.Status = appsv1.DeploymentStatus{ObservedGeneration: observed, UpdatedReplicas: updated, AvailableReplicas: available}
+		return d
+	}
+	cases := []struct {
+		name string
+		d    *appsv1.Deployment
+		want metav1.ConditionStatus
+	}{
+		{"missing", nil, metav1.ConditionFalse},
+		{"rolling out", dep(3, 2, 2, 2), metav1.ConditionFalse},
+		{"one of two", dep(3, 3, 2, 1), metav1.ConditionFalse},
+		{"old pods still serving", dep(3, 3, 1, 2), metav1.ConditionFalse},
+		{"all available", dep(3, 3, 2, 2), metav1.ConditionTrue},
+	}
+	for _, tc := range cases {
+		c := RuntimeReady(rt, tc.d)
+		if c.Status != tc.want || c.ObservedGeneration != 4 || c.Type != chatv1alpha1.ConditionReady {
+			t.Errorf("%s: %+v", tc.name, c)
+		}
+	}
+}
+
+func TestRuntimeArgs(t *testing.T) {
+	rt := &chatv1alpha1.ChatRuntime{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: "parley-system"}}
+	rt.Spec.Storage.Type = chatv1alpha1.StorageSQLite
+	rt.Spec.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantOpenAI,
+		OpenAI: &chatv1alpha1.OpenAISpec{BaseURL: "http://vllm:8000/v1", Model: "llama"}}
+	rt.Spec.TLS = &chatv1alpha1.TLSSpec{SecretName: "cert"}
+	args := RuntimeArgs(rt)
+	for _, want := range []string{"runtime", "--namespace=parley-system", "--runtime-name=default", "--storage=sqlite",
+		"--sqlite-path=/var/lib/parley/parley.db", "--assistant=openai", "--openai-model=llama", "--tls-cert-file=/etc/parley/tls/tls.crt"} {
+		if !slices.Contains(args, want) {
+			t.Errorf("args %v lack %s", args, want)
+		}
+	}
+	d := RuntimeDeployment(rt, "img")
+	probe := d.Spec.Template.Spec.Containers[0].LivenessProbe.HTTPGet
+	if *probe.Scheme != "HTTPS" {
+		t.Errorf("probes must use HTTPS when the runtime serves TLS, got %s", *probe.Scheme)
+	}
+	if s := RuntimeService(rt); *s.Spec.Ports[0].Port != 443 {
+		t.Errorf("service port %d with TLS", *s.Spec.Ports[0].Port)
+	}
+}

@@ -1,0 +1,188 @@
+// Package bench holds benchmarks that need a real API server: run them with `make bench-operator`.
+package bench
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
+	"github.com/parley-dev/parley/controllers"
+)
+
+const operatorNS = "parley-system"
+
+// BenchmarkOperatorScale creates merchants (1,000 by default, PARLEY_BENCH_MERCHANTS to change), each in its own
+// namespace with an API key and a webhook, and measures the time until every one is Ready with its key and webhook
+// in its bundle, and the operator's peak memory. The operator runs as its own process (`parley operator`), so its
+// memory is its own.
+func BenchmarkOperatorScale(b *testing.B) {
+	n := 1000
+	if v := os.Getenv("PARLEY_BENCH_MERCHANTS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		b.Fatal("KUBEBUILDER_ASSETS is not set: run `make bench-operator`")
+	}
+	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
+	cfg, err := env.Start()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = env.Stop() }()
+	cfg.QPS, cfg.Burst = 2000, 4000 // the load generator must not be the bottleneck
+	c, err := client.New(cfg, client.Options{Scheme: controllers.Scheme()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := b.Context()
+
+	bin := filepath.Join(b.TempDir(), "parley")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/parley").CombinedOutput(); err != nil {
+		b.Fatalf("building parley: %v\n%s", err, out)
+	}
+	user, err := env.AddUser(envtest.User{Name: "operator", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	kubeconfig, err := user.KubeConfig()
+	if err != nil {
+		b.Fatal(err)
+	}
+	kcPath := filepath.Join(b.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kcPath, kubeconfig, 0o600); err != nil {
+		b.Fatal(err)
+	}
+
+	must := func(err error) {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	must(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNS}}))
+	must(c.Create(ctx, &chatv1alpha1.Plan{ObjectMeta: metav1.ObjectMeta{Name: "enterprise"},
+		Spec: chatv1alpha1.PlanSpec{RequestsPerSecond: 100, Features: chatv1alpha1.PlanFeatures{Webhooks: true}}}))
+	must(c.Create(ctx, &chatv1alpha1.ChatRuntime{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: operatorNS},
+		Spec: chatv1alpha1.ChatRuntimeSpec{PublicURL: "https://chat.example.com"}}))
+
+	op := exec.CommandContext(ctx, bin, "operator", "--namespace="+operatorNS,
+		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=error")
+	op.Env = append(os.Environ(), "KUBECONFIG="+kcPath)
+	op.Stderr = os.Stderr
+	must(op.Start())
+	defer func() { _ = op.Process.Kill(); _ = op.Wait() }()
+
+	b.ResetTimer()
+	start := time.Now()
+	createTenants(b, c, n)
+	created := time.Since(start)
+	waitAllReady(b, c, n)
+	elapsed := time.Since(start)
+	b.StopTimer()
+
+	peak := peakRSS(b, op.Process.Pid)
+	b.ReportMetric(elapsed.Seconds(), "s-to-all-ready")
+	b.ReportMetric(peak, "peak-MiB")
+	b.Logf("%d merchants, each with a key and a webhook: created in %s, all Ready in %s; operator peak RSS %.1f MiB",
+		n, created.Round(time.Millisecond), elapsed.Round(time.Millisecond), peak)
+}
+
+// createTenants creates n namespaces, each with a Merchant, an APIKey and a Webhook, from 16 workers.
+func createTenants(b *testing.B, c client.Client, n int) {
+	ctx := b.Context()
+	work := make(chan int)
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for i := range work {
+				ns := fmt.Sprintf("tenant-%04d", i)
+				objs := []client.Object{
+					&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+					&chatv1alpha1.Merchant{ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: ns},
+						Spec: chatv1alpha1.MerchantSpec{DisplayName: ns, PlanRef: chatv1alpha1.LocalObjectReference{Name: "enterprise"},
+							AllowedOrigins: []string{"https://" + ns + ".example"}}},
+					&chatv1alpha1.APIKey{ObjectMeta: metav1.ObjectMeta{Name: "widget", Namespace: ns},
+						Spec: chatv1alpha1.APIKeySpec{MerchantRef: chatv1alpha1.LocalObjectReference{Name: "shop"}, Type: chatv1alpha1.APIKeyPublishable}},
+					&chatv1alpha1.Webhook{ObjectMeta: metav1.ObjectMeta{Name: "crm", Namespace: ns},
+						Spec: chatv1alpha1.WebhookSpec{MerchantRef: chatv1alpha1.LocalObjectReference{Name: "shop"},
+							URL: "https://crm.example/" + ns, Events: []chatv1alpha1.WebhookEvent{chatv1alpha1.EventLeadCreated}}},
+				}
+				for _, o := range objs {
+					if err := c.Create(ctx, o); err != nil {
+						errs <- fmt.Errorf("creating %s/%s: %w", ns, o.GetName(), err)
+						return
+					}
+				}
+			}
+		})
+	}
+	for i := range n {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+}
+
+// waitAllReady waits until every Merchant is Ready with one key and one webhook published.
+func waitAllReady(b *testing.B, c client.Client, n int) {
+	deadline := time.Now().Add(10 * time.Minute)
+	for {
+		var list chatv1alpha1.MerchantList
+		if err := c.List(b.Context(), &list); err != nil {
+			b.Fatal(err)
+		}
+		done := 0
+		for _, m := range list.Items {
+			if meta.IsStatusConditionTrue(m.Status.Conditions, chatv1alpha1.ConditionReady) &&
+				m.Status.APIKeys == 1 && m.Status.Webhooks == 1 {
+				done++
+			}
+		}
+		if done == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("only %d of %d merchants are complete after 10 minutes", done, n)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// peakRSS reads a process's peak resident memory (VmHWM) in MiB.
+func peakRSS(b *testing.B, pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return kb / 1024
+		}
+	}
+	b.Fatal("no VmHWM in /proc status")
+	return 0
+}
