@@ -14,6 +14,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -155,6 +156,20 @@ func TestPlanChangeReachesBundle(t *testing.T) {
 		}
 		return nil
 	})
+
+	// A plan nobody is on shows 0, not nothing, in `kubectl get plans`. Read it raw: a missing field would
+	// decode as 0 too.
+	unused := plan("unused-"+f.ns, 1, false)
+	create(t, unused)
+	waitReady(t, unused, metav1.ConditionTrue, chatv1alpha1.ReasonReconciled)
+	var raw unstructured.Unstructured
+	raw.SetGroupVersionKind(chatv1alpha1.GroupVersion.WithKind("Plan"))
+	if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(unused), &raw); err != nil {
+		t.Fatal(err)
+	}
+	if n, found, _ := unstructured.NestedInt64(raw.Object, "status", "merchants"); !found || n != 0 {
+		t.Errorf("status.merchants = %d (present: %v)", n, found)
+	}
 }
 
 func TestGeneratedKey(t *testing.T) {

@@ -182,14 +182,17 @@ type ChatRuntimeStatus struct {
 
 	// Replicas is the number of runtime pods the Deployment has.
 	// +optional
+	// +kubebuilder:default=0
 	Replicas int32 `json:"replicas"`
 
 	// ReadyReplicas is the number of runtime pods ready to serve.
 	// +optional
+	// +kubebuilder:default=0
 	ReadyReplicas int32 `json:"readyReplicas"`
 
 	// Tenants is the number of merchant bundles published for this runtime.
 	// +optional
+	// +kubebuilder:default=0
 	Tenants int32 `json:"tenants"`
 
 	// Conditions describe the runtime's state; Ready is True when every desired replica is ready.

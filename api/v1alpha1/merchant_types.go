@@ -136,10 +136,12 @@ type MerchantStatus struct {
 
 	// APIKeys is the number of usable API keys published for the merchant.
 	// +optional
+	// +kubebuilder:default=0
 	APIKeys int32 `json:"apiKeys"`
 
 	// Webhooks is the number of webhook endpoints published for the merchant.
 	// +optional
+	// +kubebuilder:default=0
 	Webhooks int32 `json:"webhooks"`
 
 	// BundleSecret is the namespace/name of the tenant bundle Secret the runtime reads.

@@ -64,6 +64,7 @@ type PlanStatus struct {
 
 	// Merchants is the number of merchants on this plan, in every namespace.
 	// +optional
+	// +kubebuilder:default=0
 	Merchants int32 `json:"merchants"`
 
 	// Conditions describe the plan's state; Ready is True once it is reconciled.
