@@ -1,0 +1,167 @@
+// Package storeutil holds the behaviour every store implementation must share so that they pass the same
+// conformance suite: page sizes, pagination cursors, question normalisation, month keys and input checks.
+package storeutil
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/parley-dev/parley/runtime/store"
+)
+
+// Page sizes of the listings.
+const (
+	DefaultLimit = 20
+	MaxLimit     = 100
+)
+
+// Listing kinds bound into cursors, so that a cursor of one listing is refused by another.
+const (
+	KindConversations = "conversations"
+	KindKnowledge     = "knowledge"
+)
+
+// PageSize turns a filter's Limit into the page size: 0 or less means DefaultLimit, more than MaxLimit means
+// MaxLimit.
+func PageSize(limit int) int {
+	switch {
+	case limit <= 0:
+		return DefaultLimit
+	case limit > MaxLimit:
+		return MaxLimit
+	default:
+		return limit
+	}
+}
+
+// Cursor is the position after which a listing continues: the creation time (unix milliseconds) and ID of
+// the last item returned, bound to a listing kind and a merchant.
+type Cursor struct {
+	Kind       string
+	MerchantID string
+	CreatedAt  int64
+	ID         string
+}
+
+// cursorVersion is the version of the encoded cursor format.
+const cursorVersion = 1
+
+type cursorJSON struct {
+	V int    `json:"v"`
+	K string `json:"k"`
+	M string `json:"m"`
+	T int64  `json:"t"`
+	I string `json:"i"`
+}
+
+// EncodeCursor returns the opaque form of c.
+func EncodeCursor(c Cursor) string {
+	b, err := json.Marshal(cursorJSON{V: cursorVersion, K: c.Kind, M: c.MerchantID, T: c.CreatedAt, I: c.ID})
+	if err != nil { // cannot happen: the struct holds only strings and integers
+		return ""
+	}
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// DecodeCursor parses s and checks that it was issued for this listing kind and merchant. Any failure is
+// store.ErrInvalidCursor.
+func DecodeCursor(s, kind, merchantID string) (Cursor, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return Cursor{}, store.ErrInvalidCursor
+	}
+	var c cursorJSON
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return Cursor{}, store.ErrInvalidCursor
+	}
+	if c.V != cursorVersion || c.K != kind || c.M != merchantID || c.I == "" {
+		return Cursor{}, store.ErrInvalidCursor
+	}
+	return Cursor{Kind: c.K, MerchantID: c.M, CreatedAt: c.T, ID: c.I}, nil
+}
+
+// NormalizeQuestion lower-cases s, removes punctuation and collapses white space, so that the same question
+// asked differently is counted once.
+func NormalizeQuestion(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		if unicode.IsPunct(r) {
+			continue
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+// ContainsFold reports whether needle is a substring of haystack, ignoring case.
+func ContainsFold(haystack, needle string) bool {
+	return strings.Contains(strings.ToLower(haystack), strings.ToLower(needle))
+}
+
+// Month is the key of t's UTC month, "YYYY-MM".
+func Month(t time.Time) string {
+	return t.UTC().Format("2006-01")
+}
+
+// Millis converts t to unix milliseconds.
+func Millis(t time.Time) int64 {
+	return t.UnixMilli()
+}
+
+// FromMillis converts unix milliseconds to a UTC time.
+func FromMillis(ms int64) time.Time {
+	return time.UnixMilli(ms).UTC()
+}
+
+// Day is the UTC date, "YYYY-MM-DD", of unix milliseconds.
+func Day(ms int64) string {
+	return FromMillis(ms).Format(time.DateOnly)
+}
+
+// CitedIDs returns the distinct knowledge IDs of sources, in order of first citation.
+func CitedIDs(sources []store.Source) []string {
+	seen := make(map[string]bool, len(sources))
+	var ids []string
+	for _, s := range sources {
+		if s.KnowledgeID == "" || seen[s.KnowledgeID] {
+			continue
+		}
+		seen[s.KnowledgeID] = true
+		ids = append(ids, s.KnowledgeID)
+	}
+	return ids
+}
+
+// ValidateExchange checks the identifiers an exchange must carry.
+func ValidateExchange(ex store.Exchange) error {
+	switch {
+	case ex.MerchantID == "":
+		return errors.New("merchant ID is empty")
+	case ex.ConversationID == "":
+		return errors.New("conversation ID is empty")
+	case ex.Question.ID == "" || ex.Answer.ID == "":
+		return errors.New("message ID is empty")
+	case ex.Question.ID == ex.Answer.ID:
+		return fmt.Errorf("question and answer share the ID %q", ex.Question.ID)
+	case ex.MonthlyLimit < 0:
+		return fmt.Errorf("monthly limit %d is negative", ex.MonthlyLimit)
+	}
+	return nil
+}
+
+// ValidateKnowledge checks the identifiers a knowledge item must carry.
+func ValidateKnowledge(k store.Knowledge) error {
+	switch {
+	case k.MerchantID == "":
+		return errors.New("merchant ID is empty")
+	case k.ID == "":
+		return errors.New("knowledge ID is empty")
+	}
+	return nil
+}

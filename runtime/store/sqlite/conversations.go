@@ -1,0 +1,353 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/store/internal/storeutil"
+)
+
+// RecordExchange stores a visitor message and its reply, creating and counting the conversation if it is new.
+func (s *Store) RecordExchange(ctx context.Context, ex store.Exchange) (store.ExchangeResult, error) {
+	if err := storeutil.ValidateExchange(ex); err != nil {
+		return store.ExchangeResult{}, fmt.Errorf("recording exchange: %w", err)
+	}
+	var res store.ExchangeResult
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		created, err := ensureConversation(ctx, tx, ex)
+		if err != nil {
+			return err
+		}
+		res.Created = created
+		if err := insertExchange(ctx, tx, ex); err != nil {
+			return err
+		}
+		return countCitations(ctx, tx, ex.MerchantID, ex.Answer.Sources)
+	})
+	if err != nil {
+		return store.ExchangeResult{}, fmt.Errorf("recording exchange in conversation %s: %w", ex.ConversationID, err)
+	}
+	return res, nil
+}
+
+// ensureConversation creates the exchange's conversation unless it exists, claiming a slot of the month's
+// ceiling. It reports whether it created the conversation.
+func ensureConversation(ctx context.Context, tx *sql.Tx, ex store.Exchange) (bool, error) {
+	exists, err := conversationExists(ctx, tx, ex.MerchantID, ex.ConversationID)
+	if err != nil || exists {
+		return false, err
+	}
+	if err := claimMonthlySlot(ctx, tx, ex.MerchantID, storeutil.Month(ex.Question.CreatedAt), ex.MonthlyLimit); err != nil {
+		return false, err
+	}
+	at := storeutil.Millis(ex.Question.CreatedAt)
+	_, err = tx.ExecContext(ctx, `
+		INSERT INTO conversations (merchant_id, id, visitor_id, created_at, updated_at, first_message)
+		VALUES (?, ?, ?, ?, ?, ?)`,
+		ex.MerchantID, ex.ConversationID, ex.VisitorID, at, at, ex.Question.Text)
+	if err != nil {
+		return false, fmt.Errorf("inserting conversation: %w", err)
+	}
+	return true, nil
+}
+
+// claimMonthlySlot adds one to the merchant's count for month, or returns store.ErrQuotaExceeded when the count
+// already is at limit (limit 0: no ceiling). The conditional update keeps the ceiling exact.
+func claimMonthlySlot(ctx context.Context, tx *sql.Tx, merchantID, month string, limit int) error {
+	_, err := tx.ExecContext(ctx, `
+		INSERT INTO monthly_conversations (merchant_id, month, count) VALUES (?, ?, 0)
+		ON CONFLICT (merchant_id, month) DO NOTHING`, merchantID, month)
+	if err != nil {
+		return fmt.Errorf("creating monthly counter: %w", err)
+	}
+	r, err := tx.ExecContext(ctx, `
+		UPDATE monthly_conversations SET count = count + 1
+		WHERE merchant_id = ? AND month = ? AND (? = 0 OR count < ?)`, merchantID, month, limit, limit)
+	if err != nil {
+		return fmt.Errorf("counting conversation: %w", err)
+	}
+	n, err := r.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("counting conversation: %w", err)
+	}
+	if n == 0 {
+		return store.ErrQuotaExceeded
+	}
+	return nil
+}
+
+// insertExchange inserts the two messages and updates the conversation's summary.
+func insertExchange(ctx context.Context, tx *sql.Tx, ex store.Exchange) error {
+	q, a := ex.Question, ex.Answer
+	if err := insertMessage(ctx, tx, ex, q, store.RoleVisitor, storeutil.NormalizeQuestion(q.Text), ""); err != nil {
+		return err
+	}
+	if err := insertMessage(ctx, tx, ex, a, store.RoleAssistant, "", q.ID); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `
+		UPDATE conversations
+		SET message_count = message_count + 2, unanswered = unanswered + ?, updated_at = MAX(updated_at, ?, ?)
+		WHERE merchant_id = ? AND id = ?`,
+		boolInt(!a.Answered), storeutil.Millis(q.CreatedAt), storeutil.Millis(a.CreatedAt),
+		ex.MerchantID, ex.ConversationID)
+	if err != nil {
+		return fmt.Errorf("updating conversation: %w", err)
+	}
+	return nil
+}
+
+func insertMessage(ctx context.Context, tx *sql.Tx, ex store.Exchange, m store.Message, role store.Role, normalized, replyTo string) error {
+	sources, err := encodeSources(m.Sources)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `
+		INSERT INTO messages
+			(merchant_id, conversation_id, id, role, text, normalized, reply_to, created_at, sources, answered)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		ex.MerchantID, ex.ConversationID, m.ID, string(role), m.Text, normalized, replyTo,
+		storeutil.Millis(m.CreatedAt), sources, boolInt(m.Answered))
+	if err != nil {
+		return fmt.Errorf("inserting message %s: %w", m.ID, err)
+	}
+	return nil
+}
+
+// countCitations increments the use count of each knowledge item the sources cite.
+func countCitations(ctx context.Context, tx *sql.Tx, merchantID string, sources []store.Source) error {
+	for _, id := range storeutil.CitedIDs(sources) {
+		_, err := tx.ExecContext(ctx, `
+			UPDATE knowledge SET use_count = use_count + 1 WHERE merchant_id = ? AND id = ?`, merchantID, id)
+		if err != nil {
+			return fmt.Errorf("counting citation of %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// ConversationsThisMonth returns how many conversations the merchant started in the UTC month of now.
+func (s *Store) ConversationsThisMonth(ctx context.Context, merchantID string, now time.Time) (int, error) {
+	var n int
+	err := s.reader.QueryRowContext(ctx, `
+		SELECT count FROM monthly_conversations WHERE merchant_id = ? AND month = ?`,
+		merchantID, storeutil.Month(now)).Scan(&n)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("counting conversations of the month: %w", err)
+	}
+	return n, nil
+}
+
+// ConversationExists reports whether the merchant has a conversation with this ID.
+func (s *Store) ConversationExists(ctx context.Context, merchantID, id string) (bool, error) {
+	var exists bool
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		var err error
+		exists, err = conversationExists(ctx, tx, merchantID, id)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("looking up conversation %s: %w", id, err)
+	}
+	return exists, nil
+}
+
+func conversationExists(ctx context.Context, tx *sql.Tx, merchantID, id string) (bool, error) {
+	var one int
+	err := tx.QueryRowContext(ctx, `SELECT 1 FROM conversations WHERE merchant_id = ? AND id = ?`,
+		merchantID, id).Scan(&one)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("looking up conversation: %w", err)
+	}
+	return true, nil
+}
+
+const conversationColumns = `merchant_id, id, visitor_id, created_at, updated_at, message_count, first_message,
+	unanswered, has_lead`
+
+// GetConversation returns a conversation and its messages, oldest first, or store.ErrNotFound.
+func (s *Store) GetConversation(ctx context.Context, merchantID, id string) (store.Conversation, []store.Message, error) {
+	var (
+		c    store.Conversation
+		msgs []store.Message
+	)
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		var err error
+		row := tx.QueryRowContext(ctx, `SELECT `+conversationColumns+`
+			FROM conversations WHERE merchant_id = ? AND id = ?`, merchantID, id)
+		if c, err = scanConversation(row); err != nil {
+			return err
+		}
+		msgs, err = messages(ctx, tx, merchantID, id)
+		return err
+	})
+	if err != nil {
+		return store.Conversation{}, nil, fmt.Errorf("getting conversation %s: %w", id, err)
+	}
+	return c, msgs, nil
+}
+
+func messages(ctx context.Context, tx *sql.Tx, merchantID, conversationID string) ([]store.Message, error) {
+	rows, err := tx.QueryContext(ctx, `
+		SELECT id, role, text, created_at, sources, answered FROM messages
+		WHERE merchant_id = ? AND conversation_id = ? ORDER BY created_at, seq`, merchantID, conversationID)
+	if err != nil {
+		return nil, fmt.Errorf("listing messages: %w", err)
+	}
+	defer rows.Close()
+	var msgs []store.Message
+	for rows.Next() {
+		var (
+			m       store.Message
+			at      int64
+			sources string
+		)
+		if err := rows.Scan(&m.ID, &m.Role, &m.Text, &at, &sources, &m.Answered); err != nil {
+			return nil, fmt.Errorf("reading message: %w", err)
+		}
+		m.CreatedAt = storeutil.FromMillis(at)
+		if m.Sources, err = decodeSources(sources); err != nil {
+			return nil, fmt.Errorf("reading sources of message %s: %w", m.ID, err)
+		}
+		msgs = append(msgs, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("listing messages: %w", err)
+	}
+	return msgs, nil
+}
+
+// rowScanner is a *sql.Row or *sql.Rows.
+type rowScanner interface {
+	Scan(dest ...any) error
+}
+
+// scanConversation reads conversationColumns; no row is store.ErrNotFound.
+func scanConversation(row rowScanner) (store.Conversation, error) {
+	var (
+		c                store.Conversation
+		created, updated int64
+	)
+	err := row.Scan(&c.MerchantID, &c.ID, &c.VisitorID, &created, &updated, &c.MessageCount, &c.FirstMessage,
+		&c.Unanswered, &c.HasLead)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Conversation{}, store.ErrNotFound
+	}
+	if err != nil {
+		return store.Conversation{}, fmt.Errorf("reading conversation: %w", err)
+	}
+	c.CreatedAt, c.UpdatedAt = storeutil.FromMillis(created), storeutil.FromMillis(updated)
+	return c, nil
+}
+
+// ListConversations returns a page of the merchant's conversations, newest first, and the next page's cursor.
+func (s *Store) ListConversations(ctx context.Context, merchantID string, f store.ConversationFilter) ([]store.Conversation, string, error) {
+	where, args, err := conversationFilter(merchantID, f)
+	if err != nil {
+		return nil, "", fmt.Errorf("listing conversations: %w", err)
+	}
+	size := storeutil.PageSize(f.Limit)
+	//nolint:gosec // where is assembled from constant clauses; every value is a bound parameter
+	rows, err := s.reader.QueryContext(ctx, `SELECT `+conversationColumns+` FROM conversations c
+		WHERE `+where+` ORDER BY created_at DESC, id DESC LIMIT ?`, append(args, size+1)...)
+	if err != nil {
+		return nil, "", fmt.Errorf("listing conversations: %w", err)
+	}
+	defer rows.Close()
+	var list []store.Conversation
+	for rows.Next() {
+		c, err := scanConversation(rows)
+		if err != nil {
+			return nil, "", fmt.Errorf("listing conversations: %w", err)
+		}
+		list = append(list, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("listing conversations: %w", err)
+	}
+	if len(list) <= size {
+		return list, "", nil
+	}
+	list = list[:size]
+	last := list[size-1]
+	next := storeutil.EncodeCursor(storeutil.Cursor{Kind: storeutil.KindConversations, MerchantID: merchantID,
+		CreatedAt: storeutil.Millis(last.CreatedAt), ID: last.ID})
+	return list, next, nil
+}
+
+// conversationFilter builds the WHERE clause (over conversations c) and its arguments for a listing.
+func conversationFilter(merchantID string, f store.ConversationFilter) (string, []any, error) {
+	conds := []string{"c.merchant_id = ?"}
+	args := []any{merchantID}
+	if f.Cursor != "" {
+		cur, err := storeutil.DecodeCursor(f.Cursor, storeutil.KindConversations, merchantID)
+		if err != nil {
+			return "", nil, err
+		}
+		conds = append(conds, "(c.created_at, c.id) < (?, ?)")
+		args = append(args, cur.CreatedAt, cur.ID)
+	}
+	if !f.From.IsZero() {
+		conds = append(conds, "c.created_at >= ?")
+		args = append(args, storeutil.Millis(f.From))
+	}
+	if !f.To.IsZero() {
+		conds = append(conds, "c.created_at < ?")
+		args = append(args, storeutil.Millis(f.To))
+	}
+	if f.HasLead != nil {
+		conds = append(conds, "c.has_lead = ?")
+		args = append(args, boolInt(*f.HasLead))
+	}
+	if f.Query != "" {
+		conds = append(conds, `EXISTS (SELECT 1 FROM messages m
+			WHERE m.merchant_id = c.merchant_id AND m.conversation_id = c.id AND `+containsFoldFunc+`(m.text, ?))`)
+		args = append(args, f.Query)
+	}
+	return strings.Join(conds, " AND "), args, nil
+}
+
+// sourceJSON is the stored form of a store.Source.
+type sourceJSON struct {
+	KnowledgeID string  `json:"knowledge_id"`
+	Title       string  `json:"title,omitempty"`
+	URL         string  `json:"url,omitempty"`
+	Snippet     string  `json:"snippet,omitempty"`
+	Score       float64 `json:"score"`
+}
+
+func encodeSources(sources []store.Source) (string, error) {
+	out := make([]sourceJSON, 0, len(sources))
+	for _, s := range sources {
+		out = append(out, sourceJSON(s))
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return "", fmt.Errorf("encoding sources: %w", err)
+	}
+	return string(b), nil
+}
+
+func decodeSources(text string) ([]store.Source, error) {
+	var in []sourceJSON
+	if err := json.Unmarshal([]byte(text), &in); err != nil {
+		return nil, err
+	}
+	if len(in) == 0 {
+		return nil, nil
+	}
+	out := make([]store.Source, 0, len(in))
+	for _, s := range in {
+		out = append(out, store.Source(s))
+	}
+	return out, nil
+}

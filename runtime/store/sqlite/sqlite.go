@@ -1,0 +1,201 @@
+// Package sqlite is the embedded store.Store: one SQLite file in WAL mode, written through a single
+// connection with BEGIN IMMEDIATE transactions and read through a pool of read-only connections.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+
+	"github.com/pressly/goose/v3"
+	sqlite "modernc.org/sqlite"
+
+	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/store/internal/storeutil"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// containsFoldFunc is the SQL function for case-insensitive substring search (Unicode-aware, unlike LIKE).
+const containsFoldFunc = "parley_contains_fold"
+
+// Store is the SQLite store.Store. It is safe for concurrent use.
+type Store struct {
+	writer *sql.DB // one connection: writes queue in Go instead of failing with SQLITE_BUSY
+	reader *sql.DB
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens (creating it and its directory if missing) the database file at path and brings its schema up to
+// date.
+func Open(ctx context.Context, path string) (*Store, error) {
+	s, err := open(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("opening sqlite store %s: %w", path, err)
+	}
+	return s, nil
+}
+
+func open(ctx context.Context, path string) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("empty path")
+	}
+	if err := registerFunctions(); err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o750); err != nil {
+		return nil, fmt.Errorf("creating directory: %w", err)
+	}
+	writer, err := openDB(ctx, dsn(abs, true), 1)
+	if err != nil {
+		return nil, err
+	}
+	if err := migrate(ctx, writer); err != nil {
+		return nil, errors.Join(err, writer.Close())
+	}
+	reader, err := openDB(ctx, dsn(abs, false), max(4, runtime.GOMAXPROCS(0)))
+	if err != nil {
+		return nil, errors.Join(err, writer.Close())
+	}
+	return &Store{writer: writer, reader: reader}, nil
+}
+
+// dsn builds the driver's data source name. The writer takes the write lock when a transaction begins
+// (BEGIN IMMEDIATE) and switches the file to WAL; readers cannot write.
+func dsn(path string, write bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(5000)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	if write {
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Set("_txlock", "immediate")
+	} else {
+		q.Add("_pragma", "query_only(1)")
+	}
+	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+}
+
+func openDB(ctx context.Context, dsn string, conns int) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(conns)
+	db.SetMaxIdleConns(conns)
+	if err := db.PingContext(ctx); err != nil {
+		return nil, errors.Join(err, db.Close())
+	}
+	return db, nil
+}
+
+func migrate(ctx context.Context, db *sql.DB) error {
+	fsys, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return err
+	}
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, fsys, goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		return fmt.Errorf("loading migrations: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("migrating: %w", err)
+	}
+	return nil
+}
+
+var (
+	registerOnce sync.Once
+	registerErr  error
+)
+
+// registerFunctions adds the store's SQL functions to the driver, once per process.
+func registerFunctions() error {
+	registerOnce.Do(func() {
+		registerErr = sqlite.RegisterDeterministicScalarFunction(containsFoldFunc, 2, containsFold)
+	})
+	return registerErr
+}
+
+// containsFold implements parley_contains_fold(haystack, needle); NULL arguments do not match.
+func containsFold(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+	haystack, ok1 := args[0].(string)
+	needle, ok2 := args[1].(string)
+	if !ok1 || !ok2 {
+		return int64(0), nil
+	}
+	if storeutil.ContainsFold(haystack, needle) {
+		return int64(1), nil
+	}
+	return int64(0), nil
+}
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.reader.PingContext(ctx); err != nil {
+		return fmt.Errorf("pinging sqlite store: %w", err)
+	}
+	if err := s.writer.PingContext(ctx); err != nil {
+		return fmt.Errorf("pinging sqlite store: %w", err)
+	}
+	return nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error {
+	if err := errors.Join(s.reader.Close(), s.writer.Close()); err != nil {
+		return fmt.Errorf("closing sqlite store: %w", err)
+	}
+	return nil
+}
+
+// write runs fn in a write transaction, committed when fn returns nil and rolled back otherwise.
+func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("beginning transaction: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		if rbErr := tx.Rollback(); rbErr != nil && !errors.Is(rbErr, sql.ErrTxDone) {
+			return errors.Join(err, fmt.Errorf("rolling back: %w", rbErr))
+		}
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("committing transaction: %w", err)
+	}
+	return nil
+}
+
+// read runs fn in a read-only transaction, which sees one snapshot of the database.
+func (s *Store) read(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("beginning transaction: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	return fn(tx)
+}
+
+// boolInt converts a Go bool to SQLite's 0 or 1.
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,226 @@
+package sqlite_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	_ "modernc.org/sqlite"
+
+	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/store/sqlite"
+	"github.com/parley-dev/parley/runtime/store/storetest"
+)
+
+func openTemp(t *testing.T) store.Store {
+	t.Helper()
+	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "parley.db"))
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, openTemp)
+}
+
+var at = time.Date(2026, time.March, 10, 12, 0, 0, 0, time.UTC)
+
+func exchange(conversationID, question string) store.Exchange {
+	return store.Exchange{
+		MerchantID: "m1", ConversationID: conversationID, VisitorID: "v1",
+		Question: store.Message{ID: conversationID + "-q", Role: store.RoleVisitor, Text: question, CreatedAt: at},
+		Answer: store.Message{ID: conversationID + "-a", Role: store.RoleAssistant, Text: "answer",
+			CreatedAt: at.Add(time.Second), Answered: true},
+	}
+}
+
+// TestReopen checks that data survives closing and reopening, and that a nested directory is created.
+func TestReopen(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "nested", "dir", "parley.db")
+	s, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RecordExchange(ctx, exchange("c1", "hello")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateKnowledge(ctx, store.Knowledge{ID: "k1", MerchantID: "m1", Title: "T", Content: "C",
+		Tags: []string{"a"}, CreatedAt: at, UpdatedAt: at}, 0); err != nil {
+		t.Fatal(err)
+	}
+	rev, err := s.KnowledgeRevision(ctx, "m1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err = sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatalf("reopening: %v", err)
+	}
+	defer s.Close()
+	c, msgs, err := s.GetConversation(ctx, "m1", "c1")
+	if err != nil || c.MessageCount != 2 || len(msgs) != 2 || msgs[0].Text != "hello" {
+		t.Errorf("after reopening: %+v, %+v, %v", c, msgs, err)
+	}
+	if k, err := s.GetKnowledge(ctx, "m1", "k1"); err != nil || k.Title != "T" {
+		t.Errorf("knowledge after reopening: %+v, %v", k, err)
+	}
+	if got, err := s.KnowledgeRevision(ctx, "m1"); err != nil || got != rev {
+		t.Errorf("revision after reopening = %d, %v; want %d", got, err, rev)
+	}
+	if n, err := s.ConversationsThisMonth(ctx, "m1", at); err != nil || n != 1 {
+		t.Errorf("month count after reopening = %d, %v; want 1", n, err)
+	}
+}
+
+// TestMigrationsRunOnce opens a database twice and checks that each migration was applied once, that the
+// file is in WAL mode, and that the has_lead column exists for the leads feature.
+func TestMigrationsRunOnce(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "parley.db")
+	for range 2 {
+		s, err := sqlite.Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+
+	rows, err := db.QueryContext(ctx, `SELECT version_id, COUNT(*) FROM goose_db_version
+		WHERE version_id > 0 AND is_applied GROUP BY version_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	versions := 0
+	for rows.Next() {
+		var version, n int64
+		if err := rows.Scan(&version, &n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 1 {
+			t.Errorf("migration %d applied %d times", version, n)
+		}
+		versions++
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if versions == 0 {
+		t.Error("no migration recorded")
+	}
+
+	var mode string
+	if err := db.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
+		t.Errorf("journal_mode = %q, %v; want wal", mode, err)
+	}
+	var hasLead int
+	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info('conversations')
+		WHERE name = 'has_lead'`).Scan(&hasLead); err != nil || hasLead != 1 {
+		t.Errorf("conversations.has_lead: %d, %v", hasLead, err)
+	}
+}
+
+// TestTwoHandles opens one file twice, as two processes would, and starts conversations through both at
+// once: writers queue instead of failing, and the monthly ceiling stays exact.
+func TestTwoHandles(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "parley.db")
+	var handles [3]*sqlite.Store
+	for i := range handles {
+		s, err := sqlite.Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		handles[i] = s
+	}
+	const writers = 60
+	errs := make(chan error, writers)
+	for i := range writers {
+		go func() {
+			ex := exchange(fmt.Sprint("c", i), "hello")
+			ex.MonthlyLimit = 5
+			_, err := handles[i%len(handles)].RecordExchange(ctx, ex)
+			errs <- err
+		}()
+	}
+	created := 0
+	for range writers {
+		switch err := <-errs; {
+		case err == nil:
+			created++
+		case !errors.Is(err, store.ErrQuotaExceeded):
+			t.Errorf("unexpected error: %v", err)
+		}
+	}
+	if created != 5 {
+		t.Errorf("%d conversations created, want 5", created)
+	}
+	if n, err := handles[1].ConversationsThisMonth(ctx, "m1", at); err != nil || n != 5 {
+		t.Errorf("month count = %d, %v; want 5", n, err)
+	}
+}
+
+// TestQueryUnicodeCase checks that the Query filters fold case beyond ASCII.
+func TestQueryUnicodeCase(t *testing.T) {
+	s := openTemp(t)
+	defer s.Close()
+	ctx := t.Context()
+	if _, err := s.RecordExchange(ctx, exchange("c1", "ÉTÉ À PARIS")); err != nil {
+		t.Fatal(err)
+	}
+	list, _, err := s.ListConversations(ctx, "m1", store.ConversationFilter{Query: "été à"})
+	if err != nil || len(list) != 1 {
+		t.Errorf("ListConversations(été à) = %+v, %v; want c1", list, err)
+	}
+	if err := s.CreateKnowledge(ctx, store.Knowledge{ID: "k1", MerchantID: "m1", Title: "Größe", Content: "x",
+		CreatedAt: at, UpdatedAt: at}, 0); err != nil {
+		t.Fatal(err)
+	}
+	items, _, err := s.ListKnowledge(ctx, "m1", store.KnowledgeFilter{Query: "GRÖ"})
+	if err != nil || len(items) != 1 {
+		t.Errorf("ListKnowledge(GRÖ) = %+v, %v; want k1", items, err)
+	}
+}
+
+// TestOpenErrors checks that bad paths are refused with the path in the error.
+func TestOpenErrors(t *testing.T) {
+	ctx := context.Background()
+	if _, err := sqlite.Open(ctx, ""); err == nil {
+		t.Error("Open(\"\") succeeded")
+	}
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(file, "parley.db") // a directory that is a file
+	if _, err := sqlite.Open(ctx, bad); err == nil {
+		t.Errorf("Open(%s) succeeded", bad)
+	}
+	notDB := filepath.Join(t.TempDir(), "not.db")
+	if err := os.WriteFile(notDB, []byte("this is not a database, just some text that is long enough"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sqlite.Open(ctx, notDB); err == nil {
+		t.Error("Open of a non-database file succeeded")
+	}
+}

@@ -1,0 +1,295 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/parley-dev/parley/runtime/store"
+)
+
+func (h harness) conversations(t *testing.T) {
+	t.Run("CreateThenContinue", h.createThenContinue)
+	t.Run("MessagesRoundTrip", h.messagesRoundTrip)
+	t.Run("NotFound", h.conversationNotFound)
+	t.Run("ConcurrentFirstExchange", h.concurrentFirstExchange)
+	t.Run("DuplicateMessageID", h.duplicateMessageID)
+	t.Run("BadInput", h.badExchange)
+	t.Run("CanceledContext", h.canceledExchange)
+}
+
+func (h harness) createThenContinue(t *testing.T) {
+	s := h.store(t)
+	first := exchange("m1", "c1", base, "Hello there", "Hi! How can I help?")
+	first.VisitorID = "v1"
+	if res := record(t, s, first); !res.Created {
+		t.Error("first exchange: Created = false, want true")
+	}
+	second := unanswered(exchange("m1", "c1", base.Add(time.Minute), "Can I pay in bitcoin?", "I don't know."))
+	second.VisitorID = "v1"
+	if res := record(t, s, second); res.Created {
+		t.Error("second exchange: Created = true, want false")
+	}
+
+	c, msgs := getConversation(t, s, "m1", "c1")
+	if c.ID != "c1" || c.MerchantID != "m1" || c.VisitorID != "v1" || c.MessageCount != 4 ||
+		c.FirstMessage != "Hello there" || c.Unanswered != 1 || c.HasLead {
+		t.Errorf("conversation = %+v", c)
+	}
+	checkTime(t, "CreatedAt", c.CreatedAt, first.Question.CreatedAt)
+	checkTime(t, "UpdatedAt", c.UpdatedAt, second.Answer.CreatedAt)
+	want := []store.Message{first.Question, first.Answer, second.Question, second.Answer}
+	if len(msgs) != len(want) {
+		t.Fatalf("got %d messages, want %d", len(msgs), len(want))
+	}
+	for i := range want {
+		checkMessage(t, msgs[i], want[i])
+	}
+	if !exists(t, s, "m1", "c1") {
+		t.Error("ConversationExists = false for a recorded conversation")
+	}
+	if n := thisMonth(t, s, "m1", base); n != 1 {
+		t.Errorf("ConversationsThisMonth = %d, want 1 (continuing is not a new conversation)", n)
+	}
+}
+
+func (h harness) messagesRoundTrip(t *testing.T) {
+	s := h.store(t)
+	zone := time.FixedZone("UTC-5", -5*60*60)
+	at := base.Add(123456789 * time.Nanosecond).In(zone)
+	ex := exchange("m1", "c1", at, "Ça va? \"quotes\" 'single' 100% _under_ \n new line 🚀", "Oui ✅")
+	ex.Answer.CreatedAt = at.Add(1500 * time.Microsecond)
+	ex.Answer.Sources = []store.Source{
+		{KnowledgeID: "k1", Title: "Shipping", URL: "https://shop.example/shipping", Snippet: "We ship…", Score: 0.8731},
+		{KnowledgeID: "k2", Title: "Returns — policy", Snippet: "30 days", Score: 0.125},
+	}
+	record(t, s, ex)
+	c, msgs := getConversation(t, s, "m1", "c1")
+	checkTime(t, "conversation CreatedAt", c.CreatedAt, at)
+	if len(msgs) != 2 {
+		t.Fatalf("got %d messages, want 2", len(msgs))
+	}
+	checkMessage(t, msgs[0], ex.Question)
+	checkMessage(t, msgs[1], ex.Answer)
+	if got, want := msgs[0].CreatedAt, time.Date(2026, 3, 10, 12, 0, 0, 123e6, time.UTC); got != want {
+		t.Errorf("question CreatedAt = %#v, want %#v", got, want)
+	}
+}
+
+func (h harness) conversationNotFound(t *testing.T) {
+	s := h.store(t)
+	startConversation(t, s, "m1", "c1", base)
+	_, _, err := s.GetConversation(t.Context(), "m1", "nope")
+	wantErr(t, "GetConversation of an unknown ID", err, store.ErrNotFound)
+	if exists(t, s, "m1", "nope") {
+		t.Error("ConversationExists = true for an unknown ID")
+	}
+}
+
+// concurrentFirstExchange sends the first exchanges of one new conversation at once: exactly one creates it.
+func (h harness) concurrentFirstExchange(t *testing.T) {
+	s := h.store(t)
+	var created atomic.Int32
+	errs := runConcurrently(10, func(i int) error {
+		res, err := s.RecordExchange(context.Background(), exchange("m1", "shared", base, "hi", "hello"))
+		if res.Created {
+			created.Add(1)
+		}
+		return err
+	})
+	if ok, _ := countErrors(t, errs, nil); ok != 10 {
+		t.Fatalf("%d of 10 exchanges succeeded", ok)
+	}
+	if n := created.Load(); n != 1 {
+		t.Errorf("%d exchanges reported Created, want 1", n)
+	}
+	if c, _ := getConversation(t, s, "m1", "shared"); c.MessageCount != 20 {
+		t.Errorf("MessageCount = %d, want 20", c.MessageCount)
+	}
+	if n := thisMonth(t, s, "m1", base); n != 1 {
+		t.Errorf("ConversationsThisMonth = %d, want 1", n)
+	}
+}
+
+func (h harness) duplicateMessageID(t *testing.T) {
+	s := h.store(t)
+	first := exchange("m1", "c1", base, "one", "two")
+	record(t, s, first)
+	again := exchange("m1", "c1", base.Add(time.Minute), "three", "four")
+	again.Question.ID = first.Question.ID
+	if _, err := s.RecordExchange(t.Context(), again); err == nil {
+		t.Fatal("RecordExchange reusing a message ID succeeded")
+	}
+	if c, msgs := getConversation(t, s, "m1", "c1"); c.MessageCount != 2 || len(msgs) != 2 {
+		t.Errorf("after a failed exchange: MessageCount %d, %d messages, want 2 and 2", c.MessageCount, len(msgs))
+	}
+}
+
+func (h harness) badExchange(t *testing.T) {
+	s := h.store(t)
+	sameIDs := exchange("m1", "c3", base, "q", "a")
+	sameIDs.Answer.ID = sameIDs.Question.ID
+	noMessageID := exchange("m1", "c4", base, "q", "a")
+	noMessageID.Answer.ID = ""
+	for name, ex := range map[string]store.Exchange{
+		"no merchant":      exchange("", "c1", base, "q", "a"),
+		"no conversation":  exchange("m1", "", base, "q", "a"),
+		"same message IDs": sameIDs,
+		"no message ID":    noMessageID,
+		"negative ceiling": func() store.Exchange { ex := exchange("m1", "c5", base, "q", "a"); ex.MonthlyLimit = -1; return ex }(),
+	} {
+		if _, err := s.RecordExchange(t.Context(), ex); err == nil {
+			t.Errorf("%s: RecordExchange succeeded", name)
+		}
+		if ex.MerchantID != "" && exists(t, s, ex.MerchantID, ex.ConversationID) {
+			t.Errorf("%s: the conversation was created", name)
+		}
+	}
+	if n := thisMonth(t, s, "m1", base); n != 0 {
+		t.Errorf("ConversationsThisMonth = %d after refused exchanges, want 0", n)
+	}
+}
+
+func (h harness) canceledExchange(t *testing.T) {
+	s := h.store(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err := s.RecordExchange(ctx, exchange("m1", "c1", base, "q", "a"))
+	if err == nil {
+		t.Fatal("RecordExchange with a canceled context succeeded")
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Logf("error does not wrap context.Canceled: %v", err)
+	}
+	if exists(t, s, "m1", "c1") {
+		t.Error("a canceled exchange created its conversation")
+	}
+}
+
+func (h harness) quota(t *testing.T) {
+	t.Run("CeilingWritesNothing", h.quotaCeiling)
+	t.Run("ExistingConversationsGoOn", h.quotaExistingGoOn)
+	t.Run("NewMonth", h.quotaNewMonth)
+	t.Run("Unlimited", h.quotaUnlimited)
+	t.Run("Concurrent", h.quotaConcurrent)
+}
+
+func (h harness) quotaCeiling(t *testing.T) {
+	s := h.store(t)
+	mustCreateKnowledge(t, s, item("m1", "k1", base), 0)
+	for _, id := range []string{"c1", "c2"} {
+		ex := exchange("m1", id, base, "q", "a")
+		ex.MonthlyLimit = 2
+		record(t, s, ex)
+	}
+	over := citing(exchange("m1", "c3", base.Add(time.Hour), "one too many", "a"), "k1")
+	over.MonthlyLimit = 2
+	res, err := s.RecordExchange(t.Context(), over)
+	wantErr(t, "third conversation with a ceiling of 2", err, store.ErrQuotaExceeded)
+	if res.Created {
+		t.Error("refused exchange reported Created")
+	}
+	if exists(t, s, "m1", "c3") {
+		t.Error("refused conversation exists")
+	}
+	_, _, err = s.GetConversation(t.Context(), "m1", "c3")
+	wantErr(t, "GetConversation of the refused conversation", err, store.ErrNotFound)
+	if n := thisMonth(t, s, "m1", base); n != 2 {
+		t.Errorf("ConversationsThisMonth = %d, want 2", n)
+	}
+	if list := listAllConversations(t, s, "m1", store.ConversationFilter{}); len(list) != 2 {
+		t.Errorf("%d conversations listed, want 2", len(list))
+	}
+	if k := mustGetKnowledge(t, s, "m1", "k1"); k.UseCount != 0 {
+		t.Errorf("refused exchange counted a citation: UseCount = %d", k.UseCount)
+	}
+	if o := mustOverview(t, s, "m1", base.AddDate(0, -1, 0), base.AddDate(0, 1, 0)); o.Messages != 4 {
+		t.Errorf("Overview.Messages = %d, want 4", o.Messages)
+	}
+}
+
+func (h harness) quotaExistingGoOn(t *testing.T) {
+	s := h.store(t)
+	ex := exchange("m1", "c1", base, "q", "a")
+	ex.MonthlyLimit = 1
+	record(t, s, ex)
+	for i := range 3 {
+		more := exchange("m1", "c1", base.Add(time.Duration(i+1)*time.Minute), "more", "yes")
+		more.MonthlyLimit = 1
+		if res := record(t, s, more); res.Created {
+			t.Error("continuing exchange reported Created")
+		}
+	}
+	if c, _ := getConversation(t, s, "m1", "c1"); c.MessageCount != 8 {
+		t.Errorf("MessageCount = %d, want 8", c.MessageCount)
+	}
+	if n := thisMonth(t, s, "m1", base); n != 1 {
+		t.Errorf("ConversationsThisMonth = %d, want 1", n)
+	}
+}
+
+func (h harness) quotaNewMonth(t *testing.T) {
+	s := h.store(t)
+	lastOfMarch := time.Date(2026, time.March, 31, 23, 59, 59, 999e6, time.UTC)
+	ex := exchange("m1", "march", lastOfMarch, "q", "a")
+	ex.MonthlyLimit = 1
+	record(t, s, ex)
+	refused := exchange("m1", "march-2", lastOfMarch, "q", "a")
+	refused.MonthlyLimit = 1
+	_, err := s.RecordExchange(t.Context(), refused)
+	wantErr(t, "second March conversation", err, store.ErrQuotaExceeded)
+
+	// 2026-03-31 20:00 at UTC-5 is 2026-04-01 01:00 UTC: the month is April's.
+	april := time.Date(2026, time.March, 31, 20, 0, 0, 0, time.FixedZone("UTC-5", -5*60*60))
+	ex = exchange("m1", "april", april, "q", "a")
+	ex.MonthlyLimit = 1
+	if res := record(t, s, ex); !res.Created {
+		t.Error("April conversation not created")
+	}
+	if n := thisMonth(t, s, "m1", lastOfMarch); n != 1 {
+		t.Errorf("March count = %d, want 1", n)
+	}
+	if n := thisMonth(t, s, "m1", time.Date(2026, time.April, 15, 0, 0, 0, 0, time.UTC)); n != 1 {
+		t.Errorf("April count = %d, want 1", n)
+	}
+	if n := thisMonth(t, s, "m1", time.Date(2026, time.May, 1, 0, 0, 0, 0, time.UTC)); n != 0 {
+		t.Errorf("May count = %d, want 0", n)
+	}
+	// The month of now is taken in UTC too.
+	if n := thisMonth(t, s, "m1", april.Add(-30*time.Minute)); n != 1 {
+		t.Errorf("count for a time in April UTC but March locally = %d, want 1", n)
+	}
+}
+
+func (h harness) quotaUnlimited(t *testing.T) {
+	s := h.store(t)
+	for i := range 30 {
+		startConversation(t, s, "m1", newID("c"), base.Add(time.Duration(i)*time.Second))
+	}
+	if n := thisMonth(t, s, "m1", base); n != 30 {
+		t.Errorf("ConversationsThisMonth = %d, want 30", n)
+	}
+}
+
+// quotaConcurrent starts 20 conversations at once with a ceiling of 5: exactly 5 get through.
+func (h harness) quotaConcurrent(t *testing.T) {
+	s := h.store(t)
+	errs := runConcurrently(20, func(i int) error {
+		ex := exchange("m1", newID("c"), base, "q", "a")
+		ex.MonthlyLimit = 5
+		_, err := s.RecordExchange(context.Background(), ex)
+		return err
+	})
+	ok, refused := countErrors(t, errs, store.ErrQuotaExceeded)
+	if ok != 5 || refused != 15 {
+		t.Errorf("%d created and %d refused, want 5 and 15", ok, refused)
+	}
+	if n := thisMonth(t, s, "m1", base); n != 5 {
+		t.Errorf("ConversationsThisMonth = %d, want 5", n)
+	}
+	if list := listAllConversations(t, s, "m1", store.ConversationFilter{}); len(list) != 5 {
+		t.Errorf("%d conversations stored, want 5", len(list))
+	}
+}

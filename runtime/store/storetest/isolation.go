@@ -1,0 +1,119 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/parley-dev/parley/runtime/store"
+)
+
+func (h harness) isolation(t *testing.T) {
+	t.Run("Conversations", h.isolatedConversations)
+	t.Run("SameConversationID", h.sameConversationID)
+	t.Run("Knowledge", h.isolatedKnowledge)
+}
+
+// isolatedConversations checks that merchant B cannot reach merchant A's conversations, even by ID.
+func (h harness) isolatedConversations(t *testing.T) {
+	s := h.store(t)
+	ex := exchange("A", "secret", base, "my card number", "noted")
+	ex.MonthlyLimit = 1
+	record(t, s, ex)
+
+	_, msgs, err := s.GetConversation(t.Context(), "B", "secret")
+	wantErr(t, "B getting A's conversation", err, store.ErrNotFound)
+	if len(msgs) != 0 {
+		t.Errorf("messages returned with ErrNotFound: %+v", msgs)
+	}
+	if exists(t, s, "B", "secret") {
+		t.Error("B sees A's conversation as existing")
+	}
+	if list := listAllConversations(t, s, "B", store.ConversationFilter{Query: "card"}); len(list) != 0 {
+		t.Errorf("B lists A's conversations: %+v", list)
+	}
+	if n := thisMonth(t, s, "B", base); n != 0 {
+		t.Errorf("B's month count = %d, want 0", n)
+	}
+	if o := mustOverview(t, s, "B", base.Add(-time.Hour), base.Add(time.Hour)); o.Conversations != 0 || len(o.TopQuestions) != 0 {
+		t.Errorf("B's overview shows A's data: %+v", o)
+	}
+	// A is at its ceiling; B is not.
+	exB := exchange("B", "mine", base, "hello", "hi")
+	exB.MonthlyLimit = 1
+	if res := record(t, s, exB); !res.Created {
+		t.Error("B's conversation not created")
+	}
+}
+
+// sameConversationID lets two merchants use one conversation ID independently.
+func (h harness) sameConversationID(t *testing.T) {
+	s := h.store(t)
+	a := exchange("A", "c1", base, "question of A", "answer to A")
+	a.VisitorID = "va"
+	b := exchange("B", "c1", base.Add(time.Minute), "question of B", "answer to B")
+	b.VisitorID = "vb"
+	if res := record(t, s, a); !res.Created {
+		t.Error("A's conversation not created")
+	}
+	if res := record(t, s, b); !res.Created {
+		t.Error("B's conversation with A's ID not created")
+	}
+	record(t, s, exchange("B", "c1", base.Add(2*time.Minute), "more from B", "ok"))
+
+	for _, tc := range []struct {
+		merchant, visitor, first string
+		messages                 int
+	}{{"A", "va", "question of A", 2}, {"B", "vb", "question of B", 4}} {
+		c, msgs := getConversation(t, s, tc.merchant, "c1")
+		if c.MerchantID != tc.merchant || c.VisitorID != tc.visitor || c.FirstMessage != tc.first ||
+			c.MessageCount != tc.messages || len(msgs) != tc.messages {
+			t.Errorf("%s's conversation = %+v with %d messages", tc.merchant, c, len(msgs))
+		}
+		if list := listAllConversations(t, s, tc.merchant, store.ConversationFilter{}); len(list) != 1 ||
+			list[0].MerchantID != tc.merchant {
+			t.Errorf("%s lists %+v", tc.merchant, list)
+		}
+		if n := thisMonth(t, s, tc.merchant, base); n != 1 {
+			t.Errorf("%s's month count = %d, want 1", tc.merchant, n)
+		}
+	}
+}
+
+// isolatedKnowledge checks that merchant B cannot reach merchant A's knowledge, even by ID.
+func (h harness) isolatedKnowledge(t *testing.T) {
+	s := h.store(t)
+	secret := item("A", "k1", base)
+	secret.Title = "A's secret"
+	mustCreateKnowledge(t, s, secret, 1)
+	revA := revision(t, s, "A")
+
+	_, err := s.GetKnowledge(t.Context(), "B", "k1")
+	wantErr(t, "B getting A's item", err, store.ErrNotFound)
+	hijack := item("B", "k1", base)
+	wantErr(t, "B updating A's item", s.UpdateKnowledge(t.Context(), hijack), store.ErrNotFound)
+	wantErr(t, "B deleting A's item", s.DeleteKnowledge(t.Context(), "B", "k1"), store.ErrNotFound)
+	items, _, err := s.ListKnowledge(t.Context(), "B", store.KnowledgeFilter{Query: "secret"})
+	if err != nil || len(items) != 0 {
+		t.Errorf("B lists A's items: %+v, %v", items, err)
+	}
+	if ids := allKnowledgeIDs(t, s, "B"); len(ids) != 0 {
+		t.Errorf("AllKnowledge of B = %v", ids)
+	}
+	if rev := revision(t, s, "B"); rev != 0 {
+		t.Errorf("B's revision = %d, want 0", rev)
+	}
+	if rev := revision(t, s, "A"); rev != revA {
+		t.Errorf("B's failed writes changed A's revision from %d to %d", revA, rev)
+	}
+	checkKnowledge(t, mustGetKnowledge(t, s, "A", "k1"), secret)
+
+	// B may use the same ID, and its ceiling counts only its items.
+	mine := item("B", "k1", base)
+	mine.Title = "B's own"
+	mustCreateKnowledge(t, s, mine, 1)
+	checkKnowledge(t, mustGetKnowledge(t, s, "B", "k1"), mine)
+	if err := s.DeleteKnowledge(t.Context(), "B", "k1"); err != nil {
+		t.Fatal(err)
+	}
+	checkKnowledge(t, mustGetKnowledge(t, s, "A", "k1"), secret)
+}

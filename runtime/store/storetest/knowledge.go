@@ -1,0 +1,401 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/parley-dev/parley/runtime/store"
+)
+
+func (h harness) knowledge(t *testing.T) {
+	t.Run("CRUD", h.knowledgeCRUD)
+	t.Run("Limit", h.knowledgeLimit)
+	t.Run("LimitConcurrent", h.knowledgeLimitConcurrent)
+	t.Run("All", h.allKnowledge)
+	t.Run("Revision", h.knowledgeRevision)
+	t.Run("UseCount", h.knowledgeUseCount)
+}
+
+// item builds a knowledge item created and updated at at.
+func item(merchantID, id string, at time.Time) store.Knowledge {
+	return store.Knowledge{ID: id, MerchantID: merchantID, Title: "Title " + id, Content: "Content of " + id,
+		URL: "https://shop.example/" + id, Tags: []string{"faq"}, CreatedAt: at, UpdatedAt: at}
+}
+
+func mustCreateKnowledge(t *testing.T, s store.Store, k store.Knowledge, maxItems int) {
+	t.Helper()
+	if err := s.CreateKnowledge(t.Context(), k, maxItems); err != nil {
+		t.Fatalf("CreateKnowledge(%s/%s): %v", k.MerchantID, k.ID, err)
+	}
+}
+
+func mustGetKnowledge(t *testing.T, s store.Store, merchantID, id string) store.Knowledge {
+	t.Helper()
+	k, err := s.GetKnowledge(t.Context(), merchantID, id)
+	if err != nil {
+		t.Fatalf("GetKnowledge(%s, %s): %v", merchantID, id, err)
+	}
+	return k
+}
+
+func revision(t *testing.T, s store.Store, merchantID string) int64 {
+	t.Helper()
+	rev, err := s.KnowledgeRevision(t.Context(), merchantID)
+	if err != nil {
+		t.Fatalf("KnowledgeRevision: %v", err)
+	}
+	return rev
+}
+
+func allKnowledgeIDs(t *testing.T, s store.Store, merchantID string) []string {
+	t.Helper()
+	items, err := s.AllKnowledge(t.Context(), merchantID)
+	if err != nil {
+		t.Fatalf("AllKnowledge: %v", err)
+	}
+	return knowledgeIDs(items)
+}
+
+func knowledgeIDs(items []store.Knowledge) []string {
+	ids := make([]string, 0, len(items))
+	for _, k := range items {
+		ids = append(ids, k.ID)
+	}
+	return ids
+}
+
+// checkKnowledge compares an item as stored with what was written.
+func checkKnowledge(t *testing.T, got, want store.Knowledge) {
+	t.Helper()
+	if got.ID != want.ID || got.MerchantID != want.MerchantID || got.Title != want.Title ||
+		got.Content != want.Content || got.URL != want.URL || got.UseCount != want.UseCount {
+		t.Errorf("item = %+v, want %+v", got, want)
+	}
+	if len(got.Tags) != 0 || len(want.Tags) != 0 {
+		if !slices.Equal(got.Tags, want.Tags) {
+			t.Errorf("item %s tags = %q, want %q", want.ID, got.Tags, want.Tags)
+		}
+	}
+	checkTime(t, "item "+want.ID+" CreatedAt", got.CreatedAt, want.CreatedAt)
+	checkTime(t, "item "+want.ID+" UpdatedAt", got.UpdatedAt, want.UpdatedAt)
+}
+
+func (h harness) knowledgeCRUD(t *testing.T) {
+	s := h.store(t)
+	k := item("m1", "k1", base.Add(987654321*time.Nanosecond).In(time.FixedZone("UTC+2", 2*60*60)))
+	k.Tags = []string{"shipping", "Ünïcode tag", "faq"}
+	k.UpdatedAt = k.CreatedAt.Add(30 * time.Minute)
+	k.Content = "Line one\nLine two with \"quotes\" and 100% _stuff_"
+	mustCreateKnowledge(t, s, k, 0)
+	checkKnowledge(t, mustGetKnowledge(t, s, "m1", "k1"), k)
+
+	noTags := item("m1", "k2", base)
+	noTags.Tags, noTags.URL = nil, ""
+	mustCreateKnowledge(t, s, noTags, 0)
+	checkKnowledge(t, mustGetKnowledge(t, s, "m1", "k2"), noTags)
+
+	updated := k
+	updated.Title, updated.Content, updated.URL = "New title", "New content", ""
+	updated.Tags = []string{"returns"}
+	updated.CreatedAt = base.Add(100 * time.Hour) // ignored: only UpdatedAt changes
+	updated.UpdatedAt = base.Add(time.Hour)
+	if err := s.UpdateKnowledge(t.Context(), updated); err != nil {
+		t.Fatalf("UpdateKnowledge: %v", err)
+	}
+	want := updated
+	want.CreatedAt = k.CreatedAt
+	checkKnowledge(t, mustGetKnowledge(t, s, "m1", "k1"), want)
+
+	if err := s.DeleteKnowledge(t.Context(), "m1", "k1"); err != nil {
+		t.Fatalf("DeleteKnowledge: %v", err)
+	}
+	_, err := s.GetKnowledge(t.Context(), "m1", "k1")
+	wantErr(t, "GetKnowledge after delete", err, store.ErrNotFound)
+	wantErr(t, "DeleteKnowledge twice", s.DeleteKnowledge(t.Context(), "m1", "k1"), store.ErrNotFound)
+	wantErr(t, "UpdateKnowledge of a deleted item", s.UpdateKnowledge(t.Context(), updated), store.ErrNotFound)
+	checkIDs(t, "remaining items", allKnowledgeIDs(t, s, "m1"), []string{"k2"})
+
+	if err := s.CreateKnowledge(t.Context(), item("", "k9", base), 0); err == nil {
+		t.Error("CreateKnowledge without a merchant succeeded")
+	}
+	if err := s.CreateKnowledge(t.Context(), item("m1", "", base), 0); err == nil {
+		t.Error("CreateKnowledge without an ID succeeded")
+	}
+	if err := s.CreateKnowledge(t.Context(), item("m1", "k2", base), 0); err == nil {
+		t.Error("CreateKnowledge with an existing ID succeeded")
+	}
+	checkKnowledge(t, mustGetKnowledge(t, s, "m1", "k2"), noTags)
+}
+
+func (h harness) knowledgeLimit(t *testing.T) {
+	s := h.store(t)
+	for i := range 3 {
+		mustCreateKnowledge(t, s, item("m1", fmt.Sprint("k", i), base), 3)
+	}
+	rev := revision(t, s, "m1")
+	err := s.CreateKnowledge(t.Context(), item("m1", "k3", base), 3)
+	wantErr(t, "fourth item with a ceiling of 3", err, store.ErrKnowledgeLimit)
+	_, err = s.GetKnowledge(t.Context(), "m1", "k3")
+	wantErr(t, "GetKnowledge of the refused item", err, store.ErrNotFound)
+	if got := revision(t, s, "m1"); got != rev {
+		t.Errorf("refused item changed the revision from %d to %d", rev, got)
+	}
+	err = s.CreateKnowledge(t.Context(), item("m1", "k3", base), 2)
+	wantErr(t, "item past a lowered ceiling", err, store.ErrKnowledgeLimit)
+
+	if err := s.DeleteKnowledge(t.Context(), "m1", "k0"); err != nil {
+		t.Fatal(err)
+	}
+	mustCreateKnowledge(t, s, item("m1", "k3", base), 3)
+	mustCreateKnowledge(t, s, item("m1", "k4", base), 0) // 0: no ceiling
+	mustCreateKnowledge(t, s, item("m2", "k0", base), 1) // another merchant counts its own items
+	if n := len(allKnowledgeIDs(t, s, "m1")); n != 4 {
+		t.Errorf("m1 holds %d items, want 4", n)
+	}
+}
+
+// knowledgeLimitConcurrent creates 20 items at once with a ceiling of 5: exactly 5 are stored.
+func (h harness) knowledgeLimitConcurrent(t *testing.T) {
+	s := h.store(t)
+	errs := runConcurrently(20, func(i int) error {
+		return s.CreateKnowledge(context.Background(), item("m1", fmt.Sprint("k", i), base), 5)
+	})
+	ok, refused := countErrors(t, errs, store.ErrKnowledgeLimit)
+	if ok != 5 || refused != 15 {
+		t.Errorf("%d created and %d refused, want 5 and 15", ok, refused)
+	}
+	if n := len(allKnowledgeIDs(t, s, "m1")); n != 5 {
+		t.Errorf("%d items stored, want 5", n)
+	}
+}
+
+func (h harness) allKnowledge(t *testing.T) {
+	s := h.store(t)
+	if ids := allKnowledgeIDs(t, s, "m1"); len(ids) != 0 {
+		t.Errorf("AllKnowledge of an empty store = %v", ids)
+	}
+	want := map[string]bool{}
+	for i := range 130 {
+		id := fmt.Sprintf("k%03d", i)
+		mustCreateKnowledge(t, s, item("m1", id, base.Add(time.Duration(i)*time.Second)), 0)
+		want[id] = true
+	}
+	mustCreateKnowledge(t, s, item("m2", "other", base), 0)
+	items, err := s.AllKnowledge(t.Context(), "m1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != len(want) {
+		t.Fatalf("AllKnowledge returned %d items, want %d", len(items), len(want))
+	}
+	for _, k := range items {
+		if !want[k.ID] || k.MerchantID != "m1" {
+			t.Errorf("unexpected item %s/%s", k.MerchantID, k.ID)
+		}
+		delete(want, k.ID)
+		checkKnowledge(t, k, item("m1", k.ID, k.CreatedAt))
+	}
+}
+
+func (h harness) knowledgeRevision(t *testing.T) {
+	s := h.store(t)
+	if rev := revision(t, s, "m1"); rev != 0 {
+		t.Errorf("revision of a merchant without knowledge = %d, want 0", rev)
+	}
+	seen := map[int64]string{0: "start"}
+	changed := func(what string) {
+		t.Helper()
+		rev := revision(t, s, "m1")
+		if prev, ok := seen[rev]; ok {
+			t.Errorf("after %s the revision is %d, as after %s", what, rev, prev)
+		}
+		seen[rev] = what
+	}
+	unchanged := func(what string, want int64) {
+		t.Helper()
+		if rev := revision(t, s, "m1"); rev != want {
+			t.Errorf("%s changed the revision from %d to %d", what, want, rev)
+		}
+	}
+
+	mustCreateKnowledge(t, s, item("m1", "k1", base), 0)
+	changed("create")
+	mustCreateKnowledge(t, s, item("m1", "k2", base), 0)
+	changed("second create")
+	rev := revision(t, s, "m1")
+	mustGetKnowledge(t, s, "m1", "k1")
+	if _, _, err := s.ListKnowledge(t.Context(), "m1", store.KnowledgeFilter{}); err != nil {
+		t.Fatal(err)
+	}
+	allKnowledgeIDs(t, s, "m1")
+	unchanged("reading", rev)
+	wantErr(t, "update of a missing item", s.UpdateKnowledge(t.Context(), item("m1", "nope", base)), store.ErrNotFound)
+	wantErr(t, "delete of a missing item", s.DeleteKnowledge(t.Context(), "m1", "nope"), store.ErrNotFound)
+	unchanged("failed writes", rev)
+	mustCreateKnowledge(t, s, item("m2", "k1", base), 0)
+	unchanged("another merchant's write", rev)
+
+	k := item("m1", "k1", base)
+	k.Title = "changed"
+	if err := s.UpdateKnowledge(t.Context(), k); err != nil {
+		t.Fatal(err)
+	}
+	changed("update")
+	if err := s.DeleteKnowledge(t.Context(), "m1", "k1"); err != nil {
+		t.Fatal(err)
+	}
+	changed("delete")
+	if err := s.DeleteKnowledge(t.Context(), "m1", "k2"); err != nil {
+		t.Fatal(err)
+	}
+	changed("deleting the last item")
+}
+
+func (h harness) knowledgeUseCount(t *testing.T) {
+	s := h.store(t)
+	for _, id := range []string{"k1", "k2", "k3"} {
+		mustCreateKnowledge(t, s, item("m1", id, base), 0)
+	}
+	mustCreateKnowledge(t, s, item("m2", "k1", base), 0)
+	record(t, s, citing(exchange("m1", "c1", base, "q", "a"), "k1", "k2", "k1"))
+	record(t, s, citing(exchange("m1", "c1", base.Add(time.Minute), "q", "a"), "k1", "missing"))
+	record(t, s, citing(exchange("m1", "c2", base.Add(time.Hour), "q", "a"), "k1"))
+	for id, want := range map[string]int{"k1": 3, "k2": 1, "k3": 0} {
+		if k := mustGetKnowledge(t, s, "m1", id); k.UseCount != want {
+			t.Errorf("%s UseCount = %d, want %d", id, k.UseCount, want)
+		}
+	}
+	if k := mustGetKnowledge(t, s, "m2", "k1"); k.UseCount != 0 {
+		t.Errorf("another merchant's citations counted: UseCount = %d", k.UseCount)
+	}
+	items, _, err := s.ListKnowledge(t.Context(), "m1", store.KnowledgeFilter{Query: "k1"})
+	if err != nil || len(items) != 1 || items[0].UseCount != 3 {
+		t.Errorf("ListKnowledge: %+v, %v; want k1 with UseCount 3", items, err)
+	}
+}
+
+func (h harness) listKnowledge(t *testing.T) {
+	t.Run("Pagination", h.knowledgePages)
+	t.Run("Filters", h.knowledgeFilters)
+	t.Run("InvalidCursor", h.knowledgeInvalidCursor)
+}
+
+func (h harness) knowledgePages(t *testing.T) {
+	s := h.store(t)
+	var want []string
+	for i := range 23 {
+		id := fmt.Sprintf("k%02d", i)
+		mustCreateKnowledge(t, s, item("m1", id, base.Add(time.Duration(i/3)*time.Minute)), 0)
+		want = append(want, id)
+	}
+	slices.Reverse(want) // later items are newer; equal times order by ID, descending too
+	mustCreateKnowledge(t, s, item("m2", "k99", base.Add(time.Hour)), 0)
+
+	var got []string
+	f := store.KnowledgeFilter{Limit: 6}
+	for page := 0; ; page++ {
+		items, next, err := s.ListKnowledge(t.Context(), "m1", f)
+		if err != nil {
+			t.Fatalf("page %d: %v", page, err)
+		}
+		if wantLen := min(6, 23-page*6); len(items) != wantLen {
+			t.Fatalf("page %d has %d items, want %d", page, len(items), wantLen)
+		}
+		got = append(got, knowledgeIDs(items)...)
+		if next == "" {
+			break
+		}
+		if page > 5 {
+			t.Fatal("too many pages")
+		}
+		f.Cursor = next
+	}
+	checkIDs(t, "listed items", got, want)
+
+	items, next, err := s.ListKnowledge(t.Context(), "m1", store.KnowledgeFilter{})
+	if err != nil || len(items) != 20 || next == "" {
+		t.Errorf("default page: %d items, cursor %q, error %v; want 20 and a cursor", len(items), next, err)
+	}
+	items, _, err = s.ListKnowledge(t.Context(), "m1", store.KnowledgeFilter{Limit: 1000})
+	if err != nil || len(items) != 23 {
+		t.Errorf("large page: %d items, error %v; want 23", len(items), err)
+	}
+}
+
+func (h harness) knowledgeFilters(t *testing.T) {
+	s := h.store(t)
+	add := func(id, title, content string, minute int, tags ...string) {
+		k := item("m1", id, base.Add(time.Duration(minute)*time.Minute))
+		k.Title, k.Content, k.Tags = title, content, tags
+		mustCreateKnowledge(t, s, k, 0)
+	}
+	add("ship", "Shipping times", "We ship within 2 days.", 1, "shipping", "faq")
+	add("ret", "Returns", "Send it back within 30 DAYS for a refund.", 2, "returns", "faq")
+	add("pay", "Payment", "We accept cards; 100% secure.", 3, "payment")
+	add("hours", "Opening hours", "Mon–Fri, 9 to 5.", 4)
+	other := item("m2", "other", base)
+	other.Title, other.Tags = "Shipping", []string{"shipping"}
+	mustCreateKnowledge(t, s, other, 0)
+
+	for _, tc := range []struct {
+		name string
+		f    store.KnowledgeFilter
+		want []string
+	}{
+		{"none", store.KnowledgeFilter{}, []string{"hours", "pay", "ret", "ship"}},
+		{"query title", store.KnowledgeFilter{Query: "SHIPPING"}, []string{"ship"}},
+		{"query content, any case", store.KnowledgeFilter{Query: "days"}, []string{"ret", "ship"}},
+		{"query percent is literal", store.KnowledgeFilter{Query: "0%"}, []string{"pay"}},
+		{"query no match", store.KnowledgeFilter{Query: "warranty"}, nil},
+		{"tag", store.KnowledgeFilter{Tag: "faq"}, []string{"ret", "ship"}},
+		{"tag is exact", store.KnowledgeFilter{Tag: "fa"}, nil},
+		{"tag and query", store.KnowledgeFilter{Tag: "faq", Query: "refund"}, []string{"ret"}},
+		{"tag paginated", store.KnowledgeFilter{Tag: "faq", Limit: 1}, []string{"ret", "ship"}},
+	} {
+		var got []string
+		f := tc.f
+		for range 10 {
+			items, next, err := s.ListKnowledge(t.Context(), "m1", f)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			got = append(got, knowledgeIDs(items)...)
+			if next == "" {
+				break
+			}
+			f.Cursor = next
+		}
+		checkIDs(t, tc.name, got, tc.want)
+	}
+}
+
+func (h harness) knowledgeInvalidCursor(t *testing.T) {
+	s := h.store(t)
+	for i := range 3 {
+		mustCreateKnowledge(t, s, item("m1", fmt.Sprint("k", i), base), 0)
+		mustCreateKnowledge(t, s, item("m2", fmt.Sprint("k", i), base), 0)
+	}
+	seedConversations(t, s, "m1", 3)
+	_, fromM2, err := s.ListKnowledge(t.Context(), "m2", store.KnowledgeFilter{Limit: 1})
+	if err != nil || fromM2 == "" {
+		t.Fatalf("listing m2: cursor %q, error %v", fromM2, err)
+	}
+	_, conversationCursor, err := s.ListConversations(t.Context(), "m1", store.ConversationFilter{Limit: 1})
+	if err != nil || conversationCursor == "" {
+		t.Fatalf("listing conversations: cursor %q, error %v", conversationCursor, err)
+	}
+	for name, cursor := range map[string]string{
+		"garbage":             "%%%",
+		"other merchant":      fromM2,
+		"conversation cursor": conversationCursor,
+	} {
+		items, _, err := s.ListKnowledge(t.Context(), "m1", store.KnowledgeFilter{Cursor: cursor})
+		wantErr(t, name, err, store.ErrInvalidCursor)
+		if len(items) != 0 {
+			t.Errorf("%s: %d items returned with the error", name, len(items))
+		}
+	}
+}

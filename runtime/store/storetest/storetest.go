@@ -1,0 +1,249 @@
+// Package storetest is the conformance suite of store.Store: every implementation runs Run against fresh,
+// empty stores and must pass it unchanged. The suite uses the interface only.
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/parley-dev/parley/runtime/store"
+)
+
+// Run runs the suite. open must return a new, empty store each time it is called; Run closes it when the
+// subtest that opened it ends.
+func Run(t *testing.T, open func(t *testing.T) store.Store) {
+	h := harness{open: open}
+	t.Run("Conversations", h.conversations)
+	t.Run("Quota", h.quota)
+	t.Run("ListConversations", h.listConversations)
+	t.Run("Knowledge", h.knowledge)
+	t.Run("ListKnowledge", h.listKnowledge)
+	t.Run("Overview", h.overview)
+	t.Run("Isolation", h.isolation)
+	t.Run("Lifecycle", h.lifecycle)
+}
+
+// harness opens the stores of the subtests.
+type harness struct {
+	open func(t *testing.T) store.Store
+}
+
+// store opens a fresh store, closed when t ends.
+func (h harness) store(t *testing.T) store.Store {
+	t.Helper()
+	s := h.open(t)
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s
+}
+
+// base is the reference time of the suite, in March 2026.
+var base = time.Date(2026, time.March, 10, 12, 0, 0, 0, time.UTC)
+
+var idSeq atomic.Int64
+
+// newID returns an ID unique within the test binary.
+func newID(prefix string) string {
+	return fmt.Sprintf("%s-%d", prefix, idSeq.Add(1))
+}
+
+// exchange builds an answered exchange: the question at at, the answer a second later.
+func exchange(merchantID, conversationID string, at time.Time, question, answer string) store.Exchange {
+	return store.Exchange{
+		MerchantID:     merchantID,
+		ConversationID: conversationID,
+		VisitorID:      "visitor-" + conversationID,
+		Question:       store.Message{ID: newID("q"), Role: store.RoleVisitor, Text: question, CreatedAt: at},
+		Answer: store.Message{ID: newID("a"), Role: store.RoleAssistant, Text: answer,
+			CreatedAt: at.Add(time.Second), Answered: true},
+	}
+}
+
+// unanswered marks the exchange's answer as not answered.
+func unanswered(ex store.Exchange) store.Exchange {
+	ex.Answer.Answered = false
+	return ex
+}
+
+// citing makes the exchange's answer cite the knowledge items.
+func citing(ex store.Exchange, knowledgeIDs ...string) store.Exchange {
+	for i, id := range knowledgeIDs {
+		ex.Answer.Sources = append(ex.Answer.Sources, store.Source{KnowledgeID: id, Title: "Item " + id,
+			URL: "https://example.com/" + id, Snippet: "snippet", Score: 1 / float64(i+2)})
+	}
+	return ex
+}
+
+// record stores ex and fails the test on error.
+func record(t *testing.T, s store.Store, ex store.Exchange) store.ExchangeResult {
+	t.Helper()
+	res, err := s.RecordExchange(t.Context(), ex)
+	if err != nil {
+		t.Fatalf("RecordExchange(%s/%s): %v", ex.MerchantID, ex.ConversationID, err)
+	}
+	return res
+}
+
+// startConversation records one exchange in a new conversation created at at.
+func startConversation(t *testing.T, s store.Store, merchantID, id string, at time.Time) {
+	t.Helper()
+	if res := record(t, s, exchange(merchantID, id, at, "question of "+id, "answer to "+id)); !res.Created {
+		t.Fatalf("conversation %s was not created", id)
+	}
+}
+
+func getConversation(t *testing.T, s store.Store, merchantID, id string) (store.Conversation, []store.Message) {
+	t.Helper()
+	c, msgs, err := s.GetConversation(t.Context(), merchantID, id)
+	if err != nil {
+		t.Fatalf("GetConversation(%s, %s): %v", merchantID, id, err)
+	}
+	return c, msgs
+}
+
+func thisMonth(t *testing.T, s store.Store, merchantID string, now time.Time) int {
+	t.Helper()
+	n, err := s.ConversationsThisMonth(t.Context(), merchantID, now)
+	if err != nil {
+		t.Fatalf("ConversationsThisMonth: %v", err)
+	}
+	return n
+}
+
+func exists(t *testing.T, s store.Store, merchantID, id string) bool {
+	t.Helper()
+	ok, err := s.ConversationExists(t.Context(), merchantID, id)
+	if err != nil {
+		t.Fatalf("ConversationExists: %v", err)
+	}
+	return ok
+}
+
+func wantErr(t *testing.T, what string, err, target error) {
+	t.Helper()
+	if !errors.Is(err, target) {
+		t.Fatalf("%s: got error %v, want %v", what, err, target)
+	}
+}
+
+// ms is t truncated to the millisecond, in UTC: what a store gives back.
+func ms(t time.Time) time.Time {
+	return t.Truncate(time.Millisecond).UTC()
+}
+
+// checkTime checks that got is want as stored: same millisecond, in UTC.
+func checkTime(t *testing.T, what string, got, want time.Time) {
+	t.Helper()
+	if !got.Equal(ms(want)) || got.Location() != time.UTC {
+		t.Errorf("%s = %v, want %v (UTC, millisecond precision)", what, got, ms(want))
+	}
+}
+
+func checkMessage(t *testing.T, got, want store.Message) {
+	t.Helper()
+	if got.ID != want.ID || got.Role != want.Role || got.Text != want.Text || got.Answered != want.Answered {
+		t.Errorf("message = {%s %s %q answered=%v}, want {%s %s %q answered=%v}",
+			got.ID, got.Role, got.Text, got.Answered, want.ID, want.Role, want.Text, want.Answered)
+	}
+	checkTime(t, "message "+want.ID+" CreatedAt", got.CreatedAt, want.CreatedAt)
+	if len(got.Sources) != 0 || len(want.Sources) != 0 {
+		if !reflect.DeepEqual(got.Sources, want.Sources) {
+			t.Errorf("message %s sources = %+v, want %+v", want.ID, got.Sources, want.Sources)
+		}
+	}
+}
+
+// listAllConversations follows the cursors of a listing to its end.
+func listAllConversations(t *testing.T, s store.Store, merchantID string, f store.ConversationFilter) []store.Conversation {
+	t.Helper()
+	var all []store.Conversation
+	for range 1000 {
+		page, next, err := s.ListConversations(t.Context(), merchantID, f)
+		if err != nil {
+			t.Fatalf("ListConversations: %v", err)
+		}
+		all = append(all, page...)
+		if next == "" {
+			return all
+		}
+		if len(page) == 0 {
+			t.Fatal("ListConversations returned an empty page with a cursor")
+		}
+		f.Cursor = next
+	}
+	t.Fatal("ListConversations never ended")
+	return nil
+}
+
+func conversationIDs(list []store.Conversation) []string {
+	ids := make([]string, 0, len(list))
+	for _, c := range list {
+		ids = append(ids, c.ID)
+	}
+	return ids
+}
+
+func checkIDs(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	if !slices.Equal(got, want) {
+		t.Errorf("%s = %v, want %v", what, got, want)
+	}
+}
+
+// runConcurrently calls fn(i) for i in [0, n) from n goroutines started together and returns the errors.
+func runConcurrently(n int, fn func(i int) error) []error {
+	errs := make([]error, n)
+	start := make(chan struct{})
+	done := make(chan struct{})
+	for i := range n {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			<-start
+			errs[i] = fn(i)
+		}()
+	}
+	close(start)
+	for range n {
+		<-done
+	}
+	return errs
+}
+
+// countErrors counts nil errors and errors that are target, and fails on any other error.
+func countErrors(t *testing.T, errs []error, target error) (ok, refused int) {
+	t.Helper()
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case errors.Is(err, target):
+			refused++
+		default:
+			t.Errorf("unexpected error: %v", err)
+		}
+	}
+	return ok, refused
+}
+
+// lifecycle covers Ping and Close.
+func (h harness) lifecycle(t *testing.T) {
+	s := h.open(t)
+	if err := s.Ping(t.Context()); err != nil {
+		t.Fatalf("Ping: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := s.Ping(context.Background()); err == nil {
+		t.Error("Ping after Close succeeded")
+	}
+}
