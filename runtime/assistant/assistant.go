@@ -1,0 +1,69 @@
+// Package assistant writes the chatbot's answers. The default Responder, Retrieval, needs no network: it ranks
+// the merchant's knowledge items with BM25 over stemmed words and answers from the best one.
+package assistant
+
+import "context"
+
+// Item is a knowledge base item as the assistant sees it.
+type Item struct {
+	ID      string
+	Title   string
+	Content string
+	URL     string
+	Tags    []string
+}
+
+// Source is an item an answer was drawn from, with its relevance score.
+type Source struct {
+	KnowledgeID string
+	Title       string
+	URL         string
+	// Snippet is the part of the item the answer used.
+	Snippet string
+	// Score is the item's BM25 relevance to the question; higher is better.
+	Score float64
+}
+
+// Kind says what sort of reply was given.
+type Kind string
+
+// The kinds of reply.
+const (
+	// KindAnswer is an answer drawn from the knowledge base.
+	KindAnswer Kind = "answer"
+	// KindGreeting answers a greeting.
+	KindGreeting Kind = "greeting"
+	// KindThanks answers thanks or a goodbye.
+	KindThanks Kind = "thanks"
+	// KindFallback says the knowledge base has no answer and offers to take contact details.
+	KindFallback Kind = "fallback"
+)
+
+// Request is what a Responder answers.
+type Request struct {
+	// Message is the visitor's message.
+	Message string
+	// Index holds the merchant's knowledge, ready to search.
+	Index *Index
+	// FallbackMessage is the merchant's text for questions the knowledge base cannot answer; a default is used
+	// when empty.
+	FallbackMessage string
+	// Instructions are the merchant's additions to the system prompt (used by LLM providers).
+	Instructions string
+	// Locale is the BCP 47 language of the merchant's widget, for the built-in texts; "" means English.
+	Locale string
+}
+
+// Reply is a Responder's answer.
+type Reply struct {
+	Text    string
+	Sources []Source
+	Kind    Kind
+	// Answered is false when the visitor's question could not be answered (KindFallback).
+	Answered bool
+}
+
+// Responder answers a visitor's message.
+type Responder interface {
+	Respond(ctx context.Context, req Request) (Reply, error)
+}

@@ -1,0 +1,202 @@
+package assistant
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/parley-dev/parley/runtime/demo"
+)
+
+// fixtureQuestion is a visitor question with the item that answers it, or nil when none does.
+type fixtureQuestion struct {
+	Q      string  `json:"q"`
+	Expect *string `json:"expect"`
+}
+
+func loadJSON(tb testing.TB, name string, v any) {
+	tb.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		tb.Fatalf("%s: %v", name, err)
+	}
+}
+
+// fixtureItems returns the knowledge base of the demo shop, the one `parley dev` serves.
+func fixtureItems(tb testing.TB) []Item {
+	tb.Helper()
+	raw := demo.Knowledge()
+	items := make([]Item, len(raw))
+	for i, r := range raw {
+		items[i] = Item{ID: r.ID, Title: r.Title, Content: r.Content, URL: r.URL, Tags: r.Tags}
+	}
+	return items
+}
+
+// fixtureQuestions loads the questions the algorithm was developed with.
+func fixtureQuestions(tb testing.TB) []fixtureQuestion {
+	return loadQuestions(tb, "acme_questions.json")
+}
+
+// holdoutQuestions loads questions written after the first measurement and never used to tune the algorithm.
+func holdoutQuestions(tb testing.TB) []fixtureQuestion {
+	return loadQuestions(tb, "acme_questions_holdout.json")
+}
+
+func loadQuestions(tb testing.TB, name string) []fixtureQuestion {
+	tb.Helper()
+	var qs []fixtureQuestion
+	loadJSON(tb, name, &qs)
+	return qs
+}
+
+// accuracy is the outcome of running the fixture questions.
+type accuracy struct {
+	answerable, correct    int
+	unanswerable, declined int
+	failures               []string
+}
+
+func (a accuracy) top1() float64     { return float64(a.correct) / float64(a.answerable) }
+func (a accuracy) declines() float64 { return float64(a.declined) / float64(a.unanswerable) }
+
+func (a accuracy) String() string {
+	return fmt.Sprintf("top-1 accuracy on answerable: %d/%d = %.3f; unanswerable declined: %d/%d = %.3f",
+		a.correct, a.answerable, a.top1(), a.declined, a.unanswerable, a.declines())
+}
+
+// runFixture asks every fixture question and scores the replies.
+func runFixture(tb testing.TB, ix *Index, qs []fixtureQuestion) accuracy {
+	tb.Helper()
+	var acc accuracy
+	r := Retrieval{}
+	for _, q := range qs {
+		reply, err := r.Respond(context.Background(), Request{Message: q.Q, Index: ix})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		got := "<" + string(reply.Kind) + ">"
+		if reply.Kind == KindAnswer {
+			got = reply.Sources[0].KnowledgeID
+		}
+		if q.Expect == nil {
+			acc.unanswerable++
+			if reply.Kind == KindFallback {
+				acc.declined++
+				continue
+			}
+		} else {
+			acc.answerable++
+			if reply.Kind == KindAnswer && reply.Sources[0].KnowledgeID == *q.Expect {
+				acc.correct++
+				continue
+			}
+		}
+		want := "<fallback>"
+		if q.Expect != nil {
+			want = *q.Expect
+		}
+		acc.failures = append(acc.failures, fmt.Sprintf("%q: want %s, got %s", q.Q, want, got))
+	}
+	return acc
+}
+
+func TestFixtureAccuracy(t *testing.T) {
+	items, qs := fixtureItems(t), fixtureQuestions(t)
+	if len(items) < 40 || len(qs) < 80 {
+		t.Fatalf("fixture too small: %d items, %d questions", len(items), len(qs))
+	}
+	acc := runFixture(t, NewIndex(items), qs)
+	t.Log(acc)
+	for _, f := range acc.failures {
+		t.Log("miss:", f)
+	}
+	if acc.unanswerable < 20 {
+		t.Errorf("only %d unanswerable questions, want at least 20", acc.unanswerable)
+	}
+	if acc.top1() < 0.90 {
+		t.Errorf("top-1 accuracy %.3f < 0.90", acc.top1())
+	}
+	if acc.declines() < 0.90 {
+		t.Errorf("declined share %.3f < 0.90", acc.declines())
+	}
+}
+
+// TestHoldoutAccuracy reports, without failing, the figures on the held-out questions: they estimate how well the
+// tuned algorithm does on questions it was not tuned for.
+func TestHoldoutAccuracy(t *testing.T) {
+	acc := runFixture(t, NewIndex(fixtureItems(t)), holdoutQuestions(t))
+	t.Log("held out:", acc)
+	for _, f := range acc.failures {
+		t.Log("miss:", f)
+	}
+}
+
+// TestFixtureIDs checks that every expected answer names an item of the knowledge base.
+func TestFixtureIDs(t *testing.T) {
+	ids := make(map[string]bool)
+	for _, it := range fixtureItems(t) {
+		if ids[it.ID] {
+			t.Errorf("duplicate item ID %q", it.ID)
+		}
+		ids[it.ID] = true
+	}
+	for _, q := range append(fixtureQuestions(t), holdoutQuestions(t)...) {
+		if q.Expect != nil && !ids[*q.Expect] {
+			t.Errorf("question %q expects unknown item %q", q.Q, *q.Expect)
+		}
+	}
+}
+
+func BenchmarkFixture(b *testing.B) {
+	ix, qs := NewIndex(fixtureItems(b)), fixtureQuestions(b)
+	var acc accuracy
+	for b.Loop() {
+		acc = runFixture(b, ix, qs)
+	}
+	b.ReportMetric(acc.top1(), "top1")
+	b.ReportMetric(acc.declines(), "declined")
+	b.Log(acc)
+}
+
+// syntheticItems makes n varied items deterministically from the fixture: each is numbered and combines the title
+// of one item with the content of itself and of two others, so the vocabulary and the document lengths vary.
+func syntheticItems(tb testing.TB, n int) []Item {
+	tb.Helper()
+	base := fixtureItems(tb)
+	out := make([]Item, n)
+	for i := range out {
+		a, b, c := base[i%len(base)], base[(i*7+3)%len(base)], base[(i*13+5)%len(base)]
+		out[i] = Item{
+			ID:      fmt.Sprintf("%s-%d", a.ID, i),
+			Title:   fmt.Sprintf("%s %d", a.Title, i),
+			Content: a.Content + " " + b.Content[:len(b.Content)/2] + " Model " + fmt.Sprint(i) + ". " + c.Content[len(c.Content)/2:],
+			URL:     a.URL,
+			Tags:    append(append([]string(nil), a.Tags...), c.Tags...),
+		}
+	}
+	return out
+}
+
+func BenchmarkSearch1000(b *testing.B) {
+	ix := NewIndex(syntheticItems(b, 1000))
+	qs := fixtureQuestions(b)
+	i := 0
+	for b.Loop() {
+		ix.Search(qs[i%len(qs)].Q, 5)
+		i++
+	}
+}
+
+func BenchmarkNewIndex1000(b *testing.B) {
+	items := syntheticItems(b, 1000)
+	for b.Loop() {
+		NewIndex(items)
+	}
+}

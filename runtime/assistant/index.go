@@ -1,0 +1,337 @@
+package assistant
+
+import (
+	"cmp"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// BM25 parameters and field weights.
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+	// titleWeight and tagWeight are how many times each title word and each tag word counts; content words
+	// count once. Titles and tags are short, chosen words that say what the item is about.
+	titleWeight = 2
+	tagWeight   = 2
+	// fuzzyFactor scales the contribution of a query word matched only through a one-letter typo.
+	fuzzyFactor = 0.7
+	// minFuzzyLen is the shortest word that typo matching is tried for; shorter words have too many neighbours.
+	minFuzzyLen = 5
+	// synonymFactor scales the contribution of a query word matched through a synonym.
+	synonymFactor = 0.8
+	// prefixFactor scales the contribution of a query word matched to a longer indexed stem that starts with it
+	// ("rent" to "rental", "program" to "programme").
+	prefixFactor = 0.7
+	// pairBonus is the share of the rarer word's IDF a document earns when two neighbouring query words are
+	// neighbours in it too ("sleeping bag", "2-day shipping").
+	pairBonus = 0.25
+	// minPrefixLen is the shortest stem prefix matching is tried for, and maxPrefixExtra the most letters the
+	// longer stem may add.
+	minPrefixLen   = 4
+	maxPrefixExtra = 3
+	// minCollection is the fewest items IDF is computed for: a smaller knowledge base counts as padded with
+	// items that share none of its words. With two items every word would otherwise look common and a question's
+	// matched words would weigh little next to the ones the shop never uses.
+	minCollection = 50
+)
+
+// Hit is an item found by a search with its BM25 relevance score.
+type Hit struct {
+	Item  Item
+	Score float64
+}
+
+// Index is a BM25 index of a merchant's knowledge items over stemmed words of their titles, tags and content.
+// It is built once per knowledge revision with NewIndex, never changes afterwards and is safe for concurrent use.
+//
+// Typo tolerance: a query word whose stem is not in the index (and that is at least minFuzzyLen letters long) is
+// matched to the indexed words at Damerau-Levenshtein distance 1 (one letter added, removed, replaced, or two
+// neighbours swapped) that start with the same letter, such as "retrun" to "return". The candidates are found with a
+// symmetric-deletion table built with the index: every indexed word is stored under itself and under each way of
+// deleting one of its letters, so a lookup is a handful of map reads of the query word and its own deletions,
+// followed by an exact distance check. Such matches count fuzzyFactor times as much as exact ones.
+type Index struct {
+	items []Item
+	docs  []doc
+	// stems maps a stem to its term ID, the position in idf and postings.
+	stems    map[string]int32
+	idf      []float64
+	postings [][]posting
+	// sorted lists the stems in order, for prefix matching.
+	sorted []string
+	// words maps each indexed surface word to its term ID, for typo matching.
+	words map[string]int32
+	// deletions maps a word, and each one-letter deletion of it, to the indexed words that produce it.
+	deletions map[string][]string
+	// pairs maps a pair of terms (pairKey) to the documents in which the second directly follows the first,
+	// stop words aside, in the title, a tag or the content, in document order.
+	pairs map[uint64][]int32
+	// cache holds the stems of the indexed words.
+	cache *stemCache
+	// unknownIDF is the IDF a word found in no item would have.
+	unknownIDF float64
+}
+
+// doc is what the index keeps of one item besides the postings.
+type doc struct {
+	sentences []sentence
+	// title holds the term IDs of the title.
+	title []int32
+}
+
+// sentence is one sentence of an item's content with the term IDs it contains.
+type sentence struct {
+	text  string
+	terms []int32
+}
+
+// posting says that a term occurs in a document, with the term's precomputed BM25 weight there.
+type posting struct {
+	doc    int32
+	weight float64
+}
+
+// NewIndex builds an index of items. The items are copied; the index never changes afterwards.
+func NewIndex(items []Item) *Index {
+	ix := &Index{
+		items:     slices.Clone(items),
+		docs:      make([]doc, len(items)),
+		stems:     make(map[string]int32),
+		words:     make(map[string]int32),
+		deletions: make(map[string][]string),
+		pairs:     make(map[uint64][]int32),
+		cache:     newStemCache(),
+	}
+	counts := make([]map[int32]int, len(items))
+	lengths := make([]int, len(items))
+	for i, it := range ix.items {
+		counts[i], lengths[i] = ix.countTerms(int32(i), it)
+		ix.docs[i] = doc{sentences: ix.sentences(it.Content), title: ix.termIDs(it.Title)}
+	}
+	ix.computeWeights(counts, lengths)
+	ix.buildDeletions()
+	ix.sorted = slices.Sorted(maps.Keys(ix.stems))
+	ix.cache.writable = false
+	return ix
+}
+
+// Len returns the number of items in the index.
+func (ix *Index) Len() int {
+	if ix == nil {
+		return 0
+	}
+	return len(ix.items)
+}
+
+// Search returns up to k items relevant to query, best first.
+func (ix *Index) Search(query string, k int) []Hit {
+	matches := ix.rank(ix.parseQuery(query), k)
+	hits := make([]Hit, len(matches))
+	for i, m := range matches {
+		hits[i] = Hit{Item: ix.items[m.doc], Score: m.score}
+	}
+	return hits
+}
+
+// countTerms returns the weighted term frequencies of item d and its weighted length, adding new terms to the
+// vocabulary and the item's pairs of neighbouring words to the pair postings.
+func (ix *Index) countTerms(d int32, it Item) (map[int32]int, int) {
+	counts := make(map[int32]int)
+	length := 0
+	add := func(text string, weight int) {
+		prev := int32(-1)
+		for _, t := range ix.cache.terms(text) {
+			id := ix.termID(t)
+			counts[id] += weight
+			length += weight
+			if prev >= 0 {
+				ix.addPair(prev, id, d)
+			}
+			prev = id
+		}
+	}
+	add(it.Title, titleWeight)
+	for _, tag := range it.Tags {
+		add(tag, tagWeight)
+	}
+	add(it.Content, 1)
+	return counts, length
+}
+
+// addPair records that the term b follows the term a in document d.
+func (ix *Index) addPair(a, b, d int32) {
+	key := pairKey(a, b)
+	if docs := ix.pairs[key]; len(docs) == 0 || docs[len(docs)-1] != d {
+		ix.pairs[key] = append(docs, d)
+	}
+}
+
+// pairKey identifies an ordered pair of terms.
+func pairKey(a, b int32) uint64 {
+	return uint64(uint32(a))<<32 | uint64(uint32(b)) //nolint:gosec // term IDs are non-negative
+}
+
+// termID returns the ID of a term's stem, adding it to the vocabulary when new.
+func (ix *Index) termID(t term) int32 {
+	id, ok := ix.stems[t.stem]
+	if !ok {
+		id = int32(len(ix.stems)) //nolint:gosec // a knowledge base has far fewer than 2^31 distinct words
+		ix.stems[t.stem] = id
+	}
+	if _, ok := ix.words[t.word]; !ok {
+		ix.words[t.word] = id
+	}
+	return id
+}
+
+// sentences splits content into sentences and records the term IDs of each.
+func (ix *Index) sentences(content string) []sentence {
+	texts := splitSentences(content)
+	out := make([]sentence, len(texts))
+	for i, s := range texts {
+		out[i] = sentence{text: s, terms: ix.termIDs(s)}
+	}
+	return out
+}
+
+// termIDs returns the distinct known term IDs of text.
+func (ix *Index) termIDs(text string) []int32 {
+	var ids []int32
+	for _, t := range ix.cache.terms(text) {
+		if id, ok := ix.stems[t.stem]; ok && !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// computeWeights fills idf and the postings with each term's full BM25 weight in each document, so that a search
+// only adds numbers up.
+func (ix *Index) computeWeights(counts []map[int32]int, lengths []int) {
+	n := float64(len(ix.items))
+	idfN := max(n, minCollection)
+	total := 0
+	for _, l := range lengths {
+		total += l
+	}
+	avgLen := 1.0
+	if total > 0 {
+		avgLen = float64(total) / n
+	}
+	ix.postings = make([][]posting, len(ix.stems))
+	for d, c := range counts {
+		for id := range c {
+			ix.postings[id] = append(ix.postings[id], posting{doc: int32(d)})
+		}
+	}
+	ix.idf = make([]float64, len(ix.stems))
+	for id, list := range ix.postings {
+		df := float64(len(list))
+		ix.idf[id] = math.Log(1 + (idfN-df+0.5)/(df+0.5))
+		for j := range list {
+			d := list[j].doc
+			tf := float64(counts[d][int32(id)])
+			norm := bm25K1 * (1 - bm25B + bm25B*float64(lengths[d])/avgLen)
+			list[j].weight = ix.idf[id] * tf * (bm25K1 + 1) / (tf + norm)
+		}
+		slices.SortFunc(list, func(a, b posting) int { return cmp.Compare(a.doc, b.doc) })
+	}
+	ix.unknownIDF = math.Log(1 + (idfN+0.5)/0.5)
+}
+
+// buildDeletions fills the symmetric-deletion table used for typo matching.
+func (ix *Index) buildDeletions() {
+	for w := range ix.words {
+		if len([]rune(w)) < minFuzzyLen || isNumber(w) {
+			continue
+		}
+		for _, key := range withDeletions(w) {
+			if !slices.Contains(ix.deletions[key], w) {
+				ix.deletions[key] = append(ix.deletions[key], w)
+			}
+		}
+	}
+}
+
+// withDeletions returns w followed by every string made by deleting one of its letters.
+func withDeletions(w string) []string {
+	r := []rune(w)
+	out := make([]string, 0, len(r)+1)
+	out = append(out, w)
+	for i := range r {
+		out = append(out, string(r[:i])+string(r[i+1:]))
+	}
+	return out
+}
+
+// prefixed returns the term IDs of the indexed stems that start with stem and are at most maxPrefixExtra letters
+// longer.
+func (ix *Index) prefixed(stem string) []int32 {
+	n := utf8.RuneCountInString(stem)
+	if n < minPrefixLen {
+		return nil
+	}
+	var ids []int32
+	i, _ := slices.BinarySearch(ix.sorted, stem)
+	for ; i < len(ix.sorted) && strings.HasPrefix(ix.sorted[i], stem); i++ {
+		if extra := utf8.RuneCountInString(ix.sorted[i]) - n; extra > 0 && extra <= maxPrefixExtra {
+			ids = append(ids, ix.stems[ix.sorted[i]])
+		}
+	}
+	return ids
+}
+
+// typoCandidates returns the term IDs of the indexed words at Damerau-Levenshtein distance 1 from w.
+func (ix *Index) typoCandidates(w string) []int32 {
+	if len([]rune(w)) < minFuzzyLen || isNumber(w) {
+		return nil
+	}
+	var ids []int32
+	for _, key := range withDeletions(w) {
+		for _, cand := range ix.deletions[key] {
+			id := ix.words[cand]
+			if !slices.Contains(ids, id) && sameFirstLetter(w, cand) && editDistanceOne(w, cand) {
+				ids = append(ids, id)
+			}
+		}
+	}
+	return ids
+}
+
+// sameFirstLetter reports whether a and b start with the same letter. Typos rarely hit the first letter, and
+// requiring it avoids matching real words to their neighbours, such as "weather" to "leather".
+func sameFirstLetter(a, b string) bool {
+	ra, _ := utf8.DecodeRuneInString(a)
+	rb, _ := utf8.DecodeRuneInString(b)
+	return ra == rb
+}
+
+// editDistanceOne reports whether a and b differ by exactly one inserted, deleted or replaced letter, or by two
+// swapped neighbouring letters.
+func editDistanceOne(a, b string) bool {
+	x, y := []rune(a), []rune(b)
+	if len(x) < len(y) {
+		x, y = y, x
+	}
+	if len(x)-len(y) > 1 {
+		return false
+	}
+	i := 0
+	for i < len(y) && x[i] == y[i] {
+		i++
+	}
+	if i == len(y) {
+		return len(x) != len(y) // identical strings are not at distance 1
+	}
+	if len(x) > len(y) {
+		return slices.Equal(x[i+1:], y[i:])
+	}
+	if slices.Equal(x[i+1:], y[i+1:]) {
+		return true // one replaced letter
+	}
+	return i+1 < len(x) && x[i] == y[i+1] && x[i+1] == y[i] && slices.Equal(x[i+2:], y[i+2:])
+}

@@ -1,0 +1,226 @@
+package assistant
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+)
+
+func TestTokenize(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"Hello, World!", []string{"hello", "world"}},
+		{"Isn't it GREAT? Yes…", []string{"isnt", "it", "great", "yes"}},
+		{"Größe 42 – Ünïcode", []string{"größe", "42", "ünïcode"}},
+		{"free over $75; €10 or £5", []string{"free", "over", "dollar", "75", "euro", "10", "or", "pound", "5"}},
+		{"tune-up & e-mail", []string{"tune", "up", "e", "mail"}},
+		{"the customers' bags", []string{"the", "customers", "bags"}},
+		{"", nil},
+		{"?!.", nil},
+	}
+	for _, tt := range tests {
+		if got := tokenize(tt.in); !slices.Equal(got, tt.want) {
+			t.Errorf("tokenize(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestTermsStemsAndDropsStopWords(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string // stems
+	}{
+		{"What is your return policy?", []string{"return", "polici"}},
+		{"Do you do shipping to Canada?", []string{"ship", "canada"}},
+		{"running shoes and sleeping bags", []string{"run", "shoe", "sleep", "bag"}},
+		{"Rentals, renting", []string{"rental", "rent"}},
+		{"Do you deliver to the UK?", []string{"deliv", "unit", "kingdom"}},
+		{"how do I wash my down jacket", []string{"wash", "down", "jacket"}},
+		{"is it the", nil},
+	}
+	for _, tt := range tests {
+		var got []string
+		var noCache *stemCache
+		for _, term := range noCache.terms(tt.in) {
+			got = append(got, term.stem)
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("terms(%q) stems = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestRewriteIdioms(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"where is my order", "track order"},
+		{"can I send the boots back", "can i return"},
+		{"i want to talk to a real person", "i want to contact"},
+		{"send it to my address and bring it back", "send it to my address and bring it back"},
+	}
+	for _, tt := range tests {
+		got := rewriteIdioms(tokenize(tt.in))
+		if want := tokenize(tt.want); !slices.Equal(got, want) {
+			t.Errorf("rewriteIdioms(%q) = %q, want %q", tt.in, got, want)
+		}
+	}
+}
+
+func TestSplitSentences(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"One. Two! Three?", []string{"One.", "Two!", "Three?"}},
+		{"It filters to 0.1 micron. It costs $39.", []string{"It filters to 0.1 micron.", "It costs $39."}},
+		{"Bring gear, e.g. tents. Done", []string{"Bring gear, e.g. tents.", "Done"}},
+		{"Limit -7 °C. It weighs 1.1 kg.", []string{"Limit -7 °C.", "It weighs 1.1 kg."}},
+		{"Line one\nLine two", []string{"Line one", "Line two"}},
+		{"  ", nil},
+	}
+	for _, tt := range tests {
+		if got := splitSentences(tt.in); !slices.Equal(got, tt.want) {
+			t.Errorf("splitSentences(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestEditDistanceOne(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want bool
+	}{
+		{"retrun", "return", true},    // swapped neighbours
+		{"shiping", "shipping", true}, // missing letter
+		{"canda", "canada", true},     // missing letter
+		{"polcy", "policy", true},     // missing letter
+		{"recieve", "receive", true},  // swapped neighbours
+		{"tents", "tenth", true},      // replaced letter
+		{"return", "return", false},   // identical
+		{"retrun", "returns", false},  // two edits
+		{"abcd", "badc", false},       // two swaps
+		{"größe", "grösse", false},    // two edits in runes
+		{"zelt", "zelte", true},       // added letter
+		{"weather", "leather", true},  // distance 1, but typoCandidates also needs the same first letter
+		{"packing", "parking", true},  // distance 1
+		{"", "a", true},               // added letter
+	}
+	for _, tt := range tests {
+		if got := editDistanceOne(tt.a, tt.b); got != tt.want {
+			t.Errorf("editDistanceOne(%q, %q) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
+
+func smallIndex() *Index {
+	return NewIndex([]Item{
+		{ID: "returns", Title: "Return policy", Content: "You can return unused items within 60 days. Refunds take a week."},
+		{ID: "shipping", Title: "Shipping", Content: "We ship to Canada and the United States. Shipping is free over $75."},
+		{ID: "tent", Title: "Trailhead tent", Content: "A light tent for two. You can return it if it leaks.", Tags: []string{"camping"}},
+		{ID: "rentals", Title: "Gear rentals", Content: "We rent tents and sleeping bags.", Tags: []string{"hire"}},
+	})
+}
+
+func hitIDs(hits []Hit) []string {
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.Item.ID
+	}
+	return ids
+}
+
+func TestSearchRanking(t *testing.T) {
+	ix := smallIndex()
+	tests := []struct {
+		query string
+		want  []string // best first; only the first len(want) hits are checked
+	}{
+		{"return policy", []string{"returns", "tent"}}, // the title match ranks first
+		{"retrun polcy", []string{"returns"}},          // typos
+		{"shiping to canda", []string{"shipping"}},     // typos
+		{"free shipping over 75 dollars", []string{"shipping"}},
+		{"camping", []string{"tent"}},              // tags are searched
+		{"can I hire a tent", []string{"rentals"}}, // the tag "hire" and "tent"
+		{"do you sell cars", nil},
+		{"", nil},
+		{"the and of", nil},
+	}
+	for _, tt := range tests {
+		got := hitIDs(ix.Search(tt.query, 5))
+		if len(tt.want) == 0 {
+			if len(got) != 0 {
+				t.Errorf("Search(%q) = %q, want no hits", tt.query, got)
+			}
+			continue
+		}
+		if len(got) < len(tt.want) || !slices.Equal(got[:len(tt.want)], tt.want) {
+			t.Errorf("Search(%q) = %q, want it to start with %q", tt.query, got, tt.want)
+		}
+	}
+}
+
+func TestSearchScoresAndLimit(t *testing.T) {
+	ix := smallIndex()
+	hits := ix.Search("return tent", 2)
+	if len(hits) != 2 {
+		t.Fatalf("got %d hits, want 2 (k)", len(hits))
+	}
+	if hits[0].Score < hits[1].Score || hits[1].Score <= 0 {
+		t.Errorf("scores not positive and descending: %v", hits)
+	}
+	if got := ix.Search("return", 0); len(got) != 0 {
+		t.Errorf("k=0 gave %d hits", len(got))
+	}
+}
+
+func TestEmptyIndex(t *testing.T) {
+	for _, ix := range []*Index{nil, NewIndex(nil)} {
+		if ix.Len() != 0 {
+			t.Errorf("Len() = %d, want 0", ix.Len())
+		}
+		if got := ix.Search("return policy", 3); len(got) != 0 {
+			t.Errorf("Search on empty index = %v", got)
+		}
+	}
+}
+
+func TestIndexIsImmutable(t *testing.T) {
+	items := []Item{{ID: "a", Title: "Return policy", Content: "Returns within 60 days."}}
+	ix := NewIndex(items)
+	items[0].ID, items[0].Title = "changed", "Changed"
+	if ix.Len() != 1 {
+		t.Fatalf("Len() = %d, want 1", ix.Len())
+	}
+	if got := hitIDs(ix.Search("return policy", 1)); !slices.Equal(got, []string{"a"}) {
+		t.Errorf("after changing the input slice, Search = %q, want [a]", got)
+	}
+}
+
+func TestSearchConcurrent(t *testing.T) {
+	ix := NewIndex(fixtureItems(t))
+	qs := fixtureQuestions(t)
+	want := make([][]string, len(qs))
+	for i, q := range qs {
+		want[i] = hitIDs(ix.Search(q.Q, 3))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 16)
+	for g := range 16 {
+		wg.Go(func() {
+			for n := range 100 {
+				i := (g*31 + n) % len(qs)
+				if got := hitIDs(ix.Search(qs[i].Q, 3)); !slices.Equal(got, want[i]) {
+					errs <- fmt.Sprintf("Search(%q) = %q concurrently, %q alone", qs[i].Q, got, want[i])
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}

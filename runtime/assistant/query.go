@@ -1,0 +1,211 @@
+package assistant
+
+import "slices"
+
+// alt is an index term a query word matches, with the share of the word's weight the match is worth.
+type alt struct {
+	id     int32
+	factor float64
+	// scale multiplies the term's BM25 weights: factor, further lowered when the term is rarer than the query
+	// word itself, so that a synonym or a longer word never counts for more than the word asked about.
+	scale float64
+}
+
+// queryTerm is one informative word of a query with the index terms it matches.
+type queryTerm struct {
+	word string
+	// alts are the index terms the word matches: its own stem (factor 1), its synonyms, longer words it is the
+	// stem of the start of, and, when its own stem is unknown, the words one typo away.
+	alts []alt
+	// idf is how informative the word is; a word no item contains gets the highest possible value.
+	idf float64
+	// numeric is true for words made of digits only.
+	numeric bool
+}
+
+// query is a parsed search query.
+type query struct {
+	terms []queryTerm
+	// pairs are the neighbouring query words both found in the index, with the bonus a document containing them
+	// as neighbours earns.
+	pairs []queryPair
+	// weight is the sum of the terms' idf, the most a document can cover.
+	weight float64
+}
+
+// queryPair is two neighbouring query words.
+type queryPair struct {
+	key   uint64
+	bonus float64
+}
+
+// match is a document's result for a query.
+type match struct {
+	doc   int32
+	score float64
+	// covered is the idf-weighted share of the query's words the document contains, from 0 to 1.
+	covered float64
+	// wordMatched is true when the document contains at least one non-numeric query word.
+	wordMatched bool
+}
+
+// parseQuery turns text into query terms, resolving each to index terms. Repeated stems count once.
+func (ix *Index) parseQuery(text string) query {
+	var q query
+	seen := make(map[string]bool)
+	prev := int32(-1)
+	for _, t := range ix.wordCache().queryTerms(text) {
+		id, known := ix.stemID(t.stem)
+		if known && prev >= 0 {
+			bonus := pairBonus * min(ix.idf[prev], ix.idf[id])
+			q.pairs = append(q.pairs, queryPair{key: pairKey(prev, id), bonus: bonus})
+		}
+		prev = -1
+		if known {
+			prev = id
+		}
+		if seen[t.stem] {
+			continue
+		}
+		seen[t.stem] = true
+		qt := ix.resolve(t)
+		q.terms = append(q.terms, qt)
+		q.weight += qt.idf
+	}
+	return q
+}
+
+// wordCache returns the index's read-only stem cache; nil, which stems every word, for a nil index.
+func (ix *Index) wordCache() *stemCache {
+	if ix == nil {
+		return nil
+	}
+	return ix.cache
+}
+
+// stemID returns the term ID of a stem, if the index has it.
+func (ix *Index) stemID(stem string) (int32, bool) {
+	if ix.Len() == 0 {
+		return 0, false
+	}
+	id, ok := ix.stems[stem]
+	return id, ok
+}
+
+// resolve finds the index terms a query word matches.
+func (ix *Index) resolve(t term) queryTerm {
+	qt := queryTerm{word: t.word, numeric: isNumber(t.word)}
+	if ix.Len() == 0 {
+		return qt
+	}
+	qt.idf = ix.unknownIDF
+	id, known := ix.stems[t.stem]
+	if known {
+		qt.alts = append(qt.alts, alt{id: id, factor: 1})
+		qt.idf = ix.idf[id]
+	}
+	for _, syn := range synonyms[t.stem] {
+		if id, ok := ix.stems[syn]; ok {
+			qt.alts = addAlt(qt.alts, alt{id: id, factor: synonymFactor})
+		}
+	}
+	for _, id := range ix.prefixed(t.stem) {
+		qt.alts = addAlt(qt.alts, alt{id: id, factor: prefixFactor})
+	}
+	if !known {
+		for _, id := range ix.typoCandidates(t.word) {
+			qt.alts = addAlt(qt.alts, alt{id: id, factor: fuzzyFactor})
+		}
+		for _, a := range qt.alts {
+			qt.idf = min(qt.idf, ix.idf[a.id])
+		}
+	}
+	for i, a := range qt.alts {
+		qt.alts[i].scale = a.factor * min(1, qt.idf/ix.idf[a.id])
+	}
+	return qt
+}
+
+// addAlt adds a to alts unless its term is there already with at least the same factor.
+func addAlt(alts []alt, a alt) []alt {
+	for i, b := range alts {
+		if b.id == a.id {
+			alts[i].factor = max(b.factor, a.factor)
+			return alts
+		}
+	}
+	return append(alts, a)
+}
+
+// docScore accumulates a document's result while ranking.
+type docScore struct {
+	score, covered float64
+	wordMatched    bool
+}
+
+// termHit is a query term's best match in one document.
+type termHit struct {
+	weight, factor float64
+}
+
+// rank scores every document containing a query term and returns the best k, best first.
+func (ix *Index) rank(q query, k int) []match {
+	if ix.Len() == 0 || k <= 0 || q.weight == 0 {
+		return nil
+	}
+	acc := make([]docScore, len(ix.items))
+	hits := make([]termHit, len(ix.items))
+	var touched []int32
+	for _, qt := range q.terms {
+		touched = ix.termHits(qt, hits, touched[:0])
+		for _, d := range touched {
+			a := &acc[d]
+			a.score += hits[d].weight
+			a.covered += qt.idf * hits[d].factor
+			a.wordMatched = a.wordMatched || !qt.numeric
+			hits[d] = termHit{}
+		}
+	}
+	for _, p := range q.pairs {
+		for _, d := range ix.pairs[p.key] {
+			acc[d].score += p.bonus
+		}
+	}
+	return topK(acc, q.weight, k)
+}
+
+// termHits records in hits a query term's BM25 contribution to each document containing it, the best over the
+// index terms it matches, and appends the documents to touched.
+func (ix *Index) termHits(qt queryTerm, hits []termHit, touched []int32) []int32 {
+	for _, a := range qt.alts {
+		for _, p := range ix.postings[a.id] {
+			w := p.weight * a.scale
+			if hits[p.doc].weight == 0 {
+				touched = append(touched, p.doc)
+			}
+			if w > hits[p.doc].weight {
+				hits[p.doc] = termHit{weight: w, factor: a.factor}
+			}
+		}
+	}
+	return touched
+}
+
+// topK returns the k best scored documents, best first; ties go to the earlier document.
+func topK(acc []docScore, weight float64, k int) []match {
+	top := make([]match, 0, k+1)
+	for d, a := range acc {
+		if a.score <= 0 || (len(top) == k && a.score <= top[k-1].score) {
+			continue
+		}
+		i := len(top)
+		for i > 0 && top[i-1].score < a.score {
+			i--
+		}
+		top = slices.Insert(top, i, match{doc: int32(d), score: a.score, covered: a.covered / weight, wordMatched: a.wordMatched})
+		if len(top) > k {
+			top = top[:k]
+		}
+	}
+	return top
+}

@@ -1,0 +1,285 @@
+package assistant
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func respond(t *testing.T, req Request) Reply {
+	t.Helper()
+	reply, err := Retrieval{}.Respond(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Respond(%q): %v", req.Message, err)
+	}
+	return reply
+}
+
+func TestClassifySmallTalk(t *testing.T) {
+	tests := []struct {
+		msg  string
+		want smallTalk
+	}{
+		{"hi", greetingTalk},
+		{"Hello!", greetingTalk},
+		{"hey there", greetingTalk},
+		{"Good morning :)", greetingTalk},
+		{"hi team, good afternoon", greetingTalk},
+		{"Hallo", greetingTalk},
+		{"Guten Tag!", greetingTalk},
+		{"thanks", thanksTalk},
+		{"Thank you!", thanksTalk},
+		{"thanks a lot, that was helpful", thanksTalk},
+		{"ok bye", thanksTalk},
+		{"Goodbye and have a nice day", thanksTalk},
+		{"Vielen Dank!", thanksTalk},
+		{"hi, what is your return policy?", notSmallTalk},
+		{"hello, do you ship to Canada", notSmallTalk},
+		{"thanks, and how long does shipping take?", notSmallTalk},
+		{"good", notSmallTalk},
+		{"", notSmallTalk},
+		{"return policy", notSmallTalk},
+	}
+	for _, tt := range tests {
+		if got := classifySmallTalk(tt.msg); got != tt.want {
+			t.Errorf("classifySmallTalk(%q) = %v, want %v", tt.msg, got, tt.want)
+		}
+	}
+}
+
+func TestRespondGreetingAndThanks(t *testing.T) {
+	ix := smallIndex()
+	tests := []struct {
+		msg  string
+		kind Kind
+	}{
+		{"hi", KindGreeting},
+		{"hey there!", KindGreeting},
+		{"thank you!", KindThanks},
+		{"bye", KindThanks},
+		{"hi, what is your return policy?", KindAnswer},
+	}
+	for _, tt := range tests {
+		reply := respond(t, Request{Message: tt.msg, Index: ix})
+		if reply.Kind != tt.kind || !reply.Answered || reply.Text == "" {
+			t.Errorf("%q: got %+v, want kind %s, answered, with text", tt.msg, reply, tt.kind)
+		}
+		if tt.kind != KindAnswer && len(reply.Sources) != 0 {
+			t.Errorf("%q: small talk cites %d sources", tt.msg, len(reply.Sources))
+		}
+	}
+}
+
+// longItem has six sentences, only one of which is about the care label.
+var longItem = Item{
+	ID:    "jacket",
+	Title: "Stormshell rain jacket",
+	URL:   "https://shop.example/p/stormshell",
+	Content: "The Stormshell is a three-layer waterproof jacket for hiking. It has pit zips for ventilation. " +
+		"The hood fits over a climbing helmet. It packs into its own chest pocket. " +
+		"Machine wash it at 30 degrees with a technical detergent. It costs $229.",
+}
+
+func TestAnswerQuotesTheRelevantSentences(t *testing.T) {
+	ix := NewIndex([]Item{longItem, {ID: "other", Title: "Gift cards", Content: "Gift cards never expire."}})
+	reply := respond(t, Request{Message: "Can I machine wash the Stormshell?", Index: ix})
+	if reply.Kind != KindAnswer || !reply.Answered {
+		t.Fatalf("got %+v, want an answer", reply)
+	}
+	want := "Machine wash it at 30 degrees with a technical detergent."
+	if reply.Text != want {
+		t.Errorf("Text = %q, want only %q", reply.Text, want)
+	}
+	if len(reply.Sources) != 1 {
+		t.Fatalf("got %d sources, want 1", len(reply.Sources))
+	}
+	src := reply.Sources[0]
+	if src.KnowledgeID != "jacket" || src.Title != longItem.Title || src.URL != longItem.URL || src.Snippet != want ||
+		src.Score <= 0 {
+		t.Errorf("source = %+v", src)
+	}
+}
+
+func TestAnswerKeepsSentenceOrder(t *testing.T) {
+	ix := NewIndex([]Item{longItem})
+	reply := respond(t, Request{Message: "does it have pit zips and a helmet hood", Index: ix})
+	want := "It has pit zips for ventilation. The hood fits over a climbing helmet."
+	if reply.Text != want {
+		t.Errorf("Text = %q, want %q", reply.Text, want)
+	}
+}
+
+func TestAnswerCitesCloseHits(t *testing.T) {
+	ix := NewIndex([]Item{
+		{ID: "a", Title: "Tent repairs", Content: "We repair tents in 2 weeks."},
+		{ID: "b", Title: "Tent repair prices", Content: "Tent repairs start at $15."},
+		{ID: "c", Title: "Tent repair kit", Content: "The tent repair kit has patches."},
+		{ID: "d", Title: "Tent repair shop", Content: "Our tent repair shop is in Denver."},
+		{ID: "e", Title: "Gift cards", Content: "Gift cards never expire."},
+	})
+	reply := respond(t, Request{Message: "tent repair", Index: ix})
+	if reply.Kind != KindAnswer {
+		t.Fatalf("got %+v, want an answer", reply)
+	}
+	if n := len(reply.Sources); n < 2 || n > maxSources {
+		t.Fatalf("got %d sources, want 2 to %d", n, maxSources)
+	}
+	for i, s := range reply.Sources {
+		if s.KnowledgeID == "e" || s.Snippet == "" {
+			t.Errorf("source %d = %+v", i, s)
+		}
+		if i > 0 && s.Score > reply.Sources[i-1].Score {
+			t.Errorf("sources not best first: %+v", reply.Sources)
+		}
+	}
+}
+
+func TestFallback(t *testing.T) {
+	ix := smallIndex()
+	const merchant = "We can't answer that here; email help@shop.example."
+	tests := []struct {
+		name, fallback, locale, want string
+	}{
+		{"merchant text", merchant, "", merchant},
+		{"default", "", "", builtinTexts["en"].fallback},
+		{"blank merchant text", "   ", "en-GB", builtinTexts["en"].fallback},
+		{"German default", "", "de-DE", builtinTexts["de"].fallback},
+		{"merchant text wins over locale", merchant, "de", merchant},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reply := respond(t, Request{Message: "do you sell cars?", Index: ix, FallbackMessage: tt.fallback, Locale: tt.locale})
+			if reply.Kind != KindFallback || reply.Answered || len(reply.Sources) != 0 || reply.Text != tt.want {
+				t.Errorf("got %+v, want fallback %q", reply, tt.want)
+			}
+		})
+	}
+	if !strings.Contains(builtinTexts["en"].fallback, "email or phone number") {
+		t.Error("default fallback does not offer to take contact details")
+	}
+}
+
+func TestLocaleTexts(t *testing.T) {
+	tests := []struct {
+		locale, lang string
+	}{
+		{"", "en"}, {"en", "en"}, {"en-US", "en"}, {"de", "de"}, {"de-AT", "de"}, {"DE_ch", "de"},
+		{"fr-FR", "fr"}, {"es", "es"}, {"xx", "en"}, {"deu", "en"},
+	}
+	for _, tt := range tests {
+		if got, want := textsFor(tt.locale), builtinTexts[tt.lang]; got != want {
+			t.Errorf("textsFor(%q) = %+v, want the %q texts", tt.locale, got, tt.lang)
+		}
+	}
+	for lang, texts := range builtinTexts {
+		if texts.greeting == "" || texts.thanks == "" || texts.fallback == "" {
+			t.Errorf("%s: missing text: %+v", lang, texts)
+		}
+	}
+}
+
+func TestGermanReplies(t *testing.T) {
+	ix := smallIndex()
+	de := builtinTexts["de"]
+	if r := respond(t, Request{Message: "Hallo!", Index: ix, Locale: "de-DE"}); r.Text != de.greeting {
+		t.Errorf("greeting = %q", r.Text)
+	}
+	if r := respond(t, Request{Message: "danke", Index: ix, Locale: "de"}); r.Kind != KindThanks || r.Text != de.thanks {
+		t.Errorf("thanks = %+v", r)
+	}
+	if r := respond(t, Request{Message: "do you sell cars", Index: ix, Locale: "de"}); r.Text != de.fallback {
+		t.Errorf("fallback = %q", r.Text)
+	}
+}
+
+func TestRespondEmptyIndex(t *testing.T) {
+	for _, ix := range []*Index{nil, NewIndex(nil)} {
+		if r := respond(t, Request{Message: "what is your return policy?", Index: ix}); r.Kind != KindFallback || r.Answered {
+			t.Errorf("question on empty index: %+v", r)
+		}
+		if r := respond(t, Request{Message: "hello", Index: ix}); r.Kind != KindGreeting {
+			t.Errorf("greeting on empty index: %+v", r)
+		}
+		if r := respond(t, Request{Message: "thanks!", Index: ix}); r.Kind != KindThanks {
+			t.Errorf("thanks on empty index: %+v", r)
+		}
+	}
+}
+
+func TestRespondEmptyOrNumericMessage(t *testing.T) {
+	ix := smallIndex()
+	for _, msg := range []string{"", "   ", "???", "what is 2 + 2", "75"} {
+		if r := respond(t, Request{Message: msg, Index: ix}); r.Kind != KindFallback {
+			t.Errorf("%q: got %+v, want fallback", msg, r)
+		}
+	}
+}
+
+func TestMinConfidence(t *testing.T) {
+	ix := smallIndex()
+	req := Request{Message: "return policy for tents bought in winter", Index: ix}
+	strict := Retrieval{MinConfidence: 1}
+	if r, _ := strict.Respond(context.Background(), req); r.Kind != KindFallback {
+		t.Errorf("MinConfidence 1 answered a partly matched question: %+v", r)
+	}
+	lax := Retrieval{MinConfidence: 0.01}
+	if r, _ := lax.Respond(context.Background(), req); r.Kind != KindAnswer {
+		t.Errorf("MinConfidence 0.01 did not answer: %+v", r)
+	}
+}
+
+func TestRespondCancelledContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := Retrieval{}.Respond(ctx, Request{Message: "hi", Index: smallIndex()})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}
+
+func TestRespondConcurrent(t *testing.T) {
+	ix := NewIndex(fixtureItems(t))
+	qs := fixtureQuestions(t)
+	t.Parallel()
+	for g := range 8 {
+		t.Run("", func(t *testing.T) {
+			t.Parallel()
+			for i := g; i < len(qs); i += 8 {
+				respond(t, Request{Message: qs[i].Q, Index: ix})
+			}
+		})
+	}
+}
+
+// A merchant's first items must already answer: with one or two items IDF cannot tell a topic word from a
+// filler verb, so the decision may not rest on it alone.
+func TestTinyKnowledgeBase(t *testing.T) {
+	one := NewIndex([]Item{{ID: "kayak", Title: "Kayak rentals", Content: "We rent kayaks from May to September for 45 dollars a day."}})
+	two := NewIndex([]Item{
+		{ID: "returns", Title: "Returns", Content: "You can return unworn items within 60 days for a full refund."},
+		{ID: "hours", Title: "Opening hours", Content: "The store is open from 9 to 6, Monday to Saturday."},
+	})
+	tests := []struct {
+		ix       *Index
+		question string
+		want     string // "" for a decline
+	}{
+		{one, "Do you offer kayak rentals?", "kayak"},
+		{one, "can I rent a kayak in june", "kayak"},
+		{one, "Do you sell second-hand tractors?", ""},
+		{two, "How do returns work?", "returns"},
+		{two, "when are you open on saturday", "hours"},
+		{two, "Do you sell tractors?", ""},
+	}
+	for _, tt := range tests {
+		reply := respond(t, Request{Message: tt.question, Index: tt.ix})
+		got := ""
+		if reply.Answered {
+			got = reply.Sources[0].KnowledgeID
+		}
+		if got != tt.want {
+			t.Errorf("%q: answered from %q, want %q (%q)", tt.question, got, tt.want, reply.Text)
+		}
+	}
+}

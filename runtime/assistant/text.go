@@ -1,0 +1,201 @@
+package assistant
+
+import (
+	"strings"
+	"unicode"
+
+	"github.com/kljensen/snowball/english"
+)
+
+// tokenize splits text into lower-case words made of Unicode letters and digits. Apostrophes inside a word are
+// dropped ("isn't" becomes "isnt"); a currency sign becomes its name ("$75" is "dollar", "75"); every other
+// character separates words.
+func tokenize(text string) []string {
+	var words []string
+	var b strings.Builder
+	runes := []rune(text)
+	for i, r := range runes {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(unicode.ToLower(r))
+		case isApostrophe(r) && b.Len() > 0 && i+1 < len(runes) && unicode.IsLetter(runes[i+1]):
+			// Part of a contraction or possessive: skip it and keep the word together.
+		default:
+			if b.Len() > 0 {
+				words = append(words, b.String())
+				b.Reset()
+			}
+			if name, ok := currencyNames[r]; ok {
+				words = append(words, name)
+			}
+		}
+	}
+	if b.Len() > 0 {
+		words = append(words, b.String())
+	}
+	return words
+}
+
+func isApostrophe(r rune) bool {
+	return r == '\'' || r == '’' || r == 'ʼ'
+}
+
+// stem reduces an English word to its Snowball stem.
+func stem(word string) string {
+	return english.Stem(word, true)
+}
+
+// isStopWord reports whether a lower-case word carries too little meaning to search for.
+func isStopWord(word string) bool {
+	_, ok := stopWords[word]
+	return ok
+}
+
+// isNumber reports whether a word is made of digits only.
+func isNumber(word string) bool {
+	for _, r := range word {
+		if !unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return word != ""
+}
+
+// term is an informative word of a text: its surface form and its stem.
+type term struct {
+	word string
+	stem string
+}
+
+// stemCache remembers the stems of words, because stemming is the slowest part of building an index. NewIndex
+// fills it; afterwards it is only read, so searches may share it.
+type stemCache struct {
+	stems    map[string]string
+	writable bool
+}
+
+func newStemCache() *stemCache {
+	return &stemCache{stems: make(map[string]string), writable: true}
+}
+
+// stem returns the stem of word, from the cache when it is there. A nil cache stems every word.
+func (c *stemCache) stem(word string) string {
+	if c != nil {
+		if s, ok := c.stems[word]; ok {
+			return s
+		}
+	}
+	s := stem(word)
+	if c != nil && c.writable {
+		c.stems[word] = s
+	}
+	return s
+}
+
+// terms returns the informative words of text, in order, with their stems; stop words are left out and
+// abbreviations are spelt out.
+func (c *stemCache) terms(text string) []term {
+	return c.informative(tokenize(text))
+}
+
+// queryTerms is terms for a visitor's question: common shopper idioms are first rewritten into the words help
+// pages use.
+func (c *stemCache) queryTerms(text string) []term {
+	return c.informative(rewriteIdioms(tokenize(text)))
+}
+
+// informative returns the informative words of a list of words with their stems.
+func (c *stemCache) informative(words []string) []term {
+	out := make([]term, 0, len(words))
+	for _, w := range words {
+		if isStopWord(w) {
+			continue
+		}
+		if long, ok := abbreviations[w]; ok {
+			for _, lw := range strings.Fields(long) {
+				out = append(out, term{word: lw, stem: c.stem(lw)})
+			}
+			continue
+		}
+		out = append(out, term{word: w, stem: c.stem(w)})
+	}
+	return out
+}
+
+// splitSentences splits text into sentences at '.', '!' or '?' followed by white space, and at line breaks. A
+// full stop followed by a lower-case word ("e.g. a tent", "approx. two") does not end a sentence, nor one inside a
+// number ("0.1").
+func splitSentences(text string) []string {
+	var out []string
+	runes := []rune(text)
+	start := 0
+	flush := func(end int) {
+		if s := strings.TrimSpace(string(runes[start:end])); s != "" {
+			out = append(out, s)
+		}
+		start = end
+	}
+	for i, r := range runes {
+		switch r {
+		case '\n':
+			flush(i + 1)
+		case '.', '!', '?':
+			if i+1 < len(runes) && !unicode.IsSpace(runes[i+1]) {
+				continue
+			}
+			if next := nextNonSpace(runes, i+1); next != 0 && unicode.IsLower(next) {
+				continue
+			}
+			flush(i + 1)
+		}
+	}
+	flush(len(runes))
+	return out
+}
+
+// nextNonSpace returns the first rune at or after i that is not white space, or 0.
+func nextNonSpace(runes []rune, i int) rune {
+	for ; i < len(runes); i++ {
+		if !unicode.IsSpace(runes[i]) {
+			return runes[i]
+		}
+	}
+	return 0
+}
+
+// currencyNames are the words for currency signs.
+var currencyNames = map[rune]string{'$': "dollar", '€': "euro", '£': "pound"}
+
+// abbreviations are spelt out before indexing and searching, so that "UK" finds "United Kingdom".
+var abbreviations = map[string]string{
+	"uk":  "united kingdom",
+	"usa": "united states",
+	"eu":  "european union",
+}
+
+// stopWords are common English words, question words and chat filler that say nothing about the topic. The
+// verbs shoppers wrap a topic in ("do you offer", "how does it work") are here too: in a small knowledge base
+// nothing else would tell them from a topic the shop never mentions.
+var stopWords = toSet(`a about above after again against all also am an and any anyone anything are arent as at
+	be because been before being below between both but by can cannot cant could couldnt
+	did didnt do does doesnt doing dont during each either else ever every few for from further
+	find found get getting go going got gonna
+	had hadnt has hasnt have havent having he hello her here hers herself hey hi him himself his how however
+	i id if ill im in into is isnt it its itself ive just know let lets like looking may me might more most much
+	many must my myself need needs
+	offer offered offering offers provide provided provides providing sell selling sells work working works
+	no nor not now of off oh ok okay on once one only or other ought our ours ourselves out over own
+	please pls really s same shall she should shouldnt so some someone something such sure
+	t tell than thank thanks that thats the their theirs them themselves then there theres these they theyre this those
+	through thx to too u under until up ur us very wanna want was wasnt we were werent what whats when where
+	whether which while who whom whos why will with wont would wouldnt yes yet you youd youll your youre yours
+	yourself yourselves`)
+
+// toSet turns a space-separated list of words into a set.
+func toSet(words string) map[string]struct{} {
+	set := make(map[string]struct{})
+	for _, w := range strings.Fields(words) {
+		set[w] = struct{}{}
+	}
+	return set
+}
