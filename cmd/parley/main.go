@@ -23,6 +23,8 @@ Usage:
 
 Commands:
   operator   run the controller manager that reconciles Plans, ChatRuntimes, Merchants, APIKeys and Webhooks
+  runtime    serve the chat runtime: the /api/v1 interface for the merchants of one ChatRuntime
+  dev        run the chat runtime on this machine with a demo merchant: no cluster, no configuration
   version    print the version
 
 Run 'parley <command> --help' for a command's flags.
@@ -52,6 +54,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "operator":
 		return runOperator(ctx, args[1:], stderr)
+	case "runtime":
+		return runRuntime(ctx, args[1:], stderr)
+	case "dev":
+		return runDev(ctx, args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, version)
 		return nil

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/parley-dev/parley/internal/credentials"
+	"github.com/parley-dev/parley/runtime/assistant"
+	"github.com/parley-dev/parley/runtime/demo"
+	"github.com/parley-dev/parley/runtime/devidp"
+	"github.com/parley-dev/parley/runtime/server"
+	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/store/sqlite"
+	"github.com/parley-dev/parley/runtime/tenant"
+)
+
+const (
+	devMerchantID = "demo"
+	devAudience   = "parley-dev"
+	devOwner      = "dev@parley.local"
+)
+
+// devCredentials are the demo merchant's keys, kept in the dev directory so that they survive restarts. They are
+// plaintext on purpose: this is a laptop demo, like a merchant's own Secret.
+type devCredentials struct {
+	PublishableKey string `json:"publishableKey"`
+	SecretKey      string `json:"secretKey"`
+}
+
+func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("parley dev", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	listen := fs.String("listen", "localhost:8080", "address to serve on")
+	dir := fs.String("dir", ".parley", "directory for the database, the demo tenant and its keys")
+	rate := fs.Int("rate", 20, "the demo plan's requests per second (raise it for load tests)")
+	var level slog.Level
+	fs.TextVar(&level, "log-level", slog.LevelWarn, "log level: debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if *rate < 1 || *rate > math.MaxInt32/2 {
+		return errors.New("--rate must be between 1 and 1073741823")
+	}
+	log := newLogger(stderr, level, "text")
+
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", *listen, err)
+	}
+	base := "http://" + ln.Addr().String()
+	if host, port, _ := net.SplitHostPort(*listen); host == "localhost" {
+		base = "http://localhost:" + port
+	}
+
+	creds, err := devKeys(filepath.Join(*dir, "demo-credentials.json"))
+	if err != nil {
+		return err
+	}
+	tenantsDir := filepath.Join(*dir, "tenants")
+	if err := writeDemoBundle(tenantsDir, creds, base, int32(*rate)); err != nil {
+		return err
+	}
+	st, err := sqlite.Open(ctx, filepath.Join(*dir, "parley.db"))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = st.Close() }()
+	if err := seedDemoKnowledge(ctx, st); err != nil {
+		return err
+	}
+
+	reg := prometheus.NewRegistry()
+	tenants, err := tenant.NewRegistry(log, reg)
+	if err != nil {
+		return err
+	}
+	if err := tenant.WatchDir(ctx, tenantsDir, tenants); err != nil {
+		return err
+	}
+	idp, err := devidp.New(base + "/oidc")
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(server.Config{
+		Tenants: tenants, Store: st, Responder: assistant.Retrieval{}, Logger: log, Registry: reg,
+		Verifier: server.NewOIDCVerifier(idp.URL(), devAudience, nil),
+	})
+	if err != nil {
+		return err
+	}
+	token, err := idp.Token(devAudience, "dev-user", devOwner, 24*time.Hour)
+	if err != nil {
+		return err
+	}
+
+	mux := http.NewServeMux()
+	mux.Handle("/oidc/", http.StripPrefix("/oidc", idp.Handler()))
+	mux.Handle("/", srv)
+	printDevBanner(stdout, base, creds, token)
+	return server.Serve(ctx, ln, mux, "", "", log)
+}
+
+// devKeys loads the demo keys, generating them on the first start.
+func devKeys(path string) (devCredentials, error) {
+	var c devCredentials
+	data, err := os.ReadFile(path)
+	if err == nil {
+		if err := json.Unmarshal(data, &c); err != nil {
+			return c, fmt.Errorf("reading %s (delete it to start afresh): %w", path, err)
+		}
+		return c, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return c, err
+	}
+	if c.PublishableKey, err = credentials.NewAPIKey(credentials.PublishablePrefix); err != nil {
+		return c, err
+	}
+	if c.SecretKey, err = credentials.NewAPIKey(credentials.SecretPrefix); err != nil {
+		return c, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return c, err
+	}
+	data, _ = json.MarshalIndent(c, "", "  ")
+	return c, os.WriteFile(path, data, 0o600)
+}
+
+// writeDemoBundle writes the demo merchant's tenant bundle, as the operator would write its Secret.
+func writeDemoBundle(dir string, c devCredentials, base string, rate int32) error {
+	var keys []tenant.APIKey
+	for _, k := range []struct {
+		key string
+		typ tenant.KeyType
+	}{{c.PublishableKey, tenant.KeyPublishable}, {c.SecretKey, tenant.KeySecret}} {
+		d, err := credentials.Describe(k.key)
+		if err != nil {
+			return fmt.Errorf("demo key: %w", err)
+		}
+		keys = append(keys, tenant.APIKey{ID: d.ID, Type: k.typ, SHA256: d.SHA256})
+	}
+	b := &tenant.Bundle{
+		APIVersion: tenant.APIVersion, MerchantID: devMerchantID, DisplayName: "Acme Outdoor (demo)", Source: "parley dev",
+		Plan:           tenant.Plan{Name: "dev", RequestsPerSecond: rate, Burst: 2 * rate, APIAccess: true},
+		AllowedOrigins: []string{base, strings.Replace(base, "localhost", "127.0.0.1", 1), "http://localhost:3000"},
+		Owners:         []tenant.Owner{{Email: devOwner}},
+		Widget:         tenant.Widget{Title: "Acme helper", Greeting: "Hi! Ask me anything about our gear.", Color: "#0f766e", Position: "bottom-right", Locale: "en"},
+		APIKeys:        keys,
+	}
+	doc, err := tenant.Marshal(b)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, devMerchantID+".json"), doc, 0o600)
+}
+
+// seedDemoKnowledge fills an empty demo knowledge base with the demo shop's items.
+func seedDemoKnowledge(ctx context.Context, st store.Store) error {
+	existing, err := st.AllKnowledge(ctx, devMerchantID)
+	if err != nil || len(existing) > 0 {
+		return err
+	}
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	for i, item := range demo.Knowledge() {
+		created := now.Add(time.Duration(i) * time.Millisecond) // keeps the fixture's order in listings
+		k := store.Knowledge{ID: "kn_demo_" + item.ID, MerchantID: devMerchantID, Title: item.Title, Content: item.Content,
+			URL: item.URL, Tags: item.Tags, CreatedAt: created, UpdatedAt: created}
+		if err := st.CreateKnowledge(ctx, k, 0); err != nil {
+			return fmt.Errorf("seeding demo knowledge: %w", err)
+		}
+	}
+	return nil
+}
+
+func printDevBanner(w io.Writer, base string, c devCredentials, token string) {
+	fmt.Fprintf(w, `Parley dev is running at %[1]s with the demo merchant %[2]q.
+
+  Publishable key (web pages):  %[3]s
+  Secret key (servers):         %[4]s
+  Dashboard ID token (24 h, owner %[5]s):
+    %[6]s
+
+Try it:
+
+  curl -s %[1]s/api/v1/chat -H 'Content-Type: application/json' \
+    -H 'X-API-Key: %[4]s' -d '{"message": "How long does shipping take?"}'
+
+  curl -s %[1]s/api/v1/conversations -H 'Authorization: Bearer %[6]s'
+
+  curl -s %[1]s/api/v1/knowledge -H 'Authorization: Bearer %[6]s'
+
+  curl -s %[1]s/api/v1/analytics/overview -H 'Authorization: Bearer %[6]s'
+
+The API is described at %[1]s/api/v1/openapi.json. Press Ctrl-C to stop.
+`, base, devMerchantID, c.PublishableKey, c.SecretKey, devOwner, token)
+}

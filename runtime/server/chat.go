@@ -1,0 +1,198 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/parley-dev/parley/runtime/assistant"
+	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/tenant"
+)
+
+const (
+	maxChatBody       = 64 << 10
+	maxMessageRunes   = 4000
+	maxVisitorIDBytes = 128
+)
+
+var conversationIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$`)
+
+type chatRequest struct {
+	Message        *string `json:"message"`
+	ConversationID *string `json:"conversation_id"`
+}
+
+type sourceJSON struct {
+	KnowledgeID string  `json:"knowledge_id"`
+	Title       string  `json:"title"`
+	URL         string  `json:"url,omitempty"`
+	Snippet     string  `json:"snippet"`
+	Score       float64 `json:"score"`
+}
+
+type chatResponse struct {
+	ConversationID string       `json:"conversation_id"`
+	MessageID      string       `json:"message_id"`
+	Answer         string       `json:"answer"`
+	Sources        []sourceJSON `json:"sources"`
+	Answered       bool         `json:"answered"`
+	CreatedAt      time.Time    `json:"created_at"`
+}
+
+// chat answers a visitor's message: authenticate the key, apply the rate, validate, check the monthly ceiling
+// for a new conversation, answer, and store question and answer in one transaction.
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	allowCORS(w, r)
+	if err := s.serveChat(w, r); err != nil {
+		writeError(w, r, err)
+	}
+}
+
+func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) error {
+	caller, err := s.authenticateKey(r)
+	if err != nil {
+		return err
+	}
+	m := caller.merchant
+	if err := s.limit(w, m); err != nil {
+		return err
+	}
+	var req chatRequest
+	if err := decodeJSON(w, r, maxChatBody, &req); err != nil {
+		return err
+	}
+	message, conversationID, err := validateChat(req)
+	if err != nil {
+		return err
+	}
+	visitor := r.Header.Get(headerVisitorID)
+	if len(visitor) > maxVisitorIDBytes || !utf8.ValidString(visitor) {
+		return newError(http.StatusBadRequest, codeInvalidRequest, "X-Visitor-ID must be at most %d bytes of text", maxVisitorIDBytes)
+	}
+
+	ctx := r.Context()
+	exists := false
+	if conversationID != "" {
+		if exists, err = s.store.ConversationExists(ctx, m.MerchantID, conversationID); err != nil {
+			return err
+		}
+	} else {
+		conversationID = newID("conv_")
+	}
+	if !exists {
+		if err := s.checkQuota(w, r, m); err != nil {
+			return err
+		}
+	}
+
+	index, err := s.indexes.get(ctx, m.MerchantID)
+	if err != nil {
+		return err
+	}
+	reply, err := s.responder.Respond(ctx, assistant.Request{
+		Message: message, Index: index, FallbackMessage: m.Assistant.FallbackMessage,
+		Instructions: m.Assistant.Instructions, Locale: m.Widget.Locale,
+	})
+	if err != nil {
+		return err
+	}
+
+	now := s.now().UTC().Truncate(time.Millisecond)
+	answer := store.Message{ID: newID("msg_"), Role: store.RoleAssistant, Text: reply.Text, CreatedAt: now,
+		Answered: reply.Answered, Sources: storeSources(reply.Sources)}
+	_, err = s.store.RecordExchange(ctx, store.Exchange{
+		MerchantID: m.MerchantID, ConversationID: conversationID, VisitorID: visitor,
+		MonthlyLimit: int(m.Plan.MonthlyConversations),
+		Question:     store.Message{ID: newID("msg_"), Role: store.RoleVisitor, Text: message, CreatedAt: now, Answered: true},
+		Answer:       answer,
+	})
+	if errors.Is(err, store.ErrQuotaExceeded) {
+		return s.quotaExceeded(w, m)
+	}
+	if err != nil {
+		return err
+	}
+	s.chats.WithLabelValues(m.MerchantID, boolLabel(reply.Answered)).Inc()
+	writeJSON(w, http.StatusOK, chatResponse{
+		ConversationID: conversationID, MessageID: answer.ID, Answer: reply.Text,
+		Sources: sourcesJSON(answer.Sources), Answered: reply.Answered, CreatedAt: now,
+	})
+	return nil
+}
+
+// validateChat checks a decoded chat request's values.
+func validateChat(req chatRequest) (message, conversationID string, err error) {
+	if req.Message == nil {
+		return "", "", newError(http.StatusUnprocessableEntity, codeValidationFailed, "message is required")
+	}
+	message = strings.TrimSpace(*req.Message)
+	switch n := utf8.RuneCountInString(message); {
+	case !utf8.ValidString(message):
+		return "", "", newError(http.StatusUnprocessableEntity, codeValidationFailed, "message must be valid UTF-8 text")
+	case n == 0:
+		return "", "", newError(http.StatusUnprocessableEntity, codeValidationFailed, "message must not be empty")
+	case n > maxMessageRunes:
+		return "", "", newError(http.StatusUnprocessableEntity, codeValidationFailed, "message is %d characters long; at most %d are allowed", n, maxMessageRunes)
+	}
+	if req.ConversationID != nil {
+		conversationID = *req.ConversationID
+		if !conversationIDPattern.MatchString(conversationID) {
+			return "", "", newError(http.StatusUnprocessableEntity, codeValidationFailed,
+				"conversation_id must be 1 to 128 letters, digits, '_', '-', '.' or ':', starting with a letter or digit")
+		}
+	}
+	return message, conversationID, nil
+}
+
+// checkQuota refuses a new conversation once the month's ceiling is reached, before any work is done. The store
+// checks again, exactly, when it writes.
+func (s *Server) checkQuota(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
+	if m.Plan.MonthlyConversations == 0 {
+		return nil
+	}
+	n, err := s.store.ConversationsThisMonth(r.Context(), m.MerchantID, s.now())
+	if err != nil {
+		return err
+	}
+	if n >= int(m.Plan.MonthlyConversations) {
+		return s.quotaExceeded(w, m)
+	}
+	return nil
+}
+
+// quotaExceeded answers that the month's conversations are used up, retryable when the next UTC month begins.
+func (s *Server) quotaExceeded(w http.ResponseWriter, m *tenant.Bundle) error {
+	now := s.now().UTC()
+	nextMonth := time.Date(now.Year(), now.Month()+1, 1, 0, 0, 0, 0, time.UTC)
+	w.Header().Set(headerRetryAfter, strconv.Itoa(max(1, ceilSeconds(nextMonth.Sub(now)))))
+	return newError(http.StatusTooManyRequests, codeConversationQuota,
+		"the merchant's plan allows %d new conversations a month and they are used up; existing conversations go on", m.Plan.MonthlyConversations)
+}
+
+func storeSources(in []assistant.Source) []store.Source {
+	out := make([]store.Source, len(in))
+	for i, src := range in {
+		out[i] = store.Source{KnowledgeID: src.KnowledgeID, Title: src.Title, URL: src.URL, Snippet: src.Snippet, Score: src.Score}
+	}
+	return out
+}
+
+func sourcesJSON(in []store.Source) []sourceJSON {
+	out := make([]sourceJSON, len(in))
+	for i, src := range in {
+		out[i] = sourceJSON{KnowledgeID: src.KnowledgeID, Title: src.Title, URL: src.URL, Snippet: src.Snippet, Score: src.Score}
+	}
+	return out
+}
+
+func boolLabel(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}

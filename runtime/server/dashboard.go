@@ -1,0 +1,432 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/tenant"
+)
+
+const (
+	maxKnowledgeBody   = 256 << 10
+	maxTitleRunes      = 200
+	maxContentRunes    = 20000
+	maxTags            = 20
+	maxTagRunes        = 50
+	maxURLBytes        = 2048
+	maxQueryRunes      = 200
+	defaultRangeDays   = 30
+	maxPageSize        = 100
+	maxKnowledgeIDSize = 64
+)
+
+type conversationJSON struct {
+	ID              string    `json:"id"`
+	CreatedAt       time.Time `json:"created_at"`
+	UpdatedAt       time.Time `json:"updated_at"`
+	MessageCount    int       `json:"message_count"`
+	FirstMessage    string    `json:"first_message"`
+	Answered        bool      `json:"answered"`
+	UnansweredCount int       `json:"unanswered_count"`
+	HasLead         bool      `json:"has_lead"`
+	VisitorID       string    `json:"visitor_id,omitempty"`
+}
+
+type messageJSON struct {
+	ID        string       `json:"id"`
+	Role      store.Role   `json:"role"`
+	Text      string       `json:"text"`
+	Sources   []sourceJSON `json:"sources"`
+	Answered  bool         `json:"answered"`
+	CreatedAt time.Time    `json:"created_at"`
+}
+
+type conversationDetailJSON struct {
+	conversationJSON
+	Messages []messageJSON `json:"messages"`
+}
+
+type page[T any] struct {
+	Data       []T     `json:"data"`
+	NextCursor *string `json:"next_cursor"`
+}
+
+func newPage[T any](data []T, next string) page[T] {
+	p := page[T]{Data: data}
+	if next != "" {
+		p.NextCursor = &next
+	}
+	if p.Data == nil {
+		p.Data = []T{}
+	}
+	return p
+}
+
+func toConversationJSON(c store.Conversation) conversationJSON {
+	return conversationJSON{
+		ID: c.ID, CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC(), MessageCount: c.MessageCount,
+		FirstMessage: c.FirstMessage, Answered: c.Unanswered == 0, UnansweredCount: c.Unanswered,
+		HasLead: c.HasLead, VisitorID: c.VisitorID,
+	}
+}
+
+func (s *Server) listConversations(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
+	q := r.URL.Query()
+	f := store.ConversationFilter{}
+	var err error
+	if f.Limit, f.Cursor, err = pageParams(q); err != nil {
+		return err
+	}
+	if f.From, f.To, err = timeRange(q); err != nil {
+		return err
+	}
+	if f.Query, err = textParam(q, "q"); err != nil {
+		return err
+	}
+	if v := q.Get("has_lead"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return newError(http.StatusBadRequest, codeInvalidRequest, "has_lead must be true or false, not %q", v)
+		}
+		f.HasLead = &b
+	}
+	convs, next, err := s.store.ListConversations(r.Context(), m.MerchantID, f)
+	if errors.Is(err, store.ErrInvalidCursor) {
+		return newError(http.StatusBadRequest, codeInvalidCursor, "the cursor is not one this listing issued")
+	} else if err != nil {
+		return err
+	}
+	out := make([]conversationJSON, len(convs))
+	for i, c := range convs {
+		out[i] = toConversationJSON(c)
+	}
+	writeJSON(w, http.StatusOK, newPage(out, next))
+	return nil
+}
+
+func (s *Server) getConversation(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
+	id := r.PathValue("id")
+	if !conversationIDPattern.MatchString(id) {
+		return notFound("conversation")
+	}
+	c, msgs, err := s.store.GetConversation(r.Context(), m.MerchantID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return notFound("conversation")
+	} else if err != nil {
+		return err
+	}
+	out := conversationDetailJSON{conversationJSON: toConversationJSON(c), Messages: make([]messageJSON, len(msgs))}
+	for i, msg := range msgs {
+		out.Messages[i] = messageJSON{ID: msg.ID, Role: msg.Role, Text: msg.Text, Sources: sourcesJSON(msg.Sources),
+			Answered: msg.Answered, CreatedAt: msg.CreatedAt.UTC()}
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// notFound is the one answer for "does not exist" and "belongs to another merchant", so that nothing about
+// another merchant's data can be detected.
+func notFound(what string) error {
+	return newError(http.StatusNotFound, codeNotFound, "no such %s", what)
+}
+
+type knowledgeInput struct {
+	Title   *string  `json:"title"`
+	Content *string  `json:"content"`
+	URL     string   `json:"url"`
+	Tags    []string `json:"tags"`
+}
+
+type knowledgeJSON struct {
+	ID        string    `json:"id"`
+	Title     string    `json:"title"`
+	Content   string    `json:"content"`
+	URL       string    `json:"url,omitempty"`
+	Tags      []string  `json:"tags"`
+	UseCount  int       `json:"use_count"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+func toKnowledgeJSON(k store.Knowledge) knowledgeJSON {
+	tags := k.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	return knowledgeJSON{ID: k.ID, Title: k.Title, Content: k.Content, URL: k.URL, Tags: tags, UseCount: k.UseCount,
+		CreatedAt: k.CreatedAt.UTC(), UpdatedAt: k.UpdatedAt.UTC()}
+}
+
+// readKnowledge decodes and validates a knowledge item body.
+func readKnowledge(w http.ResponseWriter, r *http.Request) (store.Knowledge, error) {
+	var in knowledgeInput
+	if err := decodeJSON(w, r, maxKnowledgeBody, &in); err != nil {
+		return store.Knowledge{}, err
+	}
+	invalid := func(format string, args ...any) (store.Knowledge, error) {
+		return store.Knowledge{}, newError(http.StatusUnprocessableEntity, codeValidationFailed, format, args...)
+	}
+	if in.Title == nil || strings.TrimSpace(*in.Title) == "" {
+		return invalid("title is required")
+	}
+	if in.Content == nil || strings.TrimSpace(*in.Content) == "" {
+		return invalid("content is required")
+	}
+	title, content := strings.TrimSpace(*in.Title), strings.TrimSpace(*in.Content)
+	if n := utf8.RuneCountInString(title); n > maxTitleRunes {
+		return invalid("title is %d characters long; at most %d are allowed", n, maxTitleRunes)
+	}
+	if n := utf8.RuneCountInString(content); n > maxContentRunes {
+		return invalid("content is %d characters long; at most %d are allowed", n, maxContentRunes)
+	}
+	if in.URL != "" {
+		u, err := url.Parse(in.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(in.URL) > maxURLBytes {
+			return invalid("url must be an absolute http or https address of at most %d bytes", maxURLBytes)
+		}
+	}
+	if len(in.Tags) > maxTags {
+		return invalid("at most %d tags are allowed", maxTags)
+	}
+	tags := make([]string, 0, len(in.Tags))
+	for _, t := range in.Tags {
+		t = strings.TrimSpace(t)
+		if t == "" || utf8.RuneCountInString(t) > maxTagRunes {
+			return invalid("each tag must be 1 to %d characters", maxTagRunes)
+		}
+		tags = append(tags, t)
+	}
+	return store.Knowledge{Title: title, Content: content, URL: in.URL, Tags: tags}, nil
+}
+
+func (s *Server) createKnowledge(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
+	k, err := readKnowledge(w, r)
+	if err != nil {
+		return err
+	}
+	now := s.now().UTC().Truncate(time.Millisecond)
+	k.ID, k.MerchantID, k.CreatedAt, k.UpdatedAt = newID("kn_"), m.MerchantID, now, now
+	err = s.store.CreateKnowledge(r.Context(), k, int(m.Plan.KnowledgeItems))
+	if errors.Is(err, store.ErrKnowledgeLimit) {
+		return newError(http.StatusForbidden, codeKnowledgeLimit, "the merchant's plan allows %d knowledge items and all are used", m.Plan.KnowledgeItems)
+	} else if err != nil {
+		return err
+	}
+	w.Header().Set("Location", "/api/v1/knowledge/"+k.ID)
+	writeJSON(w, http.StatusCreated, toKnowledgeJSON(k))
+	return nil
+}
+
+func (s *Server) getKnowledge(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
+	k, err := s.knowledgeByPath(r, m)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toKnowledgeJSON(k))
+	return nil
+}
+
+func (s *Server) updateKnowledge(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
+	old, err := s.knowledgeByPath(r, m)
+	if err != nil {
+		return err
+	}
+	k, err := readKnowledge(w, r)
+	if err != nil {
+		return err
+	}
+	k.ID, k.MerchantID, k.CreatedAt, k.UseCount = old.ID, m.MerchantID, old.CreatedAt, old.UseCount
+	k.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
+	if err := s.store.UpdateKnowledge(r.Context(), k); errors.Is(err, store.ErrNotFound) {
+		return notFound("knowledge item")
+	} else if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toKnowledgeJSON(k))
+	return nil
+}
+
+func (s *Server) deleteKnowledge(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
+	id := r.PathValue("id")
+	if len(id) > maxKnowledgeIDSize {
+		return notFound("knowledge item")
+	}
+	if err := s.store.DeleteKnowledge(r.Context(), m.MerchantID, id); errors.Is(err, store.ErrNotFound) {
+		return notFound("knowledge item")
+	} else if err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) knowledgeByPath(r *http.Request, m *tenant.Bundle) (store.Knowledge, error) {
+	id := r.PathValue("id")
+	if len(id) > maxKnowledgeIDSize {
+		return store.Knowledge{}, notFound("knowledge item")
+	}
+	k, err := s.store.GetKnowledge(r.Context(), m.MerchantID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Knowledge{}, notFound("knowledge item")
+	}
+	return k, err
+}
+
+func (s *Server) listKnowledge(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
+	q := r.URL.Query()
+	f := store.KnowledgeFilter{}
+	var err error
+	if f.Limit, f.Cursor, err = pageParams(q); err != nil {
+		return err
+	}
+	if f.Query, err = textParam(q, "q"); err != nil {
+		return err
+	}
+	if f.Tag, err = textParam(q, "tag"); err != nil {
+		return err
+	}
+	items, next, err := s.store.ListKnowledge(r.Context(), m.MerchantID, f)
+	if errors.Is(err, store.ErrInvalidCursor) {
+		return newError(http.StatusBadRequest, codeInvalidCursor, "the cursor is not one this listing issued")
+	} else if err != nil {
+		return err
+	}
+	out := make([]knowledgeJSON, len(items))
+	for i, k := range items {
+		out[i] = toKnowledgeJSON(k)
+	}
+	writeJSON(w, http.StatusOK, newPage(out, next))
+	return nil
+}
+
+type questionJSON struct {
+	Question string `json:"question"`
+	Count    int    `json:"count"`
+}
+
+type dayJSON struct {
+	Date          string `json:"date"`
+	Conversations int    `json:"conversations"`
+	Messages      int    `json:"messages"`
+}
+
+type overviewJSON struct {
+	From                       time.Time      `json:"from"`
+	To                         time.Time      `json:"to"`
+	Conversations              int            `json:"conversations"`
+	Messages                   int            `json:"messages"`
+	Visitors                   int            `json:"visitors"`
+	AnsweredRate               float64        `json:"answered_rate"`
+	UnansweredRate             float64        `json:"unanswered_rate"`
+	AvgMessagesPerConversation float64        `json:"avg_messages_per_conversation"`
+	Leads                      int            `json:"leads"`
+	TopQuestions               []questionJSON `json:"top_questions"`
+	UnansweredQuestions        []questionJSON `json:"unanswered_questions"`
+	Daily                      []dayJSON      `json:"daily"`
+}
+
+func (s *Server) analyticsOverview(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
+	now := s.now().UTC()
+	from, to, err := timeRange(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	if to.IsZero() {
+		// Through the end of today, so that what just happened is counted.
+		to = time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
+	}
+	if from.IsZero() {
+		from = to.AddDate(0, 0, -defaultRangeDays)
+	}
+	o, err := s.store.Overview(r.Context(), m.MerchantID, from, to)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toOverviewJSON(o, from, to))
+	return nil
+}
+
+func toOverviewJSON(o store.Overview, from, to time.Time) overviewJSON {
+	out := overviewJSON{From: from, To: to, Conversations: o.Conversations, Messages: o.Messages, Visitors: o.Visitors,
+		Leads: o.Leads, TopQuestions: questions(o.TopQuestions), UnansweredQuestions: questions(o.UnansweredQuestions),
+		Daily: make([]dayJSON, len(o.Daily))}
+	if replies := o.AnsweredMessages + o.UnansweredMessages; replies > 0 {
+		out.AnsweredRate = float64(o.AnsweredMessages) / float64(replies)
+		out.UnansweredRate = float64(o.UnansweredMessages) / float64(replies)
+	}
+	if o.Conversations > 0 {
+		out.AvgMessagesPerConversation = float64(o.Messages) / float64(o.Conversations)
+	}
+	for i, d := range o.Daily {
+		out.Daily[i] = dayJSON{Date: d.Date, Conversations: d.Conversations, Messages: d.Messages}
+	}
+	return out
+}
+
+func questions(in []store.QuestionCount) []questionJSON {
+	out := make([]questionJSON, len(in))
+	for i, q := range in {
+		out[i] = questionJSON{Question: q.Question, Count: q.Count}
+	}
+	return out
+}
+
+// pageParams reads limit (1 to 100, default 20) and cursor.
+func pageParams(q url.Values) (int, string, error) {
+	limit := 20
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxPageSize {
+			return 0, "", newError(http.StatusBadRequest, codeInvalidRequest, "limit must be a whole number from 1 to %d, not %q", maxPageSize, v)
+		}
+		limit = n
+	}
+	cursor := q.Get("cursor")
+	if len(cursor) > 512 {
+		return 0, "", newError(http.StatusBadRequest, codeInvalidCursor, "the cursor is not one this listing issued")
+	}
+	return limit, cursor, nil
+}
+
+// textParam reads a free-text filter of at most 200 characters.
+func textParam(q url.Values, name string) (string, error) {
+	v := strings.TrimSpace(q.Get(name))
+	if utf8.RuneCountInString(v) > maxQueryRunes || !utf8.ValidString(v) {
+		return "", newError(http.StatusBadRequest, codeInvalidRequest, "%s must be text of at most %d characters", name, maxQueryRunes)
+	}
+	return v, nil
+}
+
+// timeRange reads from and to: RFC 3339 times or YYYY-MM-DD dates (UTC midnight). Zero means not given.
+func timeRange(q url.Values) (from, to time.Time, err error) {
+	if from, err = timeParam(q, "from"); err != nil {
+		return
+	}
+	if to, err = timeParam(q, "to"); err != nil {
+		return
+	}
+	if !from.IsZero() && !to.IsZero() && !from.Before(to) {
+		err = newError(http.StatusBadRequest, codeInvalidRequest, "from must be before to")
+	}
+	return
+}
+
+func timeParam(q url.Values, name string) (time.Time, error) {
+	v := q.Get(name)
+	if v == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339, v); err == nil {
+		return t.UTC(), nil
+	}
+	if t, err := time.Parse(time.DateOnly, v); err == nil {
+		return t, nil
+	}
+	return time.Time{}, newError(http.StatusBadRequest, codeInvalidRequest, "%s must be an RFC 3339 time or a YYYY-MM-DD date, not %q", name, v)
+}

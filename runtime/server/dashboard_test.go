@@ -1,0 +1,376 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parley-dev/parley/runtime/api"
+	"github.com/parley-dev/parley/runtime/tenant"
+)
+
+func TestBearerTokens(t *testing.T) {
+	e := newEnv(t)
+	e.addMerchant("gamma", func(b *tenant.Bundle) {
+		b.Owners = []tenant.Owner{{Email: "alpha@owners.example"}, {Subject: "ops-bot"}}
+	})
+	wrongAudience, err := e.idp.Token("someone-else", "user-alpha", "alpha@owners.example", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expired, err := e.idp.Token(audience, "user-alpha", "alpha@owners.example", -2*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name     string
+		auth     string
+		merchant string
+		status   int
+		code     string
+	}{
+		{"no token", "", "", 401, codeUnauthorized},
+		{"not bearer", "Basic YWxhZGRpbjpvcGVuc2VzYW1l", "", 401, codeUnauthorized},
+		{"garbage", "Bearer not-a-jwt", "", 401, codeUnauthorized},
+		{"another audience", "Bearer " + wrongAudience, "", 401, codeUnauthorized},
+		{"expired", "Bearer " + expired, "", 401, codeUnauthorized},
+		{"owner of nothing", "Bearer " + e.token("stranger", "stranger@example.com"), "", 403, codeForbidden},
+		{"owner of one", e.ownerOf("beta"), "", 200, ""},
+		{"owner of two without naming one", e.ownerOf("alpha"), "", 400, codeInvalidRequest},
+		{"owner of two naming one", e.ownerOf("alpha"), "gamma", 200, ""},
+		{"naming a merchant not owned", e.ownerOf("alpha"), "beta", 403, codeForbidden},
+		{"owner by subject", "Bearer " + e.token("ops-bot", ""), "", 200, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := map[string]string{}
+			if tc.auth != "" {
+				h["Authorization"] = tc.auth
+			}
+			if tc.merchant != "" {
+				h["X-Merchant-ID"] = tc.merchant
+			}
+			r := e.do(http.MethodGet, "/api/v1/conversations", h, "")
+			if r.status != tc.status {
+				t.Fatalf("status %d, want %d: %s", r.status, tc.status, r.body)
+			}
+			if tc.code != "" && r.errorCode(t) != tc.code {
+				t.Errorf("code %s, want %s", r.errorCode(t), tc.code)
+			}
+		})
+	}
+	// An unverified email is not proof of ownership.
+	unverified, err := e.idp.Token(audience, "user-x", "", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := e.do(http.MethodGet, "/api/v1/knowledge", map[string]string{"Authorization": "Bearer " + unverified}, ""); r.status != 403 {
+		t.Errorf("a token without a verified owner email got %d", r.status)
+	}
+}
+
+func TestNoVerifierConfigured(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Verifier = nil })
+	r := e.do(http.MethodGet, "/api/v1/knowledge", map[string]string{"Authorization": e.ownerOf("alpha")}, "")
+	if r.status != 401 || !strings.Contains(string(r.body), "no identity provider") {
+		t.Errorf("%d %s", r.status, r.body)
+	}
+}
+
+// TestTenantIsolation checks that merchant beta can neither read, change nor detect alpha's data.
+func TestTenantIsolation(t *testing.T) {
+	e := newEnv(t)
+	kid := e.addKnowledge("alpha", "Secret recipe", "Alpha's pancake recipe uses buttermilk and three eggs.")
+	r := e.chat(e.keys["alpha-sk"], `{"message": "what is in the pancake recipe?"}`)
+	conv := r.json(t)["conversation_id"].(string)
+	beta := map[string]string{"Authorization": e.ownerOf("beta")}
+	betaAsAlpha := map[string]string{"Authorization": e.ownerOf("beta"), "X-Merchant-ID": "alpha"}
+
+	for _, c := range []struct {
+		method, path, body string
+		headers            map[string]string
+		status             int
+	}{
+		{http.MethodGet, "/api/v1/conversations/" + conv, "", beta, 404},
+		{http.MethodGet, "/api/v1/conversations/does-not-exist", "", beta, 404},
+		{http.MethodGet, "/api/v1/knowledge/" + kid, "", beta, 404},
+		{http.MethodPut, "/api/v1/knowledge/" + kid, `{"title": "x", "content": "y"}`, beta, 404},
+		{http.MethodDelete, "/api/v1/knowledge/" + kid, "", beta, 404},
+		{http.MethodGet, "/api/v1/knowledge", "", betaAsAlpha, 403},
+	} {
+		r := e.do(c.method, c.path, c.headers, c.body)
+		if r.status != c.status {
+			t.Errorf("%s %s as beta: %d, want %d: %s", c.method, c.path, r.status, c.status, r.body)
+		}
+	}
+	// A missing item and another merchant's item answer exactly alike.
+	other := e.do(http.MethodGet, "/api/v1/knowledge/"+kid, beta, "")
+	missing := e.do(http.MethodGet, "/api/v1/knowledge/kn_missing", beta, "")
+	if other.json(t)["error"].(map[string]any)["message"] != missing.json(t)["error"].(map[string]any)["message"] {
+		t.Error("another merchant's item can be told from a missing one")
+	}
+	// beta's lists and analytics hold nothing of alpha's, and beta's bot does not know alpha's recipe.
+	for _, p := range []string{"/api/v1/conversations", "/api/v1/knowledge"} {
+		if r := e.do(http.MethodGet, p, beta, ""); len(r.json(t)["data"].([]any)) != 0 {
+			t.Errorf("%s as beta shows alpha's data: %s", p, r.body)
+		}
+	}
+	if r := e.do(http.MethodGet, "/api/v1/analytics/overview", beta, ""); r.json(t)["conversations"].(float64) != 0 {
+		t.Errorf("beta's analytics count alpha's conversations: %s", r.body)
+	}
+	r = e.chat(e.keys["beta-sk"], `{"message": "what is in the pancake recipe?"}`)
+	if r.json(t)["answered"] != false {
+		t.Errorf("beta's bot answered from alpha's knowledge: %s", r.body)
+	}
+	// Continuing alpha's conversation ID with beta's key starts beta's own conversation.
+	r = e.chat(e.keys["beta-sk"], fmt.Sprintf(`{"message": "hi", "conversation_id": %q}`, conv))
+	alphaConv := e.do(http.MethodGet, "/api/v1/conversations/"+conv, map[string]string{"Authorization": e.ownerOf("alpha")}, "")
+	if r.status != 200 || alphaConv.json(t)["message_count"].(float64) != 2 {
+		t.Errorf("beta's message reached alpha's conversation: %s", alphaConv.body)
+	}
+	// alpha's item is untouched.
+	if r := e.do(http.MethodGet, "/api/v1/knowledge/"+kid, map[string]string{"Authorization": e.ownerOf("alpha")}, ""); r.json(t)["title"] != "Secret recipe" {
+		t.Errorf("alpha's item changed: %s", r.body)
+	}
+}
+
+func TestKnowledgeCRUD(t *testing.T) {
+	e := newEnv(t)
+	e.addMerchant("capped", func(b *tenant.Bundle) { b.Plan.KnowledgeItems = 2 })
+	owner := map[string]string{"Authorization": e.ownerOf("capped")}
+
+	r := e.do(http.MethodPost, "/api/v1/knowledge", owner, `{"title": " Gift cards ", "content": "Gift cards never expire.", "tags": ["payments"]}`)
+	if r.status != 201 || r.header.Get("Location") != "/api/v1/knowledge/"+r.json(t)["id"].(string) || r.json(t)["title"] != "Gift cards" {
+		t.Fatalf("%d %v %s", r.status, r.header, r.body)
+	}
+	id := r.json(t)["id"].(string)
+
+	for _, c := range []struct{ name, body, mention string }{
+		{"no title", `{"content": "x"}`, "title"},
+		{"blank content", `{"title": "x", "content": "  "}`, "content"},
+		{"long title", `{"title": "` + strings.Repeat("t", 201) + `", "content": "x"}`, "title"},
+		{"bad url", `{"title": "x", "content": "y", "url": "javascript:alert(1)"}`, "url"},
+		{"empty tag", `{"title": "x", "content": "y", "tags": [""]}`, "tag"},
+		{"too many tags", `{"title": "x", "content": "y", "tags": [` + strings.TrimSuffix(strings.Repeat(`"t",`, 21), ",") + `]}`, "tags"},
+	} {
+		r := e.do(http.MethodPost, "/api/v1/knowledge", owner, c.body)
+		if r.status != 422 || r.errorCode(t) != codeValidationFailed || !strings.Contains(string(r.body), c.mention) {
+			t.Errorf("%s: %d %s", c.name, r.status, r.body)
+		}
+	}
+	if r := e.do(http.MethodPost, "/api/v1/knowledge", owner, `{"title": 5, "content": "y"}`); r.status != 400 {
+		t.Errorf("wrong type: %d", r.status)
+	}
+
+	e.do(http.MethodPost, "/api/v1/knowledge", owner, `{"title": "Second", "content": "two"}`)
+	r = e.do(http.MethodPost, "/api/v1/knowledge", owner, `{"title": "Third", "content": "three"}`)
+	if r.status != 403 || r.errorCode(t) != codeKnowledgeLimit {
+		t.Errorf("past the ceiling: %d %s", r.status, r.body)
+	}
+
+	r = e.do(http.MethodPut, "/api/v1/knowledge/"+id, owner, `{"title": "Gift cards", "content": "Gift cards never expire and work online.", "url": "https://capped.example/gift"}`)
+	if r.status != 200 || r.json(t)["url"] != "https://capped.example/gift" || len(r.json(t)["tags"].([]any)) != 0 {
+		t.Errorf("update: %d %s", r.status, r.body)
+	}
+	if r := e.do(http.MethodGet, "/api/v1/knowledge/"+id, owner, ""); !strings.Contains(r.json(t)["content"].(string), "online") {
+		t.Errorf("update not stored: %s", r.body)
+	}
+	if r := e.do(http.MethodDelete, "/api/v1/knowledge/"+id, owner, ""); r.status != 204 {
+		t.Errorf("delete: %d", r.status)
+	}
+	for _, m := range []string{http.MethodGet, http.MethodDelete} {
+		if r := e.do(m, "/api/v1/knowledge/"+id, owner, ""); r.status != 404 || r.errorCode(t) != codeNotFound {
+			t.Errorf("%s after delete: %d", m, r.status)
+		}
+	}
+	if r := e.do(http.MethodPatch, "/api/v1/knowledge/"+id, owner, `{}`); r.status != 405 || r.header.Get("Allow") != "DELETE, GET, PUT" {
+		t.Errorf("PATCH: %d %s", r.status, r.header.Get("Allow"))
+	}
+}
+
+func TestKnowledgeChangesTheAnswers(t *testing.T) {
+	e := newEnv(t)
+	ask := func() map[string]any {
+		return e.chat(e.keys["alpha-sk"], `{"message": "Do you offer kayak rentals?"}`).json(t)
+	}
+	if ask()["answered"] != false {
+		t.Fatal("answered before any knowledge existed")
+	}
+	id := e.addKnowledge("alpha", "Kayak rentals", "We rent kayaks from May to September for 45 dollars a day, paddles included.")
+	if a := ask(); a["answered"] != true || !strings.Contains(a["answer"].(string), "45 dollars") {
+		t.Errorf("new knowledge not used: %v", a)
+	}
+	e.do(http.MethodDelete, "/api/v1/knowledge/"+id, map[string]string{"Authorization": e.ownerOf("alpha")}, "")
+	if ask()["answered"] != false {
+		t.Error("deleted knowledge still used")
+	}
+}
+
+func TestListingsPaginateAndFilter(t *testing.T) {
+	e := newEnv(t)
+	owner := map[string]string{"Authorization": e.ownerOf("alpha")}
+	for i := range 5 {
+		e.addKnowledge("alpha", fmt.Sprintf("Item %d", i), fmt.Sprintf("Content number %d.", i))
+		e.clock.Advance(time.Minute)
+	}
+	for i := range 5 {
+		e.chat(e.keys["alpha-sk"], fmt.Sprintf(`{"message": "question %d about tents"}`, i))
+		e.clock.Advance(24 * time.Hour)
+	}
+	for _, p := range []string{"/api/v1/knowledge", "/api/v1/conversations"} {
+		seen := map[string]bool{}
+		next := ""
+		pages := 0
+		for {
+			q := "?limit=2"
+			if next != "" {
+				q += "&cursor=" + url.QueryEscape(next)
+			}
+			r := e.do(http.MethodGet, p+q, owner, "")
+			if r.status != 200 {
+				t.Fatalf("%s: %d %s", p, r.status, r.body)
+			}
+			for _, it := range r.json(t)["data"].([]any) {
+				id := it.(map[string]any)["id"].(string)
+				if seen[id] {
+					t.Errorf("%s: %s listed twice", p, id)
+				}
+				seen[id] = true
+			}
+			pages++
+			n, _ := r.json(t)["next_cursor"].(string)
+			if n == "" {
+				break
+			}
+			next = n
+		}
+		if len(seen) != 5 || pages != 3 {
+			t.Errorf("%s: %d items over %d pages, want 5 over 3", p, len(seen), pages)
+		}
+	}
+	first := e.do(http.MethodGet, "/api/v1/conversations?limit=1", owner, "").json(t)["data"].([]any)[0].(map[string]any)
+	if first["first_message"] != "question 4 about tents" {
+		t.Errorf("not newest first: %v", first)
+	}
+	filters := map[string]int{
+		"?q=QUESTION+3":                  1,
+		"?from=2026-11-12":               3,
+		"?from=2026-11-11&to=2026-11-13": 2,
+		"?has_lead=true":                 0,
+		"?has_lead=false":                5,
+	}
+	for q, want := range filters {
+		if r := e.do(http.MethodGet, "/api/v1/conversations"+q, owner, ""); len(r.json(t)["data"].([]any)) != want {
+			t.Errorf("conversations%s: %d, want %d", q, len(r.json(t)["data"].([]any)), want)
+		}
+	}
+	if r := e.do(http.MethodGet, "/api/v1/knowledge?q=number+2", owner, ""); len(r.json(t)["data"].([]any)) != 1 {
+		t.Errorf("knowledge q filter: %s", r.body)
+	}
+	bad := map[string]string{
+		"/api/v1/conversations?limit=0":                            codeInvalidRequest,
+		"/api/v1/conversations?limit=101":                          codeInvalidRequest,
+		"/api/v1/conversations?limit=ten":                          codeInvalidRequest,
+		"/api/v1/conversations?cursor=garbage":                     codeInvalidCursor,
+		"/api/v1/knowledge?cursor=bm90LWEtY3Vyc29y":                codeInvalidCursor,
+		"/api/v1/conversations?from=yesterday":                     codeInvalidRequest,
+		"/api/v1/conversations?from=2026-11-13&to=2026-11-12":      codeInvalidRequest,
+		"/api/v1/conversations?has_lead=maybe":                     codeInvalidRequest,
+		"/api/v1/analytics/overview?to=2026-13-45":                 codeInvalidRequest,
+		"/api/v1/conversations?q=" + strings.Repeat("x", 201):      codeInvalidRequest,
+		"/api/v1/knowledge?tag=" + strings.Repeat("x", 201):        codeInvalidRequest,
+		"/api/v1/analytics/overview?from=2026-11-13&to=2026-11-13": codeInvalidRequest,
+	}
+	for p, code := range bad {
+		if r := e.do(http.MethodGet, p, owner, ""); r.status != 400 || r.errorCode(t) != code {
+			t.Errorf("%s: %d %s", p, r.status, r.body)
+		}
+	}
+	// A cursor of one listing is refused by the other.
+	r := e.do(http.MethodGet, "/api/v1/knowledge?limit=1", owner, "")
+	kc := r.json(t)["next_cursor"].(string)
+	if r := e.do(http.MethodGet, "/api/v1/conversations?cursor="+url.QueryEscape(kc), owner, ""); r.status != 400 {
+		t.Errorf("a knowledge cursor was accepted by conversations: %d", r.status)
+	}
+}
+
+func TestAnalyticsOverview(t *testing.T) {
+	e := newEnv(t)
+	e.addKnowledge("alpha", "Returns", "You can return unworn items within 60 days for a full refund.")
+	ask := func(msg, visitor string) {
+		r := e.chat(e.keys["alpha-sk"], fmt.Sprintf(`{"message": %q}`, msg), "X-Visitor-ID", visitor)
+		if r.status != 200 {
+			t.Fatalf("%d %s", r.status, r.body)
+		}
+	}
+	ask("How do returns work?", "v1")
+	ask("how do returns work", "v2")
+	ask("Do you sell tractors?", "v2")
+	e.clock.Advance(24 * time.Hour)
+	ask("Do you sell TRACTORS?!", "v3")
+	r := e.do(http.MethodGet, "/api/v1/analytics/overview?from=2026-11-01", map[string]string{"Authorization": e.ownerOf("alpha")}, "")
+	if r.status != 200 {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	o := r.json(t)
+	want := map[string]float64{"conversations": 4, "messages": 8, "visitors": 3, "answered_rate": 0.5, "unanswered_rate": 0.5,
+		"avg_messages_per_conversation": 2, "leads": 0}
+	for k, v := range want {
+		if o[k] != v {
+			t.Errorf("%s = %v, want %v", k, o[k], v)
+		}
+	}
+	unanswered := o["unanswered_questions"].([]any)
+	if len(unanswered) != 1 || unanswered[0].(map[string]any)["question"] != "do you sell tractors" || unanswered[0].(map[string]any)["count"] != 2.0 {
+		t.Errorf("unanswered questions: %v", unanswered)
+	}
+	if top := o["top_questions"].([]any); len(top) != 2 {
+		t.Errorf("top questions: %v", top)
+	}
+	if daily := o["daily"].([]any); len(daily) != 2 || daily[0].(map[string]any)["date"] != "2026-11-10" {
+		t.Errorf("daily: %v", daily)
+	}
+}
+
+func TestOperationalEndpoints(t *testing.T) {
+	e := newEnv(t)
+	if r := e.do(http.MethodGet, "/healthz", nil, ""); r.status != 200 {
+		t.Errorf("healthz: %d", r.status)
+	}
+	if r := e.do(http.MethodGet, "/readyz", nil, ""); r.status != 200 || r.json(t)["tenants"] != 2.0 {
+		t.Errorf("readyz: %d %s", r.status, r.body)
+	}
+	r := e.do(http.MethodGet, "/api/v1/openapi.json", nil, "")
+	want, _ := api.OpenAPIJSON()
+	if r.status != 200 || string(r.body) != string(want) {
+		t.Errorf("openapi.json: %d", r.status)
+	}
+	if r := e.do(http.MethodGet, "/api/v1/nope", nil, ""); r.status != 404 || r.errorCode(t) != codeNotFound {
+		t.Errorf("unknown path: %d %s", r.status, r.body)
+	}
+	if r := e.do(http.MethodGet, "/metrics", nil, ""); !strings.Contains(string(r.body), `parley_runtime_http_requests_total{code="404",route="unmatched"}`) {
+		t.Errorf("metrics lack request counts: %s", r.body)
+	}
+	// A caller's request ID is kept; a bad one is replaced.
+	if r := e.do(http.MethodGet, "/healthz", map[string]string{"X-Request-ID": "trace-abc-123"}, ""); r.header.Get("X-Request-ID") != "trace-abc-123" {
+		t.Errorf("request ID not kept: %q", r.header.Get("X-Request-ID"))
+	}
+	if r := e.do(http.MethodGet, "/healthz", map[string]string{"X-Request-ID": "bad id with spaces"}, ""); strings.Contains(r.header.Get("X-Request-ID"), "bad") {
+		t.Error("a bad request ID was echoed")
+	}
+}
+
+func TestNotReadyUntilTenantsLoad(t *testing.T) {
+	e := newEnv(t)
+	fresh, err := tenant.NewRegistry(e.srv.log, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.srv.tenants = fresh
+	if r := e.do(http.MethodGet, "/readyz", nil, ""); r.status != 503 || r.errorCode(t) != codeUnavailable {
+		t.Errorf("readyz before sync: %d %s", r.status, r.body)
+	}
+}

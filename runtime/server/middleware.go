@@ -1,0 +1,163 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Headers the runtime reads or writes.
+const (
+	headerRequestID       = "X-Request-ID"
+	headerAPIKey          = "X-API-Key"
+	headerMerchantID      = "X-Merchant-ID"
+	headerVisitorID       = "X-Visitor-ID"
+	headerRateLimit       = "RateLimit"
+	headerRateLimitPolicy = "RateLimit-Policy"
+	headerRetryAfter      = "Retry-After"
+	contentTypeJSON       = "application/json"
+)
+
+type (
+	requestIDKey struct{}
+	loggerKey    struct{}
+	routeKey     struct{}
+)
+
+// A caller's request ID is kept when it is short and plain, so that it can be followed across systems.
+var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{8,64}$`)
+
+var idEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)
+
+// newID returns a random identifier with a prefix, such as "msg_…". 80 random bits: unique without coordination.
+func newID(prefix string) string {
+	b := make([]byte, 10)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
+	return prefix + idEncoding.EncodeToString(b)
+}
+
+func requestID(r *http.Request) string {
+	id, _ := r.Context().Value(requestIDKey{}).(string)
+	return id
+}
+
+// statusRecorder remembers the status written, for logs and metrics.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+type httpMetrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
+	m := &httpMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "parley_runtime_http_requests_total", Help: "HTTP requests by route and status code.",
+		}, []string{"route", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "parley_runtime_http_request_duration_seconds", Help: "HTTP request latency by route.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"route"}),
+	}
+	for _, c := range []prometheus.Collector{m.requests, m.duration} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("registering HTTP metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// instrument is the outer middleware: request ID, logger, recovery, access log and metrics. The route label is
+// the registered pattern, never the raw path, so metrics stay bounded.
+func (s *Server) instrument(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := r.Header.Get(headerRequestID)
+		if !validRequestID.MatchString(id) {
+			id = newID("req_")
+		}
+		w.Header().Set(headerRequestID, id)
+		log := s.log.With("request_id", id)
+		route := new(string)
+		ctx := context.WithValue(r.Context(), requestIDKey{}, id)
+		ctx = context.WithValue(ctx, loggerKey{}, log)
+		ctx = context.WithValue(ctx, routeKey{}, route)
+		r = r.WithContext(ctx)
+		rec := &statusRecorder{ResponseWriter: w}
+
+		defer func() {
+			if p := recover(); p != nil {
+				if err, ok := p.(error); ok && errors.Is(err, http.ErrAbortHandler) {
+					panic(p)
+				}
+				log.Error("panic serving request", "panic", p, "path", r.URL.Path)
+				if rec.status == 0 {
+					writeError(rec, r, fmt.Errorf("panic: %v", p))
+				}
+			}
+			elapsed := time.Since(start)
+			label := *route
+			if label == "" {
+				label = "unmatched"
+			}
+			s.metrics.requests.WithLabelValues(label, strconv.Itoa(rec.status)).Inc()
+			s.metrics.duration.WithLabelValues(label).Observe(elapsed.Seconds())
+			level := slog.LevelInfo
+			if rec.status >= 500 {
+				level = slog.LevelError
+			}
+			log.Log(r.Context(), level, "request", "method", r.Method, "route", label, "status", rec.status,
+				"duration_ms", float64(elapsed.Microseconds())/1000)
+		}()
+		next.ServeHTTP(rec, r)
+	})
+}
+
+// methods dispatches on the request method and answers others with 405 and the Allow header. The route name is
+// recorded for metrics and logs.
+func methods(route string, handlers map[string]http.HandlerFunc) http.HandlerFunc {
+	allow := strings.Join(slices.Sorted(maps.Keys(handlers)), ", ")
+	return func(w http.ResponseWriter, r *http.Request) {
+		if p, ok := r.Context().Value(routeKey{}).(*string); ok {
+			*p = route
+		}
+		h, ok := handlers[r.Method]
+		if !ok {
+			w.Header().Set("Allow", allow)
+			writeError(w, r, newError(http.StatusMethodNotAllowed, codeMethodNotAllowed, "%s is not allowed here; use %s", r.Method, allow))
+			return
+		}
+		h(w, r)
+	}
+}

@@ -1,0 +1,205 @@
+// Package server is the chat runtime's HTTP interface: /api/v1 as the OpenAPI document in runtime/api describes
+// it, plus health and metrics endpoints.
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/parley-dev/parley/runtime/api"
+	"github.com/parley-dev/parley/runtime/assistant"
+	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/tenant"
+)
+
+// Config wires a Server.
+type Config struct {
+	Tenants   *tenant.Registry
+	Store     store.Store
+	Responder assistant.Responder
+	// Verifier checks dashboard ID tokens; without one the dashboard endpoints answer 401.
+	Verifier TokenVerifier
+	// Limiter applies the plans' request rates; an in-process token bucket per merchant when nil.
+	Limiter RateLimiter
+	Logger  *slog.Logger
+	// Registry receives the runtime's metrics and is served at /metrics.
+	Registry *prometheus.Registry
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// Server serves the runtime's HTTP interface.
+type Server struct {
+	tenants   *tenant.Registry
+	store     store.Store
+	responder assistant.Responder
+	verifier  TokenVerifier
+	limiter   RateLimiter
+	log       *slog.Logger
+	registry  *prometheus.Registry
+	metrics   *httpMetrics
+	chats     *prometheus.CounterVec
+	indexes   *indexCache
+	now       func() time.Time
+	openAPI   []byte
+	handler   http.Handler
+}
+
+// New builds a Server.
+func New(cfg Config) (*Server, error) {
+	if cfg.Tenants == nil || cfg.Store == nil || cfg.Responder == nil || cfg.Registry == nil {
+		return nil, errors.New("server: tenants, store, responder and registry are required")
+	}
+	doc, err := api.OpenAPIJSON()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		tenants: cfg.Tenants, store: cfg.Store, responder: cfg.Responder, verifier: cfg.Verifier,
+		limiter: cfg.Limiter, log: cfg.Logger, registry: cfg.Registry, now: cfg.Now, openAPI: doc,
+	}
+	if s.limiter == nil {
+		s.limiter = newLocalLimiter()
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.metrics, err = newHTTPMetrics(cfg.Registry); err != nil {
+		return nil, err
+	}
+	s.chats = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "parley_runtime_chat_replies_total",
+		Help: "Replies to visitors by merchant and whether the knowledge base could answer.",
+	}, []string{"merchant", "answered"})
+	if err := cfg.Registry.Register(s.chats); err != nil {
+		return nil, fmt.Errorf("registering chat metrics: %w", err)
+	}
+	s.indexes = newIndexCache(cfg.Store)
+	s.handler = s.instrument(s.routes())
+	return s, nil
+}
+
+// ServeHTTP serves one request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/api/v1/chat", methods("chat", map[string]http.HandlerFunc{
+		http.MethodPost: s.chat, http.MethodOptions: preflight,
+	}))
+	mux.Handle("/api/v1/conversations", methods("conversations", map[string]http.HandlerFunc{
+		http.MethodGet: s.owner(s.listConversations),
+	}))
+	mux.Handle("/api/v1/conversations/{id}", methods("conversation", map[string]http.HandlerFunc{
+		http.MethodGet: s.owner(s.getConversation),
+	}))
+	mux.Handle("/api/v1/knowledge", methods("knowledge", map[string]http.HandlerFunc{
+		http.MethodGet: s.owner(s.listKnowledge), http.MethodPost: s.owner(s.createKnowledge),
+	}))
+	mux.Handle("/api/v1/knowledge/{id}", methods("knowledge_item", map[string]http.HandlerFunc{
+		http.MethodGet: s.owner(s.getKnowledge), http.MethodPut: s.owner(s.updateKnowledge),
+		http.MethodDelete: s.owner(s.deleteKnowledge),
+	}))
+	mux.Handle("/api/v1/analytics/overview", methods("analytics_overview", map[string]http.HandlerFunc{
+		http.MethodGet: s.owner(s.analyticsOverview),
+	}))
+	mux.Handle("/api/v1/openapi.json", methods("openapi", map[string]http.HandlerFunc{
+		http.MethodGet: func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", contentTypeJSON)
+			_, _ = w.Write(s.openAPI)
+		},
+	}))
+	mux.Handle("/healthz", methods("healthz", map[string]http.HandlerFunc{
+		http.MethodGet: func(w http.ResponseWriter, _ *http.Request) {
+			writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		},
+	}))
+	mux.Handle("/readyz", methods("readyz", map[string]http.HandlerFunc{http.MethodGet: s.ready}))
+	mux.Handle("/metrics", methods("metrics", map[string]http.HandlerFunc{
+		http.MethodGet: promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}).ServeHTTP,
+	}))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, newError(http.StatusNotFound, codeNotFound, "no such endpoint: %s", r.URL.Path))
+	})
+	return mux
+}
+
+// ready answers 200 once the tenants are loaded and the store answers.
+func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+	if !s.tenants.Synced() {
+		writeError(w, r, newError(http.StatusServiceUnavailable, codeUnavailable, "tenant bundles are still loading"))
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.store.Ping(ctx); err != nil {
+		logger(r).Error("store ping failed", "error", err)
+		writeError(w, r, newError(http.StatusServiceUnavailable, codeUnavailable, "the store does not answer"))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "tenants": s.tenants.Len()})
+}
+
+// owner wraps a dashboard handler with bearer authentication and the merchant's rate limit.
+func (s *Server) owner(h func(http.ResponseWriter, *http.Request, *tenant.Bundle) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		m, err := s.authenticateOwner(r)
+		if err == nil {
+			err = s.limit(w, m)
+		}
+		if err == nil {
+			err = h(w, r, m)
+		}
+		if err != nil {
+			writeError(w, r, err)
+		}
+	}
+}
+
+// Serve serves handler on ln until ctx ends, then stops accepting and lets requests in flight finish (up to 25
+// seconds). With certFile and keyFile it serves HTTPS, TLS 1.3 only.
+func Serve(ctx context.Context, ln net.Listener, handler http.Handler, certFile, keyFile string, log *slog.Logger) error {
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	if certFile != "" {
+		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS13}
+	}
+	errc := make(chan error, 1)
+	go func() {
+		if certFile != "" {
+			errc <- srv.ServeTLS(ln, certFile, keyFile)
+		} else {
+			errc <- srv.Serve(ln)
+		}
+	}()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serving on %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutting down: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,186 @@
+package tenant
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Registry holds the bundles the runtime serves, indexed for the lookups of every request: by merchant ID, by
+// API key hash and by owner. A bundle change is applied under one lock, so a request sees a merchant either
+// wholly before or wholly after it. An invalid bundle is rejected, logged and counted, and the last good bundle
+// from the same source stays.
+type Registry struct {
+	log     *slog.Logger
+	metrics *registryMetrics
+
+	mu       sync.RWMutex
+	bySource map[string]*Bundle // source (Secret name or file) -> bundle
+	byID     map[string]entry   // merchant ID -> bundle and its source
+	byKey    map[string]keyRef  // SHA-256 hex -> key and its merchant
+	synced   bool
+}
+
+type entry struct {
+	source string
+	bundle *Bundle
+}
+
+type keyRef struct {
+	bundle *Bundle
+	key    APIKey
+}
+
+// ErrMerchantIDTaken means a bundle names a merchant ID that another source already serves.
+var ErrMerchantIDTaken = errors.New("merchant ID is already served from another source")
+
+// NewRegistry returns an empty registry. reg receives its metrics; nil registers none.
+func NewRegistry(log *slog.Logger, reg prometheus.Registerer) (*Registry, error) {
+	m, err := newRegistryMetrics(reg)
+	if err != nil {
+		return nil, err
+	}
+	return &Registry{
+		log: log, metrics: m,
+		bySource: map[string]*Bundle{}, byID: map[string]entry{}, byKey: map[string]keyRef{},
+	}, nil
+}
+
+// Set parses a bundle document from source and puts it in effect. On error nothing changes.
+func (r *Registry) Set(source string, data []byte) error {
+	b, err := Parse(data)
+	if err == nil {
+		err = r.put(source, b)
+	}
+	if err != nil {
+		r.metrics.rejected.Inc()
+		r.log.Error("tenant bundle rejected; the last good one stays", "source", source, "error", err)
+		return fmt.Errorf("tenant bundle %s: %w", source, err)
+	}
+	return nil
+}
+
+func (r *Registry) put(source string, b *Bundle) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e, ok := r.byID[b.MerchantID]; ok && e.source != source {
+		return fmt.Errorf("%w: %s is served from %s", ErrMerchantIDTaken, b.MerchantID, e.source)
+	}
+	r.removeLocked(source)
+	r.bySource[source] = b
+	r.byID[b.MerchantID] = entry{source: source, bundle: b}
+	for _, k := range b.APIKeys {
+		r.byKey[k.SHA256] = keyRef{bundle: b, key: k}
+	}
+	r.metrics.tenants.Set(float64(len(r.byID)))
+	return nil
+}
+
+// Delete takes the bundle of source out of effect, revoking its keys at once.
+func (r *Registry) Delete(source string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.removeLocked(source)
+	r.metrics.tenants.Set(float64(len(r.byID)))
+}
+
+func (r *Registry) removeLocked(source string) {
+	old, ok := r.bySource[source]
+	if !ok {
+		return
+	}
+	delete(r.bySource, source)
+	delete(r.byID, old.MerchantID)
+	for _, k := range old.APIKeys {
+		if ref, ok := r.byKey[k.SHA256]; ok && ref.bundle == old {
+			delete(r.byKey, k.SHA256)
+		}
+	}
+}
+
+// MarkSynced records that the source has delivered its initial state; Synced reports it for readiness.
+func (r *Registry) MarkSynced() {
+	r.mu.Lock()
+	r.synced = true
+	r.mu.Unlock()
+}
+
+// Synced reports whether the initial state has been loaded.
+func (r *Registry) Synced() bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.synced
+}
+
+// Merchant returns the bundle of a merchant.
+func (r *Registry) Merchant(id string) (*Bundle, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	e, ok := r.byID[id]
+	return e.bundle, ok
+}
+
+// Key returns the merchant and key with the given SHA-256 hash (lowercase hex), if the key exists and has not
+// expired at now.
+func (r *Registry) Key(sha256Hex string, now time.Time) (*Bundle, APIKey, bool) {
+	r.mu.RLock()
+	ref, ok := r.byKey[sha256Hex]
+	r.mu.RUnlock()
+	if !ok || (ref.key.ExpiresAt != nil && !now.Before(*ref.key.ExpiresAt)) {
+		return nil, APIKey{}, false
+	}
+	return ref.bundle, ref.key, true
+}
+
+// OwnedBy returns the bundles whose owners include the principal: the subject, or the email when verified.
+func (r *Registry) OwnedBy(subject, email string, emailVerified bool) []*Bundle {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var out []*Bundle
+	for _, e := range r.byID {
+		for _, o := range e.bundle.Owners {
+			if (o.Subject != "" && o.Subject == subject) ||
+				(o.Email != "" && emailVerified && strings.EqualFold(o.Email, email)) {
+				out = append(out, e.bundle)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Len returns the number of merchants served.
+func (r *Registry) Len() int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return len(r.byID)
+}
+
+type registryMetrics struct {
+	tenants  prometheus.Gauge
+	rejected prometheus.Counter
+}
+
+func newRegistryMetrics(reg prometheus.Registerer) (*registryMetrics, error) {
+	m := &registryMetrics{
+		tenants: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "parley_runtime_tenants", Help: "Merchants whose bundles the runtime serves.",
+		}),
+		rejected: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "parley_runtime_tenant_bundles_rejected_total", Help: "Tenant bundles rejected as invalid.",
+		}),
+	}
+	if reg != nil {
+		for _, c := range []prometheus.Collector{m.tenants, m.rejected} {
+			if err := reg.Register(c); err != nil {
+				return nil, fmt.Errorf("registering tenant metrics: %w", err)
+			}
+		}
+	}
+	return m, nil
+}

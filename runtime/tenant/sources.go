@@ -1,0 +1,126 @@
+package tenant
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/fsnotify/fsnotify"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Label selector of the tenant bundles of one runtime; the operator writes these labels.
+func bundleSelector(runtimeName string) string {
+	return "chat.parley.dev/tenant=true,chat.parley.dev/runtime=" + runtimeName
+}
+
+// WatchSecrets keeps the registry in step with the tenant bundle Secrets of one runtime in its namespace, until
+// ctx ends. It returns once the initial list is loaded.
+func WatchSecrets(ctx context.Context, client kubernetes.Interface, namespace, runtimeName string, r *Registry) error {
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0,
+		informers.WithNamespace(namespace),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = bundleSelector(runtimeName) }))
+	informer := factory.Core().V1().Secrets().Informer()
+	set := func(obj any) {
+		if s, ok := obj.(*corev1.Secret); ok {
+			_ = r.Set(s.Name, s.Data[DataKey]) // rejections are logged and counted by the registry
+		}
+	}
+	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    set,
+		UpdateFunc: func(_, obj any) { set(obj) },
+		DeleteFunc: func(obj any) {
+			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			if s, ok := obj.(*corev1.Secret); ok {
+				r.Delete(s.Name)
+			}
+		},
+	}); err != nil {
+		return fmt.Errorf("watching tenant bundles: %w", err)
+	}
+	factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+		return errors.New("tenant bundles did not sync before shutdown")
+	}
+	r.MarkSynced()
+	go func() { <-ctx.Done(); factory.Shutdown() }()
+	return nil
+}
+
+// WatchDir keeps the registry in step with the *.json bundle files of a directory, until ctx ends. It returns
+// once the directory has been read. Files are named after anything; each is one source.
+func WatchDir(ctx context.Context, dir string, r *Registry) error {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("watching %s: %w", dir, err)
+	}
+	if err := w.Add(dir); err != nil {
+		_ = w.Close()
+		return fmt.Errorf("watching %s: %w", dir, err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		_ = w.Close()
+		return fmt.Errorf("reading %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		if isBundleFile(e.Name()) {
+			loadFile(r, filepath.Join(dir, e.Name()))
+		}
+	}
+	r.MarkSynced()
+	go func() {
+		defer func() { _ = w.Close() }()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				if !isBundleFile(ev.Name) {
+					continue
+				}
+				if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+					r.Delete(ev.Name)
+				} else {
+					loadFile(r, ev.Name)
+				}
+			case err, ok := <-w.Errors:
+				if !ok {
+					return
+				}
+				r.log.Error("watching the tenant directory", "dir", dir, "error", err)
+			}
+		}
+	}()
+	return nil
+}
+
+func isBundleFile(name string) bool {
+	base := filepath.Base(name)
+	return strings.HasSuffix(base, ".json") && !strings.HasPrefix(base, ".")
+}
+
+func loadFile(r *Registry, path string) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			r.Delete(path)
+			return
+		}
+		r.log.Error("reading tenant bundle", "path", path, "error", err)
+		return
+	}
+	_ = r.Set(path, data) // rejections are logged and counted by the registry
+}
