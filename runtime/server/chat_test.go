@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -340,5 +341,27 @@ func TestPanicIsAnInternalError(t *testing.T) {
 	list := e.do(http.MethodGet, "/api/v1/conversations", map[string]string{"Authorization": e.ownerOf("alpha")}, "")
 	if n := len(list.json(t)["data"].([]any)); n != 0 {
 		t.Errorf("a failed chat stored %d conversations", n)
+	}
+}
+
+// A visitor who leaves mid-request is not a server error: no 500, no error log, nothing half-written.
+func TestClientGoneIsNotAServerError(t *testing.T) {
+	e := newEnv(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/api/v1/chat", strings.NewReader(`{"message": "hello", "conversation_id": "gone"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-API-Key", e.keys["alpha-sk"])
+	rec := httptest.NewRecorder()
+	e.srv.ServeHTTP(rec, req)
+	if rec.Code != statusClientClosed {
+		t.Errorf("status %d, want %d", rec.Code, statusClientClosed)
+	}
+	if strings.Contains(e.logs.String(), `"level":"ERROR"`) {
+		t.Errorf("a client going away was logged as an error:\n%s", e.logs)
+	}
+	r := e.do(http.MethodGet, "/api/v1/conversations/gone", map[string]string{"Authorization": e.ownerOf("alpha")}, "")
+	if r.status != http.StatusNotFound {
+		t.Errorf("the abandoned conversation was stored: %d %s", r.status, r.body)
 	}
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,12 +61,21 @@ type errorDetail struct {
 // that reveals nothing of their text.
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var ae *apiError
+	if r.Context().Err() != nil && errors.Is(err, context.Canceled) {
+		// The client went away mid-request: nothing failed on our side and nobody reads the answer.
+		logger(r).Debug("client closed the request", "error", err)
+		w.WriteHeader(statusClientClosed)
+		return
+	}
 	if !errors.As(err, &ae) {
 		logger(r).Error("request failed", "error", err)
 		ae = newError(http.StatusInternalServerError, codeInternal, "something went wrong on our side; quote the request ID when reporting it")
 	}
 	writeJSON(w, ae.status, errorBody{Error: errorDetail{Code: ae.code, Message: ae.message, RequestID: requestID(r)}})
 }
+
+// statusClientClosed is the status recorded, after nginx, when the client closes the request before the answer.
+const statusClientClosed = 499
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", contentTypeJSON)

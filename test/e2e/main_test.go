@@ -1,0 +1,188 @@
+// Package e2e runs the operator and the chat runtime as separate processes against a real API server (envtest:
+// kube-apiserver and etcd, no kubelet), wired as they are in a cluster: the operator writes tenant bundles, the
+// runtime watches them. Run with `make test`.
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
+	"github.com/parley-dev/parley/controllers"
+)
+
+const operatorNS = "parley-system"
+
+// cluster is what every test shares: the API server, a client, and the running operator and runtime.
+var cluster struct {
+	client client.Client
+	// runtimeURL is the base URL of the `parley runtime` process.
+	runtimeURL string
+}
+
+func TestMain(m *testing.M) {
+	code, err := run(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+func run(m *testing.M) (int, error) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		return 1, errors.New("KUBEBUILDER_ASSETS is not set: run `make test`")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tmp, err := os.MkdirTemp("", "parley-e2e-")
+	if err != nil {
+		return 1, err
+	}
+	defer func() { _ = os.RemoveAll(tmp) }()
+
+	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
+	cfg, err := env.Start()
+	if err != nil {
+		return 1, fmt.Errorf("starting envtest: %w", err)
+	}
+	defer func() { _ = env.Stop() }()
+	if cluster.client, err = client.New(cfg, client.Options{Scheme: controllers.Scheme()}); err != nil {
+		return 1, err
+	}
+	kubeconfig, err := writeKubeconfig(env, tmp)
+	if err != nil {
+		return 1, err
+	}
+	bin := filepath.Join(tmp, "parley")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/parley").CombinedOutput(); err != nil {
+		return 1, fmt.Errorf("building parley: %w\n%s", err, out)
+	}
+
+	if err := cluster.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNS}}); err != nil {
+		return 1, err
+	}
+	if err := cluster.client.Create(ctx, &chatv1alpha1.ChatRuntime{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: operatorNS},
+		Spec: chatv1alpha1.ChatRuntimeSpec{PublicURL: "https://chat.example.com"}}); err != nil {
+		return 1, err
+	}
+
+	logs := &processLogs{}
+	env1 := append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	operator := exec.CommandContext(ctx, bin, "operator", "--namespace="+operatorNS,
+		"--metrics-bind-address=0", "--health-probe-bind-address=0")
+	operator.Env = env1
+	operator.Stderr = logs.writer("operator")
+	if err := operator.Start(); err != nil {
+		return 1, err
+	}
+	defer func() { _ = operator.Process.Kill(); _ = operator.Wait() }()
+
+	runtime := exec.CommandContext(ctx, bin, "runtime", "--namespace="+operatorNS, "--runtime-name=default",
+		"--listen=127.0.0.1:0", "--sqlite-path="+filepath.Join(tmp, "parley.db"), "--log-format=json")
+	runtime.Env = env1
+	stderr, err := runtime.StderrPipe()
+	if err != nil {
+		return 1, err
+	}
+	if err := runtime.Start(); err != nil {
+		return 1, err
+	}
+	defer func() { _ = runtime.Process.Kill(); _ = runtime.Wait() }()
+	addr, err := listenAddress(stderr, logs.writer("runtime"))
+	if err != nil {
+		return 1, fmt.Errorf("starting the runtime: %w\n%s", err, logs)
+	}
+	cluster.runtimeURL = "http://" + addr
+
+	code := m.Run()
+	if code != 0 {
+		fmt.Fprintf(os.Stderr, "--- operator and runtime logs ---\n%s", logs)
+	}
+	return code, nil
+}
+
+// writeKubeconfig writes a kubeconfig for an administrator of the envtest API server and returns its path.
+func writeKubeconfig(env *envtest.Environment, dir string) (string, error) {
+	user, err := env.AddUser(envtest.User{Name: "e2e-admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return "", err
+	}
+	data, err := user.KubeConfig()
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "kubeconfig")
+	return path, os.WriteFile(path, data, 0o600)
+}
+
+// listenAddress reads the runtime's JSON logs until it says where it serves, copying every line to rest.
+func listenAddress(stderr io.Reader, rest io.Writer) (string, error) {
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			_, _ = fmt.Fprintln(rest, sc.Text())
+			var entry struct {
+				Msg    string `json:"msg"`
+				Listen string `json:"listen"`
+			}
+			if json.Unmarshal(sc.Bytes(), &entry) == nil && entry.Msg == "serving the chat runtime" {
+				found <- entry.Listen
+			}
+		}
+		close(found)
+	}()
+	select {
+	case addr, ok := <-found:
+		if !ok {
+			return "", errors.New("the runtime exited")
+		}
+		return addr, nil
+	case <-time.After(30 * time.Second):
+		return "", errors.New("the runtime did not start serving within 30s")
+	}
+}
+
+// processLogs keeps the processes' logs to print when a test fails.
+type processLogs struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *processLogs) writer(name string) io.Writer {
+	return writerFunc(func(p []byte) (int, error) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		for line := range strings.Lines(string(p)) {
+			l.buf.WriteString(name + ": " + line)
+		}
+		return len(p), nil
+	})
+}
+
+func (l *processLogs) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
