@@ -82,11 +82,23 @@ build-installer: manifests ## Render everything the operator needs into dist/ins
 
 ##@ Benchmarks
 
+.PHONY: bench
+bench: wrk ## Load POST /api/v1/chat of `parley dev` and a bare net/http handler with wrk; report both and p99 at 2,000 req/s.
+	go test ./test/bench -run '^$$' -bench BenchmarkChatHTTP -benchtime 1x -count=1 -timeout 10m -v
+
+.PHONY: wrk
+wrk: ## Install wrk from Debian's packages if missing.
+	@command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends wrk; }
+
 .PHONY: bench-operator
 bench-operator: ## Create 1,000 merchants with a key and a webhook in envtest; report time to Ready and peak memory.
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test ./test/bench -run '^$$' -bench BenchmarkOperatorScale -benchtime 1x -count=1 -timeout 20m -v
 
 ##@ Trying it out
+
+.PHONY: dev
+dev: ## Run the chat runtime on localhost:8080 with a demo merchant, demo knowledge and a local OIDC issuer.
+	go run ./cmd/parley dev
 
 .PHONY: local-cluster
 local-cluster: manifests ## Run a local kube-apiserver and etcd with the CRDs; writes .parley/kubeconfig.

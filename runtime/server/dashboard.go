@@ -218,6 +218,7 @@ func (s *Server) createKnowledge(w http.ResponseWriter, r *http.Request, m *tena
 	} else if err != nil {
 		return err
 	}
+	s.indexes.forget(m.MerchantID)
 	w.Header().Set("Location", "/api/v1/knowledge/"+k.ID)
 	writeJSON(w, http.StatusCreated, toKnowledgeJSON(k))
 	return nil
@@ -248,6 +249,7 @@ func (s *Server) updateKnowledge(w http.ResponseWriter, r *http.Request, m *tena
 	} else if err != nil {
 		return err
 	}
+	s.indexes.forget(m.MerchantID)
 	writeJSON(w, http.StatusOK, toKnowledgeJSON(k))
 	return nil
 }
@@ -262,6 +264,7 @@ func (s *Server) deleteKnowledge(w http.ResponseWriter, r *http.Request, m *tena
 	} else if err != nil {
 		return err
 	}
+	s.indexes.forget(m.MerchantID)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

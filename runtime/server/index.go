@@ -4,10 +4,16 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/parley-dev/parley/runtime/assistant"
 	"github.com/parley-dev/parley/runtime/store"
 )
+
+// revisionCheck is how often a merchant's knowledge revision is read from the store. Writes through this
+// replica are seen at once (see forget); writes through another replica within revisionCheck, well inside the
+// second the runtime promises.
+const revisionCheck = 250 * time.Millisecond
 
 // indexCache keeps each merchant's retrieval index and rebuilds it when the store's knowledge revision moves,
 // so a knowledge write through any replica is answered from by all of them.
@@ -21,6 +27,8 @@ type indexEntry struct {
 	mu       sync.Mutex // one rebuild at a time per merchant
 	revision int64
 	index    *assistant.Index
+	// checked is when revision was last read from the store; zero forces a read.
+	checked time.Time
 }
 
 func newIndexCache(s store.Store) *indexCache {
@@ -28,10 +36,6 @@ func newIndexCache(s store.Store) *indexCache {
 }
 
 func (c *indexCache) get(ctx context.Context, merchantID string) (*assistant.Index, error) {
-	rev, err := c.store.KnowledgeRevision(ctx, merchantID)
-	if err != nil {
-		return nil, fmt.Errorf("reading knowledge revision: %w", err)
-	}
 	c.mu.Lock()
 	e, ok := c.entries[merchantID]
 	if !ok {
@@ -42,7 +46,16 @@ func (c *indexCache) get(ctx context.Context, merchantID string) (*assistant.Ind
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.index != nil && time.Since(e.checked) < revisionCheck {
+		return e.index, nil
+	}
+	checked := time.Now()
+	rev, err := c.store.KnowledgeRevision(ctx, merchantID)
+	if err != nil {
+		return nil, fmt.Errorf("reading knowledge revision: %w", err)
+	}
 	if e.index != nil && e.revision == rev {
+		e.checked = checked
 		return e.index, nil
 	}
 	items, err := c.store.AllKnowledge(ctx, merchantID)
@@ -53,6 +66,18 @@ func (c *indexCache) get(ctx context.Context, merchantID string) (*assistant.Ind
 	for i, k := range items {
 		ai[i] = assistant.Item{ID: k.ID, Title: k.Title, Content: k.Content, URL: k.URL, Tags: k.Tags}
 	}
-	e.index, e.revision = assistant.NewIndex(ai), rev
+	e.index, e.revision, e.checked = assistant.NewIndex(ai), rev, checked
 	return e.index, nil
+}
+
+// forget makes the next get read the merchant's revision again; called after this replica writes knowledge.
+func (c *indexCache) forget(merchantID string) {
+	c.mu.Lock()
+	e, ok := c.entries[merchantID]
+	c.mu.Unlock()
+	if ok {
+		e.mu.Lock()
+		e.checked = time.Time{}
+		e.mu.Unlock()
+	}
 }

@@ -1,0 +1,270 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parley-dev/parley/runtime/demo"
+	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/store/sqlite"
+)
+
+// Load shapes of BenchmarkChatHTTP.
+const (
+	knowledgeItems = 1000
+	// fixedRate is the request rate at which latency is measured.
+	fixedRate = 2000
+	// rateConnections share fixedRate; each waits rateConnections/fixedRate seconds between requests.
+	rateConnections = 20
+	wrkDuration     = "10s"
+	chatBody        = `{"message": "How long does shipping to Canada take?"}`
+)
+
+// BenchmarkChatHTTP loads POST /api/v1/chat of `parley dev` (a 1,000-item knowledge base, a plan with a limit far
+// above the load) with wrk, and in the same run a bare net/http handler that decodes and encodes the same JSON.
+// It reports both throughputs, their ratio, and the p99 latency of the chat endpoint at a fixed 2,000 requests/s.
+// Each request starts a new conversation, the most expensive kind: a search, an answer and a transaction writing
+// the conversation and both messages. Run it with `make bench`.
+func BenchmarkChatHTTP(b *testing.B) {
+	wrk, err := exec.LookPath("wrk")
+	if err != nil {
+		b.Fatal("wrk is not installed: run `make bench`, which installs it (apt-get install wrk)")
+	}
+	dir := b.TempDir()
+	seedKnowledge(b, filepath.Join(dir, "parley.db"))
+	base, key := startDev(b, dir)
+	bare := startBare(b)
+
+	script := filepath.Join(dir, "chat.lua")
+	writeScript(b, script, 0)
+	paced := filepath.Join(dir, "paced.lua")
+	writeScript(b, paced, time.Second*rateConnections/fixedRate)
+	headers := []string{"-H", "Content-Type: application/json", "-H", "X-API-Key: " + key}
+
+	b.ResetTimer()
+	runWrk(b, wrk, "-t2", "-c32", "-d2s", "-s", script, headers, base+"/api/v1/chat") // warm-up
+	chat := runWrk(b, wrk, "-t2", "-c32", "-d"+wrkDuration, "--latency", "-s", script, headers, base+"/api/v1/chat")
+	plain := runWrk(b, wrk, "-t2", "-c32", "-d"+wrkDuration, "--latency", "-s", script, headers, bare+"/chat")
+	rate := runWrk(b, wrk, "-t2", fmt.Sprintf("-c%d", rateConnections), "-d"+wrkDuration, "--latency", "-s", paced, headers, base+"/api/v1/chat")
+	b.StopTimer()
+
+	ratio := chat.rps / plain.rps
+	b.ReportMetric(chat.rps, "chat-req/s")
+	b.ReportMetric(plain.rps, "bare-req/s")
+	b.ReportMetric(ratio, "ratio")
+	b.ReportMetric(float64(rate.p99.Microseconds())/1000, "p99-ms@2000rps")
+	b.Logf("POST /api/v1/chat: %.0f req/s (p99 %s); bare net/http JSON handler: %.0f req/s (p99 %s); ratio %.2f",
+		chat.rps, chat.p99, plain.rps, plain.p99, ratio)
+	b.Logf("at a fixed %d req/s (measured %.0f req/s, %d errors): p50 %s, p99 %s", fixedRate, rate.rps, rate.errors, rate.p50, rate.p99)
+	for _, r := range []wrkResult{chat, plain, rate} {
+		if r.errors > 0 {
+			b.Errorf("wrk saw %d non-2xx answers or socket errors:\n%s", r.errors, r.output)
+		}
+	}
+}
+
+// seedKnowledge fills the demo merchant's knowledge base with knowledgeItems items made from the demo shop's.
+func seedKnowledge(b *testing.B, path string) {
+	st, err := sqlite.Open(b.Context(), path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = st.Close() }()
+	items := demo.Knowledge()
+	now := time.Now().UTC()
+	for i := range knowledgeItems {
+		a, c := items[i%len(items)], items[(i*7+3)%len(items)]
+		k := store.Knowledge{ID: fmt.Sprintf("kn_bench_%04d", i), MerchantID: "demo",
+			Title: fmt.Sprintf("%s (range %d)", a.Title, i), Content: a.Content + " " + c.Content,
+			URL: a.URL, Tags: a.Tags, CreatedAt: now, UpdatedAt: now}
+		if err := st.CreateKnowledge(b.Context(), k, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// startDev runs `parley dev` on a free port with a limit far above the load, and returns its URL and the demo
+// merchant's secret key, read from the banner it prints.
+func startDev(b *testing.B, dir string) (base, key string) {
+	bin := filepath.Join(b.TempDir(), "parley")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/parley").CombinedOutput(); err != nil {
+		b.Fatalf("building parley: %v\n%s", err, out)
+	}
+	addr := freeAddr(b)
+	cmd := exec.Command(bin, "dev", "--dir", dir, "--listen", addr, "--rate", "1000000", "--log-level", "error")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() })
+	secret := regexp.MustCompile(`Secret key \(servers\):\s+(sk_\S+)`)
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if m := secret.FindStringSubmatch(sc.Text()); m != nil {
+			key = m[1]
+			break
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	if key == "" {
+		b.Fatal("parley dev printed no secret key")
+	}
+	base = "http://" + addr
+	waitReady(b, base+"/readyz")
+	return base, key
+}
+
+// chatRequest and chatAnswer have the shapes of POST /api/v1/chat.
+type chatRequest struct {
+	Message        string `json:"message"`
+	ConversationID string `json:"conversation_id,omitempty"`
+}
+
+type chatAnswer struct {
+	ConversationID string       `json:"conversation_id"`
+	MessageID      string       `json:"message_id"`
+	Answer         string       `json:"answer"`
+	Answered       bool         `json:"answered"`
+	Sources        []chatSource `json:"sources"`
+	CreatedAt      time.Time    `json:"created_at"`
+}
+
+type chatSource struct {
+	KnowledgeID string  `json:"knowledge_id"`
+	Title       string  `json:"title"`
+	URL         string  `json:"url"`
+	Snippet     string  `json:"snippet"`
+	Score       float64 `json:"score"`
+}
+
+// startBare serves the baseline: a net/http handler that decodes the chat request and encodes an answer of the
+// same shape, with nothing in between.
+func startBare(b *testing.B) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	answer := chatAnswer{ConversationID: "conv_0123456789abcdef", MessageID: "msg_0123456789abcdef",
+		Answer: "Orders to Canada arrive in 5 to 10 business days.", Answered: true,
+		Sources: []chatSource{{KnowledgeID: "kn_0123456789abcdef", Title: "International shipping",
+			URL: "https://acme.example/shipping", Snippet: "Orders to Canada arrive in 5 to 10 business days.", Score: 7.5}}}
+	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req chatRequest
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10)).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		a := answer
+		a.CreatedAt = time.Now().UTC()
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(a)
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	b.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
+	return "http://" + ln.Addr().String()
+}
+
+// writeScript writes a wrk script posting chatBody, waiting pause between a connection's requests.
+func writeScript(b *testing.B, path string, pause time.Duration) {
+	script := fmt.Sprintf("wrk.method = \"POST\"\nwrk.body = %q\n", chatBody)
+	if pause > 0 {
+		script += fmt.Sprintf("function delay() return %d end\n", pause.Milliseconds())
+	}
+	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// wrkResult is what wrk measured.
+type wrkResult struct {
+	rps      float64
+	p50, p99 time.Duration
+	errors   int
+	output   string
+}
+
+var (
+	rpsLine     = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
+	latencyLine = regexp.MustCompile(`(?m)^\s+(50|99)%\s+([0-9.]+)(us|ms|s)\s*$`)
+	errorLines  = regexp.MustCompile(`(?m)^\s+(?:Non-2xx or 3xx responses: (\d+)|Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+))`)
+)
+
+func runWrk(b *testing.B, wrk string, args ...any) wrkResult {
+	var flat []string
+	for _, a := range args {
+		switch v := a.(type) {
+		case string:
+			flat = append(flat, v)
+		case []string:
+			flat = append(flat, v...)
+		}
+	}
+	out, err := exec.Command(wrk, flat...).CombinedOutput()
+	if err != nil {
+		b.Fatalf("wrk: %v\n%s", err, out)
+	}
+	r := wrkResult{output: string(out)}
+	m := rpsLine.FindStringSubmatch(r.output)
+	if m == nil {
+		b.Fatalf("no Requests/sec in wrk's output:\n%s", out)
+	}
+	r.rps, _ = strconv.ParseFloat(m[1], 64)
+	for _, m := range latencyLine.FindAllStringSubmatch(r.output, -1) {
+		d, err := time.ParseDuration(m[2] + strings.Replace(m[3], "us", "µs", 1))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if m[1] == "50" {
+			r.p50 = d
+		} else {
+			r.p99 = d
+		}
+	}
+	for _, m := range errorLines.FindAllStringSubmatch(r.output, -1) {
+		for _, n := range m[1:] {
+			v, _ := strconv.Atoi(n)
+			r.errors += v
+		}
+	}
+	return r
+}
+
+func freeAddr(b *testing.B) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = ln.Close() }()
+	return ln.Addr().String()
+}
+
+func waitReady(b *testing.B, url string) {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(url); err == nil { //nolint:gosec,noctx // a fixed local URL
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	b.Fatalf("%s was not ready within 30s", url)
+}
