@@ -200,16 +200,16 @@ func printDevBanner(w io.Writer, base string, c devCredentials, token string) {
   Dashboard ID token (24 h, owner %[5]s):
     %[6]s
 
-Try it:
+Try it in another terminal:
 
-  curl -s %[1]s/api/v1/chat -H 'Content-Type: application/json' \
-    -H 'X-API-Key: %[4]s' -d '{"message": "How long does shipping take?"}'
+  export PARLEY_URL=%[1]s PARLEY_KEY=%[4]s
+  export PARLEY_TOKEN=%[6]s
 
-  curl -s %[1]s/api/v1/conversations -H 'Authorization: Bearer %[6]s'
-
-  curl -s %[1]s/api/v1/knowledge -H 'Authorization: Bearer %[6]s'
-
-  curl -s %[1]s/api/v1/analytics/overview -H 'Authorization: Bearer %[6]s'
+  curl -s "$PARLEY_URL/api/v1/chat" -H 'Content-Type: application/json' -H "X-API-Key: $PARLEY_KEY" \
+    -d '{"message": "How long does shipping take?"}'
+  curl -s "$PARLEY_URL/api/v1/conversations" -H "Authorization: Bearer $PARLEY_TOKEN"
+  curl -s "$PARLEY_URL/api/v1/knowledge" -H "Authorization: Bearer $PARLEY_TOKEN"
+  curl -s "$PARLEY_URL/api/v1/analytics/overview" -H "Authorization: Bearer $PARLEY_TOKEN"
 
 The API is described at %[1]s/api/v1/openapi.json. Press Ctrl-C to stop.
 `, base, devMerchantID, c.PublishableKey, c.SecretKey, devOwner, token)

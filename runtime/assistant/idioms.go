@@ -15,6 +15,7 @@ type idiom struct {
 
 // idioms are general shop phrasings, not any one merchant's.
 var idioms = []idiom{
+	{words: []string{"how", "long"}, replace: "days"},
 	{words: []string{"where", "order"}, replace: "track order"},
 	{words: []string{"wheres", "order"}, replace: "track order"},
 	{words: []string{"where", "package"}, replace: "track package"},

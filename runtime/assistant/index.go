@@ -36,7 +36,7 @@ const (
 	// minCollection is the fewest items IDF is computed for: a smaller knowledge base counts as padded with
 	// items that share none of its words. With two items every word would otherwise look common and a question's
 	// matched words would weigh little next to the ones the shop never uses.
-	minCollection = 50
+	minCollection = 20
 )
 
 // Hit is an item found by a search with its BM25 relevance score.
