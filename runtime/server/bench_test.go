@@ -24,6 +24,7 @@ func BenchmarkChat(b *testing.B) {
 	e.validate = false
 	key := e.keys["alpha-sk"]
 	b.ReportAllocs()
+	b.SetParallelism(16) // like a load generator's many connections
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {

@@ -19,7 +19,7 @@ func (s *Store) RecordExchange(ctx context.Context, ex store.Exchange) (store.Ex
 		return store.ExchangeResult{}, fmt.Errorf("recording exchange: %w", err)
 	}
 	var res store.ExchangeResult
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *txn) error {
 		created, err := ensureConversation(ctx, tx, ex)
 		if err != nil {
 			return err
@@ -38,7 +38,7 @@ func (s *Store) RecordExchange(ctx context.Context, ex store.Exchange) (store.Ex
 
 // ensureConversation creates the exchange's conversation unless it exists, claiming a slot of the month's
 // ceiling. It reports whether it created the conversation.
-func ensureConversation(ctx context.Context, tx *sql.Tx, ex store.Exchange) (bool, error) {
+func ensureConversation(ctx context.Context, tx *txn, ex store.Exchange) (bool, error) {
 	exists, err := conversationExists(ctx, tx, ex.MerchantID, ex.ConversationID)
 	if err != nil || exists {
 		return false, err
@@ -59,7 +59,7 @@ func ensureConversation(ctx context.Context, tx *sql.Tx, ex store.Exchange) (boo
 
 // claimMonthlySlot adds one to the merchant's count for month, or returns store.ErrQuotaExceeded when the count
 // already is at limit (limit 0: no ceiling). The conditional update keeps the ceiling exact.
-func claimMonthlySlot(ctx context.Context, tx *sql.Tx, merchantID, month string, limit int) error {
+func claimMonthlySlot(ctx context.Context, tx *txn, merchantID, month string, limit int) error {
 	_, err := tx.ExecContext(ctx, `
 		INSERT INTO monthly_conversations (merchant_id, month, count) VALUES (?, ?, 0)
 		ON CONFLICT (merchant_id, month) DO NOTHING`, merchantID, month)
@@ -83,7 +83,7 @@ func claimMonthlySlot(ctx context.Context, tx *sql.Tx, merchantID, month string,
 }
 
 // insertExchange inserts the two messages and updates the conversation's summary.
-func insertExchange(ctx context.Context, tx *sql.Tx, ex store.Exchange) error {
+func insertExchange(ctx context.Context, tx *txn, ex store.Exchange) error {
 	q, a := ex.Question, ex.Answer
 	if err := insertMessage(ctx, tx, ex, q, store.RoleVisitor, storeutil.NormalizeQuestion(q.Text), ""); err != nil {
 		return err
@@ -103,7 +103,7 @@ func insertExchange(ctx context.Context, tx *sql.Tx, ex store.Exchange) error {
 	return nil
 }
 
-func insertMessage(ctx context.Context, tx *sql.Tx, ex store.Exchange, m store.Message, role store.Role, normalized, replyTo string) error {
+func insertMessage(ctx context.Context, tx *txn, ex store.Exchange, m store.Message, role store.Role, normalized, replyTo string) error {
 	sources, err := encodeSources(m.Sources)
 	if err != nil {
 		return err
@@ -121,7 +121,7 @@ func insertMessage(ctx context.Context, tx *sql.Tx, ex store.Exchange, m store.M
 }
 
 // countCitations increments the use count of each knowledge item the sources cite.
-func countCitations(ctx context.Context, tx *sql.Tx, merchantID string, sources []store.Source) error {
+func countCitations(ctx context.Context, tx *txn, merchantID string, sources []store.Source) error {
 	for _, id := range storeutil.CitedIDs(sources) {
 		_, err := tx.ExecContext(ctx, `
 			UPDATE knowledge SET use_count = use_count + 1 WHERE merchant_id = ? AND id = ?`, merchantID, id)
@@ -147,7 +147,7 @@ func (s *Store) ConversationsThisMonth(ctx context.Context, merchantID string, n
 // ConversationExists reports whether the merchant has a conversation with this ID.
 func (s *Store) ConversationExists(ctx context.Context, merchantID, id string) (bool, error) {
 	var exists bool
-	err := s.read(ctx, func(tx *sql.Tx) error {
+	err := s.read(ctx, func(tx *txn) error {
 		var err error
 		exists, err = conversationExists(ctx, tx, merchantID, id)
 		return err
@@ -158,7 +158,7 @@ func (s *Store) ConversationExists(ctx context.Context, merchantID, id string) (
 	return exists, nil
 }
 
-func conversationExists(ctx context.Context, tx *sql.Tx, merchantID, id string) (bool, error) {
+func conversationExists(ctx context.Context, tx *txn, merchantID, id string) (bool, error) {
 	var one int
 	err := tx.QueryRowContext(ctx, `SELECT 1 FROM conversations WHERE merchant_id = ? AND id = ?`,
 		merchantID, id).Scan(&one)
@@ -180,7 +180,7 @@ func (s *Store) GetConversation(ctx context.Context, merchantID, id string) (sto
 		c    store.Conversation
 		msgs []store.Message
 	)
-	err := s.read(ctx, func(tx *sql.Tx) error {
+	err := s.read(ctx, func(tx *txn) error {
 		var err error
 		row := tx.QueryRowContext(ctx, `SELECT `+conversationColumns+`
 			FROM conversations WHERE merchant_id = ? AND id = ?`, merchantID, id)
@@ -196,7 +196,7 @@ func (s *Store) GetConversation(ctx context.Context, merchantID, id string) (sto
 	return c, msgs, nil
 }
 
-func messages(ctx context.Context, tx *sql.Tx, merchantID, conversationID string) ([]store.Message, error) {
+func messages(ctx context.Context, tx *txn, merchantID, conversationID string) ([]store.Message, error) {
 	rows, err := tx.QueryContext(ctx, `
 		SELECT id, role, text, created_at, sources, answered FROM messages
 		WHERE merchant_id = ? AND conversation_id = ? ORDER BY created_at, seq`, merchantID, conversationID)

@@ -23,7 +23,7 @@ func (s *Store) CreateKnowledge(ctx context.Context, k store.Knowledge, maxItems
 	if err != nil {
 		return fmt.Errorf("creating knowledge item %s: %w", k.ID, err)
 	}
-	err = s.write(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func(tx *txn) error {
 		if err := checkKnowledgeLimit(ctx, tx, k.MerchantID, maxItems); err != nil {
 			return err
 		}
@@ -45,7 +45,7 @@ func (s *Store) CreateKnowledge(ctx context.Context, k store.Knowledge, maxItems
 
 // checkKnowledgeLimit returns store.ErrKnowledgeLimit when the merchant holds maxItems items or more. It runs in
 // a write transaction, which SQLite serialises, so the count cannot change before the insert.
-func checkKnowledgeLimit(ctx context.Context, tx *sql.Tx, merchantID string, maxItems int) error {
+func checkKnowledgeLimit(ctx context.Context, tx *txn, merchantID string, maxItems int) error {
 	if maxItems <= 0 {
 		return nil
 	}
@@ -61,7 +61,7 @@ func checkKnowledgeLimit(ctx context.Context, tx *sql.Tx, merchantID string, max
 }
 
 // bumpRevision changes the merchant's knowledge revision; it runs in the transaction of each knowledge write.
-func bumpRevision(ctx context.Context, tx *sql.Tx, merchantID string) error {
+func bumpRevision(ctx context.Context, tx *txn, merchantID string) error {
 	_, err := tx.ExecContext(ctx, `
 		INSERT INTO knowledge_revisions (merchant_id, revision) VALUES (?, 1)
 		ON CONFLICT (merchant_id) DO UPDATE SET revision = revision + 1`, merchantID)
@@ -88,7 +88,7 @@ func (s *Store) UpdateKnowledge(ctx context.Context, k store.Knowledge) error {
 	if err != nil {
 		return fmt.Errorf("updating knowledge item %s: %w", k.ID, err)
 	}
-	err = s.write(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func(tx *txn) error {
 		r, err := tx.ExecContext(ctx, `
 			UPDATE knowledge SET title = ?, content = ?, url = ?, tags = ?, updated_at = ?
 			WHERE merchant_id = ? AND id = ?`,
@@ -106,7 +106,7 @@ func (s *Store) UpdateKnowledge(ctx context.Context, k store.Knowledge) error {
 
 // DeleteKnowledge removes an item, or returns store.ErrNotFound.
 func (s *Store) DeleteKnowledge(ctx context.Context, merchantID, id string) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *txn) error {
 		r, err := tx.ExecContext(ctx, `DELETE FROM knowledge WHERE merchant_id = ? AND id = ?`, merchantID, id)
 		if err := mustAffect(r, err); err != nil {
 			return err

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
@@ -20,8 +19,8 @@ const dayMillis = 24 * 60 * 60 * 1000
 func (s *Store) Overview(ctx context.Context, merchantID string, from, to time.Time) (store.Overview, error) {
 	r := overviewRange{merchantID: merchantID, from: storeutil.Millis(from), to: storeutil.Millis(to)}
 	var o store.Overview
-	err := s.read(ctx, func(tx *sql.Tx) error {
-		steps := []func(context.Context, *sql.Tx, overviewRange, *store.Overview) error{
+	err := s.read(ctx, func(tx *txn) error {
+		steps := []func(context.Context, *txn, overviewRange, *store.Overview) error{
 			overviewTotals, overviewAnswers, overviewTopQuestions, overviewUnansweredQuestions, overviewDaily,
 		}
 		for _, step := range steps {
@@ -52,7 +51,7 @@ const inRange = `c.merchant_id = ? AND c.created_at >= ? AND c.created_at < ?`
 const joinInRange = `messages m JOIN conversations c ON c.merchant_id = m.merchant_id AND c.id = m.conversation_id`
 
 // overviewTotals counts conversations, messages and visitors; a conversation without a visitor ID is one visitor.
-func overviewTotals(ctx context.Context, tx *sql.Tx, r overviewRange, o *store.Overview) error {
+func overviewTotals(ctx context.Context, tx *txn, r overviewRange, o *store.Overview) error {
 	err := tx.QueryRowContext(ctx, `
 		SELECT COUNT(*), COALESCE(SUM(c.message_count), 0),
 			COUNT(DISTINCT NULLIF(c.visitor_id, '')) + COALESCE(SUM(c.visitor_id = ''), 0)
@@ -64,7 +63,7 @@ func overviewTotals(ctx context.Context, tx *sql.Tx, r overviewRange, o *store.O
 }
 
 // overviewAnswers counts the assistant messages that answered and those that could not.
-func overviewAnswers(ctx context.Context, tx *sql.Tx, r overviewRange, o *store.Overview) error {
+func overviewAnswers(ctx context.Context, tx *txn, r overviewRange, o *store.Overview) error {
 	err := tx.QueryRowContext(ctx, `
 		SELECT COALESCE(SUM(m.answered), 0), COALESCE(SUM(1 - m.answered), 0)
 		FROM `+joinInRange+` WHERE m.role = 'assistant' AND `+inRange, r.args()...).
@@ -75,7 +74,7 @@ func overviewAnswers(ctx context.Context, tx *sql.Tx, r overviewRange, o *store.
 	return nil
 }
 
-func overviewTopQuestions(ctx context.Context, tx *sql.Tx, r overviewRange, o *store.Overview) error {
+func overviewTopQuestions(ctx context.Context, tx *txn, r overviewRange, o *store.Overview) error {
 	var err error
 	o.TopQuestions, err = questionCounts(ctx, tx, `
 		SELECT m.normalized, COUNT(*) AS n FROM `+joinInRange+`
@@ -88,7 +87,7 @@ func overviewTopQuestions(ctx context.Context, tx *sql.Tx, r overviewRange, o *s
 }
 
 // overviewUnansweredQuestions ranks the visitor questions whose reply could not answer.
-func overviewUnansweredQuestions(ctx context.Context, tx *sql.Tx, r overviewRange, o *store.Overview) error {
+func overviewUnansweredQuestions(ctx context.Context, tx *txn, r overviewRange, o *store.Overview) error {
 	var err error
 	o.UnansweredQuestions, err = questionCounts(ctx, tx, `
 		SELECT q.normalized, COUNT(*) AS n FROM `+joinInRange+`
@@ -101,7 +100,7 @@ func overviewUnansweredQuestions(ctx context.Context, tx *sql.Tx, r overviewRang
 	return nil
 }
 
-func questionCounts(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]store.QuestionCount, error) {
+func questionCounts(ctx context.Context, tx *txn, query string, args ...any) ([]store.QuestionCount, error) {
 	rows, err := tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
@@ -119,7 +118,7 @@ func questionCounts(ctx context.Context, tx *sql.Tx, query string, args ...any) 
 }
 
 // overviewDaily counts conversations and their messages per UTC day of creation, oldest first.
-func overviewDaily(ctx context.Context, tx *sql.Tx, r overviewRange, o *store.Overview) error {
+func overviewDaily(ctx context.Context, tx *txn, r overviewRange, o *store.Overview) error {
 	rows, err := tx.QueryContext(ctx, `
 		SELECT c.created_at - (c.created_at % ? + ?) % ? AS day, COUNT(*), SUM(c.message_count)
 		FROM conversations c WHERE `+inRange+` GROUP BY day ORDER BY day`,

@@ -31,8 +31,8 @@ const containsFoldFunc = "parley_contains_fold"
 
 // Store is the SQLite store.Store. It is safe for concurrent use.
 type Store struct {
-	writer *sql.DB // one connection: writes queue in Go instead of failing with SQLITE_BUSY
-	reader *sql.DB
+	writer *writer // one connection: writes queue in Go instead of failing with SQLITE_BUSY
+	reader *db
 }
 
 var _ store.Store = (*Store)(nil)
@@ -72,7 +72,7 @@ func open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, errors.Join(err, writer.Close())
 	}
-	return &Store{writer: writer, reader: reader}, nil
+	return &Store{writer: newWriter(newDB(writer)), reader: newDB(reader)}, nil
 }
 
 // dsn builds the driver's data source name. The writer takes the write lock when a transaction begins
@@ -150,7 +150,7 @@ func (s *Store) Ping(ctx context.Context) error {
 	if err := s.reader.PingContext(ctx); err != nil {
 		return fmt.Errorf("pinging sqlite store: %w", err)
 	}
-	if err := s.writer.PingContext(ctx); err != nil {
+	if err := s.writer.db.PingContext(ctx); err != nil {
 		return fmt.Errorf("pinging sqlite store: %w", err)
 	}
 	return nil
@@ -158,36 +158,25 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Close closes the database.
 func (s *Store) Close() error {
-	if err := errors.Join(s.reader.Close(), s.writer.Close()); err != nil {
+	s.writer.close()
+	if err := errors.Join(s.reader.Close(), s.writer.db.Close()); err != nil {
 		return fmt.Errorf("closing sqlite store: %w", err)
 	}
 	return nil
 }
 
 // write runs fn in a write transaction, committed when fn returns nil and rolled back otherwise.
-func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := s.writer.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("beginning transaction: %w", err)
-	}
-	if err := fn(tx); err != nil {
-		if rbErr := tx.Rollback(); rbErr != nil && !errors.Is(rbErr, sql.ErrTxDone) {
-			return errors.Join(err, fmt.Errorf("rolling back: %w", rbErr))
-		}
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("committing transaction: %w", err)
-	}
-	return nil
+func (s *Store) write(ctx context.Context, fn func(tx *txn) error) error {
+	return s.writer.write(ctx, fn)
 }
 
 // read runs fn in a read-only transaction, which sees one snapshot of the database.
-func (s *Store) read(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := s.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+func (s *Store) read(ctx context.Context, fn func(tx *txn) error) error {
+	tx, err := s.reader.begin(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return fmt.Errorf("beginning transaction: %w", err)
+		return err
 	}
+	defer s.reader.prepareWanted(ctx)
 	defer func() { _ = tx.Rollback() }()
 	return fn(tx)
 }
