@@ -1,0 +1,87 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// Writes that queue up share a transaction; each must still succeed or fail alone, and a caller that gives up
+// must not undo the others.
+func TestGroupCommitKeepsWritesApart(t *testing.T) {
+	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "parley.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	ctx := t.Context()
+	if err := s.write(ctx, func(tx *txn) error {
+		_, err := tx.ExecContext(ctx, `CREATE TABLE t (n INTEGER PRIMARY KEY)`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	errOdd := errors.New("odd numbers fail")
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	const n = 200
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			c := ctx
+			if i%10 == 4 {
+				c = cancelled
+			}
+			errs[i] = s.write(c, func(tx *txn) error {
+				if _, err := tx.ExecContext(c, `INSERT INTO t (n) VALUES (?)`, i); err != nil {
+					return err
+				}
+				if i%2 == 1 {
+					return errOdd // after writing: the row must be rolled back
+				}
+				return nil
+			})
+		})
+	}
+	wg.Wait()
+	want := 0
+	for i, err := range errs {
+		switch {
+		case i%10 == 4:
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("write %d with a cancelled context: %v", i, err)
+			}
+		case i%2 == 1:
+			if !errors.Is(err, errOdd) {
+				t.Errorf("write %d: %v, want its own error", i, err)
+			}
+		case err != nil:
+			t.Errorf("write %d: %v", i, err)
+		default:
+			want++
+		}
+	}
+	var got, odd int
+	if err := s.reader.QueryRowContext(ctx, `SELECT count(*), count(*) FILTER (WHERE n % 2 = 1) FROM t`).Scan(&got, &odd); err != nil {
+		t.Fatal(err)
+	}
+	if got != want || odd != 0 {
+		t.Errorf("%d rows stored (%d odd), want %d and no odd one", got, odd, want)
+	}
+}
+
+func TestWriteAfterClose(t *testing.T) {
+	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "parley.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.write(t.Context(), func(*txn) error { return nil }); !errors.Is(err, errClosed) {
+		t.Errorf("write after Close: %v, want errClosed", err)
+	}
+}
