@@ -33,6 +33,8 @@ const containsFoldFunc = "parley_contains_fold"
 type Store struct {
 	writer *writer // one connection: writes queue in Go instead of failing with SQLITE_BUSY
 	reader *db
+	// checkpoints copies the write-ahead log into the database file, off the writer's path.
+	checkpoints *checkpointer
 }
 
 var _ store.Store = (*Store)(nil)
@@ -72,7 +74,11 @@ func open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, errors.Join(err, writer.Close())
 	}
-	return &Store{writer: newWriter(newDB(writer)), reader: newDB(reader)}, nil
+	checkpoints, err := openDB(ctx, dsn(abs, true), 1)
+	if err != nil {
+		return nil, errors.Join(err, reader.Close(), writer.Close())
+	}
+	return &Store{writer: newWriter(newDB(writer)), reader: newDB(reader), checkpoints: startCheckpointer(checkpoints)}, nil
 }
 
 // dsn builds the driver's data source name. The writer takes the write lock when a transaction begins
@@ -84,6 +90,7 @@ func dsn(path string, write bool) string {
 	q.Add("_pragma", "synchronous(NORMAL)")
 	if write {
 		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_pragma", "wal_autocheckpoint(0)") // see checkpointer
 		q.Set("_txlock", "immediate")
 	} else {
 		q.Add("_pragma", "query_only(1)")
@@ -159,7 +166,7 @@ func (s *Store) Ping(ctx context.Context) error {
 // Close closes the database.
 func (s *Store) Close() error {
 	s.writer.close()
-	if err := errors.Join(s.reader.Close(), s.writer.db.Close()); err != nil {
+	if err := errors.Join(s.reader.Close(), s.checkpoints.close(), s.writer.db.Close()); err != nil {
 		return fmt.Errorf("closing sqlite store: %w", err)
 	}
 	return nil

@@ -3,9 +3,11 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Writes that queue up share a transaction; each must still succeed or fail alone, and a caller that gives up
@@ -83,5 +85,47 @@ func TestWriteAfterClose(t *testing.T) {
 	}
 	if err := s.write(t.Context(), func(*txn) error { return nil }); !errors.Is(err, errClosed) {
 		t.Errorf("write after Close: %v, want errClosed", err)
+	}
+}
+
+// With automatic checkpoints off on the writer, only the background checkpointer moves committed pages from the
+// write-ahead log into the database file, and Close leaves the log empty.
+func TestBackgroundCheckpoints(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "parley.db")
+	s, err := Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	size := func(p string) int64 {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return 0
+		}
+		return fi.Size()
+	}
+	before := size(path)
+	if err := s.write(ctx, func(tx *txn) error {
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE t (b BLOB)`); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 500)
+			INSERT INTO t SELECT randomblob(1024) FROM n`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(3 * checkpointEvery)
+	for size(path) < before+500*1024 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the database file is %d bytes %s after the write; the log was not checkpointed", size(path), 3*checkpointEvery)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := size(path + "-wal"); n != 0 {
+		t.Errorf("the write-ahead log holds %d bytes after Close", n)
 	}
 }
