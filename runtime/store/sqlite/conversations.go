@@ -37,38 +37,31 @@ func (s *Store) RecordExchange(ctx context.Context, ex store.Exchange) (store.Ex
 }
 
 // ensureConversation creates the exchange's conversation unless it exists, claiming a slot of the month's
-// ceiling. It reports whether it created the conversation.
+// ceiling. It reports whether it created the conversation. A refused slot leaves the conversation inserted: the
+// caller's savepoint or transaction is rolled back on the error.
 func ensureConversation(ctx context.Context, tx *txn, ex store.Exchange) (bool, error) {
-	exists, err := conversationExists(ctx, tx, ex.MerchantID, ex.ConversationID)
-	if err != nil || exists {
-		return false, err
-	}
-	if err := claimMonthlySlot(ctx, tx, ex.MerchantID, storeutil.Month(ex.Question.CreatedAt), ex.MonthlyLimit); err != nil {
-		return false, err
-	}
 	at := storeutil.Millis(ex.Question.CreatedAt)
-	_, err = tx.ExecContext(ctx, `
+	r, err := tx.ExecContext(ctx, `
 		INSERT INTO conversations (merchant_id, id, visitor_id, created_at, updated_at, first_message)
-		VALUES (?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (merchant_id, id) DO NOTHING`,
 		ex.MerchantID, ex.ConversationID, ex.VisitorID, at, at, ex.Question.Text)
 	if err != nil {
 		return false, fmt.Errorf("inserting conversation: %w", err)
 	}
-	return true, nil
+	if n, err := r.RowsAffected(); err != nil || n == 0 {
+		return false, err
+	}
+	return true, claimMonthlySlot(ctx, tx, ex.MerchantID, storeutil.Month(ex.Question.CreatedAt), ex.MonthlyLimit)
 }
 
 // claimMonthlySlot adds one to the merchant's count for month, or returns store.ErrQuotaExceeded when the count
-// already is at limit (limit 0: no ceiling). The conditional update keeps the ceiling exact.
+// already is at limit (limit 0: no ceiling). The conditional upsert keeps the ceiling exact.
 func claimMonthlySlot(ctx context.Context, tx *txn, merchantID, month string, limit int) error {
-	_, err := tx.ExecContext(ctx, `
-		INSERT INTO monthly_conversations (merchant_id, month, count) VALUES (?, ?, 0)
-		ON CONFLICT (merchant_id, month) DO NOTHING`, merchantID, month)
-	if err != nil {
-		return fmt.Errorf("creating monthly counter: %w", err)
-	}
 	r, err := tx.ExecContext(ctx, `
-		UPDATE monthly_conversations SET count = count + 1
-		WHERE merchant_id = ? AND month = ? AND (? = 0 OR count < ?)`, merchantID, month, limit, limit)
+		INSERT INTO monthly_conversations (merchant_id, month, count) VALUES (?, ?, 1)
+		ON CONFLICT (merchant_id, month) DO UPDATE SET count = count + 1 WHERE ? = 0 OR count < ?`,
+		merchantID, month, limit, limit)
 	if err != nil {
 		return fmt.Errorf("counting conversation: %w", err)
 	}
@@ -85,13 +78,26 @@ func claimMonthlySlot(ctx context.Context, tx *txn, merchantID, month string, li
 // insertExchange inserts the two messages and updates the conversation's summary.
 func insertExchange(ctx context.Context, tx *txn, ex store.Exchange) error {
 	q, a := ex.Question, ex.Answer
-	if err := insertMessage(ctx, tx, ex, q, store.RoleVisitor, storeutil.NormalizeQuestion(q.Text), ""); err != nil {
+	qSources, err := encodeSources(q.Sources)
+	if err != nil {
 		return err
 	}
-	if err := insertMessage(ctx, tx, ex, a, store.RoleAssistant, "", q.ID); err != nil {
+	aSources, err := encodeSources(a.Sources)
+	if err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, `
+	_, err = tx.ExecContext(ctx, `
+		INSERT INTO messages
+			(merchant_id, conversation_id, id, role, text, normalized, reply_to, created_at, sources, answered)
+		VALUES (?, ?, ?, ?, ?, ?, '', ?, ?, ?), (?, ?, ?, ?, ?, '', ?, ?, ?, ?)`,
+		ex.MerchantID, ex.ConversationID, q.ID, string(store.RoleVisitor), q.Text, storeutil.NormalizeQuestion(q.Text),
+		storeutil.Millis(q.CreatedAt), qSources, boolInt(q.Answered),
+		ex.MerchantID, ex.ConversationID, a.ID, string(store.RoleAssistant), a.Text, q.ID,
+		storeutil.Millis(a.CreatedAt), aSources, boolInt(a.Answered))
+	if err != nil {
+		return fmt.Errorf("inserting messages %s and %s: %w", q.ID, a.ID, err)
+	}
+	_, err = tx.ExecContext(ctx, `
 		UPDATE conversations
 		SET message_count = message_count + 2, unanswered = unanswered + ?, updated_at = MAX(updated_at, ?, ?)
 		WHERE merchant_id = ? AND id = ?`,
@@ -103,31 +109,22 @@ func insertExchange(ctx context.Context, tx *txn, ex store.Exchange) error {
 	return nil
 }
 
-func insertMessage(ctx context.Context, tx *txn, ex store.Exchange, m store.Message, role store.Role, normalized, replyTo string) error {
-	sources, err := encodeSources(m.Sources)
-	if err != nil {
-		return err
-	}
-	_, err = tx.ExecContext(ctx, `
-		INSERT INTO messages
-			(merchant_id, conversation_id, id, role, text, normalized, reply_to, created_at, sources, answered)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		ex.MerchantID, ex.ConversationID, m.ID, string(role), m.Text, normalized, replyTo,
-		storeutil.Millis(m.CreatedAt), sources, boolInt(m.Answered))
-	if err != nil {
-		return fmt.Errorf("inserting message %s: %w", m.ID, err)
-	}
-	return nil
-}
-
-// countCitations increments the use count of each knowledge item the sources cite.
+// countCitations increments the use count of each knowledge item the sources cite, in one statement.
 func countCitations(ctx context.Context, tx *txn, merchantID string, sources []store.Source) error {
-	for _, id := range storeutil.CitedIDs(sources) {
-		_, err := tx.ExecContext(ctx, `
-			UPDATE knowledge SET use_count = use_count + 1 WHERE merchant_id = ? AND id = ?`, merchantID, id)
-		if err != nil {
-			return fmt.Errorf("counting citation of %s: %w", id, err)
-		}
+	ids := storeutil.CitedIDs(sources)
+	if len(ids) == 0 {
+		return nil
+	}
+	args := make([]any, 0, len(ids)+1)
+	args = append(args, merchantID)
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	placeholders := strings.Repeat(", ?", len(ids))[2:]
+	//nolint:gosec // placeholders only; every value is a bound parameter
+	_, err := tx.ExecContext(ctx, `UPDATE knowledge SET use_count = use_count + 1 WHERE merchant_id = ? AND id IN (`+placeholders+`)`, args...)
+	if err != nil {
+		return fmt.Errorf("counting citations: %w", err)
 	}
 	return nil
 }
