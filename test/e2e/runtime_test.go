@@ -196,7 +196,7 @@ func TestMerchantDeletionRemovesTenant(t *testing.T) {
 		}
 		err := cluster.client.Get(t.Context(), client.ObjectKeyFromObject(m), m)
 		if !apierrors.IsNotFound(err) {
-			return fmt.Errorf("the Merchant is still there (finalizer?): %v", err)
+			return fmt.Errorf("the Merchant is still there (finalizer?): %w", err)
 		}
 		return nil
 	})

@@ -121,7 +121,6 @@ func countCitations(ctx context.Context, tx *txn, merchantID string, sources []s
 		args = append(args, id)
 	}
 	placeholders := strings.Repeat(", ?", len(ids))[2:]
-	//nolint:gosec // placeholders only; every value is a bound parameter
 	_, err := tx.ExecContext(ctx, `UPDATE knowledge SET use_count = use_count + 1 WHERE merchant_id = ? AND id IN (`+placeholders+`)`, args...)
 	if err != nil {
 		return fmt.Errorf("counting citations: %w", err)
@@ -253,7 +252,6 @@ func (s *Store) ListConversations(ctx context.Context, merchantID string, f stor
 		return nil, "", fmt.Errorf("listing conversations: %w", err)
 	}
 	size := storeutil.PageSize(f.Limit)
-	//nolint:gosec // where is assembled from constant clauses; every value is a bound parameter
 	rows, err := s.reader.QueryContext(ctx, `SELECT `+conversationColumns+` FROM conversations c
 		WHERE `+where+` ORDER BY created_at DESC, id DESC LIMIT ?`, append(args, size+1)...)
 	if err != nil {
