@@ -234,9 +234,7 @@ func TestScaledRuntimeOnPostgres(t *testing.T) {
 	var pdb policyv1.PodDisruptionBudget
 	eventually(t, "PodDisruptionBudget", func() error { return k8s.Get(ctxT(t), key, &pdb) })
 	var d appsv1.Deployment
-	if err := k8s.Get(ctxT(t), key, &d); err != nil {
-		t.Fatal(err)
-	}
+	eventually(t, "Deployment", func() error { return k8s.Get(ctxT(t), key, &d) })
 	env := d.Spec.Template.Spec.Containers[0].Env
 	if len(env) != 1 || env[0].Name != "PARLEY_DATABASE_URL" || env[0].ValueFrom.SecretKeyRef.Name != "pg" || env[0].ValueFrom.SecretKeyRef.Key != "url" {
 		t.Errorf("database URL not wired from its Secret: %+v", env)
