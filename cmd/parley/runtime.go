@@ -85,7 +85,8 @@ func runRuntime(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer func() { _ = st.Close() }()
 
-	cfg := server.Config{Tenants: tenants, Store: st, Responder: assistant.Retrieval{}, Logger: log, Registry: reg}
+	cfg := server.Config{Tenants: tenants, Store: st, Responder: assistant.Retrieval{}, Logger: log, Registry: reg,
+		PublicURL: f.publicURL}
 	if f.oidcIssuer != "" {
 		cfg.Verifier = server.NewOIDCVerifier(f.oidcIssuer, f.oidcAudience, nil)
 	}

@@ -55,7 +55,7 @@ func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
 }
 
 // serve runs Serve in the background and returns its address and a channel with its result.
-func serve(t *testing.T, ctx context.Context, h http.Handler, certFile, keyFile string) (string, <-chan error) {
+func serve(ctx context.Context, t *testing.T, h http.Handler, certFile, keyFile string) (string, <-chan error) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -68,7 +68,7 @@ func serve(t *testing.T, ctx context.Context, h http.Handler, certFile, keyFile 
 
 func TestServeTLS13Only(t *testing.T) {
 	certFile, keyFile, pool := selfSigned(t)
-	addr, _ := serve(t, t.Context(), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	addr, _ := serve(t.Context(), t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, "ok")
 	}), certFile, keyFile)
 	get := func(maxVersion uint16) error {
@@ -91,7 +91,7 @@ func TestServeTLS13Only(t *testing.T) {
 func TestServeGracefulShutdown(t *testing.T) {
 	started, release := make(chan struct{}), make(chan struct{})
 	ctx, cancel := context.WithCancel(t.Context())
-	addr, done := serve(t, ctx, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	addr, done := serve(ctx, t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		close(started)
 		<-release
 		_, _ = io.WriteString(w, "finished")

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,6 +20,7 @@ import (
 	"github.com/parley-dev/parley/runtime/assistant"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/tenant"
+	"github.com/parley-dev/parley/runtime/widget"
 )
 
 // Config wires a Server.
@@ -35,6 +37,9 @@ type Config struct {
 	Registry *prometheus.Registry
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// PublicURL is the address visitors' browsers reach the API at, written into widget.js; empty lets the
+	// script use the address it was loaded from.
+	PublicURL string
 }
 
 // Server serves the runtime's HTTP interface.
@@ -51,6 +56,7 @@ type Server struct {
 	indexes   *indexCache
 	now       func() time.Time
 	openAPI   []byte
+	publicURL string
 	handler   http.Handler
 }
 
@@ -65,7 +71,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		tenants: cfg.Tenants, store: cfg.Store, responder: cfg.Responder, verifier: cfg.Verifier,
-		limiter: cfg.Limiter, log: cfg.Logger, registry: cfg.Registry, now: cfg.Now, openAPI: doc,
+		limiter: cfg.Limiter, log: cfg.Logger, registry: cfg.Registry, now: cfg.Now, openAPI: doc, publicURL: strings.TrimRight(cfg.PublicURL, "/"),
 	}
 	if s.limiter == nil {
 		s.limiter = newLocalLimiter()
@@ -114,6 +120,12 @@ func (s *Server) routes() http.Handler {
 	}))
 	mux.Handle("/api/v1/analytics/overview", methods("analytics_overview", map[string]http.HandlerFunc{
 		http.MethodGet: s.owner(s.analyticsOverview),
+	}))
+	mux.Handle("/api/v1/widget", methods("widget_settings", map[string]http.HandlerFunc{
+		http.MethodGet: s.widgetSettings, http.MethodOptions: preflight,
+	}))
+	mux.Handle("/widget.js", methods("widget_js", map[string]http.HandlerFunc{
+		http.MethodGet: widget.Handler(s.publicURL).ServeHTTP,
 	}))
 	mux.Handle("/api/v1/openapi.json", methods("openapi", map[string]http.HandlerFunc{
 		http.MethodGet: func(w http.ResponseWriter, _ *http.Request) {

@@ -1,0 +1,335 @@
+package widget_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/parley-dev/parley/internal/credentials"
+	"github.com/parley-dev/parley/runtime/assistant"
+	"github.com/parley-dev/parley/runtime/server"
+	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/store/sqlite"
+	"github.com/parley-dev/parley/runtime/tenant"
+)
+
+// chromium is Debian's headless Chromium, which .ci/run installs.
+const chromium = "/usr/bin/chromium"
+
+// runtimeEnv is a real runtime (SQLite store, retrieval assistant) on its own origin.
+type runtimeEnv struct {
+	url     string
+	store   store.Store
+	tenants *tenant.Registry
+}
+
+// newRuntime starts a runtime serving widget.js and the API.
+func newRuntime(t *testing.T) *runtimeEnv {
+	t.Helper()
+	log := slog.New(slog.DiscardHandler)
+	reg := prometheus.NewRegistry()
+	tenants, err := tenant.NewRegistry(log, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tenants.MarkSynced()
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "parley.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	// The listener comes first: the runtime writes its own address into widget.js.
+	ts := httptest.NewUnstartedServer(nil)
+	url := "http://" + ts.Listener.Addr().String()
+	srv, err := server.New(server.Config{Tenants: tenants, Store: st, Responder: assistant.Retrieval{}, Logger: log,
+		Registry: reg, PublicURL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Config.Handler = srv
+	ts.Start()
+	t.Cleanup(ts.Close)
+	return &runtimeEnv{url: url, store: st, tenants: tenants}
+}
+
+// merchant publishes a merchant allowing origin, with knowledge, and returns its publishable key.
+func (rt *runtimeEnv) merchant(t *testing.T, id, origin string, rate int32) string {
+	t.Helper()
+	key, err := credentials.NewAPIKey(credentials.PublishablePrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := credentials.Describe(key)
+	doc, err := tenant.Marshal(&tenant.Bundle{
+		APIVersion: tenant.APIVersion, MerchantID: id, DisplayName: "Shop " + id,
+		Plan:           tenant.Plan{Name: "test", RequestsPerSecond: rate, Burst: rate},
+		AllowedOrigins: []string{origin},
+		Widget:         tenant.Widget{Title: "Ask " + id, Greeting: "Welcome to " + id + "!", Color: "#0f766e"},
+		APIKeys:        []tenant.APIKey{{ID: d.ID, Type: tenant.KeyPublishable, SHA256: d.SHA256}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.tenants.Set("test/"+id, doc); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	for i, k := range [][3]string{
+		{"Shipping", "Orders ship within 2 business days. Delivery to Canada takes 5 to 8 business days.", "https://shop.example/shipping"},
+		{"Returns", "You can return unworn items within 60 days for a full refund.", "https://shop.example/returns"},
+	} {
+		err := rt.store.CreateKnowledge(t.Context(), store.Knowledge{ID: fmt.Sprintf("kn_%s_%d", id, i), MerchantID: id,
+			Title: k[0], Content: k[1], URL: k[2], CreatedAt: now, UpdatedAt: now}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return key
+}
+
+// conversations returns how many conversations the merchant has.
+func (rt *runtimeEnv) conversations(t *testing.T, id string) int {
+	t.Helper()
+	list, _, err := rt.store.ListConversations(t.Context(), id, store.ConversationFilter{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(list)
+}
+
+// shop is a merchant's web page on its own origin with exactly the embed merchants paste, under a strict
+// Content-Security-Policy.
+type shop struct {
+	url string
+	tag string
+}
+
+// newShop starts the page server; the embed is filled in with embed once the page's origin is allowed.
+func newShop(t *testing.T) *shop {
+	t.Helper()
+	s := &shop{}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src http://127.0.0.1:*; connect-src http://127.0.0.1:*; style-src 'self'; img-src 'self'")
+		fmt.Fprintf(w, "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Shop</title></head>\n<body><h1>A shop</h1>\n%s\n</body></html>", s.tag)
+	}))
+	t.Cleanup(ts.Close)
+	s.url = ts.URL
+	return s
+}
+
+// embed sets the script tag of the page.
+func (s *shop) embed(runtimeURL, key, merchantID string) {
+	s.tag = fmt.Sprintf(`<script src="%s/widget.js" data-api-key="%s" data-merchant-id="%s" async></script>`, runtimeURL, key, merchantID)
+}
+
+// browser starts a headless Chromium for the test.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	if _, err := os.Stat(chromium); err != nil {
+		t.Fatalf("%s is missing: install Debian's chromium package (.ci/run does): %v", chromium, err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium),
+		chromedp.NoSandbox, chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true),
+		chromedp.WindowSize(1280, 800))
+	alloc, cancelAlloc := chromedp.NewExecAllocator(t.Context(), opts...)
+	t.Cleanup(cancelAlloc)
+	ctx, cancel := chromedp.NewContext(alloc)
+	t.Cleanup(cancel)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
+	t.Cleanup(cancelTimeout)
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("starting chromium: %v", err)
+	}
+	return ctx
+}
+
+// shadow evaluates a JavaScript expression with `s` bound to the widget's shadow root (null before it exists).
+func shadow(expr string) string {
+	return `(() => { const h = document.querySelector('[data-parley]'); const s = h && h.shadowRoot; return (` + expr + `); })()`
+}
+
+// waitFor polls a shadow-root expression until it is true.
+func waitFor(expr string) chromedp.Action[chromedp.Void] {
+	poll := chromedp.Poll[bool](shadow(expr), chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(15*time.Second))
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		if _, err := poll(ctx, t); err != nil {
+			return chromedp.Void{}, fmt.Errorf("waiting for %s: %w", expr, err)
+		}
+		return chromedp.Void{}, nil
+	}
+}
+
+// eval evaluates a shadow-root expression into out.
+func eval[T any](expr string, out *T) chromedp.Action[chromedp.Void] {
+	ev := chromedp.Evaluate[T](shadow(expr))
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		v, err := ev(ctx, t)
+		*out = v
+		return chromedp.Void{}, err
+	}
+}
+
+// click clicks an element of the widget, as a pointer would.
+func click(selector string) chromedp.Action[chromedp.Void] {
+	var ok bool
+	return eval(`(s.querySelector('`+selector+`').click(), true)`, &ok)
+}
+
+// key types keys into the focused element, as a keyboard would.
+func key(k string) chromedp.Action[chromedp.Void] { return chromedp.KeyEvent(k) }
+
+func TestWidgetInBrowser(t *testing.T) {
+	rt := newRuntime(t)
+	page := newShop(t)
+	page.embed(rt.url, rt.merchant(t, "shop", page.url, 100), "shop")
+	ctx := browser(t)
+
+	// Keyboard only: Tab reaches the launcher, Enter opens the panel with the focus in the input, typing and
+	// Enter send, Escape closes and gives the focus back to the launcher.
+	var answer, sourceHref, sourceText string
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(page.url),
+		waitFor(`s && s.querySelector('.l') && s.querySelector('header h2').textContent === 'Ask shop'`),
+		key(kb.Tab),
+		waitFor(`s.activeElement === s.querySelector('.l')`),
+		key(kb.Enter),
+		waitFor(`!s.querySelector('.p').hidden && s.activeElement === s.querySelector('textarea')`),
+		waitFor(`s.querySelector('.m.bot').textContent.includes('Welcome to shop!')`),
+		key("How long does delivery to Canada take?"),
+		key(kb.Enter),
+		waitFor(`s.querySelectorAll('.m.bot').length === 2`),
+		waitFor(`s.querySelector('.t').offsetParent === null`), // the typing indicator is gone
+		eval(`s.querySelectorAll('.m.bot')[1].textContent`, &answer),
+		eval(`s.querySelector('.m.bot .src a').href`, &sourceHref),
+		eval(`s.querySelector('.m.bot .src a').textContent`, &sourceText),
+	)
+	if err != nil {
+		t.Fatalf("asking with the keyboard: %v", err)
+	}
+	if !strings.Contains(answer, "5 to 8 business days") || sourceHref != "https://shop.example/shipping" || sourceText != "Shipping" {
+		t.Errorf("answer %q with source %q (%s)", answer, sourceText, sourceHref)
+	}
+	saveScreenshot(ctx, t, "widget-open.png")
+	if err := chromedp.Do(ctx, key(kb.Escape),
+		waitFor(`s.querySelector('.p').hidden && s.activeElement === s.querySelector('.l') && s.querySelector('.l').getAttribute('aria-expanded') === 'false'`),
+	); err != nil {
+		t.Fatalf("closing with Escape: %v", err)
+	}
+
+	// A reload continues the conversation: the history is shown and the next question joins it.
+	var shown int
+	err = chromedp.Do(ctx,
+		chromedp.Reload(),
+		waitFor(`s && s.querySelectorAll('.m').length === 3`),
+		eval(`s.querySelectorAll('.m').length`, &shown),
+		click(".l"),
+		waitFor(`s.activeElement === s.querySelector('textarea')`),
+		key("Can I return shoes?"), key(kb.Enter),
+		waitFor(`s.querySelectorAll('.m.bot').length === 3`),
+	)
+	if err != nil {
+		t.Fatalf("after a reload: %v", err)
+	}
+	if n := rt.conversations(t, "shop"); n != 1 {
+		t.Errorf("%d conversations after a reload, want the one continued", n)
+	}
+
+	// "New conversation" starts afresh.
+	if err := chromedp.Do(ctx,
+		click(".fresh"),
+		waitFor(`s.querySelectorAll('.m').length === 1`),
+		key("Hello"), key(kb.Enter),
+		waitFor(`s.querySelectorAll('.m.bot').length === 2`),
+	); err != nil {
+		t.Fatalf("new conversation: %v", err)
+	}
+	if n := rt.conversations(t, "shop"); n != 2 {
+		t.Errorf("%d conversations after starting a new one, want 2", n)
+	}
+}
+
+// The same embed on a site the merchant did not allow says so, and nothing reaches the merchant's data.
+func TestWidgetOnAnOriginNotAllowed(t *testing.T) {
+	rt := newRuntime(t)
+	page := newShop(t)
+	page.embed(rt.url, rt.merchant(t, "shop", "https://shop.example", 100), "shop")
+	ctx := browser(t)
+	var text string
+	var disabled bool
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(page.url),
+		waitFor(`s && !s.querySelector('.err').hidden`),
+		click(".l"),
+		eval(`s.querySelector('.err span').textContent`, &text),
+		eval(`s.querySelector('textarea').disabled`, &disabled),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text != "This chat is not enabled on this website." || !disabled {
+		t.Errorf("refusal %q, input disabled %v", text, disabled)
+	}
+	if n := rt.conversations(t, "shop"); n != 0 {
+		t.Errorf("%d conversations stored from a refused origin", n)
+	}
+}
+
+// A visitor who outruns the plan's rate is told so, and can retry.
+func TestWidgetRateLimited(t *testing.T) {
+	rt := newRuntime(t)
+	page := newShop(t)
+	page.embed(rt.url, rt.merchant(t, "shop", page.url, 1), "shop")
+	ctx := browser(t)
+	var text string
+	var retryShown bool
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(page.url),
+		waitFor(`s && s.querySelector('header h2').textContent === 'Ask shop'`),
+		click(".l"),
+		key("Hello"), key(kb.Enter),
+		waitFor(`s.querySelectorAll('.m.bot').length === 2`),
+		key("Hello again"), key(kb.Enter), // within the second: over the plan's 1 request/s
+		waitFor(`!s.querySelector('.err').hidden`),
+		eval(`s.querySelector('.err span').textContent`, &text),
+		eval(`!s.querySelector('.retry').hidden`, &retryShown),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text, "too quickly") || !retryShown {
+		t.Errorf("rate limit shown as %q, retry offered %v", text, retryShown)
+	}
+}
+
+// saveScreenshot keeps a screenshot as a test artifact, in $PARLEY_ARTIFACTS or a temporary directory.
+func saveScreenshot(ctx context.Context, t *testing.T, name string) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	dir := os.Getenv("PARLEY_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "parley-artifacts")
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, png, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", path)
+}

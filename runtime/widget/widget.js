@@ -1,0 +1,266 @@
+/* Parley chat widget. Plain JavaScript, no dependencies; rendered in a shadow root. Served by the runtime at
+   /widget.js, which writes its public API address into API below. Embed:
+   <script src="https://chat.example.com/widget.js" data-api-key="pk_..." data-merchant-id="acme" async></script> */
+(function () {
+  "use strict";
+  var API = "__PARLEY_API_URL__";
+  var script = document.currentScript;
+  if (!script) return;
+  var key = script.getAttribute("data-api-key") || "";
+  var merchant = script.getAttribute("data-merchant-id") || "";
+  var api = (script.getAttribute("data-api-url") || (API.indexOf("__") === 0 ? new URL(script.src).origin : API)).replace(/\/+$/, "");
+
+  var TEXTS = {
+    en: {
+      open: "Open chat", close: "Close chat", title: "Chat with us", greeting: "Hi! How can I help?",
+      placeholder: "Type your question", send: "Send", fresh: "New conversation", typing: "The assistant is typing",
+      sources: "Sources", you: "You", bot: "Assistant", retry: "Retry",
+      rate_limited: "You are sending messages too quickly. Please wait a moment and retry.",
+      conversation_quota_exceeded: "The assistant cannot start new conversations right now. Please contact the shop directly.",
+      origin_not_allowed: "This chat is not enabled on this website.",
+      merchant_suspended: "This chat is not available at the moment.",
+      offline: "You seem to be offline. Check your connection and retry.",
+      failed: "Something went wrong. Please retry."
+    },
+    de: {
+      open: "Chat öffnen", close: "Chat schließen", title: "Schreiben Sie uns", greeting: "Hallo! Wie kann ich helfen?",
+      placeholder: "Ihre Frage", send: "Senden", fresh: "Neues Gespräch", typing: "Der Assistent schreibt",
+      sources: "Quellen", you: "Sie", bot: "Assistent", retry: "Erneut versuchen",
+      rate_limited: "Sie senden Nachrichten zu schnell. Bitte warten Sie kurz und versuchen Sie es erneut.",
+      conversation_quota_exceeded: "Der Assistent kann gerade keine neuen Gespräche beginnen. Bitte wenden Sie sich direkt an den Shop.",
+      origin_not_allowed: "Dieser Chat ist auf dieser Website nicht freigeschaltet.",
+      merchant_suspended: "Dieser Chat ist derzeit nicht verfügbar.",
+      offline: "Sie scheinen offline zu sein. Prüfen Sie Ihre Verbindung und versuchen Sie es erneut.",
+      failed: "Etwas ist schiefgegangen. Bitte versuchen Sie es erneut."
+    }
+  };
+  var RTL = ["ar", "he", "fa", "ur"];
+
+  var CSS = ":host{all:initial}*{box-sizing:border-box;font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif}" +
+    ".l{position:fixed;bottom:20px;right:20px;z-index:2147483000;width:56px;height:56px;border:0;border-radius:50%;background:var(--c);color:#fff;cursor:pointer;box-shadow:0 4px 14px rgba(0,0,0,.25)}" +
+    ".left .l,.left .p{right:auto;left:20px}.l svg{width:26px;height:26px;fill:currentColor}" +
+    ".p{position:fixed;bottom:88px;right:20px;z-index:2147483000;width:min(380px,calc(100vw - 40px));height:min(560px,calc(100vh - 120px));display:flex;flex-direction:column;background:#fff;color:#1f2328;border-radius:12px;box-shadow:0 8px 30px rgba(0,0,0,.25);overflow:hidden}" +
+    ".p[hidden]{display:none}header{display:flex;align-items:center;gap:8px;padding:12px 14px;background:var(--c);color:#fff}" +
+    "header h2{flex:1;margin:0;font-size:15px;font-weight:600}header button{background:transparent;border:0;color:#fff;cursor:pointer;padding:4px 6px;border-radius:6px}" +
+    "button:focus-visible,textarea:focus-visible,a:focus-visible{outline:2px solid #2563eb;outline-offset:2px}" +
+    ".log{flex:1;overflow-y:auto;padding:12px;display:flex;flex-direction:column;gap:8px;background:#f6f8fa}" +
+    ".m{max-width:85%;padding:8px 11px;border-radius:10px;white-space:pre-wrap;word-wrap:break-word}" +
+    ".bot{align-self:flex-start;background:#fff;border:1px solid #d0d7de}.you{align-self:flex-end;background:var(--c);color:#fff}" +
+    ".src{margin:6px 0 0;padding:0;list-style:none;font-size:12px}.src a{color:#0969da}" +
+    ".sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}" +
+    ".t[hidden]{display:none}.t{align-self:flex-start;display:flex;gap:4px;padding:10px}.t i{width:7px;height:7px;border-radius:50%;background:#8c959f;animation:b 1s infinite}" +
+    ".t i:nth-child(2){animation-delay:.15s}.t i:nth-child(3){animation-delay:.3s}@keyframes b{50%{opacity:.3}}" +
+    ".err{margin:0 12px 8px;padding:8px 10px;border-radius:8px;background:#fff1f0;color:#82071e;display:flex;gap:8px;align-items:center}" +
+    ".err[hidden]{display:none}.err span{flex:1}.err button{border:1px solid #82071e;background:#fff;color:#82071e;border-radius:6px;cursor:pointer}" +
+    "form{display:flex;gap:8px;padding:10px;border-top:1px solid #d0d7de}textarea{flex:1;resize:none;border:1px solid #d0d7de;border-radius:8px;padding:8px;height:40px}" +
+    "form button{border:0;border-radius:8px;padding:0 14px;background:var(--c);color:#fff;cursor:pointer}form button:disabled{opacity:.5;cursor:default}";
+
+  var store = "parley:" + merchant;
+  var state = load();
+  var t = TEXTS.en, settings = {}, busy = false, blocked = false, pending = null;
+
+  function load() {
+    try { return JSON.parse(localStorage.getItem(store)) || { messages: [] }; } catch (e) { return { messages: [] }; }
+  }
+  function save() {
+    try { localStorage.setItem(store, JSON.stringify(state)); } catch (e) { /* private mode: the conversation lives for this page only */ }
+  }
+  function visitor() {
+    try {
+      var v = localStorage.getItem("parley:visitor");
+      if (!v) { v = "v_" + Math.random().toString(36).slice(2) + Date.now().toString(36); localStorage.setItem("parley:visitor", v); }
+      return v;
+    } catch (e) { return ""; }
+  }
+  function el(tag, attrs, text) {
+    var n = document.createElement(tag);
+    for (var a in attrs) n.setAttribute(a, attrs[a]);
+    if (text) n.textContent = text;
+    return n;
+  }
+  function request(method, path, body) {
+    var headers = { "X-API-Key": key };
+    var v = visitor();
+    if (v) headers["X-Visitor-ID"] = v;
+    if (body) headers["Content-Type"] = "application/json";
+    return fetch(api + path, { method: method, headers: headers, body: body ? JSON.stringify(body) : undefined, credentials: "omit" })
+      .then(function (res) {
+        return res.json().catch(function () { return {}; }).then(function (data) {
+          if (!res.ok) throw { code: (data.error && data.error.code) || "failed", retryAfter: res.headers.get("Retry-After") };
+          return data;
+        });
+      }, function () { throw { code: "offline" }; });
+  }
+
+  var host = el("div", { "data-parley": "" });
+  var root = host.attachShadow({ mode: "open" });
+  try {
+    var sheet = new CSSStyleSheet();
+    sheet.replaceSync(CSS);
+    root.adoptedStyleSheets = [sheet];
+  } catch (e) {
+    root.appendChild(el("style", {}, CSS));
+  }
+  var wrap = el("div", { "class": "w" });
+  var launcher = el("button", { "class": "l", type: "button", "aria-expanded": "false", "aria-controls": "parley-panel" });
+  launcher.innerHTML = '<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M4 4h16a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H8l-4 4V6a2 2 0 0 1 2-2z"/></svg>';
+  var panel = el("div", { "class": "p", id: "parley-panel", role: "dialog", hidden: "" });
+  var header = el("header");
+  var title = el("h2", { id: "parley-title" });
+  var fresh = el("button", { type: "button", "class": "fresh" });
+  var close = el("button", { type: "button", "class": "x" }, "\u00d7");
+  var log = el("div", { "class": "log", role: "log", "aria-live": "polite", "aria-relevant": "additions" });
+  var typing = el("div", { "class": "t", hidden: "" });
+  typing.innerHTML = "<i></i><i></i><i></i>";
+  var typingLabel = el("span", { "class": "sr" });
+  typing.appendChild(typingLabel);
+  var error = el("div", { "class": "err", role: "alert", hidden: "" });
+  var errorText = el("span");
+  var retry = el("button", { type: "button", "class": "retry" });
+  var form = el("form");
+  var input = el("textarea", { rows: "1", maxlength: "4000" });
+  var send = el("button", { type: "submit" });
+  panel.setAttribute("aria-labelledby", "parley-title");
+  header.append(title, fresh, close);
+  error.append(errorText, retry);
+  form.append(input, send);
+  panel.append(header, log, error, form);
+  wrap.append(panel, launcher);
+  root.appendChild(wrap);
+
+  function applyTexts() {
+    var lang = (settings.locale || "en").toLowerCase().split("-")[0];
+    t = TEXTS[lang] || TEXTS.en;
+    wrap.setAttribute("dir", RTL.indexOf(lang) >= 0 ? "rtl" : "ltr");
+    wrap.setAttribute("lang", lang);
+    wrap.className = "w" + (settings.position === "bottom-left" ? " left" : "");
+    host.style.setProperty("--c", /^#[0-9a-fA-F]{3,8}$/.test(settings.color || "") ? settings.color : "#1f6feb");
+    title.textContent = settings.title || t.title;
+    launcher.setAttribute("aria-label", t.open);
+    close.setAttribute("aria-label", t.close);
+    fresh.textContent = t.fresh;
+    input.setAttribute("placeholder", t.placeholder);
+    input.setAttribute("aria-label", t.placeholder);
+    send.textContent = t.send;
+    retry.textContent = t.retry;
+    typingLabel.textContent = t.typing;
+  }
+
+  function render() {
+    log.textContent = "";
+    addMessage({ role: "bot", text: settings.greeting || t.greeting });
+    state.messages.forEach(addMessage);
+    log.appendChild(typing);
+  }
+
+  function addMessage(m) {
+    var node = el("div", { "class": "m " + m.role });
+    node.appendChild(el("span", { "class": "sr" }, (m.role === "you" ? t.you : t.bot) + ": "));
+    node.appendChild(document.createTextNode(m.text));
+    var links = (m.sources || []).filter(function (s) { return /^https?:\/\//i.test(s.url || ""); });
+    if (links.length) {
+      var list = el("ul", { "class": "src", "aria-label": t.sources });
+      links.forEach(function (s) {
+        var li = el("li");
+        li.appendChild(el("a", { href: s.url, target: "_blank", rel: "noopener noreferrer" }, s.title || s.url));
+        list.appendChild(li);
+      });
+      node.appendChild(list);
+    }
+    log.insertBefore(node, typing.parentNode === log ? typing : null);
+    log.scrollTop = log.scrollHeight;
+  }
+
+  function showError(err) {
+    // A refused origin or a suspended merchant cannot chat at all until the merchant changes something.
+    blocked = err.code === "origin_not_allowed" || err.code === "merchant_suspended";
+    input.disabled = send.disabled = blocked;
+    pending = blocked ? null : err.retry || null;
+    errorText.textContent = t[err.code] || t.failed;
+    retry.hidden = !pending;
+    error.hidden = false;
+  }
+
+  function ask(text) {
+    if (busy) return;
+    busy = true;
+    send.disabled = true;
+    error.hidden = true;
+    typing.hidden = false;
+    log.scrollTop = log.scrollHeight;
+    var body = { message: text };
+    if (state.conversation_id) body.conversation_id = state.conversation_id;
+    request("POST", "/api/v1/chat", body).then(function (res) {
+      state.conversation_id = res.conversation_id;
+      var m = { role: "bot", text: res.answer, sources: (res.sources || []).map(function (s) { return { title: s.title, url: s.url }; }) };
+      state.messages.push(m);
+      save();
+      addMessage(m);
+    }, function (err) {
+      err.retry = function () { ask(text); };
+      showError(err);
+    }).then(function () {
+      busy = false;
+      send.disabled = blocked;
+      typing.hidden = true;
+    });
+  }
+
+  function submit(e) {
+    e.preventDefault();
+    var text = input.value.trim();
+    if (!text || busy || blocked) return;
+    input.value = "";
+    var m = { role: "you", text: text };
+    state.messages.push(m);
+    save();
+    addMessage(m);
+    ask(text);
+  }
+
+  function open() {
+    panel.hidden = false;
+    launcher.setAttribute("aria-expanded", "true");
+    launcher.setAttribute("aria-label", t.close);
+    log.scrollTop = log.scrollHeight;
+    input.focus();
+  }
+  function shut() {
+    panel.hidden = true;
+    launcher.setAttribute("aria-expanded", "false");
+    launcher.setAttribute("aria-label", t.open);
+    launcher.focus();
+  }
+
+  launcher.addEventListener("click", function () { if (panel.hidden) open(); else shut(); });
+  close.addEventListener("click", shut);
+  fresh.addEventListener("click", function () {
+    state = { messages: [] };
+    save();
+    error.hidden = true;
+    render();
+    input.focus();
+  });
+  retry.addEventListener("click", function () { if (pending) pending(); });
+  form.addEventListener("submit", submit);
+  input.addEventListener("keydown", function (e) {
+    if (e.key === "Enter" && !e.shiftKey) submit(e);
+  });
+  root.addEventListener("keydown", function (e) {
+    if (e.key === "Escape" && !panel.hidden) { e.stopPropagation(); shut(); }
+  });
+
+  function start() {
+    applyTexts();
+    render();
+    document.body.appendChild(host);
+    request("GET", "/api/v1/widget").then(function (s) {
+      settings = s;
+      applyTexts();
+      render();
+    }, function (err) {
+      if (err.code !== "offline") showError(err);
+    });
+  }
+  if (document.body) start(); else document.addEventListener("DOMContentLoaded", start);
+})();
