@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"html/template"
 	"io"
 	"log/slog"
 	"math"
@@ -100,7 +102,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	srv, err := server.New(server.Config{
 		Tenants: tenants, Store: st, Responder: assistant.Retrieval{}, Logger: log, Registry: reg,
-		Verifier: server.NewOIDCVerifier(idp.URL(), devAudience, nil),
+		Verifier: server.NewOIDCVerifier(idp.URL(), devAudience, nil), PublicURL: base,
 	})
 	if err != nil {
 		return err
@@ -112,6 +114,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 	mux := http.NewServeMux()
 	mux.Handle("/oidc/", http.StripPrefix("/oidc", idp.Handler()))
+	mux.Handle("GET /{$}", demoPage(base, creds.PublishableKey))
 	mux.Handle("/", srv)
 	printDevBanner(stdout, base, creds, token)
 	return server.Serve(ctx, ln, mux, "", "", log)
@@ -200,7 +203,9 @@ func printDevBanner(w io.Writer, base string, c devCredentials, token string) {
   Dashboard ID token (24 h, owner %[5]s):
     %[6]s
 
-Try it in another terminal:
+Open %[1]s/ in a browser: the demo shop's page with the chat widget.
+
+Or try the API in another terminal:
 
   export PARLEY_URL=%[1]s PARLEY_KEY=%[4]s
   export PARLEY_TOKEN=%[6]s
@@ -213,4 +218,39 @@ Try it in another terminal:
 
 The API is described at %[1]s/api/v1/openapi.json. Press Ctrl-C to stop.
 `, base, devMerchantID, c.PublishableKey, c.SecretKey, devOwner, token)
+}
+
+// demoPageTemplate is the demo shop's page: the exact embed merchants paste, under a strict Content-Security-Policy
+// the widget must work with.
+var demoPageTemplate = template.Must(template.New("demo").Parse(`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Acme Outdoor (Parley demo)</title>
+</head>
+<body>
+<h1>Acme Outdoor</h1>
+<p>This is the demo merchant's shop page. The chat button in the corner is Parley's widget, embedded with:</p>
+<pre>{{.Snippet}}</pre>
+<p>Ask it about shipping, returns, sizes, rentals or the loyalty programme.</p>
+{{.Tag}}
+</body>
+</html>
+`))
+
+// demoPage serves the demo shop's page with the widget embedded for the demo merchant.
+func demoPage(base, publishableKey string) http.Handler {
+	snippet := fmt.Sprintf(`<script src="%s/widget.js" data-api-key="%s" data-merchant-id="%s" async></script>`, base, publishableKey, devMerchantID)
+	var page bytes.Buffer
+	// The tag is built from values parley dev generated itself, so it is safe to emit as HTML.
+	if err := demoPageTemplate.Execute(&page, map[string]any{"Snippet": snippet, "Tag": template.HTML(snippet)}); err != nil { //nolint:gosec // see above
+		panic(err) // the template is fixed and its data strings: caught by the tests
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Type", "text/html; charset=utf-8")
+		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self'")
+		_, _ = w.Write(page.Bytes())
+	})
 }

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// parley dev as a new user meets it: the banner's page shows the widget embed, and the banner's commands work.
+func TestDev(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	out, w := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"dev", "--dir", t.TempDir(), "--listen", "127.0.0.1:0"}, w, io.Discard)
+		_ = w.Close()
+	}()
+	banner := readBanner(t, out)
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	base := regexp.MustCompile(`PARLEY_URL=(\S+)`).FindStringSubmatch(banner)
+	pk := regexp.MustCompile(`(pk_\S+)`).FindStringSubmatch(banner)
+	sk := regexp.MustCompile(`PARLEY_KEY=(sk_\S+)`).FindStringSubmatch(banner)
+	token := regexp.MustCompile(`PARLEY_TOKEN=(\S+)`).FindStringSubmatch(banner)
+	if base == nil || pk == nil || sk == nil || token == nil {
+		t.Fatalf("the banner lacks the URL, keys or token:\n%s", banner)
+	}
+
+	page := get(t, base[1]+"/", nil)
+	tag := `<script src="` + base[1] + `/widget.js" data-api-key="` + pk[1] + `" data-merchant-id="demo" async></script>`
+	if !strings.Contains(page.body, tag) {
+		t.Errorf("the demo page does not embed %s:\n%s", tag, page.body)
+	}
+	if !strings.Contains(page.header.Get("Content-Security-Policy"), "script-src 'self'") {
+		t.Errorf("the demo page has no strict Content-Security-Policy: %q", page.header.Get("Content-Security-Policy"))
+	}
+	if js := get(t, base[1]+"/widget.js", nil); !strings.Contains(js.body, `var API = "`+base[1]+`";`) {
+		t.Error("widget.js does not name the dev server")
+	}
+
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base[1]+"/api/v1/chat",
+		strings.NewReader(`{"message": "How long does shipping take?"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-API-Key", sk[1])
+	if chat := do(t, req); chat.status != http.StatusOK || !strings.Contains(chat.body, "business days") {
+		t.Errorf("the banner's chat command: %d %s", chat.status, chat.body)
+	}
+	for _, path := range []string{"/api/v1/conversations", "/api/v1/knowledge", "/api/v1/analytics/overview"} {
+		if r := get(t, base[1]+path, map[string]string{"Authorization": "Bearer " + token[1]}); r.status != http.StatusOK {
+			t.Errorf("the banner's %s command: %d %s", path, r.status, r.body)
+		}
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("parley dev: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("parley dev did not stop")
+	}
+}
+
+func readBanner(t *testing.T, r io.Reader) string {
+	t.Helper()
+	var b strings.Builder
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		b.WriteString(sc.Text() + "\n")
+		if strings.Contains(sc.Text(), "Press Ctrl-C") {
+			return b.String()
+		}
+	}
+	t.Fatalf("parley dev stopped before printing its banner:\n%s", b.String())
+	return ""
+}
+
+type answer struct {
+	status int
+	header http.Header
+	body   string
+}
+
+func get(t *testing.T, url string, headers map[string]string) answer {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	return do(t, req)
+}
+
+func do(t *testing.T, req *http.Request) answer {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return answer{status: resp.StatusCode, header: resp.Header, body: string(body)}
+}
