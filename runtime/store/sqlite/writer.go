@@ -21,9 +21,8 @@ type writeRequest struct {
 }
 
 // writer runs every write of the store on its single connection, committing the writes that queued up while
-// the previous commit ran as one transaction (group commit). Each write runs inside its own savepoint, so one
-// that fails is rolled back alone; a commit that fails fails every write of its batch. Under light load each
-// write is its own transaction; under heavy load one commit, the costly part of a small write, serves many.
+// the previous commit ran as one transaction (group commit; see commit). Under light load each write is its own
+// transaction; under heavy load one commit, the costly part of a small write, serves many.
 type writer struct {
 	db       *db
 	requests chan writeRequest
@@ -83,45 +82,63 @@ func (w *writer) loop() {
 	}
 }
 
-// commit runs a batch of writes in one transaction and tells each its outcome.
+// commit runs a batch of writes and tells each its outcome. The writes first run together in one transaction;
+// should one of them fail, that transaction is rolled back and each write runs again in its own, so that one
+// write's failure never undoes another. Failures are rare (a conversation over the monthly ceiling, a duplicate),
+// so the common case pays one commit for the whole batch and nothing per write.
 func (w *writer) commit(batch []writeRequest) {
 	results := make([]error, len(batch))
-	err := w.run(batch, results)
-	for i, r := range batch {
-		if err != nil && results[i] == nil {
-			results[i] = err
+	if len(batch) == 1 || !w.runTogether(batch, results) {
+		for i, r := range batch {
+			if results[i] == nil {
+				results[i] = w.runAlone(r)
+			}
 		}
+	}
+	for i, r := range batch {
 		r.done <- results[i]
 	}
 }
 
-// run executes the batch, recording each write's own error in results, and returns an error that fails them all.
-func (w *writer) run(batch []writeRequest, results []error) error {
+// runTogether runs the batch in one transaction. It records the writes whose callers gave up, and the commit's
+// error, in results; it returns false, with nothing written, when a write failed and the rest must run alone.
+func (w *writer) runTogether(batch []writeRequest, results []error) bool {
 	ctx := context.Background() // the transaction belongs to no single caller
 	tx, err := w.db.begin(ctx, nil)
 	if err != nil {
-		return err
+		fillErr(results, err)
+		return true
 	}
-	single := len(batch) == 1
 	for i, r := range batch {
 		if err := r.ctx.Err(); err != nil {
 			results[i] = err
 			continue
 		}
-		if single {
-			results[i] = r.fn(tx)
-			continue
-		}
-		if err := w.savepoint(ctx, tx, r.fn, &results[i]); err != nil {
+		if err := r.fn(tx); err != nil {
 			_ = tx.Rollback()
-			return err
+			return false
 		}
 	}
-	if single && results[0] != nil {
-		if err := tx.Rollback(); err != nil {
-			return fmt.Errorf("rolling back: %w", err)
+	if err := tx.Commit(); err != nil {
+		fillErr(results, fmt.Errorf("committing transaction: %w", err))
+	}
+	return true
+}
+
+// runAlone runs one write in its own transaction.
+func (w *writer) runAlone(r writeRequest) error {
+	if err := r.ctx.Err(); err != nil {
+		return err
+	}
+	tx, err := w.db.begin(context.Background(), nil)
+	if err != nil {
+		return err
+	}
+	if err := r.fn(tx); err != nil {
+		if rbErr := tx.Rollback(); rbErr != nil {
+			return errors.Join(err, fmt.Errorf("rolling back: %w", rbErr))
 		}
-		return nil
+		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("committing transaction: %w", err)
@@ -129,19 +146,11 @@ func (w *writer) run(batch []writeRequest, results []error) error {
 	return nil
 }
 
-// savepoint runs fn inside a savepoint, rolled back when fn fails (its error goes to result). The returned error
-// means the transaction itself is broken.
-func (w *writer) savepoint(ctx context.Context, tx *txn, fn func(tx *txn) error, result *error) error {
-	if _, err := tx.ExecContext(ctx, `SAVEPOINT write`); err != nil {
-		return fmt.Errorf("starting savepoint: %w", err)
-	}
-	if *result = fn(tx); *result != nil {
-		if _, err := tx.ExecContext(ctx, `ROLLBACK TO write`); err != nil {
-			return fmt.Errorf("rolling back to savepoint: %w", err)
+// fillErr sets err as the result of every write that has none yet.
+func fillErr(results []error, err error) {
+	for i := range results {
+		if results[i] == nil {
+			results[i] = err
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `RELEASE write`); err != nil {
-		return fmt.Errorf("releasing savepoint: %w", err)
-	}
-	return nil
 }
