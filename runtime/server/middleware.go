@@ -48,8 +48,8 @@ var idEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadd
 // per insert; the random part keeps them unguessable and unique.
 func newID(prefix string) string {
 	var b [12]byte
-	binary.BigEndian.PutUint64(b[:8], uint64(time.Now().UnixMilli())<<16) //nolint:gosec // a time after 1970
-	_, _ = rand.Read(b[6:])                                               // crypto/rand.Read never fails on supported platforms
+	binary.BigEndian.PutUint64(b[:8], uint64(time.Now().UnixMilli())<<16)
+	_, _ = rand.Read(b[6:]) // crypto/rand.Read never fails on supported platforms
 	return prefix + idEncoding.EncodeToString(b[:])
 }
 
