@@ -20,12 +20,12 @@ func (s *Store) RecordExchange(ctx context.Context, ex store.Exchange) (store.Ex
 	}
 	var res store.ExchangeResult
 	err := s.write(ctx, func(tx *txn) error {
-		created, err := ensureConversation(ctx, tx, ex)
+		created, err := upsertConversation(ctx, tx, ex)
 		if err != nil {
 			return err
 		}
 		res.Created = created
-		if err := insertExchange(ctx, tx, ex); err != nil {
+		if err := insertMessages(ctx, tx, ex); err != nil {
 			return err
 		}
 		return countCitations(ctx, tx, ex.MerchantID, ex.Answer.Sources)
@@ -36,21 +36,25 @@ func (s *Store) RecordExchange(ctx context.Context, ex store.Exchange) (store.Ex
 	return res, nil
 }
 
-// ensureConversation creates the exchange's conversation unless it exists, claiming a slot of the month's
-// ceiling. It reports whether it created the conversation. A refused slot leaves the conversation inserted: the
-// caller's savepoint or transaction is rolled back on the error.
-func ensureConversation(ctx context.Context, tx *txn, ex store.Exchange) (bool, error) {
-	at := storeutil.Millis(ex.Question.CreatedAt)
-	r, err := tx.ExecContext(ctx, `
-		INSERT INTO conversations (merchant_id, id, visitor_id, created_at, updated_at, first_message)
-		VALUES (?, ?, ?, ?, ?, ?)
-		ON CONFLICT (merchant_id, id) DO NOTHING`,
-		ex.MerchantID, ex.ConversationID, ex.VisitorID, at, at, ex.Question.Text)
+// upsertConversation creates the exchange's conversation, claiming a slot of the month's ceiling, or counts the
+// exchange in the existing one, in one statement. It reports whether it created the conversation. A refused slot
+// leaves the conversation inserted: the caller's transaction is rolled back on the error.
+func upsertConversation(ctx context.Context, tx *txn, ex store.Exchange) (bool, error) {
+	q, a := storeutil.Millis(ex.Question.CreatedAt), storeutil.Millis(ex.Answer.CreatedAt)
+	var count int
+	err := tx.QueryRowContext(ctx, `
+		INSERT INTO conversations
+			(merchant_id, id, visitor_id, created_at, updated_at, first_message, message_count, unanswered)
+		VALUES (?, ?, ?, ?, MAX(?, ?), ?, 2, ?)
+		ON CONFLICT (merchant_id, id) DO UPDATE SET message_count = message_count + 2,
+			unanswered = unanswered + excluded.unanswered, updated_at = MAX(updated_at, excluded.updated_at)
+		RETURNING message_count`,
+		ex.MerchantID, ex.ConversationID, ex.VisitorID, q, q, a, ex.Question.Text, boolInt(!ex.Answer.Answered)).Scan(&count)
 	if err != nil {
-		return false, fmt.Errorf("inserting conversation: %w", err)
+		return false, fmt.Errorf("recording conversation: %w", err)
 	}
-	if n, err := r.RowsAffected(); err != nil || n == 0 {
-		return false, err
+	if count != 2 { // an existing conversation: it had messages already
+		return false, nil
 	}
 	return true, claimMonthlySlot(ctx, tx, ex.MerchantID, storeutil.Month(ex.Question.CreatedAt), ex.MonthlyLimit)
 }
@@ -75,8 +79,8 @@ func claimMonthlySlot(ctx context.Context, tx *txn, merchantID, month string, li
 	return nil
 }
 
-// insertExchange inserts the two messages and updates the conversation's summary.
-func insertExchange(ctx context.Context, tx *txn, ex store.Exchange) error {
+// insertMessages inserts the exchange's two messages.
+func insertMessages(ctx context.Context, tx *txn, ex store.Exchange) error {
 	q, a := ex.Question, ex.Answer
 	qSources, err := encodeSources(q.Sources)
 	if err != nil {
@@ -96,15 +100,6 @@ func insertExchange(ctx context.Context, tx *txn, ex store.Exchange) error {
 		storeutil.Millis(a.CreatedAt), aSources, boolInt(a.Answered))
 	if err != nil {
 		return fmt.Errorf("inserting messages %s and %s: %w", q.ID, a.ID, err)
-	}
-	_, err = tx.ExecContext(ctx, `
-		UPDATE conversations
-		SET message_count = message_count + 2, unanswered = unanswered + ?, updated_at = MAX(updated_at, ?, ?)
-		WHERE merchant_id = ? AND id = ?`,
-		boolInt(!a.Answered), storeutil.Millis(q.CreatedAt), storeutil.Millis(a.CreatedAt),
-		ex.MerchantID, ex.ConversationID)
-	if err != nil {
-		return fmt.Errorf("updating conversation: %w", err)
 	}
 	return nil
 }
