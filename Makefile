@@ -57,11 +57,19 @@ test: manifests generate vet ## Run the unit and envtest suites (real kube-apise
 envtest: ## Build the envtest binaries (etcd, kube-apiserver) if missing and print their directory.
 	@hack/setup-envtest.sh
 
+.PHONY: test-wordpress
+test-wordpress: ## Test the WordPress plugin in a real WordPress (installs Debian's wordpress, php, mariadb when missing; root).
+	hack/test-wordpress.sh
+
 ##@ Build
 
 .PHONY: build
 build: ## Build the parley binary into bin/.
 	CGO_ENABLED=0 go build -trimpath -o $(BIN)/parley ./cmd/parley
+
+.PHONY: wordpress-plugin
+wordpress-plugin: ## Build the installable WordPress plugin into bin/parley-chat.zip.
+	hack/wordpress-plugin.sh $(BIN)/parley-chat.zip
 
 .PHONY: run
 run: manifests generate ## Run the operator against the cluster of the current kubeconfig.
