@@ -6,6 +6,7 @@ tool = go tool -modfile=hack/tools/$(1)/go.mod $(1)
 CONTROLLER_GEN ?= $(call tool,controller-gen)
 GOLANGCI_LINT ?= $(call tool,golangci-lint)
 KUSTOMIZE ?= $(call tool,kustomize)
+HELM ?= $(call tool,helm)
 
 # envtest binaries are built from source once by hack/setup-envtest.sh and cached outside the repository.
 ENVTEST_ASSETS = $(shell hack/setup-envtest.sh)
@@ -32,6 +33,10 @@ manifests: ## Generate the CRDs and RBAC from the API types and +kubebuilder mar
 .PHONY: generate
 generate: ## Generate the DeepCopy methods of the API types.
 	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
+
+.PHONY: chart
+chart: manifests ## Write the Helm chart's CRDs and RBAC from config/ (a test fails when they drift).
+	go run ./hack/chartsync
 
 .PHONY: fmt
 fmt: ## Run gofmt on the code.
@@ -82,6 +87,10 @@ install: manifests ## Install the CRDs into the cluster of the current kubeconfi
 .PHONY: uninstall
 uninstall: ## Remove the CRDs (and every Parley object) from the cluster.
 	kubectl delete --ignore-not-found -f config/crd/bases
+
+.PHONY: helm-lint
+helm-lint: ## Lint the Helm chart.
+	$(HELM) lint --strict charts/parley
 
 .PHONY: build-installer
 build-installer: manifests ## Render everything the operator needs into dist/install.yaml.

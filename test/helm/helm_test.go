@@ -1,0 +1,249 @@
+// Package helm tests the Helm chart: lint and template, and an install, upgrade and uninstall on a real API
+// server (envtest). Helm is the pinned Go tool of hack/tools/helm.
+package helm
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
+)
+
+var (
+	repo  = filepath.Join("..", "..")
+	chart = filepath.Join(repo, "charts", "parley")
+)
+
+// helm runs the pinned Helm with its own configuration and cache directories.
+func helm(t *testing.T, args ...string) string {
+	t.Helper()
+	modfile, err := filepath.Abs(filepath.Join(repo, "hack", "tools", "helm", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	cmd := exec.Command("go", append([]string{"tool", "-modfile=" + modfile, "helm"}, args...)...)
+	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+home+"/cache", "HELM_CONFIG_HOME="+home+"/config", "HELM_DATA_HOME="+home+"/data")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("helm %s: %v\n%s%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
+	}
+	return stdout.String()
+}
+
+func TestLint(t *testing.T) {
+	helm(t, "lint", "--strict", chart)
+	helm(t, "lint", "--strict", chart, "--set", "defaults.enabled=true,metrics.serviceMonitor.enabled=true,networkPolicy.enabled=true")
+}
+
+// objects returns the objects of a rendered manifest by "Kind/name".
+func objects(t *testing.T, manifest string) map[string]map[string]any {
+	t.Helper()
+	out := map[string]map[string]any{}
+	for _, doc := range strings.Split(manifest, "\n---") {
+		var obj map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+			t.Fatalf("rendered YAML: %v\n%s", err, doc)
+		}
+		if obj == nil {
+			continue
+		}
+		meta, _ := obj["metadata"].(map[string]any)
+		out[obj["kind"].(string)+"/"+meta["name"].(string)] = obj
+	}
+	return out
+}
+
+func TestTemplate(t *testing.T) {
+	all := objects(t, helm(t, "template", "parley", chart, "--kube-version", "1.37.0", "-n", "parley-system",
+		"--set", "defaults.enabled=true,metrics.serviceMonitor.enabled=true,networkPolicy.enabled=true"))
+	for _, want := range []string{
+		"CustomResourceDefinition/merchants.chat.parley.dev", "CustomResourceDefinition/plans.chat.parley.dev",
+		"Deployment/parley-operator", "ServiceAccount/parley-operator", "ClusterRole/parley-operator",
+		"ClusterRoleBinding/parley-operator", "Role/parley-leader-election", "RoleBinding/parley-leader-election",
+		"ClusterRole/parley-editor", "ClusterRole/parley-viewer", "Service/parley-operator-metrics",
+		"ServiceMonitor/parley-operator", "NetworkPolicy/parley-operator",
+		"Plan/starter", "Plan/pro", "Plan/enterprise", "ChatRuntime/default",
+	} {
+		if _, ok := all[want]; !ok {
+			t.Errorf("%s is not rendered", want)
+		}
+	}
+	crd := all["CustomResourceDefinition/merchants.chat.parley.dev"]
+	if crd["metadata"].(map[string]any)["annotations"].(map[string]any)["helm.sh/resource-policy"] != "keep" {
+		t.Error("CRDs are not kept by default")
+	}
+	d := all["Deployment/parley-operator"]
+	spec := d["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+	c := spec["containers"].([]any)[0].(map[string]any)
+	sc := c["securityContext"].(map[string]any)
+	if sc["readOnlyRootFilesystem"] != true || sc["allowPrivilegeEscalation"] != false ||
+		spec["securityContext"].(map[string]any)["runAsNonRoot"] != true {
+		t.Errorf("the operator's security context is not restricted: %v", sc)
+	}
+	if args := c["args"].([]any); !contains(args, "--leader-elect") || !contains(args, "--namespace=parley-system") {
+		t.Errorf("operator args %v", args)
+	}
+
+	none := objects(t, helm(t, "template", "parley", chart, "--kube-version", "1.37.0", "--set", "crds.enabled=false"))
+	for k := range none {
+		if strings.HasPrefix(k, "CustomResourceDefinition/") || strings.HasPrefix(k, "Plan/") {
+			t.Errorf("%s rendered with crds.enabled=false and no defaults", k)
+		}
+	}
+	notKept := objects(t, helm(t, "template", "parley", chart, "--kube-version", "1.37.0", "--set", "crds.keep=false"))
+	if _, ok := notKept["CustomResourceDefinition/plans.chat.parley.dev"]["metadata"].(map[string]any)["annotations"].(map[string]any)["helm.sh/resource-policy"]; ok {
+		t.Error("crds.keep=false still keeps the CRDs")
+	}
+}
+
+func contains(list []any, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Install, upgrade with the defaults, apply the samples, uninstall: the CRDs and the custom resources stay.
+func TestInstallUpgradeUninstall(t *testing.T) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Fatal("KUBEBUILDER_ASSETS is not set: run `make test`")
+	}
+	env := &envtest.Environment{}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	user, err := env.AddUser(envtest.User{Name: "helm", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := user.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(apiextensionsv1.AddToScheme(scheme))
+	utilruntime.Must(chatv1alpha1.AddToScheme(scheme))
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	k := []string{"--kubeconfig", kubeconfig, "-n", "parley-system"}
+
+	helm(t, append([]string{"install", "parley", chart, "--create-namespace"}, k...)...)
+	for _, obj := range []client.Object{
+		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "parley-system", Name: "parley-operator"}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "parley-system", Name: "parley-operator"}},
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "parley-operator"}},
+		&apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "merchants.chat.parley.dev"}},
+	} {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			t.Errorf("after install: %T %s: %v", obj, obj.GetName(), err)
+		}
+	}
+
+	// The CRDs exist now, so the release can create the default plans and runtime.
+	helm(t, append([]string{"upgrade", "parley", chart, "--reuse-values", "--set", "defaults.enabled=true"}, k...)...)
+	waitFor(t, func() error {
+		return c.Get(ctx, client.ObjectKey{Namespace: "parley-system", Name: "default"}, &chatv1alpha1.ChatRuntime{})
+	})
+	if err := c.Get(ctx, client.ObjectKey{Name: "enterprise"}, &chatv1alpha1.Plan{}); err != nil {
+		t.Errorf("default plan: %v", err)
+	}
+	applySamples(ctx, t, c)
+
+	helm(t, append([]string{"uninstall", "parley"}, k...)...)
+	waitFor(t, func() error {
+		err := c.Get(ctx, client.ObjectKey{Namespace: "parley-system", Name: "parley-operator"}, &appsv1.Deployment{})
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the operator Deployment is still there: %w", err)
+		}
+		return nil
+	})
+	if err := c.Get(ctx, client.ObjectKey{Name: "merchants.chat.parley.dev"}, &apiextensionsv1.CustomResourceDefinition{}); err != nil {
+		t.Errorf("the CRDs went with the release despite crds.keep: %v", err)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "acme", Name: "acme"}, &chatv1alpha1.Merchant{}); err != nil {
+		t.Errorf("a merchant went with the release: %v", err)
+	}
+}
+
+// applySamples creates the merchant samples of config/samples.
+func applySamples(ctx context.Context, t *testing.T, c client.Client) {
+	t.Helper()
+	for _, name := range []string{"v1_namespace_acme.yaml", "chat_v1alpha1_merchant_acme.yaml", "chat_v1alpha1_apikey_acme-widget.yaml"} {
+		data, err := os.ReadFile(filepath.Join(repo, "config", "samples", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj, err := objectFrom(c.Scheme(), data)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := c.Create(ctx, obj); err != nil {
+			t.Fatalf("creating %s: %v", name, err)
+		}
+	}
+}
+
+// objectFrom decodes a YAML document into a typed object of the scheme.
+func objectFrom(scheme *runtime.Scheme, data []byte) (client.Object, error) {
+	var tm metav1.TypeMeta
+	if err := yaml.Unmarshal(data, &tm); err != nil {
+		return nil, err
+	}
+	o, err := scheme.New(tm.GroupVersionKind())
+	if err != nil {
+		return nil, err
+	}
+	if err := yaml.UnmarshalStrict(data, o); err != nil {
+		return nil, err
+	}
+	return o.(client.Object), nil
+}
+
+func waitFor(t *testing.T, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
