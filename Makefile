@@ -72,6 +72,11 @@ test-wordpress: ## Test the WordPress plugin in a real WordPress (installs Debia
 build: ## Build the parley binary into bin/.
 	CGO_ENABLED=0 go build -trimpath -o $(BIN)/parley ./cmd/parley
 
+.PHONY: image
+image: ## Build the container image as an OCI image tarball, bin/parley-image.tar, without a Docker daemon.
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -trimpath -ldflags='-s -w' -o $(BIN)/linux/parley ./cmd/parley
+	go run ./hack/image -binary $(BIN)/linux/parley -out $(BIN)/parley-image.tar -tag $(IMG)
+
 .PHONY: wordpress-plugin
 wordpress-plugin: ## Build the installable WordPress plugin into bin/parley-chat.zip.
 	hack/wordpress-plugin.sh $(BIN)/parley-chat.zip
