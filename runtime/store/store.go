@@ -19,6 +19,8 @@ var (
 	ErrKnowledgeLimit = errors.New("knowledge item limit reached")
 	// ErrInvalidCursor means a pagination cursor was not issued by this store for this listing.
 	ErrInvalidCursor = errors.New("invalid cursor")
+	// ErrNotReplayable means a delivery is still pending and cannot be replayed yet.
+	ErrNotReplayable = errors.New("delivery is still pending")
 )
 
 // Store is the runtime's persistence. Times are stored with millisecond precision in UTC.
@@ -70,6 +72,39 @@ type Store interface {
 	// Overview computes the merchant's analytics for conversations created in [from, to).
 	Overview(ctx context.Context, merchantID string, from, to time.Time) (Overview, error)
 
+	// SaveLead stores contact details a visitor sent through the contact form. With a conversation ID, it updates
+	// the lead of that visitor and conversation if there is one (fields given replace those stored, empty ones
+	// keep them) and marks the conversation as having a lead; without one it creates a new lead. The lead's
+	// event (lead.created or lead.updated) goes to the outbox in the same transaction.
+	SaveLead(ctx context.Context, in LeadInput) (LeadResult, error)
+
+	// ListLeads returns the merchant's leads, newest first (by creation time, then ID), and a cursor for the next
+	// page ("" when there is none).
+	ListLeads(ctx context.Context, merchantID string, f LeadFilter) ([]Lead, string, error)
+
+	// ClaimDeliveries leases up to limit pending deliveries of any merchant that are due at now and not leased by
+	// another caller, until now+lease, and returns them oldest due first. A caller that dies holding a lease
+	// leaves its deliveries to whoever claims them once the lease ends.
+	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]Delivery, error)
+
+	// RecordAttempt logs one delivery attempt and moves the delivery to the attempt's outcome, ending its lease.
+	// An attempt that disables the endpoint also cancels the endpoint's other pending deliveries, and marks the
+	// endpoint so that later deliveries to it are cancelled until a replay re-enables it. An attempt with status
+	// DeliveryCancelled was never sent: it ends the delivery without counting or logging an attempt.
+	RecordAttempt(ctx context.Context, a Attempt) error
+
+	// ListDeliveries returns the merchant's deliveries, newest first (by creation time, then ID), and a cursor for
+	// the next page ("" when there is none).
+	ListDeliveries(ctx context.Context, merchantID string, f DeliveryFilter) ([]Delivery, string, error)
+
+	// GetDelivery returns one delivery with its attempts, oldest first, or ErrNotFound.
+	GetDelivery(ctx context.Context, merchantID, id string) (Delivery, []Attempt, error)
+
+	// ReplayDelivery makes a finished delivery pending again, due at now, with its event unchanged (the same
+	// webhook-id), and re-enables its endpoint. It returns ErrNotFound, or ErrNotReplayable for a delivery that
+	// is still pending.
+	ReplayDelivery(ctx context.Context, merchantID, id string, now time.Time) (Delivery, error)
+
 	// Ping checks that the store answers.
 	Ping(ctx context.Context) error
 
@@ -87,12 +122,24 @@ type Exchange struct {
 	MonthlyLimit int
 	Question     Message
 	Answer       Message
+	// Contact holds contact details found in the question; when set, the lead of this visitor and conversation
+	// is created or updated with them.
+	Contact *Contact
+	// LeadID is the ID a lead created by this exchange gets.
+	LeadID string
+	// Outbox says where the events of this exchange go: conversation.created when it starts the conversation,
+	// lead.created or lead.updated when it carries a contact.
+	Outbox Outbox
 }
 
 // ExchangeResult says what RecordExchange did.
 type ExchangeResult struct {
 	// Created is true when the exchange started a new conversation.
 	Created bool
+	// Lead is the conversation's lead after the exchange, when the exchange carried a contact.
+	Lead *Lead
+	// Deliveries counts the deliveries written to the outbox.
+	Deliveries int
 }
 
 // Role says who wrote a message.
@@ -190,7 +237,8 @@ type Overview struct {
 	// AnsweredMessages and UnansweredMessages count assistant messages.
 	AnsweredMessages   int
 	UnansweredMessages int
-	Leads              int
+	// Leads counts the leads captured in the range.
+	Leads int
 	// TopQuestions are the most asked visitor questions (normalised: lower case, punctuation and extra spaces
 	// removed), most first, at most 10.
 	TopQuestions []QuestionCount
@@ -211,4 +259,168 @@ type DayCount struct {
 	Date          string // YYYY-MM-DD
 	Conversations int
 	Messages      int
+}
+
+// The lead sources.
+const (
+	// LeadFromChat is a lead whose contact details were found in a chat message.
+	LeadFromChat = "chat"
+	// LeadFromForm is a lead sent through the contact form.
+	LeadFromForm = "form"
+)
+
+// Contact is contact details a visitor gave.
+type Contact struct {
+	Name    string
+	Email   string
+	Phone   string
+	Message string
+	// Consent is true when the visitor agreed to be contacted.
+	Consent bool
+}
+
+// Lead is a visitor's contact details: one per visitor and conversation, updated rather than duplicated.
+type Lead struct {
+	ID         string
+	MerchantID string
+	// ConversationID is empty for a lead sent outside a conversation.
+	ConversationID string
+	VisitorID      string
+	Contact
+	// Source is LeadFromChat or LeadFromForm: where the lead was first captured.
+	Source    string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// LeadInput is a contact form's submission.
+type LeadInput struct {
+	MerchantID     string
+	ConversationID string
+	VisitorID      string
+	// ID is the ID a new lead gets.
+	ID string
+	Contact
+	At time.Time
+	// Outbox says where the lead's event goes.
+	Outbox Outbox
+}
+
+// LeadResult says what SaveLead did.
+type LeadResult struct {
+	Lead Lead
+	// Created is false when an existing lead was updated.
+	Created    bool
+	Deliveries int
+}
+
+// LeadFilter selects leads. Zero values select everything.
+type LeadFilter struct {
+	// From and To bound the creation time: From <= created < To. Zero means unbounded.
+	From, To time.Time
+	// ConversationID keeps only the leads of one conversation.
+	ConversationID string
+	// Limit is the page size, 1 to 100; 0 means 20.
+	Limit int
+	// Cursor continues a previous listing.
+	Cursor string
+}
+
+// The event types written to the outbox.
+const (
+	EventConversationCreated = "conversation.created"
+	EventLeadCreated         = "lead.created"
+	EventLeadUpdated         = "lead.updated"
+)
+
+// Endpoint is a webhook endpoint an event is delivered to.
+type Endpoint struct {
+	// WebhookID names the endpoint within its merchant.
+	WebhookID string
+	// URL is where it receives events; an endpoint disabled at one URL is enabled again at another.
+	URL string
+}
+
+// Outbox lists, by event type, the endpoints subscribed to it. A write produces an event only when its type has
+// endpoints; the event and one delivery per endpoint are written in the same transaction as the data.
+type Outbox struct {
+	// EventIDs are the IDs the write's events get, in order, as many as it may produce (at most two).
+	EventIDs []string
+	// Subscribers are the endpoints of each event type.
+	Subscribers map[string][]Endpoint
+}
+
+// The delivery statuses.
+const (
+	// DeliveryPending is waiting for its next attempt.
+	DeliveryPending = "pending"
+	// DeliverySucceeded got a 2xx answer.
+	DeliverySucceeded = "succeeded"
+	// DeliveryFailed ran out of attempts, got an answer that retrying cannot change, or disabled its endpoint.
+	DeliveryFailed = "failed"
+	// DeliveryCancelled was not sent: its endpoint was removed, disabled, or the plan lost webhooks.
+	DeliveryCancelled = "cancelled"
+)
+
+// Delivery is one event on its way to one endpoint.
+type Delivery struct {
+	// ID identifies the delivery; the event's ID is the webhook-id header, the same on every attempt.
+	ID         string
+	MerchantID string
+	EventID    string
+	EventType  string
+	Endpoint
+	// Payload is the event's JSON body.
+	Payload []byte
+	// EventCreatedAt is when the event happened.
+	EventCreatedAt time.Time
+	Status         string
+	// Attempts counts the attempts made.
+	Attempts int
+	// NextAttemptAt is when a pending delivery is due.
+	NextAttemptAt time.Time
+	// LastStatusCode is the last attempt's HTTP status, 0 when there was no answer.
+	LastStatusCode int
+	// LastError says why the last attempt failed, if it did.
+	LastError string
+	// LastLatency is how long the last attempt took.
+	LastLatency time.Duration
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+// Attempt is one try at a delivery and what came of it.
+type Attempt struct {
+	MerchantID string
+	DeliveryID string
+	At         time.Time
+	// URL is where the attempt was sent: the endpoint's URL at that time.
+	URL string
+	// StatusCode is the answer's HTTP status, 0 when there was no answer.
+	StatusCode int
+	Latency    time.Duration
+	// Error says why the attempt failed, if it did.
+	Error string
+	// Status is the delivery's status after the attempt.
+	Status string
+	// NextAttemptAt is when a delivery left pending is due again.
+	NextAttemptAt time.Time
+	// DisableEndpoint marks the delivery's endpoint as gone (HTTP 410).
+	DisableEndpoint bool
+}
+
+// DeliveryFilter selects deliveries. Zero values select everything.
+type DeliveryFilter struct {
+	// Status keeps only deliveries with this status.
+	Status string
+	// EventType keeps only deliveries of this event type.
+	EventType string
+	// WebhookID keeps only deliveries to this endpoint.
+	WebhookID string
+	// From and To bound the creation time: From <= created < To. Zero means unbounded.
+	From, To time.Time
+	// Limit is the page size, 1 to 100; 0 means 20.
+	Limit int
+	// Cursor continues a previous listing.
+	Cursor string
 }

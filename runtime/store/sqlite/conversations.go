@@ -24,11 +24,34 @@ func (s *Store) RecordExchange(ctx context.Context, ex store.Exchange) (store.Ex
 		if err != nil {
 			return err
 		}
-		res.Created = created
+		res = store.ExchangeResult{Created: created}
 		if err := insertMessages(ctx, tx, ex); err != nil {
 			return err
 		}
-		return countCitations(ctx, tx, ex.MerchantID, ex.Answer.Sources)
+		if err := countCitations(ctx, tx, ex.MerchantID, ex.Answer.Sources); err != nil {
+			return err
+		}
+		var happened []storeutil.EventData
+		if created {
+			happened = append(happened, storeutil.ConversationCreated(ex))
+		}
+		if ex.Contact != nil {
+			l, leadCreated, changed, err := saveLead(ctx, tx, leadKey{ex.MerchantID, ex.ConversationID, ex.VisitorID},
+				ex.LeadID, store.LeadFromChat, *ex.Contact, ex.Question.CreatedAt)
+			if err != nil {
+				return err
+			}
+			res.Lead = &l
+			if changed {
+				happened = append(happened, storeutil.LeadSaved(l, leadCreated))
+			}
+		}
+		events, err := storeutil.Events(ex.MerchantID, ex.Outbox, happened...)
+		if err != nil {
+			return err
+		}
+		res.Deliveries, err = writeEvents(ctx, tx, ex.MerchantID, events)
+		return err
 	})
 	if err != nil {
 		return store.ExchangeResult{}, fmt.Errorf("recording exchange in conversation %s: %w", ex.ConversationID, err)

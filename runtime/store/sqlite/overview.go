@@ -22,6 +22,7 @@ func (s *Store) Overview(ctx context.Context, merchantID string, from, to time.T
 	err := s.read(ctx, func(tx *txn) error {
 		steps := []func(context.Context, *txn, overviewRange, *store.Overview) error{
 			overviewTotals, overviewAnswers, overviewTopQuestions, overviewUnansweredQuestions, overviewDaily,
+			overviewLeads,
 		}
 		for _, step := range steps {
 			if err := step(ctx, tx, r, &o); err != nil {
@@ -58,6 +59,16 @@ func overviewTotals(ctx context.Context, tx *txn, r overviewRange, o *store.Over
 		FROM conversations c WHERE `+inRange, r.args()...).Scan(&o.Conversations, &o.Messages, &o.Visitors)
 	if err != nil {
 		return fmt.Errorf("counting conversations: %w", err)
+	}
+	return nil
+}
+
+// overviewLeads counts the leads captured in the range.
+func overviewLeads(ctx context.Context, tx *txn, r overviewRange, o *store.Overview) error {
+	err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM leads WHERE merchant_id = ? AND created_at >= ? AND created_at < ?`,
+		r.args()...).Scan(&o.Leads)
+	if err != nil {
+		return fmt.Errorf("counting leads: %w", err)
 	}
 	return nil
 }

@@ -26,6 +26,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("ListKnowledge", h.listKnowledge)
 	t.Run("Overview", h.overview)
 	t.Run("Isolation", h.isolation)
+	t.Run("Leads", h.leads)
+	t.Run("Outbox", h.outbox)
 	t.Run("Lifecycle", h.lifecycle)
 }
 

@@ -151,6 +151,8 @@ func ValidateExchange(ex store.Exchange) error {
 		return fmt.Errorf("question and answer share the ID %q", ex.Question.ID)
 	case ex.MonthlyLimit < 0:
 		return fmt.Errorf("monthly limit %d is negative", ex.MonthlyLimit)
+	case ex.Contact != nil && ex.LeadID == "":
+		return errors.New("lead ID is empty")
 	}
 	return nil
 }
@@ -164,4 +166,134 @@ func ValidateKnowledge(k store.Knowledge) error {
 		return errors.New("knowledge ID is empty")
 	}
 	return nil
+}
+
+// Listing kinds of leads and deliveries.
+const (
+	KindLeads      = "leads"
+	KindDeliveries = "deliveries"
+)
+
+// ValidateLeadInput checks the identifiers and contact a contact form's lead must carry.
+func ValidateLeadInput(in store.LeadInput) error {
+	switch {
+	case in.MerchantID == "":
+		return errors.New("merchant ID is empty")
+	case in.ID == "":
+		return errors.New("lead ID is empty")
+	case in.Email == "" && in.Phone == "":
+		return errors.New("a lead needs an email address or a phone number")
+	}
+	return nil
+}
+
+// MergeContact returns the lead with the contact's non-empty fields replacing its own and consent kept once
+// given, and whether anything changed.
+func MergeContact(l store.Lead, c store.Contact) (store.Lead, bool) {
+	before := l.Contact
+	for _, f := range []struct {
+		dst *string
+		src string
+	}{{&l.Name, c.Name}, {&l.Email, c.Email}, {&l.Phone, c.Phone}, {&l.Message, c.Message}} {
+		if f.src != "" {
+			*f.dst = f.src
+		}
+	}
+	l.Consent = l.Consent || c.Consent
+	return l, l.Contact != before
+}
+
+// DeliveryID is the ID of the delivery of an event to a webhook: unique per merchant, and readable.
+func DeliveryID(eventID, webhookID string) string {
+	return eventID + "-" + webhookID
+}
+
+// Event is one event a write produces, ready for the outbox.
+type Event struct {
+	ID        string
+	Type      string
+	CreatedAt time.Time
+	Payload   []byte
+	Endpoints []store.Endpoint
+}
+
+// eventJSON is an event's body as webhooks receive it (the Standard Webhooks payload shape: type, timestamp,
+// data), with the event's ID and merchant.
+type eventJSON struct {
+	ID         string    `json:"id"`
+	Type       string    `json:"type"`
+	Timestamp  time.Time `json:"timestamp"`
+	MerchantID string    `json:"merchant_id"`
+	Data       any       `json:"data"`
+}
+
+type conversationEventJSON struct {
+	ConversationID string    `json:"conversation_id"`
+	VisitorID      string    `json:"visitor_id,omitempty"`
+	FirstMessage   string    `json:"first_message"`
+	CreatedAt      time.Time `json:"created_at"`
+}
+
+type leadEventJSON struct {
+	LeadID         string    `json:"lead_id"`
+	ConversationID string    `json:"conversation_id,omitempty"`
+	VisitorID      string    `json:"visitor_id,omitempty"`
+	Name           string    `json:"name,omitempty"`
+	Email          string    `json:"email,omitempty"`
+	Phone          string    `json:"phone,omitempty"`
+	Message        string    `json:"message,omitempty"`
+	Consent        bool      `json:"consent"`
+	Source         string    `json:"source"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
+}
+
+// Events builds the events of one write: for each type that happened and has subscribers, in order, the next of
+// the outbox's event IDs and the payload. It fails when the outbox has too few IDs.
+func Events(merchantID string, o store.Outbox, happened ...EventData) ([]Event, error) {
+	var events []Event
+	for _, h := range happened {
+		endpoints := o.Subscribers[h.Type]
+		if len(endpoints) == 0 {
+			continue
+		}
+		if len(events) >= len(o.EventIDs) {
+			return nil, fmt.Errorf("the outbox has %d event IDs, fewer than the events to write", len(o.EventIDs))
+		}
+		id := o.EventIDs[len(events)]
+		payload, err := json.Marshal(eventJSON{ID: id, Type: h.Type, Timestamp: h.At.UTC(), MerchantID: merchantID, Data: h.data})
+		if err != nil {
+			return nil, fmt.Errorf("encoding event %s: %w", h.Type, err)
+		}
+		events = append(events, Event{ID: id, Type: h.Type, CreatedAt: h.At, Payload: payload, Endpoints: endpoints})
+	}
+	return events, nil
+}
+
+// EventData is an event that happened, before it has an ID.
+type EventData struct {
+	Type string
+	At   time.Time
+	data any
+}
+
+// ConversationCreated is the conversation.created event of a conversation.
+func ConversationCreated(ex store.Exchange) EventData {
+	return EventData{Type: store.EventConversationCreated, At: ex.Question.CreatedAt, data: conversationEventJSON{
+		ConversationID: ex.ConversationID, VisitorID: ex.VisitorID, FirstMessage: ex.Question.Text,
+		CreatedAt: ex.Question.CreatedAt.UTC(),
+	}}
+}
+
+// LeadSaved is the lead.created or lead.updated event of a lead.
+func LeadSaved(l store.Lead, created bool) EventData {
+	typ := store.EventLeadUpdated
+	if created {
+		typ = store.EventLeadCreated
+	}
+	return EventData{Type: typ, At: l.UpdatedAt, data: leadEventJSON{
+		LeadID: l.ID, ConversationID: l.ConversationID, VisitorID: l.VisitorID, Name: l.Name, Email: l.Email,
+		Phone: l.Phone, Message: l.Message, Consent: l.Consent, Source: l.Source, CreatedAt: l.CreatedAt.UTC(),
+		UpdatedAt: l.UpdatedAt.UTC(),
+	}}
 }
