@@ -70,9 +70,9 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	visitor := r.Header.Get(headerVisitorID)
-	if len(visitor) > maxVisitorIDBytes || !utf8.ValidString(visitor) {
-		return newError(http.StatusBadRequest, codeInvalidRequest, "X-Visitor-ID must be at most %d bytes of text", maxVisitorIDBytes)
+	visitor, err := visitorID(r)
+	if err != nil {
+		return err
 	}
 
 	ctx := r.Context()
@@ -105,18 +105,25 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) error {
 	now := s.now().UTC().Truncate(time.Millisecond)
 	answer := store.Message{ID: newID("msg_"), Role: store.RoleAssistant, Text: reply.Text, CreatedAt: now,
 		Answered: reply.Answered, Sources: storeSources(reply.Sources)}
-	_, err = s.store.RecordExchange(ctx, store.Exchange{
+	ex := store.Exchange{
 		MerchantID: m.MerchantID, ConversationID: conversationID, VisitorID: visitor,
 		MonthlyLimit: int(m.Plan.MonthlyConversations),
 		Question:     store.Message{ID: newID("msg_"), Role: store.RoleVisitor, Text: message, CreatedAt: now, Answered: true},
 		Answer:       answer,
-	})
+		Contact:      chatContact(message),
+		Outbox:       outbox(m),
+	}
+	if ex.Contact != nil {
+		ex.LeadID = newID("lead_")
+	}
+	res, err := s.store.RecordExchange(ctx, ex)
 	if errors.Is(err, store.ErrQuotaExceeded) {
 		return s.quotaExceeded(w, m)
 	}
 	if err != nil {
 		return err
 	}
+	s.eventsWritten(res.Deliveries)
 	s.chats.WithLabelValues(m.MerchantID, boolLabel(reply.Answered)).Inc()
 	writeJSON(w, http.StatusOK, chatResponse{
 		ConversationID: conversationID, MessageID: answer.ID, Answer: reply.Text,

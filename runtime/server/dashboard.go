@@ -50,6 +50,8 @@ type messageJSON struct {
 type conversationDetailJSON struct {
 	conversationJSON
 	Messages []messageJSON `json:"messages"`
+	// Leads are the contact details captured in the conversation.
+	Leads []leadJSON `json:"leads"`
 }
 
 type page[T any] struct {
@@ -121,7 +123,12 @@ func (s *Server) getConversation(w http.ResponseWriter, r *http.Request, m *tena
 	} else if err != nil {
 		return err
 	}
-	out := conversationDetailJSON{conversationJSON: toConversationJSON(c), Messages: make([]messageJSON, len(msgs))}
+	leads, _, err := s.store.ListLeads(r.Context(), m.MerchantID, store.LeadFilter{ConversationID: id, Limit: maxPageSize})
+	if err != nil {
+		return err
+	}
+	out := conversationDetailJSON{conversationJSON: toConversationJSON(c), Messages: make([]messageJSON, len(msgs)),
+		Leads: leadsJSON(leads)}
 	for i, msg := range msgs {
 		out.Messages[i] = messageJSON{ID: msg.ID, Role: msg.Role, Text: msg.Text, Sources: sourcesJSON(msg.Sources),
 			Answered: msg.Answered, CreatedAt: msg.CreatedAt.UTC()}

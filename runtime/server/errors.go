@@ -22,6 +22,8 @@ const (
 	codeMerchantSuspended  = "merchant_suspended"
 	codeAPIAccessNotInPlan = "api_access_not_in_plan"
 	codeKnowledgeLimit     = "knowledge_limit_reached"
+	codeWebhooksNotInPlan  = "webhooks_not_in_plan"
+	codeDeliveryPending    = "delivery_pending"
 	codeNotFound           = "not_found"
 	codeMethodNotAllowed   = "method_not_allowed"
 	codePayloadTooLarge    = "payload_too_large"

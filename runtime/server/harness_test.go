@@ -41,6 +41,7 @@ type env struct {
 	keys     map[string]string // name -> plaintext key
 	clock    *clock
 	srv      *Server
+	store    *sqlite.Store
 	metrics  *prometheus.Registry
 	validate bool
 }
@@ -96,6 +97,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
+	e.store = st
 
 	idpMux := http.NewServeMux()
 	idpServer := httptest.NewServer(idpMux)

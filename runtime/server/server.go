@@ -40,6 +40,9 @@ type Config struct {
 	// PublicURL is the address visitors' browsers reach the API at, written into widget.js; empty lets the
 	// script use the address it was loaded from.
 	PublicURL string
+	// Notify is called after a request wrote webhook deliveries to the outbox, to wake the dispatcher; may be
+	// nil (replicas then find them when they next poll).
+	Notify func()
 }
 
 // Server serves the runtime's HTTP interface.
@@ -57,6 +60,7 @@ type Server struct {
 	now       func() time.Time
 	openAPI   []byte
 	publicURL string
+	notify    func()
 	handler   http.Handler
 }
 
@@ -72,6 +76,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		tenants: cfg.Tenants, store: cfg.Store, responder: cfg.Responder, verifier: cfg.Verifier,
 		limiter: cfg.Limiter, log: cfg.Logger, registry: cfg.Registry, now: cfg.Now, openAPI: doc, publicURL: strings.TrimRight(cfg.PublicURL, "/"),
+		notify: cfg.Notify,
 	}
 	if s.limiter == nil {
 		s.limiter = newLocalLimiter()
@@ -120,6 +125,18 @@ func (s *Server) routes() http.Handler {
 	}))
 	mux.Handle("/api/v1/analytics/overview", methods("analytics_overview", map[string]http.HandlerFunc{
 		http.MethodGet: s.owner(s.analyticsOverview),
+	}))
+	mux.Handle("/api/v1/leads", methods("leads", map[string]http.HandlerFunc{
+		http.MethodPost: s.createLead, http.MethodGet: s.owner(s.listLeads), http.MethodOptions: preflight,
+	}))
+	mux.Handle("/api/v1/webhooks/deliveries", methods("webhook_deliveries", map[string]http.HandlerFunc{
+		http.MethodGet: s.owner(s.listDeliveries),
+	}))
+	mux.Handle("/api/v1/webhooks/deliveries/{id}", methods("webhook_delivery", map[string]http.HandlerFunc{
+		http.MethodGet: s.owner(s.getDelivery),
+	}))
+	mux.Handle("/api/v1/webhooks/deliveries/{id}/replay", methods("webhook_delivery_replay", map[string]http.HandlerFunc{
+		http.MethodPost: s.owner(s.replayDelivery),
 	}))
 	mux.Handle("/api/v1/widget", methods("widget_settings", map[string]http.HandlerFunc{
 		http.MethodGet: s.widgetSettings, http.MethodOptions: preflight,

@@ -1,0 +1,79 @@
+// Package contact finds and checks the contact details visitors give: email addresses and phone numbers in chat
+// messages, and the fields of the contact form.
+package contact
+
+import (
+	"net/mail"
+	"regexp"
+	"strings"
+	"unicode"
+)
+
+var (
+	emailPattern = regexp.MustCompile(`[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}`)
+	// phonePattern is a run of digits with the separators people write numbers with.
+	phonePattern = regexp.MustCompile(`\+?\(?\d[\d\s().\-/]{5,22}\d`)
+	// phoneWords make a bare digit run a phone number; without one, only a number written with a leading + or
+	// ( counts, so that order numbers and dates are not taken for phones.
+	phoneWords = regexp.MustCompile(`(?i)\b(phone|call|tel|telephone|mobile|cell|whats\s?app|text me|sms|ring|reach me|number|telefon|handy|anrufen|rückruf|téléphone|portable|appel)`)
+)
+
+// Find returns the first email address and phone number in a message, each "" when there is none.
+func Find(text string) (email, phone string) {
+	for _, m := range emailPattern.FindAllString(text, -1) {
+		if e, ok := Email(strings.TrimRight(m, ".")); ok {
+			email = e
+			break
+		}
+	}
+	// The email address's digits are no phone number.
+	rest := emailPattern.ReplaceAllString(text, " ")
+	keyword := phoneWords.MatchString(rest)
+	for _, m := range phonePattern.FindAllString(rest, -1) {
+		m = strings.TrimSpace(m)
+		if p, ok := Phone(m); ok && (keyword || strings.HasPrefix(m, "+") || strings.HasPrefix(m, "(")) {
+			phone = p
+			break
+		}
+	}
+	return email, phone
+}
+
+// Email checks an email address and returns it without display name or surrounding space.
+func Email(s string) (string, bool) {
+	s = strings.TrimSpace(s)
+	if len(s) > 254 {
+		return "", false
+	}
+	a, err := mail.ParseAddress(s)
+	if err != nil || a.Name != "" || a.Address != s {
+		return "", false
+	}
+	_, domain, _ := strings.Cut(a.Address, "@")
+	if !strings.Contains(domain, ".") {
+		return "", false
+	}
+	return a.Address, true
+}
+
+// Phone checks a phone number: 7 to 15 digits (the E.164 bounds), an optional leading +, and only spaces,
+// dots, dashes, slashes and parentheses between them. It returns the number with its separators collapsed to
+// single spaces.
+func Phone(s string) (string, bool) {
+	s = strings.TrimSpace(s)
+	digits := 0
+	for i, r := range s {
+		switch {
+		case unicode.IsDigit(r) && r < unicode.MaxASCII:
+			digits++
+		case r == '+' && i == 0:
+		case strings.ContainsRune(" .-/()", r):
+		default:
+			return "", false
+		}
+	}
+	if digits < 7 || digits > 15 {
+		return "", false
+	}
+	return strings.Join(strings.Fields(s), " "), true
+}

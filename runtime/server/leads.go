@@ -1,0 +1,216 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/parley-dev/parley/runtime/contact"
+	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/tenant"
+)
+
+const (
+	maxLeadBody         = 16 << 10
+	maxLeadNameRunes    = 200
+	maxLeadMessageRunes = 2000
+)
+
+// leadRequest is the contact form: what a visitor leaves when the bot could not help.
+type leadRequest struct {
+	Name           string  `json:"name"`
+	Email          string  `json:"email"`
+	Phone          string  `json:"phone"`
+	Message        string  `json:"message"`
+	Consent        *bool   `json:"consent"`
+	ConversationID *string `json:"conversation_id"`
+}
+
+type leadJSON struct {
+	ID             string    `json:"id"`
+	ConversationID string    `json:"conversation_id,omitempty"`
+	VisitorID      string    `json:"visitor_id,omitempty"`
+	Name           string    `json:"name"`
+	Email          string    `json:"email"`
+	Phone          string    `json:"phone"`
+	Message        string    `json:"message"`
+	Consent        bool      `json:"consent"`
+	Source         string    `json:"source"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
+}
+
+func toLeadJSON(l store.Lead) leadJSON {
+	return leadJSON{
+		ID: l.ID, ConversationID: l.ConversationID, VisitorID: l.VisitorID, Name: l.Name, Email: l.Email,
+		Phone: l.Phone, Message: l.Message, Consent: l.Consent, Source: l.Source, CreatedAt: l.CreatedAt.UTC(),
+		UpdatedAt: l.UpdatedAt.UTC(),
+	}
+}
+
+// outbox says where a merchant's events go: to each webhook subscribed to them, when the plan has webhooks.
+func outbox(m *tenant.Bundle) store.Outbox {
+	if !m.Plan.Webhooks || len(m.Webhooks) == 0 {
+		return store.Outbox{}
+	}
+	subs := map[string][]store.Endpoint{}
+	for _, w := range m.Webhooks {
+		for _, e := range w.Events {
+			subs[string(e)] = append(subs[string(e)], store.Endpoint{WebhookID: w.ID, URL: w.URL})
+		}
+	}
+	// A write produces at most two events: a conversation and a lead.
+	return store.Outbox{EventIDs: []string{newID("evt_"), newID("evt_")}, Subscribers: subs}
+}
+
+// chatContact is the contact a chat message carries, or nil.
+func chatContact(message string) *store.Contact {
+	email, phone := contact.Find(message)
+	if email == "" && phone == "" {
+		return nil
+	}
+	return &store.Contact{Email: email, Phone: phone}
+}
+
+// createLead takes the contact form: 201 with a new lead, 200 when it completed the visitor's lead of the
+// conversation.
+func (s *Server) createLead(w http.ResponseWriter, r *http.Request) {
+	allowCORS(w, r)
+	if err := s.serveCreateLead(w, r); err != nil {
+		writeError(w, r, err)
+	}
+}
+
+func (s *Server) serveCreateLead(w http.ResponseWriter, r *http.Request) error {
+	caller, err := s.authenticateKey(r)
+	if err != nil {
+		return err
+	}
+	m := caller.merchant
+	if err := s.limit(w, m); err != nil {
+		return err
+	}
+	var req leadRequest
+	if err := decodeJSON(w, r, maxLeadBody, &req); err != nil {
+		return err
+	}
+	c, conversationID, err := validateLead(req)
+	if err != nil {
+		return err
+	}
+	visitor, err := visitorID(r)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	if conversationID != "" {
+		// A form opened before the first message names a conversation that does not exist yet: the lead then
+		// stands alone.
+		exists, err := s.store.ConversationExists(ctx, m.MerchantID, conversationID)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			conversationID = ""
+		}
+	}
+	res, err := s.store.SaveLead(ctx, store.LeadInput{MerchantID: m.MerchantID, ConversationID: conversationID,
+		VisitorID: visitor, ID: newID("lead_"), Contact: c, At: s.now().UTC().Truncate(time.Millisecond),
+		Outbox: outbox(m)})
+	if err != nil {
+		return err
+	}
+	s.eventsWritten(res.Deliveries)
+	status := http.StatusOK
+	if res.Created {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, toLeadJSON(res.Lead))
+	return nil
+}
+
+// validateLead checks a contact form: an email address or a phone number, the visitor's consent, and lengths.
+func validateLead(req leadRequest) (store.Contact, string, error) {
+	fail := func(format string, args ...any) (store.Contact, string, error) {
+		return store.Contact{}, "", newError(http.StatusUnprocessableEntity, codeValidationFailed, format, args...)
+	}
+	c := store.Contact{Name: strings.TrimSpace(req.Name), Message: strings.TrimSpace(req.Message)}
+	switch {
+	case !utf8.ValidString(c.Name) || utf8.RuneCountInString(c.Name) > maxLeadNameRunes:
+		return fail("name must be text of at most %d characters", maxLeadNameRunes)
+	case !utf8.ValidString(c.Message) || utf8.RuneCountInString(c.Message) > maxLeadMessageRunes:
+		return fail("message must be text of at most %d characters", maxLeadMessageRunes)
+	case strings.TrimSpace(req.Email) == "" && strings.TrimSpace(req.Phone) == "":
+		return fail("give an email address or a phone number")
+	case req.Consent == nil || !*req.Consent:
+		return fail("consent must be true: the visitor agrees to be contacted")
+	}
+	c.Consent = true
+	if req.Email != "" {
+		e, ok := contact.Email(req.Email)
+		if !ok {
+			return fail("email is not an email address")
+		}
+		c.Email = e
+	}
+	if req.Phone != "" {
+		p, ok := contact.Phone(req.Phone)
+		if !ok {
+			return fail("phone must be 7 to 15 digits, optionally with a leading + and spaces, dots, dashes or parentheses")
+		}
+		c.Phone = p
+	}
+	var conversationID string
+	if req.ConversationID != nil {
+		conversationID = *req.ConversationID
+		if !conversationIDPattern.MatchString(conversationID) {
+			return fail("conversation_id must be 1 to 128 letters, digits, '_', '-', '.' or ':', starting with a letter or digit")
+		}
+	}
+	return c, conversationID, nil
+}
+
+// visitorID reads the optional X-Visitor-ID header.
+func visitorID(r *http.Request) (string, error) {
+	v := r.Header.Get(headerVisitorID)
+	if len(v) > maxVisitorIDBytes || !utf8.ValidString(v) {
+		return "", newError(http.StatusBadRequest, codeInvalidRequest, "X-Visitor-ID must be at most %d bytes of text", maxVisitorIDBytes)
+	}
+	return v, nil
+}
+
+func (s *Server) listLeads(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
+	q := r.URL.Query()
+	var f store.LeadFilter
+	var err error
+	if f.Limit, f.Cursor, err = pageParams(q); err != nil {
+		return err
+	}
+	if f.From, f.To, err = timeRange(q); err != nil {
+		return err
+	}
+	if v := q.Get("conversation_id"); v != "" {
+		if !conversationIDPattern.MatchString(v) {
+			return newError(http.StatusBadRequest, codeInvalidRequest, "conversation_id is not a conversation ID")
+		}
+		f.ConversationID = v
+	}
+	leads, next, err := s.store.ListLeads(r.Context(), m.MerchantID, f)
+	if errors.Is(err, store.ErrInvalidCursor) {
+		return newError(http.StatusBadRequest, codeInvalidCursor, "the cursor is not one this listing issued")
+	} else if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, newPage(leadsJSON(leads), next))
+	return nil
+}
+
+func leadsJSON(leads []store.Lead) []leadJSON {
+	out := make([]leadJSON, len(leads))
+	for i, l := range leads {
+		out[i] = toLeadJSON(l)
+	}
+	return out
+}
