@@ -13,6 +13,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,6 +29,7 @@ import (
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/sqlite"
 	"github.com/parley-dev/parley/runtime/tenant"
+	"github.com/parley-dev/parley/runtime/webhook"
 )
 
 const (
@@ -41,6 +43,8 @@ const (
 type devCredentials struct {
 	PublishableKey string `json:"publishableKey"`
 	SecretKey      string `json:"secretKey"`
+	// WebhookSecret signs the deliveries to --webhook-url.
+	WebhookSecret string `json:"webhookSigningSecret,omitempty"`
 }
 
 func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -49,6 +53,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	listen := fs.String("listen", "localhost:8080", "address to serve on")
 	dir := fs.String("dir", ".parley", "directory for the database, the demo tenant and its keys")
 	rate := fs.Int("rate", 20, "the demo plan's requests per second (raise it for load tests)")
+	hookURL := fs.String("webhook-url", "", "deliver the demo merchant's events (conversation.created, lead.created, lead.updated) here")
 	var level slog.Level
 	fs.TextVar(&level, "log-level", slog.LevelWarn, "log level: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
@@ -71,12 +76,15 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		base = "http://localhost:" + port
 	}
 
+	if u, err := url.Parse(*hookURL); *hookURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+		return errors.New("--webhook-url must be an absolute http or https URL")
+	}
 	creds, err := devKeys(filepath.Join(*dir, "demo-credentials.json"))
 	if err != nil {
 		return err
 	}
 	tenantsDir := filepath.Join(*dir, "tenants")
-	if err := writeDemoBundle(tenantsDir, creds, base, int32(*rate)); err != nil {
+	if err := writeDemoBundle(tenantsDir, creds, base, int32(*rate), *hookURL); err != nil {
 		return err
 	}
 	st, err := sqlite.Open(ctx, filepath.Join(*dir, "parley.db"))
@@ -100,9 +108,16 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	// A laptop's webhook receiver is on localhost: private targets are allowed here.
+	hooks, stopHooks, err := startWebhooks(ctx, webhook.Config{Store: st, Tenants: tenants, Logger: log, Registry: reg,
+		AllowPrivate: true})
+	if err != nil {
+		return err
+	}
+	defer stopHooks()
 	srv, err := server.New(server.Config{
 		Tenants: tenants, Store: st, Responder: assistant.Retrieval{}, Logger: log, Registry: reg,
-		Verifier: server.NewOIDCVerifier(idp.URL(), devAudience, nil), PublicURL: base,
+		Verifier: server.NewOIDCVerifier(idp.URL(), devAudience, nil), PublicURL: base, Notify: hooks.Notify,
 	})
 	if err != nil {
 		return err
@@ -117,6 +132,10 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	mux.Handle("GET /{$}", demoPage(base, creds.PublishableKey))
 	mux.Handle("/", srv)
 	printDevBanner(stdout, base, creds, token)
+	if *hookURL != "" {
+		fmt.Fprintf(stdout, "\nWebhooks go to %s, signed with the secret in %s.\n", *hookURL,
+			filepath.Join(*dir, "demo-credentials.json"))
+	}
 	return server.Serve(ctx, ln, mux, "", "", log)
 }
 
@@ -128,16 +147,26 @@ func devKeys(path string) (devCredentials, error) {
 		if err := json.Unmarshal(data, &c); err != nil {
 			return c, fmt.Errorf("reading %s (delete it to start afresh): %w", path, err)
 		}
-		return c, nil
-	}
-	if !errors.Is(err, os.ErrNotExist) {
+		if c.WebhookSecret != "" {
+			return c, nil
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
 		return c, err
 	}
-	if c.PublishableKey, err = credentials.NewAPIKey(credentials.PublishablePrefix); err != nil {
-		return c, err
-	}
-	if c.SecretKey, err = credentials.NewAPIKey(credentials.SecretPrefix); err != nil {
-		return c, err
+	// What is missing is generated once and kept.
+	for _, gen := range []struct {
+		dst *string
+		new func() (string, error)
+	}{
+		{&c.PublishableKey, func() (string, error) { return credentials.NewAPIKey(credentials.PublishablePrefix) }},
+		{&c.SecretKey, func() (string, error) { return credentials.NewAPIKey(credentials.SecretPrefix) }},
+		{&c.WebhookSecret, credentials.NewSigningSecret},
+	} {
+		if *gen.dst == "" {
+			if *gen.dst, err = gen.new(); err != nil {
+				return c, err
+			}
+		}
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return c, err
@@ -147,7 +176,7 @@ func devKeys(path string) (devCredentials, error) {
 }
 
 // writeDemoBundle writes the demo merchant's tenant bundle, as the operator would write its Secret.
-func writeDemoBundle(dir string, c devCredentials, base string, rate int32) error {
+func writeDemoBundle(dir string, c devCredentials, base string, rate int32, hookURL string) error {
 	var keys []tenant.APIKey
 	for _, k := range []struct {
 		key string
@@ -166,6 +195,11 @@ func writeDemoBundle(dir string, c devCredentials, base string, rate int32) erro
 		Owners:         []tenant.Owner{{Email: devOwner}},
 		Widget:         tenant.Widget{Title: "Acme helper", Greeting: "Hi! Ask me anything about our gear.", Color: "#0f766e", Position: "bottom-right", Locale: "en"},
 		APIKeys:        keys,
+	}
+	if hookURL != "" {
+		b.Plan.Webhooks = true
+		b.Webhooks = []tenant.Webhook{{ID: "dev", URL: hookURL, SigningSecrets: []string{c.WebhookSecret},
+			Events: []tenant.Event{tenant.EventConversationCreated, tenant.EventLeadCreated, tenant.EventLeadUpdated}}}
 	}
 	doc, err := tenant.Marshal(b)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/parley-dev/parley/runtime/server"
 	"github.com/parley-dev/parley/runtime/store/sqlite"
 	"github.com/parley-dev/parley/runtime/tenant"
+	"github.com/parley-dev/parley/runtime/webhook"
 )
 
 // runtimeFlags are `parley runtime`'s settings; the operator renders them from a ChatRuntime.
@@ -29,6 +30,7 @@ type runtimeFlags struct {
 	openAIBaseURL, openAIModel         string
 	oidcIssuer, oidcAudience           string
 	tlsCert, tlsKey                    string
+	webhookAllowPrivate                bool
 	logLevel                           slog.Level
 	logFormat                          string
 }
@@ -52,6 +54,7 @@ func runRuntime(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&f.oidcAudience, "oidc-audience", "", "the client ID dashboard ID tokens must be issued for")
 	fs.StringVar(&f.tlsCert, "tls-cert-file", "", "serve HTTPS (TLS 1.3) with this certificate")
 	fs.StringVar(&f.tlsKey, "tls-key-file", "", "the certificate's private key")
+	fs.BoolVar(&f.webhookAllowPrivate, "webhook-allow-private", false, "let webhooks reach loopback, private and link-local addresses (refused by default)")
 	fs.TextVar(&f.logLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "json", "log format: json or text")
 	if err := fs.Parse(args); err != nil {
@@ -85,8 +88,15 @@ func runRuntime(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer func() { _ = st.Close() }()
 
+	hooks, stopHooks, err := startWebhooks(ctx, webhook.Config{Store: st, Tenants: tenants, Logger: log, Registry: reg,
+		AllowPrivate: f.webhookAllowPrivate})
+	if err != nil {
+		return err
+	}
+	defer stopHooks()
+
 	cfg := server.Config{Tenants: tenants, Store: st, Responder: assistant.Retrieval{}, Logger: log, Registry: reg,
-		PublicURL: f.publicURL}
+		PublicURL: f.publicURL, Notify: hooks.Notify}
 	if f.oidcIssuer != "" {
 		cfg.Verifier = server.NewOIDCVerifier(f.oidcIssuer, f.oidcAudience, nil)
 	}

@@ -130,7 +130,7 @@ func extract(t *testing.T, tr *tar.Reader, root string) map[string]bool {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(p, data, os.FileMode(h.Mode)); err != nil { //nolint:gosec // modes of our own archive
+		if err := os.WriteFile(p, data, os.FileMode(h.Mode)); err != nil {
 			t.Fatal(err)
 		}
 	}

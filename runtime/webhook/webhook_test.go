@@ -269,7 +269,7 @@ func TestRetriesWithTheSameID(t *testing.T) {
 		}
 	}
 	_, attempts, err := f.store.GetDelivery(t.Context(), "acme", conv.ID)
-	if err != nil || len(attempts) != 4 || attempts[0].StatusCode != 503 || attempts[3].StatusCode != 200 {
+	if err != nil || len(attempts) != 4 || attempts[0].StatusCode != http.StatusServiceUnavailable || attempts[3].StatusCode != http.StatusOK {
 		t.Errorf("attempts %+v, %v", attempts, err)
 	}
 }

@@ -95,7 +95,8 @@ func run(m *testing.M) (int, error) {
 	defer func() { _ = operator.Process.Kill(); _ = operator.Wait() }()
 
 	runtime := exec.CommandContext(ctx, bin, "runtime", "--namespace="+operatorNS, "--runtime-name=default",
-		"--listen=127.0.0.1:0", "--sqlite-path="+filepath.Join(tmp, "parley.db"), "--log-format=json")
+		"--listen=127.0.0.1:0", "--sqlite-path="+filepath.Join(tmp, "parley.db"), "--log-format=json",
+		"--webhook-allow-private") // the tests' webhook receivers are on loopback
 	runtime.Env = env1
 	stderr, err := runtime.StderrPipe()
 	if err != nil {

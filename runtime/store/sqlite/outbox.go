@@ -178,7 +178,8 @@ func (s *Store) ListDeliveries(ctx context.Context, merchantID string, f store.D
 	if err != nil {
 		return nil, "", fmt.Errorf("listing deliveries: %w", err)
 	}
-	return pageOf(list, size, storeutil.KindDeliveries, merchantID, func(d store.Delivery) (time.Time, string) { return d.CreatedAt, d.ID })
+	page, next := pageOf(list, size, storeutil.KindDeliveries, merchantID, func(d store.Delivery) (time.Time, string) { return d.CreatedAt, d.ID })
+	return page, next, nil
 }
 
 // GetDelivery returns a delivery and its attempts, oldest first.

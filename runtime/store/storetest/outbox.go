@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"encoding/json"
+	"net/http"
 	"slices"
 	"testing"
 	"time"
@@ -248,7 +249,7 @@ func (h harness) deliveryAttempts(t *testing.T) {
 		t.Errorf("claimed before the retry is due: %+v", got)
 	}
 	d = claim(t, s, retryAt)[0]
-	if d.Attempts != 1 || d.LastStatusCode != 503 || d.LastLatency != 120*time.Millisecond {
+	if d.Attempts != 1 || d.LastStatusCode != http.StatusServiceUnavailable || d.LastLatency != 120*time.Millisecond {
 		t.Errorf("after one failed attempt: %+v", d)
 	}
 	recordAttempt(t, s, store.Attempt{MerchantID: "m1", DeliveryID: d.ID, At: retryAt, URL: hookA.URL, StatusCode: 204,
@@ -260,8 +261,8 @@ func (h harness) deliveryAttempts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != store.DeliverySucceeded || got.Attempts != 2 || got.LastStatusCode != 204 || len(attempts) != 2 ||
-		attempts[0].StatusCode != 503 || attempts[1].StatusCode != 204 || attempts[0].URL != hookA.URL {
+	if got.Status != store.DeliverySucceeded || got.Attempts != 2 || got.LastStatusCode != http.StatusNoContent || len(attempts) != 2 ||
+		attempts[0].StatusCode != http.StatusServiceUnavailable || attempts[1].StatusCode != http.StatusNoContent || attempts[0].URL != hookA.URL {
 		t.Errorf("delivery %+v, attempts %+v", got, attempts)
 	}
 	checkTime(t, "first attempt", attempts[0].At, base)
