@@ -165,3 +165,41 @@ func ValidateKnowledge(k store.Knowledge) error {
 	}
 	return nil
 }
+
+// sourceJSON is the stored form of a store.Source.
+type sourceJSON struct {
+	KnowledgeID string  `json:"knowledge_id"`
+	Title       string  `json:"title,omitempty"`
+	URL         string  `json:"url,omitempty"`
+	Snippet     string  `json:"snippet,omitempty"`
+	Score       float64 `json:"score"`
+}
+
+// EncodeSources returns the stored form of a message's sources: a JSON array, "[]" when there are none.
+func EncodeSources(sources []store.Source) (string, error) {
+	out := make([]sourceJSON, 0, len(sources))
+	for _, s := range sources {
+		out = append(out, sourceJSON(s))
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return "", fmt.Errorf("encoding sources: %w", err)
+	}
+	return string(b), nil
+}
+
+// DecodeSources parses the stored form of a message's sources; an empty array is nil.
+func DecodeSources(text string) ([]store.Source, error) {
+	var in []sourceJSON
+	if err := json.Unmarshal([]byte(text), &in); err != nil {
+		return nil, fmt.Errorf("decoding sources: %w", err)
+	}
+	if len(in) == 0 {
+		return nil, nil
+	}
+	out := make([]store.Source, 0, len(in))
+	for _, s := range in {
+		out = append(out, store.Source(s))
+	}
+	return out, nil
+}
