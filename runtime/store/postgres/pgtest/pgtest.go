@@ -94,8 +94,9 @@ func start(ctx context.Context, bin, dir string, cred *syscall.Credential) (*Ser
 		}
 	}
 	data := filepath.Join(dir, "data")
-	initdb := exec.CommandContext(ctx, filepath.Join(bin, "initdb"), "--pgdata="+data, "--username=postgres",
-		"--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8", "--no-sync", "--no-instructions")
+	initdbArgs := []string{"--pgdata=" + data, "--username=postgres", "--auth=trust", "--encoding=UTF8",
+		"--locale=C.UTF-8", "--no-sync", "--no-instructions"}
+	initdb := exec.CommandContext(ctx, filepath.Join(bin, "initdb"), initdbArgs...) //nolint:gosec // the installed server's binary
 	initdb.Dir = dir
 	initdb.Env = serverEnv(dir)
 	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL}
@@ -121,16 +122,17 @@ func startServer(ctx context.Context, bin, dir string, cred *syscall.Credential)
 		return nil, err
 	}
 	logPath := filepath.Join(dir, "postgres.log")
-	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("creating the server log: %w", err)
 	}
 	defer logFile.Close()
 	// Durability is not wanted from a throwaway server: without fsync, creating databases is fast.
-	cmd := exec.Command(filepath.Join(bin, "postgres"), "-D", filepath.Join(dir, "data"), "-p", strconv.Itoa(port),
-		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="+dir,
+	args := []string{"-D", filepath.Join(dir, "data"), "-p", strconv.Itoa(port),
+		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=" + dir,
 		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-		"-c", "max_connections=300", "-c", "shared_buffers=32MB", "-c", "logging_collector=off")
+		"-c", "max_connections=300", "-c", "shared_buffers=32MB", "-c", "logging_collector=off"}
+	cmd := exec.Command(filepath.Join(bin, "postgres"), args...) //nolint:gosec // the installed server's binary
 	cmd.Dir = dir
 	cmd.Env = serverEnv(dir)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
@@ -268,7 +270,7 @@ func versionOf(binDir string) int {
 }
 
 func isExecutable(path string) bool {
-	fi, err := os.Stat(path)
+	fi, err := os.Stat(path) //nolint:gosec // a file of the installed server, only looked at
 	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
 
