@@ -68,7 +68,7 @@ func Main(m *testing.M, set func(*Server)) int {
 
 // Start initialises a cluster in a new temporary directory and starts the server on a free port of 127.0.0.1.
 func Start(ctx context.Context) (*Server, error) {
-	bin, err := findBinDir()
+	bin, err := findBinDir(installedBinDirs)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +95,7 @@ func start(ctx context.Context, bin, dir string, cred *syscall.Credential) (*Ser
 	}
 	data := filepath.Join(dir, "data")
 	initdbArgs := []string{"--pgdata=" + data, "--username=postgres", "--auth=trust", "--encoding=UTF8",
-		"--locale=C.UTF-8", "--no-sync", "--no-instructions"}
+		"--locale=C.UTF-8", "--no-sync"}
 	initdb := exec.CommandContext(ctx, filepath.Join(bin, "initdb"), initdbArgs...) //nolint:gosec // the installed server's binary
 	initdb.Dir = dir
 	initdb.Env = serverEnv(dir)
@@ -238,9 +238,12 @@ func (s *Server) shutdown() error {
 	return errors.New("postgres did not stop within 20s; killed")
 }
 
+// installedBinDirs is where Debian's postgresql packages put the server binaries, one directory per version.
+const installedBinDirs = "/usr/lib/postgresql/*/bin"
+
 // findBinDir returns the directory holding initdb and postgres: $PARLEY_PG_BINDIR, the directory of PATH's
-// initdb when postgres is beside it, or the newest /usr/lib/postgresql/*/bin.
-func findBinDir() (string, error) {
+// initdb when postgres is beside it, or the newest directory matching installed.
+func findBinDir(installed string) (string, error) {
 	var candidates []string
 	if d := os.Getenv(BinDirEnv); d != "" {
 		candidates = append(candidates, d)
@@ -251,16 +254,16 @@ func findBinDir() (string, error) {
 		}
 		candidates = append(candidates, filepath.Dir(p))
 	}
-	installed, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	slices.SortFunc(installed, func(a, b string) int { return versionOf(b) - versionOf(a) }) // newest first
-	candidates = append(candidates, installed...)
+	dirs, _ := filepath.Glob(installed)
+	slices.SortFunc(dirs, func(a, b string) int { return versionOf(b) - versionOf(a) }) // newest first
+	candidates = append(candidates, dirs...)
 	for _, d := range candidates {
 		if isExecutable(filepath.Join(d, "initdb")) && isExecutable(filepath.Join(d, "postgres")) {
 			return d, nil
 		}
 	}
 	return "", fmt.Errorf("the PostgreSQL server binaries (initdb and postgres) are not installed: looked in $%s, "+
-		"PATH and /usr/lib/postgresql/*/bin; install Debian's postgresql package (apt-get install postgresql)", BinDirEnv)
+		"PATH and %s; install Debian's postgresql package (apt-get install postgresql)", BinDirEnv, installed)
 }
 
 // versionOf is the major version of a /usr/lib/postgresql/<version>/bin directory, 0 if it has none.

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -67,4 +68,25 @@ func useDatabases(t *testing.T, s *Server) string {
 		}
 	}
 	return a
+}
+
+// TestMissingBinaries checks that without the server binaries Start's search fails with what to install.
+func TestMissingBinaries(t *testing.T) {
+	empty := t.TempDir()
+	t.Setenv("PATH", empty)
+	t.Setenv(BinDirEnv, "")
+	_, err := findBinDir(filepath.Join(empty, "*", "bin"))
+	if err == nil || !strings.Contains(err.Error(), "apt-get install postgresql") {
+		t.Errorf("findBinDir without binaries: %v; want an error saying what to install", err)
+	}
+	// $PARLEY_PG_BINDIR is taken first.
+	for _, name := range []string{"initdb", "postgres"} {
+		if err := os.WriteFile(filepath.Join(empty, name), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv(BinDirEnv, empty)
+	if dir, err := findBinDir(installedBinDirs); err != nil || dir != empty {
+		t.Errorf("findBinDir with $%s set = %q, %v; want %q", BinDirEnv, dir, err, empty)
+	}
 }
