@@ -17,6 +17,8 @@ import (
 
 	"github.com/parley-dev/parley/runtime/assistant"
 	"github.com/parley-dev/parley/runtime/server"
+	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/store/postgres"
 	"github.com/parley-dev/parley/runtime/store/sqlite"
 	"github.com/parley-dev/parley/runtime/tenant"
 	"github.com/parley-dev/parley/runtime/webhook"
@@ -33,6 +35,9 @@ type runtimeFlags struct {
 	webhookAllowPrivate                bool
 	logLevel                           slog.Level
 	logFormat                          string
+	// databaseURL is PostgreSQL's connection URL, from $PARLEY_DATABASE_URL only: a flag would show its
+	// password in the process list.
+	databaseURL string
 }
 
 func runRuntime(ctx context.Context, args []string, stderr io.Writer) error {
@@ -45,7 +50,8 @@ func runRuntime(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&f.listen, "listen", ":8080", "address to serve on")
 	fs.StringVar(&f.publicURL, "public-url", "", "the address visitors reach the API at (written into widget.js)")
 	fs.StringVar(&f.widgetURL, "widget-url", "", "the address widget.js is served from (default: --public-url)")
-	fs.StringVar(&f.storage, "storage", "sqlite", "store: sqlite")
+	fs.StringVar(&f.storage, "storage", "sqlite", "store: sqlite (a file, one replica) or postgres (shared by replicas; "+
+		"the connection URL is read from $"+databaseURLEnv+")")
 	fs.StringVar(&f.sqlitePath, "sqlite-path", "parley.db", "SQLite database file")
 	fs.StringVar(&f.assistant, "assistant", "retrieval", "answer provider: retrieval")
 	fs.StringVar(&f.openAIBaseURL, "openai-base-url", "", "OpenAI-compatible API address (assistant openai)")
@@ -63,6 +69,7 @@ func runRuntime(ctx context.Context, args []string, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
+	f.databaseURL = os.Getenv(databaseURLEnv)
 	if err := f.validate(); err != nil {
 		return err
 	}
@@ -82,7 +89,7 @@ func runRuntime(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	st, err := sqlite.Open(ctx, f.sqlitePath)
+	st, err := openStore(ctx, f)
 	if err != nil {
 		return err
 	}
@@ -108,14 +115,16 @@ func runRuntime(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", f.listen, err)
 	}
-	log.Info("serving the chat runtime", "version", version, "listen", ln.Addr().String(), "tenants", tenants.Len(), "tls", f.tlsCert != "")
+	log.Info("serving the chat runtime", "version", version, "listen", ln.Addr().String(), "tenants", tenants.Len(), "storage", f.storage, "tls", f.tlsCert != "")
 	return server.Serve(ctx, ln, srv, f.tlsCert, f.tlsKey, log)
 }
 
 func (f runtimeFlags) validate() error {
 	switch {
-	case f.storage != "sqlite":
-		return fmt.Errorf("--storage=%s is not available in this version; use sqlite", f.storage)
+	case f.storage != "sqlite" && f.storage != "postgres":
+		return fmt.Errorf("--storage=%s is not available in this version; use sqlite or postgres", f.storage)
+	case f.storage == "postgres" && f.databaseURL == "":
+		return fmt.Errorf("--storage=postgres needs the database's connection URL in $%s", databaseURLEnv)
 	case f.assistant != "retrieval":
 		return fmt.Errorf("--assistant=%s is not available in this version; use retrieval", f.assistant)
 	case (f.tlsCert == "") != (f.tlsKey == ""):
@@ -126,6 +135,19 @@ func (f runtimeFlags) validate() error {
 		return errors.New("--namespace is required to read tenant bundles from Kubernetes (or give --tenants-dir)")
 	}
 	return nil
+}
+
+// databaseURLEnv holds PostgreSQL's connection URL; the operator sets it from the ChatRuntime's
+// spec.storage.postgres Secret.
+const databaseURLEnv = "PARLEY_DATABASE_URL"
+
+// openStore opens the store --storage names and brings its schema up to date. Errors never contain the database
+// URL's password.
+func openStore(ctx context.Context, f runtimeFlags) (store.Store, error) {
+	if f.storage == "postgres" {
+		return postgres.Open(ctx, f.databaseURL)
+	}
+	return sqlite.Open(ctx, f.sqlitePath)
 }
 
 func watchSecrets(ctx context.Context, f runtimeFlags, tenants *tenant.Registry) error {

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -105,11 +104,11 @@ func claimMonthlySlot(ctx context.Context, tx *txn, merchantID, month string, li
 // insertMessages inserts the exchange's two messages.
 func insertMessages(ctx context.Context, tx *txn, ex store.Exchange) error {
 	q, a := ex.Question, ex.Answer
-	qSources, err := encodeSources(q.Sources)
+	qSources, err := storeutil.EncodeSources(q.Sources)
 	if err != nil {
 		return err
 	}
-	aSources, err := encodeSources(a.Sources)
+	aSources, err := storeutil.EncodeSources(a.Sources)
 	if err != nil {
 		return err
 	}
@@ -229,7 +228,7 @@ func messages(ctx context.Context, tx *txn, merchantID, conversationID string) (
 			return nil, fmt.Errorf("reading message: %w", err)
 		}
 		m.CreatedAt = storeutil.FromMillis(at)
-		if m.Sources, err = decodeSources(sources); err != nil {
+		if m.Sources, err = storeutil.DecodeSources(sources); err != nil {
 			return nil, fmt.Errorf("reading sources of message %s: %w", m.ID, err)
 		}
 		msgs = append(msgs, m)
@@ -327,40 +326,4 @@ func conversationFilter(merchantID string, f store.ConversationFilter) (string, 
 		args = append(args, f.Query)
 	}
 	return strings.Join(conds, " AND "), args, nil
-}
-
-// sourceJSON is the stored form of a store.Source.
-type sourceJSON struct {
-	KnowledgeID string  `json:"knowledge_id"`
-	Title       string  `json:"title,omitempty"`
-	URL         string  `json:"url,omitempty"`
-	Snippet     string  `json:"snippet,omitempty"`
-	Score       float64 `json:"score"`
-}
-
-func encodeSources(sources []store.Source) (string, error) {
-	out := make([]sourceJSON, 0, len(sources))
-	for _, s := range sources {
-		out = append(out, sourceJSON(s))
-	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		return "", fmt.Errorf("encoding sources: %w", err)
-	}
-	return string(b), nil
-}
-
-func decodeSources(text string) ([]store.Source, error) {
-	var in []sourceJSON
-	if err := json.Unmarshal([]byte(text), &in); err != nil {
-		return nil, err
-	}
-	if len(in) == 0 {
-		return nil, nil
-	}
-	out := make([]store.Source, 0, len(in))
-	for _, s := range in {
-		out = append(out, store.Source(s))
-	}
-	return out, nil
 }

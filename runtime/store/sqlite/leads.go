@@ -135,7 +135,7 @@ func (s *Store) ListLeads(ctx context.Context, merchantID string, f store.LeadFi
 	if err != nil {
 		return nil, "", fmt.Errorf("listing leads: %w", err)
 	}
-	page, next := pageOf(list, size, storeutil.KindLeads, merchantID, func(l store.Lead) (time.Time, string) { return l.CreatedAt, l.ID })
+	page, next := storeutil.Page(list, size, storeutil.KindLeads, merchantID, func(l store.Lead) (time.Time, string) { return l.CreatedAt, l.ID })
 	return page, next, nil
 }
 
@@ -170,15 +170,4 @@ func queryList[T any](ctx context.Context, q interface {
 		list = append(list, v)
 	}
 	return list, rows.Err()
-}
-
-// pageOf cuts a listing fetched with one row more than size into the page and the cursor of the next one.
-func pageOf[T any](list []T, size int, kind, merchantID string, key func(T) (time.Time, string)) ([]T, string) {
-	if len(list) <= size {
-		return list, ""
-	}
-	list = list[:size]
-	at, id := key(list[size-1])
-	return list, storeutil.EncodeCursor(storeutil.Cursor{Kind: kind, MerchantID: merchantID,
-		CreatedAt: storeutil.Millis(at), ID: id})
 }

@@ -178,7 +178,7 @@ func (s *Store) ListDeliveries(ctx context.Context, merchantID string, f store.D
 	if err != nil {
 		return nil, "", fmt.Errorf("listing deliveries: %w", err)
 	}
-	page, next := pageOf(list, size, storeutil.KindDeliveries, merchantID, func(d store.Delivery) (time.Time, string) { return d.CreatedAt, d.ID })
+	page, next := storeutil.Page(list, size, storeutil.KindDeliveries, merchantID, func(d store.Delivery) (time.Time, string) { return d.CreatedAt, d.ID })
 	return page, next, nil
 }
 

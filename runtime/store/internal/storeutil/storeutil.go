@@ -85,6 +85,17 @@ func DecodeCursor(s, kind, merchantID string) (Cursor, error) {
 	return Cursor{Kind: c.K, MerchantID: c.M, CreatedAt: c.T, ID: c.I}, nil
 }
 
+// Page cuts a listing fetched with one row more than size into the page and the cursor of the next one ("" on
+// the last page). key gives an item's creation time and ID.
+func Page[T any](list []T, size int, kind, merchantID string, key func(T) (time.Time, string)) ([]T, string) {
+	if len(list) <= size {
+		return list, ""
+	}
+	list = list[:size]
+	at, id := key(list[size-1])
+	return list, EncodeCursor(Cursor{Kind: kind, MerchantID: merchantID, CreatedAt: Millis(at), ID: id})
+}
+
 // NormalizeQuestion lower-cases s, removes punctuation and collapses white space, so that the same question
 // asked differently is counted once.
 func NormalizeQuestion(s string) string {
@@ -296,4 +307,42 @@ func LeadSaved(l store.Lead, created bool) EventData {
 		Phone: l.Phone, Message: l.Message, Consent: l.Consent, Source: l.Source, CreatedAt: l.CreatedAt.UTC(),
 		UpdatedAt: l.UpdatedAt.UTC(),
 	}}
+}
+
+// sourceJSON is the stored form of a store.Source.
+type sourceJSON struct {
+	KnowledgeID string  `json:"knowledge_id"`
+	Title       string  `json:"title,omitempty"`
+	URL         string  `json:"url,omitempty"`
+	Snippet     string  `json:"snippet,omitempty"`
+	Score       float64 `json:"score"`
+}
+
+// EncodeSources returns the stored form of a message's sources: a JSON array, "[]" when there are none.
+func EncodeSources(sources []store.Source) (string, error) {
+	out := make([]sourceJSON, 0, len(sources))
+	for _, s := range sources {
+		out = append(out, sourceJSON(s))
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return "", fmt.Errorf("encoding sources: %w", err)
+	}
+	return string(b), nil
+}
+
+// DecodeSources parses the stored form of a message's sources; an empty array is nil.
+func DecodeSources(text string) ([]store.Source, error) {
+	var in []sourceJSON
+	if err := json.Unmarshal([]byte(text), &in); err != nil {
+		return nil, fmt.Errorf("decoding sources: %w", err)
+	}
+	if len(in) == 0 {
+		return nil, nil
+	}
+	out := make([]store.Source, 0, len(in))
+	for _, s := range in {
+		out = append(out, store.Source(s))
+	}
+	return out, nil
 }

@@ -1,0 +1,151 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/parley-dev/parley/runtime/store"
+)
+
+// topQuestions is how many questions the overview's rankings hold.
+const topQuestions = 10
+
+// Overview computes the merchant's analytics for conversations created in [from, to), from one snapshot.
+func (s *Store) Overview(ctx context.Context, merchantID string, from, to time.Time) (store.Overview, error) {
+	r := overviewRange{merchantID: merchantID, from: stamp(from), to: stamp(to)}
+	var o store.Overview
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		steps := []func(context.Context, pgx.Tx, overviewRange, *store.Overview) error{
+			overviewTotals, overviewAnswers, overviewTopQuestions, overviewUnansweredQuestions, overviewDaily,
+			overviewLeads,
+		}
+		for _, step := range steps {
+			if err := step(ctx, tx, r, &o); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return store.Overview{}, fmt.Errorf("computing overview: %w", err)
+	}
+	return o, nil
+}
+
+// overviewRange selects the conversations an overview covers.
+type overviewRange struct {
+	merchantID string
+	from, to   time.Time
+}
+
+func (r overviewRange) args(more ...any) []any {
+	return append([]any{r.merchantID, r.from, r.to}, more...)
+}
+
+// inRange restricts conversations c to the range; its arguments are overviewRange.args, $1 to $3.
+const inRange = `c.merchant_id = $1 AND c.created_at >= $2 AND c.created_at < $3`
+
+// joinInRange joins messages m to their conversation c.
+const joinInRange = `messages m JOIN conversations c ON c.merchant_id = m.merchant_id AND c.id = m.conversation_id`
+
+// overviewLeads counts the leads captured in the range.
+func overviewLeads(ctx context.Context, tx pgx.Tx, r overviewRange, o *store.Overview) error {
+	err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM leads WHERE merchant_id = $1 AND created_at >= $2 AND created_at < $3`,
+		r.args()...).Scan(&o.Leads)
+	if err != nil {
+		return fmt.Errorf("counting leads: %w", err)
+	}
+	return nil
+}
+
+// overviewTotals counts conversations, messages and visitors; a conversation without a visitor ID is one visitor.
+func overviewTotals(ctx context.Context, tx pgx.Tx, r overviewRange, o *store.Overview) error {
+	err := tx.QueryRow(ctx, `
+		SELECT COUNT(*), COALESCE(SUM(c.message_count), 0),
+			COUNT(DISTINCT NULLIF(c.visitor_id, '')) + COUNT(*) FILTER (WHERE c.visitor_id = '')
+		FROM conversations c WHERE `+inRange, r.args()...).Scan(&o.Conversations, &o.Messages, &o.Visitors)
+	if err != nil {
+		return fmt.Errorf("counting conversations: %w", err)
+	}
+	return nil
+}
+
+// overviewAnswers counts the assistant messages that answered and those that could not.
+func overviewAnswers(ctx context.Context, tx pgx.Tx, r overviewRange, o *store.Overview) error {
+	err := tx.QueryRow(ctx, `
+		SELECT COUNT(*) FILTER (WHERE m.answered), COUNT(*) FILTER (WHERE NOT m.answered)
+		FROM `+joinInRange+` WHERE m.role = 'assistant' AND `+inRange, r.args()...).
+		Scan(&o.AnsweredMessages, &o.UnansweredMessages)
+	if err != nil {
+		return fmt.Errorf("counting answers: %w", err)
+	}
+	return nil
+}
+
+func overviewTopQuestions(ctx context.Context, tx pgx.Tx, r overviewRange, o *store.Overview) error {
+	var err error
+	o.TopQuestions, err = questionCounts(ctx, tx, `
+		SELECT m.normalized, COUNT(*) AS n FROM `+joinInRange+`
+		WHERE m.role = 'visitor' AND m.normalized <> '' AND `+inRange+`
+		GROUP BY m.normalized ORDER BY n DESC, m.normalized LIMIT $4`, r.args(topQuestions)...)
+	if err != nil {
+		return fmt.Errorf("ranking questions: %w", err)
+	}
+	return nil
+}
+
+// overviewUnansweredQuestions ranks the visitor questions whose reply could not answer.
+func overviewUnansweredQuestions(ctx context.Context, tx pgx.Tx, r overviewRange, o *store.Overview) error {
+	var err error
+	o.UnansweredQuestions, err = questionCounts(ctx, tx, `
+		SELECT q.normalized, COUNT(*) AS n FROM `+joinInRange+`
+		JOIN messages q ON q.merchant_id = m.merchant_id AND q.conversation_id = m.conversation_id AND q.id = m.reply_to
+		WHERE m.role = 'assistant' AND NOT m.answered AND q.normalized <> '' AND `+inRange+`
+		GROUP BY q.normalized ORDER BY n DESC, q.normalized LIMIT $4`, r.args(topQuestions)...)
+	if err != nil {
+		return fmt.Errorf("ranking unanswered questions: %w", err)
+	}
+	return nil
+}
+
+func questionCounts(ctx context.Context, tx pgx.Tx, query string, args ...any) ([]store.QuestionCount, error) {
+	rows, err := tx.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.QuestionCount
+	for rows.Next() {
+		var q store.QuestionCount
+		if err := rows.Scan(&q.Question, &q.Count); err != nil {
+			return nil, err
+		}
+		out = append(out, q)
+	}
+	return out, rows.Err()
+}
+
+// overviewDaily counts conversations and their messages per UTC day of creation, oldest first.
+func overviewDaily(ctx context.Context, tx pgx.Tx, r overviewRange, o *store.Overview) error {
+	rows, err := tx.Query(ctx, `
+		SELECT to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, COUNT(*), SUM(c.message_count)
+		FROM conversations c WHERE `+inRange+` GROUP BY day ORDER BY day`, r.args()...)
+	if err != nil {
+		return fmt.Errorf("counting days: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var d store.DayCount
+		if err := rows.Scan(&d.Date, &d.Conversations, &d.Messages); err != nil {
+			return fmt.Errorf("counting days: %w", err)
+		}
+		o.Daily = append(o.Daily, d)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("counting days: %w", err)
+	}
+	return nil
+}

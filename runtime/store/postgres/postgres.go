@@ -1,0 +1,152 @@
+// Package postgres is the store.Store that replicas share: PostgreSQL through a pgx connection pool, with its
+// schema migrated by embedded goose migrations under an advisory lock, so replicas starting together migrate once.
+//
+// The ceilings are exact under concurrency, across replicas: a new conversation claims a slot of a per-merchant,
+// per-month counter row with a conditional upsert, and a new knowledge item one of a per-merchant counter row, in
+// the transaction that writes it. PostgreSQL serialises the writers of one row, so the last slot is taken once.
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+
+	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/store/internal/storeutil"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Store is the PostgreSQL store.Store. It is safe for concurrent use, and any number of Stores, in one process or
+// many, may share a database.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open connects to the database at url (a postgres:// URL or a key=value connection string) and brings its
+// schema up to date. Errors never contain the URL's password.
+func Open(ctx context.Context, url string) (*Store, error) {
+	s, err := open(ctx, url)
+	if err != nil {
+		return nil, fmt.Errorf("opening postgres store: %w", err)
+	}
+	return s, nil
+}
+
+func open(ctx context.Context, url string) (*Store, error) {
+	if url == "" {
+		return nil, errors.New("empty database URL")
+	}
+	// pgx redacts the password from the errors of ParseConfig and of connecting.
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("parsing the database URL: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating the connection pool: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connecting: %w", err)
+	}
+	if err := migrate(ctx, cfg.ConnConfig); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return &Store{pool: pool}, nil
+}
+
+// migrate applies the embedded migrations, holding a session advisory lock so that concurrent replicas wait for
+// one another.
+func migrate(ctx context.Context, cfg *pgx.ConnConfig) (err error) {
+	fsys, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return err
+	}
+	// Another replica migrating holds the lock for well under a second: try every second, for five minutes.
+	locker, err := lock.NewPostgresSessionLocker(lock.WithLockTimeout(1, 300))
+	if err != nil {
+		return fmt.Errorf("creating the migration lock: %w", err)
+	}
+	db := stdlib.OpenDB(*cfg)
+	defer func() { err = errors.Join(err, db.Close()) }()
+	p, err := goose.NewProvider(goose.DialectPostgres, db, fsys, goose.WithDisableGlobalRegistry(true),
+		goose.WithSessionLocker(locker))
+	if err != nil {
+		return fmt.Errorf("loading migrations: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("migrating: %w", err)
+	}
+	return nil
+}
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("pinging postgres store: %w", err)
+	}
+	return nil
+}
+
+// Close closes the connection pool, waiting for connections in use to be released.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// write runs fn in a read-committed transaction, committed when fn returns nil and rolled back otherwise.
+func (s *Store) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, s.pool, fn)
+}
+
+// read runs fn in a read-only repeatable-read transaction, which sees one snapshot of the database.
+func (s *Store) read(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
+}
+
+// stamp is t as stored: truncated to the millisecond, in UTC.
+func stamp(t time.Time) time.Time {
+	return storeutil.FromMillis(storeutil.Millis(t))
+}
+
+// mustAffect turns a statement that changed no row into store.ErrNotFound.
+func mustAffect(tag pgconn.CommandTag, err error) error {
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return store.ErrNotFound
+	}
+	return nil
+}
+
+// params collects the arguments of a query built piece by piece.
+type params []any
+
+// add appends v and returns its placeholder.
+func (p *params) add(v any) string {
+	*p = append(*p, v)
+	return "$" + strconv.Itoa(len(*p))
+}
+
+// containsFold is the SQL condition that text contains the placeholder's value, ignoring case (with the
+// database's ctype, Unicode-aware in a UTF-8 locale). strpos, unlike LIKE, takes % and _ literally.
+func containsFold(column, placeholder string) string {
+	return "strpos(lower(" + column + "), lower(" + placeholder + "::text)) > 0"
+}

@@ -1,0 +1,361 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/store/postgres"
+	"github.com/parley-dev/parley/runtime/store/postgres/pgtest"
+	"github.com/parley-dev/parley/runtime/store/storetest"
+)
+
+// server is the package's throwaway PostgreSQL; each test gets its own database of it.
+var server *pgtest.Server
+
+func TestMain(m *testing.M) {
+	os.Exit(pgtest.Main(m, func(s *pgtest.Server) { server = s }))
+}
+
+// open opens a store on url, closed when t ends.
+func open(t *testing.T, url string) *postgres.Store {
+	t.Helper()
+	s, err := postgres.Open(t.Context(), url)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		t.Helper()
+		s, err := postgres.Open(t.Context(), server.Database(t))
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		return s
+	})
+}
+
+var at = time.Date(2026, time.March, 10, 12, 0, 0, 0, time.UTC)
+
+func exchange(merchantID, conversationID, question string, limit int) store.Exchange {
+	return store.Exchange{
+		MerchantID: merchantID, ConversationID: conversationID, VisitorID: "v1", MonthlyLimit: limit,
+		Question: store.Message{ID: conversationID + "-q", Role: store.RoleVisitor, Text: question, CreatedAt: at},
+		Answer: store.Message{ID: conversationID + "-a", Role: store.RoleAssistant, Text: "answer",
+			CreatedAt: at.Add(time.Second), Answered: true},
+	}
+}
+
+// replicas opens n stores on one database, as n replicas of the runtime would, opened at once so that their
+// migrations race too.
+func replicas(t *testing.T, n int) []*postgres.Store {
+	t.Helper()
+	url := server.Database(t)
+	stores := make([]*postgres.Store, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { stores[i], errs[i] = postgres.Open(t.Context(), url) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("opening replica %d: %v", i, err)
+		}
+		t.Cleanup(func() { _ = stores[i].Close() })
+	}
+	return stores
+}
+
+// race calls fn(i) for i in [0, n) from n goroutines released together and returns how many succeeded and how
+// many failed with target; any other error fails the test.
+func race(t *testing.T, n int, target error, fn func(i int) error) (ok, refused int) {
+	t.Helper()
+	errs := make([]error, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			errs[i] = fn(i)
+		})
+	}
+	close(start)
+	wg.Wait()
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case errors.Is(err, target):
+			refused++
+		default:
+			t.Errorf("unexpected error: %v", err)
+		}
+	}
+	return ok, refused
+}
+
+// TestMonthlyCeilingAcrossReplicas has two replicas race, from many goroutines, for the last conversations of
+// a month: the ceiling is never passed, and both replicas agree on the count.
+func TestMonthlyCeilingAcrossReplicas(t *testing.T) {
+	ctx := t.Context()
+	rs := replicas(t, 2)
+	const limit, before = 25, 20
+	for i := range before {
+		if _, err := rs[i%2].RecordExchange(ctx, exchange("m1", fmt.Sprint("early-", i), "hello", limit)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for round := range 3 { // the ceiling stays put once reached
+		ok, refused := race(t, 60, store.ErrQuotaExceeded, func(i int) error {
+			_, err := rs[i%2].RecordExchange(context.Background(),
+				exchange("m1", fmt.Sprintf("late-%d-%d", round, i), "hello", limit))
+			return err
+		})
+		wantOK := 0
+		if round == 0 {
+			wantOK = limit - before
+		}
+		if ok != wantOK || refused != 60-wantOK {
+			t.Errorf("round %d: %d created and %d refused, want %d and %d", round, ok, refused, wantOK, 60-wantOK)
+		}
+	}
+	for i, r := range rs {
+		if n, err := r.ConversationsThisMonth(ctx, "m1", at); err != nil || n != limit {
+			t.Errorf("replica %d: ConversationsThisMonth = %d, %v; want %d", i, n, err, limit)
+		}
+		list, _, err := r.ListConversations(ctx, "m1", store.ConversationFilter{Limit: 100})
+		if err != nil || len(list) != limit {
+			t.Errorf("replica %d lists %d conversations, %v; want %d", i, len(list), err, limit)
+		}
+	}
+	// Running conversations go on through either replica, and another merchant has its own ceiling.
+	for i, r := range rs {
+		more := exchange("m1", "early-0", "more", limit)
+		more.Question.ID, more.Answer.ID = fmt.Sprint("more-q-", i), fmt.Sprint("more-a-", i)
+		res, err := r.RecordExchange(ctx, more)
+		if err != nil || res.Created {
+			t.Errorf("replica %d continuing a conversation: %+v, %v", i, res, err)
+		}
+	}
+	if _, err := rs[1].RecordExchange(ctx, exchange("m2", "c1", "hello", 1)); err != nil {
+		t.Errorf("another merchant refused: %v", err)
+	}
+}
+
+// TestKnowledgeCeilingAcrossReplicas has two replicas race to create items past the plan's ceiling, and to
+// delete and create at once: the merchant never holds more items than the ceiling.
+func TestKnowledgeCeilingAcrossReplicas(t *testing.T) {
+	ctx := t.Context()
+	rs := replicas(t, 2)
+	const limit = 7
+	item := func(id string) store.Knowledge {
+		return store.Knowledge{ID: id, MerchantID: "m1", Title: "Title " + id, Content: "Content", CreatedAt: at, UpdatedAt: at}
+	}
+	ok, refused := race(t, 40, store.ErrKnowledgeLimit, func(i int) error {
+		return rs[i%2].CreateKnowledge(context.Background(), item(fmt.Sprint("k", i)), limit)
+	})
+	if ok != limit || refused != 40-limit {
+		t.Errorf("%d created and %d refused, want %d and %d", ok, refused, limit, 40-limit)
+	}
+	all, err := rs[1].AllKnowledge(ctx, "m1")
+	if err != nil || len(all) != limit {
+		t.Fatalf("%d items stored, %v; want %d", len(all), err, limit)
+	}
+	// Deletes free slots that concurrent creations take, never more than were freed.
+	ok, _ = race(t, 30, store.ErrKnowledgeLimit, func(i int) error {
+		if i < 3 {
+			return rs[i%2].DeleteKnowledge(context.Background(), "m1", all[i].ID)
+		}
+		return rs[i%2].CreateKnowledge(context.Background(), item(fmt.Sprint("new", i)), limit)
+	})
+	all, err = rs[0].AllKnowledge(ctx, "m1")
+	if err != nil || len(all) > limit || ok-3 > 3 {
+		t.Errorf("after deletes and creations: %d items (%v), %d created; want at most %d items", len(all), err, ok-3, limit)
+	}
+	// The count the ceiling is checked against is the real one: the merchant fills up to the ceiling exactly.
+	for i := len(all); i < limit; i++ {
+		if err := rs[i%2].CreateKnowledge(ctx, item(fmt.Sprint("fill", i)), limit); err != nil {
+			t.Fatalf("filling slot %d: %v", i, err)
+		}
+	}
+	if err := rs[0].CreateKnowledge(ctx, item("over"), limit); !errors.Is(err, store.ErrKnowledgeLimit) {
+		t.Errorf("item past the ceiling: %v, want ErrKnowledgeLimit", err)
+	}
+}
+
+// TestKnowledgeRevisionAcrossReplicas checks that a knowledge write through one replica changes the revision
+// another replica reads, at once, and that the other replica then reads the new knowledge.
+func TestKnowledgeRevisionAcrossReplicas(t *testing.T) {
+	ctx := t.Context()
+	rs := replicas(t, 2)
+	writer, reader := rs[0], rs[1]
+	rev := func() int64 {
+		t.Helper()
+		r, err := reader.KnowledgeRevision(ctx, "m1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if r := rev(); r != 0 {
+		t.Fatalf("initial revision %d, want 0", r)
+	}
+	k := store.Knowledge{ID: "k1", MerchantID: "m1", Title: "Shipping", Content: "Two days.", CreatedAt: at, UpdatedAt: at}
+	seen := map[int64]bool{0: true}
+	for _, step := range []struct {
+		name  string
+		write func() error
+		check func() bool
+	}{
+		{"create", func() error { return writer.CreateKnowledge(ctx, k, 10) }, func() bool {
+			got, err := reader.GetKnowledge(ctx, "m1", "k1")
+			return err == nil && got.Content == "Two days."
+		}},
+		{"update", func() error {
+			k.Content = "Three days."
+			return writer.UpdateKnowledge(ctx, k)
+		}, func() bool {
+			all, err := reader.AllKnowledge(ctx, "m1")
+			return err == nil && len(all) == 1 && all[0].Content == "Three days."
+		}},
+		{"delete", func() error { return writer.DeleteKnowledge(ctx, "m1", "k1") }, func() bool {
+			_, err := reader.GetKnowledge(ctx, "m1", "k1")
+			return errors.Is(err, store.ErrNotFound)
+		}},
+	} {
+		if err := step.write(); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		r := rev()
+		if seen[r] {
+			t.Errorf("after %s through one replica the other reads the revision %d, seen before", step.name, r)
+		}
+		seen[r] = true
+		if !step.check() {
+			t.Errorf("after %s the other replica does not read the change", step.name)
+		}
+	}
+	if r, err := reader.KnowledgeRevision(ctx, "m2"); err != nil || r != 0 {
+		t.Errorf("another merchant's revision = %d, %v; want 0", r, err)
+	}
+}
+
+// TestQueryUnicodeCase checks that the Query filters fold case beyond ASCII and take % and _ literally.
+func TestQueryUnicodeCase(t *testing.T) {
+	ctx := t.Context()
+	s := open(t, server.Database(t))
+	if _, err := s.RecordExchange(ctx, exchange("m1", "c1", "ÉTÉ À PARIS", 0)); err != nil {
+		t.Fatal(err)
+	}
+	list, _, err := s.ListConversations(ctx, "m1", store.ConversationFilter{Query: "été à"})
+	if err != nil || len(list) != 1 {
+		t.Errorf("ListConversations(été à) = %+v, %v; want c1", list, err)
+	}
+	if err := s.CreateKnowledge(ctx, store.Knowledge{ID: "k1", MerchantID: "m1", Title: "Größe", Content: "x",
+		CreatedAt: at, UpdatedAt: at}, 0); err != nil {
+		t.Fatal(err)
+	}
+	items, _, err := s.ListKnowledge(ctx, "m1", store.KnowledgeFilter{Query: "GRÖ"})
+	if err != nil || len(items) != 1 {
+		t.Errorf("ListKnowledge(GRÖ) = %+v, %v; want k1", items, err)
+	}
+	items, _, err = s.ListKnowledge(ctx, "m1", store.KnowledgeFilter{Query: "Gr_"})
+	if err != nil || len(items) != 0 {
+		t.Errorf("ListKnowledge(Gr_) = %+v, %v; want nothing (_ is literal)", items, err)
+	}
+}
+
+// TestMigrations checks that replicas opening one database together apply each migration once, and that data
+// survives reopening.
+func TestMigrations(t *testing.T) {
+	ctx := t.Context()
+	url := server.Database(t)
+	rs := make([]*postgres.Store, 4)
+	errs := make([]error, len(rs))
+	var wg sync.WaitGroup
+	for i := range rs {
+		wg.Go(func() { rs[i], errs[i] = postgres.Open(ctx, url) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("replica %d: %v", i, err)
+		}
+	}
+	if _, err := rs[0].RecordExchange(ctx, exchange("m1", "c1", "hello", 0)); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := open(t, url)
+	if c, msgs, err := s.GetConversation(ctx, "m1", "c1"); err != nil || c.MessageCount != 2 || len(msgs) != 2 {
+		t.Errorf("after reopening: %+v, %d messages, %v", c, len(msgs), err)
+	}
+
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT version_id, COUNT(*) FROM goose_db_version
+		WHERE version_id > 0 AND is_applied GROUP BY version_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	versions := 0
+	for rows.Next() {
+		var version, n int64
+		if err := rows.Scan(&version, &n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 1 {
+			t.Errorf("migration %d applied %d times", version, n)
+		}
+		versions++
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if versions == 0 {
+		t.Error("no migration recorded")
+	}
+}
+
+// TestOpenErrors checks that bad URLs are refused, and that the password never appears in the error.
+func TestOpenErrors(t *testing.T) {
+	ctx := t.Context()
+	if _, err := postgres.Open(ctx, ""); err == nil {
+		t.Error(`Open("") succeeded`)
+	}
+	for _, url := range []string{
+		"postgres://parley:s3cr3t-pw@127.0.0.1:1/parley?sslmode=disable&connect_timeout=5", // nothing listens on port 1
+		"postgres://parley:s3cr3t-pw@127.0.0.1:1/parley?sslmode=bogus",
+		"postgres://parley:s3cr3t-pw@[::1/parley",
+		strings.Replace(server.URL("no_such_database"), "postgres@", "postgres:s3cr3t-pw@", 1),
+	} {
+		_, err := postgres.Open(ctx, url)
+		if err == nil {
+			t.Errorf("Open(%s) succeeded", url)
+			continue
+		}
+		if strings.Contains(err.Error(), "s3cr3t-pw") {
+			t.Errorf("the error shows the password: %v", err)
+		}
+	}
+}
