@@ -108,6 +108,10 @@ build-installer: manifests ## Render everything the operator needs into dist/ins
 bench: wrk ## Load POST /api/v1/chat of `parley dev` and a bare net/http handler with wrk; report both and p99 at 2,000 req/s.
 	go test ./test/bench -run '^$$' -bench BenchmarkChatHTTP -benchtime 1x -count=1 -timeout 10m -v
 
+.PHONY: bench-webhooks
+bench-webhooks: ## Chat at 200 new conversations a second on `parley dev` with a webhook; report event-to-delivery p50 and p99.
+	go test ./test/bench -run '^$$' -bench BenchmarkWebhookLag -benchtime 1x -count=1 -timeout 5m -v
+
 .PHONY: wrk
 wrk: ## Install wrk from Debian's packages if missing.
 	@command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends wrk; }

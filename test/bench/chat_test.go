@@ -101,13 +101,13 @@ func seedKnowledge(b *testing.B, path string) {
 
 // startDev runs `parley dev` on a free port with a limit far above the load, and returns its URL and the demo
 // merchant's secret key, read from the banner it prints.
-func startDev(b *testing.B, dir string) (base, key string) {
+func startDev(b *testing.B, dir string, extra ...string) (base, key string) {
 	bin := filepath.Join(b.TempDir(), "parley")
 	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/parley").CombinedOutput(); err != nil {
 		b.Fatalf("building parley: %v\n%s", err, out)
 	}
 	addr := freeAddr(b)
-	cmd := exec.Command(bin, "dev", "--dir", dir, "--listen", addr, "--rate", "1000000", "--log-level", "error")
+	cmd := exec.Command(bin, append([]string{"dev", "--dir", dir, "--listen", addr, "--rate", "1000000", "--log-level", "error"}, extra...)...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		b.Fatal(err)
