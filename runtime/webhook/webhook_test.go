@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/parley-dev/parley/runtime/store"
@@ -100,6 +101,7 @@ type fixture struct {
 	reg   *tenant.Registry
 	b     *tenant.Bundle
 	d     *Dispatcher
+	prom  *prometheus.Registry
 }
 
 func newFixture(t *testing.T, hookURL string, secrets []string, cfg Config) *fixture {
@@ -120,7 +122,8 @@ func newFixture(t *testing.T, hookURL string, secrets []string, cfg Config) *fix
 			Events: []tenant.Event{tenant.EventConversationCreated, tenant.EventLeadCreated}}},
 	}}
 	f.publish()
-	cfg.Store, cfg.Tenants, cfg.Registry = st, reg, prometheus.NewRegistry()
+	f.prom = prometheus.NewRegistry()
+	cfg.Store, cfg.Tenants, cfg.Registry = st, reg, f.prom
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	if cfg.Schedule == nil {
 		cfg.Schedule = []time.Duration{10 * time.Millisecond, 10 * time.Millisecond, 10 * time.Millisecond, 10 * time.Millisecond}
@@ -233,6 +236,12 @@ func TestDeliversSignedEvents(t *testing.T) {
 	}
 	if !types["conversation.created"] || !types["lead.created"] {
 		t.Errorf("event types %v", types)
+	}
+	if n := testutil.ToFloat64(f.d.metrics.attempts.WithLabelValues("acme", store.DeliverySucceeded)); n != 2 {
+		t.Errorf("succeeded attempts metric = %v, want 2", n)
+	}
+	if n, err := testutil.GatherAndCount(f.prom, "parley_runtime_webhook_delivery_lag_seconds"); err != nil || n != 1 {
+		t.Errorf("lag histogram: %d series, %v", n, err)
 	}
 }
 
