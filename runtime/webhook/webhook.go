@@ -142,8 +142,9 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		case <-timer.C:
 		case <-d.wake:
 		}
-		// Claim only what the free workers can start now, so that nothing waits here holding a lease.
-		for free := d.workers - len(sem); free > 0; free = d.workers - len(sem) {
+		// Claim only what the free workers can start now, so that nothing waits here holding a lease; and nothing
+		// before the tenants are loaded, or deliveries of merchants not yet known would be cancelled.
+		for free := d.workers - len(sem); free > 0 && d.tenants.Synced(); free = d.workers - len(sem) {
 			batch, err := d.store.ClaimDeliveries(ctx, d.now(), d.lease, free)
 			if err != nil {
 				if ctx.Err() == nil {

@@ -146,6 +146,7 @@ func (f *fixture) publish() {
 	if err := f.reg.Set("test/acme", data); err != nil {
 		f.t.Fatal(err)
 	}
+	f.reg.MarkSynced()
 }
 
 func (f *fixture) run() {
@@ -393,6 +394,25 @@ func TestPlanWithoutWebhooksCancels(t *testing.T) {
 	}
 	if n := len(r.requests()); n != 0 {
 		t.Errorf("%d requests after the plan lost webhooks", n)
+	}
+}
+
+// TestWaitsForTenants: before the tenants are loaded, nothing is claimed (and so nothing cancelled as unknown).
+func TestWaitsForTenants(t *testing.T) {
+	secrets := []string{newSecret(t)}
+	r := newReceiver(t, secrets, 200)
+	f := newFixture(t, r.srv.URL, secrets, Config{AllowPrivate: true})
+	f.chat()
+	unsynced, err := tenant.NewRegistry(slog.New(slog.DiscardHandler), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.d.tenants = unsynced
+	f.run()
+	time.Sleep(100 * time.Millisecond)
+	list, _, err := f.store.ListDeliveries(t.Context(), "acme", store.DeliveryFilter{Status: store.DeliveryPending})
+	if err != nil || len(list) != 2 {
+		t.Errorf("pending deliveries before the tenants are loaded: %d, %v; want 2", len(list), err)
 	}
 }
 
