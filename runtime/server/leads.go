@@ -137,26 +137,27 @@ func validateLead(req leadRequest) (store.Contact, string, error) {
 		return store.Contact{}, "", newError(http.StatusUnprocessableEntity, codeValidationFailed, format, args...)
 	}
 	c := store.Contact{Name: strings.TrimSpace(req.Name), Message: strings.TrimSpace(req.Message)}
+	email, phone := strings.TrimSpace(req.Email), strings.TrimSpace(req.Phone)
 	switch {
 	case !utf8.ValidString(c.Name) || utf8.RuneCountInString(c.Name) > maxLeadNameRunes:
 		return fail("name must be text of at most %d characters", maxLeadNameRunes)
 	case !utf8.ValidString(c.Message) || utf8.RuneCountInString(c.Message) > maxLeadMessageRunes:
 		return fail("message must be text of at most %d characters", maxLeadMessageRunes)
-	case strings.TrimSpace(req.Email) == "" && strings.TrimSpace(req.Phone) == "":
+	case email == "" && phone == "":
 		return fail("give an email address or a phone number")
 	case req.Consent == nil || !*req.Consent:
 		return fail("consent must be true: the visitor agrees to be contacted")
 	}
 	c.Consent = true
-	if req.Email != "" {
-		e, ok := contact.Email(req.Email)
+	if email != "" {
+		e, ok := contact.Email(email)
 		if !ok {
 			return fail("email is not an email address")
 		}
 		c.Email = e
 	}
-	if req.Phone != "" {
-		p, ok := contact.Phone(req.Phone)
+	if phone != "" {
+		p, ok := contact.Phone(phone)
 		if !ok {
 			return fail("phone must be 7 to 15 digits, optionally with a leading + and spaces, dots, dashes or parentheses")
 		}

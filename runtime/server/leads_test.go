@@ -81,6 +81,11 @@ func TestLeadForm(t *testing.T) {
 	if res.status != http.StatusCreated || res.json(t)["conversation_id"] != nil {
 		t.Errorf("form naming an unknown conversation: %d %s", res.status, res.body)
 	}
+	// Blank fields count as not given.
+	res = e.leadForm("alpha", "v8", `{"email": "   ", "phone": "+1 555 010 0100", "consent": true}`)
+	if res.status != http.StatusCreated || res.json(t)["email"] != "" {
+		t.Errorf("form with a blank email and a phone: %d %s", res.status, res.body)
+	}
 	// A secret key from a server works too.
 	res = e.do(http.MethodPost, "/api/v1/leads", map[string]string{"X-API-Key": e.keys["alpha-sk"]},
 		`{"email": "crm@example.com", "consent": true}`)
