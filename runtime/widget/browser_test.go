@@ -63,21 +63,26 @@ func newRuntime(t *testing.T) *runtimeEnv {
 	return &runtimeEnv{url: url, store: st, tenants: tenants}
 }
 
-// merchant publishes a merchant allowing origin, with knowledge, and returns its publishable key.
-func (rt *runtimeEnv) merchant(t *testing.T, id, origin string, rate int32) string {
+// merchant publishes a merchant allowing origin, with knowledge, and returns its publishable key. Options change
+// the merchant's bundle before it is published.
+func (rt *runtimeEnv) merchant(t *testing.T, id, origin string, rate int32, options ...func(*tenant.Bundle)) string {
 	t.Helper()
 	key, err := credentials.NewAPIKey(credentials.PublishablePrefix)
 	if err != nil {
 		t.Fatal(err)
 	}
 	d, _ := credentials.Describe(key)
-	doc, err := tenant.Marshal(&tenant.Bundle{
+	b := &tenant.Bundle{
 		APIVersion: tenant.APIVersion, MerchantID: id, DisplayName: "Shop " + id,
 		Plan:           tenant.Plan{Name: "test", RequestsPerSecond: rate, Burst: rate},
 		AllowedOrigins: []string{origin},
 		Widget:         tenant.Widget{Title: "Ask " + id, Greeting: "Welcome to " + id + "!", Color: "#0f766e"},
 		APIKeys:        []tenant.APIKey{{ID: d.ID, Type: tenant.KeyPublishable, SHA256: d.SHA256}},
-	})
+	}
+	for _, o := range options {
+		o(b)
+	}
+	doc, err := tenant.Marshal(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -515,6 +520,56 @@ func TestWidgetContactFormKeyboard(t *testing.T) {
 	leads := rt.leads(t, "shop")
 	if len(leads) != 1 || leads[0].Name != "Ada Lovelace" || leads[0].Email != "ada@example.com" || leads[0].ConversationID != conv {
 		t.Errorf("leads %+v, conversation %q", leads, conv)
+	}
+}
+
+// In German, and with an address the runtime refuses: the server's refusal is shown in the form, which stays
+// filled in for a correction.
+func TestWidgetContactFormGermanServerError(t *testing.T) {
+	rt := newRuntime(t)
+	page := newShop(t)
+	page.embed(rt.url, rt.merchant(t, "shop", page.url, 100, func(b *tenant.Bundle) { b.Widget.Locale = "de" }), "shop")
+	ctx := browser(t)
+	var offer, labels, contactErr, consentErr, serverErr, thanks string
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(page.url),
+		waitFor(`s && s.querySelector('.w').lang === 'de'`),
+		click(".l"),
+		key("Verkaufen Sie Elektrofahrräder?"), key(kb.Enter),
+		waitFor(`s.querySelector('.offer') && s.querySelector('.offer').offsetParent !== null`),
+		eval(`s.querySelector('.offer').textContent`, &offer),
+		click(".offer"),
+		eval(`[...s.querySelectorAll('.lf label')].map(l => l.textContent).join('|')`, &labels),
+		click(".lf button"),
+		waitFor(`s.querySelector('#parley-ce').textContent !== ''`),
+		eval(`s.querySelector('#parley-ce').textContent`, &contactErr),
+		eval(`s.querySelector('#parley-ke').textContent`, &consentErr),
+		key("ada..lovelace@example.com"), // the widget lets it pass; the runtime's check does not
+		click("#parley-consent"),
+		click(".lf button"),
+		waitFor(`s.querySelector('.lf .fe:not([id])').textContent !== ''`),
+		eval(`s.querySelector('.lf .fe:not([id])').textContent`, &serverErr),
+		waitFor(`!s.querySelector('.lf').hidden && s.querySelector('#parley-email').value === 'ada..lovelace@example.com' && !s.querySelector('.lf button').disabled`),
+		eval(`(s.querySelector('#parley-email').value = 'ada@example.com', true)`, new(bool)),
+		click(".lf button"),
+		waitFor(`!s.querySelector('.thx').hidden && s.querySelector('.lf .fe:not([id])').textContent === ''`),
+		eval(`s.querySelector('.thx').textContent`, &thanks),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if offer != "Kontaktdaten hinterlassen" || labels != "Name|E-Mail|Telefon|Nachricht|Ich bin einverstanden, zu meiner Frage kontaktiert zu werden" {
+		t.Errorf("offer %q, labels %q", offer, labels)
+	}
+	if contactErr != "Bitte geben Sie eine E-Mail-Adresse oder eine Telefonnummer an." ||
+		consentErr != "Bitte stimmen Sie der Kontaktaufnahme zu, damit wir antworten können." {
+		t.Errorf("errors %q and %q", contactErr, consentErr)
+	}
+	if serverErr != "Bitte prüfen Sie Ihre Angaben." || thanks != "Vielen Dank! Wir melden uns bald bei Ihnen." {
+		t.Errorf("refusal shown as %q, thanks %q", serverErr, thanks)
+	}
+	if leads := rt.leads(t, "shop"); len(leads) != 1 || leads[0].Email != "ada@example.com" {
+		t.Errorf("leads %+v", leads)
 	}
 }
 
