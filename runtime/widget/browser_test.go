@@ -573,6 +573,37 @@ func TestWidgetContactFormGermanServerError(t *testing.T) {
 	}
 }
 
+// A contact form sent faster than the plan's rate says so with the chat's message, and keeps what was filled in.
+func TestWidgetContactFormRateLimited(t *testing.T) {
+	rt := newRuntime(t)
+	page := newShop(t)
+	page.embed(rt.url, rt.merchant(t, "shop", page.url, 1), "shop")
+	ctx := browser(t)
+	var text string
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(page.url),
+		waitFor(`s && s.querySelector('header h2').textContent === 'Ask shop'`),
+		click(".l"),
+		key(unanswerable), key(kb.Enter),
+		waitFor(`s.querySelector('.offer') && s.querySelector('.offer').offsetParent !== null`),
+		// Within the second of the question: over the plan's 1 request/s.
+		eval(`(s.querySelector('.offer').click(), s.querySelector('#parley-email').value = 'ada@example.com',
+			s.querySelector('#parley-consent').click(), s.querySelector('.lf button').click(), true)`, new(bool)),
+		waitFor(`s.querySelector('.lf .fe:not([id])').textContent !== ''`),
+		eval(`s.querySelector('.lf .fe:not([id])').textContent`, &text),
+		waitFor(`!s.querySelector('.lf').hidden && s.querySelector('#parley-email').value === 'ada@example.com' && s.querySelector('.thx').hidden`),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text != "You are sending messages too quickly. Please wait a moment and retry." {
+		t.Errorf("rate limit shown as %q", text)
+	}
+	if n := len(rt.leads(t, "shop")); n != 0 {
+		t.Errorf("%d leads stored from a refused request", n)
+	}
+}
+
 // saveScreenshot keeps a screenshot as a test artifact, in $PARLEY_ARTIFACTS or a temporary directory.
 func saveScreenshot(ctx context.Context, t *testing.T, name string) {
 	t.Helper()
