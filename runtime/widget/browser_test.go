@@ -63,21 +63,26 @@ func newRuntime(t *testing.T) *runtimeEnv {
 	return &runtimeEnv{url: url, store: st, tenants: tenants}
 }
 
-// merchant publishes a merchant allowing origin, with knowledge, and returns its publishable key.
-func (rt *runtimeEnv) merchant(t *testing.T, id, origin string, rate int32) string {
+// merchant publishes a merchant allowing origin, with knowledge, and returns its publishable key. Options change
+// the merchant's bundle before it is published.
+func (rt *runtimeEnv) merchant(t *testing.T, id, origin string, rate int32, options ...func(*tenant.Bundle)) string {
 	t.Helper()
 	key, err := credentials.NewAPIKey(credentials.PublishablePrefix)
 	if err != nil {
 		t.Fatal(err)
 	}
 	d, _ := credentials.Describe(key)
-	doc, err := tenant.Marshal(&tenant.Bundle{
+	b := &tenant.Bundle{
 		APIVersion: tenant.APIVersion, MerchantID: id, DisplayName: "Shop " + id,
 		Plan:           tenant.Plan{Name: "test", RequestsPerSecond: rate, Burst: rate},
 		AllowedOrigins: []string{origin},
 		Widget:         tenant.Widget{Title: "Ask " + id, Greeting: "Welcome to " + id + "!", Color: "#0f766e"},
 		APIKeys:        []tenant.APIKey{{ID: d.ID, Type: tenant.KeyPublishable, SHA256: d.SHA256}},
-	})
+	}
+	for _, o := range options {
+		o(b)
+	}
+	doc, err := tenant.Marshal(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,6 +190,12 @@ func eval[T any](expr string, out *T) chromedp.Action[chromedp.Void] {
 func click(selector string) chromedp.Action[chromedp.Void] {
 	var ok bool
 	return eval(`(s.querySelector('`+selector+`').click(), true)`, &ok)
+}
+
+// focus puts the focus on an element of the widget.
+func focus(selector string) chromedp.Action[chromedp.Void] {
+	var ok bool
+	return eval(`(s.querySelector('`+selector+`').focus(), true)`, &ok)
 }
 
 // key types keys into the focused element, as a keyboard would.
@@ -310,6 +321,286 @@ func TestWidgetRateLimited(t *testing.T) {
 	}
 	if !strings.Contains(text, "too quickly") || !retryShown {
 		t.Errorf("rate limit shown as %q, retry offered %v", text, retryShown)
+	}
+}
+
+// unanswerable is a question the test merchant's knowledge base has no answer for.
+const unanswerable = "Do you sell electric bicycles?"
+
+// leads returns the merchant's leads.
+func (rt *runtimeEnv) leads(t *testing.T, id string) []store.Lead {
+	t.Helper()
+	list, _, err := rt.store.ListLeads(t.Context(), id, store.LeadFilter{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list
+}
+
+// countLeadRequests makes the page count the widget's calls to /api/v1/leads in window.leadRequests.
+func countLeadRequests() chromedp.Action[chromedp.Void] {
+	var ok bool
+	return eval(`(window.leadRequests = 0, window.fetch = (f => function (u) { if (String(u).includes('/api/v1/leads')) window.leadRequests++; return f.apply(this, arguments); })(window.fetch), true)`, &ok)
+}
+
+// conversationID is the widget's current conversation, from its localStorage.
+func conversationID(out *string) chromedp.Action[chromedp.Void] {
+	return eval(`JSON.parse(localStorage.getItem('parley:shop')).conversation_id`, out)
+}
+
+// An answer the assistant could not give offers the contact form; it checks what the visitor left before
+// sending anything, and a lead sent through it belongs to the conversation.
+func TestWidgetContactForm(t *testing.T) {
+	rt := newRuntime(t)
+	page := newShop(t)
+	page.embed(rt.url, rt.merchant(t, "shop", page.url, 100), "shop")
+	ctx := browser(t)
+
+	// An answered question offers nothing; an unanswered one offers the form right under its answer.
+	var offered bool
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(page.url),
+		waitFor(`s && s.querySelector('header h2').textContent === 'Ask shop'`),
+		countLeadRequests(),
+		click(".l"),
+		key("How long does delivery to Canada take?"), key(kb.Enter),
+		waitFor(`s.querySelectorAll('.m.bot').length === 2`),
+		eval(`!!s.querySelector('.lead')`, &offered),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if offered {
+		t.Error("the contact form is offered under an answer")
+	}
+	var message, intro string
+	err = chromedp.Do(ctx,
+		key(unanswerable), key(kb.Enter),
+		waitFor(`s.querySelectorAll('.m.bot').length === 3`),
+		waitFor(`s.querySelectorAll('.m.bot')[2].nextElementSibling === s.querySelector('.lead') && s.querySelector('.offer').offsetParent !== null`),
+		waitFor(`s.querySelector('.offer').textContent === 'Leave your contact details' && s.querySelector('.lf').hidden`),
+		click(".offer"),
+		waitFor(`!s.querySelector('.lf').hidden && s.querySelector('.offer').hidden && s.activeElement === s.querySelector('#parley-name')`),
+		eval(`s.querySelector('#parley-message').value`, &message),
+		eval(`s.querySelector('.lf p').textContent`, &intro),
+	)
+	if err != nil {
+		t.Fatalf("offering the form: %v", err)
+	}
+	if message != unanswerable || !strings.Contains(intro, "email address or a phone number") {
+		t.Errorf("form prefilled with %q, introduced as %q", message, intro)
+	}
+	// Every field has a label.
+	var unlabelled string
+	if err := chromedp.Do(ctx, eval(`[...s.querySelectorAll('.lf input, .lf textarea')].filter(f => !f.labels.length || !f.labels[0].textContent.trim()).map(f => f.name).join(',')`, &unlabelled)); err != nil {
+		t.Fatal(err)
+	}
+	if unlabelled != "" {
+		t.Errorf("fields without a label: %s", unlabelled)
+	}
+
+	// Sent empty: both errors, announced and tied to their fields, the focus on the first; nothing is sent.
+	var contactErr, consentErr, described string
+	var requests int
+	err = chromedp.Do(ctx,
+		click(".lf button"),
+		waitFor(`s.querySelector('#parley-ce').textContent !== '' && s.activeElement === s.querySelector('#parley-email')`),
+		eval(`s.querySelector('#parley-ce').textContent`, &contactErr),
+		eval(`s.querySelector('#parley-ke').textContent`, &consentErr),
+		eval(`['email', 'phone', 'consent'].map(f => s.querySelector('#parley-' + f).getAttribute('aria-invalid') + ':' + s.getElementById(s.querySelector('#parley-' + f).getAttribute('aria-describedby')).getAttribute('role')).join(' ')`, &described),
+	)
+	if err != nil {
+		t.Fatalf("sending the form empty: %v", err)
+	}
+	if contactErr != "Please give an email address or a phone number." || consentErr != "Please agree to be contacted so we can reply." ||
+		described != "true:alert true:alert true:alert" {
+		t.Errorf("errors %q and %q; fields (aria-invalid:role of the description) %s", contactErr, consentErr, described)
+	}
+
+	// An email address but no consent: the consent error alone, the focus on the checkbox; still nothing is sent.
+	err = chromedp.Do(ctx,
+		key("ada@example.com"),
+		click(".lf button"),
+		waitFor(`s.querySelector('#parley-ce').textContent === '' && s.activeElement === s.querySelector('#parley-consent')`),
+		eval(`s.querySelector('#parley-ke').textContent`, &consentErr),
+		eval(`window.leadRequests`, &requests),
+	)
+	if err != nil {
+		t.Fatalf("sending the form without consent: %v", err)
+	}
+	saveScreenshot(ctx, t, "widget-contact-form-errors.png")
+	if consentErr != "Please agree to be contacted so we can reply." || requests != 0 {
+		t.Errorf("without consent: error %q, %d requests sent", consentErr, requests)
+	}
+	if n := len(rt.leads(t, "shop")); n != 0 {
+		t.Errorf("%d leads stored before the form was valid", n)
+	}
+
+	// With consent: the thanks replace the form and take the focus; the lead is the conversation's.
+	var conv string
+	err = chromedp.Do(ctx,
+		click("#parley-consent"),
+		click(".lf button"),
+		waitFor(`!s.querySelector('.thx').hidden && s.querySelector('.lf').hidden && s.activeElement === s.querySelector('.thx')`),
+		waitFor(`s.querySelector('.thx').textContent === 'Thank you! We will get back to you soon.'`),
+		eval(`window.leadRequests`, &requests),
+		conversationID(&conv),
+	)
+	if err != nil {
+		t.Fatalf("sending the form: %v", err)
+	}
+	saveScreenshot(ctx, t, "widget-contact-form.png")
+	leads := rt.leads(t, "shop")
+	if requests != 1 || len(leads) != 1 {
+		t.Fatalf("%d requests, %d leads stored, want 1 of each", requests, len(leads))
+	}
+	l := leads[0]
+	if conv == "" || l.ConversationID != conv || l.Email != "ada@example.com" || !l.Consent || l.Source != store.LeadFromForm ||
+		l.Message != unanswerable || l.VisitorID == "" {
+		t.Errorf("lead %+v, conversation %q", l, conv)
+	}
+
+	// Not offered again in that conversation, also after a reload; a new conversation offers it again.
+	err = chromedp.Do(ctx,
+		focus(".c textarea"),
+		key("Do you repair skateboards?"), key(kb.Enter),
+		waitFor(`s.querySelectorAll('.m.bot').length === 4`),
+		waitFor(`s.querySelector('.offer').hidden && s.querySelectorAll('.m.bot')[2].nextElementSibling === s.querySelector('.lead')`),
+		chromedp.Reload(),
+		waitFor(`s && s.querySelectorAll('.m.bot').length === 4 && s.querySelector('header h2').textContent === 'Ask shop'`),
+		waitFor(`s.querySelector('.offer').hidden && !s.querySelector('.thx').hidden && s.querySelectorAll('.m.bot')[2].nextElementSibling === s.querySelector('.lead')`),
+		click(".l"),
+		click(".fresh"),
+		waitFor(`s.querySelectorAll('.m').length === 1 && !s.querySelector('.lead')`),
+		key(unanswerable), key(kb.Enter),
+		waitFor(`s.querySelectorAll('.m.bot').length === 2 && s.querySelector('.offer').offsetParent !== null`),
+		click(".offer"),
+		waitFor(`s.querySelector('#parley-email').value === '' && !s.querySelector('#parley-consent').checked && s.querySelector('#parley-ke').textContent === ''`),
+	)
+	if err != nil {
+		t.Fatalf("after the lead: %v", err)
+	}
+}
+
+// The contact form works with the keyboard alone: Shift+Tab from the input reaches the offer, Enter opens the
+// form, Tab moves through it, Space ticks the consent, Enter sends; Escape still closes the panel.
+func TestWidgetContactFormKeyboard(t *testing.T) {
+	rt := newRuntime(t)
+	page := newShop(t)
+	page.embed(rt.url, rt.merchant(t, "shop", page.url, 100), "shop")
+	ctx := browser(t)
+	shiftTab := chromedp.KeyEvent(kb.Tab, chromedp.KeyModifiers(kb.ModifierShift))
+	focused := func(selector string) chromedp.Action[chromedp.Void] {
+		return waitFor(`s.activeElement === s.querySelector('` + selector + `')`)
+	}
+	var conv string
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(page.url),
+		waitFor(`s && s.querySelector('header h2').textContent === 'Ask shop'`),
+		key(kb.Tab), focused(".l"), key(kb.Enter), focused(".c textarea"),
+		key(unanswerable), key(kb.Enter),
+		waitFor(`s.querySelector('.offer') && s.querySelector('.offer').offsetParent !== null`),
+		shiftTab, focused(".offer"),
+		key(kb.Enter), focused("#parley-name"),
+		key("Ada Lovelace"), key(kb.Tab), focused("#parley-email"),
+		key("ada@example.com"), key(kb.Tab), focused("#parley-phone"),
+		key(kb.Tab), focused("#parley-message"),
+		key(kb.Tab), focused("#parley-consent"),
+		key(" "), waitFor(`s.querySelector('#parley-consent').checked`),
+		key(kb.Tab), focused(".lf button"),
+		key(kb.Enter),
+		waitFor(`!s.querySelector('.thx').hidden`), focused(".thx"),
+		conversationID(&conv),
+		key(kb.Escape),
+		waitFor(`s.querySelector('.p').hidden`), focused(".l"),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leads := rt.leads(t, "shop")
+	if len(leads) != 1 || leads[0].Name != "Ada Lovelace" || leads[0].Email != "ada@example.com" || leads[0].ConversationID != conv {
+		t.Errorf("leads %+v, conversation %q", leads, conv)
+	}
+}
+
+// In German, and with an address the runtime refuses: the server's refusal is shown in the form, which stays
+// filled in for a correction.
+func TestWidgetContactFormGermanServerError(t *testing.T) {
+	rt := newRuntime(t)
+	page := newShop(t)
+	page.embed(rt.url, rt.merchant(t, "shop", page.url, 100, func(b *tenant.Bundle) { b.Widget.Locale = "de" }), "shop")
+	ctx := browser(t)
+	var offer, labels, contactErr, consentErr, serverErr, thanks string
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(page.url),
+		waitFor(`s && s.querySelector('.w').lang === 'de'`),
+		click(".l"),
+		key("Verkaufen Sie Elektrofahrräder?"), key(kb.Enter),
+		waitFor(`s.querySelector('.offer') && s.querySelector('.offer').offsetParent !== null`),
+		eval(`s.querySelector('.offer').textContent`, &offer),
+		click(".offer"),
+		eval(`[...s.querySelectorAll('.lf label')].map(l => l.textContent).join('|')`, &labels),
+		click(".lf button"),
+		waitFor(`s.querySelector('#parley-ce').textContent !== ''`),
+		eval(`s.querySelector('#parley-ce').textContent`, &contactErr),
+		eval(`s.querySelector('#parley-ke').textContent`, &consentErr),
+		key("ada..lovelace@example.com"), // the widget lets it pass; the runtime's check does not
+		click("#parley-consent"),
+		click(".lf button"),
+		waitFor(`s.querySelector('.lf .fe:not([id])').textContent !== ''`),
+		eval(`s.querySelector('.lf .fe:not([id])').textContent`, &serverErr),
+		waitFor(`!s.querySelector('.lf').hidden && s.querySelector('#parley-email').value === 'ada..lovelace@example.com' && !s.querySelector('.lf button').disabled`),
+		eval(`(s.querySelector('#parley-email').value = 'ada@example.com', true)`, new(bool)),
+		click(".lf button"),
+		waitFor(`!s.querySelector('.thx').hidden && s.querySelector('.lf .fe:not([id])').textContent === ''`),
+		eval(`s.querySelector('.thx').textContent`, &thanks),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if offer != "Kontaktdaten hinterlassen" || labels != "Name|E-Mail|Telefon|Nachricht|Ich bin einverstanden, zu meiner Frage kontaktiert zu werden" {
+		t.Errorf("offer %q, labels %q", offer, labels)
+	}
+	if contactErr != "Bitte geben Sie eine E-Mail-Adresse oder eine Telefonnummer an." ||
+		consentErr != "Bitte stimmen Sie der Kontaktaufnahme zu, damit wir antworten können." {
+		t.Errorf("errors %q and %q", contactErr, consentErr)
+	}
+	if serverErr != "Bitte prüfen Sie Ihre Angaben." || thanks != "Vielen Dank! Wir melden uns bald bei Ihnen." {
+		t.Errorf("refusal shown as %q, thanks %q", serverErr, thanks)
+	}
+	if leads := rt.leads(t, "shop"); len(leads) != 1 || leads[0].Email != "ada@example.com" {
+		t.Errorf("leads %+v", leads)
+	}
+}
+
+// A contact form sent faster than the plan's rate says so with the chat's message, and keeps what was filled in.
+func TestWidgetContactFormRateLimited(t *testing.T) {
+	rt := newRuntime(t)
+	page := newShop(t)
+	page.embed(rt.url, rt.merchant(t, "shop", page.url, 1), "shop")
+	ctx := browser(t)
+	var text string
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(page.url),
+		waitFor(`s && s.querySelector('header h2').textContent === 'Ask shop'`),
+		click(".l"),
+		key(unanswerable), key(kb.Enter),
+		waitFor(`s.querySelector('.offer') && s.querySelector('.offer').offsetParent !== null`),
+		// Within the second of the question: over the plan's 1 request/s.
+		eval(`(s.querySelector('.offer').click(), s.querySelector('#parley-email').value = 'ada@example.com',
+			s.querySelector('#parley-consent').click(), s.querySelector('.lf button').click(), true)`, new(bool)),
+		waitFor(`s.querySelector('.lf .fe:not([id])').textContent !== ''`),
+		eval(`s.querySelector('.lf .fe:not([id])').textContent`, &text),
+		waitFor(`!s.querySelector('.lf').hidden && s.querySelector('#parley-email').value === 'ada@example.com' && s.querySelector('.thx').hidden`),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text != "You are sending messages too quickly. Please wait a moment and retry." {
+		t.Errorf("rate limit shown as %q", text)
+	}
+	if n := len(rt.leads(t, "shop")); n != 0 {
+		t.Errorf("%d leads stored from a refused request", n)
 	}
 }
 

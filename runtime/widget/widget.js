@@ -20,7 +20,13 @@
       origin_not_allowed: "This chat is not enabled on this website.",
       merchant_suspended: "This chat is not available at the moment.",
       offline: "You seem to be offline. Check your connection and retry.",
-      failed: "Something went wrong. Please retry."
+      failed: "Something went wrong. Please retry.",
+      lead: "Leave your contact details", lead_intro: "We will get back to you. Please give an email address or a phone number.",
+      name: "Name", email: "Email", phone: "Phone", message: "Message", consent: "I agree to be contacted about my question",
+      lead_send: "Send details", thanks: "Thank you! We will get back to you soon.",
+      need_contact: "Please give an email address or a phone number.", need_consent: "Please agree to be contacted so we can reply.",
+      bad_email: "Please check the email address.", bad_phone: "Please check the phone number.",
+      validation_failed: "Please check your details."
     },
     de: {
       open: "Chat öffnen", close: "Chat schließen", title: "Schreiben Sie uns", greeting: "Hallo! Wie kann ich helfen?",
@@ -31,18 +37,24 @@
       origin_not_allowed: "Dieser Chat ist auf dieser Website nicht freigeschaltet.",
       merchant_suspended: "Dieser Chat ist derzeit nicht verfügbar.",
       offline: "Sie scheinen offline zu sein. Prüfen Sie Ihre Verbindung und versuchen Sie es erneut.",
-      failed: "Etwas ist schiefgegangen. Bitte versuchen Sie es erneut."
+      failed: "Etwas ist schiefgegangen. Bitte versuchen Sie es erneut.",
+      lead: "Kontaktdaten hinterlassen", lead_intro: "Wir melden uns bei Ihnen. Bitte geben Sie eine E-Mail-Adresse oder eine Telefonnummer an.",
+      name: "Name", email: "E-Mail", phone: "Telefon", message: "Nachricht", consent: "Ich bin einverstanden, zu meiner Frage kontaktiert zu werden",
+      lead_send: "Angaben senden", thanks: "Vielen Dank! Wir melden uns bald bei Ihnen.",
+      need_contact: "Bitte geben Sie eine E-Mail-Adresse oder eine Telefonnummer an.", need_consent: "Bitte stimmen Sie der Kontaktaufnahme zu, damit wir antworten können.",
+      bad_email: "Bitte prüfen Sie die E-Mail-Adresse.", bad_phone: "Bitte prüfen Sie die Telefonnummer.",
+      validation_failed: "Bitte prüfen Sie Ihre Angaben."
     }
   };
   var RTL = ["ar", "he", "fa", "ur"];
 
-  var CSS = ":host{all:initial}*{box-sizing:border-box;font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif}" +
+  var CSS = ":host{all:initial}[hidden]{display:none!important}*{box-sizing:border-box;font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif}" +
     ".l{position:fixed;bottom:20px;right:20px;z-index:2147483000;width:56px;height:56px;border:0;border-radius:50%;background:var(--c);color:#fff;cursor:pointer;box-shadow:0 4px 14px rgba(0,0,0,.25)}" +
     ".left .l,.left .p{right:auto;left:20px}.l svg{width:26px;height:26px;fill:currentColor}" +
     ".p{position:fixed;bottom:88px;right:20px;z-index:2147483000;width:min(380px,calc(100vw - 40px));height:min(560px,calc(100vh - 120px));display:flex;flex-direction:column;background:#fff;color:#1f2328;border-radius:12px;box-shadow:0 8px 30px rgba(0,0,0,.25);overflow:hidden}" +
     ".p[hidden]{display:none}header{display:flex;align-items:center;gap:8px;padding:12px 14px;background:var(--c);color:#fff}" +
     "header h2{flex:1;margin:0;font-size:15px;font-weight:600}header button{background:transparent;border:0;color:#fff;cursor:pointer;padding:4px 6px;border-radius:6px}" +
-    "button:focus-visible,textarea:focus-visible,a:focus-visible{outline:2px solid #2563eb;outline-offset:2px}" +
+    "button:focus-visible,textarea:focus-visible,input:focus-visible,a:focus-visible,.thx:focus-visible{outline:2px solid #2563eb;outline-offset:2px}" +
     ".log{flex:1;overflow-y:auto;padding:12px;display:flex;flex-direction:column;gap:8px;background:#f6f8fa}" +
     ".m{max-width:85%;padding:8px 11px;border-radius:10px;white-space:pre-wrap;word-wrap:break-word}" +
     ".bot{align-self:flex-start;background:#fff;border:1px solid #d0d7de}.you{align-self:flex-end;background:var(--c);color:#fff}" +
@@ -52,8 +64,14 @@
     ".t i:nth-child(2){animation-delay:.15s}.t i:nth-child(3){animation-delay:.3s}@keyframes b{50%{opacity:.3}}" +
     ".err{margin:0 12px 8px;padding:8px 10px;border-radius:8px;background:#fff1f0;color:#82071e;display:flex;gap:8px;align-items:center}" +
     ".err[hidden]{display:none}.err span{flex:1}.err button{border:1px solid #82071e;background:#fff;color:#82071e;border-radius:6px;cursor:pointer}" +
-    "form{display:flex;gap:8px;padding:10px;border-top:1px solid #d0d7de}textarea{flex:1;resize:none;border:1px solid #d0d7de;border-radius:8px;padding:8px;height:40px}" +
-    "form button{border:0;border-radius:8px;padding:0 14px;background:var(--c);color:#fff;cursor:pointer}form button:disabled{opacity:.5;cursor:default}";
+    ".c{display:flex;gap:8px;padding:10px;border-top:1px solid #d0d7de}.c textarea{flex:1;resize:none;border:1px solid #d0d7de;border-radius:8px;padding:8px;height:40px}" +
+    ".c button,.lf button{border:0;border-radius:8px;padding:0 14px;background:var(--c);color:#fff;cursor:pointer}button:disabled{opacity:.5;cursor:default}" +
+    ".lead{display:flex;flex-direction:column;align-items:flex-start}.offer{border:1px solid var(--c);background:#fff;color:#1f2328;border-radius:16px;padding:5px 12px;cursor:pointer}" +
+    ".lf{align-self:stretch;display:flex;flex-direction:column;gap:3px;padding:10px;background:#fff;border:1px solid #d0d7de;border-radius:10px}.lf p{margin:0 0 4px}" +
+    ".lf label{margin-top:4px;font-size:12px;font-weight:600}.lf input,.lf textarea{border:1px solid #d0d7de;border-radius:6px;padding:6px 8px}.lf textarea{resize:vertical;height:60px}" +
+    ".lf .ck{display:flex;gap:6px;align-items:flex-start;font-weight:400}.ck input{margin:3px 0 0}[aria-invalid=true]{border-color:#cf222e!important;outline-color:#cf222e}" +
+    ".fe{margin:0;color:#82071e;font-size:12px}.fe:empty{display:none}.lf button{align-self:flex-start;margin-top:8px;padding:7px 14px}" +
+    ".thx{margin:0;padding:8px 11px;border-radius:10px;background:#dafbe1;color:#116329}";
 
   var store = "parley:" + merchant;
   var state = load();
@@ -117,9 +135,42 @@
   var error = el("div", { "class": "err", role: "alert", hidden: "" });
   var errorText = el("span");
   var retry = el("button", { type: "button", "class": "retry" });
-  var form = el("form");
+  var form = el("form", { "class": "c" });
   var input = el("textarea", { rows: "1", maxlength: "4000" });
   var send = el("button", { type: "submit" });
+
+  // The contact form, offered under an answer the assistant could not give: a button that opens the form, the
+  // form, and the thanks that replace it. The log announces the offer and the thanks; the form itself is not
+  // announced (the focus moves into it), but its errors are.
+  var lead = el("div", { "class": "lead" });
+  var offer = el("button", { type: "button", "class": "offer" });
+  var leadForm = el("form", { "class": "lf", novalidate: "", "aria-live": "off", hidden: "" });
+  var leadIntro = el("p");
+  var fields = {}, labels = {};
+  ["name", "email", "phone", "message"].forEach(function (f) {
+    var attrs = { id: "parley-" + f, name: f, maxlength: f === "message" ? "2000" : "200" };
+    if (f !== "message") {
+      attrs.type = f === "name" ? "text" : f === "phone" ? "tel" : f;
+      attrs.autocomplete = f === "phone" ? "tel" : f;
+    }
+    if (f === "email" || f === "phone") attrs["aria-describedby"] = "parley-ce";
+    labels[f] = el("label", { "for": attrs.id });
+    fields[f] = el(f === "message" ? "textarea" : "input", attrs);
+  });
+  var contactErr = el("p", { id: "parley-ce", "class": "fe", role: "alert" });
+  var consent = el("input", { type: "checkbox", id: "parley-consent", name: "consent", "aria-describedby": "parley-ke" });
+  var consentLabel = el("label", { "class": "ck" });
+  var consentText = el("span");
+  var consentErr = el("p", { id: "parley-ke", "class": "fe", role: "alert" });
+  var leadErr = el("p", { "class": "fe", role: "alert" });
+  var leadSend = el("button", { type: "submit" });
+  var thanks = el("p", { "class": "thx", tabindex: "-1", hidden: "" });
+  var offerFor = null, leadBusy = false;
+  consentLabel.append(consent, consentText);
+  leadForm.append(leadIntro, labels.name, fields.name, labels.email, fields.email, labels.phone, fields.phone, contactErr,
+    labels.message, fields.message, consentLabel, consentErr, leadErr, leadSend);
+  lead.append(offer, leadForm, thanks);
+
   panel.setAttribute("aria-labelledby", "parley-title");
   header.append(title, fresh, close);
   error.append(errorText, retry);
@@ -144,13 +195,90 @@
     send.textContent = t.send;
     retry.textContent = t.retry;
     typingLabel.textContent = t.typing;
+    offer.textContent = t.lead;
+    leadIntro.textContent = t.lead_intro;
+    for (var f in labels) labels[f].textContent = t[f];
+    consentText.textContent = t.consent;
+    leadSend.textContent = t.lead_send;
+    thanks.textContent = t.thanks;
   }
 
   function render() {
     log.textContent = "";
     addMessage({ role: "bot", text: settings.greeting || t.greeting });
-    state.messages.forEach(addMessage);
+    // The contact form goes under the last answer the assistant could not give, or stays where it was sent.
+    var at = null, sent = false;
+    state.messages.forEach(function (m) {
+      var node = addMessage(m);
+      if (!sent && (m.lead || m.unanswered)) { at = node; offerFor = m; sent = !!m.lead; }
+    });
     log.appendChild(typing);
+    if (sent) stage(2);
+    if (at) log.insertBefore(lead, at.nextSibling);
+  }
+
+  // stage shows the offer (0), the form (1) or the thanks (2).
+  function stage(n) {
+    offer.hidden = n !== 0;
+    leadForm.hidden = n !== 1;
+    thanks.hidden = n !== 2;
+  }
+
+  function resetLead() {
+    leadForm.reset();
+    [contactErr, consentErr, leadErr].forEach(function (p) { p.textContent = ""; });
+    [fields.email, fields.phone, consent].forEach(function (f) { f.removeAttribute("aria-invalid"); });
+    offerFor = null;
+    stage(0);
+  }
+
+  function openLead() {
+    stage(1);
+    // The question the assistant could not answer is the likely message.
+    var asked = state.messages.filter(function (m) { return m.role === "you"; }).pop();
+    if (!fields.message.value && asked) fields.message.value = asked.text;
+    fields.name.focus();
+  }
+
+  function badPhone(p) {
+    var digits = (p.match(/\d/g) || []).length;
+    return !/^\+?[\d .\/()-]+$/.test(p) || digits < 7 || digits > 15;
+  }
+
+  function sendLead(e) {
+    e.preventDefault();
+    if (leadBusy) return;
+    var v = {};
+    for (var f in fields) v[f] = fields[f].value.trim();
+    var ce = !v.email && !v.phone ? t.need_contact :
+      v.email && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v.email) ? t.bad_email :
+      v.phone && badPhone(v.phone) ? t.bad_phone : "";
+    var ke = consent.checked ? "" : t.need_consent;
+    contactErr.textContent = ce;
+    consentErr.textContent = ke;
+    leadErr.textContent = "";
+    invalid(fields.email, ce && ce !== t.bad_phone);
+    invalid(fields.phone, ce && ce !== t.bad_email);
+    invalid(consent, ke);
+    var first = leadForm.querySelector("[aria-invalid=true]");
+    if (first) { first.focus(); return; }
+    var body = { consent: true, conversation_id: state.conversation_id };
+    for (f in v) if (v[f]) body[f] = v[f];
+    leadBusy = leadSend.disabled = true;
+    request("POST", "/api/v1/leads", body).then(function () {
+      if (offerFor) offerFor.lead = true;
+      save();
+      stage(2);
+      thanks.focus();
+    }, function (err) {
+      leadErr.textContent = t[err.code] || t.failed;
+    }).then(function () {
+      leadBusy = leadSend.disabled = false;
+    });
+  }
+
+  function invalid(field, bad) {
+    if (bad) field.setAttribute("aria-invalid", "true"); else field.removeAttribute("aria-invalid");
   }
 
   function addMessage(m) {
@@ -169,6 +297,7 @@
     }
     log.insertBefore(node, typing.parentNode === log ? typing : null);
     log.scrollTop = log.scrollHeight;
+    return node;
   }
 
   function showError(err) {
@@ -193,9 +322,16 @@
     request("POST", "/api/v1/chat", body).then(function (res) {
       state.conversation_id = res.conversation_id;
       var m = { role: "bot", text: res.answer, sources: (res.sources || []).map(function (s) { return { title: s.title, url: s.url }; }) };
+      var sent = state.messages.some(function (x) { return x.lead; });
+      if (res.answered === false && !sent) m.unanswered = true;
       state.messages.push(m);
       save();
-      addMessage(m);
+      var node = addMessage(m);
+      if (m.unanswered) {
+        offerFor = m;
+        log.insertBefore(lead, node.nextSibling);
+        log.scrollTop = log.scrollHeight;
+      }
     }, function (err) {
       err.retry = function () { ask(text); };
       showError(err);
@@ -237,12 +373,15 @@
   fresh.addEventListener("click", function () {
     state = { messages: [] };
     save();
+    resetLead();
     error.hidden = true;
     render();
     input.focus();
   });
   retry.addEventListener("click", function () { if (pending) pending(); });
   form.addEventListener("submit", submit);
+  offer.addEventListener("click", openLead);
+  leadForm.addEventListener("submit", sendLead);
   input.addEventListener("keydown", function (e) {
     if (e.key === "Enter" && !e.shiftKey) submit(e);
   });
