@@ -54,6 +54,8 @@ func runRuntime(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&f.tlsKey, "tls-key-file", "", "the certificate's private key")
 	fs.TextVar(&f.logLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "json", "log format: json or text")
+	var redis redisFlags
+	redis.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -61,6 +63,9 @@ func runRuntime(ctx context.Context, args []string, stderr io.Writer) error {
 		return fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 	if err := f.validate(); err != nil {
+		return err
+	}
+	if err := redis.validate(); err != nil {
 		return err
 	}
 	log := newLogger(stderr, f.logLevel, f.logFormat)
@@ -87,6 +92,12 @@ func runRuntime(ctx context.Context, args []string, stderr io.Writer) error {
 
 	cfg := server.Config{Tenants: tenants, Store: st, Responder: assistant.Retrieval{}, Logger: log, Registry: reg,
 		PublicURL: f.publicURL}
+	limiter, closeLimiter, err := redis.limiter(log, reg)
+	if err != nil {
+		return err
+	}
+	defer closeLimiter()
+	cfg.Limiter = limiter
 	if f.oidcIssuer != "" {
 		cfg.Verifier = server.NewOIDCVerifier(f.oidcIssuer, f.oidcAudience, nil)
 	}
