@@ -76,7 +76,7 @@ func ManagesReplicas(d *appsv1.Deployment, manager string) bool {
 		var fields struct {
 			Spec map[string]json.RawMessage `json:"f:spec"`
 		}
-		if json.Unmarshal(f.FieldsV1.Raw, &fields) == nil {
+		if json.Unmarshal(f.FieldsV1.GetRawBytes(), &fields) == nil {
 			if _, ok := fields.Spec["f:replicas"]; ok {
 				return true
 			}

@@ -201,7 +201,7 @@ func TestRuntimeReadyWithAutoscaling(t *testing.T) {
 func TestManagesReplicasAndHandoff(t *testing.T) {
 	entry := func(manager string, op metav1.ManagedFieldsOperationType, fields string) metav1.ManagedFieldsEntry {
 		return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, FieldsType: "FieldsV1",
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+			FieldsV1: metav1.NewFieldsV1(fields)}
 	}
 	withReplicas := `{"f:spec":{"f:replicas":{},"f:template":{}}}`
 	withoutReplicas := `{"f:spec":{"f:template":{}}}`

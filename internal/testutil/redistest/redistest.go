@@ -115,7 +115,7 @@ func (s *Server) start(port int) error {
 	if s.opts.Password != "" {
 		args = append(args, "--requirepass", s.opts.Password)
 	}
-	cmd := exec.Command(s.bin, args...)
+	cmd := exec.Command(s.bin, args...) //nolint:gosec // redis-server and its arguments are this package's own
 	out := &lockedWriter{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -157,8 +157,12 @@ func ping(addr, password string) error {
 		if _, err := fmt.Fprintf(c, "*2\r\n$4\r\nAUTH\r\n$%d\r\n%s\r\n", len(password), password); err != nil {
 			return err
 		}
-		if line, err := r.ReadString('\n'); err != nil || !strings.HasPrefix(line, "+OK") {
-			return fmt.Errorf("AUTH answered %q: %v", line, err)
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return fmt.Errorf("reading the answer to AUTH: %w", err)
+		}
+		if !strings.HasPrefix(line, "+OK") {
+			return fmt.Errorf("AUTH answered %q", strings.TrimSpace(line))
 		}
 	}
 	if _, err := c.Write([]byte("*1\r\n$4\r\nPING\r\n")); err != nil {
