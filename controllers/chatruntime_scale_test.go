@@ -139,7 +139,8 @@ func TestRuntimeAutoscaling(t *testing.T) {
 		t.Errorf("autoscaling from 2 replicas needs a PodDisruptionBudget: %v", err)
 	}
 
-	// The autoscaler scales to 5, as kube-controller-manager does, through the scale subresource.
+	// The autoscaler scales to 5 (simulated: envtest runs no kube-controller-manager) with an update under a field
+	// manager of its own, which takes the field over as the real one does.
 	scaleTo := func(n int32) {
 		t.Helper()
 		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
