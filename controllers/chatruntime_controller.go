@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -27,7 +28,8 @@ import (
 const ReasonWrongNamespace = "WrongNamespace"
 
 // ChatRuntimeReconciler renders each ChatRuntime into its Deployment, Service, ServiceAccount, Role, RoleBinding,
-// PersistentVolumeClaim and PodDisruptionBudget, applied with server-side apply under one field owner.
+// PersistentVolumeClaim, PodDisruptionBudget and HorizontalPodAutoscaler, applied with server-side apply under
+// one field owner.
 type ChatRuntimeReconciler struct {
 	client.Client
 	Recorder recorder.EventRecorder
@@ -43,6 +45,7 @@ type ChatRuntimeReconciler struct {
 // +kubebuilder:rbac:groups="",resources=services;serviceaccounts;persistentvolumeclaims,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;update;patch;delete
 
 // Reconcile loads a ChatRuntime, applies its rendered objects and reports the Deployment's state.
 func (r *ChatRuntimeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -92,7 +95,7 @@ func (r *ChatRuntimeReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 func runtimeStatus(rt *chatv1alpha1.ChatRuntime) any { return rt.Status }
 
 // apply writes every rendered object with server-side apply, and removes the PodDisruptionBudget when the
-// runtime no longer has more than one replica.
+// runtime may run a single replica and the HorizontalPodAutoscaler when it has no autoscaling.
 func (r *ChatRuntimeReconciler) apply(ctx context.Context, rt *chatv1alpha1.ChatRuntime) error {
 	objects := []runtime.ApplyConfiguration{
 		render.RuntimeServiceAccount(rt),
@@ -111,11 +114,47 @@ func (r *ChatRuntimeReconciler) apply(ctx context.Context, rt *chatv1alpha1.Chat
 			return fmt.Errorf("deleting PodDisruptionBudget: %w", err)
 		}
 	}
+	if err := r.handOffReplicas(ctx, rt); err != nil {
+		return err
+	}
 	objects = append(objects, render.RuntimeDeployment(rt, r.Image))
+	if hpa := render.RuntimeHorizontalPodAutoscaler(rt); hpa != nil {
+		objects = append(objects, hpa)
+	} else {
+		hpa := &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: rt.Namespace, Name: render.ServiceName(rt)}}
+		if err := r.Delete(ctx, hpa); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting HorizontalPodAutoscaler: %w", err)
+		}
+	}
 	for _, obj := range objects {
 		if err := r.Apply(ctx, obj, client.FieldOwner(render.FieldOwner), client.ForceOwnership); err != nil {
 			return fmt.Errorf("applying %T: %w", obj, err)
 		}
+	}
+	return nil
+}
+
+// handOffReplicas keeps the Deployment's replica count when autoscaling is switched on: the count is applied
+// once more under a field owner of its own, so that leaving it out of the operator's apply does not reset it to 1
+// before the autoscaler takes over. It does not force ownership: should the cached Deployment be stale and the
+// live count differ, the apply conflicts and the reconcile is retried, rather than overwriting the count.
+func (r *ChatRuntimeReconciler) handOffReplicas(ctx context.Context, rt *chatv1alpha1.ChatRuntime) error {
+	if rt.Spec.Autoscaling == nil {
+		return nil
+	}
+	var d appsv1.Deployment
+	switch err := r.Get(ctx, types.NamespacedName{Namespace: rt.Namespace, Name: render.ServiceName(rt)}, &d); {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading the Deployment's replicas: %w", err)
+	}
+	handoff := render.ReplicasHandoff(rt, &d)
+	if handoff == nil {
+		return nil
+	}
+	if err := r.Apply(ctx, handoff, client.FieldOwner(render.ReplicasHandoffFieldOwner)); err != nil {
+		return fmt.Errorf("handing the Deployment's replicas over to the autoscaler: %w", err)
 	}
 	return nil
 }
@@ -130,6 +169,7 @@ func (r *ChatRuntimeReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&rbacv1.Role{}).
 		Owns(&rbacv1.RoleBinding{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
+		Owns(&autoscalingv2.HorizontalPodAutoscaler{}).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(
 			func(_ context.Context, o client.Object) []reconcile.Request {
 				return []reconcile.Request{{NamespacedName: types.NamespacedName{

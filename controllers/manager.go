@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -84,13 +85,14 @@ func NewManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		LeaderElectionNamespace: opts.Namespace,
 		Controller:              config.Controller{SkipNameValidation: &opts.Rebuildable},
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&corev1.Secret{}:                {Label: labels.NewSelector().Add(*secretSelector)},
-			&appsv1.Deployment{}:            rendered,
-			&corev1.Service{}:               rendered,
-			&corev1.ServiceAccount{}:        rendered,
-			&rbacv1.Role{}:                  rendered,
-			&rbacv1.RoleBinding{}:           rendered,
-			&policyv1.PodDisruptionBudget{}: rendered,
+			&corev1.Secret{}:                         {Label: labels.NewSelector().Add(*secretSelector)},
+			&appsv1.Deployment{}:                     rendered,
+			&corev1.Service{}:                        rendered,
+			&corev1.ServiceAccount{}:                 rendered,
+			&rbacv1.Role{}:                           rendered,
+			&rbacv1.RoleBinding{}:                    rendered,
+			&policyv1.PodDisruptionBudget{}:          rendered,
+			&autoscalingv2.HorizontalPodAutoscaler{}: rendered,
 		}},
 	})
 	if err != nil {

@@ -29,6 +29,23 @@ func TestSchemaRejectsBadObjects(t *testing.T) {
 			"burst must be at least requestsPerSecond"},
 		{"sqlite with two replicas", func() client.Object { r := runtimeObj("bad-sqlite"); r.Spec.Replicas = new(int32(2)); return r },
 			"sqlite storage supports one replica only"},
+		{"autoscaling on sqlite", func() client.Object {
+			r := runtimeObj("bad-sqlite-hpa")
+			r.Spec.Autoscaling = &chatv1alpha1.AutoscalingSpec{MaxReplicas: 3}
+			return r
+		}, "autoscaling needs storage.type postgres"},
+		{"autoscaling min above max", func() client.Object {
+			r := runtimeObj("bad-hpa")
+			r.Spec.Storage = chatv1alpha1.StorageSpec{Type: chatv1alpha1.StoragePostgres,
+				Postgres: &chatv1alpha1.PostgresStorage{URLSecretRef: chatv1alpha1.SecretKeySelector{Name: "pg"}}}
+			r.Spec.Autoscaling = &chatv1alpha1.AutoscalingSpec{MinReplicas: new(int32(4)), MaxReplicas: 3}
+			return r
+		}, "autoscaling.minReplicas must not exceed autoscaling.maxReplicas"},
+		{"redis address without a port", func() client.Object {
+			r := runtimeObj("bad-redis")
+			r.Spec.RateLimiter = &chatv1alpha1.RateLimiterSpec{Redis: &chatv1alpha1.RedisRateLimiter{Address: "redis.example"}}
+			return r
+		}, "spec.rateLimiter.redis.address"},
 		{"postgres without connection", func() client.Object {
 			r := runtimeObj("bad-pg")
 			r.Spec.Storage.Type = chatv1alpha1.StoragePostgres

@@ -30,6 +30,7 @@ const (
 
 // ChatRuntimeSpec describes a deployment of the shared chat runtime.
 // +kubebuilder:validation:XValidation:rule="self.storage.type == 'postgres' || self.replicas <= 1",message="sqlite storage supports one replica only; use storage.type postgres to run more"
+// +kubebuilder:validation:XValidation:rule="self.storage.type == 'postgres' || !has(self.autoscaling)",message="autoscaling needs storage.type postgres: sqlite storage supports one replica only"
 type ChatRuntimeSpec struct {
 	// Image is the runtime's container image. Defaults to the operator's own image, so that upgrading the
 	// operator upgrades the runtime with it.
@@ -42,7 +43,8 @@ type ChatRuntimeSpec struct {
 	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never
 	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
 
-	// Replicas is the number of runtime pods.
+	// Replicas is the number of runtime pods. It is ignored when autoscaling is set: the HorizontalPodAutoscaler
+	// then owns the Deployment's replica count.
 	// +optional
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=0
@@ -61,6 +63,18 @@ type ChatRuntimeSpec struct {
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHostname() != ''",message="widgetURL must be an absolute http or https URL"
 	WidgetURL string `json:"widgetURL,omitempty"`
+
+	// Autoscaling runs a HorizontalPodAutoscaler that scales the runtime between minReplicas and maxReplicas on
+	// CPU (and optionally memory) use, instead of the fixed replicas. Needs storage.type postgres. Rate limits
+	// stay per merchant across replicas only with rateLimiter.redis.
+	// +optional
+	Autoscaling *AutoscalingSpec `json:"autoscaling,omitempty"`
+
+	// RateLimiter says where the merchants' rate limit buckets are kept. By default each replica keeps its own,
+	// so N replicas allow a merchant up to N times its plan's rate; with rateLimiter.redis all replicas share one
+	// bucket per merchant.
+	// +optional
+	RateLimiter *RateLimiterSpec `json:"rateLimiter,omitempty"`
 
 	// Storage says where conversations, knowledge and counters are kept.
 	// +optional
@@ -85,6 +99,75 @@ type ChatRuntimeSpec struct {
 	// Resources are the runtime container's compute requests and limits.
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+}
+
+// AutoscalingSpec configures the runtime's HorizontalPodAutoscaler (autoscaling/v2). Utilization targets are
+// percentages of the runtime container's resource requests, so the requests must be set (they are by default).
+// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.minReplicas <= self.maxReplicas",message="autoscaling.minReplicas must not exceed autoscaling.maxReplicas"
+type AutoscalingSpec struct {
+	// MinReplicas is the fewest runtime pods the autoscaler keeps. With more than one, the runtime gets a
+	// PodDisruptionBudget.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	MinReplicas *int32 `json:"minReplicas,omitempty"`
+
+	// MaxReplicas is the most runtime pods the autoscaler may run.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	MaxReplicas int32 `json:"maxReplicas"`
+
+	// TargetCPUUtilizationPercentage is the average CPU use, as a percentage of the CPU request, the autoscaler
+	// scales to keep. Defaults to 80.
+	// +optional
+	// +kubebuilder:default=80
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	TargetCPUUtilizationPercentage *int32 `json:"targetCPUUtilizationPercentage,omitempty"`
+
+	// TargetMemoryUtilizationPercentage, when set, is the average memory use, as a percentage of the memory
+	// request, the autoscaler also scales to keep; it follows whichever target asks for more pods.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	TargetMemoryUtilizationPercentage *int32 `json:"targetMemoryUtilizationPercentage,omitempty"`
+}
+
+// RateLimiterSpec says where the merchants' rate limit buckets are kept.
+type RateLimiterSpec struct {
+	// Redis keeps one token bucket per merchant in Redis, shared by all replicas, so a merchant's plan rate holds
+	// across the whole runtime. While Redis does not answer, each replica limits on its own (fail open) and
+	// reports it in the parley_runtime_ratelimit_redis_up metric.
+	// +optional
+	Redis *RedisRateLimiter `json:"redis,omitempty"`
+}
+
+// RedisRateLimiter is the Redis server the replicas share rate limits through. Any Redis 6 or later, or a
+// compatible server with Lua scripting (Valkey, KeyDB), works; a single primary is enough, nothing is persisted
+// that matters.
+type RedisRateLimiter struct {
+	// Address is host:port of the Redis server, for example redis.parley-system.svc:6379.
+	// +kubebuilder:validation:MinLength=3
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:Pattern=`^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?):[0-9]{1,5}$`
+	Address string `json:"address"`
+
+	// PasswordSecretRef selects the key of a Secret in the runtime's namespace that holds the Redis password
+	// (AUTH); none is sent when empty. The key defaults to "password". It reaches the runtime as an environment
+	// variable from the Secret, never in the Deployment itself.
+	// +optional
+	PasswordSecretRef *SecretKeySelector `json:"passwordSecretRef,omitempty"`
+
+	// TLS connects to Redis over TLS, verifying its certificate against the system's certificate authorities.
+	// +optional
+	TLS bool `json:"tls,omitempty"`
+
+	// KeyPrefix starts the Redis key of every merchant's bucket (<keyPrefix><merchantID>); defaults to
+	// "parley:ratelimit:". Runtimes of different clusters sharing one Redis need different prefixes.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[-A-Za-z0-9:_.{}/]*$`
+	KeyPrefix string `json:"keyPrefix,omitempty"`
 }
 
 // StorageSpec selects and configures the runtime's store.

@@ -60,6 +60,9 @@ const (
 
 	// DefaultAPIKeySecretKey is the data key of an API key in its Secret.
 	DefaultAPIKeySecretKey = "apiKey"
+	// DefaultRedisPasswordKey is the data key of the Redis password in the Secret of
+	// rateLimiter.redis.passwordSecretRef.
+	DefaultRedisPasswordKey = "password"
 	// DefaultSigningSecretKey is the data key of a webhook signing secret in its Secret.
 	DefaultSigningSecretKey = "signingSecret"
 	// PreviousSigningSecretKey is the optional data key of the signing secret being rotated out; while it is set,

@@ -63,6 +63,8 @@ func runRuntime(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.BoolVar(&f.webhookAllowPrivate, "webhook-allow-private", false, "let webhooks reach loopback, private and link-local addresses (refused by default)")
 	fs.TextVar(&f.logLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "json", "log format: json or text")
+	var redis redisFlags
+	redis.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -71,6 +73,9 @@ func runRuntime(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	f.databaseURL = os.Getenv(databaseURLEnv)
 	if err := f.validate(); err != nil {
+		return err
+	}
+	if err := redis.validate(); err != nil {
 		return err
 	}
 	log := newLogger(stderr, f.logLevel, f.logFormat)
@@ -104,6 +109,12 @@ func runRuntime(ctx context.Context, args []string, stderr io.Writer) error {
 
 	cfg := server.Config{Tenants: tenants, Store: st, Responder: assistant.Retrieval{}, Logger: log, Registry: reg,
 		PublicURL: f.publicURL, Notify: hooks.Notify}
+	limiter, closeLimiter, err := redis.limiter(log, reg)
+	if err != nil {
+		return err
+	}
+	defer closeLimiter()
+	cfg.Limiter = limiter
 	if f.oidcIssuer != "" {
 		cfg.Verifier = server.NewOIDCVerifier(f.oidcIssuer, f.oidcAudience, nil)
 	}

@@ -33,6 +33,19 @@ func replicas(rt *chatv1alpha1.ChatRuntime) int32 {
 	return *rt.Spec.Replicas
 }
 
+// minReplicas is the fewest replicas the runtime runs with: spec.replicas, or the autoscaler's minimum.
+func minReplicas(rt *chatv1alpha1.ChatRuntime) int32 {
+	a := rt.Spec.Autoscaling
+	switch {
+	case a == nil:
+		return replicas(rt)
+	case a.MinReplicas == nil:
+		return 1
+	default:
+		return *a.MinReplicas
+	}
+}
+
 // ServiceName is the name of the runtime's Deployment, Service, ServiceAccount, Role and PodDisruptionBudget.
 func ServiceName(rt *chatv1alpha1.ChatRuntime) string { return "parley-runtime-" + rt.Name }
 
@@ -124,10 +137,11 @@ func RuntimeDataClaim(rt *chatv1alpha1.ChatRuntime) *corev1ac.PersistentVolumeCl
 		WithLabels(RuntimeLabels(rt)).WithSpec(spec)
 }
 
-// RuntimePodDisruptionBudget keeps one replica serving during voluntary disruptions; nil for a single replica,
-// where a budget would block node drains forever.
+// RuntimePodDisruptionBudget keeps one replica serving during voluntary disruptions; nil when the runtime may
+// run a single replica (spec.replicas, or autoscaling.minReplicas, of one), where a budget would block node
+// drains forever.
 func RuntimePodDisruptionBudget(rt *chatv1alpha1.ChatRuntime) *policyv1ac.PodDisruptionBudgetApplyConfiguration {
-	if replicas(rt) <= 1 {
+	if minReplicas(rt) <= 1 {
 		return nil
 	}
 	return policyv1ac.PodDisruptionBudget(ServiceName(rt), rt.Namespace).
@@ -165,7 +179,23 @@ func RuntimeArgs(rt *chatv1alpha1.ChatRuntime) []string {
 	if rt.Spec.TLS != nil {
 		args = append(args, "--tls-cert-file="+tlsDir+"/tls.crt", "--tls-key-file="+tlsDir+"/tls.key")
 	}
+	if r := redisRateLimiter(rt); r != nil {
+		args = append(args, "--redis-address="+r.Address)
+		if r.TLS {
+			args = append(args, "--redis-tls")
+		}
+		if r.KeyPrefix != "" {
+			args = append(args, "--redis-key-prefix="+r.KeyPrefix)
+		}
+	}
 	return args
+}
+
+func redisRateLimiter(rt *chatv1alpha1.ChatRuntime) *chatv1alpha1.RedisRateLimiter {
+	if rt.Spec.RateLimiter == nil {
+		return nil
+	}
+	return rt.Spec.RateLimiter.Redis
 }
 
 // runtimeEnv carries secrets by reference, so that they never appear in the Deployment itself.
@@ -181,6 +211,9 @@ func runtimeEnv(rt *chatv1alpha1.ChatRuntime) []*corev1ac.EnvVarApplyConfigurati
 	if o := rt.Spec.Assistant.OpenAI; o != nil && o.APIKeySecretRef != nil &&
 		rt.Spec.Assistant.Provider == chatv1alpha1.AssistantOpenAI {
 		fromSecret("PARLEY_OPENAI_API_KEY", *o.APIKeySecretRef, chatv1alpha1.DefaultAPIKeySecretKey)
+	}
+	if r := redisRateLimiter(rt); r != nil && r.PasswordSecretRef != nil {
+		fromSecret("PARLEY_REDIS_PASSWORD", *r.PasswordSecretRef, chatv1alpha1.DefaultRedisPasswordKey)
 	}
 	return env
 }
@@ -236,10 +269,15 @@ func RuntimeDeployment(rt *chatv1alpha1.ChatRuntime, defaultImage string) *appsv
 		container = container.WithVolumeMounts(corev1ac.VolumeMount().WithName("tls").WithMountPath(tlsDir).WithReadOnly(true))
 	}
 
+	spec := appsv1ac.DeploymentSpec()
+	if rt.Spec.Autoscaling == nil {
+		// With autoscaling the replica count is left out, so that the operator does not own it and never undoes
+		// what the HorizontalPodAutoscaler sets.
+		spec = spec.WithReplicas(replicas(rt))
+	}
 	return appsv1ac.Deployment(ServiceName(rt), rt.Namespace).
 		WithLabels(RuntimeLabels(rt)).WithOwnerReferences(owner(rt)).
-		WithSpec(appsv1ac.DeploymentSpec().
-			WithReplicas(replicas(rt)).
+		WithSpec(spec.
 			WithStrategy(strategy).
 			WithSelector(metav1ac.LabelSelector().WithMatchLabels(selectorLabels(rt))).
 			WithTemplate(corev1ac.PodTemplateSpec().
@@ -273,10 +311,19 @@ func resources(r corev1.ResourceRequirements) *corev1ac.ResourceRequirementsAppl
 	return out
 }
 
+// desiredReplicas is how many replicas must be available for the runtime to be Ready: spec.replicas, or with
+// autoscaling what the autoscaler last asked the Deployment for, and at least minReplicas.
+func desiredReplicas(rt *chatv1alpha1.ChatRuntime, d *appsv1.Deployment) int32 {
+	if rt.Spec.Autoscaling == nil || d == nil || d.Spec.Replicas == nil {
+		return minReplicas(rt)
+	}
+	return max(minReplicas(rt), *d.Spec.Replicas)
+}
+
 // RuntimeReady decides the Ready condition of a ChatRuntime from its Deployment.
 func RuntimeReady(rt *chatv1alpha1.ChatRuntime, d *appsv1.Deployment) metav1.Condition {
 	c := metav1.Condition{Type: chatv1alpha1.ConditionReady, ObservedGeneration: rt.Generation}
-	want := replicas(rt)
+	want := desiredReplicas(rt, d)
 	switch {
 	case d == nil:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, chatv1alpha1.ReasonDeploymentNotReady, "the runtime Deployment does not exist yet"

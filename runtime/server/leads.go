@@ -89,7 +89,7 @@ func (s *Server) serveCreateLead(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	m := caller.merchant
-	if err := s.limit(w, m); err != nil {
+	if err := s.limit(w, r, m); err != nil {
 		return err
 	}
 	var req leadRequest

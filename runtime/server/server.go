@@ -18,6 +18,7 @@ import (
 
 	"github.com/parley-dev/parley/runtime/api"
 	"github.com/parley-dev/parley/runtime/assistant"
+	"github.com/parley-dev/parley/runtime/ratelimit"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/tenant"
 	"github.com/parley-dev/parley/runtime/widget"
@@ -79,7 +80,7 @@ func New(cfg Config) (*Server, error) {
 		notify: cfg.Notify,
 	}
 	if s.limiter == nil {
-		s.limiter = newLocalLimiter()
+		s.limiter = ratelimit.NewLocal()
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -186,7 +187,7 @@ func (s *Server) owner(h func(http.ResponseWriter, *http.Request, *tenant.Bundle
 	return func(w http.ResponseWriter, r *http.Request) {
 		m, err := s.authenticateOwner(r)
 		if err == nil {
-			err = s.limit(w, m)
+			err = s.limit(w, r, m)
 		}
 		if err == nil {
 			err = h(w, r, m)

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/parley-dev/parley/internal/testutil/redistest"
+	"github.com/parley-dev/parley/runtime/ratelimit"
+	"github.com/parley-dev/parley/runtime/tenant"
+)
+
+func TestRedisFlags(t *testing.T) {
+	cases := []struct {
+		args    []string
+		wantErr string
+		redis   bool
+	}{
+		{args: nil},
+		{args: []string{"--redis-tls"}, wantErr: "--redis-tls needs --redis-address"},
+		{args: []string{"--redis-address=redis"}, wantErr: "is not host:port"},
+		{args: []string{"--redis-address=redis.parley-system.svc:6379", "--redis-tls"}, redis: true},
+	}
+	for _, tc := range cases {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			fs := flag.NewFlagSet("test", flag.ContinueOnError)
+			var r redisFlags
+			r.register(fs)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			l, closeLimiter, err := r.limiter(slog.New(slog.DiscardHandler), prometheus.NewRegistry())
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("want error %q, got %v", tc.wantErr, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer closeLimiter()
+			if _, isRedis := l.(*ratelimit.Redis); isRedis != tc.redis || (!tc.redis && l != nil) {
+				t.Errorf("limiter %T", l)
+			}
+		})
+	}
+}
+
+// `parley runtime --redis-address` limits through that Redis, with the password from the environment, which it
+// never logs.
+func TestRedisLimiterFromFlags(t *testing.T) {
+	const password = "from-the-secret"
+	srv := redistest.Start(t, redistest.Options{Password: password})
+	t.Setenv(redisPasswordEnv, password)
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	var r redisFlags
+	r.register(fs)
+	if err := fs.Parse([]string{"--redis-address=" + srv.Addr, "--redis-key-prefix=test:"}); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	l, closeLimiter, err := r.limiter(slog.New(slog.NewTextHandler(&logs, nil)), prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeLimiter()
+	if ok, _, _ := l.Allow(t.Context(), "acme", tenant.Plan{RequestsPerSecond: 1, Burst: 1}, time.Now()); !ok {
+		t.Fatal("the first request was refused")
+	}
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Password: password})
+	defer func() { _ = c.Close() }()
+	if n, err := c.Exists(t.Context(), "test:acme").Result(); err != nil || n != 1 {
+		t.Errorf("no bucket test:acme in Redis: %d, %v", n, err)
+	}
+	if strings.Contains(logs.String(), password) || strings.Contains(logs.String(), "does not answer") {
+		t.Errorf("log:\n%s", logs.String())
+	}
+}
+
+func TestRuntimeRefusesRedisTLSWithoutAddress(t *testing.T) {
+	err := run(t.Context(), []string{"runtime", "--tenants-dir", t.TempDir(), "--redis-tls"}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--redis-tls needs --redis-address") {
+		t.Fatalf("got %v", err)
+	}
+}
