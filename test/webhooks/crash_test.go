@@ -7,21 +7,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/parley-dev/parley/internal/credentials"
+	"github.com/parley-dev/parley/internal/testutil/runtimeproc"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
 
@@ -70,61 +68,9 @@ func (r *receiver) received() map[string]int {
 	return out
 }
 
-// runtime is a `parley runtime` process.
-type runtime struct {
-	cmd  *exec.Cmd
-	url  string
-	logs *strings.Builder
-}
-
-func start(t *testing.T, bin string, args ...string) *runtime {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	rt := &runtime{url: "http://" + addr, logs: &strings.Builder{}}
-	rt.cmd = exec.Command(bin, append([]string{"runtime", "--listen=" + addr}, args...)...)
-	rt.cmd.Stderr = &lockedWriter{w: rt.logs}
-	if err := rt.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rt.cmd.Process.Kill(); _ = rt.cmd.Wait() })
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		resp, err := http.Get(rt.url + "/readyz")
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return rt
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the runtime did not become ready: %v\n%s", err, rt.logs)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
 func TestDeliveriesSurviveSIGKILL(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "parley")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/parley").CombinedOutput(); err != nil {
-		t.Fatalf("building parley: %v\n%s", err, out)
-	}
+	bin := runtimeproc.Build(t)
 	secret, err := credentials.NewSigningSecret()
 	if err != nil {
 		t.Fatal(err)
@@ -165,10 +111,10 @@ func TestDeliveriesSurviveSIGKILL(t *testing.T) {
 	args := []string{"--tenants-dir=" + tenants, "--sqlite-path=" + filepath.Join(dir, "parley.db"),
 		"--webhook-allow-private", "--log-format=json", "--log-level=warn"}
 
-	rt := start(t, bin, args...)
+	rt := runtimeproc.Start(t, bin, nil, args...)
 	const chats = 20
 	for i := range chats {
-		req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, rt.url+"/api/v1/chat",
+		req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, rt.URL+"/api/v1/chat",
 			strings.NewReader(fmt.Sprintf(`{"message": "I am visitor%d@example.com, do you ship to Oslo?"}`, i)))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("X-API-Key", key)
@@ -185,10 +131,7 @@ func TestDeliveriesSurviveSIGKILL(t *testing.T) {
 	}
 	// Let the dispatcher claim deliveries and start attempts that the receiver holds, then kill it mid-flight.
 	time.Sleep(500 * time.Millisecond)
-	if err := rt.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = rt.cmd.Wait()
+	rt.Kill()
 	if n := len(rcv.received()); n != 0 {
 		t.Fatalf("%d events acknowledged before the crash; the test wants them all pending", n)
 	}
@@ -196,7 +139,7 @@ func TestDeliveriesSurviveSIGKILL(t *testing.T) {
 	rcv.mu.Lock()
 	rcv.hang = false
 	rcv.mu.Unlock()
-	rt = start(t, bin, args...)
+	rt = runtimeproc.Start(t, bin, nil, args...)
 	// Leases of the killed process run out after twice the 10-second timeout; then every event goes out.
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -205,7 +148,7 @@ func TestDeliveriesSurviveSIGKILL(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d events delivered after the restart\n%s", len(got), 2*chats, rt.logs)
+			t.Fatalf("%d of %d events delivered after the restart\n%s", len(got), 2*chats, rt.Logs())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

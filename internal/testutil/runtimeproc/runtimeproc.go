@@ -1,0 +1,102 @@
+// Package runtimeproc runs `parley runtime` as a separate process for tests that need what only a process
+// gives: being killed with SIGKILL, restarted, or run twice side by side as replicas.
+package runtimeproc
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Build compiles the parley binary into a temporary directory of t and returns its path.
+func Build(t testing.TB) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..", "..")
+	bin := filepath.Join(t.TempDir(), "parley")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/parley") //nolint:gosec // a path of the test's own temporary directory
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building parley: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// Process is a running `parley runtime`.
+type Process struct {
+	// URL is the runtime's base URL, http://127.0.0.1:port.
+	URL  string
+	cmd  *exec.Cmd
+	logs *logs
+}
+
+// Start runs `parley runtime --listen=<free port> args...` with env added to the test's environment, waits until
+// /readyz answers 200, and kills the process when t ends.
+func Start(t testing.TB, bin string, env []string, args ...string) *Process {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	p := &Process{URL: "http://" + addr, logs: &logs{}}
+	p.cmd = exec.Command(bin, append([]string{"runtime", "--listen=" + addr}, args...)...) //nolint:gosec // the binary Build made, with the test's arguments
+	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Stderr = p.logs
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Kill() })
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(p.URL + "/readyz")
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return p
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the runtime did not become ready: %v\n%s", err, p.Logs())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Kill kills the process with SIGKILL, as a node failure or the OOM killer would, and waits for it to exit.
+func (p *Process) Kill() {
+	if p.cmd.ProcessState == nil {
+		_ = p.cmd.Process.Kill()
+		_ = p.cmd.Wait()
+	}
+}
+
+// Logs returns what the process wrote to its standard error.
+func (p *Process) Logs() string { return p.logs.String() }
+
+type logs struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logs) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(b)
+}
+
+func (l *logs) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}

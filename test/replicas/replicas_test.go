@@ -1,0 +1,342 @@
+// Package replicas runs two `parley runtime` processes as replicas on one PostgreSQL and one Redis, each
+// started by the test, and checks what they must share: the merchant's rate, conversations, the monthly ceiling
+// and webhook delivery, including when the replica holding deliveries is killed. Run with `make test`.
+package replicas
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/parley-dev/parley/internal/credentials"
+	"github.com/parley-dev/parley/internal/testutil/redistest"
+	"github.com/parley-dev/parley/internal/testutil/runtimeproc"
+	"github.com/parley-dev/parley/runtime/store/postgres"
+	"github.com/parley-dev/parley/runtime/store/postgres/pgtest"
+	"github.com/parley-dev/parley/runtime/tenant"
+)
+
+// pair is two replicas and what they share.
+type pair struct {
+	t        *testing.T
+	bin      string
+	env      []string
+	args     []string
+	a, b     *runtimeproc.Process
+	store    *postgres.Store
+	keys     map[string]string // merchant -> secret key
+	receiver *receiver
+}
+
+func newPair(t *testing.T) *pair {
+	pg, err := pgtest.Start(t.Context())
+	if err != nil {
+		t.Fatalf("starting PostgreSQL: %v", err)
+	}
+	t.Cleanup(func() { _ = pg.Stop() })
+	url := pg.Database(t)
+	redis := redistest.Start(t)
+	p := &pair{t: t, bin: runtimeproc.Build(t), keys: map[string]string{}, receiver: newReceiver(t)}
+
+	tenants := filepath.Join(t.TempDir(), "tenants")
+	if err := os.MkdirAll(tenants, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	p.addMerchant(tenants, "rate", tenant.Plan{RequestsPerSecond: 10, Burst: 10}, nil)
+	p.addMerchant(tenants, "quota", tenant.Plan{RequestsPerSecond: 10000, Burst: 10000, MonthlyConversations: 20}, nil)
+	p.addMerchant(tenants, "hooks", tenant.Plan{RequestsPerSecond: 10000, Burst: 10000, Webhooks: true},
+		[]tenant.Webhook{{ID: "crm", URL: p.receiver.srv.URL, SigningSecrets: []string{p.receiver.secret},
+			Events: []tenant.Event{tenant.EventConversationCreated, tenant.EventLeadCreated}}})
+
+	p.env = []string{"PARLEY_DATABASE_URL=" + url}
+	p.args = []string{"--storage=postgres", "--tenants-dir=" + tenants, "--redis-address=" + redis.Addr,
+		"--webhook-allow-private", "--log-format=json", "--log-level=warn"}
+	p.a = p.start()
+	p.b = p.start()
+	if p.store, err = postgres.Open(t.Context(), url); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.store.Close() })
+	return p
+}
+
+func (p *pair) start() *runtimeproc.Process {
+	return runtimeproc.Start(p.t, p.bin, p.env, p.args...)
+}
+
+func (p *pair) addMerchant(dir, id string, plan tenant.Plan, hooks []tenant.Webhook) {
+	p.t.Helper()
+	key, err := credentials.NewAPIKey(credentials.SecretPrefix)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	d, err := credentials.Describe(key)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	plan.Name, plan.APIAccess = id, true
+	doc, err := tenant.Marshal(&tenant.Bundle{APIVersion: tenant.APIVersion, MerchantID: id, DisplayName: id, Plan: plan,
+		APIKeys: []tenant.APIKey{{ID: d.ID, Type: tenant.KeySecret, SHA256: d.SHA256}}, Webhooks: hooks})
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, id+".json"), doc, 0o600); err != nil {
+		p.t.Fatal(err)
+	}
+	p.keys[id] = key
+}
+
+// chat sends a message to a replica and returns the status.
+func (p *pair) chat(rt *runtimeproc.Process, merchant, body string) int {
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, rt.URL+"/api/v1/chat", strings.NewReader(body))
+	if err != nil {
+		p.t.Error(err)
+		return 0
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-API-Key", p.keys[merchant])
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		p.t.Error(err)
+		return 0
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	return resp.StatusCode
+}
+
+// receiver is the "hooks" merchant's endpoint. It verifies every delivery and counts each webhook-id; while
+// holding, it keeps requests open until released, so that attempts stay in flight.
+type receiver struct {
+	srv     *httptest.Server
+	secret  string
+	wh      *standardwebhooks.Webhook
+	mu      sync.Mutex
+	ids     map[string]int
+	bad     int
+	holding atomic.Bool
+	inHold  atomic.Int32
+	release chan struct{}
+}
+
+func newReceiver(t *testing.T) *receiver {
+	secret, err := credentials.NewSigningSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &receiver{secret: secret, ids: map[string]int{}, release: make(chan struct{})}
+	if r.wh, err = standardwebhooks.NewWebhook(secret); err != nil {
+		t.Fatal(err)
+	}
+	r.srv = httptest.NewServer(r)
+	t.Cleanup(func() { close(r.release); r.srv.Close() })
+	return r
+}
+
+func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	body, _ := io.ReadAll(req.Body)
+	if err := r.wh.Verify(body, req.Header); err != nil {
+		r.mu.Lock()
+		r.bad++
+		r.mu.Unlock()
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	if r.holding.Load() {
+		r.inHold.Add(1)
+		select {
+		case <-r.release:
+		case <-req.Context().Done():
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
+	r.mu.Lock()
+	r.ids[req.Header.Get("webhook-id")]++
+	r.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (r *receiver) received() map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string]int, len(r.ids))
+	for k, v := range r.ids {
+		out[k] = v
+	}
+	return out
+}
+
+// waitFor waits until the receiver has n distinct events.
+func (r *receiver) waitFor(t *testing.T, n int, timeout time.Duration) map[string]int {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		got := r.received()
+		if len(got) >= n {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d events received", len(got), n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestReplicas(t *testing.T) {
+	p := newPair(t)
+	t.Run("RateHoldsAcrossThePair", p.rateAcrossThePair)
+	t.Run("ConversationMovesBetweenReplicas", p.conversationMoves)
+	t.Run("MonthlyCeilingIsExact", p.monthlyCeiling)
+	t.Run("WebhooksDeliveredOnce", p.webhooksOnce)
+	t.Run("WebhooksSurviveTheHolderDying", p.webhooksSurviveKill)
+}
+
+// rateAcrossThePair loads both replicas for a few seconds: together they let through the plan's 10 requests a
+// second (after the burst of 10), within 10%.
+func (p *pair) rateAcrossThePair(t *testing.T) {
+	const perReplica = 4
+	window := 4 * time.Second
+	var ok, limited atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for _, rt := range []*runtimeproc.Process{p.a, p.b} {
+		for range perReplica {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for time.Since(start) < window {
+					switch p.chat(rt, "rate", `{"message": "hello"}`) {
+					case http.StatusOK:
+						ok.Add(1)
+					case http.StatusTooManyRequests:
+						limited.Add(1)
+					default:
+						t.Error("unexpected status")
+						return
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	want := 10 + 10*elapsed.Seconds()
+	t.Logf("%d requests let through and %d refused in %s by the pair; the plan allows %.0f", ok.Load(), limited.Load(), elapsed, want)
+	if got := float64(ok.Load()); got < 0.9*want || got > 1.1*want {
+		t.Errorf("the pair let %v requests through; want %.0f within 10%%", got, want)
+	}
+	if limited.Load() == 0 {
+		t.Error("nothing was refused: the load did not reach the limit")
+	}
+}
+
+// conversationMoves starts a conversation on one replica and continues it on the other.
+func (p *pair) conversationMoves(t *testing.T) {
+	if s := p.chat(p.a, "quota", `{"message": "hello", "conversation_id": "moving"}`); s != http.StatusOK {
+		t.Fatalf("on A: %d", s)
+	}
+	if s := p.chat(p.b, "quota", `{"message": "and the shipping?", "conversation_id": "moving"}`); s != http.StatusOK {
+		t.Fatalf("on B: %d", s)
+	}
+	c, msgs, err := p.store.GetConversation(t.Context(), "quota", "moving")
+	if err != nil || c.MessageCount != 4 || len(msgs) != 4 {
+		t.Fatalf("conversation %+v with %d messages, %v; want one conversation of 4 messages", c, len(msgs), err)
+	}
+}
+
+// monthlyCeiling races new conversations on both replicas: exactly the ceiling's worth is started.
+func (p *pair) monthlyCeiling(t *testing.T) {
+	before, err := p.store.ConversationsThisMonth(t.Context(), "quota", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const attempts = 60
+	var ok, refused atomic.Int64
+	var wg sync.WaitGroup
+	for i := range attempts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rt := []*runtimeproc.Process{p.a, p.b}[i%2]
+			switch s := p.chat(rt, "quota", fmt.Sprintf(`{"message": "hi", "conversation_id": "race-%d"}`, i)); s {
+			case http.StatusOK:
+				ok.Add(1)
+			case http.StatusTooManyRequests:
+				refused.Add(1)
+			default:
+				t.Errorf("status %d", s)
+			}
+		}()
+	}
+	wg.Wait()
+	n, err := p.store.ConversationsThisMonth(t.Context(), "quota", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 20 || int(ok.Load()) != 20-before {
+		t.Errorf("%d conversations this month (%d started now, %d refused); want exactly the ceiling of 20", n, ok.Load(), refused.Load())
+	}
+}
+
+// webhooksOnce: events written through both replicas are each delivered exactly once in normal operation.
+func (p *pair) webhooksOnce(t *testing.T) {
+	const chats = 30
+	before := len(p.receiver.received())
+	for i := range chats {
+		rt := []*runtimeproc.Process{p.a, p.b}[i%2]
+		if s := p.chat(rt, "hooks", fmt.Sprintf(`{"message": "I am v%d@example.com"}`, i)); s != http.StatusOK {
+			t.Fatalf("chat %d: %d", i, s)
+		}
+	}
+	p.receiver.waitFor(t, before+2*chats, 30*time.Second)
+	time.Sleep(2 * time.Second) // a second delivery would arrive by now
+	for id, n := range p.receiver.received() {
+		if n != 1 {
+			t.Errorf("event %s delivered %d times", id, n)
+		}
+	}
+	if p.receiver.bad > 0 {
+		t.Errorf("%d deliveries did not verify", p.receiver.bad)
+	}
+}
+
+// webhooksSurviveKill: replica A holds deliveries in flight when it is killed; B delivers them once A's leases
+// run out.
+func (p *pair) webhooksSurviveKill(t *testing.T) {
+	p.receiver.holding.Store(true)
+	p.b.Kill()      // A alone claims the new deliveries
+	const chats = 6 // 12 events: fewer than a dispatcher's 16 workers, so that all are in flight at once
+	before := len(p.receiver.received())
+	for i := range chats {
+		if s := p.chat(p.a, "hooks", fmt.Sprintf(`{"message": "I am k%d@example.com"}`, i)); s != http.StatusOK {
+			t.Fatalf("chat %d: %d", i, s)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for p.receiver.inHold.Load() < 2*chats && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := p.receiver.inHold.Load(); n < 2*chats {
+		t.Fatalf("%d of %d attempts in flight on A", n, 2*chats)
+	}
+	p.a.Kill()
+	p.receiver.holding.Store(false)
+	p.b = p.start()
+	// A's leases end twice the 10-second attempt timeout after they were taken; then B delivers everything.
+	got := p.receiver.waitFor(t, before+2*chats, 60*time.Second)
+	if len(got) != before+2*chats {
+		t.Errorf("%d events, want %d", len(got), before+2*chats)
+	}
+}
