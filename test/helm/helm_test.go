@@ -183,6 +183,21 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	}
 	applySamples(ctx, t, c)
 
+	// The scale-out example the README gives: the API server accepts it and the runtime gets every part.
+	helm(t, append([]string{"upgrade", "parley", chart, "--reuse-values", "-f", filepath.Join(chart, "examples", "scale-out.yaml")}, k...)...)
+	waitFor(t, func() error {
+		var rt chatv1alpha1.ChatRuntime
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "parley-system", Name: "default"}, &rt); err != nil {
+			return err
+		}
+		s := rt.Spec
+		if s.Storage.Type != chatv1alpha1.StoragePostgres || s.Storage.SQLite != nil || s.Autoscaling == nil ||
+			s.Autoscaling.MaxReplicas != 10 || s.RateLimiter == nil || s.RateLimiter.Redis == nil {
+			return fmt.Errorf("the runtime after the scale-out upgrade: %+v", s)
+		}
+		return nil
+	})
+
 	helm(t, append([]string{"uninstall", "parley"}, k...)...)
 	waitFor(t, func() error {
 		err := c.Get(ctx, client.ObjectKey{Namespace: "parley-system", Name: "parley-operator"}, &appsv1.Deployment{})
