@@ -22,6 +22,7 @@ import (
 	"github.com/parley-dev/parley/internal/credentials"
 	"github.com/parley-dev/parley/internal/testutil/redistest"
 	"github.com/parley-dev/parley/internal/testutil/runtimeproc"
+	"github.com/parley-dev/parley/runtime/devidp"
 	"github.com/parley-dev/parley/runtime/store/postgres"
 	"github.com/parley-dev/parley/runtime/store/postgres/pgtest"
 	"github.com/parley-dev/parley/runtime/tenant"
@@ -37,7 +38,12 @@ type pair struct {
 	store    *postgres.Store
 	keys     map[string]string // merchant -> secret key
 	receiver *receiver
+	// owner is a dashboard ID token of the merchants' owner, from the test's OIDC issuer.
+	owner string
 }
+
+// audience is the client ID the replicas accept dashboard ID tokens for.
+const audience = "parley-replicas"
 
 func newPair(t *testing.T) *pair {
 	pg, err := pgtest.Start(t.Context())
@@ -48,6 +54,17 @@ func newPair(t *testing.T) *pair {
 	url := pg.Database(t)
 	redis := redistest.Start(t)
 	p := &pair{t: t, bin: runtimeproc.Build(t), keys: map[string]string{}, receiver: newReceiver(t)}
+	idpMux := http.NewServeMux()
+	idpServer := httptest.NewServer(idpMux)
+	t.Cleanup(idpServer.Close)
+	idp, err := devidp.New(idpServer.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idpMux.Handle("/", idp.Handler())
+	if p.owner, err = idp.Token(audience, "owner", "owner@example.com", time.Hour); err != nil {
+		t.Fatal(err)
+	}
 
 	tenants := filepath.Join(t.TempDir(), "tenants")
 	if err := os.MkdirAll(tenants, 0o700); err != nil {
@@ -61,7 +78,8 @@ func newPair(t *testing.T) *pair {
 
 	p.env = []string{"PARLEY_DATABASE_URL=" + url}
 	p.args = []string{"--storage=postgres", "--tenants-dir=" + tenants, "--redis-address=" + redis.Addr,
-		"--webhook-allow-private", "--log-format=json", "--log-level=warn"}
+		"--webhook-allow-private", "--oidc-issuer=" + idp.URL(), "--oidc-audience=" + audience,
+		"--log-format=json", "--log-level=warn"}
 	p.a = p.start()
 	p.b = p.start()
 	if p.store, err = postgres.Open(t.Context(), url); err != nil {
@@ -87,7 +105,8 @@ func (p *pair) addMerchant(dir, id string, plan tenant.Plan, hooks []tenant.Webh
 	}
 	plan.Name, plan.APIAccess = id, true
 	doc, err := tenant.Marshal(&tenant.Bundle{APIVersion: tenant.APIVersion, MerchantID: id, DisplayName: id, Plan: plan,
-		APIKeys: []tenant.APIKey{{ID: d.ID, Type: tenant.KeySecret, SHA256: d.SHA256}}, Webhooks: hooks})
+		APIKeys: []tenant.APIKey{{ID: d.ID, Type: tenant.KeySecret, SHA256: d.SHA256}}, Webhooks: hooks,
+		Owners: []tenant.Owner{{Email: "owner@example.com"}}})
 	if err != nil {
 		p.t.Fatal(err)
 	}
@@ -99,21 +118,29 @@ func (p *pair) addMerchant(dir, id string, plan tenant.Plan, hooks []tenant.Webh
 
 // chat sends a message to a replica and returns the status.
 func (p *pair) chat(rt *runtimeproc.Process, merchant, body string) int {
-	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, rt.URL+"/api/v1/chat", strings.NewReader(body))
+	status, _ := p.post(rt, "/api/v1/chat", map[string]string{"X-API-Key": p.keys[merchant]}, body)
+	return status
+}
+
+// post sends a JSON body to a replica and returns the status and the answer.
+func (p *pair) post(rt *runtimeproc.Process, path string, headers map[string]string, body string) (int, string) {
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, rt.URL+path, strings.NewReader(body))
 	if err != nil {
 		p.t.Error(err)
-		return 0
+		return 0, ""
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-API-Key", p.keys[merchant])
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		p.t.Error(err)
-		return 0
+		return 0, ""
 	}
-	_, _ = io.Copy(io.Discard, resp.Body)
+	answer, _ := io.ReadAll(resp.Body)
 	_ = resp.Body.Close()
-	return resp.StatusCode
+	return resp.StatusCode, string(answer)
 }
 
 // receiver is the "hooks" merchant's endpoint. It verifies every delivery and counts each webhook-id; while
@@ -198,6 +225,7 @@ func TestReplicas(t *testing.T) {
 	p := newPair(t)
 	t.Run("RateHoldsAcrossThePair", p.rateAcrossThePair)
 	t.Run("ConversationMovesBetweenReplicas", p.conversationMoves)
+	t.Run("KnowledgeReachesTheOtherReplica", p.knowledgeReachesOther)
 	t.Run("MonthlyCeilingIsExact", p.monthlyCeiling)
 	t.Run("WebhooksDeliveredOnce", p.webhooksOnce)
 	t.Run("WebhooksSurviveTheHolderDying", p.webhooksSurviveKill)
@@ -254,6 +282,36 @@ func (p *pair) conversationMoves(t *testing.T) {
 	if err != nil || c.MessageCount != 4 || len(msgs) != 4 {
 		t.Fatalf("conversation %+v with %d messages, %v; want one conversation of 4 messages", c, len(msgs), err)
 	}
+}
+
+// knowledgeReachesOther writes a knowledge item through one replica's API and asks the other: it answers from
+// the item within a second.
+func (p *pair) knowledgeReachesOther(t *testing.T) {
+	owner := map[string]string{"Authorization": "Bearer " + p.owner, "X-Merchant-ID": "quota"}
+	ask := func() string {
+		status, answer := p.post(p.b, "/api/v1/chat", map[string]string{"X-API-Key": p.keys["quota"]},
+			`{"message": "How much does the Zorblax tent weigh?", "conversation_id": "zorblax"}`)
+		if status != http.StatusOK {
+			t.Fatalf("asking B: %d %s", status, answer)
+		}
+		return answer
+	}
+	if answer := ask(); strings.Contains(answer, "1.9 kilos") {
+		t.Fatalf("B answered before the knowledge existed: %s", answer)
+	}
+	status, body := p.post(p.a, "/api/v1/knowledge", owner,
+		`{"title": "Zorblax tent", "content": "The Zorblax tent weighs 1.9 kilos and sleeps two."}`)
+	if status != http.StatusCreated {
+		t.Fatalf("creating knowledge on A: %d %s", status, body)
+	}
+	written := time.Now()
+	for !strings.Contains(ask(), "1.9 kilos") {
+		if time.Since(written) > time.Second {
+			t.Fatal("B did not answer from the knowledge written through A within a second")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("B answered from A's new knowledge after %s", time.Since(written))
 }
 
 // monthlyCeiling races new conversations on both replicas: exactly the ceiling's worth is started.
