@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -74,6 +75,9 @@ type Index struct {
 	cache *stemCache
 	// unknownIDF is the IDF a word found in no item would have.
 	unknownIDF float64
+	// scratch holds rank's per-document buffers between questions, so that a question allocates nothing per
+	// item of the index.
+	scratch sync.Pool
 }
 
 // doc is what the index keeps of one item besides the postings.

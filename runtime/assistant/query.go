@@ -148,30 +148,54 @@ type termHit struct {
 	weight, factor float64
 }
 
+// rankScratch is rank's working memory: per-document accumulators, kept zero between uses, and the documents
+// touched.
+type rankScratch struct {
+	acc     []docScore
+	hits    []termHit
+	touched []int32
+	scored  []int32
+}
+
 // rank scores every document containing a query term and returns the best k, best first.
 func (ix *Index) rank(q query, k int) []match {
 	if ix.Len() == 0 || k <= 0 || q.weight == 0 {
 		return nil
 	}
-	acc := make([]docScore, len(ix.items))
-	hits := make([]termHit, len(ix.items))
-	var touched []int32
+	s, _ := ix.scratch.Get().(*rankScratch)
+	if s == nil {
+		s = &rankScratch{acc: make([]docScore, len(ix.items)), hits: make([]termHit, len(ix.items))}
+	}
+	defer ix.scratch.Put(s)
+	acc, scored := s.acc, s.scored[:0]
 	for _, qt := range q.terms {
-		touched = ix.termHits(qt, hits, touched[:0])
-		for _, d := range touched {
+		s.touched = ix.termHits(qt, s.hits, s.touched[:0])
+		for _, d := range s.touched {
 			a := &acc[d]
-			a.score += hits[d].weight
-			a.covered += qt.idf * hits[d].factor
+			if *a == (docScore{}) {
+				scored = append(scored, d)
+			}
+			a.score += s.hits[d].weight
+			a.covered += qt.idf * s.hits[d].factor
 			a.wordMatched = a.wordMatched || !qt.numeric
-			hits[d] = termHit{}
+			s.hits[d] = termHit{}
 		}
 	}
 	for _, p := range q.pairs {
 		for _, d := range ix.pairs[p.key] {
+			if acc[d] == (docScore{}) {
+				scored = append(scored, d)
+			}
 			acc[d].score += p.bonus
 		}
 	}
-	return topK(acc, q.weight, k)
+	slices.Sort(scored) // topK breaks ties by document order
+	top := topK(acc, scored, q.weight, k)
+	for _, d := range scored {
+		acc[d] = docScore{}
+	}
+	s.scored = scored
+	return top
 }
 
 // termHits records in hits a query term's BM25 contribution to each document containing it, the best over the
@@ -191,10 +215,12 @@ func (ix *Index) termHits(qt queryTerm, hits []termHit, touched []int32) []int32
 	return touched
 }
 
-// topK returns the k best scored documents, best first; ties go to the earlier document.
-func topK(acc []docScore, weight float64, k int) []match {
+// topK returns the k best of the scored documents (in document order), best first; ties go to the earlier
+// document.
+func topK(acc []docScore, scored []int32, weight float64, k int) []match {
 	top := make([]match, 0, k+1)
-	for d, a := range acc {
+	for _, d := range scored {
+		a := acc[d]
 		if a.score <= 0 || (len(top) == k && a.score <= top[k-1].score) {
 			continue
 		}
@@ -202,7 +228,7 @@ func topK(acc []docScore, weight float64, k int) []match {
 		for i > 0 && top[i-1].score < a.score {
 			i--
 		}
-		top = slices.Insert(top, i, match{doc: int32(d), score: a.score, covered: a.covered / weight, wordMatched: a.wordMatched})
+		top = slices.Insert(top, i, match{doc: d, score: a.score, covered: a.covered / weight, wordMatched: a.wordMatched})
 		if len(top) > k {
 			top = top[:k]
 		}

@@ -18,8 +18,16 @@ var (
 	phoneWords = regexp.MustCompile(`(?i)\b(phone|call|tel|telephone|mobile|cell|whats\s?app|text me|sms|ring|reach me|number|telefon|handy|anrufen|rückruf|téléphone|portable|appel)`)
 )
 
-// Find returns the first email address and phone number in a message, each "" when there is none.
+// Find returns the first email address and phone number in a message, each "" when there is none. Most messages
+// have neither: they are told apart without running a regular expression.
 func Find(text string) (email, phone string) {
+	hasEmail := strings.IndexByte(text, '@') >= 0
+	if !hasEmail && digits(text) < 7 {
+		return "", ""
+	}
+	if !hasEmail {
+		return "", findPhone(text)
+	}
 	for _, m := range emailPattern.FindAllString(text, -1) {
 		if e, ok := Email(strings.TrimRight(m, ".")); ok {
 			email = e
@@ -27,16 +35,33 @@ func Find(text string) (email, phone string) {
 		}
 	}
 	// The email address's digits are no phone number.
-	rest := emailPattern.ReplaceAllString(text, " ")
-	keyword := phoneWords.MatchString(rest)
-	for _, m := range phonePattern.FindAllString(rest, -1) {
+	return email, findPhone(emailPattern.ReplaceAllString(text, " "))
+}
+
+// findPhone returns the first phone number in text, or "".
+func findPhone(text string) string {
+	if digits(text) < 7 {
+		return ""
+	}
+	keyword := phoneWords.MatchString(text)
+	for _, m := range phonePattern.FindAllString(text, -1) {
 		m = strings.TrimSpace(m)
 		if p, ok := Phone(m); ok && (keyword || strings.HasPrefix(m, "+") || strings.HasPrefix(m, "(")) {
-			phone = p
-			break
+			return p
 		}
 	}
-	return email, phone
+	return ""
+}
+
+// digits counts the ASCII digits of s.
+func digits(s string) int {
+	n := 0
+	for i := range len(s) {
+		if s[i] >= '0' && s[i] <= '9' {
+			n++
+		}
+	}
+	return n
 }
 
 // Email checks an email address and returns it without display name or surrounding space.
