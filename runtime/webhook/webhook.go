@@ -164,7 +164,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 				break
 			}
 		}
-		d.metrics.pending.Set(float64(len(sem)))
+		d.metrics.inFlight.Set(float64(len(sem)))
 		if !timer.Stop() {
 			select {
 			case <-timer.C:
@@ -329,7 +329,7 @@ type metrics struct {
 	attempts *prometheus.CounterVec
 	latency  prometheus.Histogram
 	lag      prometheus.Histogram
-	pending  prometheus.Gauge
+	inFlight prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -348,12 +348,12 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help:    "Time from an event to its successful delivery, retries included.",
 			Buckets: []float64{.01, .05, .1, .25, .5, 1, 5, 30, 300, 1800, 7200, 36000, 129600},
 		}),
-		pending: prometheus.NewGauge(prometheus.GaugeOpts{
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "parley_runtime_webhook_attempts_in_flight",
 			Help: "Webhook attempts this replica is making now.",
 		}),
 	}
-	for _, c := range []prometheus.Collector{m.attempts, m.latency, m.lag, m.pending} {
+	for _, c := range []prometheus.Collector{m.attempts, m.latency, m.lag, m.inFlight} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering webhook metrics: %w", err)
 		}
