@@ -44,24 +44,9 @@ type chatResponse struct {
 	CreatedAt      time.Time    `json:"created_at"`
 }
 
-// chat answers a visitor's message: authenticate the key, apply the rate, validate, check the monthly ceiling
-// for a new conversation, answer, and store question and answer in one transaction.
-func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
-	allowCORS(w, r)
-	if err := s.serveChat(w, r); err != nil {
-		writeError(w, r, err)
-	}
-}
-
-func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) error {
-	caller, err := s.authenticateKey(r)
-	if err != nil {
-		return err
-	}
-	m := caller.merchant
-	if err := s.limit(w, r, m); err != nil {
-		return err
-	}
+// chat answers a visitor's message (the key checked and the rate applied by s.visitor): validate, check the
+// monthly ceiling for a new conversation, answer, and store question and answer in one transaction.
+func (s *Server) chat(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
 	var req chatRequest
 	if err := decodeJSON(w, r, maxChatBody, &req); err != nil {
 		return err

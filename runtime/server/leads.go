@@ -76,22 +76,7 @@ func chatContact(message string) *store.Contact {
 
 // createLead takes the contact form: 201 with a new lead, 200 when it completed the visitor's lead of the
 // conversation.
-func (s *Server) createLead(w http.ResponseWriter, r *http.Request) {
-	allowCORS(w, r)
-	if err := s.serveCreateLead(w, r); err != nil {
-		writeError(w, r, err)
-	}
-}
-
-func (s *Server) serveCreateLead(w http.ResponseWriter, r *http.Request) error {
-	caller, err := s.authenticateKey(r)
-	if err != nil {
-		return err
-	}
-	m := caller.merchant
-	if err := s.limit(w, r, m); err != nil {
-		return err
-	}
+func (s *Server) createLead(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
 	var req leadRequest
 	if err := decodeJSON(w, r, maxLeadBody, &req); err != nil {
 		return err

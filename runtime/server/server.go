@@ -109,7 +109,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/api/v1/chat", methods("chat", map[string]http.HandlerFunc{
-		http.MethodPost: s.chat, http.MethodOptions: preflight,
+		http.MethodPost: s.visitor(s.chat), http.MethodOptions: preflight,
 	}))
 	mux.Handle("/api/v1/conversations", methods("conversations", map[string]http.HandlerFunc{
 		http.MethodGet: s.owner(s.listConversations),
@@ -128,7 +128,7 @@ func (s *Server) routes() http.Handler {
 		http.MethodGet: s.owner(s.analyticsOverview),
 	}))
 	mux.Handle("/api/v1/leads", methods("leads", map[string]http.HandlerFunc{
-		http.MethodPost: s.createLead, http.MethodGet: s.owner(s.listLeads), http.MethodOptions: preflight,
+		http.MethodPost: s.visitor(s.createLead), http.MethodGet: s.owner(s.listLeads), http.MethodOptions: preflight,
 	}))
 	mux.Handle("/api/v1/webhooks/deliveries", methods("webhook_deliveries", map[string]http.HandlerFunc{
 		http.MethodGet: s.owner(s.listDeliveries),
@@ -180,6 +180,24 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "tenants": s.tenants.Len()})
+}
+
+// visitor wraps an API-key handler (the widget's or a merchant's server's) with CORS, key authentication and the
+// merchant's rate limit.
+func (s *Server) visitor(h func(http.ResponseWriter, *http.Request, *tenant.Bundle) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		allowCORS(w, r)
+		caller, err := s.authenticateKey(r)
+		if err == nil {
+			err = s.limit(w, r, caller.merchant)
+		}
+		if err == nil {
+			err = h(w, r, caller.merchant)
+		}
+		if err != nil {
+			writeError(w, r, err)
+		}
+	}
 }
 
 // owner wraps a dashboard handler with bearer authentication and the merchant's rate limit.
