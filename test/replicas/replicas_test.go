@@ -17,9 +17,8 @@ import (
 	"testing"
 	"time"
 
-	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
-
 	"github.com/parley-dev/parley/internal/credentials"
+	"github.com/parley-dev/parley/internal/testutil/hookreceiver"
 	"github.com/parley-dev/parley/internal/testutil/redistest"
 	"github.com/parley-dev/parley/internal/testutil/runtimeproc"
 	"github.com/parley-dev/parley/runtime/devidp"
@@ -37,7 +36,7 @@ type pair struct {
 	a, b     *runtimeproc.Process
 	store    *postgres.Store
 	keys     map[string]string // merchant -> secret key
-	receiver *receiver
+	receiver *hookreceiver.Receiver
 	// owner is a dashboard ID token of the merchants' owner, from the test's OIDC issuer.
 	owner string
 }
@@ -53,7 +52,7 @@ func newPair(t *testing.T) *pair {
 	t.Cleanup(func() { _ = pg.Stop() })
 	url := pg.Database(t)
 	redis := redistest.Start(t)
-	p := &pair{t: t, bin: runtimeproc.Build(t), keys: map[string]string{}, receiver: newReceiver(t)}
+	p := &pair{t: t, bin: runtimeproc.Build(t), keys: map[string]string{}, receiver: hookreceiver.Start(t)}
 	idpMux := http.NewServeMux()
 	idpServer := httptest.NewServer(idpMux)
 	t.Cleanup(idpServer.Close)
@@ -73,7 +72,7 @@ func newPair(t *testing.T) *pair {
 	p.addMerchant(tenants, "rate", tenant.Plan{RequestsPerSecond: 10, Burst: 10}, nil)
 	p.addMerchant(tenants, "quota", tenant.Plan{RequestsPerSecond: 10000, Burst: 10000, MonthlyConversations: 20}, nil)
 	p.addMerchant(tenants, "hooks", tenant.Plan{RequestsPerSecond: 10000, Burst: 10000, Webhooks: true},
-		[]tenant.Webhook{{ID: "crm", URL: p.receiver.srv.URL, SigningSecrets: []string{p.receiver.secret},
+		[]tenant.Webhook{{ID: "crm", URL: p.receiver.URL, SigningSecrets: []string{p.receiver.Secret},
 			Events: []tenant.Event{tenant.EventConversationCreated, tenant.EventLeadCreated}}})
 
 	p.env = []string{"PARLEY_DATABASE_URL=" + url}
@@ -141,84 +140,6 @@ func (p *pair) post(rt *runtimeproc.Process, path string, headers map[string]str
 	answer, _ := io.ReadAll(resp.Body)
 	_ = resp.Body.Close()
 	return resp.StatusCode, string(answer)
-}
-
-// receiver is the "hooks" merchant's endpoint. It verifies every delivery and counts each webhook-id; while
-// holding, it keeps requests open until released, so that attempts stay in flight.
-type receiver struct {
-	srv     *httptest.Server
-	secret  string
-	wh      *standardwebhooks.Webhook
-	mu      sync.Mutex
-	ids     map[string]int
-	bad     int
-	holding atomic.Bool
-	inHold  atomic.Int32
-	release chan struct{}
-}
-
-func newReceiver(t *testing.T) *receiver {
-	secret, err := credentials.NewSigningSecret()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &receiver{secret: secret, ids: map[string]int{}, release: make(chan struct{})}
-	if r.wh, err = standardwebhooks.NewWebhook(secret); err != nil {
-		t.Fatal(err)
-	}
-	r.srv = httptest.NewServer(r)
-	t.Cleanup(func() { close(r.release); r.srv.Close() })
-	return r
-}
-
-func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	body, _ := io.ReadAll(req.Body)
-	if err := r.wh.Verify(body, req.Header); err != nil {
-		r.mu.Lock()
-		r.bad++
-		r.mu.Unlock()
-		w.WriteHeader(http.StatusBadRequest)
-		return
-	}
-	if r.holding.Load() {
-		r.inHold.Add(1)
-		select {
-		case <-r.release:
-		case <-req.Context().Done():
-		}
-		w.WriteHeader(http.StatusServiceUnavailable)
-		return
-	}
-	r.mu.Lock()
-	r.ids[req.Header.Get("webhook-id")]++
-	r.mu.Unlock()
-	w.WriteHeader(http.StatusNoContent)
-}
-
-func (r *receiver) received() map[string]int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make(map[string]int, len(r.ids))
-	for k, v := range r.ids {
-		out[k] = v
-	}
-	return out
-}
-
-// waitFor waits until the receiver has n distinct events.
-func (r *receiver) waitFor(t *testing.T, n int, timeout time.Duration) map[string]int {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		got := r.received()
-		if len(got) >= n {
-			return got
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d events received", len(got), n)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 func TestReplicas(t *testing.T) {
@@ -351,49 +272,49 @@ func (p *pair) monthlyCeiling(t *testing.T) {
 // webhooksOnce: events written through both replicas are each delivered exactly once in normal operation.
 func (p *pair) webhooksOnce(t *testing.T) {
 	const chats = 30
-	before := len(p.receiver.received())
+	before := len(p.receiver.Received())
 	for i := range chats {
 		rt := []*runtimeproc.Process{p.a, p.b}[i%2]
 		if s := p.chat(rt, "hooks", fmt.Sprintf(`{"message": "I am v%d@example.com"}`, i)); s != http.StatusOK {
 			t.Fatalf("chat %d: %d", i, s)
 		}
 	}
-	p.receiver.waitFor(t, before+2*chats, 30*time.Second)
+	p.receiver.WaitFor(t, before+2*chats, 30*time.Second)
 	time.Sleep(2 * time.Second) // a second delivery would arrive by now
-	for id, n := range p.receiver.received() {
+	for id, n := range p.receiver.Received() {
 		if n != 1 {
 			t.Errorf("event %s delivered %d times", id, n)
 		}
 	}
-	if p.receiver.bad > 0 {
-		t.Errorf("%d deliveries did not verify", p.receiver.bad)
+	if n := p.receiver.Bad(); n > 0 {
+		t.Errorf("%d deliveries did not verify", n)
 	}
 }
 
 // webhooksSurviveKill: replica A holds deliveries in flight when it is killed; B delivers them once A's leases
 // run out.
 func (p *pair) webhooksSurviveKill(t *testing.T) {
-	p.receiver.holding.Store(true)
+	p.receiver.Hold(true)
 	p.b.Kill()      // A alone claims the new deliveries
 	const chats = 6 // 12 events: fewer than a dispatcher's 16 workers, so that all are in flight at once
-	before := len(p.receiver.received())
+	before := len(p.receiver.Received())
 	for i := range chats {
 		if s := p.chat(p.a, "hooks", fmt.Sprintf(`{"message": "I am k%d@example.com"}`, i)); s != http.StatusOK {
 			t.Fatalf("chat %d: %d", i, s)
 		}
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for p.receiver.inHold.Load() < 2*chats && time.Now().Before(deadline) {
+	for p.receiver.Held() < 2*chats && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if n := p.receiver.inHold.Load(); n < 2*chats {
+	if n := p.receiver.Held(); n < 2*chats {
 		t.Fatalf("%d of %d attempts in flight on A", n, 2*chats)
 	}
 	p.a.Kill()
-	p.receiver.holding.Store(false)
+	p.receiver.Hold(false)
 	p.b = p.start()
 	// A's leases end twice the 10-second attempt timeout after they were taken; then B delivers everything.
-	got := p.receiver.waitFor(t, before+2*chats, 60*time.Second)
+	got := p.receiver.WaitFor(t, before+2*chats, 60*time.Second)
 	if len(got) != before+2*chats {
 		t.Errorf("%d events, want %d", len(got), before+2*chats)
 	}

@@ -6,82 +6,25 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
-
 	"github.com/parley-dev/parley/internal/credentials"
+	"github.com/parley-dev/parley/internal/testutil/hookreceiver"
 	"github.com/parley-dev/parley/internal/testutil/runtimeproc"
 	"github.com/parley-dev/parley/runtime/tenant"
+	"github.com/parley-dev/parley/runtime/webhook"
 )
-
-// receiver verifies every delivery; while hang is set it holds each request past the runtime's timeout, so that
-// attempts are in flight when the runtime dies.
-type receiver struct {
-	t       *testing.T
-	wh      *standardwebhooks.Webhook
-	mu      sync.Mutex
-	hang    bool
-	ids     map[string]int // webhook-id -> deliveries received
-	release chan struct{}
-}
-
-func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	body, _ := io.ReadAll(req.Body)
-	if err := r.wh.Verify(body, req.Header); err != nil {
-		r.t.Errorf("delivery does not verify: %v", err)
-		w.WriteHeader(http.StatusBadRequest)
-		return
-	}
-	r.mu.Lock()
-	hang := r.hang
-	r.mu.Unlock()
-	if hang {
-		select {
-		case <-r.release:
-		case <-req.Context().Done():
-		}
-		w.WriteHeader(http.StatusServiceUnavailable)
-		return
-	}
-	r.mu.Lock()
-	r.ids[req.Header.Get("webhook-id")]++
-	r.mu.Unlock()
-	w.WriteHeader(http.StatusNoContent)
-}
-
-func (r *receiver) received() map[string]int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make(map[string]int, len(r.ids))
-	for k, v := range r.ids {
-		out[k] = v
-	}
-	return out
-}
 
 func TestDeliveriesSurviveSIGKILL(t *testing.T) {
 	dir := t.TempDir()
 	bin := runtimeproc.Build(t)
-	secret, err := credentials.NewSigningSecret()
-	if err != nil {
-		t.Fatal(err)
-	}
-	wh, err := standardwebhooks.NewWebhook(secret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rcv := &receiver{t: t, wh: wh, hang: true, ids: map[string]int{}, release: make(chan struct{})}
-	srv := httptest.NewServer(rcv)
-	t.Cleanup(func() { close(rcv.release); srv.Close() })
+	rcv := hookreceiver.Start(t)
+	rcv.Hold(true)
 
 	key, err := credentials.NewAPIKey(credentials.SecretPrefix)
 	if err != nil {
@@ -95,7 +38,7 @@ func TestDeliveriesSurviveSIGKILL(t *testing.T) {
 		APIVersion: tenant.APIVersion, MerchantID: "acme", DisplayName: "Acme",
 		Plan:    tenant.Plan{Name: "enterprise", RequestsPerSecond: 1000, Burst: 1000, APIAccess: true, Webhooks: true},
 		APIKeys: []tenant.APIKey{{ID: d.ID, Type: tenant.KeySecret, SHA256: d.SHA256}},
-		Webhooks: []tenant.Webhook{{ID: "crm", URL: srv.URL, SigningSecrets: []string{secret},
+		Webhooks: []tenant.Webhook{{ID: "crm", URL: rcv.URL, SigningSecrets: []string{rcv.Secret},
 			Events: []tenant.Event{tenant.EventConversationCreated, tenant.EventLeadCreated}}},
 	})
 	if err != nil {
@@ -129,35 +72,31 @@ func TestDeliveriesSurviveSIGKILL(t *testing.T) {
 			t.Fatalf("chat %d: %d %v", i, resp.StatusCode, body)
 		}
 	}
-	// Let the dispatcher claim deliveries and start attempts that the receiver holds, then kill it mid-flight.
-	time.Sleep(500 * time.Millisecond)
+	// Kill the runtime once its dispatcher has every worker in an attempt the receiver holds.
+	deadline := time.Now().Add(10 * time.Second)
+	for rcv.Held() < webhook.DefaultWorkers && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := rcv.Held(); n < webhook.DefaultWorkers {
+		t.Fatalf("%d attempts in flight, want %d", n, webhook.DefaultWorkers)
+	}
 	rt.Kill()
-	if n := len(rcv.received()); n != 0 {
+	if n := len(rcv.Received()); n != 0 {
 		t.Fatalf("%d events acknowledged before the crash; the test wants them all pending", n)
 	}
 
-	rcv.mu.Lock()
-	rcv.hang = false
-	rcv.mu.Unlock()
-	rt = runtimeproc.Start(t, bin, nil, args...)
+	rcv.Hold(false)
+	runtimeproc.Start(t, bin, nil, args...) // the restarted runtime
 	// Leases of the killed process run out after twice the 10-second timeout; then every event goes out.
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		got := rcv.received()
-		if len(got) == 2*chats {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d events delivered after the restart\n%s", len(got), 2*chats, rt.Logs())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	for id, n := range rcv.received() {
+	for id, n := range rcv.WaitFor(t, 2*chats, 60*time.Second) {
 		if !strings.HasPrefix(id, "evt_") {
 			t.Errorf("webhook-id %q", id)
 		}
 		if n > 1 {
 			t.Logf("event %s delivered %d times (at least once, same webhook-id)", id, n)
 		}
+	}
+	if n := rcv.Bad(); n > 0 {
+		t.Errorf("%d deliveries did not verify", n)
 	}
 }
