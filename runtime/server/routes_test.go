@@ -1,0 +1,88 @@
+package server
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestEveryRouteRefusesOtherMethods pins the routing table: each path answers a method it does not serve with
+// 405, the JSON error envelope and an Allow header listing what it serves, HEAD included, and the refusal is
+// counted under the route's name.
+func TestEveryRouteRefusesOtherMethods(t *testing.T) {
+	e := newEnv(t)
+	// The methods refused are not in the OpenAPI document (and its router mistakes some of them for another
+	// path's), so the envelope is checked here instead.
+	e.validate = false
+	routes := []struct{ path, name, allow string }{
+		{"/api/v1/chat", "chat", "OPTIONS, POST"},
+		{"/api/v1/conversations", "conversations", "GET"},
+		{"/api/v1/conversations/conv_1", "conversation", "GET"},
+		{"/api/v1/knowledge", "knowledge", "GET, POST"},
+		{"/api/v1/knowledge/kn_1", "knowledge_item", "DELETE, GET, PUT"},
+		{"/api/v1/analytics/overview", "analytics_overview", "GET"},
+		{"/api/v1/leads", "leads", "GET, OPTIONS, POST"},
+		{"/api/v1/webhooks/deliveries", "webhook_deliveries", "GET"},
+		{"/api/v1/webhooks/deliveries/evt_1-hook", "webhook_delivery", "GET"},
+		{"/api/v1/webhooks/deliveries/evt_1-hook/replay", "webhook_delivery_replay", "POST"},
+		{"/api/v1/widget", "widget_settings", "GET, OPTIONS"},
+		{"/widget.js", "widget_js", "GET"},
+		{"/api/v1/openapi.json", "openapi", "GET"},
+		{"/healthz", "healthz", "GET"},
+		{"/readyz", "readyz", "GET"},
+		{"/metrics", "metrics", "GET"},
+	}
+	all := []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions}
+	for _, rt := range routes {
+		for _, m := range all {
+			if slices.Contains(strings.Split(rt.allow, ", "), m) {
+				continue
+			}
+			r := e.do(m, rt.path, nil, "")
+			if r.status != http.StatusMethodNotAllowed || r.header.Get("Allow") != rt.allow {
+				t.Errorf("%s %s: %d, Allow %q; want 405, Allow %q", m, rt.path, r.status, r.header.Get("Allow"), rt.allow)
+				continue
+			}
+			if m != http.MethodHead && r.errorCode(t) != codeMethodNotAllowed {
+				t.Errorf("%s %s: %s", m, rt.path, r.body)
+			}
+		}
+	}
+	metrics := string(e.do(http.MethodGet, "/metrics", nil, "").body)
+	for _, rt := range routes {
+		if want := `parley_runtime_http_requests_total{code="405",route="` + rt.name + `"}`; !strings.Contains(metrics, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+// TestUnknownPathsAnswerTheEnvelope checks that a path no route serves is a 404 envelope for every method,
+// counted as unmatched.
+func TestUnknownPathsAnswerTheEnvelope(t *testing.T) {
+	e := newEnv(t)
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodOptions} {
+		for _, path := range []string{"/", "/api/v1/nope", "/api/v1/chat/extra", "/api/v1/webhooks/deliveries/a/b/c"} {
+			if r := e.do(m, path, nil, ""); r.status != http.StatusNotFound || r.errorCode(t) != codeNotFound {
+				t.Errorf("%s %s: %d %s", m, path, r.status, r.body)
+			}
+		}
+	}
+	metrics := string(e.do(http.MethodGet, "/metrics", nil, "").body)
+	if !strings.Contains(metrics, `parley_runtime_http_requests_total{code="404",route="unmatched"}`) {
+		t.Error("unknown paths are not counted as unmatched")
+	}
+}
+
+// TestPreflightsAreAnswered checks the CORS preflight of the endpoints a browser calls with a key.
+func TestPreflightsAreAnswered(t *testing.T) {
+	e := newEnv(t)
+	for _, path := range []string{"/api/v1/chat", "/api/v1/leads", "/api/v1/widget"} {
+		r := e.do(http.MethodOptions, path, map[string]string{"Origin": "https://alpha.example"}, "")
+		if r.status != http.StatusNoContent || r.header.Get("Access-Control-Allow-Origin") != "https://alpha.example" ||
+			!strings.Contains(r.header.Get("Access-Control-Allow-Headers"), headerAPIKey) {
+			t.Errorf("OPTIONS %s: %d %v", path, r.status, r.header)
+		}
+	}
+}
