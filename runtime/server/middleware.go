@@ -8,12 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"net/http"
 	"regexp"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -104,7 +101,7 @@ func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
 }
 
 // instrument is the outer middleware: request ID, logger, recovery, access log and metrics. The route label is
-// the registered pattern, never the raw path, so metrics stay bounded.
+// the name the router gave the matched route (see named), never the raw path, so metrics stay bounded.
 func (s *Server) instrument(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -147,22 +144,4 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(rec, r)
 	})
-}
-
-// methods dispatches on the request method and answers others with 405 and the Allow header. The route name is
-// recorded for metrics and logs.
-func methods(route string, handlers map[string]http.HandlerFunc) http.HandlerFunc {
-	allow := strings.Join(slices.Sorted(maps.Keys(handlers)), ", ")
-	return func(w http.ResponseWriter, r *http.Request) {
-		if p, ok := r.Context().Value(routeKey{}).(*string); ok {
-			*p = route
-		}
-		h, ok := handlers[r.Method]
-		if !ok {
-			w.Header().Set("Allow", allow)
-			writeError(w, r, newError(http.StatusMethodNotAllowed, codeMethodNotAllowed, "%s is not allowed here; use %s", r.Method, allow))
-			return
-		}
-		h(w, r)
-	}
 }

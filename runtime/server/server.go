@@ -14,14 +14,12 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/parley-dev/parley/runtime/api"
 	"github.com/parley-dev/parley/runtime/assistant"
 	"github.com/parley-dev/parley/runtime/ratelimit"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/tenant"
-	"github.com/parley-dev/parley/runtime/widget"
 )
 
 // Config wires a Server.
@@ -106,66 +104,6 @@ func New(cfg Config) (*Server, error) {
 // ServeHTTP serves one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
-func (s *Server) routes() http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("/api/v1/chat", methods("chat", map[string]http.HandlerFunc{
-		http.MethodPost: s.visitor(s.chat), http.MethodOptions: preflight,
-	}))
-	mux.Handle("/api/v1/conversations", methods("conversations", map[string]http.HandlerFunc{
-		http.MethodGet: s.owner(s.listConversations),
-	}))
-	mux.Handle("/api/v1/conversations/{id}", methods("conversation", map[string]http.HandlerFunc{
-		http.MethodGet: s.owner(s.getConversation),
-	}))
-	mux.Handle("/api/v1/knowledge", methods("knowledge", map[string]http.HandlerFunc{
-		http.MethodGet: s.owner(s.listKnowledge), http.MethodPost: s.owner(s.createKnowledge),
-	}))
-	mux.Handle("/api/v1/knowledge/{id}", methods("knowledge_item", map[string]http.HandlerFunc{
-		http.MethodGet: s.owner(s.getKnowledge), http.MethodPut: s.owner(s.updateKnowledge),
-		http.MethodDelete: s.owner(s.deleteKnowledge),
-	}))
-	mux.Handle("/api/v1/analytics/overview", methods("analytics_overview", map[string]http.HandlerFunc{
-		http.MethodGet: s.owner(s.analyticsOverview),
-	}))
-	mux.Handle("/api/v1/leads", methods("leads", map[string]http.HandlerFunc{
-		http.MethodPost: s.visitor(s.createLead), http.MethodGet: s.owner(s.listLeads), http.MethodOptions: preflight,
-	}))
-	mux.Handle("/api/v1/webhooks/deliveries", methods("webhook_deliveries", map[string]http.HandlerFunc{
-		http.MethodGet: s.owner(s.listDeliveries),
-	}))
-	mux.Handle("/api/v1/webhooks/deliveries/{id}", methods("webhook_delivery", map[string]http.HandlerFunc{
-		http.MethodGet: s.owner(s.getDelivery),
-	}))
-	mux.Handle("/api/v1/webhooks/deliveries/{id}/replay", methods("webhook_delivery_replay", map[string]http.HandlerFunc{
-		http.MethodPost: s.owner(s.replayDelivery),
-	}))
-	mux.Handle("/api/v1/widget", methods("widget_settings", map[string]http.HandlerFunc{
-		http.MethodGet: s.widgetSettings, http.MethodOptions: preflight,
-	}))
-	mux.Handle("/widget.js", methods("widget_js", map[string]http.HandlerFunc{
-		http.MethodGet: widget.Handler(s.publicURL).ServeHTTP,
-	}))
-	mux.Handle("/api/v1/openapi.json", methods("openapi", map[string]http.HandlerFunc{
-		http.MethodGet: func(w http.ResponseWriter, _ *http.Request) {
-			w.Header().Set("Content-Type", contentTypeJSON)
-			_, _ = w.Write(s.openAPI)
-		},
-	}))
-	mux.Handle("/healthz", methods("healthz", map[string]http.HandlerFunc{
-		http.MethodGet: func(w http.ResponseWriter, _ *http.Request) {
-			writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-		},
-	}))
-	mux.Handle("/readyz", methods("readyz", map[string]http.HandlerFunc{http.MethodGet: s.ready}))
-	mux.Handle("/metrics", methods("metrics", map[string]http.HandlerFunc{
-		http.MethodGet: promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}).ServeHTTP,
-	}))
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, newError(http.StatusNotFound, codeNotFound, "no such endpoint: %s", r.URL.Path))
-	})
-	return mux
-}
-
 // ready answers 200 once the tenants are loaded and the store answers.
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	if !s.tenants.Synced() {
@@ -180,40 +118,6 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "tenants": s.tenants.Len()})
-}
-
-// visitor wraps an API-key handler (the widget's or a merchant's server's) with CORS, key authentication and the
-// merchant's rate limit.
-func (s *Server) visitor(h func(http.ResponseWriter, *http.Request, *tenant.Bundle) error) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		allowCORS(w, r)
-		caller, err := s.authenticateKey(r)
-		if err == nil {
-			err = s.limit(w, r, caller.merchant)
-		}
-		if err == nil {
-			err = h(w, r, caller.merchant)
-		}
-		if err != nil {
-			writeError(w, r, err)
-		}
-	}
-}
-
-// owner wraps a dashboard handler with bearer authentication and the merchant's rate limit.
-func (s *Server) owner(h func(http.ResponseWriter, *http.Request, *tenant.Bundle) error) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		m, err := s.authenticateOwner(r)
-		if err == nil {
-			err = s.limit(w, r, m)
-		}
-		if err == nil {
-			err = h(w, r, m)
-		}
-		if err != nil {
-			writeError(w, r, err)
-		}
-	}
 }
 
 // Serve serves handler on ln until ctx ends, then stops accepting and lets requests in flight finish (up to 25

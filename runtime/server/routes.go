@@ -1,0 +1,148 @@
+package server
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/parley-dev/parley/runtime/tenant"
+	"github.com/parley-dev/parley/runtime/widget"
+)
+
+// routes is the runtime's HTTP interface: one line per method and path, under a name that labels the route's
+// metrics and logs.
+func (s *Server) routes() http.Handler {
+	rt := newRouter()
+	rt.handle("chat", "POST /api/v1/chat", s.visitor(s.chat))
+	rt.handle("chat", "OPTIONS /api/v1/chat", http.HandlerFunc(preflight))
+	rt.handle("conversations", "GET /api/v1/conversations", s.owner(s.listConversations))
+	rt.handle("conversation", "GET /api/v1/conversations/{id}", s.owner(s.getConversation))
+	rt.handle("knowledge", "GET /api/v1/knowledge", s.owner(s.listKnowledge))
+	rt.handle("knowledge", "POST /api/v1/knowledge", s.owner(s.createKnowledge))
+	rt.handle("knowledge_item", "GET /api/v1/knowledge/{id}", s.owner(s.getKnowledge))
+	rt.handle("knowledge_item", "PUT /api/v1/knowledge/{id}", s.owner(s.updateKnowledge))
+	rt.handle("knowledge_item", "DELETE /api/v1/knowledge/{id}", s.owner(s.deleteKnowledge))
+	rt.handle("analytics_overview", "GET /api/v1/analytics/overview", s.owner(s.analyticsOverview))
+	rt.handle("leads", "POST /api/v1/leads", s.visitor(s.createLead))
+	rt.handle("leads", "GET /api/v1/leads", s.owner(s.listLeads))
+	rt.handle("leads", "OPTIONS /api/v1/leads", http.HandlerFunc(preflight))
+	rt.handle("webhook_deliveries", "GET /api/v1/webhooks/deliveries", s.owner(s.listDeliveries))
+	rt.handle("webhook_delivery", "GET /api/v1/webhooks/deliveries/{id}", s.owner(s.getDelivery))
+	rt.handle("webhook_delivery_replay", "POST /api/v1/webhooks/deliveries/{id}/replay", s.owner(s.replayDelivery))
+	rt.handle("widget_settings", "GET /api/v1/widget", http.HandlerFunc(s.widgetSettings))
+	rt.handle("widget_settings", "OPTIONS /api/v1/widget", http.HandlerFunc(preflight))
+	rt.handle("widget_js", "GET /widget.js", widget.Handler(s.publicURL))
+	rt.handle("openapi", "GET /api/v1/openapi.json", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", contentTypeJSON)
+		_, _ = w.Write(s.openAPI)
+	}))
+	rt.handle("healthz", "GET /healthz", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	}))
+	rt.handle("readyz", "GET /readyz", http.HandlerFunc(s.ready))
+	rt.handle("metrics", "GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+	return rt.mux()
+}
+
+// router registers method patterns ("POST /api/v1/chat") on an http.ServeMux, each under its route's name,
+// and answers what the ServeMux would answer in plain text in the API's error envelope instead.
+type router struct {
+	m     *http.ServeMux
+	paths []string            // in registration order
+	allow map[string][]string // path → methods served
+	names map[string]string   // path → route name
+}
+
+func newRouter() *router {
+	return &router{m: http.NewServeMux(), allow: map[string][]string{}, names: map[string]string{}}
+}
+
+// handle serves pattern, "METHOD /path", with h. All methods of a path share one name.
+func (rt *router) handle(name, pattern string, h http.Handler) {
+	method, path, ok := strings.Cut(pattern, " ")
+	if !ok || method == "" {
+		panic("server: route pattern " + pattern + " has no method")
+	}
+	if old, seen := rt.names[path]; !seen {
+		rt.paths = append(rt.paths, path)
+		rt.names[path] = name
+	} else if old != name {
+		panic("server: path " + path + " is named both " + old + " and " + name)
+	}
+	rt.allow[path] = append(rt.allow[path], method)
+	rt.m.Handle(pattern, named(name, h))
+}
+
+// mux completes and returns the ServeMux. Left alone, a ServeMux answers a known path with a method it does not
+// serve, and an unknown path, in plain text, and lets a GET pattern serve HEAD. So each path also gets a pattern
+// without a method, which the ServeMux picks only when none of the path's method patterns matches, answering 405
+// with Allow; a path served by GET alone refuses HEAD explicitly; and "/" answers 404. The ServeMux's own
+// answers are never reached.
+func (rt *router) mux() *http.ServeMux {
+	for _, path := range rt.paths {
+		methods := slices.Sorted(slices.Values(rt.allow[path]))
+		refuse := named(rt.names[path], methodNotAllowed(strings.Join(methods, ", ")))
+		rt.m.Handle(path, refuse)
+		if slices.Contains(methods, http.MethodGet) && !slices.Contains(methods, http.MethodHead) {
+			rt.m.Handle(http.MethodHead+" "+path, refuse)
+		}
+	}
+	rt.m.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, newError(http.StatusNotFound, codeNotFound, "no such endpoint: %s", r.URL.Path))
+	}))
+	return rt.m
+}
+
+// named records the route's name for the metrics and the access log written by instrument.
+func named(name string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p, ok := r.Context().Value(routeKey{}).(*string); ok {
+			*p = name
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// methodNotAllowed answers a method the path does not serve.
+func methodNotAllowed(allow string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", allow)
+		writeError(w, r, newError(http.StatusMethodNotAllowed, codeMethodNotAllowed, "%s is not allowed here; use %s", r.Method, allow))
+	})
+}
+
+// visitor wraps an API-key handler (the widget's or a merchant's server's) with CORS, key authentication and the
+// merchant's rate limit.
+func (s *Server) visitor(h func(http.ResponseWriter, *http.Request, *tenant.Bundle) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		allowCORS(w, r)
+		caller, err := s.authenticateKey(r)
+		if err == nil {
+			err = s.limit(w, r, caller.merchant)
+		}
+		if err == nil {
+			err = h(w, r, caller.merchant)
+		}
+		if err != nil {
+			writeError(w, r, err)
+		}
+	}
+}
+
+// owner wraps a dashboard handler with bearer authentication and the merchant's rate limit.
+func (s *Server) owner(h func(http.ResponseWriter, *http.Request, *tenant.Bundle) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		m, err := s.authenticateOwner(r)
+		if err == nil {
+			err = s.limit(w, r, m)
+		}
+		if err == nil {
+			err = h(w, r, m)
+		}
+		if err != nil {
+			writeError(w, r, err)
+		}
+	}
+}
