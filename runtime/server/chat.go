@@ -2,9 +2,9 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -70,7 +70,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) 
 		conversationID = newID("conv_")
 	}
 	if !exists {
-		if err := s.checkQuota(w, r, m); err != nil {
+		if err := s.checkQuota(r, m); err != nil {
 			return err
 		}
 	}
@@ -103,7 +103,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) 
 	}
 	res, err := s.store.RecordExchange(ctx, ex)
 	if errors.Is(err, store.ErrQuotaExceeded) {
-		return s.quotaExceeded(w, m)
+		return s.quotaExceeded(m)
 	}
 	if err != nil {
 		return err
@@ -143,7 +143,7 @@ func validateChat(req chatRequest) (message, conversationID string, err error) {
 
 // checkQuota refuses a new conversation once the month's ceiling is reached, before any work is done. The store
 // checks again, exactly, when it writes.
-func (s *Server) checkQuota(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
+func (s *Server) checkQuota(r *http.Request, m *tenant.Bundle) error {
 	if m.Plan.MonthlyConversations == 0 {
 		return nil
 	}
@@ -152,18 +152,17 @@ func (s *Server) checkQuota(w http.ResponseWriter, r *http.Request, m *tenant.Bu
 		return err
 	}
 	if n >= int(m.Plan.MonthlyConversations) {
-		return s.quotaExceeded(w, m)
+		return s.quotaExceeded(m)
 	}
 	return nil
 }
 
-// quotaExceeded answers that the month's conversations are used up, retryable when the next UTC month begins.
-func (s *Server) quotaExceeded(w http.ResponseWriter, m *tenant.Bundle) error {
+// quotaExceeded is store.ErrQuotaExceeded with the plan's number, retryable when the next UTC month begins.
+func (s *Server) quotaExceeded(m *tenant.Bundle) error {
 	now := s.now().UTC()
 	nextMonth := time.Date(now.Year(), now.Month()+1, 1, 0, 0, 0, 0, time.UTC)
-	w.Header().Set(headerRetryAfter, strconv.Itoa(max(1, ceilSeconds(nextMonth.Sub(now)))))
-	return newError(http.StatusTooManyRequests, codeConversationQuota,
-		"the merchant's plan allows %d new conversations a month and they are used up; existing conversations go on", m.Plan.MonthlyConversations)
+	return &explained{err: store.ErrQuotaExceeded, retryAfter: nextMonth.Sub(now), message: fmt.Sprintf(
+		"the merchant's plan allows %d new conversations a month and they are used up; existing conversations go on", m.Plan.MonthlyConversations)}
 }
 
 func storeSources(in []assistant.Source) []store.Source {

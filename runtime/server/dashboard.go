@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -99,9 +98,7 @@ func (s *Server) listConversations(w http.ResponseWriter, r *http.Request, m *te
 		f.HasLead = &b
 	}
 	convs, next, err := s.store.ListConversations(r.Context(), m.MerchantID, f)
-	if errors.Is(err, store.ErrInvalidCursor) {
-		return newError(http.StatusBadRequest, codeInvalidCursor, "the cursor is not one this listing issued")
-	} else if err != nil {
+	if err != nil {
 		return err
 	}
 	out := make([]conversationJSON, len(convs))
@@ -118,10 +115,8 @@ func (s *Server) getConversation(w http.ResponseWriter, r *http.Request, m *tena
 		return notFound("conversation")
 	}
 	c, msgs, err := s.store.GetConversation(r.Context(), m.MerchantID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return notFound("conversation")
-	} else if err != nil {
-		return err
+	if err != nil {
+		return explain(err, store.ErrNotFound, "no such conversation")
 	}
 	leads, _, err := s.store.ListLeads(r.Context(), m.MerchantID, store.LeadFilter{ConversationID: id, Limit: maxPageSize})
 	if err != nil {
@@ -135,12 +130,6 @@ func (s *Server) getConversation(w http.ResponseWriter, r *http.Request, m *tena
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
-}
-
-// notFound is the one answer for "does not exist" and "belongs to another merchant", so that nothing about
-// another merchant's data can be detected.
-func notFound(what string) error {
-	return newError(http.StatusNotFound, codeNotFound, "no such %s", what)
 }
 
 type knowledgeInput struct {
@@ -220,10 +209,8 @@ func (s *Server) createKnowledge(w http.ResponseWriter, r *http.Request, m *tena
 	now := s.now().UTC().Truncate(time.Millisecond)
 	k.ID, k.MerchantID, k.CreatedAt, k.UpdatedAt = newID("kn_"), m.MerchantID, now, now
 	err = s.store.CreateKnowledge(r.Context(), k, int(m.Plan.KnowledgeItems))
-	if errors.Is(err, store.ErrKnowledgeLimit) {
-		return newError(http.StatusForbidden, codeKnowledgeLimit, "the merchant's plan allows %d knowledge items and all are used", m.Plan.KnowledgeItems)
-	} else if err != nil {
-		return err
+	if err != nil {
+		return explain(err, store.ErrKnowledgeLimit, "the merchant's plan allows %d knowledge items and all are used", m.Plan.KnowledgeItems)
 	}
 	s.indexes.forget(m.MerchantID)
 	w.Header().Set("Location", "/api/v1/knowledge/"+k.ID)
@@ -251,10 +238,8 @@ func (s *Server) updateKnowledge(w http.ResponseWriter, r *http.Request, m *tena
 	}
 	k.ID, k.MerchantID, k.CreatedAt, k.UseCount = old.ID, m.MerchantID, old.CreatedAt, old.UseCount
 	k.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
-	if err := s.store.UpdateKnowledge(r.Context(), k); errors.Is(err, store.ErrNotFound) {
-		return notFound("knowledge item")
-	} else if err != nil {
-		return err
+	if err := s.store.UpdateKnowledge(r.Context(), k); err != nil {
+		return explain(err, store.ErrNotFound, "no such knowledge item")
 	}
 	s.indexes.forget(m.MerchantID)
 	writeJSON(w, http.StatusOK, toKnowledgeJSON(k))
@@ -266,10 +251,8 @@ func (s *Server) deleteKnowledge(w http.ResponseWriter, r *http.Request, m *tena
 	if len(id) > maxKnowledgeIDSize {
 		return notFound("knowledge item")
 	}
-	if err := s.store.DeleteKnowledge(r.Context(), m.MerchantID, id); errors.Is(err, store.ErrNotFound) {
-		return notFound("knowledge item")
-	} else if err != nil {
-		return err
+	if err := s.store.DeleteKnowledge(r.Context(), m.MerchantID, id); err != nil {
+		return explain(err, store.ErrNotFound, "no such knowledge item")
 	}
 	s.indexes.forget(m.MerchantID)
 	w.WriteHeader(http.StatusNoContent)
@@ -282,10 +265,7 @@ func (s *Server) knowledgeByPath(r *http.Request, m *tenant.Bundle) (store.Knowl
 		return store.Knowledge{}, notFound("knowledge item")
 	}
 	k, err := s.store.GetKnowledge(r.Context(), m.MerchantID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return store.Knowledge{}, notFound("knowledge item")
-	}
-	return k, err
+	return k, explain(err, store.ErrNotFound, "no such knowledge item")
 }
 
 func (s *Server) listKnowledge(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
@@ -302,9 +282,7 @@ func (s *Server) listKnowledge(w http.ResponseWriter, r *http.Request, m *tenant
 		return err
 	}
 	items, next, err := s.store.ListKnowledge(r.Context(), m.MerchantID, f)
-	if errors.Is(err, store.ErrInvalidCursor) {
-		return newError(http.StatusBadRequest, codeInvalidCursor, "the cursor is not one this listing issued")
-	} else if err != nil {
+	if err != nil {
 		return err
 	}
 	out := make([]knowledgeJSON, len(items))
@@ -399,7 +377,7 @@ func pageParams(q url.Values) (int, string, error) {
 	}
 	cursor := q.Get("cursor")
 	if len(cursor) > 512 {
-		return 0, "", newError(http.StatusBadRequest, codeInvalidCursor, "the cursor is not one this listing issued")
+		return 0, "", store.ErrInvalidCursor // longer than any cursor a listing issues
 	}
 	return limit, cursor, nil
 }

@@ -8,7 +8,11 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
+
+	"github.com/parley-dev/parley/runtime/store"
 )
 
 // Error codes, each documented in the OpenAPI document's ErrorCode schema.
@@ -49,6 +53,54 @@ func newError(status int, code, format string, args ...any) *apiError {
 	return &apiError{status: status, code: code, message: fmt.Sprintf(format, args...)}
 }
 
+// internalError is the answer to anything unexpected: it reveals nothing of what went wrong.
+func internalError() *apiError {
+	return newError(http.StatusInternalServerError, codeInternal, "something went wrong on our side; quote the request ID when reporting it")
+}
+
+// domainErrors is the one table from the domain's errors to the client's status and code, matched in order with
+// errors.Is. Each message is the default; a handler that knows more (which resource, the plan's number) says it
+// with explain, and status and code stay the table's.
+var domainErrors = []struct {
+	err     error
+	status  int
+	code    string
+	message string
+}{
+	{store.ErrNotFound, http.StatusNotFound, codeNotFound, "no such resource"},
+	{store.ErrInvalidCursor, http.StatusBadRequest, codeInvalidCursor, "the cursor is not one this listing issued"},
+	{store.ErrQuotaExceeded, http.StatusTooManyRequests, codeConversationQuota, "the merchant's plan's new conversations for this month are used up; existing conversations go on"},
+	{store.ErrKnowledgeLimit, http.StatusForbidden, codeKnowledgeLimit, "the merchant's plan's knowledge items are all used"},
+	{store.ErrNotReplayable, http.StatusConflict, codeDeliveryPending, "the delivery is still pending; replay it once it has succeeded, failed or been cancelled"},
+}
+
+// explained is a domain error with what the handler knows and the table cannot: a message naming the resource
+// or the plan's number and, for a refusal that passes, when to retry.
+type explained struct {
+	err        error
+	message    string
+	retryAfter time.Duration
+}
+
+func (e *explained) Error() string { return e.err.Error() + ": " + e.message }
+
+func (e *explained) Unwrap() error { return e.err }
+
+// explain gives the client a more precise message than the table's when err is target; any other error, nil
+// included, is returned unchanged.
+func explain(err, target error, format string, args ...any) error {
+	if !errors.Is(err, target) {
+		return err
+	}
+	return &explained{err: err, message: fmt.Sprintf(format, args...)}
+}
+
+// notFound is the one answer for "does not exist" and "belongs to another merchant", so that nothing about
+// another merchant's data can be detected.
+func notFound(what string) error {
+	return explain(store.ErrNotFound, store.ErrNotFound, "no such %s", what)
+}
+
 type errorBody struct {
 	Error errorDetail `json:"error"`
 }
@@ -59,21 +111,44 @@ type errorDetail struct {
 	RequestID string `json:"request_id"`
 }
 
-// writeError answers with the error envelope. Errors that are not apiErrors are logged and answered as a 500
-// that reveals nothing of their text.
-func writeError(w http.ResponseWriter, r *http.Request, err error) {
-	var ae *apiError
+// fail answers err in the error envelope: an apiError as it says, a domain error as domainErrors says, anything
+// else as a 500 that reveals nothing of its text. Unexpected errors are logged here, once; handlers only return
+// them.
+func fail(w http.ResponseWriter, r *http.Request, err error) {
 	if r.Context().Err() != nil && errors.Is(err, context.Canceled) {
 		// The client went away mid-request: nothing failed on our side and nobody reads the answer.
 		logger(r).Debug("client closed the request", "error", err)
 		w.WriteHeader(statusClientClosed)
 		return
 	}
-	if !errors.As(err, &ae) {
+	ae := answer(w, err)
+	if ae == nil {
 		logger(r).Error("request failed", "error", err)
-		ae = newError(http.StatusInternalServerError, codeInternal, "something went wrong on our side; quote the request ID when reporting it")
+		ae = internalError()
 	}
 	writeJSON(w, ae.status, errorBody{Error: errorDetail{Code: ae.code, Message: ae.message, RequestID: requestID(r)}})
+}
+
+// answer is what the client is told of err, with its Retry-After header set when it has one; nil when err is
+// not an error the client may be told about.
+func answer(w http.ResponseWriter, err error) *apiError {
+	if ae := (*apiError)(nil); errors.As(err, &ae) {
+		return ae
+	}
+	for _, e := range domainErrors {
+		if !errors.Is(err, e.err) {
+			continue
+		}
+		ae := &apiError{status: e.status, code: e.code, message: e.message}
+		if ex := (*explained)(nil); errors.As(err, &ex) {
+			ae.message = ex.message
+			if ex.retryAfter > 0 {
+				w.Header().Set(headerRetryAfter, strconv.Itoa(max(1, ceilSeconds(ex.retryAfter))))
+			}
+		}
+		return ae
+	}
+	return nil
 }
 
 // statusClientClosed is the status recorded, after nginx, when the client closes the request before the answer.

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -184,9 +183,7 @@ func (s *Server) listLeads(w http.ResponseWriter, r *http.Request, m *tenant.Bun
 		f.ConversationID = v
 	}
 	leads, next, err := s.store.ListLeads(r.Context(), m.MerchantID, f)
-	if errors.Is(err, store.ErrInvalidCursor) {
-		return newError(http.StatusBadRequest, codeInvalidCursor, "the cursor is not one this listing issued")
-	} else if err != nil {
+	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, newPage(leadsJSON(leads), next))

@@ -125,7 +125,7 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 				}
 				log.Error("panic serving request", "panic", p, "path", r.URL.Path)
 				if rec.status == 0 {
-					writeError(rec, r, fmt.Errorf("panic: %v", p))
+					fail(rec, r, internalError()) // an apiError, so the panic is not logged twice
 				}
 			}
 			elapsed := time.Since(start)

@@ -90,7 +90,7 @@ func (rt *router) mux() *http.ServeMux {
 		}
 	}
 	rt.m.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, newError(http.StatusNotFound, codeNotFound, "no such endpoint: %s", r.URL.Path))
+		fail(w, r, newError(http.StatusNotFound, codeNotFound, "no such endpoint: %s", r.URL.Path))
 	}))
 	return rt.m
 }
@@ -109,7 +109,7 @@ func named(name string, h http.Handler) http.Handler {
 func methodNotAllowed(allow string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", allow)
-		writeError(w, r, newError(http.StatusMethodNotAllowed, codeMethodNotAllowed, "%s is not allowed here; use %s", r.Method, allow))
+		fail(w, r, newError(http.StatusMethodNotAllowed, codeMethodNotAllowed, "%s is not allowed here; use %s", r.Method, allow))
 	})
 }
 
@@ -126,7 +126,7 @@ func (s *Server) visitor(h func(http.ResponseWriter, *http.Request, *tenant.Bund
 			err = h(w, r, caller.merchant)
 		}
 		if err != nil {
-			writeError(w, r, err)
+			fail(w, r, err)
 		}
 	}
 }
@@ -142,7 +142,7 @@ func (s *Server) owner(h func(http.ResponseWriter, *http.Request, *tenant.Bundle
 			err = h(w, r, m)
 		}
 		if err != nil {
-			writeError(w, r, err)
+			fail(w, r, err)
 		}
 	}
 }

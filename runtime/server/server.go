@@ -107,14 +107,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 // ready answers 200 once the tenants are loaded and the store answers.
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	if !s.tenants.Synced() {
-		writeError(w, r, newError(http.StatusServiceUnavailable, codeUnavailable, "tenant bundles are still loading"))
+		fail(w, r, newError(http.StatusServiceUnavailable, codeUnavailable, "tenant bundles are still loading"))
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if err := s.store.Ping(ctx); err != nil {
 		logger(r).Error("store ping failed", "error", err)
-		writeError(w, r, newError(http.StatusServiceUnavailable, codeUnavailable, "the store does not answer"))
+		fail(w, r, newError(http.StatusServiceUnavailable, codeUnavailable, "the store does not answer"))
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "tenants": s.tenants.Len()})

@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"regexp"
 	"slices"
@@ -96,9 +95,7 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request, m *tenan
 		return err
 	}
 	list, next, err := s.store.ListDeliveries(r.Context(), m.MerchantID, f)
-	if errors.Is(err, store.ErrInvalidCursor) {
-		return newError(http.StatusBadRequest, codeInvalidCursor, "the cursor is not one this listing issued")
-	} else if err != nil {
+	if err != nil {
 		return err
 	}
 	out := make([]deliveryJSON, len(list))
@@ -115,10 +112,8 @@ func (s *Server) getDelivery(w http.ResponseWriter, r *http.Request, m *tenant.B
 		return notFound("delivery")
 	}
 	d, attempts, err := s.store.GetDelivery(r.Context(), m.MerchantID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return notFound("delivery")
-	} else if err != nil {
-		return err
+	if err != nil {
+		return explain(err, store.ErrNotFound, "no such delivery")
 	}
 	out := deliveryDetailJSON{deliveryJSON: toDeliveryJSON(d), Payload: d.Payload, AttemptLog: make([]attemptJSON, len(attempts))}
 	for i, a := range attempts {
@@ -143,13 +138,8 @@ func (s *Server) replayDelivery(w http.ResponseWriter, r *http.Request, m *tenan
 		return newError(http.StatusForbidden, codeWebhooksNotInPlan, "the merchant's plan does not include webhooks")
 	}
 	d, err := s.store.ReplayDelivery(r.Context(), m.MerchantID, id, s.now().UTC())
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return notFound("delivery")
-	case errors.Is(err, store.ErrNotReplayable):
-		return newError(http.StatusConflict, codeDeliveryPending, "the delivery is still pending; replay it once it has succeeded, failed or been cancelled")
-	case err != nil:
-		return err
+	if err != nil {
+		return explain(err, store.ErrNotFound, "no such delivery")
 	}
 	s.eventsWritten(1)
 	writeJSON(w, http.StatusAccepted, toDeliveryJSON(d))

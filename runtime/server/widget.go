@@ -22,7 +22,7 @@ func (s *Server) widgetSettings(w http.ResponseWriter, r *http.Request) {
 	allowCORS(w, r)
 	caller, err := s.authenticateKey(r)
 	if err != nil {
-		writeError(w, r, err)
+		fail(w, r, err)
 		return
 	}
 	m := caller.merchant
