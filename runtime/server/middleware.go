@@ -39,7 +39,6 @@ var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{8,64}$`)
 
 var idEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)
 
-// newID returns a random identifier with a prefix, such as "msg_…". 80 random bits: unique without coordination.
 // newID returns prefix and 20 characters: the time in milliseconds, then 48 random bits. IDs made later sort
 // after earlier ones, as UUIDv7s do, so the store appends them to its indexes instead of dirtying a random page
 // per insert; the random part keeps them unguessable and unique.
@@ -50,6 +49,15 @@ func newID(prefix string) string {
 	return prefix + idEncoding.EncodeToString(b[:])
 }
 
+// logger is the request's logger, which names its request ID.
+func logger(r *http.Request) *slog.Logger {
+	if l, ok := r.Context().Value(loggerKey{}).(*slog.Logger); ok {
+		return l
+	}
+	return slog.Default()
+}
+
+// requestID is the ID instrument gave the request.
 func requestID(r *http.Request) string {
 	id, _ := r.Context().Value(requestIDKey{}).(string)
 	return id
