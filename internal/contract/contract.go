@@ -23,8 +23,6 @@ const (
 	FlagStorage             = "storage"
 	FlagSQLitePath          = "sqlite-path"
 	FlagAssistant           = "assistant"
-	FlagOpenAIBaseURL       = "openai-base-url"
-	FlagOpenAIModel         = "openai-model"
 	FlagOIDCIssuer          = "oidc-issuer"
 	FlagOIDCAudience        = "oidc-audience"
 	FlagTLSCertFile         = "tls-cert-file"

@@ -33,9 +33,6 @@ type Runtime struct {
 	SQLitePath string
 	// Assistant names the answer provider (--assistant).
 	Assistant string
-	// OpenAIBaseURL and OpenAIModel are accepted for the coming openai assistant and not used yet
-	// (--openai-base-url, --openai-model).
-	OpenAIBaseURL, OpenAIModel string
 	// OIDCIssuer and OIDCAudience check dashboard ID tokens (--oidc-issuer, --oidc-audience); without them
 	// the dashboard endpoints answer 401.
 	OIDCIssuer, OIDCAudience string
@@ -91,8 +88,6 @@ func (c *Runtime) flagSet(getenv func(string) string) *flag.FlagSet {
 		" (shared by replicas; the connection URL is read from $"+EnvDatabaseURL+")")
 	fs.StringVar(&c.SQLitePath, FlagSQLitePath, "parley.db", "SQLite database file")
 	fs.StringVar(&c.Assistant, FlagAssistant, AssistantRetrieval, "answer provider: "+AssistantRetrieval)
-	fs.StringVar(&c.OpenAIBaseURL, FlagOpenAIBaseURL, "", "OpenAI-compatible API address (assistant openai)")
-	fs.StringVar(&c.OpenAIModel, FlagOpenAIModel, "", "model name (assistant openai)")
 	fs.StringVar(&c.OIDCIssuer, FlagOIDCIssuer, "", "OIDC issuer of dashboard ID tokens; without it the dashboard endpoints answer 401")
 	fs.StringVar(&c.OIDCAudience, FlagOIDCAudience, "", "the client ID dashboard ID tokens must be issued for")
 	fs.StringVar(&c.TLSCertFile, FlagTLSCertFile, "", "serve HTTPS (TLS 1.3) with this certificate")

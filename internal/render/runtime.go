@@ -171,9 +171,6 @@ func RuntimeArgs(rt *chatv1alpha1.ChatRuntime) []string {
 	if rt.Spec.Storage.Type != chatv1alpha1.StoragePostgres {
 		args = append(args, contract.Arg(contract.FlagSQLitePath, dataDir+"/parley.db"))
 	}
-	if o := rt.Spec.Assistant.OpenAI; o != nil && rt.Spec.Assistant.Provider == chatv1alpha1.AssistantOpenAI {
-		args = append(args, contract.Arg(contract.FlagOpenAIBaseURL, o.BaseURL), contract.Arg(contract.FlagOpenAIModel, o.Model))
-	}
 	if o := rt.Spec.OIDC; o != nil {
 		args = append(args, contract.Arg(contract.FlagOIDCIssuer, o.IssuerURL), contract.Arg(contract.FlagOIDCAudience, o.Audience))
 	}
@@ -208,10 +205,6 @@ func runtimeEnv(rt *chatv1alpha1.ChatRuntime) []*corev1ac.EnvVarApplyConfigurati
 	}
 	if p := rt.Spec.Storage.Postgres; p != nil && rt.Spec.Storage.Type == chatv1alpha1.StoragePostgres {
 		fromSecret(contract.EnvDatabaseURL, p.URLSecretRef, "url")
-	}
-	if o := rt.Spec.Assistant.OpenAI; o != nil && o.APIKeySecretRef != nil &&
-		rt.Spec.Assistant.Provider == chatv1alpha1.AssistantOpenAI {
-		fromSecret("PARLEY_OPENAI_API_KEY", *o.APIKeySecretRef, chatv1alpha1.DefaultAPIKeySecretKey)
 	}
 	if r := redisRateLimiter(rt); r != nil && r.PasswordSecretRef != nil {
 		fromSecret(contract.EnvRedisPassword, *r.PasswordSecretRef, chatv1alpha1.DefaultRedisPasswordKey)
