@@ -22,9 +22,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/parley-dev/parley/internal/credentials"
+	"github.com/parley-dev/parley/internal/dev/demo"
+	"github.com/parley-dev/parley/internal/dev/devidp"
 	"github.com/parley-dev/parley/runtime/assistant"
-	"github.com/parley-dev/parley/runtime/demo"
-	"github.com/parley-dev/parley/runtime/devidp"
 	"github.com/parley-dev/parley/runtime/server"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/sqlite"
