@@ -17,15 +17,15 @@ const (
 	StoragePostgres StorageType = "postgres"
 )
 
-// AssistantProvider names what writes the chatbot's answers.
-// +kubebuilder:validation:Enum=retrieval;openai
+// AssistantProvider names what writes the chatbot's answers. The enum lists only what `parley runtime` serves
+// (internal/contract), so that a valid ChatRuntime never renders a runtime that refuses to start; the openai
+// provider joins it when the runtime implements it.
+// +kubebuilder:validation:Enum=retrieval
 type AssistantProvider string
 
 const (
 	// AssistantRetrieval answers from the merchant's knowledge base with no network access.
 	AssistantRetrieval AssistantProvider = "retrieval"
-	// AssistantOpenAI asks an OpenAI-compatible chat completions endpoint, with retrieved items as context.
-	AssistantOpenAI AssistantProvider = "openai"
 )
 
 // ChatRuntimeSpec describes a deployment of the shared chat runtime.
@@ -206,20 +206,21 @@ type PostgresStorage struct {
 }
 
 // AssistantSpec chooses and configures the answer provider.
-// +kubebuilder:validation:XValidation:rule="self.provider != 'openai' || has(self.openai)",message="assistant.openai is required when assistant.provider is openai"
+// +kubebuilder:validation:XValidation:rule="!has(self.openai)",message="assistant.openai is not available yet: this version answers with the retrieval provider only"
 type AssistantSpec struct {
-	// Provider writes the answers: retrieval (from the knowledge base, no network) or openai (any
-	// OpenAI-compatible chat completions endpoint, falling back to retrieval when it fails).
+	// Provider writes the answers: retrieval (from the knowledge base, no network). Coming: openai (any
+	// OpenAI-compatible chat completions endpoint, falling back to retrieval when it fails); this version refuses it.
 	// +optional
 	// +kubebuilder:default=retrieval
 	Provider AssistantProvider `json:"provider,omitempty"`
 
-	// OpenAI configures the openai provider.
+	// OpenAI will configure the coming openai provider. This version does not serve it yet and refuses the field
+	// rather than ignore it.
 	// +optional
 	OpenAI *OpenAISpec `json:"openai,omitempty"`
 }
 
-// OpenAISpec configures an OpenAI-compatible chat completions endpoint.
+// OpenAISpec configures an OpenAI-compatible chat completions endpoint, for the coming openai provider.
 type OpenAISpec struct {
 	// BaseURL of the API, for example https://api.openai.com/v1 or http://vllm.ai.svc:8000/v1.
 	// +kubebuilder:validation:MaxLength=2048

@@ -19,17 +19,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
+	"github.com/parley-dev/parley/internal/contract"
 	"github.com/parley-dev/parley/internal/credentials"
-	"github.com/parley-dev/parley/runtime/assistant"
-	"github.com/parley-dev/parley/runtime/demo"
-	"github.com/parley-dev/parley/runtime/devidp"
-	"github.com/parley-dev/parley/runtime/server"
+	"github.com/parley-dev/parley/internal/dev/demo"
+	"github.com/parley-dev/parley/internal/dev/devidp"
 	"github.com/parley-dev/parley/runtime/store"
-	"github.com/parley-dev/parley/runtime/store/sqlite"
 	"github.com/parley-dev/parley/runtime/tenant"
-	"github.com/parley-dev/parley/runtime/webhook"
 )
 
 const (
@@ -50,10 +45,10 @@ type devCredentials struct {
 func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("parley dev", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	listen := fs.String("listen", "localhost:8080", "address to serve on")
+	listenAddr := fs.String("listen", "localhost:8080", "address to serve on")
 	dir := fs.String("dir", ".parley", "directory for the database, the demo tenant and its keys")
 	rate := fs.Int("rate", 20, "the demo plan's requests per second (raise it for load tests)")
-	hookURL := fs.String("webhook-url", "", "deliver the demo merchant's events (conversation.created, lead.created, lead.updated) here")
+	hookURL := fs.String("webhook-url", "", "deliver the demo merchant's events ("+strings.Join(contract.Events(), ", ")+") here")
 	var level slog.Level
 	fs.TextVar(&level, "log-level", slog.LevelWarn, "log level: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
@@ -67,12 +62,13 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	log := newLogger(stderr, level, "text")
 
-	ln, err := net.Listen("tcp", *listen)
+	ln, err := listen(*listenAddr)
 	if err != nil {
-		return fmt.Errorf("listening on %s: %w", *listen, err)
+		return err
 	}
+	defer func() { _ = ln.Close() }() // when serving never starts; a second close is harmless
 	base := "http://" + ln.Addr().String()
-	if host, port, _ := net.SplitHostPort(*listen); host == "localhost" {
+	if host, port, _ := net.SplitHostPort(*listenAddr); host == "localhost" {
 		base = "http://localhost:" + port
 	}
 
@@ -87,56 +83,43 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := writeDemoBundle(tenantsDir, creds, base, int32(*rate), *hookURL); err != nil {
 		return err
 	}
-	st, err := sqlite.Open(ctx, filepath.Join(*dir, "parley.db"))
-	if err != nil {
-		return err
-	}
-	defer func() { _ = st.Close() }()
-	if err := seedDemoKnowledge(ctx, st); err != nil {
-		return err
-	}
-
-	reg := prometheus.NewRegistry()
-	tenants, err := tenant.NewRegistry(log, reg)
-	if err != nil {
-		return err
-	}
-	if err := tenant.WatchDir(ctx, tenantsDir, tenants); err != nil {
-		return err
-	}
 	idp, err := devidp.New(base + "/oidc")
 	if err != nil {
+		return fmt.Errorf("the dev OIDC issuer: %w", err)
+	}
+	cfg := contract.Runtime{
+		TenantsDir: tenantsDir, Listen: ln.Addr().String(), PublicURL: base,
+		Storage: contract.StorageSQLite, SQLitePath: filepath.Join(*dir, "parley.db"), Assistant: contract.AssistantRetrieval,
+		OIDCIssuer: idp.URL(), OIDCAudience: devAudience,
+		WebhookAllowPrivate: true, // a laptop's webhook receiver is on localhost
+		LogLevel:            level, LogFormat: "text", RedisKeyPrefix: contract.DefaultRedisKeyPrefix,
+	}
+	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	// A laptop's webhook receiver is on localhost: private targets are allowed here.
-	hooks, stopHooks, err := startWebhooks(ctx, webhook.Config{Store: st, Tenants: tenants, Logger: log, Registry: reg,
-		AllowPrivate: true})
+	a, err := assemble(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
-	defer stopHooks()
-	srv, err := server.New(server.Config{
-		Tenants: tenants, Store: st, Responder: assistant.Retrieval{}, Logger: log, Registry: reg,
-		Verifier: server.NewOIDCVerifier(idp.URL(), devAudience, nil), PublicURL: base, Notify: hooks.Notify,
-	})
-	if err != nil {
+	defer a.close()
+	if err := seedDemoKnowledge(ctx, a.store); err != nil {
 		return err
 	}
 	token, err := idp.Token(devAudience, "dev-user", devOwner, 24*time.Hour)
 	if err != nil {
-		return err
+		return fmt.Errorf("a dashboard token: %w", err)
 	}
 
 	mux := http.NewServeMux()
 	mux.Handle("/oidc/", http.StripPrefix("/oidc", idp.Handler()))
 	mux.Handle("GET /{$}", demoPage(base, creds.PublishableKey))
-	mux.Handle("/", srv)
+	mux.Handle("/", a.handler)
 	printDevBanner(stdout, base, creds, token)
 	if *hookURL != "" {
 		fmt.Fprintf(stdout, "\nWebhooks go to %s, signed with the secret in %s.\n", *hookURL,
 			filepath.Join(*dir, "demo-credentials.json"))
 	}
-	return server.Serve(ctx, ln, mux, "", "", log)
+	return a.serve(ctx, ln, mux)
 }
 
 // devKeys loads the demo keys, generating them on the first start.

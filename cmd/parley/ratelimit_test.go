@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"flag"
 	"io"
 	"log/slog"
 	"strings"
@@ -12,8 +11,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/parley-dev/parley/internal/contract"
 	"github.com/parley-dev/parley/internal/testutil/redistest"
 	"github.com/parley-dev/parley/runtime/ratelimit"
+	"github.com/parley-dev/parley/runtime/server"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
 
@@ -30,13 +31,12 @@ func TestRedisFlags(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			fs := flag.NewFlagSet("test", flag.ContinueOnError)
-			var r redisFlags
-			r.register(fs)
-			if err := fs.Parse(tc.args); err != nil {
-				t.Fatal(err)
+			var l server.RateLimiter
+			closeLimiter := func() {}
+			c, err := contract.ParseRuntime(append([]string{"--tenants-dir=bundles"}, tc.args...), noEnv, io.Discard)
+			if err == nil {
+				l, closeLimiter, err = redisLimiter(c, slog.New(slog.DiscardHandler), prometheus.NewRegistry())
 			}
-			l, closeLimiter, err := r.limiter(slog.New(slog.DiscardHandler), prometheus.NewRegistry())
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("want error %q, got %v", tc.wantErr, err)
@@ -59,15 +59,14 @@ func TestRedisFlags(t *testing.T) {
 func TestRedisLimiterFromFlags(t *testing.T) {
 	const password = "from-the-secret"
 	srv := redistest.Start(t, redistest.Options{Password: password})
-	t.Setenv(redisPasswordEnv, password)
-	fs := flag.NewFlagSet("test", flag.ContinueOnError)
-	var r redisFlags
-	r.register(fs)
-	if err := fs.Parse([]string{"--redis-address=" + srv.Addr, "--redis-key-prefix=test:"}); err != nil {
+	env := map[string]string{contract.EnvRedisPassword: password}
+	cfg, err := contract.ParseRuntime([]string{"--tenants-dir=bundles", "--redis-address=" + srv.Addr, "--redis-key-prefix=test:"},
+		func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	l, closeLimiter, err := r.limiter(slog.New(slog.NewTextHandler(&logs, nil)), prometheus.NewRegistry())
+	l, closeLimiter, err := redisLimiter(cfg, slog.New(slog.NewTextHandler(&logs, nil)), prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,3 +90,6 @@ func TestRuntimeRefusesRedisTLSWithoutAddress(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// noEnv is an empty environment.
+func noEnv(string) string { return "" }

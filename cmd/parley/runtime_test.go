@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/parley-dev/parley/internal/contract"
 	"github.com/parley-dev/parley/runtime/store/postgres/pgtest"
 )
 
@@ -30,7 +31,7 @@ func TestRuntimeStorageFlags(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv(databaseURLEnv, tc.databaseURL)
+			t.Setenv(contract.EnvDatabaseURL, tc.databaseURL)
 			args := append([]string{"runtime", "--tenants-dir", t.TempDir(), "--listen", "127.0.0.1:0"}, tc.args...)
 			err := run(t.Context(), args, io.Discard, io.Discard)
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
@@ -57,7 +58,7 @@ func TestRuntimePostgres(t *testing.T) {
 	})
 	// The throwaway server trusts local connections, so any password is accepted and must stay secret.
 	url := strings.Replace(srv.Database(t), "postgres@", "postgres:s3cr3t-pw@", 1)
-	t.Setenv(databaseURLEnv, url)
+	t.Setenv(contract.EnvDatabaseURL, url)
 
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -120,7 +121,7 @@ func TestRuntimePostgres(t *testing.T) {
 	for line := range lines {
 		all.WriteString(line + "\n")
 	}
-	if strings.Contains(all.String(), "s3cr3t-pw") || strings.Contains(all.String(), os.Getenv(databaseURLEnv)) {
+	if strings.Contains(all.String(), "s3cr3t-pw") || strings.Contains(all.String(), os.Getenv(contract.EnvDatabaseURL)) {
 		t.Errorf("the logs show the database URL or its password:\n%s", all.String())
 	}
 }

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
+	"github.com/parley-dev/parley/internal/contract"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
 
@@ -162,18 +163,16 @@ func NextExpiry(keys []ResolvedKey, now time.Time) time.Duration {
 
 // BundleSecret builds the Secret that carries a merchant's bundle document in the runtime's namespace.
 func BundleSecret(runtime *chatv1alpha1.ChatRuntime, merchantID, source string, doc []byte) *corev1.Secret {
+	labels := contract.BundleLabels(runtime.Name) // what the runtime selects its bundles by
+	labels[chatv1alpha1.SecretLabel] = chatv1alpha1.SecretLabelTenant
+	labels[chatv1alpha1.MerchantIDLabel] = merchantID
+	labels["app.kubernetes.io/managed-by"] = FieldOwner
 	return &corev1.Secret{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      tenant.SecretName(merchantID),
-			Namespace: runtime.Namespace,
-			Labels: map[string]string{
-				chatv1alpha1.SecretLabel:       chatv1alpha1.SecretLabelTenant,
-				chatv1alpha1.TenantLabel:       "true",
-				chatv1alpha1.RuntimeLabel:      runtime.Name,
-				chatv1alpha1.MerchantIDLabel:   merchantID,
-				"app.kubernetes.io/managed-by": FieldOwner,
-			},
+			Name:        tenant.SecretName(merchantID),
+			Namespace:   runtime.Namespace,
+			Labels:      labels,
 			Annotations: map[string]string{SourceAnnotation: source},
 		},
 		Type: corev1.SecretTypeOpaque,

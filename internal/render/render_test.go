@@ -176,12 +176,11 @@ func TestRuntimeReady(t *testing.T) {
 func TestRuntimeArgs(t *testing.T) {
 	rt := &chatv1alpha1.ChatRuntime{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: "parley-system"}}
 	rt.Spec.Storage.Type = chatv1alpha1.StorageSQLite
-	rt.Spec.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantOpenAI,
-		OpenAI: &chatv1alpha1.OpenAISpec{BaseURL: "http://vllm:8000/v1", Model: "llama"}}
+	rt.Spec.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantRetrieval}
 	rt.Spec.TLS = &chatv1alpha1.TLSSpec{SecretName: "cert"}
 	args := RuntimeArgs(rt)
 	for _, want := range []string{"runtime", "--namespace=parley-system", "--runtime-name=default", "--storage=sqlite",
-		"--sqlite-path=/var/lib/parley/parley.db", "--assistant=openai", "--openai-model=llama", "--tls-cert-file=/etc/parley/tls/tls.crt"} {
+		"--sqlite-path=/var/lib/parley/parley.db", "--assistant=retrieval", "--tls-cert-file=/etc/parley/tls/tls.crt"} {
 		if !slices.Contains(args, want) {
 			t.Errorf("args %v lack %s", args, want)
 		}

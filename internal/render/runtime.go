@@ -15,6 +15,7 @@ import (
 	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
+	"github.com/parley-dev/parley/internal/contract"
 )
 
 const (
@@ -154,38 +155,35 @@ func RuntimePodDisruptionBudget(rt *chatv1alpha1.ChatRuntime) *policyv1ac.PodDis
 // RuntimeArgs are the `parley runtime` arguments for a ChatRuntime.
 func RuntimeArgs(rt *chatv1alpha1.ChatRuntime) []string {
 	args := []string{
-		"runtime",
-		"--namespace=" + rt.Namespace,
-		"--runtime-name=" + rt.Name,
-		fmt.Sprintf("--listen=:%d", httpPort),
-		"--storage=" + string(rt.Spec.Storage.Type),
-		"--assistant=" + string(rt.Spec.Assistant.Provider),
+		contract.RuntimeCommand,
+		contract.Arg(contract.FlagNamespace, rt.Namespace),
+		contract.Arg(contract.FlagRuntimeName, rt.Name),
+		contract.Arg(contract.FlagListen, fmt.Sprintf(":%d", httpPort)),
+		contract.Arg(contract.FlagStorage, string(rt.Spec.Storage.Type)),
+		contract.Arg(contract.FlagAssistant, string(rt.Spec.Assistant.Provider)),
 	}
 	if rt.Spec.PublicURL != "" {
-		args = append(args, "--public-url="+rt.Spec.PublicURL)
+		args = append(args, contract.Arg(contract.FlagPublicURL, rt.Spec.PublicURL))
 	}
 	if rt.Spec.WidgetURL != "" {
-		args = append(args, "--widget-url="+rt.Spec.WidgetURL)
+		args = append(args, contract.Arg(contract.FlagWidgetURL, rt.Spec.WidgetURL))
 	}
 	if rt.Spec.Storage.Type != chatv1alpha1.StoragePostgres {
-		args = append(args, "--sqlite-path="+dataDir+"/parley.db")
-	}
-	if o := rt.Spec.Assistant.OpenAI; o != nil && rt.Spec.Assistant.Provider == chatv1alpha1.AssistantOpenAI {
-		args = append(args, "--openai-base-url="+o.BaseURL, "--openai-model="+o.Model)
+		args = append(args, contract.Arg(contract.FlagSQLitePath, dataDir+"/parley.db"))
 	}
 	if o := rt.Spec.OIDC; o != nil {
-		args = append(args, "--oidc-issuer="+o.IssuerURL, "--oidc-audience="+o.Audience)
+		args = append(args, contract.Arg(contract.FlagOIDCIssuer, o.IssuerURL), contract.Arg(contract.FlagOIDCAudience, o.Audience))
 	}
 	if rt.Spec.TLS != nil {
-		args = append(args, "--tls-cert-file="+tlsDir+"/tls.crt", "--tls-key-file="+tlsDir+"/tls.key")
+		args = append(args, contract.Arg(contract.FlagTLSCertFile, tlsDir+"/tls.crt"), contract.Arg(contract.FlagTLSKeyFile, tlsDir+"/tls.key"))
 	}
 	if r := redisRateLimiter(rt); r != nil {
-		args = append(args, "--redis-address="+r.Address)
+		args = append(args, contract.Arg(contract.FlagRedisAddress, r.Address))
 		if r.TLS {
-			args = append(args, "--redis-tls")
+			args = append(args, contract.BoolArg(contract.FlagRedisTLS))
 		}
 		if r.KeyPrefix != "" {
-			args = append(args, "--redis-key-prefix="+r.KeyPrefix)
+			args = append(args, contract.Arg(contract.FlagRedisKeyPrefix, r.KeyPrefix))
 		}
 	}
 	return args
@@ -206,14 +204,10 @@ func runtimeEnv(rt *chatv1alpha1.ChatRuntime) []*corev1ac.EnvVarApplyConfigurati
 			WithSecretKeyRef(corev1ac.SecretKeySelector().WithName(ref.Name).WithKey(ref.KeyOr(defKey)))))
 	}
 	if p := rt.Spec.Storage.Postgres; p != nil && rt.Spec.Storage.Type == chatv1alpha1.StoragePostgres {
-		fromSecret("PARLEY_DATABASE_URL", p.URLSecretRef, "url")
-	}
-	if o := rt.Spec.Assistant.OpenAI; o != nil && o.APIKeySecretRef != nil &&
-		rt.Spec.Assistant.Provider == chatv1alpha1.AssistantOpenAI {
-		fromSecret("PARLEY_OPENAI_API_KEY", *o.APIKeySecretRef, chatv1alpha1.DefaultAPIKeySecretKey)
+		fromSecret(contract.EnvDatabaseURL, p.URLSecretRef, "url")
 	}
 	if r := redisRateLimiter(rt); r != nil && r.PasswordSecretRef != nil {
-		fromSecret("PARLEY_REDIS_PASSWORD", *r.PasswordSecretRef, chatv1alpha1.DefaultRedisPasswordKey)
+		fromSecret(contract.EnvRedisPassword, *r.PasswordSecretRef, chatv1alpha1.DefaultRedisPasswordKey)
 	}
 	return env
 }

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/parley-dev/parley/runtime/demo"
+	"github.com/parley-dev/parley/internal/dev/demo"
 )
 
 // fixtureQuestion is a visitor question with the item that answers it, or nil when none does.

@@ -15,11 +15,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/parley-dev/parley/internal/contract"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
 
-// DefaultKeyPrefix starts the Redis key of every merchant's bucket: <prefix><merchantID>.
-const DefaultKeyPrefix = "parley:ratelimit:"
+// DefaultKeyPrefix starts the Redis key of every merchant's bucket: <prefix><merchantID>. It is the default of
+// `parley runtime --redis-key-prefix`.
+const DefaultKeyPrefix = contract.DefaultRedisKeyPrefix
 
 //go:embed tokenbucket.lua
 var tokenBucketLua string

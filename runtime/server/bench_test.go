@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parley-dev/parley/runtime/demo"
+	"github.com/parley-dev/parley/internal/dev/demo"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
 

@@ -20,9 +20,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/parley-dev/parley/internal/credentials"
+	"github.com/parley-dev/parley/internal/dev/devidp"
 	"github.com/parley-dev/parley/runtime/api"
 	"github.com/parley-dev/parley/runtime/assistant"
-	"github.com/parley-dev/parley/runtime/devidp"
 	"github.com/parley-dev/parley/runtime/store/sqlite"
 	"github.com/parley-dev/parley/runtime/tenant"
 )

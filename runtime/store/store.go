@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/parley-dev/parley/internal/contract"
 )
 
 // Errors a Store returns; callers map them to HTTP answers.
@@ -328,9 +330,9 @@ type LeadFilter struct {
 
 // The event types written to the outbox.
 const (
-	EventConversationCreated = "conversation.created"
-	EventLeadCreated         = "lead.created"
-	EventLeadUpdated         = "lead.updated"
+	EventConversationCreated = contract.EventConversationCreated
+	EventLeadCreated         = contract.EventLeadCreated
+	EventLeadUpdated         = contract.EventLeadUpdated
 )
 
 // Endpoint is a webhook endpoint an event is delivered to.

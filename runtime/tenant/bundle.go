@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/parley-dev/parley/internal/contract"
 )
 
 // APIVersion is the version of the bundle document this package reads and writes.
@@ -41,9 +43,9 @@ type Event string
 
 // The events a webhook can subscribe to.
 const (
-	EventConversationCreated Event = "conversation.created"
-	EventLeadCreated         Event = "lead.created"
-	EventLeadUpdated         Event = "lead.updated"
+	EventConversationCreated Event = contract.EventConversationCreated
+	EventLeadCreated         Event = contract.EventLeadCreated
+	EventLeadUpdated         Event = contract.EventLeadUpdated
 )
 
 var knownEvents = []Event{EventConversationCreated, EventLeadCreated, EventLeadUpdated}

@@ -14,19 +14,16 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
-)
 
-// Label selector of the tenant bundles of one runtime; the operator writes these labels.
-func bundleSelector(runtimeName string) string {
-	return "chat.parley.dev/tenant=true,chat.parley.dev/runtime=" + runtimeName
-}
+	"github.com/parley-dev/parley/internal/contract"
+)
 
 // WatchSecrets keeps the registry in step with the tenant bundle Secrets of one runtime in its namespace, until
 // ctx ends. It returns once the initial list is loaded.
 func WatchSecrets(ctx context.Context, client kubernetes.Interface, namespace, runtimeName string, r *Registry) error {
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0,
 		informers.WithNamespace(namespace),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = bundleSelector(runtimeName) }))
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = contract.BundleSelector(runtimeName) }))
 	informer := factory.Core().V1().Secrets().Informer()
 	set := func(obj any) {
 		if s, ok := obj.(*corev1.Secret); ok {

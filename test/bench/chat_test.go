@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-dev/parley/runtime/demo"
+	"github.com/parley-dev/parley/internal/dev/demo"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/sqlite"
 )

@@ -18,10 +18,10 @@ import (
 	"time"
 
 	"github.com/parley-dev/parley/internal/credentials"
+	"github.com/parley-dev/parley/internal/dev/devidp"
 	"github.com/parley-dev/parley/internal/testutil/hookreceiver"
 	"github.com/parley-dev/parley/internal/testutil/redistest"
 	"github.com/parley-dev/parley/internal/testutil/runtimeproc"
-	"github.com/parley-dev/parley/runtime/devidp"
 	"github.com/parley-dev/parley/runtime/store/postgres"
 	"github.com/parley-dev/parley/runtime/store/postgres/pgtest"
 	"github.com/parley-dev/parley/runtime/tenant"

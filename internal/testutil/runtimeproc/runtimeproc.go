@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/parley-dev/parley/internal/contract"
 )
 
 // Build compiles the parley binary into a temporary directory of t and returns its path.
@@ -49,7 +51,7 @@ func Start(t testing.TB, bin string, env []string, args ...string) *Process {
 	addr := ln.Addr().String()
 	_ = ln.Close()
 	p := &Process{URL: "http://" + addr, logs: &logs{}}
-	p.cmd = exec.Command(bin, append([]string{"runtime", "--listen=" + addr}, args...)...) //nolint:gosec // the binary Build made, with the test's arguments
+	p.cmd = exec.Command(bin, append([]string{contract.RuntimeCommand, contract.Arg(contract.FlagListen, addr)}, args...)...) //nolint:gosec // the binary Build made, with the test's arguments
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stderr = p.logs
 	if err := p.cmd.Start(); err != nil {

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"k8s.io/client-go/kubernetes"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/parley-dev/parley/internal/contract"
+	"github.com/parley-dev/parley/runtime/assistant"
+	"github.com/parley-dev/parley/runtime/server"
+	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/store/postgres"
+	"github.com/parley-dev/parley/runtime/store/sqlite"
+	"github.com/parley-dev/parley/runtime/tenant"
+	"github.com/parley-dev/parley/runtime/webhook"
+)
+
+// app is the chat runtime assembled from its configuration. `parley runtime` and `parley dev` both build it
+// with assemble, so that they differ only in their configuration (and in what dev serves beside it).
+type app struct {
+	cfg     contract.Runtime
+	log     *slog.Logger
+	tenants *tenant.Registry
+	store   store.Store
+	// handler is the runtime's HTTP interface.
+	handler http.Handler
+	// cancel stops the tenant source and the webhook dispatcher; closers then release the rest, last first.
+	cancel  context.CancelFunc
+	closers []func()
+}
+
+// assemble builds the runtime cfg describes: the tenant source (a directory or the Kubernetes Secrets), the
+// store, the webhook dispatcher, the rate limiter and the HTTP server, all reporting to one metrics registry. It
+// returns once the tenants are loaded and the store is migrated. The caller must close the app.
+func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *app, err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	a := &app{cfg: cfg, log: log, cancel: cancel}
+	defer func() {
+		if err != nil {
+			a.close()
+		}
+	}()
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if a.tenants, err = tenant.NewRegistry(log, reg); err != nil {
+		return nil, fmt.Errorf("the tenant registry: %w", err)
+	}
+	if cfg.TenantsDir != "" {
+		err = tenant.WatchDir(ctx, cfg.TenantsDir, a.tenants)
+	} else {
+		err = watchSecrets(ctx, cfg, a.tenants)
+	}
+	if err != nil {
+		return nil, err
+	}
+
+	if a.store, err = openStore(ctx, cfg); err != nil {
+		return nil, err
+	}
+	a.closers = append(a.closers, func() { _ = a.store.Close() })
+
+	hooks, err := webhook.New(webhook.Config{Store: a.store, Tenants: a.tenants, Logger: log, Registry: reg,
+		AllowPrivate: cfg.WebhookAllowPrivate})
+	if err != nil {
+		return nil, fmt.Errorf("starting webhook deliveries: %w", err)
+	}
+	hooksDone := make(chan struct{})
+	go func() {
+		defer close(hooksDone)
+		_ = hooks.Run(ctx) // returns when ctx ends
+	}()
+	// Waits until the attempts in flight are recorded, before the store closes.
+	a.closers = append(a.closers, func() { <-hooksDone })
+
+	limiter, closeLimiter, err := redisLimiter(cfg, log, reg)
+	if err != nil {
+		return nil, err
+	}
+	a.closers = append(a.closers, closeLimiter)
+
+	scfg := server.Config{Tenants: a.tenants, Store: a.store, Responder: assistant.Retrieval{}, Limiter: limiter,
+		Logger: log, Registry: reg, PublicURL: cfg.PublicURL, Notify: hooks.Notify}
+	if cfg.OIDCIssuer != "" {
+		scfg.Verifier = server.NewOIDCVerifier(cfg.OIDCIssuer, cfg.OIDCAudience, nil)
+	}
+	if a.handler, err = server.New(scfg); err != nil {
+		return nil, fmt.Errorf("the chat server: %w", err)
+	}
+	return a, nil
+}
+
+// serve serves h (the app's handler, or one that wraps it) on ln, with TLS when the configuration names a
+// certificate, until ctx ends; then it shuts down gracefully.
+func (a *app) serve(ctx context.Context, ln net.Listener, h http.Handler) error {
+	a.log.Info("serving the chat runtime", "version", version, "listen", ln.Addr().String(), "tenants", a.tenants.Len(),
+		"storage", a.cfg.Storage, "tls", a.cfg.TLSCertFile != "")
+	return server.Serve(ctx, ln, h, a.cfg.TLSCertFile, a.cfg.TLSKeyFile, a.log)
+}
+
+// close stops the background work and releases the store and the rate limiter.
+func (a *app) close() {
+	a.cancel()
+	for _, c := range slices.Backward(a.closers) {
+		c()
+	}
+}
+
+// listen opens the TCP listener of addr.
+func listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s: %w", addr, err)
+	}
+	return ln, nil
+}
+
+// openStore opens the store cfg names and brings its schema up to date. Errors never contain the database URL's
+// password.
+func openStore(ctx context.Context, cfg contract.Runtime) (store.Store, error) {
+	if cfg.Storage == contract.StoragePostgres {
+		return postgres.Open(ctx, cfg.DatabaseURL)
+	}
+	return sqlite.Open(ctx, cfg.SQLitePath)
+}
+
+// watchSecrets loads the tenant bundle Secrets of the configured runtime from the cluster and keeps them current.
+func watchSecrets(ctx context.Context, cfg contract.Runtime, tenants *tenant.Registry) error {
+	kcfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("finding the cluster: %w", err)
+	}
+	client, err := kubernetes.NewForConfig(kcfg)
+	if err != nil {
+		return fmt.Errorf("creating a Kubernetes client: %w", err)
+	}
+	return tenant.WatchSecrets(ctx, client, cfg.Namespace, cfg.RuntimeName, tenants)
+}

@@ -1,0 +1,104 @@
+// Package contract is the one definition of what the operator and the chat runtime must agree on besides the
+// tenant bundle document (runtime/tenant): the `parley runtime` command line and environment, the labels on
+// tenant bundle Secrets, and the webhook event names.
+//
+// The operator renders the runtime's Deployment from these names (internal/render) and `parley runtime` parses
+// its arguments with ParseRuntime, so a test can start from what the operator renders and check that the
+// runtime accepts it. The package depends on the standard library only, so both sides can import it.
+package contract
+
+import "strings"
+
+// RuntimeCommand is the parley subcommand that serves the chat runtime.
+const RuntimeCommand = "runtime"
+
+// The flags of `parley runtime`.
+const (
+	FlagNamespace           = "namespace"
+	FlagRuntimeName         = "runtime-name"
+	FlagTenantsDir          = "tenants-dir"
+	FlagListen              = "listen"
+	FlagPublicURL           = "public-url"
+	FlagWidgetURL           = "widget-url"
+	FlagStorage             = "storage"
+	FlagSQLitePath          = "sqlite-path"
+	FlagAssistant           = "assistant"
+	FlagOIDCIssuer          = "oidc-issuer"
+	FlagOIDCAudience        = "oidc-audience"
+	FlagTLSCertFile         = "tls-cert-file"
+	FlagTLSKeyFile          = "tls-key-file"
+	FlagWebhookAllowPrivate = "webhook-allow-private"
+	FlagLogLevel            = "log-level"
+	FlagLogFormat           = "log-format"
+	FlagRedisAddress        = "redis-address"
+	FlagRedisTLS            = "redis-tls"
+	FlagRedisKeyPrefix      = "redis-key-prefix"
+)
+
+// Arg is the command-line argument that sets a flag to a value: --name=value.
+func Arg(flag, value string) string { return "--" + flag + "=" + value }
+
+// BoolArg is the command-line argument that turns a boolean flag on: --name.
+func BoolArg(flag string) string { return "--" + flag }
+
+// The environment variables `parley runtime` reads. Secrets travel only here, never in the arguments, where
+// the process list would show them.
+const (
+	// EnvPodNamespace is the pod's namespace (from the downward API), the default of --namespace.
+	EnvPodNamespace = "POD_NAMESPACE"
+	// EnvDatabaseURL is PostgreSQL's connection URL with --storage=postgres; the operator sets it from the
+	// ChatRuntime's spec.storage.postgres Secret.
+	EnvDatabaseURL = "PARLEY_DATABASE_URL"
+	// EnvRedisPassword is the password of --redis-address; the operator sets it from the ChatRuntime's
+	// spec.rateLimiter.redis Secret.
+	EnvRedisPassword = "PARLEY_REDIS_PASSWORD"
+)
+
+// RuntimeEnv lists every environment variable `parley runtime` reads.
+func RuntimeEnv() []string { return []string{EnvPodNamespace, EnvDatabaseURL, EnvRedisPassword} }
+
+// The values of --storage.
+const (
+	// StorageSQLite keeps the runtime's data in a SQLite file: one replica.
+	StorageSQLite = "sqlite"
+	// StoragePostgres keeps the runtime's data in PostgreSQL, shared by replicas.
+	StoragePostgres = "postgres"
+)
+
+// The values of --assistant.
+const (
+	// AssistantRetrieval answers from the merchant's knowledge base, with no network.
+	AssistantRetrieval = "retrieval"
+)
+
+// The labels the operator puts on tenant bundle Secrets and the runtime selects them by.
+const (
+	// LabelTenant is "true" on every tenant bundle Secret.
+	LabelTenant = "chat.parley.dev/tenant"
+	// LabelRuntime names the ChatRuntime (in the Secret's namespace) whose runtime serves the bundle.
+	LabelRuntime = "chat.parley.dev/runtime"
+)
+
+// BundleLabels are the labels of a tenant bundle Secret served by the named runtime.
+func BundleLabels(runtimeName string) map[string]string {
+	return map[string]string{LabelTenant: "true", LabelRuntime: runtimeName}
+}
+
+// BundleSelector is the label selector of the tenant bundle Secrets of the named runtime.
+func BundleSelector(runtimeName string) string {
+	return strings.Join([]string{LabelTenant + "=true", LabelRuntime + "=" + runtimeName}, ",")
+}
+
+// The webhook event types: the names Webhooks subscribe to (spec.events, the bundle's webhooks) and the "type" of
+// every delivered payload.
+const (
+	// EventConversationCreated fires when a visitor starts a conversation.
+	EventConversationCreated = "conversation.created"
+	// EventLeadCreated fires when a visitor leaves contact details for the first time in a conversation.
+	EventLeadCreated = "lead.created"
+	// EventLeadUpdated fires when a visitor adds to or changes contact details already left.
+	EventLeadUpdated = "lead.updated"
+)
+
+// Events lists every webhook event type, in the order the documentation gives them.
+func Events() []string { return []string{EventConversationCreated, EventLeadCreated, EventLeadUpdated} }

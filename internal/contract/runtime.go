@@ -1,0 +1,129 @@
+package contract
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+)
+
+// DefaultRedisKeyPrefix starts the Redis key of every merchant's rate limit bucket unless --redis-key-prefix
+// names another.
+const DefaultRedisKeyPrefix = "parley:ratelimit:"
+
+// Runtime is the configuration of `parley runtime`: its flags and the environment variables it reads. The
+// operator renders it from a ChatRuntime; ParseRuntime reads it back.
+type Runtime struct {
+	// Namespace holds the tenant bundle Secrets to serve (--namespace, default $POD_NAMESPACE).
+	Namespace string
+	// RuntimeName is the ChatRuntime whose tenant bundles to serve (--runtime-name).
+	RuntimeName string
+	// TenantsDir, when set, is a directory of bundle files read instead of Kubernetes Secrets (--tenants-dir).
+	TenantsDir string
+	// Listen is the address to serve on (--listen).
+	Listen string
+	// PublicURL is the address visitors reach the API at, written into widget.js (--public-url).
+	PublicURL string
+	// WidgetURL is the address widget.js is served from (--widget-url).
+	WidgetURL string
+	// Storage is StorageSQLite or StoragePostgres (--storage).
+	Storage string
+	// SQLitePath is the SQLite database file (--sqlite-path).
+	SQLitePath string
+	// Assistant names the answer provider (--assistant).
+	Assistant string
+	// OIDCIssuer and OIDCAudience check dashboard ID tokens (--oidc-issuer, --oidc-audience); without them
+	// the dashboard endpoints answer 401.
+	OIDCIssuer, OIDCAudience string
+	// TLSCertFile and TLSKeyFile, when set, make the runtime serve HTTPS (--tls-cert-file, --tls-key-file).
+	TLSCertFile, TLSKeyFile string
+	// WebhookAllowPrivate lets webhooks reach loopback, private and link-local addresses
+	// (--webhook-allow-private).
+	WebhookAllowPrivate bool
+	// LogLevel and LogFormat ("json" or "text") shape the logs (--log-level, --log-format).
+	LogLevel  slog.Level
+	LogFormat string
+	// RedisAddress, when set, is the host:port of the Redis through which replicas share the rate limits
+	// (--redis-address), reached with TLS when RedisTLS (--redis-tls), under keys starting with RedisKeyPrefix
+	// (--redis-key-prefix).
+	RedisAddress   string
+	RedisTLS       bool
+	RedisKeyPrefix string
+
+	// DatabaseURL is PostgreSQL's connection URL ($PARLEY_DATABASE_URL): never a flag, which would show its
+	// password in the process list.
+	DatabaseURL string
+	// RedisPassword is the Redis password ($PARLEY_REDIS_PASSWORD).
+	RedisPassword string
+}
+
+// ParseRuntime reads `parley runtime`'s configuration from its arguments (without the subcommand) and its
+// environment, as getenv returns it, and validates it. Usage and flag errors are written to output.
+func ParseRuntime(args []string, getenv func(string) string, output io.Writer) (Runtime, error) {
+	var c Runtime
+	fs := c.flagSet(getenv)
+	fs.SetOutput(output)
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	c.DatabaseURL = getenv(EnvDatabaseURL)
+	c.RedisPassword = getenv(EnvRedisPassword)
+	return c, c.Validate()
+}
+
+// flagSet binds `parley runtime`'s flags to c, with their defaults.
+func (c *Runtime) flagSet(getenv func(string) string) *flag.FlagSet {
+	fs := flag.NewFlagSet("parley "+RuntimeCommand, flag.ContinueOnError)
+	fs.StringVar(&c.Namespace, FlagNamespace, getenv(EnvPodNamespace), "namespace of the tenant bundle Secrets (default: the pod's namespace, $"+EnvPodNamespace+")")
+	fs.StringVar(&c.RuntimeName, FlagRuntimeName, "default", "the ChatRuntime whose tenant bundles to serve")
+	fs.StringVar(&c.TenantsDir, FlagTenantsDir, "", "read tenant bundles from this directory instead of Kubernetes Secrets")
+	fs.StringVar(&c.Listen, FlagListen, ":8080", "address to serve on")
+	fs.StringVar(&c.PublicURL, FlagPublicURL, "", "the address visitors reach the API at (written into widget.js)")
+	fs.StringVar(&c.WidgetURL, FlagWidgetURL, "", "the address widget.js is served from (default: --"+FlagPublicURL+")")
+	fs.StringVar(&c.Storage, FlagStorage, StorageSQLite, "store: "+StorageSQLite+" (a file, one replica) or "+StoragePostgres+
+		" (shared by replicas; the connection URL is read from $"+EnvDatabaseURL+")")
+	fs.StringVar(&c.SQLitePath, FlagSQLitePath, "parley.db", "SQLite database file")
+	fs.StringVar(&c.Assistant, FlagAssistant, AssistantRetrieval, "answer provider: "+AssistantRetrieval)
+	fs.StringVar(&c.OIDCIssuer, FlagOIDCIssuer, "", "OIDC issuer of dashboard ID tokens; without it the dashboard endpoints answer 401")
+	fs.StringVar(&c.OIDCAudience, FlagOIDCAudience, "", "the client ID dashboard ID tokens must be issued for")
+	fs.StringVar(&c.TLSCertFile, FlagTLSCertFile, "", "serve HTTPS (TLS 1.3) with this certificate")
+	fs.StringVar(&c.TLSKeyFile, FlagTLSKeyFile, "", "the certificate's private key")
+	fs.BoolVar(&c.WebhookAllowPrivate, FlagWebhookAllowPrivate, false, "let webhooks reach loopback, private and link-local addresses (refused by default)")
+	fs.TextVar(&c.LogLevel, FlagLogLevel, slog.LevelInfo, "log level: debug, info, warn or error")
+	fs.StringVar(&c.LogFormat, FlagLogFormat, "json", "log format: json or text")
+	fs.StringVar(&c.RedisAddress, FlagRedisAddress, "", "host:port of a Redis through which the replicas share the merchants' rate limits "+
+		"(password from $"+EnvRedisPassword+"); without it each replica limits on its own")
+	fs.BoolVar(&c.RedisTLS, FlagRedisTLS, false, "connect to Redis with TLS")
+	fs.StringVar(&c.RedisKeyPrefix, FlagRedisKeyPrefix, DefaultRedisKeyPrefix, "prefix of the Redis keys of the rate limit buckets")
+	return fs
+}
+
+// Validate reports the first setting the runtime cannot run with.
+func (c Runtime) Validate() error {
+	switch {
+	case c.Storage != StorageSQLite && c.Storage != StoragePostgres:
+		return fmt.Errorf("--%s=%s is not available in this version; use %s or %s", FlagStorage, c.Storage, StorageSQLite, StoragePostgres)
+	case c.Storage == StoragePostgres && c.DatabaseURL == "":
+		return fmt.Errorf("--%s=%s needs the database's connection URL in $%s", FlagStorage, StoragePostgres, EnvDatabaseURL)
+	case c.Assistant != AssistantRetrieval:
+		return fmt.Errorf("--%s=%s is not available in this version; use %s", FlagAssistant, c.Assistant, AssistantRetrieval)
+	case (c.TLSCertFile == "") != (c.TLSKeyFile == ""):
+		return fmt.Errorf("--%s and --%s go together", FlagTLSCertFile, FlagTLSKeyFile)
+	case (c.OIDCIssuer == "") != (c.OIDCAudience == ""):
+		return fmt.Errorf("--%s and --%s go together", FlagOIDCIssuer, FlagOIDCAudience)
+	case c.TenantsDir == "" && c.Namespace == "":
+		return fmt.Errorf("--%s is required to read tenant bundles from Kubernetes (or give --%s)", FlagNamespace, FlagTenantsDir)
+	case c.RedisTLS && c.RedisAddress == "":
+		return fmt.Errorf("--%s needs --%s", FlagRedisTLS, FlagRedisAddress)
+	}
+	if c.RedisAddress != "" {
+		if host, _, err := net.SplitHostPort(c.RedisAddress); err != nil || host == "" {
+			return fmt.Errorf("--%s=%s is not host:port", FlagRedisAddress, c.RedisAddress)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,80 @@
+package contract
+
+import (
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+)
+
+func TestParseRuntimeDefaults(t *testing.T) {
+	env := map[string]string{EnvPodNamespace: "parley-system"}
+	c, err := ParseRuntime(nil, func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Runtime{Namespace: "parley-system", RuntimeName: "default", Listen: ":8080", Storage: StorageSQLite,
+		SQLitePath: "parley.db", Assistant: AssistantRetrieval, LogLevel: slog.LevelInfo, LogFormat: "json",
+		RedisKeyPrefix: DefaultRedisKeyPrefix}
+	if c != want {
+		t.Errorf("got %+v\nwant %+v", c, want)
+	}
+}
+
+func TestParseRuntimeRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		wantErr string
+	}{
+		{"unknown flag", []string{"--no-such-flag"}, nil, "flag provided but not defined"},
+		{"stray argument", []string{"stray"}, nil, "unexpected arguments"},
+		{"unknown store", []string{"--storage=mysql"}, nil, "use sqlite or postgres"},
+		{"postgres without a URL", []string{"--storage=postgres"}, nil, "$PARLEY_DATABASE_URL"},
+		{"unknown assistant", []string{"--assistant=openai"}, nil, "--assistant=openai is not available"},
+		{"certificate without key", []string{"--tls-cert-file=c"}, nil, "go together"},
+		{"issuer without audience", []string{"--oidc-issuer=https://idp"}, nil, "go together"},
+		{"no namespace", nil, nil, "--namespace is required"},
+		{"redis TLS without address", []string{"--redis-tls"}, nil, "--redis-tls needs --redis-address"},
+		{"redis address without port", []string{"--redis-address=redis"}, nil, "is not host:port"},
+		{"bad log level", []string{"--log-level=loud"}, nil, "invalid value"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := tc.args
+			if tc.name != "no namespace" {
+				args = append([]string{"--tenants-dir=bundles"}, args...)
+			}
+			_, err := ParseRuntime(args, func(k string) string { return tc.env[k] }, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("want error %q, got %v", tc.wantErr, err)
+			}
+		})
+	}
+}
+
+func TestParseRuntimeReadsSecretsFromEnv(t *testing.T) {
+	env := map[string]string{EnvDatabaseURL: "postgres://db", EnvRedisPassword: "pw"}
+	c, err := ParseRuntime([]string{"--namespace=ns", "--storage=postgres", "--redis-address=redis:6379", "--redis-tls"},
+		func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DatabaseURL != "postgres://db" || c.RedisPassword != "pw" || !c.RedisTLS || c.RedisAddress != "redis:6379" {
+		t.Errorf("got %+v", c)
+	}
+}
+
+func TestBundleSelectorMatchesBundleLabels(t *testing.T) {
+	labels := BundleLabels("blue")
+	terms := strings.Split(BundleSelector("blue"), ",")
+	if len(terms) != len(labels) {
+		t.Fatalf("selector %v, labels %v", terms, labels)
+	}
+	for _, term := range terms {
+		k, v, _ := strings.Cut(term, "=")
+		if labels[k] != v {
+			t.Errorf("selector term %s does not match the labels %v", term, labels)
+		}
+	}
+}

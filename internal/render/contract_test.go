@@ -1,0 +1,254 @@
+package render
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
+	"github.com/parley-dev/parley/internal/contract"
+)
+
+// The operator-runtime contract from the operator's side: the Deployment rendered for every shape of ChatRuntime
+// the CRD accepts starts `parley runtime`, parsed by the runtime's own flag set and validation, with the settings
+// the ChatRuntime asks for. A flag the runtime does not know, a value it refuses, or an environment variable it
+// does not read fails here, not in a crash-looping pod.
+func TestRenderedRuntimeStarts(t *testing.T) {
+	crd := readCRD(t, "chat.parley.dev_chatruntimes.yaml")
+	for _, tc := range runtimeShapes(t, crd) {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := &chatv1alpha1.ChatRuntime{ObjectMeta: metav1.ObjectMeta{Name: "blue", Namespace: "parley-system"}, Spec: tc.spec}
+			got := parseRendered(t, rt)
+			if got.Namespace != rt.Namespace || got.RuntimeName != rt.Name {
+				t.Errorf("the runtime serves the bundles of %s/%s, want %s/%s", got.Namespace, got.RuntimeName, rt.Namespace, rt.Name)
+			}
+			if got.Storage != string(rt.Spec.Storage.Type) || got.Assistant != string(rt.Spec.Assistant.Provider) {
+				t.Errorf("storage %q, assistant %q", got.Storage, got.Assistant)
+			}
+			if got.PublicURL != rt.Spec.PublicURL || got.WidgetURL != rt.Spec.WidgetURL {
+				t.Errorf("public URL %q, widget URL %q", got.PublicURL, got.WidgetURL)
+			}
+			if o := rt.Spec.OIDC; (o == nil && got.OIDCIssuer != "") || (o != nil && (got.OIDCIssuer != o.IssuerURL || got.OIDCAudience != o.Audience)) {
+				t.Errorf("OIDC issuer %q, audience %q", got.OIDCIssuer, got.OIDCAudience)
+			}
+			if (rt.Spec.TLS != nil) != (got.TLSCertFile != "") {
+				t.Errorf("TLS certificate %q for spec.tls %v", got.TLSCertFile, rt.Spec.TLS)
+			}
+			r := redisRateLimiter(rt)
+			switch {
+			case r == nil && got.RedisAddress != "":
+				t.Errorf("Redis %q without spec.rateLimiter.redis", got.RedisAddress)
+			case r != nil && (got.RedisAddress != r.Address || got.RedisTLS != r.TLS ||
+				(r.KeyPrefix != "" && got.RedisKeyPrefix != r.KeyPrefix)):
+				t.Errorf("Redis %q (TLS %v, prefix %q) for %+v", got.RedisAddress, got.RedisTLS, got.RedisKeyPrefix, *r)
+			case r != nil && r.PasswordSecretRef != nil && got.RedisPassword == "":
+				t.Error("the Redis password does not reach the runtime")
+			}
+		})
+	}
+}
+
+// runtimeShape is one kind of ChatRuntime the operator must render a working runtime for.
+type runtimeShape struct {
+	name string
+	spec chatv1alpha1.ChatRuntimeSpec
+}
+
+// runtimeShapes are a ChatRuntime of every storage type and assistant provider the CRD accepts, and one with each
+// optional feature that changes the runtime's arguments or environment.
+func runtimeShapes(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) []runtimeShape {
+	t.Helper()
+	one, three := int32(1), int32(3)
+	base := func() chatv1alpha1.ChatRuntimeSpec {
+		return chatv1alpha1.ChatRuntimeSpec{
+			Replicas:  &one,
+			Storage:   chatv1alpha1.StorageSpec{Type: chatv1alpha1.StorageSQLite},
+			Assistant: chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantRetrieval},
+		}
+	}
+	postgres := func() chatv1alpha1.ChatRuntimeSpec {
+		s := base()
+		s.Replicas = &three
+		s.Storage = chatv1alpha1.StorageSpec{Type: chatv1alpha1.StoragePostgres,
+			Postgres: &chatv1alpha1.PostgresStorage{URLSecretRef: chatv1alpha1.SecretKeySelector{Name: "pg"}}}
+		return s
+	}
+	var shapes []runtimeShape
+	for _, storage := range enum(t, crd, "spec", "storage", "type") {
+		s := base()
+		if storage == string(chatv1alpha1.StoragePostgres) {
+			s = postgres()
+		}
+		s.Storage.Type = chatv1alpha1.StorageType(storage)
+		shapes = append(shapes, runtimeShape{"storage " + storage, s})
+	}
+	for _, provider := range enum(t, crd, "spec", "assistant", "provider") {
+		s := base()
+		s.Assistant.Provider = chatv1alpha1.AssistantProvider(provider)
+		shapes = append(shapes, runtimeShape{"assistant " + provider, s})
+	}
+	add := func(name string, edit func(*chatv1alpha1.ChatRuntimeSpec), from func() chatv1alpha1.ChatRuntimeSpec) {
+		s := from()
+		edit(&s)
+		shapes = append(shapes, runtimeShape{name, s})
+	}
+	add("public and widget URLs", func(s *chatv1alpha1.ChatRuntimeSpec) {
+		s.PublicURL, s.WidgetURL = "https://chat.example.com", "https://cdn.example.com"
+	}, base)
+	add("redis", func(s *chatv1alpha1.ChatRuntimeSpec) {
+		s.RateLimiter = &chatv1alpha1.RateLimiterSpec{Redis: &chatv1alpha1.RedisRateLimiter{Address: "redis.parley-system.svc:6379"}}
+	}, postgres)
+	add("redis with TLS, password and key prefix", func(s *chatv1alpha1.ChatRuntimeSpec) {
+		s.RateLimiter = &chatv1alpha1.RateLimiterSpec{Redis: &chatv1alpha1.RedisRateLimiter{Address: "[fd00::1]:6380", TLS: true,
+			KeyPrefix: "eu:", PasswordSecretRef: &chatv1alpha1.SecretKeySelector{Name: "redis"}}}
+	}, postgres)
+	add("TLS", func(s *chatv1alpha1.ChatRuntimeSpec) { s.TLS = &chatv1alpha1.TLSSpec{SecretName: "chat-tls"} }, base)
+	add("OIDC", func(s *chatv1alpha1.ChatRuntimeSpec) {
+		s.OIDC = &chatv1alpha1.OIDCSpec{IssuerURL: "https://login.example.com", Audience: "parley"}
+	}, base)
+	add("autoscaling", func(s *chatv1alpha1.ChatRuntimeSpec) {
+		s.Autoscaling = &chatv1alpha1.AutoscalingSpec{MinReplicas: &three, MaxReplicas: 10}
+	}, postgres)
+	return shapes
+}
+
+// parseRendered renders the runtime's Deployment and parses its container's command line and environment as
+// `parley runtime` does. Environment variables from Secrets get a placeholder value; files the runtime opens must
+// be on the container's volumes.
+func parseRendered(t *testing.T, rt *chatv1alpha1.ChatRuntime) contract.Runtime {
+	t.Helper()
+	d := RuntimeDeployment(rt, "parley:test")
+	c := d.Spec.Template.Spec.Containers[0]
+	if len(c.Command) != 0 {
+		t.Fatalf("the container overrides the image's entrypoint: %v", c.Command)
+	}
+	if len(c.Args) == 0 || c.Args[0] != contract.RuntimeCommand {
+		t.Fatalf("the container runs %v, not parley %s", c.Args, contract.RuntimeCommand)
+	}
+	env := map[string]string{}
+	for _, e := range c.Env {
+		if !slices.Contains(contract.RuntimeEnv(), *e.Name) {
+			t.Errorf("the Deployment sets $%s, which parley runtime does not read", *e.Name)
+		}
+		switch {
+		case e.Value != nil:
+			env[*e.Name] = *e.Value
+		case e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil:
+			env[*e.Name] = "from-secret-" + *e.ValueFrom.SecretKeyRef.Name + "-" + *e.ValueFrom.SecretKeyRef.Key
+		default:
+			t.Errorf("$%s has neither a value nor a Secret", *e.Name)
+		}
+	}
+	got, err := contract.ParseRuntime(c.Args[1:], func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatalf("parley %s refuses the rendered arguments %q: %v", contract.RuntimeCommand, c.Args, err)
+	}
+
+	if _, port, err := splitListen(got.Listen); err != nil || len(c.Ports) != 1 || *c.Ports[0].ContainerPort != port {
+		t.Errorf("the runtime listens on %q, the container port is %v (%v)", got.Listen, c.Ports, err)
+	}
+	mounted := func(path string) bool {
+		for _, m := range c.VolumeMounts {
+			if strings.HasPrefix(path, strings.TrimSuffix(*m.MountPath, "/")+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	for _, path := range []string{got.TLSCertFile, got.TLSKeyFile} {
+		if path != "" && !mounted(path) {
+			t.Errorf("%s is on no volume of the container", path)
+		}
+	}
+	if got.Storage == contract.StorageSQLite && !mounted(got.SQLitePath) {
+		t.Errorf("the SQLite database %s is on no volume: it would be lost with the pod (or unwritable)", got.SQLitePath)
+	}
+	return got
+}
+
+func splitListen(addr string) (string, int32, error) {
+	i := strings.LastIndex(addr, ":")
+	port, err := strconv.ParseInt(addr[i+1:], 10, 32)
+	return addr[:i], int32(port), err
+}
+
+// The names the API types, the CRDs, the bundle and the runtime use for webhook events and bundle labels are the
+// contract's.
+func TestAPINamesAreTheContracts(t *testing.T) {
+	crd := readCRD(t, "chat.parley.dev_webhooks.yaml")
+	if got := enum(t, crd, "spec", "events", "items"); !slices.Equal(got, contract.Events()) {
+		t.Errorf("the Webhook CRD accepts the events %v, the runtime sends %v", got, contract.Events())
+	}
+	api := []chatv1alpha1.WebhookEvent{chatv1alpha1.EventConversationCreated, chatv1alpha1.EventLeadCreated, chatv1alpha1.EventLeadUpdated}
+	for i, e := range api {
+		if string(e) != contract.Events()[i] {
+			t.Errorf("api/v1alpha1 names event %d %q, the contract %q", i, e, contract.Events()[i])
+		}
+	}
+	if chatv1alpha1.TenantLabel != contract.LabelTenant || chatv1alpha1.RuntimeLabel != contract.LabelRuntime {
+		t.Errorf("api/v1alpha1's bundle labels %q, %q differ from the contract's", chatv1alpha1.TenantLabel, chatv1alpha1.RuntimeLabel)
+	}
+	if string(chatv1alpha1.StorageSQLite) != contract.StorageSQLite || string(chatv1alpha1.StoragePostgres) != contract.StoragePostgres {
+		t.Error("api/v1alpha1's storage types differ from the contract's")
+	}
+	s := BundleSecret(&chatv1alpha1.ChatRuntime{ObjectMeta: metav1.ObjectMeta{Name: "blue", Namespace: "ns"}}, "acme", "acme/shop", nil)
+	for k, v := range contract.BundleLabels("blue") {
+		if s.Labels[k] != v {
+			t.Errorf("the bundle Secret's label %s is %q, the runtime selects %q", k, s.Labels[k], v)
+		}
+	}
+}
+
+// readCRD reads a generated CustomResourceDefinition of config/crd/bases.
+func readCRD(t *testing.T, file string) *apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "config", "crd", "bases", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := yaml.UnmarshalStrict(data, &crd); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return &crd
+}
+
+// enum returns the values the CRD's only version accepts at a path of properties ("items" steps into an array).
+func enum(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition, path ...string) []string {
+	t.Helper()
+	if len(crd.Spec.Versions) != 1 {
+		t.Fatalf("%s has %d versions", crd.Name, len(crd.Spec.Versions))
+	}
+	s := crd.Spec.Versions[0].Schema.OpenAPIV3Schema
+	for _, p := range path {
+		if p == "items" && s.Items != nil && s.Items.Schema != nil {
+			s = s.Items.Schema
+			continue
+		}
+		next, ok := s.Properties[p]
+		if !ok {
+			t.Fatalf("%s has no property %s", crd.Name, strings.Join(path, "."))
+		}
+		s = &next
+	}
+	var values []string
+	for _, v := range s.Enum {
+		var str string
+		if err := yaml.Unmarshal(v.Raw, &str); err != nil {
+			t.Fatalf("%s: enum value %s: %v", strings.Join(path, "."), v.Raw, err)
+		}
+		values = append(values, str)
+	}
+	if len(values) == 0 {
+		t.Fatalf("%s.%s has no enum", crd.Name, strings.Join(path, "."))
+	}
+	return values
+}
