@@ -58,7 +58,7 @@ func (r *APIKeyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			return ctrl.Result{}, err
 		}
 		if created {
-			r.Recorder.Eventf(&key, nil, corev1.EventTypeNormal, "KeyGenerated", "Generate",
+			r.Recorder.Eventf(&key, nil, corev1.EventTypeNormal, chatv1alpha1.EventReasonKeyGenerated, "Generate",
 				"generated a %s key into Secret %s", key.Spec.Type, ref.Name)
 		}
 	}

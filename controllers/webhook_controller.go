@@ -50,7 +50,7 @@ func (r *WebhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 			return ctrl.Result{}, err
 		}
 		if created {
-			r.Recorder.Eventf(&hook, nil, corev1.EventTypeNormal, "SigningSecretGenerated", "Generate",
+			r.Recorder.Eventf(&hook, nil, corev1.EventTypeNormal, chatv1alpha1.EventReasonSigningSecretGenerated, "Generate",
 				"generated a signing secret into Secret %s", ref.Name)
 		}
 	}
