@@ -47,11 +47,8 @@ type ChatRuntimeReconciler struct {
 // Reconcile loads a ChatRuntime, applies its rendered objects and reports the Deployment's state.
 func (r *ChatRuntimeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var rt chatv1alpha1.ChatRuntime
-	if err := r.Get(ctx, req.NamespacedName, &rt); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if !rt.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil // owned objects are garbage-collected
+	if done, err := load(ctx, r.Client, req, &rt); done {
+		return ctrl.Result{}, err
 	}
 	before := rt.DeepCopy()
 	rt.Status.ObservedGeneration = rt.Generation

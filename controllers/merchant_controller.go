@@ -88,16 +88,14 @@ func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 // how long until a key expires (when the bundle must change again).
 func (r *MerchantReconciler) publish(ctx context.Context, m *chatv1alpha1.Merchant, id string) (time.Duration, error) {
 	var plan chatv1alpha1.Plan
-	if err := r.Get(ctx, types.NamespacedName{Name: m.Spec.PlanRef.Name}, &plan); apierrors.IsNotFound(err) {
-		return 0, newProblem(chatv1alpha1.ReasonPlanNotFound, "Plan %s does not exist", m.Spec.PlanRef.Name)
-	} else if err != nil {
+	if err := getReferenced(ctx, r.Client, types.NamespacedName{Name: m.Spec.PlanRef.Name}, &plan,
+		chatv1alpha1.ReasonPlanNotFound, "Plan %s does not exist", m.Spec.PlanRef.Name); err != nil {
 		return 0, err
 	}
 	var rt chatv1alpha1.ChatRuntime
 	rtKey := types.NamespacedName{Namespace: r.Namespace, Name: m.Spec.RuntimeRef.Name}
-	if err := r.Get(ctx, rtKey, &rt); apierrors.IsNotFound(err) {
-		return 0, newProblem(chatv1alpha1.ReasonRuntimeNotFound, "ChatRuntime %s does not exist", rtKey)
-	} else if err != nil {
+	if err := getReferenced(ctx, r.Client, rtKey, &rt,
+		chatv1alpha1.ReasonRuntimeNotFound, "ChatRuntime %s does not exist", rtKey); err != nil {
 		return 0, err
 	}
 	keys, err := r.usableKeys(ctx, m)
