@@ -58,6 +58,16 @@ verify: manifests generate ## Fail when generated files are out of date.
 test: manifests generate vet ## Run the unit and envtest suites (real kube-apiserver and etcd).
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test ./... -count=1 -timeout 20m
 
+# The fast tier leaves out what needs a server. Whole packages whose tests all start one: envtest (controllers,
+# test/...), PostgreSQL, Redis; and hack/image, which builds the binary and its image. Tests that start one in otherwise fast packages are skipped by name: Redis,
+# PostgreSQL, and the widget in a headless browser. Everything else, new packages included, is in.
+UNIT_EXCLUDE = /test/|/controllers$$|/runtime/store/postgres(/|$$)|/runtime/ratelimit$$|/internal/testutil/redistest$$|/hack/image$$
+UNIT_SKIP = ^(TestRateLimitSharedByReplicasThroughRedis|TestRedisLimiterFromFlags|TestRuntimePostgres|TestWidget(InBrowser|OnAnOriginNotAllowed|RateLimited|ContactForm.*))$$
+
+.PHONY: test-unit
+test-unit: ## Run the tests that need no API server, database server or browser, with -race (the fast tier).
+	go test -race -count=1 -timeout 5m -skip '$(UNIT_SKIP)' $$(go list ./... | grep -Ev '$(UNIT_EXCLUDE)')
+
 .PHONY: envtest
 envtest: ## Build the envtest binaries (etcd, kube-apiserver) if missing and print their directory.
 	@hack/setup-envtest.sh

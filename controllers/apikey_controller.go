@@ -5,13 +5,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
@@ -36,46 +33,37 @@ type APIKeyReconciler struct {
 // Reconcile loads an APIKey, makes sure its key exists, decides its Ready condition and reports it.
 func (r *APIKeyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var key chatv1alpha1.APIKey
-	if err := r.Get(ctx, req.NamespacedName, &key); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if !key.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil // the owned Secret is garbage-collected; the Merchant drops the hash
+	if done, err := load(ctx, r.Client, req, &key); done {
+		return ctrl.Result{}, err // a deleted key's Secret is garbage-collected; the Merchant drops its hash
 	}
 	before := key.DeepCopy()
 	ref := key.KeySecretRef()
 	key.Status.SecretRef = &ref
 
-	var p *problem
-	if key.Spec.ExistingSecretRef == nil {
-		prefix := credentials.PublishablePrefix
-		if key.Spec.Type == chatv1alpha1.APIKeySecret {
-			prefix = credentials.SecretPrefix
-		}
-		created, err := ensureGenerated(ctx, r.Client, r.Secrets, &key, ref, chatv1alpha1.SecretLabelAPIKey,
-			func() (string, error) { return credentials.NewAPIKey(prefix) })
-		if p, err = asProblem(err); err != nil {
-			return ctrl.Result{}, err
-		}
-		if created {
-			r.Recorder.Eventf(&key, nil, corev1.EventTypeNormal, "KeyGenerated", "Generate",
-				"generated a %s key into Secret %s", key.Spec.Type, ref.Name)
-		}
-	}
-
 	var requeue time.Duration
-	if p == nil {
-		_, described, err := resolveKey(ctx, r.Secrets, &key)
-		if p, err = asProblem(err); err != nil {
-			return ctrl.Result{}, err
-		}
-		if p == nil {
-			key.Status.KeyID, key.Status.Prefix = described.ID, described.Prefix
-			p, requeue, err = r.usable(ctx, &key)
-			if err != nil {
-				return ctrl.Result{}, err
+	p, err := check(
+		func() error { return provideSecret(ctx, r.Client, r.Secrets, r.Recorder, &key, generatedKey(&key)) },
+		func() error {
+			_, described, err := resolveKey(ctx, r.Secrets, &key)
+			if err == nil {
+				key.Status.KeyID, key.Status.Prefix = described.ID, described.Prefix
 			}
-		}
+			return err
+		},
+		func() error {
+			var p *problem
+			if p, requeue = keyExpiry(key.Spec.ExpiresAt, r.Now()); p != nil {
+				return p
+			}
+			return nil
+		},
+		func() error {
+			_, err := getMerchant(ctx, r.Client, key.Namespace, key.Spec.MerchantRef)
+			return err
+		},
+	)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	key.Status.ObservedGeneration = key.Generation
 	setReady(r.Recorder, &key, &key.Status.Conditions, readyFrom(key.Generation, p, "the key is published to the runtime"))
@@ -85,40 +73,45 @@ func (r *APIKeyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	return ctrl.Result{RequeueAfter: requeue}, nil
 }
 
-// usable decides whether a readable key can be used now, and when to look again.
-func (r *APIKeyReconciler) usable(ctx context.Context, key *chatv1alpha1.APIKey) (*problem, time.Duration, error) {
-	now := r.Now()
-	if render.Expired(key.Spec.ExpiresAt, now) {
-		return newProblem(chatv1alpha1.ReasonExpired, "the key expired at %s", key.Spec.ExpiresAt.UTC().Format(time.RFC3339)), 0, nil
+// generatedKey describes the Secret of a key the operator generates, or is nil for a key brought along.
+func generatedKey(key *chatv1alpha1.APIKey) *generatedSecret {
+	if key.Spec.ExistingSecretRef != nil {
+		return nil
 	}
-	var requeue time.Duration
-	if key.Spec.ExpiresAt != nil {
-		requeue = key.Spec.ExpiresAt.Sub(now)
+	prefix := credentials.PublishablePrefix
+	if key.Spec.Type == chatv1alpha1.APIKeySecret {
+		prefix = credentials.SecretPrefix
 	}
-	var m chatv1alpha1.Merchant
-	err := r.Get(ctx, types.NamespacedName{Namespace: key.Namespace, Name: key.Spec.MerchantRef.Name}, &m)
-	if apierrors.IsNotFound(err) {
-		return newProblem(chatv1alpha1.ReasonMerchantNotFound, "Merchant %s does not exist", key.Spec.MerchantRef.Name), requeue, nil
+	ref := key.KeySecretRef()
+	return &generatedSecret{
+		ref:      ref,
+		label:    chatv1alpha1.SecretLabelAPIKey,
+		generate: func() (string, error) { return credentials.NewAPIKey(prefix) },
+		reason:   chatv1alpha1.EventReasonKeyGenerated,
+		note:     "generated a " + string(key.Spec.Type) + " key into Secret " + ref.Name,
 	}
-	return nil, requeue, err
+}
+
+// keyExpiry decides whether a key with the given expiry is usable at now: an expired key is a problem; a key that
+// will expire is looked at again when it does (requeue), a key without expiry never.
+func keyExpiry(expiresAt *metav1.Time, now time.Time) (*problem, time.Duration) {
+	if render.Expired(expiresAt, now) {
+		return newProblem(chatv1alpha1.ReasonExpired, "the key expired at %s", expiresAt.UTC().Format(time.RFC3339)), 0
+	}
+	if expiresAt == nil {
+		return nil, 0
+	}
+	return nil, expiresAt.Sub(now)
 }
 
 // SetupWithManager watches APIKeys, their Secrets (owned or brought along) and their Merchants.
 func (r *APIKeyReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&chatv1alpha1.APIKey{}).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.keysOfSecret),
+		Watches(&corev1.Secret{}, enqueueReferrers(r.Client, &chatv1alpha1.APIKeyList{}, apiKeySecretIndex),
 			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelAPIKey))).
-		Watches(&chatv1alpha1.Merchant{}, handler.EnqueueRequestsFromMapFunc(r.keysOfMerchant)).
+		Watches(&chatv1alpha1.Merchant{}, enqueueReferrers(r.Client, &chatv1alpha1.APIKeyList{}, apiKeyMerchantIndex)).
 		WithOptions(controllerOptions(workers)).
 		Named("apikey").
 		Complete(r)
-}
-
-func (r *APIKeyReconciler) keysOfSecret(ctx context.Context, o client.Object) []reconcile.Request {
-	return requestsFor(ctx, r.Client, &chatv1alpha1.APIKeyList{}, o.GetNamespace(), apiKeySecretIndex, o.GetName())
-}
-
-func (r *APIKeyReconciler) keysOfMerchant(ctx context.Context, o client.Object) []reconcile.Request {
-	return requestsFor(ctx, r.Client, &chatv1alpha1.APIKeyList{}, o.GetNamespace(), apiKeyMerchantIndex, o.GetName())
 }

@@ -24,9 +24,6 @@ import (
 	"github.com/parley-dev/parley/internal/render"
 )
 
-// ReasonWrongNamespace means a ChatRuntime is outside the operator's namespace, where Merchants cannot use it.
-const ReasonWrongNamespace = "WrongNamespace"
-
 // ChatRuntimeReconciler renders each ChatRuntime into its Deployment, Service, ServiceAccount, Role, RoleBinding,
 // PersistentVolumeClaim, PodDisruptionBudget and HorizontalPodAutoscaler, applied with server-side apply under
 // one field owner.
@@ -50,16 +47,13 @@ type ChatRuntimeReconciler struct {
 // Reconcile loads a ChatRuntime, applies its rendered objects and reports the Deployment's state.
 func (r *ChatRuntimeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var rt chatv1alpha1.ChatRuntime
-	if err := r.Get(ctx, req.NamespacedName, &rt); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if !rt.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil // owned objects are garbage-collected
+	if done, err := load(ctx, r.Client, req, &rt); done {
+		return ctrl.Result{}, err
 	}
 	before := rt.DeepCopy()
 	rt.Status.ObservedGeneration = rt.Generation
 	if rt.Namespace != r.Namespace {
-		setReady(r.Recorder, &rt, &rt.Status.Conditions, ready(rt.Generation, metav1.ConditionFalse, ReasonWrongNamespace,
+		setReady(r.Recorder, &rt, &rt.Status.Conditions, ready(rt.Generation, metav1.ConditionFalse, chatv1alpha1.ReasonWrongNamespace,
 			fmt.Sprintf("ChatRuntimes are served only from the operator's namespace %s", r.Namespace)))
 		return ctrl.Result{}, patchStatus(ctx, r.Client, before, &rt, runtimeStatus)
 	}

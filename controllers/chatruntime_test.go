@@ -261,5 +261,5 @@ func TestRuntimeOutsideOperatorNamespace(t *testing.T) {
 	rt := runtimeObj("elsewhere")
 	rt.Namespace = newNamespace(t)
 	create(t, rt)
-	waitReady(t, rt, metav1.ConditionFalse, ReasonWrongNamespace)
+	waitReady(t, rt, metav1.ConditionFalse, chatv1alpha1.ReasonWrongNamespace)
 }

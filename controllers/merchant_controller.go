@@ -28,9 +28,6 @@ import (
 // the Merchant.
 const merchantFinalizer = "chat.parley.dev/tenant-bundle"
 
-// ReasonMerchantIDConflict means another Merchant already holds the merchant ID.
-const ReasonMerchantIDConflict = "MerchantIDConflict"
-
 // MerchantReconciler renders each Merchant, its Plan, its usable keys and (on plans with webhooks) its webhooks
 // into the tenant bundle the runtime serves it from.
 type MerchantReconciler struct {
@@ -69,7 +66,7 @@ func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if p == nil || p.reason != ReasonMerchantIDConflict {
+	if p == nil || p.reason != chatv1alpha1.ReasonMerchantIDConflict {
 		m.Status.MerchantID = id
 	}
 	m.Status.Plan = m.Spec.PlanRef.Name
@@ -91,16 +88,14 @@ func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 // how long until a key expires (when the bundle must change again).
 func (r *MerchantReconciler) publish(ctx context.Context, m *chatv1alpha1.Merchant, id string) (time.Duration, error) {
 	var plan chatv1alpha1.Plan
-	if err := r.Get(ctx, types.NamespacedName{Name: m.Spec.PlanRef.Name}, &plan); apierrors.IsNotFound(err) {
-		return 0, newProblem(chatv1alpha1.ReasonPlanNotFound, "Plan %s does not exist", m.Spec.PlanRef.Name)
-	} else if err != nil {
+	if err := getReferenced(ctx, r.Client, types.NamespacedName{Name: m.Spec.PlanRef.Name}, &plan,
+		chatv1alpha1.ReasonPlanNotFound, "Plan %s does not exist", m.Spec.PlanRef.Name); err != nil {
 		return 0, err
 	}
 	var rt chatv1alpha1.ChatRuntime
 	rtKey := types.NamespacedName{Namespace: r.Namespace, Name: m.Spec.RuntimeRef.Name}
-	if err := r.Get(ctx, rtKey, &rt); apierrors.IsNotFound(err) {
-		return 0, newProblem(chatv1alpha1.ReasonRuntimeNotFound, "ChatRuntime %s does not exist", rtKey)
-	} else if err != nil {
+	if err := getReferenced(ctx, r.Client, rtKey, &rt,
+		chatv1alpha1.ReasonRuntimeNotFound, "ChatRuntime %s does not exist", rtKey); err != nil {
 		return 0, err
 	}
 	keys, err := r.usableKeys(ctx, m)
@@ -117,7 +112,7 @@ func (r *MerchantReconciler) publish(ctx context.Context, m *chatv1alpha1.Mercha
 	bundle := render.Bundle(m, id, &plan, keys, hooks, now)
 	doc, err := tenant.Marshal(bundle)
 	if err != nil {
-		return 0, newProblem("InvalidBundle", "the tenant bundle is invalid: %s", err)
+		return 0, newProblem(chatv1alpha1.ReasonInvalidBundle, "the tenant bundle is invalid: %s", err)
 	}
 	if err := r.applyBundle(ctx, render.BundleSecret(&rt, id, render.Source(m), doc)); err != nil {
 		return 0, err
@@ -191,7 +186,7 @@ func (r *MerchantReconciler) applyBundle(ctx context.Context, want *corev1.Secre
 		return fmt.Errorf("reading tenant bundle %s: %w", want.Name, err)
 	}
 	if owner := got.Annotations[render.SourceAnnotation]; owner != want.Annotations[render.SourceAnnotation] {
-		return newProblem(ReasonMerchantIDConflict, "merchant ID %s is already used by Merchant %s",
+		return newProblem(chatv1alpha1.ReasonMerchantIDConflict, "merchant ID %s is already used by Merchant %s",
 			want.Labels[chatv1alpha1.MerchantIDLabel], owner)
 	}
 	if bytes.Equal(got.Data[tenant.DataKey], want.Data[tenant.DataKey]) && hasAll(got.Labels, want.Labels) {

@@ -506,7 +506,7 @@ func TestMerchantIDCannotBeTakenOver(t *testing.T) {
 	attacker := merchant(attackerNS, "evil", victim.plan.Name, victim.runtime.Name)
 	attacker.Spec.MerchantID = victim.id
 	create(t, attacker, apiKey(attackerNS, "evil-key", "evil", chatv1alpha1.APIKeySecret))
-	waitReady(t, attacker, metav1.ConditionFalse, ReasonMerchantIDConflict)
+	waitReady(t, attacker, metav1.ConditionFalse, chatv1alpha1.ReasonMerchantIDConflict)
 	if attacker.Status.MerchantID != "" {
 		t.Errorf("the attacker's status claims merchant ID %q", attacker.Status.MerchantID)
 	}

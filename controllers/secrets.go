@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
 	"github.com/parley-dev/parley/internal/credentials"
@@ -25,6 +26,7 @@ type problem struct {
 
 func (p *problem) Error() string { return p.reason + ": " + p.message }
 
+// newProblem makes a problem with a reason and a formatted message.
 func newProblem(reason, format string, args ...any) *problem {
 	return &problem{reason: reason, message: fmt.Sprintf(format, args...)}
 }
@@ -74,55 +76,84 @@ func (r secretReader) value(ctx context.Context, namespace string, ref chatv1alp
 	return string(v), s, nil
 }
 
+// generatedSecret describes the Secret the operator generates for an object that brings none of its own: where
+// it goes, the label that lets the operator watch it, how its value is made and the event announcing it.
+type generatedSecret struct {
+	ref      chatv1alpha1.SecretKeySelector
+	label    string
+	generate func() (string, error)
+	// reason and note make the Normal event recorded on the owner once the Secret is created.
+	reason, note string
+}
+
+// provideSecret makes sure the owner's generated Secret exists and records an event when it created it. A nil g
+// (the owner brings its own Secret) needs nothing.
+func provideSecret(ctx context.Context, c client.Client, r secretReader, rec recorder.EventRecorder,
+	owner client.Object, g *generatedSecret) error {
+	if g == nil {
+		return nil
+	}
+	created, err := ensureGenerated(ctx, c, r, owner, g)
+	if created {
+		rec.Eventf(owner, nil, corev1.EventTypeNormal, g.reason, actionGenerate, "%s", g.note)
+	}
+	return err
+}
+
 // ensureGenerated creates an owned Secret holding a freshly generated value, once. An existing Secret is never
 // rewritten, not even after an operator restart; one owned by someone else is a conflict, not something to take.
-func ensureGenerated(ctx context.Context, c client.Client, r secretReader, owner client.Object,
-	ref chatv1alpha1.SecretKeySelector, label string, generate func() (string, error)) (created bool, err error) {
-	existing, err := r.get(ctx, owner.GetNamespace(), ref.Name, label)
-	if err == nil {
-		if !metav1.IsControlledBy(existing, owner) {
-			return false, newProblem(chatv1alpha1.ReasonSecretConflict,
-				"Secret %s exists and is not owned by this object; choose another name", ref.Name)
-		}
-		return false, nil
-	}
-	var p *problem
-	if !errors.As(err, &p) {
+func ensureGenerated(ctx context.Context, c client.Client, r secretReader, owner client.Object, g *generatedSecret) (created bool, err error) {
+	existing, err := r.get(ctx, owner.GetNamespace(), g.ref.Name, g.label)
+	if generate, err := needsGenerating(existing, err, owner, g.ref.Name); !generate || err != nil {
 		return false, err
 	}
-	if p.reason == chatv1alpha1.ReasonSecretNotLabelled {
-		return false, newProblem(chatv1alpha1.ReasonSecretConflict,
-			"Secret %s exists and is not owned by this object; choose another name", ref.Name)
-	}
-	value, err := generate()
+	value, err := g.generate()
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("generating the value of Secret %s: %w", g.ref.Name, err)
 	}
 	gvk, err := c.GroupVersionKindFor(owner)
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("finding the kind of the owner of Secret %s: %w", g.ref.Name, err)
 	}
 	s := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      ref.Name,
+			Name:      g.ref.Name,
 			Namespace: owner.GetNamespace(),
 			Labels: map[string]string{
-				chatv1alpha1.SecretLabel:       label,
+				chatv1alpha1.SecretLabel:       g.label,
 				"app.kubernetes.io/managed-by": render.FieldOwner,
 			},
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(owner, gvk)},
 		},
 		Type:      corev1.SecretTypeOpaque,
 		Immutable: new(true),
-		Data:      map[string][]byte{ref.Key: []byte(value)},
+		Data:      map[string][]byte{g.ref.Key: []byte(value)},
 	}
 	if err := c.Create(ctx, s); err != nil {
 		if apierrors.IsAlreadyExists(err) {
-			return false, fmt.Errorf("creating Secret %s: it appeared meanwhile, retrying", ref.Name)
+			return false, fmt.Errorf("creating Secret %s: it appeared meanwhile, retrying", g.ref.Name)
 		}
-		return false, fmt.Errorf("creating Secret %s: %w", ref.Name, err)
+		return false, fmt.Errorf("creating Secret %s: %w", g.ref.Name, err)
 	}
 	return true, nil
+}
+
+// needsGenerating decides from the lookup of a Secret to generate (the Secret, or secretReader.get's error)
+// whether to generate it: a missing one is generated, one the owner controls is kept as it is, and any other
+// (someone else's, or unlabelled and so not the operator's) is a conflict. Other errors are returned to retry.
+func needsGenerating(existing *corev1.Secret, lookupErr error, owner metav1.Object, name string) (bool, error) {
+	var p *problem
+	switch {
+	case lookupErr == nil && metav1.IsControlledBy(existing, owner):
+		return false, nil
+	case lookupErr == nil, errors.As(lookupErr, &p) && p.reason == chatv1alpha1.ReasonSecretNotLabelled:
+		return false, newProblem(chatv1alpha1.ReasonSecretConflict,
+			"Secret %s exists and is not owned by this object; choose another name", name)
+	case p != nil:
+		return true, nil
+	default:
+		return false, lookupErr
+	}
 }
 
 // resolveKey reads an APIKey's key from its Secret and describes it. The plaintext never leaves this function.

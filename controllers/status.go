@@ -32,6 +32,17 @@ func readyFrom(generation int64, p *problem, okMessage string) metav1.Condition 
 	return ready(generation, metav1.ConditionTrue, chatv1alpha1.ReasonReconciled, okMessage)
 }
 
+// check runs the steps of a reconcile in order until one reports a problem or fails: the first problem is
+// returned to be reported as Ready=False, the first other error to be retried. A step returns nil to go on.
+func check(steps ...func() error) (*problem, error) {
+	for _, step := range steps {
+		if p, err := asProblem(step()); p != nil || err != nil {
+			return p, err
+		}
+	}
+	return nil, nil
+}
+
 // asProblem splits an error into a problem to report, or an error to retry.
 func asProblem(err error) (*problem, error) {
 	var p *problem
@@ -41,19 +52,31 @@ func asProblem(err error) (*problem, error) {
 	return nil, err
 }
 
-// setReady puts cond into conds and announces a change of status or reason as an event: Normal when the object
-// became Ready, Warning otherwise.
+// Actions of the Events the operator records.
+const (
+	actionReconcile = "Reconcile"
+	actionGenerate  = "Generate"
+)
+
+// setReady puts cond into conds and announces a change of status or reason as an event.
 func setReady(rec recorder.EventRecorder, obj client.Object, conds *[]metav1.Condition, cond metav1.Condition) {
 	before := meta.FindStatusCondition(*conds, chatv1alpha1.ConditionReady)
 	meta.SetStatusCondition(conds, cond)
+	if eventType, announce := readyEvent(before, cond); announce {
+		rec.Eventf(obj, nil, eventType, cond.Reason, actionReconcile, "%s", cond.Message)
+	}
+}
+
+// readyEvent decides whether a new Ready condition is announced as an event, and of which type: a change of
+// status or reason is, Normal when the object became Ready and Warning otherwise; a new message alone is not.
+func readyEvent(before *metav1.Condition, cond metav1.Condition) (eventType string, announce bool) {
 	if before != nil && before.Status == cond.Status && before.Reason == cond.Reason {
-		return
+		return "", false
 	}
-	kind := corev1.EventTypeWarning
 	if cond.Status == metav1.ConditionTrue {
-		kind = corev1.EventTypeNormal
+		return corev1.EventTypeNormal, true
 	}
-	rec.Eventf(obj, nil, kind, cond.Reason, "Reconcile", "%s", cond.Message)
+	return corev1.EventTypeWarning, true
 }
 
 // count converts a length for a status field, saturating rather than overflowing.

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -35,6 +36,23 @@ func requestsFor(ctx context.Context, c client.Reader, list client.ObjectList, n
 	return reqs
 }
 
+// enqueueReferrers maps an object to the objects of list's kind, in its namespace, whose indexed field names it:
+// a Secret or a Merchant to the APIKeys or Webhooks that refer to it.
+func enqueueReferrers(c client.Reader, list client.ObjectList, field string) handler.EventHandler {
+	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+		return requestsFor(ctx, c, list.DeepCopyObject().(client.ObjectList), o.GetNamespace(), field, o.GetName())
+	})
+}
+
+// load reads the object of a request. done is true when there is nothing to reconcile: the object is gone, or
+// it is being deleted and what it owns is garbage-collected; err is a failure to read it.
+func load(ctx context.Context, c client.Reader, req reconcile.Request, obj client.Object) (done bool, err error) {
+	if err := c.Get(ctx, req.NamespacedName, obj); err != nil {
+		return true, client.IgnoreNotFound(err)
+	}
+	return !obj.GetDeletionTimestamp().IsZero(), nil
+}
+
 // secretLabelled passes only Secrets that carry Parley's label with the given value.
 func secretLabelled(value string) predicate.Predicate {
 	return predicate.NewPredicateFuncs(func(o client.Object) bool {
@@ -42,6 +60,7 @@ func secretLabelled(value string) predicate.Predicate {
 	})
 }
 
+// controllerOptions lets a controller reconcile workers objects at once.
 func controllerOptions(workers int) controller.Options {
 	return controller.Options{MaxConcurrentReconciles: max(workers, 1)}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -32,66 +31,57 @@ type WebhookReconciler struct {
 // Reconcile loads a Webhook, makes sure its signing secret exists, decides its Ready condition and reports it.
 func (r *WebhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var hook chatv1alpha1.Webhook
-	if err := r.Get(ctx, req.NamespacedName, &hook); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if !hook.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil
+	if done, err := load(ctx, r.Client, req, &hook); done {
+		return ctrl.Result{}, err
 	}
 	before := hook.DeepCopy()
 	ref := hook.SigningSecretRef()
 	hook.Status.SecretRef = &ref
 
-	var p *problem
-	if hook.Spec.SigningSecretRef == nil {
-		created, err := ensureGenerated(ctx, r.Client, r.Secrets, &hook, ref, chatv1alpha1.SecretLabelSigningSecret,
-			credentials.NewSigningSecret)
-		if p, err = asProblem(err); err != nil {
-			return ctrl.Result{}, err
-		}
-		if created {
-			r.Recorder.Eventf(&hook, nil, corev1.EventTypeNormal, "SigningSecretGenerated", "Generate",
-				"generated a signing secret into Secret %s", ref.Name)
-		}
-	}
-	if p == nil {
-		_, err := resolveSigningSecrets(ctx, r.Secrets, &hook)
-		if p, err = asProblem(err); err != nil {
-			return ctrl.Result{}, err
-		}
+	var plan chatv1alpha1.Plan
+	p, err := check(
+		func() error {
+			return provideSecret(ctx, r.Client, r.Secrets, r.Recorder, &hook, generatedSigningSecret(&hook))
+		},
+		func() error {
+			_, err := resolveSigningSecrets(ctx, r.Secrets, &hook)
+			return err
+		},
+		func() error {
+			m, err := getMerchant(ctx, r.Client, hook.Namespace, hook.Spec.MerchantRef)
+			if err != nil {
+				return err
+			}
+			return getReferenced(ctx, r.Client, types.NamespacedName{Name: m.Spec.PlanRef.Name}, &plan,
+				chatv1alpha1.ReasonPlanNotFound, "the merchant's Plan %s does not exist", m.Spec.PlanRef.Name)
+		},
+	)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	cond := readyFrom(hook.Generation, p, "events are delivered to the endpoint")
 	if p == nil {
-		var err error
-		if cond, err = r.deliverable(ctx, &hook); err != nil {
-			return ctrl.Result{}, err
-		}
+		cond = webhookCondition(hook.Generation, &plan, hook.Spec.Disabled)
 	}
 	hook.Status.ObservedGeneration = hook.Generation
 	setReady(r.Recorder, &hook, &hook.Status.Conditions, cond)
 	return ctrl.Result{}, patchStatus(ctx, r.Client, before, &hook, func(w *chatv1alpha1.Webhook) any { return w.Status })
 }
 
-// deliverable decides, for a webhook whose secret is in order, whether its merchant's plan lets events flow.
-func (r *WebhookReconciler) deliverable(ctx context.Context, hook *chatv1alpha1.Webhook) (metav1.Condition, error) {
-	gen := hook.Generation
-	var m chatv1alpha1.Merchant
-	err := r.Get(ctx, types.NamespacedName{Namespace: hook.Namespace, Name: hook.Spec.MerchantRef.Name}, &m)
-	if apierrors.IsNotFound(err) {
-		return ready(gen, metav1.ConditionFalse, chatv1alpha1.ReasonMerchantNotFound,
-			"Merchant "+hook.Spec.MerchantRef.Name+" does not exist"), nil
-	} else if err != nil {
-		return metav1.Condition{}, err
+// generatedSigningSecret describes the Secret of a signing secret the operator generates, or is nil for a
+// webhook that brings its own.
+func generatedSigningSecret(hook *chatv1alpha1.Webhook) *generatedSecret {
+	if hook.Spec.SigningSecretRef != nil {
+		return nil
 	}
-	var plan chatv1alpha1.Plan
-	err = r.Get(ctx, types.NamespacedName{Name: m.Spec.PlanRef.Name}, &plan)
-	if apierrors.IsNotFound(err) {
-		return ready(gen, metav1.ConditionFalse, chatv1alpha1.ReasonPlanNotFound,
-			"the merchant's Plan "+m.Spec.PlanRef.Name+" does not exist"), nil
-	} else if err != nil {
-		return metav1.Condition{}, err
+	ref := hook.SigningSecretRef()
+	return &generatedSecret{
+		ref:      ref,
+		label:    chatv1alpha1.SecretLabelSigningSecret,
+		generate: credentials.NewSigningSecret,
+		reason:   chatv1alpha1.EventReasonSigningSecretGenerated,
+		note:     "generated a signing secret into Secret " + ref.Name,
 	}
-	return webhookCondition(gen, &plan, hook.Spec.Disabled), nil
 }
 
 // webhookCondition decides a webhook's Ready condition from its merchant's plan and its own switch.
@@ -112,23 +102,16 @@ func webhookCondition(generation int64, plan *chatv1alpha1.Plan, disabled bool) 
 func (r *WebhookReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&chatv1alpha1.Webhook{}).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.hooksOfSecret),
+		Watches(&corev1.Secret{}, enqueueReferrers(r.Client, &chatv1alpha1.WebhookList{}, webhookSecretIndex),
 			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelSigningSecret))).
-		Watches(&chatv1alpha1.Merchant{}, handler.EnqueueRequestsFromMapFunc(r.hooksOfMerchant)).
+		Watches(&chatv1alpha1.Merchant{}, enqueueReferrers(r.Client, &chatv1alpha1.WebhookList{}, webhookMerchantIndex)).
 		Watches(&chatv1alpha1.Plan{}, handler.EnqueueRequestsFromMapFunc(r.hooksOfPlan)).
 		WithOptions(controllerOptions(workers)).
 		Named("webhook").
 		Complete(r)
 }
 
-func (r *WebhookReconciler) hooksOfSecret(ctx context.Context, o client.Object) []reconcile.Request {
-	return requestsFor(ctx, r.Client, &chatv1alpha1.WebhookList{}, o.GetNamespace(), webhookSecretIndex, o.GetName())
-}
-
-func (r *WebhookReconciler) hooksOfMerchant(ctx context.Context, o client.Object) []reconcile.Request {
-	return requestsFor(ctx, r.Client, &chatv1alpha1.WebhookList{}, o.GetNamespace(), webhookMerchantIndex, o.GetName())
-}
-
+// hooksOfPlan maps a Plan to the Webhooks of the Merchants on it.
 func (r *WebhookReconciler) hooksOfPlan(ctx context.Context, o client.Object) []reconcile.Request {
 	var reqs []reconcile.Request
 	for _, m := range requestsFor(ctx, r.Client, &chatv1alpha1.MerchantList{}, "", merchantPlanIndex, o.GetName()) {

@@ -1,43 +1,5 @@
 package v1alpha1
 
-// Condition types and reasons shared by every Parley kind. Every kind reports a Ready condition, so that
-// `kubectl wait --for=condition=Ready`, kstatus (Flux) and Argo CD health checks work on all of them.
-const (
-	// ConditionReady is True when the object is fully reconciled and in effect.
-	ConditionReady = "Ready"
-
-	// ReasonReconciled means the object is in effect.
-	ReasonReconciled = "Reconciled"
-	// ReasonPlanNotFound means the referenced Plan does not exist (yet).
-	ReasonPlanNotFound = "PlanNotFound"
-	// ReasonRuntimeNotFound means the referenced ChatRuntime does not exist (yet).
-	ReasonRuntimeNotFound = "RuntimeNotFound"
-	// ReasonMerchantNotFound means the referenced Merchant does not exist (yet).
-	ReasonMerchantNotFound = "MerchantNotFound"
-	// ReasonMerchantNotReady means the referenced Merchant is not Ready.
-	ReasonMerchantNotReady = "MerchantNotReady"
-	// ReasonSuspended means the merchant is suspended: its bundle is published, but chat is refused.
-	ReasonSuspended = "Suspended"
-	// ReasonSecretNotFound means a referenced Secret, or the key in it, does not exist.
-	ReasonSecretNotFound = "SecretNotFound"
-	// ReasonSecretNotLabelled means a referenced Secret exists but lacks the label that lets the operator watch it.
-	ReasonSecretNotLabelled = "SecretNotLabelled"
-	// ReasonInvalidSecret means a referenced Secret holds a value that cannot be used.
-	ReasonInvalidSecret = "InvalidSecret"
-	// ReasonSecretConflict means the Secret to write exists and is not owned by this object.
-	ReasonSecretConflict = "SecretConflict"
-	// ReasonExpired means an API key has passed its expiry time.
-	ReasonExpired = "Expired"
-	// ReasonDisabled means a webhook is disabled by its spec.
-	ReasonDisabled = "Disabled"
-	// ReasonPlanDoesNotIncludeWebhooks means the merchant's plan has no webhooks feature.
-	ReasonPlanDoesNotIncludeWebhooks = "PlanDoesNotIncludeWebhooks"
-	// ReasonDeploymentNotReady means the runtime Deployment has fewer ready replicas than desired.
-	ReasonDeploymentNotReady = "DeploymentNotReady"
-	// ReasonApplyFailed means writing a rendered object to the API server failed.
-	ReasonApplyFailed = "ApplyFailed"
-)
-
 // Labels and keys that form the contract between the operator, the Secrets it reads and the runtime.
 const (
 	// SecretLabel marks the Secrets the operator caches and watches; its value says what the Secret holds.

@@ -1,0 +1,67 @@
+package v1alpha1
+
+// Condition types. Every Parley kind reports a Ready condition, so that `kubectl wait --for=condition=Ready`,
+// kstatus (Flux) and Argo CD health checks work on all of them.
+const (
+	// ConditionReady is True when the object is fully reconciled and in effect.
+	ConditionReady = "Ready"
+)
+
+// Reasons of the Ready condition. The operator also records each change of reason as an Event with the reason
+// as its own, Normal when the object became Ready and Warning otherwise.
+const (
+	// ReasonReconciled means the object is in effect. Every kind.
+	ReasonReconciled = "Reconciled"
+
+	// ReasonPlanNotFound means the referenced Plan does not exist (yet). Merchant, Webhook.
+	ReasonPlanNotFound = "PlanNotFound"
+	// ReasonRuntimeNotFound means the referenced ChatRuntime does not exist (yet). Merchant.
+	ReasonRuntimeNotFound = "RuntimeNotFound"
+	// ReasonMerchantNotFound means the referenced Merchant does not exist (yet). APIKey, Webhook.
+	ReasonMerchantNotFound = "MerchantNotFound"
+
+	// ReasonSecretNotFound means a referenced Secret, or the key in it, does not exist. APIKey, Webhook.
+	ReasonSecretNotFound = "SecretNotFound"
+	// ReasonSecretNotLabelled means a referenced Secret exists but lacks the label that lets the operator watch
+	// it. APIKey, Webhook.
+	ReasonSecretNotLabelled = "SecretNotLabelled"
+	// ReasonInvalidSecret means a referenced Secret holds a value that cannot be used. APIKey, Webhook.
+	ReasonInvalidSecret = "InvalidSecret"
+	// ReasonSecretConflict means the Secret to generate exists and is not owned by this object. APIKey, Webhook.
+	ReasonSecretConflict = "SecretConflict"
+
+	// ReasonSuspended means the merchant is suspended: its bundle is published, but chat is refused. Ready stays
+	// True. Merchant.
+	ReasonSuspended = "Suspended"
+	// ReasonMerchantIDConflict means another Merchant already holds the merchant ID; the first one keeps it.
+	// Merchant.
+	ReasonMerchantIDConflict = "MerchantIDConflict"
+	// ReasonInvalidBundle means the merchant's tenant bundle, as rendered, fails the runtime's validation.
+	// Merchant.
+	ReasonInvalidBundle = "InvalidBundle"
+
+	// ReasonExpired means an API key has passed its expiry time. APIKey.
+	ReasonExpired = "Expired"
+
+	// ReasonDisabled means a webhook is paused by spec.disabled. Ready stays True. Webhook.
+	ReasonDisabled = "Disabled"
+	// ReasonPlanDoesNotIncludeWebhooks means the merchant's plan has no webhooks feature. Webhook.
+	ReasonPlanDoesNotIncludeWebhooks = "PlanDoesNotIncludeWebhooks"
+
+	// ReasonWrongNamespace means a ChatRuntime is outside the operator's namespace, where Merchants cannot use
+	// it. ChatRuntime.
+	ReasonWrongNamespace = "WrongNamespace"
+	// ReasonDeploymentNotReady means the runtime Deployment has fewer ready replicas than desired. ChatRuntime.
+	ReasonDeploymentNotReady = "DeploymentNotReady"
+	// ReasonApplyFailed means writing a rendered object to the API server failed. ChatRuntime.
+	ReasonApplyFailed = "ApplyFailed"
+)
+
+// Reasons of Events that are not about the Ready condition.
+const (
+	// EventReasonKeyGenerated is recorded on an APIKey when the operator generated its key into a new Secret.
+	EventReasonKeyGenerated = "KeyGenerated"
+	// EventReasonSigningSecretGenerated is recorded on a Webhook when the operator generated its signing secret
+	// into a new Secret.
+	EventReasonSigningSecretGenerated = "SigningSecretGenerated"
+)

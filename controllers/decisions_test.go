@@ -1,0 +1,192 @@
+package controllers
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
+)
+
+// The decisions of the reconcilers are pure functions; these tables pin them down without an API server.
+
+func TestCheck(t *testing.T) {
+	errRetry := errors.New("connection refused")
+	found := newProblem(chatv1alpha1.ReasonSecretNotFound, "Secret s does not exist")
+	later := newProblem(chatv1alpha1.ReasonExpired, "expired")
+	ok := func() error { return nil }
+	for _, tc := range []struct {
+		name    string
+		steps   []func() error
+		problem *problem
+		err     error
+		ran     int
+	}{
+		{"no steps", nil, nil, nil, 0},
+		{"every step passes", []func() error{ok, ok, ok}, nil, nil, 3},
+		{"the first problem stops", []func() error{ok, func() error { return found }, func() error { return later }}, found, nil, 2},
+		{"an error stops and is retried", []func() error{func() error { return errRetry }, ok}, nil, errRetry, 1},
+		{"a wrapped problem is a problem", []func() error{func() error { return errors.Join(found) }, ok}, found, nil, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ran := 0
+			steps := make([]func() error, len(tc.steps))
+			for i, s := range tc.steps {
+				steps[i] = func() error { ran++; return s() }
+			}
+			p, err := check(steps...)
+			if p != tc.problem || !errors.Is(err, tc.err) || (err == nil) != (tc.err == nil) || ran != tc.ran {
+				t.Errorf("check = (%v, %v) after %d steps, want (%v, %v) after %d", p, err, ran, tc.problem, tc.err, tc.ran)
+			}
+		})
+	}
+}
+
+func TestReadyFrom(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		p    *problem
+		want metav1.Condition
+	}{
+		{"success is True, Reconciled", nil, metav1.Condition{Type: chatv1alpha1.ConditionReady, Status: metav1.ConditionTrue,
+			Reason: chatv1alpha1.ReasonReconciled, Message: "fine", ObservedGeneration: 7}},
+		{"a problem is False with its reason", newProblem(chatv1alpha1.ReasonMerchantNotFound, "Merchant %s does not exist", "m"),
+			metav1.Condition{Type: chatv1alpha1.ConditionReady, Status: metav1.ConditionFalse,
+				Reason: chatv1alpha1.ReasonMerchantNotFound, Message: "Merchant m does not exist", ObservedGeneration: 7}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := readyFrom(7, tc.p, "fine"); got != tc.want {
+				t.Errorf("readyFrom = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestReadyEvent(t *testing.T) {
+	cond := func(status metav1.ConditionStatus, reason, message string) *metav1.Condition {
+		return &metav1.Condition{Type: chatv1alpha1.ConditionReady, Status: status, Reason: reason, Message: message}
+	}
+	for _, tc := range []struct {
+		name      string
+		before    *metav1.Condition
+		now       *metav1.Condition
+		eventType string
+		announce  bool
+	}{
+		{"first Ready=True", nil, cond(metav1.ConditionTrue, chatv1alpha1.ReasonReconciled, "ok"), corev1.EventTypeNormal, true},
+		{"first Ready=False", nil, cond(metav1.ConditionFalse, chatv1alpha1.ReasonPlanNotFound, "no plan"), corev1.EventTypeWarning, true},
+		{"became Ready", cond(metav1.ConditionFalse, chatv1alpha1.ReasonPlanNotFound, "no plan"),
+			cond(metav1.ConditionTrue, chatv1alpha1.ReasonReconciled, "ok"), corev1.EventTypeNormal, true},
+		{"stopped being Ready", cond(metav1.ConditionTrue, chatv1alpha1.ReasonReconciled, "ok"),
+			cond(metav1.ConditionFalse, chatv1alpha1.ReasonExpired, "expired"), corev1.EventTypeWarning, true},
+		{"another reason, same status", cond(metav1.ConditionTrue, chatv1alpha1.ReasonReconciled, "ok"),
+			cond(metav1.ConditionTrue, chatv1alpha1.ReasonDisabled, "paused"), corev1.EventTypeNormal, true},
+		{"unchanged", cond(metav1.ConditionTrue, chatv1alpha1.ReasonReconciled, "ok"),
+			cond(metav1.ConditionTrue, chatv1alpha1.ReasonReconciled, "ok"), "", false},
+		{"a new message alone is quiet", cond(metav1.ConditionTrue, chatv1alpha1.ReasonReconciled, "1 merchant"),
+			cond(metav1.ConditionTrue, chatv1alpha1.ReasonReconciled, "2 merchants"), "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			eventType, announce := readyEvent(tc.before, *tc.now)
+			if eventType != tc.eventType || announce != tc.announce {
+				t.Errorf("readyEvent = (%q, %v), want (%q, %v)", eventType, announce, tc.eventType, tc.announce)
+			}
+		})
+	}
+}
+
+func TestNeedsGenerating(t *testing.T) {
+	owner := apiKey("ns", "k", "m", chatv1alpha1.APIKeyPublishable)
+	owner.UID = "owner-uid"
+	// secret is a Secret controlled by the object of the given UID, or by none.
+	secret := func(controller types.UID) *corev1.Secret {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "k-key"}}
+		if controller != "" {
+			s.OwnerReferences = []metav1.OwnerReference{{APIVersion: "chat.parley.dev/v1alpha1", Kind: "APIKey",
+				Name: "k", UID: controller, Controller: new(true)}}
+		}
+		return s
+	}
+	errRetry := errors.New("timeout")
+	for _, tc := range []struct {
+		name      string
+		existing  *corev1.Secret
+		lookupErr error
+		generate  bool
+		reason    string // of the problem returned, if any
+		err       error  // returned to retry, if any
+	}{
+		{"missing: generate", nil, newProblem(chatv1alpha1.ReasonSecretNotFound, "missing"), true, "", nil},
+		{"the owner's own: keep it", secret(owner.UID), nil, false, "", nil},
+		{"someone else's: conflict", secret("someone-else"), nil, false, chatv1alpha1.ReasonSecretConflict, nil},
+		{"nobody's: conflict", secret(""), nil, false, chatv1alpha1.ReasonSecretConflict, nil},
+		{"unlabelled: conflict", nil, newProblem(chatv1alpha1.ReasonSecretNotLabelled, "unlabelled"), false,
+			chatv1alpha1.ReasonSecretConflict, nil},
+		{"the lookup failed: retry", nil, errRetry, false, "", errRetry},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			generate, err := needsGenerating(tc.existing, tc.lookupErr, owner, "k-key")
+			p, err := asProblem(err)
+			reason := ""
+			if p != nil {
+				reason = p.reason
+			}
+			if generate != tc.generate || reason != tc.reason || !errors.Is(err, tc.err) {
+				t.Errorf("needsGenerating = (%v, problem %q, error %v), want (%v, problem %q, error %v)",
+					generate, reason, err, tc.generate, tc.reason, tc.err)
+			}
+		})
+	}
+}
+
+func TestKeyExpiry(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *metav1.Time { return &metav1.Time{Time: now.Add(d)} }
+	for _, tc := range []struct {
+		name      string
+		expiresAt *metav1.Time
+		expired   bool
+		requeue   time.Duration
+	}{
+		{"never expires", nil, false, 0},
+		{"expires in an hour: look again then", at(time.Hour), false, time.Hour},
+		{"expires now", at(0), true, 0},
+		{"expired an hour ago", at(-time.Hour), true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, requeue := keyExpiry(tc.expiresAt, now)
+			if (p != nil) != tc.expired || requeue != tc.requeue {
+				t.Fatalf("keyExpiry = (%v, %s), want expired %v, requeue %s", p, requeue, tc.expired, tc.requeue)
+			}
+			if p != nil && (p.reason != chatv1alpha1.ReasonExpired || p.message != "the key expired at "+tc.expiresAt.UTC().Format(time.RFC3339)) {
+				t.Errorf("problem = %v, want Expired with the expiry time", p)
+			}
+		})
+	}
+}
+
+func TestWebhookCondition(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		webhooks bool
+		disabled bool
+		status   metav1.ConditionStatus
+		reason   string
+	}{
+		{"plan with webhooks", true, false, metav1.ConditionTrue, chatv1alpha1.ReasonReconciled},
+		{"disabled on purpose is healthy", true, true, metav1.ConditionTrue, chatv1alpha1.ReasonDisabled},
+		{"plan without webhooks", false, false, metav1.ConditionFalse, chatv1alpha1.ReasonPlanDoesNotIncludeWebhooks},
+		{"plan without webhooks wins over disabled", false, true, metav1.ConditionFalse, chatv1alpha1.ReasonPlanDoesNotIncludeWebhooks},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := webhookCondition(3, plan("p", 1, tc.webhooks), tc.disabled)
+			if got.Type != chatv1alpha1.ConditionReady || got.Status != tc.status || got.Reason != tc.reason || got.ObservedGeneration != 3 {
+				t.Errorf("webhookCondition = %+v, want Ready=%s, %s, generation 3", got, tc.status, tc.reason)
+			}
+		})
+	}
+}
