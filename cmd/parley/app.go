@@ -15,6 +15,7 @@ import (
 
 	"github.com/parley-dev/parley/internal/contract"
 	"github.com/parley-dev/parley/runtime/assistant"
+	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/server"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/postgres"
@@ -68,7 +69,7 @@ func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *a
 	}
 	a.closers = append(a.closers, func() { _ = a.store.Close() })
 
-	hooks, err := webhook.New(webhook.Config{Store: a.store, Tenants: a.tenants, Logger: log, Registry: reg,
+	hooks, err := webhook.New(webhook.Config{Outbox: chat.Outbox{Store: a.store}, Tenants: a.tenants, Logger: log, Registry: reg,
 		AllowPrivate: cfg.WebhookAllowPrivate})
 	if err != nil {
 		return nil, fmt.Errorf("starting webhook deliveries: %w", err)
@@ -87,8 +88,12 @@ func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *a
 	}
 	a.closers = append(a.closers, closeLimiter)
 
-	scfg := server.Config{Tenants: a.tenants, Store: a.store, Responder: assistant.Retrieval{}, Limiter: limiter,
-		Logger: log, Registry: reg, PublicURL: cfg.PublicURL, Notify: hooks.Notify}
+	svc, err := chat.New(chat.Config{Store: a.store, Responder: assistant.Retrieval{}, Notify: hooks.Notify})
+	if err != nil {
+		return nil, fmt.Errorf("the chat service: %w", err)
+	}
+	scfg := server.Config{Tenants: a.tenants, Chat: svc, Limiter: limiter, Logger: log, Registry: reg,
+		PublicURL: cfg.PublicURL}
 	if cfg.OIDCIssuer != "" {
 		scfg.Verifier = server.NewOIDCVerifier(cfg.OIDCIssuer, cfg.OIDCAudience, nil)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/parley-dev/parley/internal/credentials"
 	"github.com/parley-dev/parley/internal/dev/demo"
 	"github.com/parley-dev/parley/internal/dev/devidp"
+	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
@@ -205,7 +206,7 @@ func seedDemoKnowledge(ctx context.Context, st store.Store) error {
 		created := now.Add(time.Duration(i) * time.Millisecond) // keeps the fixture's order in listings
 		k := store.Knowledge{ID: "kn_demo_" + item.ID, MerchantID: devMerchantID, Title: item.Title, Content: item.Content,
 			URL: item.URL, Tags: item.Tags, CreatedAt: created, UpdatedAt: created}
-		if err := st.CreateKnowledge(ctx, k, 0); err != nil {
+		if err := chat.CreateKnowledge(ctx, st, k, 0); err != nil {
 			return fmt.Errorf("seeding demo knowledge: %w", err)
 		}
 	}

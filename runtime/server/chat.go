@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/parley-dev/parley/runtime/assistant"
+	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
@@ -44,9 +44,8 @@ type chatResponse struct {
 	CreatedAt      time.Time    `json:"created_at"`
 }
 
-// chat answers a visitor's message (the key checked and the rate applied by s.visitor): validate, check the
-// monthly ceiling for a new conversation, answer, and store question and answer in one transaction.
-func (s *Server) chat(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
+// answer answers a visitor's message (the key checked and the rate applied by s.visitor).
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
 	var req chatRequest
 	if err := decodeJSON(w, r, maxChatBody, &req); err != nil {
 		return err
@@ -60,59 +59,18 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) 
 		return err
 	}
 
-	ctx := r.Context()
-	exists := false
-	if conversationID != "" {
-		if exists, err = s.store.ConversationExists(ctx, m.MerchantID, conversationID); err != nil {
-			return err
-		}
-	} else {
-		conversationID = newID("conv_")
-	}
-	if !exists {
-		if err := s.checkQuota(r, m); err != nil {
-			return err
-		}
-	}
-
-	index, err := s.indexes.get(ctx, m.MerchantID)
-	if err != nil {
-		return err
-	}
-	reply, err := s.responder.Respond(ctx, assistant.Request{
-		Message: message, Index: index, FallbackMessage: m.Assistant.FallbackMessage,
-		Instructions: m.Assistant.Instructions, Locale: m.Widget.Locale,
-	})
-	if err != nil {
-		return err
-	}
-
-	now := s.now().UTC().Truncate(time.Millisecond)
-	answer := store.Message{ID: newID("msg_"), Role: store.RoleAssistant, Text: reply.Text, CreatedAt: now,
-		Answered: reply.Answered, Sources: storeSources(reply.Sources)}
-	ex := store.Exchange{
-		MerchantID: m.MerchantID, ConversationID: conversationID, VisitorID: visitor,
-		MonthlyLimit: int(m.Plan.MonthlyConversations),
-		Question:     store.Message{ID: newID("msg_"), Role: store.RoleVisitor, Text: message, CreatedAt: now, Answered: true},
-		Answer:       answer,
-		Contact:      chatContact(message),
-		Outbox:       outbox(m),
-	}
-	if ex.Contact != nil {
-		ex.LeadID = newID("lead_")
-	}
-	res, err := s.store.RecordExchange(ctx, ex)
+	reply, err := s.chat.Answer(r.Context(), m, chat.Question{Message: message, ConversationID: conversationID, VisitorID: visitor})
 	if errors.Is(err, store.ErrQuotaExceeded) {
 		return s.quotaExceeded(m)
 	}
 	if err != nil {
 		return err
 	}
-	s.eventsWritten(res.Deliveries)
-	s.chats.WithLabelValues(m.MerchantID, boolLabel(reply.Answered)).Inc()
+	a := reply.Message
+	s.chats.WithLabelValues(m.MerchantID, boolLabel(a.Answered)).Inc()
 	writeJSON(w, http.StatusOK, chatResponse{
-		ConversationID: conversationID, MessageID: answer.ID, Answer: reply.Text,
-		Sources: sourcesJSON(answer.Sources), Answered: reply.Answered, CreatedAt: now,
+		ConversationID: reply.ConversationID, MessageID: a.ID, Answer: a.Text,
+		Sources: sourcesJSON(a.Sources), Answered: a.Answered, CreatedAt: a.CreatedAt,
 	})
 	return nil
 }
@@ -141,36 +99,12 @@ func validateChat(req chatRequest) (message, conversationID string, err error) {
 	return message, conversationID, nil
 }
 
-// checkQuota refuses a new conversation once the month's ceiling is reached, before any work is done. The store
-// checks again, exactly, when it writes.
-func (s *Server) checkQuota(r *http.Request, m *tenant.Bundle) error {
-	if m.Plan.MonthlyConversations == 0 {
-		return nil
-	}
-	n, err := s.store.ConversationsThisMonth(r.Context(), m.MerchantID, s.now())
-	if err != nil {
-		return err
-	}
-	if n >= int(m.Plan.MonthlyConversations) {
-		return s.quotaExceeded(m)
-	}
-	return nil
-}
-
 // quotaExceeded is store.ErrQuotaExceeded with the plan's number, retryable when the next UTC month begins.
 func (s *Server) quotaExceeded(m *tenant.Bundle) error {
 	now := s.now().UTC()
 	nextMonth := time.Date(now.Year(), now.Month()+1, 1, 0, 0, 0, 0, time.UTC)
 	return &explained{err: store.ErrQuotaExceeded, retryAfter: nextMonth.Sub(now), message: fmt.Sprintf(
 		"the merchant's plan allows %d new conversations a month and they are used up; existing conversations go on", m.Plan.MonthlyConversations)}
-}
-
-func storeSources(in []assistant.Source) []store.Source {
-	out := make([]store.Source, len(in))
-	for i, src := range in {
-		out[i] = store.Source{KnowledgeID: src.KnowledgeID, Title: src.Title, URL: src.URL, Snippet: src.Snippet, Score: src.Score}
-	}
-	return out
 }
 
 func sourcesJSON(in []store.Source) []sourceJSON {

@@ -333,7 +333,7 @@ type panicky struct{}
 func (panicky) Respond(context.Context, assistant.Request) (assistant.Reply, error) { panic("boom") }
 
 func TestPanicIsAnInternalError(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.Responder = panicky{} })
+	e := newEnv(t, func(c *envConfig) { c.chat.Responder = panicky{} })
 	r := e.chat(e.keys["alpha-sk"], `{"message": "hi"}`)
 	if r.status != http.StatusInternalServerError || r.errorCode(t) != codeInternal || strings.Contains(string(r.body), "boom") {
 		t.Errorf("%d %s", r.status, r.body)

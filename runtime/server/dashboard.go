@@ -206,13 +206,9 @@ func (s *Server) createKnowledge(w http.ResponseWriter, r *http.Request, m *tena
 	if err != nil {
 		return err
 	}
-	now := s.now().UTC().Truncate(time.Millisecond)
-	k.ID, k.MerchantID, k.CreatedAt, k.UpdatedAt = newID("kn_"), m.MerchantID, now, now
-	err = s.store.CreateKnowledge(r.Context(), k, int(m.Plan.KnowledgeItems))
-	if err != nil {
+	if k, err = s.chat.CreateKnowledge(r.Context(), m, k); err != nil {
 		return explain(err, store.ErrKnowledgeLimit, "the merchant's plan allows %d knowledge items and all are used", m.Plan.KnowledgeItems)
 	}
-	s.indexes.forget(m.MerchantID)
 	w.Header().Set("Location", "/api/v1/knowledge/"+k.ID)
 	writeJSON(w, http.StatusCreated, toKnowledgeJSON(k))
 	return nil
@@ -236,12 +232,9 @@ func (s *Server) updateKnowledge(w http.ResponseWriter, r *http.Request, m *tena
 	if err != nil {
 		return err
 	}
-	k.ID, k.MerchantID, k.CreatedAt, k.UseCount = old.ID, m.MerchantID, old.CreatedAt, old.UseCount
-	k.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
-	if err := s.store.UpdateKnowledge(r.Context(), k); err != nil {
+	if k, err = s.chat.UpdateKnowledge(r.Context(), m, old, k); err != nil {
 		return explain(err, store.ErrNotFound, "no such knowledge item")
 	}
-	s.indexes.forget(m.MerchantID)
 	writeJSON(w, http.StatusOK, toKnowledgeJSON(k))
 	return nil
 }
@@ -251,10 +244,9 @@ func (s *Server) deleteKnowledge(w http.ResponseWriter, r *http.Request, m *tena
 	if len(id) > maxKnowledgeIDSize {
 		return notFound("knowledge item")
 	}
-	if err := s.store.DeleteKnowledge(r.Context(), m.MerchantID, id); err != nil {
+	if err := s.chat.DeleteKnowledge(r.Context(), m, id); err != nil {
 		return explain(err, store.ErrNotFound, "no such knowledge item")
 	}
-	s.indexes.forget(m.MerchantID)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

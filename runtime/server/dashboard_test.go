@@ -73,7 +73,7 @@ func TestBearerTokens(t *testing.T) {
 }
 
 func TestNoVerifierConfigured(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.Verifier = nil })
+	e := newEnv(t, func(c *envConfig) { c.server.Verifier = nil })
 	r := e.do(http.MethodGet, "/api/v1/knowledge", map[string]string{"Authorization": e.ownerOf("alpha")}, "")
 	if r.status != 401 || !strings.Contains(string(r.body), "no identity provider") {
 		t.Errorf("%d %s", r.status, r.body)

@@ -23,6 +23,7 @@ import (
 	"github.com/parley-dev/parley/internal/dev/devidp"
 	"github.com/parley-dev/parley/runtime/api"
 	"github.com/parley-dev/parley/runtime/assistant"
+	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store/sqlite"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
@@ -80,7 +81,13 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-type envOption func(*Config)
+type envOption func(*envConfig)
+
+// envConfig is what an envOption may change before the server is built.
+type envConfig struct {
+	server Config
+	chat   chat.Config
+}
 
 func newEnv(t testing.TB, opts ...envOption) *env {
 	t.Helper()
@@ -107,12 +114,18 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	}
 	idpMux.Handle("/", e.idp.Handler())
 
-	cfg := Config{Tenants: e.tenants, Store: st, Responder: assistant.Retrieval{}, Logger: log, Registry: e.metrics,
-		Verifier: NewOIDCVerifier(e.idp.URL(), audience, idpServer.Client()), Now: e.clock.Now}
+	cfg := envConfig{
+		server: Config{Tenants: e.tenants, Logger: log, Registry: e.metrics,
+			Verifier: NewOIDCVerifier(e.idp.URL(), audience, idpServer.Client()), Now: e.clock.Now},
+		chat: chat.Config{Store: st, Responder: assistant.Retrieval{}, Now: e.clock.Now},
+	}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if e.srv, err = New(cfg); err != nil {
+	if cfg.server.Chat, err = chat.New(cfg.chat); err != nil {
+		t.Fatal(err)
+	}
+	if e.srv, err = New(cfg.server); err != nil {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(e.srv)

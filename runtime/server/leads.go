@@ -6,6 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/contact"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/tenant"
@@ -49,30 +50,6 @@ func toLeadJSON(l store.Lead) leadJSON {
 	}
 }
 
-// outbox says where a merchant's events go: to each webhook subscribed to them, when the plan has webhooks.
-func outbox(m *tenant.Bundle) store.Outbox {
-	if !m.Plan.Webhooks || len(m.Webhooks) == 0 {
-		return store.Outbox{}
-	}
-	subs := map[string][]store.Endpoint{}
-	for _, w := range m.Webhooks {
-		for _, e := range w.Events {
-			subs[string(e)] = append(subs[string(e)], store.Endpoint{WebhookID: w.ID, URL: w.URL})
-		}
-	}
-	// A write produces at most two events: a conversation and a lead.
-	return store.Outbox{EventIDs: []string{newID("evt_"), newID("evt_")}, Subscribers: subs}
-}
-
-// chatContact is the contact a chat message carries, or nil.
-func chatContact(message string) *store.Contact {
-	email, phone := contact.Find(message)
-	if email == "" && phone == "" {
-		return nil
-	}
-	return &store.Contact{Email: email, Phone: phone}
-}
-
 // createLead takes the contact form: 201 with a new lead, 200 when it completed the visitor's lead of the
 // conversation.
 func (s *Server) createLead(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
@@ -88,25 +65,10 @@ func (s *Server) createLead(w http.ResponseWriter, r *http.Request, m *tenant.Bu
 	if err != nil {
 		return err
 	}
-	ctx := r.Context()
-	if conversationID != "" {
-		// A form opened before the first message names a conversation that does not exist yet: the lead then
-		// stands alone.
-		exists, err := s.store.ConversationExists(ctx, m.MerchantID, conversationID)
-		if err != nil {
-			return err
-		}
-		if !exists {
-			conversationID = ""
-		}
-	}
-	res, err := s.store.SaveLead(ctx, store.LeadInput{MerchantID: m.MerchantID, ConversationID: conversationID,
-		VisitorID: visitor, ID: newID("lead_"), Contact: c, At: s.now().UTC().Truncate(time.Millisecond),
-		Outbox: outbox(m)})
+	res, err := s.chat.SaveLead(r.Context(), m, chat.LeadForm{Contact: c, ConversationID: conversationID, VisitorID: visitor})
 	if err != nil {
 		return err
 	}
-	s.eventsWritten(res.Deliveries)
 	status := http.StatusOK
 	if res.Created {
 		status = http.StatusCreated

@@ -2,9 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base32"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +11,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/parley-dev/parley/runtime/ids"
 )
 
 // Headers the runtime reads or writes.
@@ -36,18 +35,6 @@ type (
 
 // A caller's request ID is kept when it is short and plain, so that it can be followed across systems.
 var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{8,64}$`)
-
-var idEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)
-
-// newID returns prefix and 20 characters: the time in milliseconds, then 48 random bits. IDs made later sort
-// after earlier ones, as UUIDv7s do, so the store appends them to its indexes instead of dirtying a random page
-// per insert; the random part keeps them unguessable and unique.
-func newID(prefix string) string {
-	var b [12]byte
-	binary.BigEndian.PutUint64(b[:8], uint64(time.Now().UnixMilli())<<16)
-	_, _ = rand.Read(b[6:]) // crypto/rand.Read never fails on supported platforms
-	return prefix + idEncoding.EncodeToString(b[:])
-}
 
 // logger is the request's logger, which names its request ID.
 func logger(r *http.Request) *slog.Logger {
@@ -115,7 +102,7 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 		start := time.Now()
 		id := r.Header.Get(headerRequestID)
 		if !validRequestID.MatchString(id) {
-			id = newID("req_")
+			id = ids.New("req_")
 		}
 		w.Header().Set(headerRequestID, id)
 		log := s.log.With("request_id", id)

@@ -30,7 +30,7 @@ func TestRateLimitSharedByReplicasThroughRedis(t *testing.T) {
 		return l
 	}
 	var cfg *Config
-	e := newEnv(t, func(c *Config) { c.Limiter = limiter(); cfg = c })
+	e := newEnv(t, func(c *envConfig) { c.server.Limiter = limiter(); cfg = &c.server })
 	other := *cfg
 	other.Registry, other.Limiter = prometheus.NewRegistry(), limiter()
 	replica, err := New(other)

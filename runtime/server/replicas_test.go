@@ -8,14 +8,20 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/parley-dev/parley/runtime/chat"
 )
 
 // Two replicas share a store: knowledge written through one is what the other answers from within a second.
 func TestKnowledgeReachesOtherReplicas(t *testing.T) {
-	var cfg *Config
-	e := newEnv(t, func(c *Config) { cfg = c })
-	other := *cfg
+	var cfg envConfig
+	e := newEnv(t, func(c *envConfig) { cfg = *c })
+	other := cfg.server
 	other.Registry = prometheus.NewRegistry()
+	var err error
+	if other.Chat, err = chat.New(cfg.chat); err != nil { // a replica has its own indexes
+		t.Fatal(err)
+	}
 	replica, err := New(other)
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,7 @@ import (
 // metrics and logs.
 func (s *Server) routes() http.Handler {
 	rt := newRouter()
-	rt.handle("chat", "POST /api/v1/chat", s.visitor(s.chat))
+	rt.handle("chat", "POST /api/v1/chat", s.visitor(s.answer))
 	rt.handle("chat", "OPTIONS /api/v1/chat", http.HandlerFunc(preflight))
 	rt.handle("conversations", "GET /api/v1/conversations", s.owner(s.listConversations))
 	rt.handle("conversation", "GET /api/v1/conversations/{id}", s.owner(s.getConversation))

@@ -16,7 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/parley-dev/parley/runtime/api"
-	"github.com/parley-dev/parley/runtime/assistant"
+	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/ratelimit"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/tenant"
@@ -24,9 +24,9 @@ import (
 
 // Config wires a Server.
 type Config struct {
-	Tenants   *tenant.Registry
-	Store     store.Store
-	Responder assistant.Responder
+	Tenants *tenant.Registry
+	// Chat runs the use cases the endpoints expose.
+	Chat *chat.Service
 	// Verifier checks dashboard ID tokens; without one the dashboard endpoints answer 401.
 	Verifier TokenVerifier
 	// Limiter applies the plans' request rates; an in-process token bucket per merchant when nil.
@@ -39,43 +39,37 @@ type Config struct {
 	// PublicURL is the address visitors' browsers reach the API at, written into widget.js; empty lets the
 	// script use the address it was loaded from.
 	PublicURL string
-	// Notify is called after a request wrote webhook deliveries to the outbox, to wake the dispatcher; may be
-	// nil (replicas then find them when they next poll).
-	Notify func()
 }
 
 // Server serves the runtime's HTTP interface.
 type Server struct {
 	tenants   *tenant.Registry
-	store     store.Store
-	responder assistant.Responder
+	chat      *chat.Service
+	store     store.Reader
 	verifier  TokenVerifier
 	limiter   RateLimiter
 	log       *slog.Logger
 	registry  *prometheus.Registry
 	metrics   *httpMetrics
 	chats     *prometheus.CounterVec
-	indexes   *indexCache
 	now       func() time.Time
 	openAPI   []byte
 	publicURL string
-	notify    func()
 	handler   http.Handler
 }
 
 // New builds a Server.
 func New(cfg Config) (*Server, error) {
-	if cfg.Tenants == nil || cfg.Store == nil || cfg.Responder == nil || cfg.Registry == nil {
-		return nil, errors.New("server: tenants, store, responder and registry are required")
+	if cfg.Tenants == nil || cfg.Chat == nil || cfg.Registry == nil {
+		return nil, errors.New("server: tenants, chat and registry are required")
 	}
 	doc, err := api.OpenAPIJSON()
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{
-		tenants: cfg.Tenants, store: cfg.Store, responder: cfg.Responder, verifier: cfg.Verifier,
+		tenants: cfg.Tenants, chat: cfg.Chat, store: cfg.Chat.Store(), verifier: cfg.Verifier,
 		limiter: cfg.Limiter, log: cfg.Logger, registry: cfg.Registry, now: cfg.Now, openAPI: doc, publicURL: strings.TrimRight(cfg.PublicURL, "/"),
-		notify: cfg.Notify,
 	}
 	if s.limiter == nil {
 		s.limiter = ratelimit.NewLocal()
@@ -96,7 +90,6 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.Registry.Register(s.chats); err != nil {
 		return nil, fmt.Errorf("registering chat metrics: %w", err)
 	}
-	s.indexes = newIndexCache(cfg.Store)
 	s.handler = s.instrument(s.routes())
 	return s, nil
 }
@@ -112,7 +105,7 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
-	if err := s.store.Ping(ctx); err != nil {
+	if err := s.chat.Ping(ctx); err != nil {
 		logger(r).Error("store ping failed", "error", err)
 		fail(w, r, newError(http.StatusServiceUnavailable, codeUnavailable, "the store does not answer"))
 		return

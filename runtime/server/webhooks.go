@@ -137,18 +137,10 @@ func (s *Server) replayDelivery(w http.ResponseWriter, r *http.Request, m *tenan
 	if !m.Plan.Webhooks {
 		return newError(http.StatusForbidden, codeWebhooksNotInPlan, "the merchant's plan does not include webhooks")
 	}
-	d, err := s.store.ReplayDelivery(r.Context(), m.MerchantID, id, s.now().UTC())
+	d, err := s.chat.ReplayDelivery(r.Context(), m, id)
 	if err != nil {
 		return explain(err, store.ErrNotFound, "no such delivery")
 	}
-	s.eventsWritten(1)
 	writeJSON(w, http.StatusAccepted, toDeliveryJSON(d))
 	return nil
-}
-
-// eventsWritten wakes the webhook dispatcher when a write put deliveries in the outbox.
-func (s *Server) eventsWritten(deliveries int) {
-	if deliveries > 0 && s.notify != nil {
-		s.notify()
-	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/tenant"
 	"github.com/parley-dev/parley/runtime/webhook"
 )
@@ -83,7 +84,7 @@ func (r *hookReceiver) wait(n int) ([]map[string]any, []string) {
 // runtime runs a dispatcher when run is true.
 func webhookEnv(t *testing.T, run bool) (*env, *hookReceiver) {
 	var d *webhook.Dispatcher
-	e := newEnv(t, func(c *Config) { c.Notify = func() { d.Notify() } })
+	e := newEnv(t, func(c *envConfig) { c.chat.Notify = func() { d.Notify() } })
 	rcv := newHookReceiver(t)
 	e.addMerchant("alpha", func(b *tenant.Bundle) {
 		b.Plan.Webhooks = true
@@ -91,7 +92,7 @@ func webhookEnv(t *testing.T, run bool) (*env, *hookReceiver) {
 			Events: []tenant.Event{tenant.EventConversationCreated, tenant.EventLeadCreated, tenant.EventLeadUpdated}}}
 	})
 	var err error
-	d, err = webhook.New(webhook.Config{Store: e.store, Tenants: e.tenants, Registry: prometheus.NewRegistry(),
+	d, err = webhook.New(webhook.Config{Outbox: chat.Outbox{Store: e.store}, Tenants: e.tenants, Registry: prometheus.NewRegistry(),
 		Logger: slog.New(slog.DiscardHandler), AllowPrivate: true, Poll: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

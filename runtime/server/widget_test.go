@@ -58,7 +58,7 @@ func TestWidgetSettings(t *testing.T) {
 }
 
 func TestWidgetScriptNamesThePublicURL(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.PublicURL = "https://chat.example.com/" })
+	e := newEnv(t, func(c *envConfig) { c.server.PublicURL = "https://chat.example.com/" })
 	r := e.do(http.MethodGet, "/widget.js", nil, "")
 	if r.status != http.StatusOK || !strings.Contains(string(r.body), `var API = "https://chat.example.com";`) {
 		t.Fatalf("%d; the script does not name the public URL", r.status)

@@ -25,15 +25,33 @@ var (
 	ErrNotReplayable = errors.New("delivery is still pending")
 )
 
-// Store is the runtime's persistence. Times are stored with millisecond precision in UTC.
+// Store is the runtime's persistence: reads, and a transaction runner for writes. The multi-step rules that
+// writes follow (what an exchange, a lead or a knowledge write changes, and which events it produces) live once,
+// in package chat, over the statements of Tx; a Store provides only its dialect's statements. Times are stored
+// with millisecond precision in UTC.
 type Store interface {
-	// RecordExchange stores a visitor's message and the assistant's reply in one transaction. When the
-	// conversation does not exist for the merchant it is created first and counted against the month of
-	// ex.Question.CreatedAt (UTC); with ex.MonthlyLimit > 0 and the month's count already at the limit, nothing is
-	// written and ErrQuotaExceeded is returned. Existing conversations always go on. The two messages' IDs are
-	// given by the caller. Each knowledge item in the reply's sources has its use count incremented.
-	RecordExchange(ctx context.Context, ex Exchange) (ExchangeResult, error)
+	Reader
 
+	// Write runs fn in one transaction and commits it when fn returns nil; any error rolls everything back.
+	// fn may be run more than once (the SQLite store re-runs a callback whose group commit failed, and a
+	// PostgreSQL serialisation failure may be retried), so it must not keep state across runs: set its results
+	// afresh on every run.
+	Write(ctx context.Context, fn func(Tx) error) error
+
+	// ClaimDeliveries leases up to limit pending deliveries of any merchant that are due at now and not leased by
+	// another caller, until now+lease, and returns them oldest due first. A caller that dies holding a lease
+	// leaves its deliveries to whoever claims them once the lease ends.
+	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]Delivery, error)
+
+	// Ping checks that the store answers.
+	Ping(ctx context.Context) error
+
+	// Close releases the store's resources.
+	Close() error
+}
+
+// Reader reads a merchant's data. Every method is scoped to one merchant.
+type Reader interface {
 	// ConversationsThisMonth returns how many conversations the merchant started in the UTC month of now.
 	ConversationsThisMonth(ctx context.Context, merchantID string, now time.Time) (int, error)
 
@@ -47,18 +65,8 @@ type Store interface {
 	// cursor for the next page ("" when there is none).
 	ListConversations(ctx context.Context, merchantID string, f ConversationFilter) ([]Conversation, string, error)
 
-	// CreateKnowledge stores a new item. With maxItems > 0 and the merchant already holding maxItems items,
-	// nothing is written and ErrKnowledgeLimit is returned (exact under concurrency).
-	CreateKnowledge(ctx context.Context, k Knowledge, maxItems int) error
-
 	// GetKnowledge returns one item or ErrNotFound.
 	GetKnowledge(ctx context.Context, merchantID, id string) (Knowledge, error)
-
-	// UpdateKnowledge replaces an item's title, content, URL, tags and UpdatedAt, or returns ErrNotFound.
-	UpdateKnowledge(ctx context.Context, k Knowledge) error
-
-	// DeleteKnowledge removes an item, or returns ErrNotFound.
-	DeleteKnowledge(ctx context.Context, merchantID, id string) error
 
 	// ListKnowledge returns the merchant's items, newest first (by creation time, then ID), and a cursor for the
 	// next page ("" when there is none).
@@ -74,26 +82,9 @@ type Store interface {
 	// Overview computes the merchant's analytics for conversations created in [from, to).
 	Overview(ctx context.Context, merchantID string, from, to time.Time) (Overview, error)
 
-	// SaveLead stores contact details a visitor sent through the contact form. With a conversation ID, it updates
-	// the lead of that visitor and conversation if there is one (fields given replace those stored, empty ones
-	// keep them) and marks the conversation as having a lead; without one it creates a new lead. The lead's
-	// event (lead.created or lead.updated) goes to the outbox in the same transaction.
-	SaveLead(ctx context.Context, in LeadInput) (LeadResult, error)
-
 	// ListLeads returns the merchant's leads, newest first (by creation time, then ID), and a cursor for the next
 	// page ("" when there is none).
 	ListLeads(ctx context.Context, merchantID string, f LeadFilter) ([]Lead, string, error)
-
-	// ClaimDeliveries leases up to limit pending deliveries of any merchant that are due at now and not leased by
-	// another caller, until now+lease, and returns them oldest due first. A caller that dies holding a lease
-	// leaves its deliveries to whoever claims them once the lease ends.
-	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]Delivery, error)
-
-	// RecordAttempt logs one delivery attempt and moves the delivery to the attempt's outcome, ending its lease.
-	// An attempt that disables the endpoint also cancels the endpoint's other pending deliveries, and marks the
-	// endpoint so that later deliveries to it are cancelled until a replay re-enables it. An attempt with status
-	// DeliveryCancelled was never sent: it ends the delivery without counting or logging an attempt.
-	RecordAttempt(ctx context.Context, a Attempt) error
 
 	// ListDeliveries returns the merchant's deliveries, newest first (by creation time, then ID), and a cursor for
 	// the next page ("" when there is none).
@@ -101,17 +92,95 @@ type Store interface {
 
 	// GetDelivery returns one delivery with its attempts, oldest first, or ErrNotFound.
 	GetDelivery(ctx context.Context, merchantID, id string) (Delivery, []Attempt, error)
+}
 
-	// ReplayDelivery makes a finished delivery pending again, due at now, with its event unchanged (the same
-	// webhook-id), and re-enables its endpoint. It returns ErrNotFound, or ErrNotReplayable for a delivery that
-	// is still pending.
-	ReplayDelivery(ctx context.Context, merchantID, id string, now time.Time) (Delivery, error)
+// Tx is one write transaction's statements. Each is a single step; the rules that combine them are package
+// chat's. Every statement is scoped to the merchant it names.
+type Tx interface {
+	// UpsertConversation creates the exchange's conversation with the exchange's two messages counted, or counts
+	// them in the existing one, and reports whether it created it. Two first exchanges of one conversation
+	// racing on replicas see exactly one creation.
+	UpsertConversation(ctx context.Context, ex Exchange) (created bool, err error)
 
-	// Ping checks that the store answers.
-	Ping(ctx context.Context) error
+	// ClaimMonthlySlot adds one to the merchant's conversations of the UTC month of at and reports true, or
+	// reports false, changing nothing, when the count already is at limit (0: no ceiling). Exact under
+	// concurrency, across replicas.
+	ClaimMonthlySlot(ctx context.Context, merchantID string, at time.Time, limit int) (bool, error)
 
-	// Close releases the store's resources.
-	Close() error
+	// InsertMessages inserts the exchange's question and answer.
+	InsertMessages(ctx context.Context, ex Exchange) error
+
+	// CountCitations adds one to the use count of each of the knowledge items.
+	CountCitations(ctx context.Context, merchantID string, knowledgeIDs []string) error
+
+	// FindLead returns the lead of a visitor in a conversation, or ErrNotFound.
+	FindLead(ctx context.Context, merchantID, conversationID, visitorID string) (Lead, error)
+
+	// InsertLead stores a new lead.
+	InsertLead(ctx context.Context, l Lead) error
+
+	// UpdateLead replaces a lead's contact details and UpdatedAt.
+	UpdateLead(ctx context.Context, l Lead) error
+
+	// MarkHasLead records that a conversation has a lead.
+	MarkHasLead(ctx context.Context, merchantID, conversationID string) error
+
+	// ClaimKnowledgeSlot counts one more knowledge item for the merchant, changes its knowledge revision and
+	// reports true, or reports false, changing nothing, when it holds maxItems items already (0: no ceiling).
+	// Exact under concurrency, across replicas.
+	ClaimKnowledgeSlot(ctx context.Context, merchantID string, maxItems int) (bool, error)
+
+	// TouchKnowledge changes the merchant's knowledge revision and adds delta to its item count; it comes first
+	// in every update and deletion so that one merchant's knowledge writes are serialised. A merchant that never
+	// had knowledge is ErrNotFound.
+	TouchKnowledge(ctx context.Context, merchantID string, delta int) error
+
+	// InsertKnowledge stores a new item.
+	InsertKnowledge(ctx context.Context, k Knowledge) error
+
+	// UpdateKnowledge replaces an item's title, content, URL, tags and UpdatedAt, or returns ErrNotFound.
+	UpdateKnowledge(ctx context.Context, k Knowledge) error
+
+	// DeleteKnowledge removes an item, or returns ErrNotFound.
+	DeleteKnowledge(ctx context.Context, merchantID, id string) error
+
+	// InsertEvent writes an event to the outbox.
+	InsertEvent(ctx context.Context, merchantID string, e Event) error
+
+	// InsertDelivery writes the delivery of an event to one of its endpoints, due at once; a delivery to an
+	// endpoint disabled at its URL is written as cancelled, with EndpointDisabled as its last error, so that the
+	// log shows it.
+	InsertDelivery(ctx context.Context, merchantID string, e Event, ep Endpoint) error
+
+	// GetDelivery returns one delivery, or ErrNotFound.
+	GetDelivery(ctx context.Context, merchantID, id string) (Delivery, error)
+
+	// RecordAttempt counts and logs the attempt, moves its delivery to the attempt's status and due time and
+	// ends its lease. It returns the delivery's endpoint, or ErrNotFound.
+	RecordAttempt(ctx context.Context, a Attempt) (webhookID string, err error)
+
+	// CancelDelivery ends a delivery that was never sent, with reason as its last error and no lease.
+	CancelDelivery(ctx context.Context, merchantID, id, reason string, at time.Time) error
+
+	// CancelPending cancels, with reason, every pending delivery to the webhook except the one named.
+	CancelPending(ctx context.Context, merchantID, webhookID, except, reason string, at time.Time) error
+
+	// DisableEndpoint marks an endpoint as gone at url: deliveries written for it later are cancelled.
+	DisableEndpoint(ctx context.Context, merchantID, webhookID, url string, at time.Time) error
+
+	// ReopenDelivery makes a delivery pending again, due at now, with no lease and no last error, and enables
+	// its endpoint again.
+	ReopenDelivery(ctx context.Context, d Delivery, now time.Time) error
+}
+
+// Event is an event ready for the outbox: its payload and the endpoints it goes to.
+type Event struct {
+	ID        string
+	Type      string
+	CreatedAt time.Time
+	// Payload is the exact JSON body that is signed and sent.
+	Payload   []byte
+	Endpoints []Endpoint
 }
 
 // Exchange is one visitor message and the reply to it.
@@ -352,6 +421,14 @@ type Outbox struct {
 	Subscribers map[string][]Endpoint
 }
 
+// EndpointDisabled is the last error of the deliveries cancelled because their endpoint answered 410 Gone.
+const EndpointDisabled = "the endpoint answered 410 Gone and is disabled until a delivery to it is replayed"
+
+// DeliveryID is the ID of the delivery of an event to a webhook: unique per merchant, and readable.
+func DeliveryID(eventID, webhookID string) string {
+	return eventID + "-" + webhookID
+}
+
 // The delivery statuses.
 const (
 	// DeliveryPending is waiting for its next attempt.
@@ -426,3 +503,15 @@ type DeliveryFilter struct {
 	// Cursor continues a previous listing.
 	Cursor string
 }
+
+// Key is what listings order conversations by, newest first: the creation time, then the ID.
+func (c Conversation) Key() (time.Time, string) { return c.CreatedAt, c.ID }
+
+// Key is what listings order knowledge items by, newest first: the creation time, then the ID.
+func (k Knowledge) Key() (time.Time, string) { return k.CreatedAt, k.ID }
+
+// Key is what listings order leads by, newest first: the creation time, then the ID.
+func (l Lead) Key() (time.Time, string) { return l.CreatedAt, l.ID }
+
+// Key is what listings order deliveries by, newest first: the creation time, then the ID.
+func (d Delivery) Key() (time.Time, string) { return d.CreatedAt, d.ID }

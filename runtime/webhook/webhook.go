@@ -44,7 +44,8 @@ const (
 
 // Config wires a Dispatcher.
 type Config struct {
-	Store   store.Store
+	// Outbox is where the deliveries come from and their attempts go.
+	Outbox  Outbox
 	Tenants *tenant.Registry
 	Logger  *slog.Logger
 	// Registry receives the delivery metrics.
@@ -66,9 +67,18 @@ type Config struct {
 	Now func() time.Time
 }
 
+// Outbox is what the dispatcher needs of the store: the due deliveries, and a place for each attempt's outcome.
+// chat.Outbox is the runtime's.
+type Outbox interface {
+	// ClaimDeliveries leases up to limit due deliveries until now+lease, oldest due first.
+	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.Delivery, error)
+	// RecordAttempt records an attempt and moves its delivery to the attempt's outcome.
+	RecordAttempt(ctx context.Context, a store.Attempt) error
+}
+
 // Dispatcher delivers the outbox.
 type Dispatcher struct {
-	store    store.Store
+	outbox   Outbox
 	tenants  *tenant.Registry
 	log      *slog.Logger
 	client   *http.Client
@@ -84,11 +94,11 @@ type Dispatcher struct {
 
 // New builds a Dispatcher; Run starts it.
 func New(cfg Config) (*Dispatcher, error) {
-	if cfg.Store == nil || cfg.Tenants == nil || cfg.Registry == nil {
-		return nil, errors.New("webhook: store, tenants and registry are required")
+	if cfg.Outbox == nil || cfg.Tenants == nil || cfg.Registry == nil {
+		return nil, errors.New("webhook: outbox, tenants and registry are required")
 	}
 	d := &Dispatcher{
-		store: cfg.Store, tenants: cfg.Tenants, log: cfg.Logger, schedule: cfg.Schedule, timeout: cfg.Timeout,
+		outbox: cfg.Outbox, tenants: cfg.Tenants, log: cfg.Logger, schedule: cfg.Schedule, timeout: cfg.Timeout,
 		lease: cfg.Lease, poll: cfg.Poll, workers: cfg.Workers, now: cfg.Now, wake: make(chan struct{}, 1),
 	}
 	if d.log == nil {
@@ -145,7 +155,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		// Claim only what the free workers can start now, so that nothing waits here holding a lease; and nothing
 		// before the tenants are loaded, or deliveries of merchants not yet known would be cancelled.
 		for free := d.workers - len(sem); free > 0 && d.tenants.Synced(); free = d.workers - len(sem) {
-			batch, err := d.store.ClaimDeliveries(ctx, d.now(), d.lease, free)
+			batch, err := d.outbox.ClaimDeliveries(ctx, d.now(), d.lease, free)
 			if err != nil {
 				if ctx.Err() == nil {
 					d.log.Error("claiming webhook deliveries", "error", err)
@@ -212,7 +222,7 @@ func (d *Dispatcher) deliver(ctx context.Context, del store.Delivery) {
 }
 
 func (d *Dispatcher) record(ctx context.Context, log *slog.Logger, a store.Attempt) {
-	if err := d.store.RecordAttempt(ctx, a); err != nil {
+	if err := d.outbox.RecordAttempt(ctx, a); err != nil {
 		// The lease runs out and the delivery is tried again: at least once, never lost.
 		log.Error("recording webhook attempt", "error", err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/sqlite"
 	"github.com/parley-dev/parley/runtime/tenant"
@@ -123,7 +124,7 @@ func newFixture(t *testing.T, hookURL string, secrets []string, cfg Config) *fix
 	}}
 	f.publish()
 	f.prom = prometheus.NewRegistry()
-	cfg.Store, cfg.Tenants, cfg.Registry = st, reg, f.prom
+	cfg.Outbox, cfg.Tenants, cfg.Registry = chat.Outbox{Store: st}, reg, f.prom
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	if cfg.Schedule == nil {
 		cfg.Schedule = []time.Duration{10 * time.Millisecond, 10 * time.Millisecond, 10 * time.Millisecond, 10 * time.Millisecond}
@@ -170,7 +171,7 @@ func (f *fixture) chat() store.ExchangeResult {
 	convSeq++
 	now := time.Now().UTC()
 	ep := []store.Endpoint{{WebhookID: "crm", URL: f.b.Webhooks[0].URL}}
-	res, err := f.store.RecordExchange(f.t.Context(), store.Exchange{
+	res, err := chat.RecordExchange(f.t.Context(), f.store, store.Exchange{
 		MerchantID: "acme", ConversationID: "conv-" + string(rune('a'+convSeq)), VisitorID: "v1",
 		Question: store.Message{ID: "q" + string(rune('a'+convSeq)), Role: store.RoleVisitor, Text: "write to ana@example.com", CreatedAt: now},
 		Answer:   store.Message{ID: "a" + string(rune('a'+convSeq)), Role: store.RoleAssistant, Text: "ok", CreatedAt: now, Answered: true},

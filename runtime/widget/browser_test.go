@@ -18,6 +18,7 @@ import (
 
 	"github.com/parley-dev/parley/internal/credentials"
 	"github.com/parley-dev/parley/runtime/assistant"
+	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/server"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/sqlite"
@@ -52,8 +53,11 @@ func newRuntime(t *testing.T) *runtimeEnv {
 	// The listener comes first: the runtime writes its own address into widget.js.
 	ts := httptest.NewUnstartedServer(nil)
 	url := "http://" + ts.Listener.Addr().String()
-	srv, err := server.New(server.Config{Tenants: tenants, Store: st, Responder: assistant.Retrieval{}, Logger: log,
-		Registry: reg, PublicURL: url})
+	svc, err := chat.New(chat.Config{Store: st, Responder: assistant.Retrieval{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Config{Tenants: tenants, Chat: svc, Logger: log, Registry: reg, PublicURL: url})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +98,7 @@ func (rt *runtimeEnv) merchant(t *testing.T, id, origin string, rate int32, opti
 		{"Shipping", "Orders ship within 2 business days. Delivery to Canada takes 5 to 8 business days.", "https://shop.example/shipping"},
 		{"Returns", "You can return unworn items within 60 days for a full refund.", "https://shop.example/returns"},
 	} {
-		err := rt.store.CreateKnowledge(t.Context(), store.Knowledge{ID: fmt.Sprintf("kn_%s_%d", id, i), MerchantID: id,
+		err := chat.CreateKnowledge(t.Context(), rt.store, store.Knowledge{ID: fmt.Sprintf("kn_%s_%d", id, i), MerchantID: id,
 			Title: k[0], Content: k[1], URL: k[2], CreatedAt: now, UpdatedAt: now}, 0)
 		if err != nil {
 			t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/parley-dev/parley/internal/dev/demo"
+	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/sqlite"
 )
@@ -93,7 +94,7 @@ func seedKnowledge(b *testing.B, path string) {
 		k := store.Knowledge{ID: fmt.Sprintf("kn_bench_%04d", i), MerchantID: "demo",
 			Title: fmt.Sprintf("%s (range %d)", a.Title, i), Content: a.Content + " " + c.Content,
 			URL: a.URL, Tags: a.Tags, CreatedAt: now, UpdatedAt: now}
-		if err := st.CreateKnowledge(b.Context(), k, 0); err != nil {
+		if err := chat.CreateKnowledge(b.Context(), st, k, 0); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -14,46 +13,31 @@ import (
 	"github.com/parley-dev/parley/runtime/store/internal/storeutil"
 )
 
-// endpointDisabled says why deliveries to an endpoint that answered 410 Gone are cancelled.
-const endpointDisabled = "the endpoint answered 410 Gone and is disabled until a delivery to it is replayed"
-
-// writeEvents writes events and one delivery per endpoint to the outbox, and returns the number of deliveries.
-// A delivery to a disabled endpoint is written as cancelled, so that the log shows it.
-func writeEvents(ctx context.Context, tx pgx.Tx, merchantID string, events []storeutil.Event) (int, error) {
-	n := 0
-	for _, e := range events {
-		at := stamp(e.CreatedAt)
-		_, err := tx.Exec(ctx, `INSERT INTO events (merchant_id, id, type, payload, created_at) VALUES ($1, $2, $3, $4, $5)`,
-			merchantID, e.ID, e.Type, string(e.Payload), at)
-		if err != nil {
-			return 0, fmt.Errorf("writing event %s: %w", e.ID, err)
-		}
-		for _, ep := range e.Endpoints {
-			_, err := tx.Exec(ctx, `
-				INSERT INTO deliveries (merchant_id, id, event_id, webhook_id, url, status, last_error, next_attempt_at,
-					created_at, updated_at)
-				SELECT $1, $2, $3, $4, $5,
-					CASE WHEN d.merchant_id IS NULL THEN 'pending' ELSE 'cancelled' END,
-					CASE WHEN d.merchant_id IS NULL THEN '' ELSE $7 END, $6, $6, $6
-				FROM (SELECT 1) one LEFT JOIN disabled_endpoints d
-					ON d.merchant_id = $1 AND d.webhook_id = $4 AND d.url = $5`,
-				merchantID, storeutil.DeliveryID(e.ID, ep.WebhookID), e.ID, ep.WebhookID, ep.URL, at, endpointDisabled)
-			if err != nil {
-				return 0, fmt.Errorf("writing delivery of event %s to %s: %w", e.ID, ep.WebhookID, err)
-			}
-			n++
-		}
-	}
-	return n, nil
+// InsertEvent writes an event to the outbox.
+func (tx writeTx) InsertEvent(ctx context.Context, merchantID string, e store.Event) error {
+	_, err := tx.Exec(ctx, `INSERT INTO events (merchant_id, id, type, payload, created_at) VALUES ($1, $2, $3, $4, $5)`,
+		merchantID, e.ID, e.Type, string(e.Payload), stamp(e.CreatedAt))
+	return err
 }
 
-const deliveryColumns = `d.merchant_id, d.id, d.event_id, e.type, d.webhook_id, d.url, e.payload, e.created_at, d.status,
-	d.attempts, d.next_attempt_at, d.last_status_code, d.last_error, d.last_latency_ms, d.created_at, d.updated_at`
+// InsertDelivery writes the delivery of an event to an endpoint: pending, or cancelled when the endpoint is
+// disabled, so that the log shows it.
+func (tx writeTx) InsertDelivery(ctx context.Context, merchantID string, e store.Event, ep store.Endpoint) error {
+	at := stamp(e.CreatedAt)
+	_, err := tx.Exec(ctx, `
+		INSERT INTO deliveries (merchant_id, id, event_id, webhook_id, url, status, last_error, next_attempt_at,
+			created_at, updated_at)
+		SELECT $1, $2, $3, $4, $5,
+			CASE WHEN d.merchant_id IS NULL THEN 'pending' ELSE 'cancelled' END,
+			CASE WHEN d.merchant_id IS NULL THEN '' ELSE $7 END, $6, $6, $6
+		FROM (SELECT 1) one LEFT JOIN disabled_endpoints d
+			ON d.merchant_id = $1 AND d.webhook_id = $4 AND d.url = $5`,
+		merchantID, store.DeliveryID(e.ID, ep.WebhookID), e.ID, ep.WebhookID, ep.URL, at, store.EndpointDisabled)
+	return err
+}
 
-const deliveriesWithEvents = `deliveries d JOIN events e ON e.merchant_id = d.merchant_id AND e.id = d.event_id`
-
-// scanDelivery reads deliveryColumns; no row is store.ErrNotFound.
-func scanDelivery(row pgx.Row) (store.Delivery, error) {
+// scanDelivery reads storeutil.DeliveryColumns; no row is store.ErrNotFound.
+func scanDelivery(row storeutil.Scanner) (store.Delivery, error) {
 	var (
 		d       store.Delivery
 		payload string
@@ -78,19 +62,15 @@ func scanDelivery(row pgx.Row) (store.Delivery, error) {
 // ClaimDeliveries leases the due pending deliveries, oldest due first. SKIP LOCKED lets replicas claiming at the
 // same time take disjoint deliveries instead of waiting on one another.
 func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.Delivery, error) {
-	var claimed []store.Delivery
-	err := s.write(ctx, func(tx pgx.Tx) error {
-		var err error
-		claimed, err = queryList(ctx, tx, `
-			WITH due AS (
-				SELECT merchant_id, id FROM deliveries
-				WHERE status = 'pending' AND next_attempt_at <= $1 AND lease_until <= $1
-				ORDER BY next_attempt_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED)
-			UPDATE deliveries d SET lease_until = $2 FROM due, events e
-			WHERE d.merchant_id = due.merchant_id AND d.id = due.id AND e.merchant_id = d.merchant_id AND e.id = d.event_id
-			RETURNING `+deliveryColumns, []any{stamp(now), stamp(now.Add(lease)), limit}, scanDelivery)
-		return err
-	})
+	// One statement: it is its own transaction.
+	claimed, err := queryList(ctx, s.pool, `
+		WITH due AS (
+			SELECT merchant_id, id FROM deliveries
+			WHERE status = 'pending' AND next_attempt_at <= $1 AND lease_until <= $1
+			ORDER BY next_attempt_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED)
+		UPDATE deliveries d SET lease_until = $2 FROM due, events e
+		WHERE d.merchant_id = due.merchant_id AND d.id = due.id AND e.merchant_id = d.merchant_id AND e.id = d.event_id
+		RETURNING `+storeutil.DeliveryColumns, []any{stamp(now), stamp(now.Add(lease)), limit}, scanDelivery)
 	if err != nil {
 		return nil, fmt.Errorf("claiming deliveries: %w", err)
 	}
@@ -98,78 +78,65 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.D
 	return claimed, nil
 }
 
-// RecordAttempt logs an attempt and moves its delivery to the attempt's outcome.
-func (s *Store) RecordAttempt(ctx context.Context, a store.Attempt) error {
+// RecordAttempt counts and logs an attempt, moves its delivery to the attempt's outcome and ends its lease. It
+// returns the delivery's endpoint, or store.ErrNotFound.
+func (tx writeTx) RecordAttempt(ctx context.Context, a store.Attempt) (string, error) {
 	at := stamp(a.At)
-	err := s.write(ctx, func(tx pgx.Tx) error {
-		if a.Status == store.DeliveryCancelled {
-			return mustAffect(tx.Exec(ctx, `UPDATE deliveries SET status = 'cancelled', last_error = $1, lease_until = 'epoch',
-				updated_at = $2 WHERE merchant_id = $3 AND id = $4`, a.Error, at, a.MerchantID, a.DeliveryID))
-		}
-		var (
-			attempts  int
-			webhookID string
-		)
-		err := tx.QueryRow(ctx, `
-			UPDATE deliveries SET attempts = attempts + 1, status = $1, next_attempt_at = $2, lease_until = 'epoch',
-				url = $3, last_status_code = $4, last_error = $5, last_latency_ms = $6, updated_at = $7
-			WHERE merchant_id = $8 AND id = $9 RETURNING attempts, webhook_id`,
-			a.Status, stamp(a.NextAttemptAt), a.URL, a.StatusCode, a.Error, a.Latency.Milliseconds(), at,
-			a.MerchantID, a.DeliveryID).Scan(&attempts, &webhookID)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return store.ErrNotFound
-		}
-		if err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `INSERT INTO delivery_attempts
-			(merchant_id, delivery_id, attempt, at, url, status_code, latency_ms, error) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-			a.MerchantID, a.DeliveryID, attempts, at, a.URL, a.StatusCode, a.Latency.Milliseconds(), a.Error)
-		if err != nil || !a.DisableEndpoint {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO disabled_endpoints (merchant_id, webhook_id, url, disabled_at)
-			VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, a.MerchantID, webhookID, a.URL, at); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `UPDATE deliveries SET status = 'cancelled', last_error = $1, lease_until = 'epoch',
-			updated_at = $2 WHERE merchant_id = $3 AND webhook_id = $4 AND status = 'pending' AND id <> $5`,
-			endpointDisabled, at, a.MerchantID, webhookID, a.DeliveryID)
-		return err
-	})
+	var (
+		attempts  int
+		webhookID string
+	)
+	err := tx.QueryRow(ctx, `
+		UPDATE deliveries SET attempts = attempts + 1, status = $1, next_attempt_at = $2, lease_until = 'epoch',
+			url = $3, last_status_code = $4, last_error = $5, last_latency_ms = $6, updated_at = $7
+		WHERE merchant_id = $8 AND id = $9 RETURNING attempts, webhook_id`,
+		a.Status, stamp(a.NextAttemptAt), a.URL, a.StatusCode, a.Error, a.Latency.Milliseconds(), at,
+		a.MerchantID, a.DeliveryID).Scan(&attempts, &webhookID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", store.ErrNotFound
+	}
 	if err != nil {
-		return fmt.Errorf("recording attempt of delivery %s: %w", a.DeliveryID, err)
+		return "", fmt.Errorf("updating delivery: %w", err)
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO delivery_attempts
+		(merchant_id, delivery_id, attempt, at, url, status_code, latency_ms, error) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		a.MerchantID, a.DeliveryID, attempts, at, a.URL, a.StatusCode, a.Latency.Milliseconds(), a.Error)
+	if err != nil {
+		return "", fmt.Errorf("logging attempt %d: %w", attempts, err)
+	}
+	return webhookID, nil
+}
+
+// CancelDelivery ends a delivery that was never sent, with reason as its last error and no lease, or returns
+// store.ErrNotFound.
+func (tx writeTx) CancelDelivery(ctx context.Context, merchantID, id, reason string, at time.Time) error {
+	tag, err := tx.Exec(ctx, `UPDATE deliveries SET status = 'cancelled', last_error = $1, lease_until = 'epoch',
+		updated_at = $2 WHERE merchant_id = $3 AND id = $4`, reason, stamp(at), merchantID, id)
+	if err := mustAffect(tag, err); err != nil {
+		return fmt.Errorf("cancelling delivery %s: %w", id, err)
 	}
 	return nil
 }
 
-// ListDeliveries returns a page of the merchant's deliveries, newest first, and the next page's cursor.
-func (s *Store) ListDeliveries(ctx context.Context, merchantID string, f store.DeliveryFilter) ([]store.Delivery, string, error) {
-	var p params
-	conds := []string{"d.merchant_id = " + p.add(merchantID)}
-	if f.Cursor != "" {
-		cur, err := storeutil.DecodeCursor(f.Cursor, storeutil.KindDeliveries, merchantID)
-		if err != nil {
-			return nil, "", fmt.Errorf("listing deliveries: %w", err)
-		}
-		conds = append(conds, "(d.created_at, d.id) < ("+p.add(storeutil.FromMillis(cur.CreatedAt))+"::timestamptz, "+p.add(cur.ID)+"::text)")
-	}
-	for _, eq := range []struct{ column, value string }{
-		{"d.status", f.Status}, {"e.type", f.EventType}, {"d.webhook_id", f.WebhookID},
-	} {
-		if eq.value != "" {
-			conds = append(conds, eq.column+" = "+p.add(eq.value))
-		}
-	}
-	conds = timeBounds(conds, &p, "d.created_at", f.From, f.To)
-	size := storeutil.PageSize(f.Limit)
-	list, err := queryList(ctx, s.pool, `SELECT `+deliveryColumns+` FROM `+deliveriesWithEvents+`
-		WHERE `+strings.Join(conds, " AND ")+` ORDER BY d.created_at DESC, d.id DESC LIMIT `+p.add(size+1), p, scanDelivery)
+// CancelPending cancels, with reason, every pending delivery to the webhook except the one named.
+func (tx writeTx) CancelPending(ctx context.Context, merchantID, webhookID, except, reason string, at time.Time) error {
+	_, err := tx.Exec(ctx, `UPDATE deliveries SET status = 'cancelled', last_error = $1, lease_until = 'epoch',
+		updated_at = $2 WHERE merchant_id = $3 AND webhook_id = $4 AND status = 'pending' AND id <> $5`,
+		reason, stamp(at), merchantID, webhookID, except)
 	if err != nil {
-		return nil, "", fmt.Errorf("listing deliveries: %w", err)
+		return fmt.Errorf("cancelling pending deliveries to %s: %w", webhookID, err)
 	}
-	page, next := storeutil.Page(list, size, storeutil.KindDeliveries, merchantID, func(d store.Delivery) (time.Time, string) { return d.CreatedAt, d.ID })
-	return page, next, nil
+	return nil
+}
+
+// DisableEndpoint marks an endpoint as gone at url; marking it again changes nothing.
+func (tx writeTx) DisableEndpoint(ctx context.Context, merchantID, webhookID, url string, at time.Time) error {
+	_, err := tx.Exec(ctx, `INSERT INTO disabled_endpoints (merchant_id, webhook_id, url, disabled_at)
+		VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, merchantID, webhookID, url, stamp(at))
+	if err != nil {
+		return fmt.Errorf("disabling endpoint %s: %w", webhookID, err)
+	}
+	return nil
 }
 
 // GetDelivery returns a delivery and its attempts, oldest first.
@@ -180,7 +147,7 @@ func (s *Store) GetDelivery(ctx context.Context, merchantID, id string) (store.D
 	)
 	err := s.read(ctx, func(tx pgx.Tx) error {
 		var err error
-		d, err = scanDelivery(tx.QueryRow(ctx, `SELECT `+deliveryColumns+` FROM `+deliveriesWithEvents+`
+		d, err = scanDelivery(tx.QueryRow(ctx, `SELECT `+storeutil.DeliveryColumns+` FROM `+storeutil.DeliveriesWithEvents+`
 			WHERE d.merchant_id = $1 AND d.id = $2`, merchantID, id))
 		if err != nil {
 			return err
@@ -196,7 +163,7 @@ func (s *Store) GetDelivery(ctx context.Context, merchantID, id string) (store.D
 	return d, attempts, nil
 }
 
-func scanAttempt(row pgx.Row) (store.Attempt, error) {
+func scanAttempt(row storeutil.Scanner) (store.Attempt, error) {
 	var (
 		a       store.Attempt
 		latency int64
@@ -208,30 +175,28 @@ func scanAttempt(row pgx.Row) (store.Attempt, error) {
 	return a, nil
 }
 
-// ReplayDelivery makes a finished delivery pending again and enables its endpoint.
-func (s *Store) ReplayDelivery(ctx context.Context, merchantID, id string, now time.Time) (store.Delivery, error) {
-	at := stamp(now)
-	var d store.Delivery
-	err := s.write(ctx, func(tx pgx.Tx) error {
-		var err error
-		d, err = scanDelivery(tx.QueryRow(ctx, `SELECT `+deliveryColumns+` FROM `+deliveriesWithEvents+`
-			WHERE d.merchant_id = $1 AND d.id = $2 FOR UPDATE OF d`, merchantID, id))
-		if err != nil {
-			return err
-		}
-		if d.Status == store.DeliveryPending {
-			return store.ErrNotReplayable
-		}
-		if _, err := tx.Exec(ctx, `UPDATE deliveries SET status = 'pending', next_attempt_at = $1, lease_until = 'epoch',
-			last_error = '', updated_at = $1 WHERE merchant_id = $2 AND id = $3`, at, merchantID, id); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `DELETE FROM disabled_endpoints WHERE merchant_id = $1 AND webhook_id = $2`, merchantID, d.WebhookID)
-		d.Status, d.NextAttemptAt, d.LastError, d.UpdatedAt = store.DeliveryPending, at, "", at
-		return err
-	})
+// GetDelivery returns one delivery, locked until the transaction ends, or store.ErrNotFound.
+func (tx writeTx) GetDelivery(ctx context.Context, merchantID, id string) (store.Delivery, error) {
+	d, err := scanDelivery(tx.QueryRow(ctx, `SELECT `+storeutil.DeliveryColumns+` FROM `+storeutil.DeliveriesWithEvents+`
+		WHERE d.merchant_id = $1 AND d.id = $2 FOR UPDATE OF d`, merchantID, id))
 	if err != nil {
-		return store.Delivery{}, fmt.Errorf("replaying delivery %s: %w", id, err)
+		return store.Delivery{}, fmt.Errorf("getting delivery %s: %w", id, err)
 	}
 	return d, nil
+}
+
+// ReopenDelivery makes a delivery pending again, due at now, with no lease and no last error, and enables its
+// endpoint again.
+func (tx writeTx) ReopenDelivery(ctx context.Context, d store.Delivery, now time.Time) error {
+	at := stamp(now)
+	if _, err := tx.Exec(ctx, `UPDATE deliveries SET status = 'pending', next_attempt_at = $1, lease_until = 'epoch',
+		last_error = '', updated_at = $1 WHERE merchant_id = $2 AND id = $3`, at, d.MerchantID, d.ID); err != nil {
+		return fmt.Errorf("reopening delivery %s: %w", d.ID, err)
+	}
+	_, err := tx.Exec(ctx, `DELETE FROM disabled_endpoints WHERE merchant_id = $1 AND webhook_id = $2`,
+		d.MerchantID, d.WebhookID)
+	if err != nil {
+		return fmt.Errorf("enabling endpoint %s: %w", d.WebhookID, err)
+	}
+	return nil
 }

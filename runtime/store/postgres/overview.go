@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/store/internal/storeutil"
 )
 
 // topQuestions is how many questions the overview's rankings hold.
@@ -18,16 +19,8 @@ func (s *Store) Overview(ctx context.Context, merchantID string, from, to time.T
 	r := overviewRange{merchantID: merchantID, from: stamp(from), to: stamp(to)}
 	var o store.Overview
 	err := s.read(ctx, func(tx pgx.Tx) error {
-		steps := []func(context.Context, pgx.Tx, overviewRange, *store.Overview) error{
-			overviewTotals, overviewAnswers, overviewTopQuestions, overviewUnansweredQuestions, overviewDaily,
-			overviewLeads,
-		}
-		for _, step := range steps {
-			if err := step(ctx, tx, r, &o); err != nil {
-				return err
-			}
-		}
-		return nil
+		return storeutil.RunSteps(ctx, tx, r, &o, overviewTotals, overviewAnswers, overviewTopQuestions,
+			overviewUnansweredQuestions, overviewDaily, overviewLeads)
 	})
 	if err != nil {
 		return store.Overview{}, fmt.Errorf("computing overview: %w", err)
@@ -111,21 +104,9 @@ func overviewUnansweredQuestions(ctx context.Context, tx pgx.Tx, r overviewRange
 	return nil
 }
 
+// questionCounts reads a ranking of questions.
 func questionCounts(ctx context.Context, tx pgx.Tx, query string, args ...any) ([]store.QuestionCount, error) {
-	rows, err := tx.Query(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []store.QuestionCount
-	for rows.Next() {
-		var q store.QuestionCount
-		if err := rows.Scan(&q.Question, &q.Count); err != nil {
-			return nil, err
-		}
-		out = append(out, q)
-	}
-	return out, rows.Err()
+	return queryList(ctx, tx, query, args, storeutil.ScanQuestionCount)
 }
 
 // overviewDaily counts conversations and their messages per UTC day of creation, oldest first.

@@ -32,6 +32,8 @@ var migrations embed.FS
 // Store is the PostgreSQL store.Store. It is safe for concurrent use, and any number of Stores, in one process or
 // many, may share a database.
 type Store struct {
+	// Listings read the listings from the pool.
+	storeutil.Listings
 	pool *pgxpool.Pool
 }
 
@@ -68,7 +70,7 @@ func open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
-	return &Store{pool: pool}, nil
+	return &Store{Listings: listings(pool), pool: pool}, nil
 }
 
 // migrate applies the embedded migrations, holding a session advisory lock so that concurrent replicas wait for
@@ -110,10 +112,51 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// write runs fn in a read-committed transaction, committed when fn returns nil and rolled back otherwise.
-func (s *Store) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, s.pool, fn)
+// maxWriteRuns bounds how many times Write runs a callback that keeps losing a race to other transactions.
+const maxWriteRuns = 5
+
+// Write runs fn in a read-committed transaction, committed when fn returns nil and rolled back otherwise. A run
+// that lost a race to a concurrent transaction, of this replica or another, is rolled back and fn is run again,
+// up to maxWriteRuns times in all: see retryable.
+func (s *Store) Write(ctx context.Context, fn func(store.Tx) error) error {
+	for run := 1; ; run++ {
+		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return fn(writeTx{tx}) })
+		if err == nil || run == maxWriteRuns || !retryable(err) || ctx.Err() != nil {
+			return err
+		}
+	}
 }
+
+// retryable reports whether err means that the transaction lost a race and that running it again, on the data
+// the winner committed, can succeed: a serialisation failure, a deadlock (an exchange and a contact form saving
+// the lead of one conversation at once lock its conversation and its lead in opposite orders), or a lead of the
+// same visitor and conversation inserted by another transaction since FindLead found none (run again, FindLead
+// finds it and the contact is merged into it).
+func retryable(err error) bool {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return false
+	}
+	switch pgErr.Code {
+	case serializationFailure, deadlockDetected:
+		return true
+	case uniqueViolation:
+		return pgErr.ConstraintName == "leads_by_conversation"
+	}
+	return false
+}
+
+// The SQLSTATE codes of the errors retryable looks for.
+const (
+	serializationFailure = "40001"
+	deadlockDetected     = "40P01"
+	uniqueViolation      = "23505"
+)
+
+// writeTx is a write transaction's statements (store.Tx).
+type writeTx struct{ pgx.Tx }
+
+var _ store.Tx = writeTx{}
 
 // read runs fn in a read-only repeatable-read transaction, which sees one snapshot of the database.
 func (s *Store) read(ctx context.Context, fn func(tx pgx.Tx) error) error {
@@ -136,17 +179,44 @@ func mustAffect(tag pgconn.CommandTag, err error) error {
 	return nil
 }
 
-// params collects the arguments of a query built piece by piece.
-type params []any
-
-// add appends v and returns its placeholder.
-func (p *params) add(v any) string {
-	*p = append(*p, v)
-	return "$" + strconv.Itoa(len(*p))
+// listings are the store's listings, read from pool.
+func listings(pool *pgxpool.Pool) storeutil.Listings {
+	query := func(ctx context.Context, query string, args []any) (storeutil.Rows, func(), error) {
+		rows, err := pool.Query(ctx, query, args...)
+		return rows, func() { rows.Close() }, err
+	}
+	return storeutil.Listings{Dialect: dialect{}, Query: query,
+		ScanConversation: scanConversation, ScanKnowledge: scanKnowledge, ScanLead: scanLead, ScanDelivery: scanDelivery}
 }
 
-// containsFold is the SQL condition that text contains the placeholder's value, ignoring case (with the
-// database's ctype, Unicode-aware in a UTF-8 locale). strpos, unlike LIKE, takes % and _ literally.
-func containsFold(column, placeholder string) string {
-	return "strpos(lower(" + column + "), lower(" + placeholder + "::text)) > 0"
+// dialect is PostgreSQL's form of the listing queries.
+type dialect struct{}
+
+// Placeholder is $n, cast where PostgreSQL cannot infer the type (row comparisons, function arguments).
+func (dialect) Placeholder(n int, typ string) string {
+	p := "$" + strconv.Itoa(n)
+	switch typ {
+	case "timestamp":
+		return p + "::timestamptz"
+	case "text":
+		return p + "::text"
+	}
+	return p
 }
+
+// Value stores times with millisecond precision.
+func (dialect) Value(v any) any {
+	if t, ok := v.(time.Time); ok {
+		return stamp(t)
+	}
+	return v
+}
+
+// ContainsFold compares with the database's ctype, Unicode-aware in a UTF-8 locale; strpos, unlike LIKE, takes %
+// and _ literally.
+func (dialect) ContainsFold(column string) string {
+	return "strpos(lower(" + column + "), lower(?)) > 0"
+}
+
+// HasTag reads the text[] of tags.
+func (dialect) HasTag(column string) string { return "? = ANY(" + column + ")" }

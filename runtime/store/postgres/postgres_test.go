@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/postgres"
 	"github.com/parley-dev/parley/runtime/store/postgres/pgtest"
@@ -114,14 +115,13 @@ func TestMonthlyCeilingAcrossReplicas(t *testing.T) {
 	rs := replicas(t, 2)
 	const limit, before = 25, 20
 	for i := range before {
-		if _, err := rs[i%2].RecordExchange(ctx, exchange("m1", fmt.Sprint("early-", i), "hello", limit)); err != nil {
+		if _, err := chat.RecordExchange(ctx, rs[i%2], exchange("m1", fmt.Sprint("early-", i), "hello", limit)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for round := range 3 { // the ceiling stays put once reached
 		ok, refused := race(t, 60, store.ErrQuotaExceeded, func(i int) error {
-			_, err := rs[i%2].RecordExchange(context.Background(),
-				exchange("m1", fmt.Sprintf("late-%d-%d", round, i), "hello", limit))
+			_, err := chat.RecordExchange(context.Background(), rs[i%2], exchange("m1", fmt.Sprintf("late-%d-%d", round, i), "hello", limit))
 			return err
 		})
 		wantOK := 0
@@ -145,12 +145,12 @@ func TestMonthlyCeilingAcrossReplicas(t *testing.T) {
 	for i, r := range rs {
 		more := exchange("m1", "early-0", "more", limit)
 		more.Question.ID, more.Answer.ID = fmt.Sprint("more-q-", i), fmt.Sprint("more-a-", i)
-		res, err := r.RecordExchange(ctx, more)
+		res, err := chat.RecordExchange(ctx, r, more)
 		if err != nil || res.Created {
 			t.Errorf("replica %d continuing a conversation: %+v, %v", i, res, err)
 		}
 	}
-	if _, err := rs[1].RecordExchange(ctx, exchange("m2", "c1", "hello", 1)); err != nil {
+	if _, err := chat.RecordExchange(ctx, rs[1], exchange("m2", "c1", "hello", 1)); err != nil {
 		t.Errorf("another merchant refused: %v", err)
 	}
 }
@@ -165,7 +165,7 @@ func TestKnowledgeCeilingAcrossReplicas(t *testing.T) {
 		return store.Knowledge{ID: id, MerchantID: "m1", Title: "Title " + id, Content: "Content", CreatedAt: at, UpdatedAt: at}
 	}
 	ok, refused := race(t, 40, store.ErrKnowledgeLimit, func(i int) error {
-		return rs[i%2].CreateKnowledge(context.Background(), item(fmt.Sprint("k", i)), limit)
+		return chat.CreateKnowledge(context.Background(), rs[i%2], item(fmt.Sprint("k", i)), limit)
 	})
 	if ok != limit || refused != 40-limit {
 		t.Errorf("%d created and %d refused, want %d and %d", ok, refused, limit, 40-limit)
@@ -177,9 +177,9 @@ func TestKnowledgeCeilingAcrossReplicas(t *testing.T) {
 	// Deletes free slots that concurrent creations take, never more than were freed.
 	ok, _ = race(t, 30, store.ErrKnowledgeLimit, func(i int) error {
 		if i < 3 {
-			return rs[i%2].DeleteKnowledge(context.Background(), "m1", all[i].ID)
+			return chat.DeleteKnowledge(context.Background(), rs[i%2], "m1", all[i].ID)
 		}
-		return rs[i%2].CreateKnowledge(context.Background(), item(fmt.Sprint("new", i)), limit)
+		return chat.CreateKnowledge(context.Background(), rs[i%2], item(fmt.Sprint("new", i)), limit)
 	})
 	all, err = rs[0].AllKnowledge(ctx, "m1")
 	if err != nil || len(all) > limit || ok-3 > 3 {
@@ -187,12 +187,72 @@ func TestKnowledgeCeilingAcrossReplicas(t *testing.T) {
 	}
 	// The count the ceiling is checked against is the real one: the merchant fills up to the ceiling exactly.
 	for i := len(all); i < limit; i++ {
-		if err := rs[i%2].CreateKnowledge(ctx, item(fmt.Sprint("fill", i)), limit); err != nil {
+		if err := chat.CreateKnowledge(ctx, rs[i%2], item(fmt.Sprint("fill", i)), limit); err != nil {
 			t.Fatalf("filling slot %d: %v", i, err)
 		}
 	}
-	if err := rs[0].CreateKnowledge(ctx, item("over"), limit); !errors.Is(err, store.ErrKnowledgeLimit) {
+	if err := chat.CreateKnowledge(ctx, rs[0], item("over"), limit); !errors.Is(err, store.ErrKnowledgeLimit) {
 		t.Errorf("item past the ceiling: %v, want ErrKnowledgeLimit", err)
+	}
+}
+
+// TestLeadAcrossReplicas has two replicas save the lead of one visitor and conversation at once, from contact
+// forms and from exchanges: one lead is created, every write succeeds, and no field given is lost.
+func TestLeadAcrossReplicas(t *testing.T) {
+	ctx := t.Context()
+	rs := replicas(t, 2)
+	if _, err := chat.RecordExchange(ctx, rs[0], exchange("m1", "c1", "hello", 0)); err != nil {
+		t.Fatal(err)
+	}
+	const n = 24
+	created := make([]bool, n)
+	ok, _ := race(t, n, nil, func(i int) error {
+		c := store.Contact{Email: fmt.Sprintf("v%d@example.com", i)}
+		switch i {
+		case 0:
+			c.Name = "Ana"
+		case 1:
+			c.Phone = "+1 555 0100"
+		case 2:
+			c.Consent = true
+		}
+		if i%2 == 1 { // an exchange carrying the contact
+			ex := exchange("m1", "c1", "reach me", 0)
+			ex.Question.ID, ex.Answer.ID = fmt.Sprint("q", i), fmt.Sprint("a", i)
+			ex.Contact, ex.LeadID = &c, fmt.Sprint("lead", i)
+			res, err := chat.RecordExchange(context.Background(), rs[i%2], ex)
+			if err == nil && res.Lead != nil {
+				created[i] = res.Lead.ID == ex.LeadID
+			}
+			return err
+		}
+		res, err := chat.SaveLead(context.Background(), rs[i%2], store.LeadInput{MerchantID: "m1",
+			ConversationID: "c1", VisitorID: "v1", ID: fmt.Sprint("lead", i), Contact: c, At: at})
+		created[i] = res.Created
+		return err
+	})
+	if ok != n {
+		t.Fatalf("%d of %d writes succeeded", ok, n)
+	}
+	leads, _, err := rs[1].ListLeads(ctx, "m1", store.LeadFilter{})
+	if err != nil || len(leads) != 1 {
+		t.Fatalf("leads = %+v, %v; want one", leads, err)
+	}
+	l := leads[0]
+	if l.Name != "Ana" || l.Phone != "+1 555 0100" || !l.Consent || l.Email == "" {
+		t.Errorf("lead = %+v, want every field given", l)
+	}
+	if c, _, err := rs[0].GetConversation(ctx, "m1", "c1"); err != nil || !c.HasLead {
+		t.Errorf("conversation = %+v, %v; want it marked as having a lead", c, err)
+	}
+	creators := 0
+	for _, c := range created {
+		if c {
+			creators++
+		}
+	}
+	if creators != 1 {
+		t.Errorf("%d writes created the lead, want 1", creators)
 	}
 }
 
@@ -220,18 +280,18 @@ func TestKnowledgeRevisionAcrossReplicas(t *testing.T) {
 		write func() error
 		check func() bool
 	}{
-		{"create", func() error { return writer.CreateKnowledge(ctx, k, 10) }, func() bool {
+		{"create", func() error { return chat.CreateKnowledge(ctx, writer, k, 10) }, func() bool {
 			got, err := reader.GetKnowledge(ctx, "m1", "k1")
 			return err == nil && got.Content == "Two days."
 		}},
 		{"update", func() error {
 			k.Content = "Three days."
-			return writer.UpdateKnowledge(ctx, k)
+			return chat.UpdateKnowledge(ctx, writer, k)
 		}, func() bool {
 			all, err := reader.AllKnowledge(ctx, "m1")
 			return err == nil && len(all) == 1 && all[0].Content == "Three days."
 		}},
-		{"delete", func() error { return writer.DeleteKnowledge(ctx, "m1", "k1") }, func() bool {
+		{"delete", func() error { return chat.DeleteKnowledge(ctx, writer, "m1", "k1") }, func() bool {
 			_, err := reader.GetKnowledge(ctx, "m1", "k1")
 			return errors.Is(err, store.ErrNotFound)
 		}},
@@ -257,14 +317,14 @@ func TestKnowledgeRevisionAcrossReplicas(t *testing.T) {
 func TestQueryUnicodeCase(t *testing.T) {
 	ctx := t.Context()
 	s := open(t, server.Database(t))
-	if _, err := s.RecordExchange(ctx, exchange("m1", "c1", "ÉTÉ À PARIS", 0)); err != nil {
+	if _, err := chat.RecordExchange(ctx, s, exchange("m1", "c1", "ÉTÉ À PARIS", 0)); err != nil {
 		t.Fatal(err)
 	}
 	list, _, err := s.ListConversations(ctx, "m1", store.ConversationFilter{Query: "été à"})
 	if err != nil || len(list) != 1 {
 		t.Errorf("ListConversations(été à) = %+v, %v; want c1", list, err)
 	}
-	if err := s.CreateKnowledge(ctx, store.Knowledge{ID: "k1", MerchantID: "m1", Title: "Größe", Content: "x",
+	if err := chat.CreateKnowledge(ctx, s, store.Knowledge{ID: "k1", MerchantID: "m1", Title: "Größe", Content: "x",
 		CreatedAt: at, UpdatedAt: at}, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +355,7 @@ func TestMigrations(t *testing.T) {
 			t.Fatalf("replica %d: %v", i, err)
 		}
 	}
-	if _, err := rs[0].RecordExchange(ctx, exchange("m1", "c1", "hello", 0)); err != nil {
+	if _, err := chat.RecordExchange(ctx, rs[0], exchange("m1", "c1", "hello", 0)); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range rs {

@@ -20,16 +20,8 @@ func (s *Store) Overview(ctx context.Context, merchantID string, from, to time.T
 	r := overviewRange{merchantID: merchantID, from: storeutil.Millis(from), to: storeutil.Millis(to)}
 	var o store.Overview
 	err := s.read(ctx, func(tx *txn) error {
-		steps := []func(context.Context, *txn, overviewRange, *store.Overview) error{
-			overviewTotals, overviewAnswers, overviewTopQuestions, overviewUnansweredQuestions, overviewDaily,
-			overviewLeads,
-		}
-		for _, step := range steps {
-			if err := step(ctx, tx, r, &o); err != nil {
-				return err
-			}
-		}
-		return nil
+		return storeutil.RunSteps(ctx, tx, r, &o, overviewTotals, overviewAnswers, overviewTopQuestions,
+			overviewUnansweredQuestions, overviewDaily, overviewLeads)
 	})
 	if err != nil {
 		return store.Overview{}, fmt.Errorf("computing overview: %w", err)
@@ -111,21 +103,9 @@ func overviewUnansweredQuestions(ctx context.Context, tx *txn, r overviewRange, 
 	return nil
 }
 
+// questionCounts reads a ranking of questions.
 func questionCounts(ctx context.Context, tx *txn, query string, args ...any) ([]store.QuestionCount, error) {
-	rows, err := tx.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []store.QuestionCount
-	for rows.Next() {
-		var q store.QuestionCount
-		if err := rows.Scan(&q.Question, &q.Count); err != nil {
-			return nil, err
-		}
-		out = append(out, q)
-	}
-	return out, rows.Err()
+	return queryList(ctx, tx, query, args, storeutil.ScanQuestionCount)
 }
 
 // overviewDaily counts conversations and their messages per UTC day of creation, oldest first.

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/pressly/goose/v3"
 	sqlite "modernc.org/sqlite"
@@ -31,6 +32,8 @@ const containsFoldFunc = "parley_contains_fold"
 
 // Store is the SQLite store.Store. It is safe for concurrent use.
 type Store struct {
+	// Listings read the listings with the reader.
+	storeutil.Listings
 	writer *writer // one connection: writes queue in Go instead of failing with SQLITE_BUSY
 	reader *db
 	// checkpoints copies the write-ahead log into the database file, off the writer's path.
@@ -78,7 +81,8 @@ func open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, errors.Join(err, reader.Close(), writer.Close())
 	}
-	return &Store{writer: newWriter(newDB(writer)), reader: newDB(reader), checkpoints: startCheckpointer(checkpoints)}, nil
+	r := newDB(reader)
+	return &Store{Listings: listings(r), writer: newWriter(newDB(writer)), reader: r, checkpoints: startCheckpointer(checkpoints)}, nil
 }
 
 // dsn builds the driver's data source name. The writer takes the write lock when a transaction begins
@@ -177,6 +181,15 @@ func (s *Store) write(ctx context.Context, fn func(tx *txn) error) error {
 	return s.writer.write(ctx, fn)
 }
 
+// Write runs fn in a write transaction. Writes are queued to the one writing connection and committed in groups;
+// when a group fails, each of its callbacks is run again alone.
+func (s *Store) Write(ctx context.Context, fn func(store.Tx) error) error {
+	return s.writer.write(ctx, func(tx *txn) error { return fn(writeTx{tx}) })
+}
+
+// writeTx is a write transaction's statements (store.Tx).
+type writeTx struct{ *txn }
+
 // read runs fn in a read-only transaction, which sees one snapshot of the database.
 func (s *Store) read(ctx context.Context, fn func(tx *txn) error) error {
 	tx, err := s.reader.begin(ctx, &sql.TxOptions{ReadOnly: true})
@@ -186,6 +199,37 @@ func (s *Store) read(ctx context.Context, fn func(tx *txn) error) error {
 	defer s.reader.prepareWanted(ctx)
 	defer func() { _ = tx.Rollback() }()
 	return fn(tx)
+}
+
+// listings are the store's listings, read with r.
+func listings(r *db) storeutil.Listings {
+	return storeutil.Listings{Dialect: dialect{}, Query: r.rows,
+		ScanConversation: scanConversation, ScanKnowledge: scanKnowledge, ScanLead: scanLead, ScanDelivery: scanDelivery}
+}
+
+// dialect is SQLite's form of the listing queries.
+type dialect struct{}
+
+// Placeholder is ?: SQLite needs no types.
+func (dialect) Placeholder(int, string) string { return "?" }
+
+// Value stores times as unix milliseconds and bools as 0 or 1.
+func (dialect) Value(v any) any {
+	switch v := v.(type) {
+	case time.Time:
+		return storeutil.Millis(v)
+	case bool:
+		return boolInt(v)
+	}
+	return v
+}
+
+// ContainsFold calls the registered function: SQLite's LIKE folds ASCII only.
+func (dialect) ContainsFold(column string) string { return containsFoldFunc + "(" + column + ", ?)" }
+
+// HasTag reads the JSON array of tags.
+func (dialect) HasTag(column string) string {
+	return "EXISTS (SELECT 1 FROM json_each(" + column + ") t WHERE t.value = ?)"
 }
 
 // boolInt converts a Go bool to SQLite's 0 or 1.

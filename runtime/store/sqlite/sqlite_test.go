@@ -12,6 +12,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
+	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/sqlite"
 	"github.com/parley-dev/parley/runtime/store/storetest"
@@ -49,10 +50,10 @@ func TestReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.RecordExchange(ctx, exchange("c1", "hello")); err != nil {
+	if _, err := chat.RecordExchange(ctx, s, exchange("c1", "hello")); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateKnowledge(ctx, store.Knowledge{ID: "k1", MerchantID: "m1", Title: "T", Content: "C",
+	if err := chat.CreateKnowledge(ctx, s, store.Knowledge{ID: "k1", MerchantID: "m1", Title: "T", Content: "C",
 		Tags: []string{"a"}, CreatedAt: at, UpdatedAt: at}, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,7 @@ func TestTwoHandles(t *testing.T) {
 		go func() {
 			ex := exchange(fmt.Sprint("c", i), "hello")
 			ex.MonthlyLimit = 5
-			_, err := handles[i%len(handles)].RecordExchange(ctx, ex)
+			_, err := chat.RecordExchange(ctx, handles[i%len(handles)], ex)
 			errs <- err
 		}()
 	}
@@ -185,14 +186,14 @@ func TestQueryUnicodeCase(t *testing.T) {
 	s := openTemp(t)
 	defer s.Close()
 	ctx := t.Context()
-	if _, err := s.RecordExchange(ctx, exchange("c1", "ÉTÉ À PARIS")); err != nil {
+	if _, err := chat.RecordExchange(ctx, s, exchange("c1", "ÉTÉ À PARIS")); err != nil {
 		t.Fatal(err)
 	}
 	list, _, err := s.ListConversations(ctx, "m1", store.ConversationFilter{Query: "été à"})
 	if err != nil || len(list) != 1 {
 		t.Errorf("ListConversations(été à) = %+v, %v; want c1", list, err)
 	}
-	if err := s.CreateKnowledge(ctx, store.Knowledge{ID: "k1", MerchantID: "m1", Title: "Größe", Content: "x",
+	if err := chat.CreateKnowledge(ctx, s, store.Knowledge{ID: "k1", MerchantID: "m1", Title: "Größe", Content: "x",
 		CreatedAt: at, UpdatedAt: at}, 0); err != nil {
 		t.Fatal(err)
 	}

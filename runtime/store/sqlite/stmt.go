@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"sync"
+
+	"github.com/parley-dev/parley/runtime/store/internal/storeutil"
 )
 
 // maxStatements bounds the prepared statements kept per database handle. The store's queries are a fixed set of
@@ -93,6 +95,15 @@ func (d *db) QueryContext(ctx context.Context, query string, args ...any) (*sql.
 		return d.DB.QueryContext(ctx, query, args...)
 	}
 	return st.QueryContext(ctx, args...)
+}
+
+// rows runs a query and returns its rows and the function that closes them, for storeutil.Listings.
+func (d *db) rows(ctx context.Context, query string, args []any) (storeutil.Rows, func(), error) {
+	rows, err := d.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rows, func() { _ = rows.Close() }, nil
 }
 
 // QueryRowContext runs a query outside a transaction with its prepared statement.

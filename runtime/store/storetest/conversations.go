@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
 )
 
@@ -93,7 +94,7 @@ func (h harness) concurrentFirstExchange(t *testing.T) {
 	s := h.store(t)
 	var created atomic.Int32
 	errs := runConcurrently(10, func(i int) error {
-		res, err := s.RecordExchange(context.Background(), exchange("m1", "shared", base, "hi", "hello"))
+		res, err := chat.RecordExchange(context.Background(), s, exchange("m1", "shared", base, "hi", "hello"))
 		if res.Created {
 			created.Add(1)
 		}
@@ -119,7 +120,7 @@ func (h harness) duplicateMessageID(t *testing.T) {
 	record(t, s, first)
 	again := exchange("m1", "c1", base.Add(time.Minute), "three", "four")
 	again.Question.ID = first.Question.ID
-	if _, err := s.RecordExchange(t.Context(), again); err == nil {
+	if _, err := chat.RecordExchange(t.Context(), s, again); err == nil {
 		t.Fatal("RecordExchange reusing a message ID succeeded")
 	}
 	if c, msgs := getConversation(t, s, "m1", "c1"); c.MessageCount != 2 || len(msgs) != 2 {
@@ -140,7 +141,7 @@ func (h harness) badExchange(t *testing.T) {
 		"no message ID":    noMessageID,
 		"negative ceiling": func() store.Exchange { ex := exchange("m1", "c5", base, "q", "a"); ex.MonthlyLimit = -1; return ex }(),
 	} {
-		if _, err := s.RecordExchange(t.Context(), ex); err == nil {
+		if _, err := chat.RecordExchange(t.Context(), s, ex); err == nil {
 			t.Errorf("%s: RecordExchange succeeded", name)
 		}
 		if ex.MerchantID != "" && exists(t, s, ex.MerchantID, ex.ConversationID) {
@@ -156,7 +157,7 @@ func (h harness) canceledExchange(t *testing.T) {
 	s := h.store(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	_, err := s.RecordExchange(ctx, exchange("m1", "c1", base, "q", "a"))
+	_, err := chat.RecordExchange(ctx, s, exchange("m1", "c1", base, "q", "a"))
 	if err == nil {
 		t.Fatal("RecordExchange with a canceled context succeeded")
 	}
@@ -186,7 +187,7 @@ func (h harness) quotaCeiling(t *testing.T) {
 	}
 	over := citing(exchange("m1", "c3", base.Add(time.Hour), "one too many", "a"), "k1")
 	over.MonthlyLimit = 2
-	res, err := s.RecordExchange(t.Context(), over)
+	res, err := chat.RecordExchange(t.Context(), s, over)
 	wantErr(t, "third conversation with a ceiling of 2", err, store.ErrQuotaExceeded)
 	if res.Created {
 		t.Error("refused exchange reported Created")
@@ -238,7 +239,7 @@ func (h harness) quotaNewMonth(t *testing.T) {
 	record(t, s, ex)
 	refused := exchange("m1", "march-2", lastOfMarch, "q", "a")
 	refused.MonthlyLimit = 1
-	_, err := s.RecordExchange(t.Context(), refused)
+	_, err := chat.RecordExchange(t.Context(), s, refused)
 	wantErr(t, "second March conversation", err, store.ErrQuotaExceeded)
 
 	// 2026-03-31 20:00 at UTC-5 is 2026-04-01 01:00 UTC: the month is April's.
@@ -279,7 +280,7 @@ func (h harness) quotaConcurrent(t *testing.T) {
 	errs := runConcurrently(20, func(i int) error {
 		ex := exchange("m1", newID("c"), base, "q", "a")
 		ex.MonthlyLimit = 5
-		_, err := s.RecordExchange(context.Background(), ex)
+		_, err := chat.RecordExchange(context.Background(), s, ex)
 		return err
 	})
 	ok, refused := countErrors(t, errs, store.ErrQuotaExceeded)

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley-dev/parley/runtime/chat"
+
 	"github.com/parley-dev/parley/runtime/store"
 )
 
@@ -90,8 +92,8 @@ func (h harness) isolatedKnowledge(t *testing.T) {
 	_, err := s.GetKnowledge(t.Context(), "B", "k1")
 	wantErr(t, "B getting A's item", err, store.ErrNotFound)
 	hijack := item("B", "k1", base)
-	wantErr(t, "B updating A's item", s.UpdateKnowledge(t.Context(), hijack), store.ErrNotFound)
-	wantErr(t, "B deleting A's item", s.DeleteKnowledge(t.Context(), "B", "k1"), store.ErrNotFound)
+	wantErr(t, "B updating A's item", chat.UpdateKnowledge(t.Context(), s, hijack), store.ErrNotFound)
+	wantErr(t, "B deleting A's item", chat.DeleteKnowledge(t.Context(), s, "B", "k1"), store.ErrNotFound)
 	items, _, err := s.ListKnowledge(t.Context(), "B", store.KnowledgeFilter{Query: "secret"})
 	if err != nil || len(items) != 0 {
 		t.Errorf("B lists A's items: %+v, %v", items, err)
@@ -112,7 +114,7 @@ func (h harness) isolatedKnowledge(t *testing.T) {
 	mine.Title = "B's own"
 	mustCreateKnowledge(t, s, mine, 1)
 	checkKnowledge(t, mustGetKnowledge(t, s, "B", "k1"), mine)
-	if err := s.DeleteKnowledge(t.Context(), "B", "k1"); err != nil {
+	if err := chat.DeleteKnowledge(t.Context(), s, "B", "k1"); err != nil {
 		t.Fatal(err)
 	}
 	checkKnowledge(t, mustGetKnowledge(t, s, "A", "k1"), secret)

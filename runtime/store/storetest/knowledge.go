@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
 )
 
@@ -27,7 +28,7 @@ func item(merchantID, id string, at time.Time) store.Knowledge {
 
 func mustCreateKnowledge(t *testing.T, s store.Store, k store.Knowledge, maxItems int) {
 	t.Helper()
-	if err := s.CreateKnowledge(t.Context(), k, maxItems); err != nil {
+	if err := chat.CreateKnowledge(t.Context(), s, k, maxItems); err != nil {
 		t.Fatalf("CreateKnowledge(%s/%s): %v", k.MerchantID, k.ID, err)
 	}
 }
@@ -102,29 +103,29 @@ func (h harness) knowledgeCRUD(t *testing.T) {
 	updated.Tags = []string{"returns"}
 	updated.CreatedAt = base.Add(100 * time.Hour) // ignored: only UpdatedAt changes
 	updated.UpdatedAt = base.Add(time.Hour)
-	if err := s.UpdateKnowledge(t.Context(), updated); err != nil {
+	if err := chat.UpdateKnowledge(t.Context(), s, updated); err != nil {
 		t.Fatalf("UpdateKnowledge: %v", err)
 	}
 	want := updated
 	want.CreatedAt = k.CreatedAt
 	checkKnowledge(t, mustGetKnowledge(t, s, "m1", "k1"), want)
 
-	if err := s.DeleteKnowledge(t.Context(), "m1", "k1"); err != nil {
+	if err := chat.DeleteKnowledge(t.Context(), s, "m1", "k1"); err != nil {
 		t.Fatalf("DeleteKnowledge: %v", err)
 	}
 	_, err := s.GetKnowledge(t.Context(), "m1", "k1")
 	wantErr(t, "GetKnowledge after delete", err, store.ErrNotFound)
-	wantErr(t, "DeleteKnowledge twice", s.DeleteKnowledge(t.Context(), "m1", "k1"), store.ErrNotFound)
-	wantErr(t, "UpdateKnowledge of a deleted item", s.UpdateKnowledge(t.Context(), updated), store.ErrNotFound)
+	wantErr(t, "DeleteKnowledge twice", chat.DeleteKnowledge(t.Context(), s, "m1", "k1"), store.ErrNotFound)
+	wantErr(t, "UpdateKnowledge of a deleted item", chat.UpdateKnowledge(t.Context(), s, updated), store.ErrNotFound)
 	checkIDs(t, "remaining items", allKnowledgeIDs(t, s, "m1"), []string{"k2"})
 
-	if err := s.CreateKnowledge(t.Context(), item("", "k9", base), 0); err == nil {
+	if err := chat.CreateKnowledge(t.Context(), s, item("", "k9", base), 0); err == nil {
 		t.Error("CreateKnowledge without a merchant succeeded")
 	}
-	if err := s.CreateKnowledge(t.Context(), item("m1", "", base), 0); err == nil {
+	if err := chat.CreateKnowledge(t.Context(), s, item("m1", "", base), 0); err == nil {
 		t.Error("CreateKnowledge without an ID succeeded")
 	}
-	if err := s.CreateKnowledge(t.Context(), item("m1", "k2", base), 0); err == nil {
+	if err := chat.CreateKnowledge(t.Context(), s, item("m1", "k2", base), 0); err == nil {
 		t.Error("CreateKnowledge with an existing ID succeeded")
 	}
 	checkKnowledge(t, mustGetKnowledge(t, s, "m1", "k2"), noTags)
@@ -136,17 +137,17 @@ func (h harness) knowledgeLimit(t *testing.T) {
 		mustCreateKnowledge(t, s, item("m1", fmt.Sprint("k", i), base), 3)
 	}
 	rev := revision(t, s, "m1")
-	err := s.CreateKnowledge(t.Context(), item("m1", "k3", base), 3)
+	err := chat.CreateKnowledge(t.Context(), s, item("m1", "k3", base), 3)
 	wantErr(t, "fourth item with a ceiling of 3", err, store.ErrKnowledgeLimit)
 	_, err = s.GetKnowledge(t.Context(), "m1", "k3")
 	wantErr(t, "GetKnowledge of the refused item", err, store.ErrNotFound)
 	if got := revision(t, s, "m1"); got != rev {
 		t.Errorf("refused item changed the revision from %d to %d", rev, got)
 	}
-	err = s.CreateKnowledge(t.Context(), item("m1", "k3", base), 2)
+	err = chat.CreateKnowledge(t.Context(), s, item("m1", "k3", base), 2)
 	wantErr(t, "item past a lowered ceiling", err, store.ErrKnowledgeLimit)
 
-	if err := s.DeleteKnowledge(t.Context(), "m1", "k0"); err != nil {
+	if err := chat.DeleteKnowledge(t.Context(), s, "m1", "k0"); err != nil {
 		t.Fatal(err)
 	}
 	mustCreateKnowledge(t, s, item("m1", "k3", base), 3)
@@ -161,7 +162,7 @@ func (h harness) knowledgeLimit(t *testing.T) {
 func (h harness) knowledgeLimitConcurrent(t *testing.T) {
 	s := h.store(t)
 	errs := runConcurrently(20, func(i int) error {
-		return s.CreateKnowledge(context.Background(), item("m1", fmt.Sprint("k", i), base), 5)
+		return chat.CreateKnowledge(context.Background(), s, item("m1", fmt.Sprint("k", i), base), 5)
 	})
 	ok, refused := countErrors(t, errs, store.ErrKnowledgeLimit)
 	if ok != 5 || refused != 15 {
@@ -232,23 +233,23 @@ func (h harness) knowledgeRevision(t *testing.T) {
 	}
 	allKnowledgeIDs(t, s, "m1")
 	unchanged("reading", rev)
-	wantErr(t, "update of a missing item", s.UpdateKnowledge(t.Context(), item("m1", "nope", base)), store.ErrNotFound)
-	wantErr(t, "delete of a missing item", s.DeleteKnowledge(t.Context(), "m1", "nope"), store.ErrNotFound)
+	wantErr(t, "update of a missing item", chat.UpdateKnowledge(t.Context(), s, item("m1", "nope", base)), store.ErrNotFound)
+	wantErr(t, "delete of a missing item", chat.DeleteKnowledge(t.Context(), s, "m1", "nope"), store.ErrNotFound)
 	unchanged("failed writes", rev)
 	mustCreateKnowledge(t, s, item("m2", "k1", base), 0)
 	unchanged("another merchant's write", rev)
 
 	k := item("m1", "k1", base)
 	k.Title = "changed"
-	if err := s.UpdateKnowledge(t.Context(), k); err != nil {
+	if err := chat.UpdateKnowledge(t.Context(), s, k); err != nil {
 		t.Fatal(err)
 	}
 	changed("update")
-	if err := s.DeleteKnowledge(t.Context(), "m1", "k1"); err != nil {
+	if err := chat.DeleteKnowledge(t.Context(), s, "m1", "k1"); err != nil {
 		t.Fatal(err)
 	}
 	changed("delete")
-	if err := s.DeleteKnowledge(t.Context(), "m1", "k2"); err != nil {
+	if err := chat.DeleteKnowledge(t.Context(), s, "m1", "k2"); err != nil {
 		t.Fatal(err)
 	}
 	changed("deleting the last item")

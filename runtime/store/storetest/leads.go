@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley-dev/parley/runtime/chat"
+
 	"github.com/parley-dev/parley/runtime/store"
 )
 
@@ -78,7 +80,7 @@ func (h harness) leadFromChat(t *testing.T) {
 func (h harness) leadFromForm(t *testing.T) {
 	s := h.store(t)
 	record(t, s, withContact(exchange("m1", "c1", base, "ana@example.com", "sure"), store.Contact{Email: "ana@example.com"}))
-	res, err := s.SaveLead(t.Context(), store.LeadInput{MerchantID: "m1", ConversationID: "c1", VisitorID: "visitor-c1",
+	res, err := chat.SaveLead(t.Context(), s, store.LeadInput{MerchantID: "m1", ConversationID: "c1", VisitorID: "visitor-c1",
 		ID: newID("lead"), At: base.Add(time.Minute),
 		Contact: store.Contact{Name: "Ana", Phone: "+1 555 0100", Message: "call me", Consent: true}})
 	if err != nil {
@@ -89,14 +91,14 @@ func (h harness) leadFromForm(t *testing.T) {
 		t.Fatalf("SaveLead merged into the chat lead = %+v (created %v)", res.Lead, res.Created)
 	}
 	// Consent once given stays; empty fields keep what is stored.
-	res, err = s.SaveLead(t.Context(), store.LeadInput{MerchantID: "m1", ConversationID: "c1", VisitorID: "visitor-c1",
+	res, err = chat.SaveLead(t.Context(), s, store.LeadInput{MerchantID: "m1", ConversationID: "c1", VisitorID: "visitor-c1",
 		ID: newID("lead"), At: base.Add(2 * time.Minute), Contact: store.Contact{Email: "ana@example.org"}})
 	if err != nil || !res.Lead.Consent || res.Lead.Name != "Ana" || res.Lead.Email != "ana@example.org" {
 		t.Fatalf("second SaveLead = %+v, %v", res.Lead, err)
 	}
 
 	for i := range 2 {
-		res, err := s.SaveLead(t.Context(), store.LeadInput{MerchantID: "m1", ID: newID("lead"),
+		res, err := chat.SaveLead(t.Context(), s, store.LeadInput{MerchantID: "m1", ID: newID("lead"),
 			At: base.Add(time.Duration(3+i) * time.Minute), Contact: store.Contact{Email: "bo@example.com", Consent: true}})
 		if err != nil || !res.Created || res.Lead.Source != store.LeadFromForm {
 			t.Fatalf("form lead %d = %+v, %v", i, res, err)
@@ -105,7 +107,7 @@ func (h harness) leadFromForm(t *testing.T) {
 	if n := len(listAllLeads(t, s, "m1", store.LeadFilter{})); n != 3 {
 		t.Errorf("%d leads, want 3 (one merged, two without a conversation)", n)
 	}
-	_, err = s.SaveLead(t.Context(), store.LeadInput{MerchantID: "m1", ID: newID("lead"), At: base,
+	_, err = chat.SaveLead(t.Context(), s, store.LeadInput{MerchantID: "m1", ID: newID("lead"), At: base,
 		Contact: store.Contact{Name: "No way to reach me"}})
 	if err == nil {
 		t.Error("a lead without email or phone was saved")
@@ -116,7 +118,7 @@ func (h harness) listLeads(t *testing.T) {
 	s := h.store(t)
 	var want []string
 	for i := range 7 {
-		res, err := s.SaveLead(t.Context(), store.LeadInput{MerchantID: "m1", ID: newID("lead"),
+		res, err := chat.SaveLead(t.Context(), s, store.LeadInput{MerchantID: "m1", ID: newID("lead"),
 			At: base.Add(time.Duration(i) * time.Hour), Contact: store.Contact{Email: "x@example.com"}})
 		if err != nil {
 			t.Fatal(err)
@@ -161,7 +163,7 @@ func (h harness) isolatedLeads(t *testing.T) {
 		t.Errorf("B lists A's leads: %+v", l)
 	}
 	// B's form naming A's conversation ID gets a lead of its own and leaves A's untouched.
-	res, err := s.SaveLead(t.Context(), store.LeadInput{MerchantID: "B", ConversationID: "shared", VisitorID: "visitor-shared",
+	res, err := chat.SaveLead(t.Context(), s, store.LeadInput{MerchantID: "B", ConversationID: "shared", VisitorID: "visitor-shared",
 		ID: newID("lead"), At: base, Contact: store.Contact{Email: "b@example.com"}})
 	if err != nil || !res.Created {
 		t.Fatalf("B's lead = %+v, %v", res, err)

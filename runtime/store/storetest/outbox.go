@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
 )
 
@@ -85,7 +86,7 @@ func listAllDeliveries(t *testing.T, s store.Store, merchantID string, f store.D
 
 func recordAttempt(t *testing.T, s store.Store, a store.Attempt) {
 	t.Helper()
-	if err := s.RecordAttempt(t.Context(), a); err != nil {
+	if err := chat.RecordAttempt(t.Context(), s, a); err != nil {
 		t.Fatalf("RecordAttempt: %v", err)
 	}
 }
@@ -137,7 +138,7 @@ func (h harness) outboxEvents(t *testing.T) {
 		t.Errorf("event types %v, want %v", types, want)
 	}
 
-	res, err := s.SaveLead(t.Context(), store.LeadInput{MerchantID: "m1", ID: newID("lead"), At: base,
+	res, err := chat.SaveLead(t.Context(), s, store.LeadInput{MerchantID: "m1", ID: newID("lead"), At: base,
 		Contact: store.Contact{Email: "form@example.com"}, Outbox: subscribed(hookA)})
 	if err != nil || res.Deliveries != 1 {
 		t.Fatalf("SaveLead: %d deliveries, %v; want 1", res.Deliveries, err)
@@ -176,7 +177,7 @@ func (h harness) outboxAtomic(t *testing.T) {
 	ex := exchange("m1", "c1", base, "hello", "hi")
 	ex.Outbox = subscribed(hookA)
 	ex.Outbox.EventIDs = nil
-	if _, err := s.RecordExchange(t.Context(), ex); err == nil {
+	if _, err := chat.RecordExchange(t.Context(), s, ex); err == nil {
 		t.Fatal("an exchange whose event has no ID was recorded")
 	}
 	if exists(t, s, "m1", "c1") || thisMonth(t, s, "m1", base) != 0 {
@@ -269,7 +270,7 @@ func (h harness) deliveryAttempts(t *testing.T) {
 
 	_, _, err = s.GetDelivery(t.Context(), "other", d.ID)
 	wantErr(t, "another merchant's delivery", err, store.ErrNotFound)
-	err = s.RecordAttempt(t.Context(), store.Attempt{MerchantID: "other", DeliveryID: d.ID, At: base, Status: store.DeliveryFailed})
+	err = chat.RecordAttempt(t.Context(), s, store.Attempt{MerchantID: "other", DeliveryID: d.ID, At: base, Status: store.DeliveryFailed})
 	wantErr(t, "an attempt on another merchant's delivery", err, store.ErrNotFound)
 }
 
@@ -311,7 +312,7 @@ func (h harness) disabledEndpoint(t *testing.T) {
 		t.Errorf("a delivery to the disabled endpoint was not cancelled: %v", got)
 	}
 
-	if _, err := s.ReplayDelivery(t.Context(), "m1", gone.ID, base.Add(time.Minute)); err != nil {
+	if _, err := chat.ReplayDelivery(t.Context(), s, "m1", gone.ID, base.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	ex = exchange("m1", "c4", base, "hello", "hi")
@@ -328,18 +329,18 @@ func (h harness) replay(t *testing.T) {
 	ex.Outbox = subscribed(hookA)
 	record(t, s, ex)
 	d := claim(t, s, base)[0]
-	_, err := s.ReplayDelivery(t.Context(), "m1", d.ID, base)
+	_, err := chat.ReplayDelivery(t.Context(), s, "m1", d.ID, base)
 	wantErr(t, "replaying a pending delivery", err, store.ErrNotReplayable)
 	recordAttempt(t, s, store.Attempt{MerchantID: "m1", DeliveryID: d.ID, At: base, URL: hookA.URL, StatusCode: 200,
 		Status: store.DeliverySucceeded})
 
-	_, err = s.ReplayDelivery(t.Context(), "other", d.ID, base)
+	_, err = chat.ReplayDelivery(t.Context(), s, "other", d.ID, base)
 	wantErr(t, "replaying another merchant's delivery", err, store.ErrNotFound)
-	_, err = s.ReplayDelivery(t.Context(), "m1", "nope", base)
+	_, err = chat.ReplayDelivery(t.Context(), s, "m1", "nope", base)
 	wantErr(t, "replaying an unknown delivery", err, store.ErrNotFound)
 
 	later := base.Add(time.Hour)
-	r, err := s.ReplayDelivery(t.Context(), "m1", d.ID, later)
+	r, err := chat.ReplayDelivery(t.Context(), s, "m1", d.ID, later)
 	if err != nil || r.Status != store.DeliveryPending || r.EventID != d.EventID {
 		t.Fatalf("replay = %+v, %v", r, err)
 	}

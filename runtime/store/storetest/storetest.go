@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
 )
 
@@ -88,7 +89,7 @@ func citing(ex store.Exchange, knowledgeIDs ...string) store.Exchange {
 // record stores ex and fails the test on error.
 func record(t *testing.T, s store.Store, ex store.Exchange) store.ExchangeResult {
 	t.Helper()
-	res, err := s.RecordExchange(t.Context(), ex)
+	res, err := chat.RecordExchange(t.Context(), s, ex)
 	if err != nil {
 		t.Fatalf("RecordExchange(%s/%s): %v", ex.MerchantID, ex.ConversationID, err)
 	}

@@ -1,11 +1,11 @@
-// Package storeutil holds the behaviour every store implementation must share so that they pass the same
-// conformance suite: page sizes, pagination cursors, question normalisation, month keys and input checks.
+// Package storeutil holds what the SQL stores share so that they read and write the same way: page sizes and
+// pagination cursors, the row loop of listings, time and source encodings, and question normalisation.
 package storeutil
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -135,179 +135,11 @@ func Day(ms int64) string {
 	return FromMillis(ms).Format(time.DateOnly)
 }
 
-// CitedIDs returns the distinct knowledge IDs of sources, in order of first citation.
-func CitedIDs(sources []store.Source) []string {
-	seen := make(map[string]bool, len(sources))
-	var ids []string
-	for _, s := range sources {
-		if s.KnowledgeID == "" || seen[s.KnowledgeID] {
-			continue
-		}
-		seen[s.KnowledgeID] = true
-		ids = append(ids, s.KnowledgeID)
-	}
-	return ids
-}
-
-// ValidateExchange checks the identifiers an exchange must carry.
-func ValidateExchange(ex store.Exchange) error {
-	switch {
-	case ex.MerchantID == "":
-		return errors.New("merchant ID is empty")
-	case ex.ConversationID == "":
-		return errors.New("conversation ID is empty")
-	case ex.Question.ID == "" || ex.Answer.ID == "":
-		return errors.New("message ID is empty")
-	case ex.Question.ID == ex.Answer.ID:
-		return fmt.Errorf("question and answer share the ID %q", ex.Question.ID)
-	case ex.MonthlyLimit < 0:
-		return fmt.Errorf("monthly limit %d is negative", ex.MonthlyLimit)
-	case ex.Contact != nil && ex.LeadID == "":
-		return errors.New("lead ID is empty")
-	}
-	return nil
-}
-
-// ValidateKnowledge checks the identifiers a knowledge item must carry.
-func ValidateKnowledge(k store.Knowledge) error {
-	switch {
-	case k.MerchantID == "":
-		return errors.New("merchant ID is empty")
-	case k.ID == "":
-		return errors.New("knowledge ID is empty")
-	}
-	return nil
-}
-
 // Listing kinds of leads and deliveries.
 const (
 	KindLeads      = "leads"
 	KindDeliveries = "deliveries"
 )
-
-// ValidateLeadInput checks the identifiers and contact a contact form's lead must carry.
-func ValidateLeadInput(in store.LeadInput) error {
-	switch {
-	case in.MerchantID == "":
-		return errors.New("merchant ID is empty")
-	case in.ID == "":
-		return errors.New("lead ID is empty")
-	case in.Email == "" && in.Phone == "":
-		return errors.New("a lead needs an email address or a phone number")
-	}
-	return nil
-}
-
-// MergeContact returns the lead with the contact's non-empty fields replacing its own and consent kept once
-// given, and whether anything changed.
-func MergeContact(l store.Lead, c store.Contact) (store.Lead, bool) {
-	before := l.Contact
-	for _, f := range []struct {
-		dst *string
-		src string
-	}{{&l.Name, c.Name}, {&l.Email, c.Email}, {&l.Phone, c.Phone}, {&l.Message, c.Message}} {
-		if f.src != "" {
-			*f.dst = f.src
-		}
-	}
-	l.Consent = l.Consent || c.Consent
-	return l, l.Contact != before
-}
-
-// DeliveryID is the ID of the delivery of an event to a webhook: unique per merchant, and readable.
-func DeliveryID(eventID, webhookID string) string {
-	return eventID + "-" + webhookID
-}
-
-// Event is one event a write produces, ready for the outbox.
-type Event struct {
-	ID        string
-	Type      string
-	CreatedAt time.Time
-	Payload   []byte
-	Endpoints []store.Endpoint
-}
-
-// eventJSON is an event's body as webhooks receive it (the Standard Webhooks payload shape: type, timestamp,
-// data), with the event's ID and merchant.
-type eventJSON struct {
-	ID         string    `json:"id"`
-	Type       string    `json:"type"`
-	Timestamp  time.Time `json:"timestamp"`
-	MerchantID string    `json:"merchant_id"`
-	Data       any       `json:"data"`
-}
-
-type conversationEventJSON struct {
-	ConversationID string    `json:"conversation_id"`
-	VisitorID      string    `json:"visitor_id,omitempty"`
-	FirstMessage   string    `json:"first_message"`
-	CreatedAt      time.Time `json:"created_at"`
-}
-
-type leadEventJSON struct {
-	LeadID         string    `json:"lead_id"`
-	ConversationID string    `json:"conversation_id,omitempty"`
-	VisitorID      string    `json:"visitor_id,omitempty"`
-	Name           string    `json:"name,omitempty"`
-	Email          string    `json:"email,omitempty"`
-	Phone          string    `json:"phone,omitempty"`
-	Message        string    `json:"message,omitempty"`
-	Consent        bool      `json:"consent"`
-	Source         string    `json:"source"`
-	CreatedAt      time.Time `json:"created_at"`
-	UpdatedAt      time.Time `json:"updated_at"`
-}
-
-// Events builds the events of one write: for each type that happened and has subscribers, in order, the next of
-// the outbox's event IDs and the payload. It fails when the outbox has too few IDs.
-func Events(merchantID string, o store.Outbox, happened ...EventData) ([]Event, error) {
-	var events []Event
-	for _, h := range happened {
-		endpoints := o.Subscribers[h.Type]
-		if len(endpoints) == 0 {
-			continue
-		}
-		if len(events) >= len(o.EventIDs) {
-			return nil, fmt.Errorf("the outbox has %d event IDs, fewer than the events to write", len(o.EventIDs))
-		}
-		id := o.EventIDs[len(events)]
-		payload, err := json.Marshal(eventJSON{ID: id, Type: h.Type, Timestamp: h.At.UTC(), MerchantID: merchantID, Data: h.data})
-		if err != nil {
-			return nil, fmt.Errorf("encoding event %s: %w", h.Type, err)
-		}
-		events = append(events, Event{ID: id, Type: h.Type, CreatedAt: h.At, Payload: payload, Endpoints: endpoints})
-	}
-	return events, nil
-}
-
-// EventData is an event that happened, before it has an ID.
-type EventData struct {
-	Type string
-	At   time.Time
-	data any
-}
-
-// ConversationCreated is the conversation.created event of a conversation.
-func ConversationCreated(ex store.Exchange) EventData {
-	return EventData{Type: store.EventConversationCreated, At: ex.Question.CreatedAt, data: conversationEventJSON{
-		ConversationID: ex.ConversationID, VisitorID: ex.VisitorID, FirstMessage: ex.Question.Text,
-		CreatedAt: ex.Question.CreatedAt.UTC(),
-	}}
-}
-
-// LeadSaved is the lead.created or lead.updated event of a lead.
-func LeadSaved(l store.Lead, created bool) EventData {
-	typ := store.EventLeadUpdated
-	if created {
-		typ = store.EventLeadCreated
-	}
-	return EventData{Type: typ, At: l.UpdatedAt, data: leadEventJSON{
-		LeadID: l.ID, ConversationID: l.ConversationID, VisitorID: l.VisitorID, Name: l.Name, Email: l.Email,
-		Phone: l.Phone, Message: l.Message, Consent: l.Consent, Source: l.Source, CreatedAt: l.CreatedAt.UTC(),
-		UpdatedAt: l.UpdatedAt.UTC(),
-	}}
-}
 
 // sourceJSON is the stored form of a store.Source.
 type sourceJSON struct {
@@ -345,4 +177,84 @@ func DecodeSources(text string) ([]store.Source, error) {
 		out = append(out, store.Source(s))
 	}
 	return out, nil
+}
+
+// Rows is a result set: *sql.Rows and pgx.Rows both are.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// Scanner is one row: *sql.Row, *sql.Rows, pgx.Row and pgx.Rows all are.
+type Scanner interface {
+	Scan(dest ...any) error
+}
+
+// Collect reads every row with scan. The caller closes rows.
+func Collect[T any](rows Rows, scan func(Scanner) (T, error)) ([]T, error) {
+	var list []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, v)
+	}
+	return list, rows.Err()
+}
+
+// RunSteps runs the steps of a computation that reads several queries into out, in order, on one transaction,
+// and stops at the first error.
+func RunSteps[Tx, In, Out any](ctx context.Context, tx Tx, in In, out *Out, steps ...func(context.Context, Tx, In, *Out) error) error {
+	for _, step := range steps {
+		if err := step(ctx, tx, in, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Keyed is what listings hold: things ordered, newest first, by creation time and then ID.
+type Keyed interface {
+	Key() (time.Time, string)
+}
+
+// ListPage reads one page of a listing. It decodes the cursor, which must have been issued for this listing kind
+// and merchant (store.ErrInvalidCursor otherwise); fetch reads up to n items after it (nil: from the newest), one
+// more than the page holds, so that the page's cursor is given only when another page follows.
+func ListPage[T Keyed](kind, merchantID string, limit int, cursor string, fetch func(after *Cursor, n int) ([]T, error)) ([]T, string, error) {
+	var after *Cursor
+	if cursor != "" {
+		c, err := DecodeCursor(cursor, kind, merchantID)
+		if err != nil {
+			return nil, "", fmt.Errorf("listing %s: %w", kind, err)
+		}
+		after = &c
+	}
+	size := PageSize(limit)
+	list, err := fetch(after, size+1)
+	if err != nil {
+		return nil, "", fmt.Errorf("listing %s: %w", kind, err)
+	}
+	page, next := Page(list, size, kind, merchantID, T.Key)
+	return page, next, nil
+}
+
+// ExchangeSources returns the stored form of the sources of an exchange's question and answer.
+func ExchangeSources(ex store.Exchange) (question, answer string, err error) {
+	if question, err = EncodeSources(ex.Question.Sources); err != nil {
+		return "", "", fmt.Errorf("message %s: %w", ex.Question.ID, err)
+	}
+	if answer, err = EncodeSources(ex.Answer.Sources); err != nil {
+		return "", "", fmt.Errorf("message %s: %w", ex.Answer.ID, err)
+	}
+	return question, answer, nil
+}
+
+// ScanQuestionCount reads a question and its count.
+func ScanQuestionCount(row Scanner) (store.QuestionCount, error) {
+	var q store.QuestionCount
+	err := row.Scan(&q.Question, &q.Count)
+	return q, err
 }

@@ -1,4 +1,4 @@
-package server
+package chat
 
 import (
 	"context"
@@ -18,7 +18,7 @@ const revisionCheck = 250 * time.Millisecond
 // indexCache keeps each merchant's retrieval index and rebuilds it when the store's knowledge revision moves,
 // so a knowledge write through any replica is answered from by all of them.
 type indexCache struct {
-	store   store.Store
+	store   store.Reader
 	mu      sync.Mutex
 	entries map[string]*indexEntry
 }
@@ -31,7 +31,7 @@ type indexEntry struct {
 	checked time.Time
 }
 
-func newIndexCache(s store.Store) *indexCache {
+func newIndexCache(s store.Reader) *indexCache {
 	return &indexCache{store: s, entries: map[string]*indexEntry{}}
 }
 

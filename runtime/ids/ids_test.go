@@ -1,4 +1,4 @@
-package server
+package ids
 
 import (
 	"strings"
@@ -6,14 +6,14 @@ import (
 	"time"
 )
 
-func TestNewIDSortsByTimeAndIsUnique(t *testing.T) {
+func TestNewSortsByTimeAndIsUnique(t *testing.T) {
 	seen := map[string]bool{}
 	prev := ""
 	for i := range 2000 {
 		if i%500 == 0 {
 			time.Sleep(2 * time.Millisecond) // cross millisecond boundaries
 		}
-		id := newID("conv_")
+		id := New("conv_")
 		if len(id) != len("conv_")+20 || !strings.HasPrefix(id, "conv_") {
 			t.Fatalf("malformed id %q", id)
 		}

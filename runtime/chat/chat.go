@@ -1,0 +1,235 @@
+// Package chat holds the runtime's use cases, each rule once and with no HTTP and no SQL: answering a visitor's
+// message (the monthly ceiling, the answer, and one write of the conversation, its messages, citations, lead and
+// events), the contact form, knowledge writes and the retrieval indexes, the webhook delivery log and replay,
+// and which events go to which endpoints. Transports (runtime/server) call a Service; stores (runtime/store)
+// provide the statements the rules are written in.
+package chat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/parley-dev/parley/runtime/assistant"
+	"github.com/parley-dev/parley/runtime/contact"
+	"github.com/parley-dev/parley/runtime/ids"
+	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/tenant"
+)
+
+// Config wires a Service.
+type Config struct {
+	Store     store.Store
+	Responder assistant.Responder
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+	// Notify is called after a use case wrote webhook deliveries to the outbox, to wake the dispatcher; may be
+	// nil (dispatchers then find them when they next poll).
+	Notify func()
+}
+
+// Service runs the use cases of every merchant the runtime serves.
+type Service struct {
+	store     store.Store
+	responder assistant.Responder
+	indexes   *indexCache
+	now       func() time.Time
+	notify    func()
+}
+
+// New builds a Service.
+func New(cfg Config) (*Service, error) {
+	if cfg.Store == nil || cfg.Responder == nil {
+		return nil, errors.New("chat: store and responder are required")
+	}
+	s := &Service{store: cfg.Store, responder: cfg.Responder, indexes: newIndexCache(cfg.Store), now: cfg.Now, notify: cfg.Notify}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s, nil
+}
+
+// Store is where the service keeps its data; transports read through it.
+func (s *Service) Store() store.Reader { return s.store }
+
+// Question is a visitor's message to a merchant.
+type Question struct {
+	Message string
+	// ConversationID continues a conversation, or starts one of that ID; empty starts a new one.
+	ConversationID string
+	// VisitorID identifies the visitor across conversations; may be empty.
+	VisitorID string
+}
+
+// Reply is the assistant's answer, as stored.
+type Reply struct {
+	ConversationID string
+	Message        store.Message
+}
+
+// Answer answers a visitor's message from the merchant's knowledge and stores question and answer in one
+// transaction. A new conversation past the plan's monthly ceiling is refused with store.ErrQuotaExceeded before
+// any work is done, and exactly again when it is written.
+func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Reply, error) {
+	exists := false
+	if q.ConversationID != "" {
+		var err error
+		if exists, err = s.store.ConversationExists(ctx, m.MerchantID, q.ConversationID); err != nil {
+			return Reply{}, err
+		}
+	} else {
+		q.ConversationID = ids.New("conv_")
+	}
+	if !exists {
+		if err := s.checkQuota(ctx, m); err != nil {
+			return Reply{}, err
+		}
+	}
+	index, err := s.indexes.get(ctx, m.MerchantID)
+	if err != nil {
+		return Reply{}, err
+	}
+	reply, err := s.responder.Respond(ctx, assistant.Request{
+		Message: q.Message, Index: index, FallbackMessage: m.Assistant.FallbackMessage,
+		Instructions: m.Assistant.Instructions, Locale: m.Widget.Locale,
+	})
+	if err != nil {
+		return Reply{}, fmt.Errorf("answering: %w", err)
+	}
+	now := s.now().UTC().Truncate(time.Millisecond)
+	ex := store.Exchange{
+		MerchantID: m.MerchantID, ConversationID: q.ConversationID, VisitorID: q.VisitorID,
+		MonthlyLimit: int(m.Plan.MonthlyConversations),
+		Question:     store.Message{ID: ids.New("msg_"), Role: store.RoleVisitor, Text: q.Message, CreatedAt: now, Answered: true},
+		Answer: store.Message{ID: ids.New("msg_"), Role: store.RoleAssistant, Text: reply.Text, CreatedAt: now,
+			Answered: reply.Answered, Sources: storeSources(reply.Sources)},
+		Contact: chatContact(q.Message),
+		Outbox:  Route(m),
+	}
+	if ex.Contact != nil {
+		ex.LeadID = ids.New("lead_")
+	}
+	res, err := RecordExchange(ctx, s.store, ex)
+	if err != nil {
+		return Reply{}, err
+	}
+	s.written(res.Deliveries)
+	return Reply{ConversationID: q.ConversationID, Message: ex.Answer}, nil
+}
+
+// checkQuota refuses a new conversation once the month's ceiling is reached. The write checks again, exactly.
+func (s *Service) checkQuota(ctx context.Context, m *tenant.Bundle) error {
+	if m.Plan.MonthlyConversations == 0 {
+		return nil
+	}
+	n, err := s.store.ConversationsThisMonth(ctx, m.MerchantID, s.now())
+	if err != nil {
+		return err
+	}
+	if n >= int(m.Plan.MonthlyConversations) {
+		return store.ErrQuotaExceeded
+	}
+	return nil
+}
+
+// LeadForm is what a visitor sent through the contact form.
+type LeadForm struct {
+	store.Contact
+	// ConversationID names the conversation the form was opened in; may be empty.
+	ConversationID string
+	VisitorID      string
+}
+
+// SaveLead stores a contact form's lead: a new one, or the visitor's lead of the conversation completed. A form
+// opened before the first message names a conversation that does not exist yet: the lead then stands alone.
+func (s *Service) SaveLead(ctx context.Context, m *tenant.Bundle, f LeadForm) (store.LeadResult, error) {
+	conversationID := f.ConversationID
+	if conversationID != "" {
+		exists, err := s.store.ConversationExists(ctx, m.MerchantID, conversationID)
+		if err != nil {
+			return store.LeadResult{}, err
+		}
+		if !exists {
+			conversationID = ""
+		}
+	}
+	res, err := SaveLead(ctx, s.store, store.LeadInput{MerchantID: m.MerchantID, ConversationID: conversationID,
+		VisitorID: f.VisitorID, ID: ids.New("lead_"), Contact: f.Contact, At: s.now().UTC().Truncate(time.Millisecond),
+		Outbox: Route(m)})
+	if err != nil {
+		return store.LeadResult{}, err
+	}
+	s.written(res.Deliveries)
+	return res, nil
+}
+
+// CreateKnowledge adds an item to the merchant's knowledge base, within the plan's item ceiling
+// (store.ErrKnowledgeLimit), and returns it with its ID and times.
+func (s *Service) CreateKnowledge(ctx context.Context, m *tenant.Bundle, k store.Knowledge) (store.Knowledge, error) {
+	now := s.now().UTC().Truncate(time.Millisecond)
+	k.ID, k.MerchantID, k.CreatedAt, k.UpdatedAt, k.UseCount = ids.New("kn_"), m.MerchantID, now, now, 0
+	if err := CreateKnowledge(ctx, s.store, k, int(m.Plan.KnowledgeItems)); err != nil {
+		return store.Knowledge{}, err
+	}
+	s.indexes.forget(m.MerchantID)
+	return k, nil
+}
+
+// UpdateKnowledge replaces the title, content, URL and tags of the item old with k's, or returns
+// store.ErrNotFound when it is gone.
+func (s *Service) UpdateKnowledge(ctx context.Context, m *tenant.Bundle, old, k store.Knowledge) (store.Knowledge, error) {
+	k.ID, k.MerchantID, k.CreatedAt, k.UseCount = old.ID, m.MerchantID, old.CreatedAt, old.UseCount
+	k.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
+	if err := UpdateKnowledge(ctx, s.store, k); err != nil {
+		return store.Knowledge{}, err
+	}
+	s.indexes.forget(m.MerchantID)
+	return k, nil
+}
+
+// DeleteKnowledge removes an item, or returns store.ErrNotFound.
+func (s *Service) DeleteKnowledge(ctx context.Context, m *tenant.Bundle, id string) error {
+	if err := DeleteKnowledge(ctx, s.store, m.MerchantID, id); err != nil {
+		return err
+	}
+	s.indexes.forget(m.MerchantID)
+	return nil
+}
+
+// ReplayDelivery sends a finished delivery again; see the function ReplayDelivery.
+func (s *Service) ReplayDelivery(ctx context.Context, m *tenant.Bundle, id string) (store.Delivery, error) {
+	d, err := ReplayDelivery(ctx, s.store, m.MerchantID, id, s.now())
+	if err != nil {
+		return store.Delivery{}, err
+	}
+	s.written(1)
+	return d, nil
+}
+
+// written wakes the webhook dispatcher when a use case put deliveries in the outbox.
+func (s *Service) written(deliveries int) {
+	if deliveries > 0 && s.notify != nil {
+		s.notify()
+	}
+}
+
+// chatContact is the contact a chat message carries, or nil.
+func chatContact(message string) *store.Contact {
+	email, phone := contact.Find(message)
+	if email == "" && phone == "" {
+		return nil
+	}
+	return &store.Contact{Email: email, Phone: phone}
+}
+
+func storeSources(in []assistant.Source) []store.Source {
+	out := make([]store.Source, len(in))
+	for i, src := range in {
+		out[i] = store.Source{KnowledgeID: src.KnowledgeID, Title: src.Title, URL: src.URL, Snippet: src.Snippet, Score: src.Score}
+	}
+	return out
+}
+
+// Ping checks that the store answers.
+func (s *Service) Ping(ctx context.Context) error { return s.store.Ping(ctx) }

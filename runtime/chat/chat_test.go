@@ -1,0 +1,170 @@
+package chat_test
+
+import (
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/parley-dev/parley/runtime/assistant"
+	"github.com/parley-dev/parley/runtime/chat"
+	"github.com/parley-dev/parley/runtime/event"
+	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/store/sqlite"
+	"github.com/parley-dev/parley/runtime/tenant"
+)
+
+type fixture struct {
+	svc      *chat.Service
+	store    store.Store
+	notified atomic.Int32
+	now      time.Time
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	st, err := sqlite.Open(t.Context(), t.TempDir()+"/parley.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	f := &fixture{store: st, now: time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)}
+	f.svc, err = chat.New(chat.Config{Store: st, Responder: assistant.Retrieval{},
+		Now: func() time.Time { return f.now }, Notify: func() { f.notified.Add(1) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func merchant(monthly int32) *tenant.Bundle {
+	return &tenant.Bundle{MerchantID: "acme",
+		Plan:      tenant.Plan{MonthlyConversations: monthly, KnowledgeItems: 10, Webhooks: true},
+		Assistant: tenant.Assistant{FallbackMessage: "Sorry, I don't know. Leave your email?"},
+		Webhooks: []tenant.Webhook{{ID: "crm", URL: "https://crm.example/hook",
+			Events: []tenant.Event{event.ConversationCreated, event.LeadCreated, event.LeadUpdated}}}}
+}
+
+func TestAnswerFromKnowledgeWrittenJustBefore(t *testing.T) {
+	f := newFixture(t)
+	m := merchant(0)
+	ctx := t.Context()
+	if _, err := f.svc.Answer(ctx, m, chat.Question{Message: "Do you ship to Norway?"}); err != nil {
+		t.Fatal(err)
+	}
+	k, err := f.svc.CreateKnowledge(ctx, m, store.Knowledge{Title: "Shipping to Norway",
+		Content: "We ship to Norway within 5 working days."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := f.svc.Answer(ctx, m, chat.Question{Message: "Do you ship to Norway?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Message.Answered || len(r.Message.Sources) == 0 || r.Message.Sources[0].KnowledgeID != k.ID {
+		t.Fatalf("the answer after the knowledge write did not cite it at once: %+v", r.Message)
+	}
+	if err := f.svc.DeleteKnowledge(ctx, m, k.ID); err != nil {
+		t.Fatal(err)
+	}
+	if r, err = f.svc.Answer(ctx, m, chat.Question{Message: "Do you ship to Norway?"}); err != nil || r.Message.Answered {
+		t.Fatalf("the answer after the deletion still answered (%v): %+v", err, r.Message)
+	}
+	if err := f.svc.DeleteKnowledge(ctx, m, k.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("deleting twice: %v, want store.ErrNotFound", err)
+	}
+}
+
+func TestAnswerRefusesANewConversationPastTheCeiling(t *testing.T) {
+	f := newFixture(t)
+	m := merchant(1)
+	ctx := t.Context()
+	first, err := f.svc.Answer(ctx, m, chat.Question{Message: "hello", VisitorID: "v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Answer(ctx, m, chat.Question{Message: "hello again"}); !errors.Is(err, store.ErrQuotaExceeded) {
+		t.Fatalf("a second conversation on a plan of one: %v, want store.ErrQuotaExceeded", err)
+	}
+	if _, err := f.svc.Answer(ctx, m, chat.Question{Message: "still there?", ConversationID: first.ConversationID}); err != nil {
+		t.Fatalf("the running conversation was refused: %v", err)
+	}
+	f.now = f.now.AddDate(0, 1, 0)
+	if _, err := f.svc.Answer(ctx, m, chat.Question{Message: "new month"}); err != nil {
+		t.Fatalf("a conversation in the next month was refused: %v", err)
+	}
+}
+
+func TestContactInAChatAndTheFormMakeOneLead(t *testing.T) {
+	f := newFixture(t)
+	m := merchant(0)
+	ctx := t.Context()
+	r, err := f.svc.Answer(ctx, m, chat.Question{Message: "Call me on +44 20 7946 0958", VisitorID: "v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.notified.Load(); got != 1 {
+		t.Errorf("the dispatcher was woken %d times after conversation.created and lead.created, want 1", got)
+	}
+	res, err := f.svc.SaveLead(ctx, m, chat.LeadForm{Contact: store.Contact{Email: "ada@example.com", Consent: true},
+		ConversationID: r.ConversationID, VisitorID: "v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Created || res.Lead.Phone == "" || res.Lead.Email != "ada@example.com" || res.Lead.Source != store.LeadFromChat {
+		t.Errorf("the form did not complete the chat's lead: %+v", res)
+	}
+	other, err := f.svc.SaveLead(ctx, m, chat.LeadForm{Contact: store.Contact{Email: "bob@example.com", Consent: true},
+		ConversationID: "conv_that_does_not_exist", VisitorID: "v2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !other.Created || other.Lead.ConversationID != "" {
+		t.Errorf("a form naming an unknown conversation: %+v, want a new lead standing alone", other.Lead)
+	}
+	list, _, err := f.store.ListDeliveries(ctx, "acme", store.DeliveryFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int{}
+	for _, d := range list {
+		counts[d.EventType]++
+	}
+	if counts[event.ConversationCreated] != 1 || counts[event.LeadCreated] != 2 || counts[event.LeadUpdated] != 1 {
+		t.Errorf("deliveries by event type %v, want 1 conversation.created, 2 lead.created, 1 lead.updated", counts)
+	}
+}
+
+func TestReplayDelivery(t *testing.T) {
+	f := newFixture(t)
+	m := merchant(0)
+	ctx := t.Context()
+	if _, err := f.svc.Answer(ctx, m, chat.Question{Message: "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	claimed, err := f.store.ClaimDeliveries(ctx, f.now, time.Minute, 10)
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("claimed %d deliveries (%v), want 1", len(claimed), err)
+	}
+	d := claimed[0]
+	if _, err := f.svc.ReplayDelivery(ctx, m, d.ID); !errors.Is(err, store.ErrNotReplayable) {
+		t.Fatalf("replaying a pending delivery: %v, want store.ErrNotReplayable", err)
+	}
+	gone := store.Attempt{MerchantID: "acme", DeliveryID: d.ID, At: f.now, URL: d.URL, StatusCode: 410,
+		Status: store.DeliveryFailed, DisableEndpoint: true}
+	if err := chat.RecordAttempt(ctx, f.store, gone); err != nil {
+		t.Fatal(err)
+	}
+	before := f.notified.Load()
+	replayed, err := f.svc.ReplayDelivery(ctx, m, d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if replayed.Status != store.DeliveryPending || replayed.EventID != d.EventID || f.notified.Load() != before+1 {
+		t.Errorf("replay: %+v (notified %d times more), want pending with the same event and the dispatcher woken",
+			replayed, f.notified.Load()-before)
+	}
+	if _, err := f.svc.ReplayDelivery(ctx, merchant(0), "no-such-delivery"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("replaying an unknown delivery: %v, want store.ErrNotFound", err)
+	}
+}

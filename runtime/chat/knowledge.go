@@ -1,0 +1,73 @@
+package chat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/parley-dev/parley/runtime/store"
+)
+
+// Every knowledge write changes the merchant's knowledge revision in its transaction, first, so that one
+// merchant's knowledge writes are serialised and replicas see that their index is stale.
+
+// CreateKnowledge stores a new item. With maxItems > 0 and the merchant already holding maxItems items, nothing
+// is written and store.ErrKnowledgeLimit is returned (exact under concurrency).
+func CreateKnowledge(ctx context.Context, st store.Store, k store.Knowledge, maxItems int) error {
+	if err := validateKnowledge(k); err != nil {
+		return fmt.Errorf("creating knowledge item: %w", err)
+	}
+	err := st.Write(ctx, func(tx store.Tx) error {
+		claimed, err := tx.ClaimKnowledgeSlot(ctx, k.MerchantID, maxItems)
+		if err != nil {
+			return err
+		}
+		if !claimed {
+			return store.ErrKnowledgeLimit
+		}
+		return tx.InsertKnowledge(ctx, k)
+	})
+	if err != nil {
+		return fmt.Errorf("creating knowledge item %s: %w", k.ID, err)
+	}
+	return nil
+}
+
+// UpdateKnowledge replaces an item's title, content, URL, tags and UpdatedAt, or returns store.ErrNotFound.
+func UpdateKnowledge(ctx context.Context, st store.Store, k store.Knowledge) error {
+	err := st.Write(ctx, func(tx store.Tx) error {
+		if err := tx.TouchKnowledge(ctx, k.MerchantID, 0); err != nil {
+			return err
+		}
+		return tx.UpdateKnowledge(ctx, k) // ErrNotFound rolls the revision back
+	})
+	if err != nil {
+		return fmt.Errorf("updating knowledge item %s: %w", k.ID, err)
+	}
+	return nil
+}
+
+// DeleteKnowledge removes an item, or returns store.ErrNotFound.
+func DeleteKnowledge(ctx context.Context, st store.Store, merchantID, id string) error {
+	err := st.Write(ctx, func(tx store.Tx) error {
+		if err := tx.TouchKnowledge(ctx, merchantID, -1); err != nil {
+			return err
+		}
+		return tx.DeleteKnowledge(ctx, merchantID, id) // ErrNotFound rolls the count back
+	})
+	if err != nil {
+		return fmt.Errorf("deleting knowledge item %s: %w", id, err)
+	}
+	return nil
+}
+
+// validateKnowledge checks the identifiers a knowledge item must carry.
+func validateKnowledge(k store.Knowledge) error {
+	switch {
+	case k.MerchantID == "":
+		return errors.New("merchant ID is empty")
+	case k.ID == "":
+		return errors.New("knowledge ID is empty")
+	}
+	return nil
+}

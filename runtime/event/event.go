@@ -1,0 +1,104 @@
+// Package event builds the webhook events a merchant's endpoints receive: their types and the JSON payloads
+// described in the OpenAPI document's webhooks section. The payload is built once, when the event happens, and
+// stored as the exact bytes that are signed and sent on every attempt.
+package event
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/parley-dev/parley/runtime/store"
+)
+
+// The event types.
+const (
+	ConversationCreated = store.EventConversationCreated
+	LeadCreated         = store.EventLeadCreated
+	LeadUpdated         = store.EventLeadUpdated
+)
+
+// Types lists every event type, in the order the OpenAPI document lists them.
+var Types = []string{ConversationCreated, LeadCreated, LeadUpdated}
+
+// Happened is an event that happened, before it has an ID: its type, time and data.
+type Happened struct {
+	Type string
+	At   time.Time
+	data any
+}
+
+// envelope is an event's body as webhooks receive it (the Standard Webhooks payload shape: type, timestamp,
+// data), with the event's ID and merchant.
+type envelope struct {
+	ID         string    `json:"id"`
+	Type       string    `json:"type"`
+	Timestamp  time.Time `json:"timestamp"`
+	MerchantID string    `json:"merchant_id"`
+	Data       any       `json:"data"`
+}
+
+type conversationData struct {
+	ConversationID string    `json:"conversation_id"`
+	VisitorID      string    `json:"visitor_id,omitempty"`
+	FirstMessage   string    `json:"first_message"`
+	CreatedAt      time.Time `json:"created_at"`
+}
+
+type leadData struct {
+	LeadID         string    `json:"lead_id"`
+	ConversationID string    `json:"conversation_id,omitempty"`
+	VisitorID      string    `json:"visitor_id,omitempty"`
+	Name           string    `json:"name,omitempty"`
+	Email          string    `json:"email,omitempty"`
+	Phone          string    `json:"phone,omitempty"`
+	Message        string    `json:"message,omitempty"`
+	Consent        bool      `json:"consent"`
+	Source         string    `json:"source"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
+}
+
+// ConversationStarted is the conversation.created event of the conversation an exchange started.
+func ConversationStarted(ex store.Exchange) Happened {
+	return Happened{Type: ConversationCreated, At: ex.Question.CreatedAt, data: conversationData{
+		ConversationID: ex.ConversationID, VisitorID: ex.VisitorID, FirstMessage: ex.Question.Text,
+		CreatedAt: ex.Question.CreatedAt.UTC(),
+	}}
+}
+
+// LeadSaved is the lead.created or lead.updated event of a lead.
+func LeadSaved(l store.Lead, created bool) Happened {
+	typ := LeadUpdated
+	if created {
+		typ = LeadCreated
+	}
+	return Happened{Type: typ, At: l.UpdatedAt, data: leadData{
+		LeadID: l.ID, ConversationID: l.ConversationID, VisitorID: l.VisitorID, Name: l.Name, Email: l.Email,
+		Phone: l.Phone, Message: l.Message, Consent: l.Consent, Source: l.Source, CreatedAt: l.CreatedAt.UTC(),
+		UpdatedAt: l.UpdatedAt.UTC(),
+	}}
+}
+
+// Build turns what one write made happen into the events for the outbox: for each type that has subscribers,
+// in order, the next of the outbox's event IDs and the payload. Types nobody subscribed to produce nothing. It
+// fails when the outbox has too few IDs.
+func Build(merchantID string, o store.Outbox, happened ...Happened) ([]store.Event, error) {
+	var events []store.Event
+	for _, h := range happened {
+		endpoints := o.Subscribers[h.Type]
+		if len(endpoints) == 0 {
+			continue
+		}
+		if len(events) >= len(o.EventIDs) {
+			return nil, fmt.Errorf("the outbox has %d event IDs, fewer than the events to write", len(o.EventIDs))
+		}
+		id := o.EventIDs[len(events)]
+		payload, err := json.Marshal(envelope{ID: id, Type: h.Type, Timestamp: h.At.UTC(), MerchantID: merchantID, Data: h.data})
+		if err != nil {
+			return nil, fmt.Errorf("encoding event %s: %w", h.Type, err)
+		}
+		events = append(events, store.Event{ID: id, Type: h.Type, CreatedAt: h.At, Payload: payload, Endpoints: endpoints})
+	}
+	return events, nil
+}
