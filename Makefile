@@ -61,7 +61,7 @@ test: manifests generate vet ## Run the unit and envtest suites (real kube-apise
 # The fast tier leaves out what needs a server. Whole packages whose tests all start one: envtest (controllers,
 # test/...), PostgreSQL, Redis; and hack/image, which builds the binary and its image. Tests that start one in otherwise fast packages are skipped by name: Redis,
 # PostgreSQL, and the widget in a headless browser. Everything else, new packages included, is in.
-UNIT_EXCLUDE = /test/|/controllers$$|/runtime/store/postgres(/|$$)|/runtime/ratelimit$$|/internal/testutil/redistest$$|/hack/image$$
+UNIT_EXCLUDE = /test/|/controllers$$|/runtime/store/postgres(/|$$)|/runtime/ratelimit$$|/internal/testutil/(redistest|pgtest)$$|/hack/image$$
 UNIT_SKIP = ^(TestRateLimitSharedByReplicasThroughRedis|TestRedisLimiterFromFlags|TestRuntimePostgres|TestWidget(InBrowser|OnAnOriginNotAllowed|RateLimited|ContactForm.*))$$
 
 .PHONY: test-unit

@@ -1,5 +1,7 @@
 package v1alpha1
 
+import "github.com/parley-dev/parley/internal/contract"
+
 // Labels and keys that form the contract between the operator, the Secrets it reads and the runtime.
 const (
 	// SecretLabel marks the Secrets the operator caches and watches; its value says what the Secret holds.
@@ -14,9 +16,9 @@ const (
 	SecretLabelTenant = "tenant"
 
 	// TenantLabel marks a tenant bundle Secret for the runtime's informer.
-	TenantLabel = "chat.parley.dev/tenant"
+	TenantLabel = contract.LabelTenant
 	// RuntimeLabel names the ChatRuntime a tenant bundle belongs to.
-	RuntimeLabel = "chat.parley.dev/runtime"
+	RuntimeLabel = contract.LabelRuntime
 	// MerchantIDLabel carries the merchant ID on a tenant bundle.
 	MerchantIDLabel = "chat.parley.dev/merchant-id"
 

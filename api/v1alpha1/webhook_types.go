@@ -2,6 +2,8 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/parley-dev/parley/internal/contract"
 )
 
 // WebhookEvent names an event a webhook can subscribe to.
@@ -10,11 +12,11 @@ type WebhookEvent string
 
 const (
 	// EventConversationCreated fires when a visitor starts a conversation.
-	EventConversationCreated WebhookEvent = "conversation.created"
+	EventConversationCreated WebhookEvent = contract.EventConversationCreated
 	// EventLeadCreated fires when a visitor leaves contact details for the first time in a conversation.
-	EventLeadCreated WebhookEvent = "lead.created"
+	EventLeadCreated WebhookEvent = contract.EventLeadCreated
 	// EventLeadUpdated fires when a visitor adds to or changes contact details already left.
-	EventLeadUpdated WebhookEvent = "lead.updated"
+	EventLeadUpdated WebhookEvent = contract.EventLeadUpdated
 )
 
 // WebhookSpec describes an endpoint that receives a merchant's events.

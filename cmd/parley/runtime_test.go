@@ -14,7 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley-dev/parley/internal/contract"
-	"github.com/parley-dev/parley/runtime/store/postgres/pgtest"
+	"github.com/parley-dev/parley/internal/testutil/pgtest"
 )
 
 func TestRuntimeStorageFlags(t *testing.T) {

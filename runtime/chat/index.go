@@ -18,7 +18,7 @@ const revisionCheck = 250 * time.Millisecond
 // indexCache keeps each merchant's retrieval index and rebuilds it when the store's knowledge revision moves,
 // so a knowledge write through any replica is answered from by all of them.
 type indexCache struct {
-	store   store.Reader
+	store   knowledgeSource
 	mu      sync.Mutex
 	entries map[string]*indexEntry
 }
@@ -31,7 +31,13 @@ type indexEntry struct {
 	checked time.Time
 }
 
-func newIndexCache(s store.Reader) *indexCache {
+// knowledgeSource is what the cache reads of the store.
+type knowledgeSource interface {
+	KnowledgeRevision(ctx context.Context, merchantID string) (int64, error)
+	AllKnowledge(ctx context.Context, merchantID string) ([]store.Knowledge, error)
+}
+
+func newIndexCache(s knowledgeSource) *indexCache {
 	return &indexCache{store: s, entries: map[string]*indexEntry{}}
 }
 

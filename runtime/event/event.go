@@ -8,18 +8,19 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/parley-dev/parley/internal/contract"
 	"github.com/parley-dev/parley/runtime/store"
 )
 
-// The event types.
+// The event types, as the operator and the runtime agree on them.
 const (
-	ConversationCreated = store.EventConversationCreated
-	LeadCreated         = store.EventLeadCreated
-	LeadUpdated         = store.EventLeadUpdated
+	ConversationCreated = contract.EventConversationCreated
+	LeadCreated         = contract.EventLeadCreated
+	LeadUpdated         = contract.EventLeadUpdated
 )
 
-// Types lists every event type, in the order the OpenAPI document lists them.
-var Types = []string{ConversationCreated, LeadCreated, LeadUpdated}
+// Types lists every event type, in the order the documentation gives them.
+var Types = contract.Events()
 
 // Happened is an event that happened, before it has an ID: its type, time and data.
 type Happened struct {

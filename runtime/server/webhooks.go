@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/parley-dev/parley/runtime/event"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
@@ -17,7 +18,7 @@ var deliveryIDPattern = regexp.MustCompile(`^evt_[A-Za-z0-9_-]{1,32}-[a-z0-9][-a
 
 var (
 	deliveryStatuses = []string{store.DeliveryPending, store.DeliverySucceeded, store.DeliveryFailed, store.DeliveryCancelled}
-	eventTypes       = []string{store.EventConversationCreated, store.EventLeadCreated, store.EventLeadUpdated}
+	eventTypes       = event.Types
 )
 
 type deliveryJSON struct {

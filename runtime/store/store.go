@@ -7,8 +7,6 @@ import (
 	"context"
 	"errors"
 	"time"
-
-	"github.com/parley-dev/parley/internal/contract"
 )
 
 // Errors a Store returns; callers map them to HTTP answers.
@@ -396,13 +394,6 @@ type LeadFilter struct {
 	// Cursor continues a previous listing.
 	Cursor string
 }
-
-// The event types written to the outbox.
-const (
-	EventConversationCreated = contract.EventConversationCreated
-	EventLeadCreated         = contract.EventLeadCreated
-	EventLeadUpdated         = contract.EventLeadUpdated
-)
 
 // Endpoint is a webhook endpoint an event is delivered to.
 type Endpoint struct {

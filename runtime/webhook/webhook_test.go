@@ -21,6 +21,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/parley-dev/parley/runtime/chat"
+	"github.com/parley-dev/parley/runtime/event"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/sqlite"
 	"github.com/parley-dev/parley/runtime/tenant"
@@ -177,7 +178,7 @@ func (f *fixture) chat() store.ExchangeResult {
 		Answer:   store.Message{ID: "a" + string(rune('a'+convSeq)), Role: store.RoleAssistant, Text: "ok", CreatedAt: now, Answered: true},
 		Contact:  &store.Contact{Email: "ana@example.com"}, LeadID: "lead-" + string(rune('a'+convSeq)),
 		Outbox: store.Outbox{EventIDs: []string{"evt_c" + string(rune('a'+convSeq)), "evt_l" + string(rune('a'+convSeq))},
-			Subscribers: map[string][]store.Endpoint{store.EventConversationCreated: ep, store.EventLeadCreated: ep}},
+			Subscribers: map[string][]store.Endpoint{event.ConversationCreated: ep, event.LeadCreated: ep}},
 	})
 	if err != nil {
 		f.t.Fatal(err)
@@ -259,9 +260,9 @@ func TestRetriesWithTheSameID(t *testing.T) {
 	var conv store.Delivery
 	for _, d := range f.settled(2) {
 		switch d.EventType {
-		case store.EventConversationCreated:
+		case event.ConversationCreated:
 			conv = d
-		case store.EventLeadCreated:
+		case event.LeadCreated:
 			if d.Status != store.DeliveryCancelled || d.Attempts != 0 {
 				t.Errorf("unsubscribed delivery %+v", d)
 			}
@@ -364,7 +365,7 @@ func TestTimeoutIsRetried(t *testing.T) {
 	f.chat()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		list, _, _ := f.store.ListDeliveries(t.Context(), "acme", store.DeliveryFilter{EventType: store.EventConversationCreated})
+		list, _, _ := f.store.ListDeliveries(t.Context(), "acme", store.DeliveryFilter{EventType: event.ConversationCreated})
 		if len(list) == 1 && list[0].Attempts == 1 {
 			d := list[0]
 			if d.Status != store.DeliveryPending || d.LastError != "timed out waiting for the endpoint" ||

@@ -20,10 +20,10 @@ import (
 	"github.com/parley-dev/parley/internal/credentials"
 	"github.com/parley-dev/parley/internal/dev/devidp"
 	"github.com/parley-dev/parley/internal/testutil/hookreceiver"
+	"github.com/parley-dev/parley/internal/testutil/pgtest"
 	"github.com/parley-dev/parley/internal/testutil/redistest"
 	"github.com/parley-dev/parley/internal/testutil/runtimeproc"
 	"github.com/parley-dev/parley/runtime/store/postgres"
-	"github.com/parley-dev/parley/runtime/store/postgres/pgtest"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
 

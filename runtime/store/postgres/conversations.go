@@ -2,11 +2,8 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/internal/storeutil"
@@ -82,90 +79,4 @@ func (tx writeTx) CountCitations(ctx context.Context, merchantID string, ids []s
 		return fmt.Errorf("counting citations: %w", err)
 	}
 	return nil
-}
-
-// ConversationsThisMonth returns how many conversations the merchant started in the UTC month of now.
-func (s *Store) ConversationsThisMonth(ctx context.Context, merchantID string, now time.Time) (int, error) {
-	var n int
-	err := s.pool.QueryRow(ctx, `SELECT count FROM monthly_conversations WHERE merchant_id = $1 AND month = $2`,
-		merchantID, storeutil.Month(now)).Scan(&n)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return 0, fmt.Errorf("counting conversations of the month: %w", err)
-	}
-	return n, nil
-}
-
-// ConversationExists reports whether the merchant has a conversation with this ID.
-func (s *Store) ConversationExists(ctx context.Context, merchantID, id string) (bool, error) {
-	var exists bool
-	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM conversations WHERE merchant_id = $1 AND id = $2)`,
-		merchantID, id).Scan(&exists)
-	if err != nil {
-		return false, fmt.Errorf("looking up conversation %s: %w", id, err)
-	}
-	return exists, nil
-}
-
-// GetConversation returns a conversation and its messages, oldest first, or store.ErrNotFound.
-func (s *Store) GetConversation(ctx context.Context, merchantID, id string) (store.Conversation, []store.Message, error) {
-	var (
-		c    store.Conversation
-		msgs []store.Message
-	)
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		var err error
-		row := tx.QueryRow(ctx, `SELECT `+storeutil.ConversationColumns+`
-			FROM conversations c WHERE c.merchant_id = $1 AND c.id = $2`, merchantID, id)
-		if c, err = scanConversation(row); err != nil {
-			return err
-		}
-		msgs, err = messages(ctx, tx, merchantID, id)
-		return err
-	})
-	if err != nil {
-		return store.Conversation{}, nil, fmt.Errorf("getting conversation %s: %w", id, err)
-	}
-	return c, msgs, nil
-}
-
-func messages(ctx context.Context, tx pgx.Tx, merchantID, conversationID string) ([]store.Message, error) {
-	msgs, err := queryList(ctx, tx, `
-		SELECT id, role, text, created_at, sources::text, answered FROM messages
-		WHERE merchant_id = $1 AND conversation_id = $2 ORDER BY created_at, seq`, []any{merchantID, conversationID}, scanMessage)
-	if err != nil {
-		return nil, fmt.Errorf("listing messages: %w", err)
-	}
-	return msgs, nil
-}
-
-// scanMessage reads a message: id, role, text, created_at, sources, answered.
-func scanMessage(row storeutil.Scanner) (store.Message, error) {
-	var (
-		m             store.Message
-		role, sources string
-	)
-	if err := row.Scan(&m.ID, &role, &m.Text, &m.CreatedAt, &sources, &m.Answered); err != nil {
-		return store.Message{}, fmt.Errorf("reading message: %w", err)
-	}
-	m.Role, m.CreatedAt = store.Role(role), m.CreatedAt.UTC()
-	var err error
-	if m.Sources, err = storeutil.DecodeSources(sources); err != nil {
-		return store.Message{}, fmt.Errorf("reading sources of message %s: %w", m.ID, err)
-	}
-	return m, nil
-}
-
-// scanConversation reads storeutil.ConversationColumns; no row is store.ErrNotFound.
-func scanConversation(row storeutil.Scanner) (store.Conversation, error) {
-	var c store.Conversation
-	err := row.Scan(&c.MerchantID, &c.ID, &c.VisitorID, &c.CreatedAt, &c.UpdatedAt, &c.MessageCount, &c.FirstMessage,
-		&c.Unanswered, &c.HasLead)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return store.Conversation{}, store.ErrNotFound
-	}
-	if err != nil {
-		return store.Conversation{}, fmt.Errorf("reading conversation: %w", err)
-	}
-	c.CreatedAt, c.UpdatedAt = c.CreatedAt.UTC(), c.UpdatedAt.UTC()
-	return c, nil
 }

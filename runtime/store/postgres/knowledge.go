@@ -95,23 +95,6 @@ func (s *Store) KnowledgeRevision(ctx context.Context, merchantID string) (int64
 	return rev, nil
 }
 
-// scanKnowledge reads storeutil.KnowledgeColumns; no row is store.ErrNotFound.
-func scanKnowledge(row storeutil.Scanner) (store.Knowledge, error) {
-	var k store.Knowledge
-	err := row.Scan(&k.MerchantID, &k.ID, &k.Title, &k.Content, &k.URL, &k.Tags, &k.CreatedAt, &k.UpdatedAt, &k.UseCount)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return store.Knowledge{}, store.ErrNotFound
-	}
-	if err != nil {
-		return store.Knowledge{}, fmt.Errorf("reading knowledge item: %w", err)
-	}
-	if len(k.Tags) == 0 {
-		k.Tags = nil
-	}
-	k.CreatedAt, k.UpdatedAt = k.CreatedAt.UTC(), k.UpdatedAt.UTC()
-	return k, nil
-}
-
 // tags is the stored form of an item's tags: never NULL.
 func tags(t []string) []string {
 	if t == nil {

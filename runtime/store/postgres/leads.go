@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -55,21 +54,6 @@ func (tx writeTx) MarkHasLead(ctx context.Context, merchantID, conversationID st
 		return fmt.Errorf("updating: %w", err)
 	}
 	return nil
-}
-
-// scanLead reads storeutil.LeadColumns; no row is store.ErrNotFound.
-func scanLead(row storeutil.Scanner) (store.Lead, error) {
-	var l store.Lead
-	err := row.Scan(&l.MerchantID, &l.ID, &l.ConversationID, &l.VisitorID, &l.Name, &l.Email, &l.Phone, &l.Message,
-		&l.Consent, &l.Source, &l.CreatedAt, &l.UpdatedAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return store.Lead{}, store.ErrNotFound
-	}
-	if err != nil {
-		return store.Lead{}, fmt.Errorf("reading lead: %w", err)
-	}
-	l.CreatedAt, l.UpdatedAt = l.CreatedAt.UTC(), l.UpdatedAt.UTC()
-	return l, nil
 }
 
 // querier is a pool or a transaction.

@@ -36,29 +36,6 @@ func (tx writeTx) InsertDelivery(ctx context.Context, merchantID string, e store
 	return err
 }
 
-// scanDelivery reads storeutil.DeliveryColumns; no row is store.ErrNotFound.
-func scanDelivery(row storeutil.Scanner) (store.Delivery, error) {
-	var (
-		d       store.Delivery
-		payload string
-		latency int64
-	)
-	err := row.Scan(&d.MerchantID, &d.ID, &d.EventID, &d.EventType, &d.WebhookID, &d.URL, &payload, &d.EventCreatedAt,
-		&d.Status, &d.Attempts, &d.NextAttemptAt, &d.LastStatusCode, &d.LastError, &latency, &d.CreatedAt, &d.UpdatedAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return store.Delivery{}, store.ErrNotFound
-	}
-	if err != nil {
-		return store.Delivery{}, fmt.Errorf("reading delivery: %w", err)
-	}
-	d.Payload = []byte(payload)
-	d.LastLatency = time.Duration(latency) * time.Millisecond
-	for _, t := range []*time.Time{&d.EventCreatedAt, &d.NextAttemptAt, &d.CreatedAt, &d.UpdatedAt} {
-		*t = t.UTC()
-	}
-	return d, nil
-}
-
 // ClaimDeliveries leases the due pending deliveries, oldest due first. SKIP LOCKED lets replicas claiming at the
 // same time take disjoint deliveries instead of waiting on one another.
 func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.Delivery, error) {
@@ -137,42 +114,6 @@ func (tx writeTx) DisableEndpoint(ctx context.Context, merchantID, webhookID, ur
 		return fmt.Errorf("disabling endpoint %s: %w", webhookID, err)
 	}
 	return nil
-}
-
-// GetDelivery returns a delivery and its attempts, oldest first.
-func (s *Store) GetDelivery(ctx context.Context, merchantID, id string) (store.Delivery, []store.Attempt, error) {
-	var (
-		d        store.Delivery
-		attempts []store.Attempt
-	)
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		var err error
-		d, err = scanDelivery(tx.QueryRow(ctx, `SELECT `+storeutil.DeliveryColumns+` FROM `+storeutil.DeliveriesWithEvents+`
-			WHERE d.merchant_id = $1 AND d.id = $2`, merchantID, id))
-		if err != nil {
-			return err
-		}
-		attempts, err = queryList(ctx, tx, `SELECT merchant_id, delivery_id, at, url, status_code, latency_ms, error
-			FROM delivery_attempts WHERE merchant_id = $1 AND delivery_id = $2 ORDER BY attempt`,
-			[]any{merchantID, id}, scanAttempt)
-		return err
-	})
-	if err != nil {
-		return store.Delivery{}, nil, fmt.Errorf("getting delivery %s: %w", id, err)
-	}
-	return d, attempts, nil
-}
-
-func scanAttempt(row storeutil.Scanner) (store.Attempt, error) {
-	var (
-		a       store.Attempt
-		latency int64
-	)
-	if err := row.Scan(&a.MerchantID, &a.DeliveryID, &a.At, &a.URL, &a.StatusCode, &latency, &a.Error); err != nil {
-		return store.Attempt{}, fmt.Errorf("reading attempt: %w", err)
-	}
-	a.At, a.Latency = a.At.UTC(), time.Duration(latency)*time.Millisecond
-	return a, nil
 }
 
 // GetDelivery returns one delivery, locked until the transaction ends, or store.ErrNotFound.

@@ -16,16 +16,8 @@ const topQuestions = 10
 
 // Overview computes the merchant's analytics for conversations created in [from, to), from one snapshot.
 func (s *Store) Overview(ctx context.Context, merchantID string, from, to time.Time) (store.Overview, error) {
-	r := overviewRange{merchantID: merchantID, from: stamp(from), to: stamp(to)}
-	var o store.Overview
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		return storeutil.RunSteps(ctx, tx, r, &o, overviewTotals, overviewAnswers, overviewTopQuestions,
-			overviewUnansweredQuestions, overviewDaily, overviewLeads)
-	})
-	if err != nil {
-		return store.Overview{}, fmt.Errorf("computing overview: %w", err)
-	}
-	return o, nil
+	return storeutil.Compute(ctx, s.read, "computing overview", overviewRange{merchantID: merchantID, from: stamp(from), to: stamp(to)},
+		overviewTotals, overviewAnswers, overviewTopQuestions, overviewUnansweredQuestions, overviewDaily, overviewLeads)
 }
 
 // overviewRange selects the conversations an overview covers.

@@ -32,8 +32,8 @@ var migrations embed.FS
 // Store is the PostgreSQL store.Store. It is safe for concurrent use, and any number of Stores, in one process or
 // many, may share a database.
 type Store struct {
-	// Listings read the listings from the pool.
-	storeutil.Listings
+	// Reads are the reads both stores share, made from the pool.
+	storeutil.Reads
 	pool *pgxpool.Pool
 }
 
@@ -70,7 +70,7 @@ func open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
-	return &Store{Listings: listings(pool), pool: pool}, nil
+	return &Store{Reads: reads(pool), pool: pool}, nil
 }
 
 // migrate applies the embedded migrations, holding a session advisory lock so that concurrent replicas wait for
@@ -179,14 +179,23 @@ func mustAffect(tag pgconn.CommandTag, err error) error {
 	return nil
 }
 
-// listings are the store's listings, read from pool.
-func listings(pool *pgxpool.Pool) storeutil.Listings {
-	query := func(ctx context.Context, query string, args []any) (storeutil.Rows, func(), error) {
-		rows, err := pool.Query(ctx, query, args...)
+// reads are the store's shared reads, read from pool.
+func reads(pool *pgxpool.Pool) storeutil.Reads {
+	snapshot := func(ctx context.Context, fn func(storeutil.QueryFunc) error) error {
+		return pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
+			func(tx pgx.Tx) error { return fn(queryFunc(tx)) })
+	}
+	return storeutil.Reads{Dialect: dialect{}, Query: queryFunc(pool), Snapshot: snapshot, ScanConversation: scanConversation,
+		ScanMessage: scanMessage, ScanKnowledge: scanKnowledge, ScanLead: scanLead, ScanDelivery: scanDelivery,
+		ScanAttempt: scanAttempt}
+}
+
+// queryFunc runs queries on a pool or in a transaction.
+func queryFunc(q querier) storeutil.QueryFunc {
+	return func(ctx context.Context, query string, args []any) (storeutil.Rows, func(), error) {
+		rows, err := q.Query(ctx, query, args...)
 		return rows, func() { rows.Close() }, err
 	}
-	return storeutil.Listings{Dialect: dialect{}, Query: query,
-		ScanConversation: scanConversation, ScanKnowledge: scanKnowledge, ScanLead: scanLead, ScanDelivery: scanDelivery}
 }
 
 // dialect is PostgreSQL's form of the listing queries.

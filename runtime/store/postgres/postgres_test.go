@@ -12,10 +12,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/parley-dev/parley/internal/testutil/pgtest"
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/postgres"
-	"github.com/parley-dev/parley/runtime/store/postgres/pgtest"
 	"github.com/parley-dev/parley/runtime/store/storetest"
 )
 

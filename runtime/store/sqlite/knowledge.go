@@ -112,30 +112,6 @@ func (s *Store) KnowledgeRevision(ctx context.Context, merchantID string) (int64
 	return rev, nil
 }
 
-// scanKnowledge reads storeutil.KnowledgeColumns; no row is store.ErrNotFound.
-func scanKnowledge(row storeutil.Scanner) (store.Knowledge, error) {
-	var (
-		k                store.Knowledge
-		tags             string
-		created, updated int64
-	)
-	err := row.Scan(&k.MerchantID, &k.ID, &k.Title, &k.Content, &k.URL, &tags, &created, &updated, &k.UseCount)
-	if errors.Is(err, sql.ErrNoRows) {
-		return store.Knowledge{}, store.ErrNotFound
-	}
-	if err != nil {
-		return store.Knowledge{}, fmt.Errorf("reading knowledge item: %w", err)
-	}
-	if err := json.Unmarshal([]byte(tags), &k.Tags); err != nil {
-		return store.Knowledge{}, fmt.Errorf("reading tags of knowledge item %s: %w", k.ID, err)
-	}
-	if len(k.Tags) == 0 {
-		k.Tags = nil
-	}
-	k.CreatedAt, k.UpdatedAt = storeutil.FromMillis(created), storeutil.FromMillis(updated)
-	return k, nil
-}
-
 func encodeTags(tags []string) (string, error) {
 	if tags == nil {
 		tags = []string{}

@@ -3,8 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
-	"fmt"
 
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/internal/storeutil"
@@ -38,24 +36,6 @@ func (tx writeTx) MarkHasLead(ctx context.Context, merchantID, conversationID st
 	_, err := tx.ExecContext(ctx, `UPDATE conversations SET has_lead = 1 WHERE merchant_id = ? AND id = ?`,
 		merchantID, conversationID)
 	return err
-}
-
-// scanLead reads storeutil.LeadColumns; no row is store.ErrNotFound.
-func scanLead(row storeutil.Scanner) (store.Lead, error) {
-	var (
-		l                store.Lead
-		created, updated int64
-	)
-	err := row.Scan(&l.MerchantID, &l.ID, &l.ConversationID, &l.VisitorID, &l.Name, &l.Email, &l.Phone, &l.Message,
-		&l.Consent, &l.Source, &created, &updated)
-	if errors.Is(err, sql.ErrNoRows) {
-		return store.Lead{}, store.ErrNotFound
-	}
-	if err != nil {
-		return store.Lead{}, fmt.Errorf("reading lead: %w", err)
-	}
-	l.CreatedAt, l.UpdatedAt = storeutil.FromMillis(created), storeutil.FromMillis(updated)
-	return l, nil
 }
 
 // queryList runs a query and reads every row with scan.

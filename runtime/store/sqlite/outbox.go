@@ -34,28 +34,6 @@ func (tx writeTx) InsertDelivery(ctx context.Context, merchantID string, e store
 	return err
 }
 
-// scanDelivery reads storeutil.DeliveryColumns; no row is store.ErrNotFound.
-func scanDelivery(row storeutil.Scanner) (store.Delivery, error) {
-	var (
-		d                                   store.Delivery
-		payload                             string
-		eventAt, next, latency, created, up int64
-	)
-	err := row.Scan(&d.MerchantID, &d.ID, &d.EventID, &d.EventType, &d.WebhookID, &d.URL, &payload, &eventAt,
-		&d.Status, &d.Attempts, &next, &d.LastStatusCode, &d.LastError, &latency, &created, &up)
-	if errors.Is(err, sql.ErrNoRows) {
-		return store.Delivery{}, store.ErrNotFound
-	}
-	if err != nil {
-		return store.Delivery{}, fmt.Errorf("reading delivery: %w", err)
-	}
-	d.Payload = []byte(payload)
-	d.EventCreatedAt, d.NextAttemptAt = storeutil.FromMillis(eventAt), storeutil.FromMillis(next)
-	d.CreatedAt, d.UpdatedAt = storeutil.FromMillis(created), storeutil.FromMillis(up)
-	d.LastLatency = time.Duration(latency) * time.Millisecond
-	return d, nil
-}
-
 // ClaimDeliveries leases the due pending deliveries, oldest due first.
 func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.Delivery, error) {
 	at := storeutil.Millis(now)
@@ -127,40 +105,6 @@ func (tx writeTx) DisableEndpoint(ctx context.Context, merchantID, webhookID, ur
 	_, err := tx.ExecContext(ctx, `INSERT INTO disabled_endpoints (merchant_id, webhook_id, url, disabled_at)
 		VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`, merchantID, webhookID, url, storeutil.Millis(at))
 	return err
-}
-
-// GetDelivery returns a delivery and its attempts, oldest first.
-func (s *Store) GetDelivery(ctx context.Context, merchantID, id string) (store.Delivery, []store.Attempt, error) {
-	var (
-		d        store.Delivery
-		attempts []store.Attempt
-	)
-	err := s.read(ctx, func(tx *txn) error {
-		var err error
-		if d, err = getDelivery(ctx, tx, merchantID, id); err != nil {
-			return err
-		}
-		attempts, err = queryList(ctx, tx, `SELECT merchant_id, delivery_id, at, url, status_code, latency_ms, error
-			FROM delivery_attempts WHERE merchant_id = ? AND delivery_id = ? ORDER BY attempt`,
-			[]any{merchantID, id}, scanAttempt)
-		return err
-	})
-	if err != nil {
-		return store.Delivery{}, nil, fmt.Errorf("getting delivery %s: %w", id, err)
-	}
-	return d, attempts, nil
-}
-
-func scanAttempt(row storeutil.Scanner) (store.Attempt, error) {
-	var (
-		a           store.Attempt
-		at, latency int64
-	)
-	if err := row.Scan(&a.MerchantID, &a.DeliveryID, &at, &a.URL, &a.StatusCode, &latency, &a.Error); err != nil {
-		return store.Attempt{}, fmt.Errorf("reading attempt: %w", err)
-	}
-	a.At, a.Latency = storeutil.FromMillis(at), time.Duration(latency)*time.Millisecond
-	return a, nil
 }
 
 // GetDelivery returns one delivery, or store.ErrNotFound.

@@ -32,8 +32,8 @@ const containsFoldFunc = "parley_contains_fold"
 
 // Store is the SQLite store.Store. It is safe for concurrent use.
 type Store struct {
-	// Listings read the listings with the reader.
-	storeutil.Listings
+	// Reads are the reads both stores share, made with the reader.
+	storeutil.Reads
 	writer *writer // one connection: writes queue in Go instead of failing with SQLITE_BUSY
 	reader *db
 	// checkpoints copies the write-ahead log into the database file, off the writer's path.
@@ -82,7 +82,7 @@ func open(ctx context.Context, path string) (*Store, error) {
 		return nil, errors.Join(err, reader.Close(), writer.Close())
 	}
 	r := newDB(reader)
-	return &Store{Listings: listings(r), writer: newWriter(newDB(writer)), reader: r, checkpoints: startCheckpointer(checkpoints)}, nil
+	return &Store{Reads: reads(r), writer: newWriter(newDB(writer)), reader: r, checkpoints: startCheckpointer(checkpoints)}, nil
 }
 
 // dsn builds the driver's data source name. The writer takes the write lock when a transaction begins
@@ -192,19 +192,17 @@ type writeTx struct{ *txn }
 
 // read runs fn in a read-only transaction, which sees one snapshot of the database.
 func (s *Store) read(ctx context.Context, fn func(tx *txn) error) error {
-	tx, err := s.reader.begin(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return err
-	}
-	defer s.reader.prepareWanted(ctx)
-	defer func() { _ = tx.Rollback() }()
-	return fn(tx)
+	return s.reader.read(ctx, fn)
 }
 
-// listings are the store's listings, read with r.
-func listings(r *db) storeutil.Listings {
-	return storeutil.Listings{Dialect: dialect{}, Query: r.rows,
-		ScanConversation: scanConversation, ScanKnowledge: scanKnowledge, ScanLead: scanLead, ScanDelivery: scanDelivery}
+// reads are the store's shared reads, read with r.
+func reads(r *db) storeutil.Reads {
+	snapshot := func(ctx context.Context, fn func(storeutil.QueryFunc) error) error {
+		return r.read(ctx, func(tx *txn) error { return fn(tx.rows) })
+	}
+	return storeutil.Reads{Dialect: dialect{}, Query: r.rows, Snapshot: snapshot, ScanConversation: scanConversation,
+		ScanMessage: scanMessage, ScanKnowledge: scanKnowledge, ScanLead: scanLead, ScanDelivery: scanDelivery,
+		ScanAttempt: scanAttempt}
 }
 
 // dialect is SQLite's form of the listing queries.

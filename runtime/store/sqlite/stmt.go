@@ -97,13 +97,24 @@ func (d *db) QueryContext(ctx context.Context, query string, args ...any) (*sql.
 	return st.QueryContext(ctx, args...)
 }
 
-// rows runs a query and returns its rows and the function that closes them, for storeutil.Listings.
+// rows runs a query and returns its rows and the function that closes them, for storeutil.Reads.
 func (d *db) rows(ctx context.Context, query string, args []any) (storeutil.Rows, func(), error) {
 	rows, err := d.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, nil, err
 	}
 	return rows, func() { _ = rows.Close() }, nil
+}
+
+// read runs fn in a read-only transaction, which sees one snapshot of the database.
+func (d *db) read(ctx context.Context, fn func(tx *txn) error) error {
+	tx, err := d.begin(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer d.prepareWanted(ctx)
+	defer func() { _ = tx.Rollback() }()
+	return fn(tx)
 }
 
 // QueryRowContext runs a query outside a transaction with its prepared statement.
@@ -178,4 +189,13 @@ func (t *txn) QueryRowContext(ctx context.Context, query string, args ...any) *s
 		return t.StmtContext(ctx, st).QueryRowContext(ctx, args...)
 	}
 	return t.Tx.QueryRowContext(ctx, query, args...)
+}
+
+// rows runs a query in the transaction and returns its rows and the function that closes them.
+func (t *txn) rows(ctx context.Context, query string, args []any) (storeutil.Rows, func(), error) {
+	rows, err := t.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rows, func() { _ = rows.Close() }, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/parley-dev/parley/runtime/chat"
+	"github.com/parley-dev/parley/runtime/event"
 	"github.com/parley-dev/parley/runtime/store"
 )
 
@@ -33,13 +34,13 @@ func subscribed(endpoints ...store.Endpoint) store.Outbox {
 	return store.Outbox{
 		EventIDs: []string{newID("evt"), newID("evt")},
 		Subscribers: map[string][]store.Endpoint{
-			store.EventConversationCreated: endpoints, store.EventLeadCreated: endpoints, store.EventLeadUpdated: endpoints,
+			event.ConversationCreated: endpoints, event.LeadCreated: endpoints, event.LeadUpdated: endpoints,
 		},
 	}
 }
 
-// event is the part of a payload the suite checks.
-type event struct {
+// payload is the part of an event's payload the suite checks.
+type payload struct {
 	ID         string         `json:"id"`
 	Type       string         `json:"type"`
 	MerchantID string         `json:"merchant_id"`
@@ -47,9 +48,9 @@ type event struct {
 	Data       map[string]any `json:"data"`
 }
 
-func decodeEvent(t *testing.T, d store.Delivery) event {
+func decodeEvent(t *testing.T, d store.Delivery) payload {
 	t.Helper()
-	var e event
+	var e payload
 	if err := json.Unmarshal(d.Payload, &e); err != nil {
 		t.Fatalf("payload of %s is not JSON: %v\n%s", d.ID, err, d.Payload)
 	}
@@ -123,17 +124,17 @@ func (h harness) outboxEvents(t *testing.T) {
 			t.Errorf("new delivery %+v", d)
 		}
 		switch e.Type {
-		case store.EventConversationCreated:
+		case event.ConversationCreated:
 			if e.Data["conversation_id"] != "c1" || e.Data["first_message"] != "I am ana@example.com" {
 				t.Errorf("conversation.created data = %v", e.Data)
 			}
-		case store.EventLeadUpdated:
+		case event.LeadUpdated:
 			if e.Data["phone"] != "+1 555 0100" || e.Data["email"] != "ana@example.com" || e.Data["source"] != "chat" {
 				t.Errorf("lead.updated data = %v", e.Data)
 			}
 		}
 	}
-	want := map[string]int{store.EventConversationCreated: 2, store.EventLeadCreated: 2, store.EventLeadUpdated: 2}
+	want := map[string]int{event.ConversationCreated: 2, event.LeadCreated: 2, event.LeadUpdated: 2}
 	if !mapsEqual(types, want) {
 		t.Errorf("event types %v, want %v", types, want)
 	}
@@ -162,7 +163,7 @@ func (h harness) outboxWithoutSubscribers(t *testing.T) {
 	s := h.store(t)
 	ex := withContact(exchange("m1", "c1", base, "ana@example.com", "ok"), store.Contact{Email: "ana@example.com"})
 	ex.Outbox = store.Outbox{EventIDs: []string{newID("evt"), newID("evt")},
-		Subscribers: map[string][]store.Endpoint{store.EventLeadUpdated: {hookA}}}
+		Subscribers: map[string][]store.Endpoint{event.LeadUpdated: {hookA}}}
 	if res := record(t, s, ex); res.Deliveries != 0 {
 		t.Errorf("%d deliveries, want none", res.Deliveries)
 	}
@@ -365,7 +366,7 @@ func (h harness) listDeliveries(t *testing.T) {
 	if !slices.IsSortedFunc(all, func(a, b store.Delivery) int { return b.CreatedAt.Compare(a.CreatedAt) }) {
 		t.Error("deliveries are not newest first")
 	}
-	if got := listAllDeliveries(t, s, "m1", store.DeliveryFilter{EventType: store.EventLeadCreated}); len(got) != 5 {
+	if got := listAllDeliveries(t, s, "m1", store.DeliveryFilter{EventType: event.LeadCreated}); len(got) != 5 {
 		t.Errorf("%d lead.created deliveries, want 5", len(got))
 	}
 	if got := listAllDeliveries(t, s, "m1", store.DeliveryFilter{From: base.Add(3 * time.Minute)}); len(got) != 4 {

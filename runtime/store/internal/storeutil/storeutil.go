@@ -204,15 +204,23 @@ func Collect[T any](rows Rows, scan func(Scanner) (T, error)) ([]T, error) {
 	return list, rows.Err()
 }
 
-// RunSteps runs the steps of a computation that reads several queries into out, in order, on one transaction,
-// and stops at the first error.
-func RunSteps[Tx, In, Out any](ctx context.Context, tx Tx, in In, out *Out, steps ...func(context.Context, Tx, In, *Out) error) error {
-	for _, step := range steps {
-		if err := step(ctx, tx, in, out); err != nil {
-			return err
+// Compute runs the steps of a computation that reads several queries into its result, in order, in one read
+// transaction (read runs its function in one), and stops at the first error, which it wraps with what.
+func Compute[Tx, In, Out any](ctx context.Context, read func(context.Context, func(Tx) error) error, what string, in In, steps ...func(context.Context, Tx, In, *Out) error) (Out, error) {
+	var out Out
+	err := read(ctx, func(tx Tx) error {
+		for _, step := range steps {
+			if err := step(ctx, tx, in, &out); err != nil {
+				return err
+			}
 		}
+		return nil
+	})
+	if err != nil {
+		var zero Out
+		return zero, fmt.Errorf("%s: %w", what, err)
 	}
-	return nil
+	return out, nil
 }
 
 // Keyed is what listings hold: things ordered, newest first, by creation time and then ID.
@@ -257,4 +265,14 @@ func ScanQuestionCount(row Scanner) (store.QuestionCount, error) {
 	var q store.QuestionCount
 	err := row.Scan(&q.Question, &q.Count)
 	return q, err
+}
+
+// WithSources returns the message with its sources decoded from their stored form.
+func WithSources(m store.Message, stored string) (store.Message, error) {
+	sources, err := DecodeSources(stored)
+	if err != nil {
+		return store.Message{}, fmt.Errorf("reading sources of message %s: %w", m.ID, err)
+	}
+	m.Sources = sources
+	return m, nil
 }

@@ -2,7 +2,10 @@ package storeutil
 
 import (
 	"errors"
+	"fmt"
+	"reflect"
 	"testing"
+	"time"
 
 	"github.com/parley-dev/parley/runtime/store"
 )
@@ -46,3 +49,57 @@ func TestPageSize(t *testing.T) {
 		}
 	}
 }
+
+// numbered is a dialect with PostgreSQL's numbered, typed placeholders.
+type numbered struct{}
+
+func (numbered) Placeholder(n int, typ string) string { return fmt.Sprintf("$%d:%s", n, typ) }
+func (numbered) Value(v any) any                      { return v }
+func (numbered) ContainsFold(column string) string    { return "fold(" + column + ", ?)" }
+func (numbered) HasTag(column string) string          { return "? IN " + column }
+
+func TestQueries(t *testing.T) {
+	at := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	yes := true
+	after := &Cursor{CreatedAt: at.UnixMilli(), ID: "c9"}
+	for _, tc := range []struct {
+		name      string
+		query     string
+		args      []any
+		wantQuery string
+		wantArgs  []any
+	}{
+		{name: "conversations, every filter",
+			query: must(ConversationsQuery(numbered{}, "m", after, store.ConversationFilter{From: at, To: at.AddDate(0, 1, 0), HasLead: &yes, Query: "kayak"}, 21)),
+			args:  args(ConversationsQuery(numbered{}, "m", after, store.ConversationFilter{From: at, To: at.AddDate(0, 1, 0), HasLead: &yes, Query: "kayak"}, 21)),
+			wantQuery: `SELECT ` + ConversationColumns + ` FROM conversations c WHERE c.merchant_id = $1:text AND ` +
+				`(c.created_at, c.id) < ($2:timestamp, $3:text) AND c.created_at >= $4:timestamp AND ` +
+				`c.created_at < $5:timestamp AND c.has_lead = $6:boolean AND EXISTS (SELECT 1 FROM messages m WHERE ` +
+				`m.merchant_id = c.merchant_id AND m.conversation_id = c.id AND fold(m.text, $7:text)) ` +
+				`ORDER BY c.created_at DESC, c.id DESC LIMIT $8:integer`,
+			wantArgs: []any{"m", at, "c9", at, at.AddDate(0, 1, 0), true, "kayak", 21}},
+		{name: "knowledge, no filter",
+			query:     must(KnowledgeQuery(numbered{}, "m", nil, store.KnowledgeFilter{}, 5)),
+			args:      args(KnowledgeQuery(numbered{}, "m", nil, store.KnowledgeFilter{}, 5)),
+			wantQuery: `SELECT ` + KnowledgeColumns + ` FROM knowledge k WHERE k.merchant_id = $1:text ORDER BY k.created_at DESC, k.id DESC LIMIT $2:integer`,
+			wantArgs:  []any{"m", 5}},
+		{name: "knowledge, text and tag",
+			query: must(KnowledgeQuery(numbered{}, "m", nil, store.KnowledgeFilter{Query: "a?b", Tag: "t"}, 5)),
+			args:  args(KnowledgeQuery(numbered{}, "m", nil, store.KnowledgeFilter{Query: "a?b", Tag: "t"}, 5)),
+			wantQuery: `SELECT ` + KnowledgeColumns + ` FROM knowledge k WHERE k.merchant_id = $1:text AND ` +
+				`(fold(k.title, $2:text) OR fold(k.content, $3:text)) AND $4:text IN k.tags ORDER BY k.created_at DESC, k.id DESC LIMIT $5:integer`,
+			wantArgs: []any{"m", "a?b", "a?b", "t", 5}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.query != tc.wantQuery {
+				t.Errorf("query\n%s\nwant\n%s", tc.query, tc.wantQuery)
+			}
+			if !reflect.DeepEqual(tc.args, tc.wantArgs) {
+				t.Errorf("args %v, want %v", tc.args, tc.wantArgs)
+			}
+		})
+	}
+}
+
+func must(query string, _ []any) string { return query }
+func args(_ string, args []any) []any   { return args }

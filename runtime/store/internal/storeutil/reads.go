@@ -104,6 +104,10 @@ const (
 	// DeliveryColumns are a delivery's columns and its event's, from DeliveriesWithEvents.
 	DeliveryColumns = `d.merchant_id, d.id, d.event_id, e.type, d.webhook_id, d.url, e.payload, e.created_at, d.status,
 	d.attempts, d.next_attempt_at, d.last_status_code, d.last_error, d.last_latency_ms, d.created_at, d.updated_at`
+	// MessageColumns are a message's columns, of the table alias m.
+	MessageColumns = `m.id, m.role, m.text, m.created_at, m.sources, m.answered`
+	// AttemptColumns are a delivery attempt's columns, of the table alias a.
+	AttemptColumns = `a.merchant_id, a.delivery_id, a.at, a.url, a.status_code, a.latency_ms, a.error`
 	// DeliveriesWithEvents joins deliveries d to their events e.
 	DeliveriesWithEvents = `deliveries d JOIN events e ON e.merchant_id = d.merchant_id AND e.id = d.event_id`
 )
@@ -166,20 +170,24 @@ func DeliveriesQuery(d Dialect, merchantID string, after *Cursor, f store.Delive
 	return `SELECT ` + DeliveryColumns + ` FROM ` + DeliveriesWithEvents + w.newestFirst("d", n), w.Args
 }
 
-// Listings are the four listings of a SQL store, written once: a store embeds them with its dialect, its way to
+// Reads are the reads both SQL stores make alike, written once: a store embeds them with its dialect, its way to
 // run a query and its scan functions.
-type Listings struct {
+type Reads struct {
 	Dialect Dialect
-	// Query runs a read query and returns its rows and the function that closes them.
-	Query            func(ctx context.Context, query string, args []any) (Rows, func(), error)
+	// Query runs a read query outside a transaction.
+	Query QueryFunc
+	// Snapshot runs fn in a read-only transaction that sees one snapshot of the database.
+	Snapshot         func(ctx context.Context, fn func(QueryFunc) error) error
 	ScanConversation func(Scanner) (store.Conversation, error)
+	ScanMessage      func(Scanner) (store.Message, error)
+	ScanAttempt      func(Scanner) (store.Attempt, error)
 	ScanKnowledge    func(Scanner) (store.Knowledge, error)
 	ScanLead         func(Scanner) (store.Lead, error)
 	ScanDelivery     func(Scanner) (store.Delivery, error)
 }
 
 // ListConversations returns a page of the merchant's conversations, newest first, and the next page's cursor.
-func (l Listings) ListConversations(ctx context.Context, merchantID string, f store.ConversationFilter) ([]store.Conversation, string, error) {
+func (l Reads) ListConversations(ctx context.Context, merchantID string, f store.ConversationFilter) ([]store.Conversation, string, error) {
 	return ListPage(KindConversations, merchantID, f.Limit, f.Cursor, func(after *Cursor, n int) ([]store.Conversation, error) {
 		query, args := ConversationsQuery(l.Dialect, merchantID, after, f, n)
 		return QueryList(ctx, l.Query, query, args, l.ScanConversation)
@@ -187,7 +195,7 @@ func (l Listings) ListConversations(ctx context.Context, merchantID string, f st
 }
 
 // ListKnowledge returns a page of the merchant's knowledge items, newest first, and the next page's cursor.
-func (l Listings) ListKnowledge(ctx context.Context, merchantID string, f store.KnowledgeFilter) ([]store.Knowledge, string, error) {
+func (l Reads) ListKnowledge(ctx context.Context, merchantID string, f store.KnowledgeFilter) ([]store.Knowledge, string, error) {
 	return ListPage(KindKnowledge, merchantID, f.Limit, f.Cursor, func(after *Cursor, n int) ([]store.Knowledge, error) {
 		query, args := KnowledgeQuery(l.Dialect, merchantID, after, f, n)
 		return QueryList(ctx, l.Query, query, args, l.ScanKnowledge)
@@ -195,7 +203,7 @@ func (l Listings) ListKnowledge(ctx context.Context, merchantID string, f store.
 }
 
 // AllKnowledge returns every item of the merchant, newest first.
-func (l Listings) AllKnowledge(ctx context.Context, merchantID string) ([]store.Knowledge, error) {
+func (l Reads) AllKnowledge(ctx context.Context, merchantID string) ([]store.Knowledge, error) {
 	query, args := KnowledgeQuery(l.Dialect, merchantID, nil, store.KnowledgeFilter{}, math.MaxInt32)
 	items, err := QueryList(ctx, l.Query, query, args, l.ScanKnowledge)
 	if err != nil {
@@ -205,7 +213,7 @@ func (l Listings) AllKnowledge(ctx context.Context, merchantID string) ([]store.
 }
 
 // ListLeads returns a page of the merchant's leads, newest first, and the next page's cursor.
-func (l Listings) ListLeads(ctx context.Context, merchantID string, f store.LeadFilter) ([]store.Lead, string, error) {
+func (l Reads) ListLeads(ctx context.Context, merchantID string, f store.LeadFilter) ([]store.Lead, string, error) {
 	return ListPage(KindLeads, merchantID, f.Limit, f.Cursor, func(after *Cursor, n int) ([]store.Lead, error) {
 		query, args := LeadsQuery(l.Dialect, merchantID, after, f, n)
 		return QueryList(ctx, l.Query, query, args, l.ScanLead)
@@ -213,19 +221,114 @@ func (l Listings) ListLeads(ctx context.Context, merchantID string, f store.Lead
 }
 
 // ListDeliveries returns a page of the merchant's deliveries, newest first, and the next page's cursor.
-func (l Listings) ListDeliveries(ctx context.Context, merchantID string, f store.DeliveryFilter) ([]store.Delivery, string, error) {
+func (l Reads) ListDeliveries(ctx context.Context, merchantID string, f store.DeliveryFilter) ([]store.Delivery, string, error) {
 	return ListPage(KindDeliveries, merchantID, f.Limit, f.Cursor, func(after *Cursor, n int) ([]store.Delivery, error) {
 		query, args := DeliveriesQuery(l.Dialect, merchantID, after, f, n)
 		return QueryList(ctx, l.Query, query, args, l.ScanDelivery)
 	})
 }
 
+// QueryFunc runs a read query and returns its rows and the function that closes them.
+type QueryFunc func(ctx context.Context, query string, args []any) (Rows, func(), error)
+
 // QueryList runs a read query with query and reads every row with scan.
-func QueryList[T any](ctx context.Context, query func(context.Context, string, []any) (Rows, func(), error), q string, args []any, scan func(Scanner) (T, error)) ([]T, error) {
+func QueryList[T any](ctx context.Context, query QueryFunc, q string, args []any, scan func(Scanner) (T, error)) ([]T, error) {
 	rows, closeRows, err := query(ctx, q, args)
 	if err != nil {
 		return nil, err
 	}
 	defer closeRows()
 	return Collect(rows, scan)
+}
+
+// ConversationsThisMonth returns how many conversations the merchant started in the UTC month of now.
+func (l Reads) ConversationsThisMonth(ctx context.Context, merchantID string, now time.Time) (int, error) {
+	w := NewWhere(l.Dialect)
+	w.Add("merchant_id = ? AND month = ?", merchantID, Month(now))
+	counts, err := QueryList(ctx, l.Query, `SELECT count FROM monthly_conversations WHERE `+w.String(), w.Args, scanInt)
+	if err != nil {
+		return 0, fmt.Errorf("counting conversations of the month: %w", err)
+	}
+	if len(counts) == 0 {
+		return 0, nil
+	}
+	return counts[0], nil
+}
+
+// ConversationExists reports whether the merchant has a conversation with this ID.
+func (l Reads) ConversationExists(ctx context.Context, merchantID, id string) (bool, error) {
+	w := NewWhere(l.Dialect)
+	w.Add("c.merchant_id = ? AND c.id = ?", merchantID, id)
+	found, err := QueryList(ctx, l.Query, `SELECT 1 FROM conversations c WHERE `+w.String(), w.Args, scanInt)
+	if err != nil {
+		return false, fmt.Errorf("looking up conversation %s: %w", id, err)
+	}
+	return len(found) > 0, nil
+}
+
+func scanInt(row Scanner) (int, error) {
+	var n int
+	err := row.Scan(&n)
+	return n, err
+}
+
+// GetConversation returns a conversation and all its messages, oldest first, from one snapshot, or
+// store.ErrNotFound.
+func (l Reads) GetConversation(ctx context.Context, merchantID, id string) (store.Conversation, []store.Message, error) {
+	var (
+		c    store.Conversation
+		msgs []store.Message
+	)
+	err := l.Snapshot(ctx, func(q QueryFunc) error {
+		w := NewWhere(l.Dialect)
+		w.Add("c.merchant_id = ? AND c.id = ?", merchantID, id)
+		var err error
+		if c, err = one(QueryList(ctx, q, `SELECT `+ConversationColumns+` FROM conversations c WHERE `+w.String(), w.Args, l.ScanConversation)); err != nil {
+			return err
+		}
+		w = NewWhere(l.Dialect)
+		w.Add("m.merchant_id = ? AND m.conversation_id = ?", merchantID, id)
+		msgs, err = QueryList(ctx, q, `SELECT `+MessageColumns+` FROM messages m WHERE `+w.String()+` ORDER BY m.created_at, m.seq`, w.Args, l.ScanMessage)
+		return err
+	})
+	if err != nil {
+		return store.Conversation{}, nil, fmt.Errorf("getting conversation %s: %w", id, err)
+	}
+	return c, msgs, nil
+}
+
+// GetDelivery returns one delivery with its attempts, oldest first, from one snapshot, or store.ErrNotFound.
+func (l Reads) GetDelivery(ctx context.Context, merchantID, id string) (store.Delivery, []store.Attempt, error) {
+	var (
+		d        store.Delivery
+		attempts []store.Attempt
+	)
+	err := l.Snapshot(ctx, func(q QueryFunc) error {
+		w := NewWhere(l.Dialect)
+		w.Add("d.merchant_id = ? AND d.id = ?", merchantID, id)
+		var err error
+		if d, err = one(QueryList(ctx, q, `SELECT `+DeliveryColumns+` FROM `+DeliveriesWithEvents+` WHERE `+w.String(), w.Args, l.ScanDelivery)); err != nil {
+			return err
+		}
+		w = NewWhere(l.Dialect)
+		w.Add("a.merchant_id = ? AND a.delivery_id = ?", merchantID, id)
+		attempts, err = QueryList(ctx, q, `SELECT `+AttemptColumns+` FROM delivery_attempts a WHERE `+w.String()+` ORDER BY a.attempt`, w.Args, l.ScanAttempt)
+		return err
+	})
+	if err != nil {
+		return store.Delivery{}, nil, fmt.Errorf("getting delivery %s: %w", id, err)
+	}
+	return d, attempts, nil
+}
+
+// one returns the only item of a lookup by key, or store.ErrNotFound.
+func one[T any](list []T, err error) (T, error) {
+	var zero T
+	if err != nil {
+		return zero, err
+	}
+	if len(list) == 0 {
+		return zero, store.ErrNotFound
+	}
+	return list[0], nil
 }
