@@ -190,3 +190,34 @@ func TestWebhookCondition(t *testing.T) {
 		})
 	}
 }
+
+func TestKeyTakenByOther(t *testing.T) {
+	early := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	late := metav1.NewTime(early.Add(time.Hour))
+	a := func(created metav1.Time, name string) keyHolder {
+		return keyHolder{source: "a/shop", created: created, name: name}
+	}
+	b := func(created metav1.Time, name string) keyHolder {
+		return keyHolder{source: "b/shop", created: created, name: name}
+	}
+	cases := []struct {
+		name    string
+		holders []keyHolder
+		want    bool
+	}{
+		{"nobody publishes it", nil, false},
+		{"only we publish it", []keyHolder{a(early, "t-a")}, false},
+		{"another merchant publishes it", []keyHolder{b(late, "t-b")}, true},
+		{"both, ours older", []keyHolder{a(early, "t-a"), b(late, "t-b")}, false},
+		{"both, theirs older", []keyHolder{a(late, "t-a"), b(early, "t-b")}, true},
+		{"both at once, our name first", []keyHolder{b(early, "t-b"), a(early, "t-a")}, false},
+		{"both at once, their name first", []keyHolder{a(early, "t-z"), b(early, "t-b")}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := keyTakenByOther(c.holders, "a/shop"); got != c.want {
+				t.Errorf("keyTakenByOther = %v, want %v", got, c.want)
+			}
+		})
+	}
+}

@@ -133,7 +133,7 @@ func setup(mgr manager.Manager, opts Options) error {
 		return fmt.Errorf("setting up the Merchant controller: %w", err)
 	}
 	if err := (&APIKeyReconciler{Client: c, Secrets: secrets, Recorder: mgr.GetEventRecorder("parley-apikey"),
-		Now: time.Now}).SetupWithManager(mgr, workers); err != nil {
+		Now: time.Now, Namespace: opts.Namespace}).SetupWithManager(mgr, workers); err != nil {
 		return fmt.Errorf("setting up the APIKey controller: %w", err)
 	}
 	if err := (&WebhookReconciler{Client: c, Secrets: secrets, Recorder: mgr.GetEventRecorder("parley-webhook")}).

@@ -124,8 +124,8 @@ func (r *MerchantReconciler) publish(ctx context.Context, m *chatv1alpha1.Mercha
 	return render.NextExpiry(keys, now), nil
 }
 
-// usableKeys resolves the merchant's keys whose Secrets are in order. Keys with a problem are left out; the
-// APIKey reconciler reports why.
+// usableKeys resolves the merchant's keys whose Secrets are in order and whose values no other merchant uses.
+// Keys with a problem are left out; the APIKey reconciler reports why.
 func (r *MerchantReconciler) usableKeys(ctx context.Context, m *chatv1alpha1.Merchant) ([]render.ResolvedKey, error) {
 	var list chatv1alpha1.APIKeyList
 	if err := r.List(ctx, &list, client.InNamespace(m.Namespace), client.MatchingFields{apiKeyMerchantIndex: m.Name}); err != nil {
@@ -138,6 +138,9 @@ func (r *MerchantReconciler) usableKeys(ctx context.Context, m *chatv1alpha1.Mer
 			continue
 		}
 		resolved, _, err := resolveKey(ctx, r.Secrets, k)
+		if err == nil {
+			err = keyInUse(ctx, r.Client, r.Namespace, resolved.SHA256, render.Source(m))
+		}
 		if p, err := asProblem(err); err != nil {
 			return nil, err
 		} else if p != nil {

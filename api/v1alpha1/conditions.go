@@ -42,6 +42,9 @@ const (
 
 	// ReasonExpired means an API key has passed its expiry time. APIKey.
 	ReasonExpired = "Expired"
+	// ReasonKeyInUse means another merchant already uses a key with the same value; the first one keeps it, and
+	// this key is not published. The message names neither the other merchant nor any Secret. APIKey.
+	ReasonKeyInUse = "KeyInUse"
 
 	// ReasonDisabled means a webhook is paused by spec.disabled. Ready stays True. Webhook.
 	ReasonDisabled = "Disabled"
