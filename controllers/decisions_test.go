@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -10,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
+	"github.com/parley-dev/parley/internal/render"
+	"github.com/parley-dev/parley/runtime/tenant"
 )
 
 // The decisions of the reconcilers are pure functions; these tables pin them down without an API server.
@@ -217,6 +220,35 @@ func TestKeyTakenByOther(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			if got := keyTakenByOther(c.holders, "a/shop"); got != c.want {
 				t.Errorf("keyTakenByOther = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestWithoutRevokedKeys(t *testing.T) {
+	k := func(hash string) tenant.APIKey { return tenant.APIKey{ID: "id-" + hash, SHA256: hash} }
+	u := func(hash string) render.ResolvedKey { return render.ResolvedKey{SHA256: hash} }
+	cases := []struct {
+		name      string
+		published []tenant.APIKey
+		usable    []render.ResolvedKey
+		want      []string
+		changed   bool
+	}{
+		{"all still usable", []tenant.APIKey{k("a"), k("b")}, []render.ResolvedKey{u("b"), u("a")}, []string{"a", "b"}, false},
+		{"one deleted", []tenant.APIKey{k("a"), k("b")}, []render.ResolvedKey{u("b")}, []string{"b"}, true},
+		{"all deleted", []tenant.APIKey{k("a")}, nil, nil, true},
+		{"new usable keys are not added", []tenant.APIKey{k("a")}, []render.ResolvedKey{u("a"), u("c")}, []string{"a"}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			kept, changed := withoutRevokedKeys(c.published, c.usable)
+			var got []string
+			for _, k := range kept {
+				got = append(got, k.SHA256)
+			}
+			if !slices.Equal(got, c.want) || changed != c.changed {
+				t.Errorf("got %v changed=%v, want %v changed=%v", got, changed, c.want, c.changed)
 			}
 		})
 	}

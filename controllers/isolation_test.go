@@ -52,3 +52,37 @@ func TestCopiedPublishableKeyIsRefused(t *testing.T) {
 	waitBundle(t, victim.id, hasKeyHash(hash))
 	waitReady(t, vk, metav1.ConditionTrue, chatv1alpha1.ReasonReconciled)
 }
+
+// TestRevocationFailsClosed: while a merchant's bundle cannot be rendered (two keys with the same value), a key the
+// tenant deletes leaves the published bundle anyway, and the condition says so.
+func TestRevocationFailsClosed(t *testing.T) {
+	f := newTenant(t, false)
+	old := apiKey(f.ns, "old", "shop", chatv1alpha1.APIKeyPublishable)
+	create(t, old)
+	waitReady(t, old, metav1.ConditionTrue, chatv1alpha1.ReasonReconciled)
+	value, _ := keySecretValue(t, old)
+	hash := sha256Hex(value)
+	waitBundle(t, f.id, hasKeyHash(hash))
+
+	create(t, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "twice", Namespace: f.ns,
+			Labels: map[string]string{chatv1alpha1.SecretLabel: chatv1alpha1.SecretLabelAPIKey}},
+		Data: map[string][]byte{"key": []byte("byo-key-used-twice-0123456789abcdefghij")},
+	})
+	for _, name := range []string{"twice-a", "twice-b"} {
+		k := apiKey(f.ns, name, "shop", chatv1alpha1.APIKeySecret)
+		k.Spec.ExistingSecretRef = &chatv1alpha1.SecretKeySelector{Name: "twice", Key: "key"}
+		create(t, k)
+	}
+	waitReady(t, f.merchant, metav1.ConditionFalse, chatv1alpha1.ReasonInvalidBundle)
+
+	if err := k8s.Delete(ctxT(t), old); err != nil {
+		t.Fatal(err)
+	}
+	waitBundle(t, f.id, lacksKeyHash(hash))
+	waitReady(t, f.merchant, metav1.ConditionFalse, chatv1alpha1.ReasonInvalidBundle)
+	msg := meta.FindStatusCondition(f.merchant.Status.Conditions, chatv1alpha1.ConditionReady).Message
+	if !strings.Contains(msg, "withdrawn") {
+		t.Errorf("the condition does not say revoked keys were withdrawn: %q", msg)
+	}
+}

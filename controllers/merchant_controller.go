@@ -63,6 +63,9 @@ func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 
 	requeue, err := r.publish(ctx, &m, id)
 	p, err := asProblem(err)
+	if err == nil && p != nil && p.reason != chatv1alpha1.ReasonMerchantIDConflict {
+		p, err = r.withdrawRevoked(ctx, &m, id, p)
+	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -122,6 +125,61 @@ func (r *MerchantReconciler) publish(ctx context.Context, m *chatv1alpha1.Mercha
 	m.Status.BundleSecret = r.Namespace + "/" + tenant.SecretName(id)
 	m.Status.EmbedSnippet = render.EmbedSnippet(&rt, id)
 	return render.NextExpiry(keys, now), nil
+}
+
+// withdrawRevoked keeps revocation in effect while the merchant's bundle cannot be rendered (p says why): the
+// last published bundle stays, without the keys that are no longer usable (deleted, expired, refused). The
+// problem returned says so as well.
+func (r *MerchantReconciler) withdrawRevoked(ctx context.Context, m *chatv1alpha1.Merchant, id string, p *problem) (*problem, error) {
+	var s corev1.Secret
+	key := types.NamespacedName{Namespace: r.Namespace, Name: tenant.SecretName(id)}
+	if err := r.Get(ctx, key, &s); apierrors.IsNotFound(err) {
+		return p, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("reading tenant bundle %s: %w", key.Name, err)
+	}
+	if s.Annotations[render.SourceAnnotation] != render.Source(m) {
+		return p, nil
+	}
+	published, err := tenant.Parse(s.Data[tenant.DataKey])
+	if err != nil {
+		return nil, fmt.Errorf("reading tenant bundle %s: %w", key.Name, err)
+	}
+	usable, err := r.usableKeys(ctx, m)
+	if err != nil {
+		return nil, err
+	}
+	withdrawn := newProblem(p.reason, "%s; keys no longer usable are withdrawn from the last published bundle, "+
+		"which otherwise stays in effect", p.message)
+	kept, changed := withoutRevokedKeys(published.APIKeys, usable)
+	if !changed {
+		return withdrawn, nil
+	}
+	published.APIKeys = kept
+	doc, err := tenant.Marshal(published)
+	if err != nil {
+		return nil, fmt.Errorf("withdrawing keys from tenant bundle %s: %w", key.Name, err)
+	}
+	s.Data = map[string][]byte{tenant.DataKey: doc}
+	if err := r.Update(ctx, &s); err != nil {
+		return nil, fmt.Errorf("withdrawing keys from tenant bundle %s: %w", key.Name, err)
+	}
+	return withdrawn, nil
+}
+
+// withoutRevokedKeys returns the published keys that are still usable (by hash), and whether any was dropped.
+func withoutRevokedKeys(published []tenant.APIKey, usable []render.ResolvedKey) ([]tenant.APIKey, bool) {
+	still := make(map[string]bool, len(usable))
+	for _, k := range usable {
+		still[k.SHA256] = true
+	}
+	kept := make([]tenant.APIKey, 0, len(published))
+	for _, k := range published {
+		if still[k.SHA256] {
+			kept = append(kept, k)
+		}
+	}
+	return kept, len(kept) != len(published)
 }
 
 // usableKeys resolves the merchant's keys whose Secrets are in order and whose values no other merchant uses.
