@@ -253,3 +253,54 @@ func TestWithoutRevokedKeys(t *testing.T) {
 		})
 	}
 }
+
+func TestGranted(t *testing.T) {
+	gold := map[string]string{"tier": "gold"}
+	cases := []struct {
+		name     string
+		selector *metav1.LabelSelector
+		labels   map[string]string
+		want     bool
+	}{
+		{"unset grants all", nil, nil, true},
+		{"empty grants all", &metav1.LabelSelector{}, nil, true},
+		{"matching labels", &metav1.LabelSelector{MatchLabels: gold}, gold, true},
+		{"other labels", &metav1.LabelSelector{MatchLabels: gold}, map[string]string{"tier": "free"}, false},
+		{"no labels", &metav1.LabelSelector{MatchLabels: gold}, nil, false},
+		{"expression", &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+			{Key: "tier", Operator: metav1.LabelSelectorOpIn, Values: []string{"gold", "silver"}}}}, gold, true},
+		{"selector that does not parse grants none", &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+			{Key: "tier", Operator: "Near", Values: []string{"gold"}}}}, gold, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := granted(c.selector, c.labels); got != c.want {
+				t.Errorf("granted = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestSuspended(t *testing.T) {
+	platform := map[string]string{chatv1alpha1.SuspendedLabel: "true"}
+	cases := []struct {
+		name   string
+		spec   bool
+		labels map[string]string
+		want   bool
+	}{
+		{"neither", false, nil, false},
+		{"by the tenant", true, nil, true},
+		{"by the platform, the tenant cleared spec", false, platform, true},
+		{"both", true, platform, true},
+		{"label not true", false, map[string]string{chatv1alpha1.SuspendedLabel: "no"}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := &chatv1alpha1.Merchant{Spec: chatv1alpha1.MerchantSpec{Suspended: c.spec}}
+			if got := suspended(m, c.labels); got != c.want {
+				t.Errorf("suspended = %v, want %v", got, c.want)
+			}
+		})
+	}
+}

@@ -1,6 +1,8 @@
 package controllers
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -9,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
+	"github.com/parley-dev/parley/runtime/tenant"
 )
 
 // The tests of this file play a hostile tenant with edit rights in its own namespace only.
@@ -84,5 +87,101 @@ func TestRevocationFailsClosed(t *testing.T) {
 	msg := meta.FindStatusCondition(f.merchant.Status.Conditions, chatv1alpha1.ConditionReady).Message
 	if !strings.Contains(msg, "withdrawn") {
 		t.Errorf("the condition does not say revoked keys were withdrawn: %q", msg)
+	}
+}
+
+// labelNamespace sets labels on a namespace, as the platform team would; tenants cannot.
+func labelNamespace(t *testing.T, ns string, labels map[string]string) {
+	t.Helper()
+	update(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, func(n *corev1.Namespace) {
+		n.Labels = labels
+	})
+}
+
+// grantedTo selects the namespaces labelled tier=value.
+func grantedTo(value string) *metav1.LabelSelector {
+	return &metav1.LabelSelector{MatchLabels: map[string]string{"tier": value}}
+}
+
+// TestPlanOutsideTheGrant: a tenant names a Plan granted only to other namespaces. It gets no bundle; once the
+// platform labels its namespace it does; when the grant is taken back, chat stops.
+func TestPlanOutsideTheGrant(t *testing.T) {
+	ns := newNamespace(t)
+	rt := runtimeObj("rt-" + ns)
+	p := plan("plan-"+ns, 1000, true)
+	p.Spec.AllowedNamespaces = grantedTo("enterprise-" + ns)
+	m := merchant(ns, "shop", p.Name, rt.Name)
+	create(t, rt, p, m)
+	waitReady(t, m, metav1.ConditionFalse, chatv1alpha1.ReasonPlanNotAllowed)
+	if _, err := bundleSecret(t, ns+"-shop"); err == nil {
+		t.Fatal("a bundle was published on a plan outside the grant")
+	}
+
+	labelNamespace(t, ns, map[string]string{"tier": "enterprise-" + ns})
+	waitReady(t, m, metav1.ConditionTrue, chatv1alpha1.ReasonReconciled)
+	waitBundle(t, m.Status.MerchantID, func(b *tenant.Bundle) error {
+		if b.Suspended || b.Plan.Name != p.Name {
+			return fmt.Errorf("bundle plan %q suspended %v", b.Plan.Name, b.Suspended)
+		}
+		return nil
+	})
+
+	labelNamespace(t, ns, nil)
+	waitReady(t, m, metav1.ConditionFalse, chatv1alpha1.ReasonPlanNotAllowed)
+	waitBundle(t, m.Status.MerchantID, func(b *tenant.Bundle) error {
+		if !b.Suspended {
+			return errors.New("chat goes on after the grant was taken back")
+		}
+		return nil
+	})
+}
+
+// TestRuntimeOutsideTheGrant: a tenant places its merchant on a ChatRuntime granted only to other namespaces.
+func TestRuntimeOutsideTheGrant(t *testing.T) {
+	ns := newNamespace(t)
+	rt := runtimeObj("rt-" + ns)
+	rt.Spec.AllowedNamespaces = grantedTo("dedicated-" + ns)
+	p := plan("plan-"+ns, 10, false)
+	m := merchant(ns, "shop", p.Name, rt.Name)
+	create(t, rt, p, m)
+	waitReady(t, m, metav1.ConditionFalse, chatv1alpha1.ReasonRuntimeNotAllowed)
+	if _, err := bundleSecret(t, ns+"-shop"); err == nil {
+		t.Fatal("a bundle was published on a runtime outside the grant")
+	}
+	labelNamespace(t, ns, map[string]string{"tier": "dedicated-" + ns})
+	waitReady(t, m, metav1.ConditionTrue, chatv1alpha1.ReasonReconciled)
+}
+
+// TestPlatformSuspensionCannotBeCleared: the platform suspends a tenant's namespace; clearing spec.suspended
+// from the tenant's namespace does not resume chat.
+func TestPlatformSuspensionCannotBeCleared(t *testing.T) {
+	f := newTenant(t, false)
+	labelNamespace(t, f.ns, map[string]string{chatv1alpha1.SuspendedLabel: "true"})
+	waitReady(t, f.merchant, metav1.ConditionTrue, chatv1alpha1.ReasonSuspended)
+	waitBundle(t, f.id, bundleSuspended(true))
+
+	update(t, f.merchant, func(m *chatv1alpha1.Merchant) {
+		m.Spec.Suspended = false
+		m.Spec.DisplayName = "Resumed by the tenant"
+	})
+	waitBundle(t, f.id, func(b *tenant.Bundle) error {
+		if b.DisplayName != "Resumed by the tenant" || !b.Suspended {
+			return fmt.Errorf("display name %q suspended %v", b.DisplayName, b.Suspended)
+		}
+		return nil
+	})
+	waitReady(t, f.merchant, metav1.ConditionTrue, chatv1alpha1.ReasonSuspended)
+
+	labelNamespace(t, f.ns, nil)
+	waitReady(t, f.merchant, metav1.ConditionTrue, chatv1alpha1.ReasonReconciled)
+	waitBundle(t, f.id, bundleSuspended(false))
+}
+
+func bundleSuspended(want bool) func(*tenant.Bundle) error {
+	return func(b *tenant.Bundle) error {
+		if b.Suspended != want {
+			return fmt.Errorf("suspended = %v, want %v", b.Suspended, want)
+		}
+		return nil
 	}
 }

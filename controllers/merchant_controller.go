@@ -10,12 +10,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
@@ -43,6 +45,7 @@ type MerchantReconciler struct {
 // +kubebuilder:rbac:groups=chat.parley.dev,resources=merchants,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=chat.parley.dev,resources=merchants/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=chat.parley.dev,resources=merchants/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 
 // Reconcile loads a Merchant, decides its bundle, applies it and reports.
 func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -60,8 +63,12 @@ func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	}
 	before := m.DeepCopy()
 	id := render.MerchantID(&m)
+	nsLabels, err := r.namespaceLabels(ctx, m.Namespace)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 
-	requeue, err := r.publish(ctx, &m, id)
+	requeue, err := r.publish(ctx, &m, id, nsLabels)
 	p, err := asProblem(err)
 	if err == nil && p != nil && p.reason != chatv1alpha1.ReasonMerchantIDConflict {
 		p, err = r.withdrawRevoked(ctx, &m, id, p)
@@ -75,7 +82,7 @@ func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	m.Status.Plan = m.Spec.PlanRef.Name
 	m.Status.ObservedGeneration = m.Generation
 	cond := readyFrom(m.Generation, p, "the tenant bundle is published")
-	if p == nil && m.Spec.Suspended {
+	if p == nil && suspended(&m, nsLabels) {
 		cond = ready(m.Generation, metav1.ConditionTrue, chatv1alpha1.ReasonSuspended,
 			"the tenant bundle is published; chat is refused while the merchant is suspended")
 	}
@@ -88,18 +95,27 @@ func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 }
 
 // publish resolves everything the bundle needs and writes it. It fills the status counts and snippet, and returns
-// how long until a key expires (when the bundle must change again).
-func (r *MerchantReconciler) publish(ctx context.Context, m *chatv1alpha1.Merchant, id string) (time.Duration, error) {
+// how long until a key expires (when the bundle must change again). nsLabels are the labels of the Merchant's
+// namespace, which the platform team's grants select.
+func (r *MerchantReconciler) publish(ctx context.Context, m *chatv1alpha1.Merchant, id string, nsLabels map[string]string) (time.Duration, error) {
 	var plan chatv1alpha1.Plan
 	if err := getReferenced(ctx, r.Client, types.NamespacedName{Name: m.Spec.PlanRef.Name}, &plan,
 		chatv1alpha1.ReasonPlanNotFound, "Plan %s does not exist", m.Spec.PlanRef.Name); err != nil {
 		return 0, err
+	}
+	if !granted(plan.Spec.AllowedNamespaces, nsLabels) {
+		return 0, newProblem(chatv1alpha1.ReasonPlanNotAllowed,
+			"Plan %s is not granted to namespace %s; ask the platform team", plan.Name, m.Namespace)
 	}
 	var rt chatv1alpha1.ChatRuntime
 	rtKey := types.NamespacedName{Namespace: r.Namespace, Name: m.Spec.RuntimeRef.Name}
 	if err := getReferenced(ctx, r.Client, rtKey, &rt,
 		chatv1alpha1.ReasonRuntimeNotFound, "ChatRuntime %s does not exist", rtKey); err != nil {
 		return 0, err
+	}
+	if !granted(rt.Spec.AllowedNamespaces, nsLabels) {
+		return 0, newProblem(chatv1alpha1.ReasonRuntimeNotAllowed,
+			"ChatRuntime %s is not granted to namespace %s; ask the platform team", rt.Name, m.Namespace)
 	}
 	keys, err := r.usableKeys(ctx, m)
 	if err != nil {
@@ -113,6 +129,7 @@ func (r *MerchantReconciler) publish(ctx context.Context, m *chatv1alpha1.Mercha
 	}
 	now := r.Now()
 	bundle := render.Bundle(m, id, &plan, keys, hooks, now)
+	bundle.Suspended = suspended(m, nsLabels)
 	doc, err := tenant.Marshal(bundle)
 	if err != nil {
 		return 0, newProblem(chatv1alpha1.ReasonInvalidBundle, "the tenant bundle is invalid: %s", err)
@@ -128,8 +145,8 @@ func (r *MerchantReconciler) publish(ctx context.Context, m *chatv1alpha1.Mercha
 }
 
 // withdrawRevoked keeps revocation in effect while the merchant's bundle cannot be rendered (p says why): the
-// last published bundle stays, without the keys that are no longer usable (deleted, expired, refused). The
-// problem returned says so as well.
+// last published bundle stays, without the keys that are no longer usable (deleted, expired, refused), and with
+// chat stopped when the platform's grant no longer covers it. The problem returned says so as well.
 func (r *MerchantReconciler) withdrawRevoked(ctx context.Context, m *chatv1alpha1.Merchant, id string, p *problem) (*problem, error) {
 	var s corev1.Secret
 	key := types.NamespacedName{Namespace: r.Namespace, Name: tenant.SecretName(id)}
@@ -151,11 +168,16 @@ func (r *MerchantReconciler) withdrawRevoked(ctx context.Context, m *chatv1alpha
 	}
 	withdrawn := newProblem(p.reason, "%s; keys no longer usable are withdrawn from the last published bundle, "+
 		"which otherwise stays in effect", p.message)
+	stop := p.reason == chatv1alpha1.ReasonPlanNotAllowed || p.reason == chatv1alpha1.ReasonRuntimeNotAllowed
+	if stop {
+		withdrawn = newProblem(p.reason, "%s; chat is stopped in the last published bundle", p.message)
+	}
 	kept, changed := withoutRevokedKeys(published.APIKeys, usable)
-	if !changed {
+	if !changed && (!stop || published.Suspended) {
 		return withdrawn, nil
 	}
 	published.APIKeys = kept
+	published.Suspended = published.Suspended || stop
 	doc, err := tenant.Marshal(published)
 	if err != nil {
 		return nil, fmt.Errorf("withdrawing keys from tenant bundle %s: %w", key.Name, err)
@@ -165,6 +187,35 @@ func (r *MerchantReconciler) withdrawRevoked(ctx context.Context, m *chatv1alpha
 		return nil, fmt.Errorf("withdrawing keys from tenant bundle %s: %w", key.Name, err)
 	}
 	return withdrawn, nil
+}
+
+// namespaceLabels returns the labels of a namespace, read from the metadata-only cache.
+func (r *MerchantReconciler) namespaceLabels(ctx context.Context, name string) (map[string]string, error) {
+	ns := &metav1.PartialObjectMetadata{}
+	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+	if err := r.Get(ctx, types.NamespacedName{Name: name}, ns); err != nil {
+		return nil, fmt.Errorf("reading namespace %s: %w", name, err)
+	}
+	return ns.Labels, nil
+}
+
+// granted decides whether a grant (a Plan's or ChatRuntime's allowedNamespaces) covers a namespace with the
+// given labels: an unset or empty selector grants every namespace; a selector that does not parse grants none.
+func granted(selector *metav1.LabelSelector, nsLabels map[string]string) bool {
+	if selector == nil {
+		return true
+	}
+	sel, err := metav1.LabelSelectorAsSelector(selector)
+	if err != nil {
+		return false
+	}
+	return sel.Matches(labels.Set(nsLabels))
+}
+
+// suspended decides whether a merchant's chat is refused: when the tenant suspends it (spec.suspended), or when
+// the platform team has labelled its namespace suspended, which the tenant cannot undo.
+func suspended(m *chatv1alpha1.Merchant, nsLabels map[string]string) bool {
+	return m.Spec.Suspended || nsLabels[chatv1alpha1.SuspendedLabel] == "true"
 }
 
 // withoutRevokedKeys returns the published keys that are still usable (by hash), and whether any was dropped.
@@ -303,6 +354,7 @@ func (r *MerchantReconciler) SetupWithManager(mgr ctrl.Manager, workers int) err
 		Watches(&chatv1alpha1.Plan{}, handler.EnqueueRequestsFromMapFunc(r.merchantsOfPlan)).
 		Watches(&chatv1alpha1.ChatRuntime{}, handler.EnqueueRequestsFromMapFunc(r.merchantsOfRuntime)).
 		Watches(&chatv1alpha1.APIKey{}, handler.EnqueueRequestsFromMapFunc(merchantOf)).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.merchantsOfNamespace), builder.OnlyMetadata).
 		Watches(&chatv1alpha1.Webhook{}, handler.EnqueueRequestsFromMapFunc(merchantOf)).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.merchantsOfSecret),
 			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelAPIKey))).
@@ -317,6 +369,20 @@ func (r *MerchantReconciler) SetupWithManager(mgr ctrl.Manager, workers int) err
 
 func (r *MerchantReconciler) merchantsOfPlan(ctx context.Context, o client.Object) []reconcile.Request {
 	return requestsFor(ctx, r.Client, &chatv1alpha1.MerchantList{}, "", merchantPlanIndex, o.GetName())
+}
+
+// merchantsOfNamespace maps a namespace to its Merchants, whose grants and suspension follow its labels.
+func (r *MerchantReconciler) merchantsOfNamespace(ctx context.Context, o client.Object) []reconcile.Request {
+	var list chatv1alpha1.MerchantList
+	if err := r.List(ctx, &list, client.InNamespace(o.GetName())); err != nil {
+		logf.FromContext(ctx).Error(err, "listing merchants to enqueue", "namespace", o.GetName())
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, m := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&m)})
+	}
+	return reqs
 }
 
 func (r *MerchantReconciler) merchantsOfRuntime(ctx context.Context, o client.Object) []reconcile.Request {

@@ -32,6 +32,12 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.storage.type == 'postgres' || self.replicas <= 1",message="sqlite storage supports one replica only; use storage.type postgres to run more"
 // +kubebuilder:validation:XValidation:rule="self.storage.type == 'postgres' || !has(self.autoscaling)",message="autoscaling needs storage.type postgres: sqlite storage supports one replica only"
 type ChatRuntimeSpec struct {
+	// AllowedNamespaces selects, by their labels, the namespaces whose Merchants may be placed on this runtime,
+	// in the manner of Gateway API's allowedRoutes. Unset or empty grants the runtime to every namespace. A
+	// Merchant outside the grant is Ready=False with reason RuntimeNotAllowed.
+	// +optional
+	AllowedNamespaces *metav1.LabelSelector `json:"allowedNamespaces,omitempty"`
+
 	// Image is the runtime's container image. Defaults to the operator's own image, so that upgrading the
 	// operator upgrades the runtime with it.
 	// +optional

@@ -21,6 +21,9 @@ const (
 	RuntimeLabel = contract.LabelRuntime
 	// MerchantIDLabel carries the merchant ID on a tenant bundle.
 	MerchantIDLabel = "chat.parley.dev/merchant-id"
+	// SuspendedLabel, set to "true" on a namespace by the platform team, suspends every Merchant in it whatever
+	// their spec.suspended says: chat is refused with 403 and everything else is kept.
+	SuspendedLabel = "chat.parley.dev/suspended"
 
 	// DefaultAPIKeySecretKey is the data key of an API key in its Secret.
 	DefaultAPIKeySecretKey = "apiKey"

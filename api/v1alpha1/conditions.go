@@ -17,6 +17,12 @@ const (
 	ReasonPlanNotFound = "PlanNotFound"
 	// ReasonRuntimeNotFound means the referenced ChatRuntime does not exist (yet). Merchant.
 	ReasonRuntimeNotFound = "RuntimeNotFound"
+	// ReasonPlanNotAllowed means the referenced Plan's allowedNamespaces does not select the Merchant's
+	// namespace. Chat stops in a bundle published before. Merchant.
+	ReasonPlanNotAllowed = "PlanNotAllowed"
+	// ReasonRuntimeNotAllowed means the referenced ChatRuntime's allowedNamespaces does not select the
+	// Merchant's namespace. Chat stops in a bundle published before. Merchant.
+	ReasonRuntimeNotAllowed = "RuntimeNotAllowed"
 	// ReasonMerchantNotFound means the referenced Merchant does not exist (yet). APIKey, Webhook.
 	ReasonMerchantNotFound = "MerchantNotFound"
 
