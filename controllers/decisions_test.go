@@ -304,3 +304,34 @@ func TestSuspended(t *testing.T) {
 		})
 	}
 }
+
+func TestGrantedOwners(t *testing.T) {
+	grant := func(domains string) map[string]string {
+		return map[string]string{chatv1alpha1.OwnerEmailDomainsAnnotation: domains}
+	}
+	email := func(e string) tenant.Owner { return tenant.Owner{Email: e} }
+	cases := []struct {
+		name        string
+		owners      []tenant.Owner
+		annotations map[string]string
+		kept        []tenant.Owner
+		leftOut     []string
+	}{
+		{"no grant keeps everyone", []tenant.Owner{email("a@x.example")}, nil, []tenant.Owner{email("a@x.example")}, nil},
+		{"granted domain", []tenant.Owner{email("a@x.example")}, grant("x.example"), []tenant.Owner{email("a@x.example")}, nil},
+		{"ASCII case and spaces", []tenant.Owner{email("a@X.Example")}, grant(" y.example , x.EXAMPLE "), []tenant.Owner{email("a@X.Example")}, nil},
+		{"other domain", []tenant.Owner{email("a@y.example")}, grant("x.example"), nil, []string{"a@y.example"}},
+		{"subdomain is not the domain", []tenant.Owner{email("a@sub.x.example")}, grant("x.example"), nil, []string{"a@sub.x.example"}},
+		{"suffix trick", []tenant.Owner{email("a@x.example.evil.example")}, grant("x.example"), nil, []string{"a@x.example.evil.example"}},
+		{"Kelvin sign folds only in Unicode", []tenant.Owner{email("a@\u212a.example")}, grant("k.example"), nil, []string{"a@\u212a.example"}},
+		{"empty grant allows no email", []tenant.Owner{email("a@x.example"), {Subject: "s"}}, grant(""), []tenant.Owner{{Subject: "s"}}, []string{"a@x.example"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			kept, leftOut := grantedOwners(c.owners, c.annotations)
+			if !slices.Equal(kept, c.kept) || !slices.Equal(leftOut, c.leftOut) {
+				t.Errorf("kept %v left out %v, want %v and %v", kept, leftOut, c.kept, c.leftOut)
+			}
+		})
+	}
+}

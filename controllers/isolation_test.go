@@ -185,3 +185,31 @@ func bundleSuspended(want bool) func(*tenant.Bundle) error {
 		return nil
 	}
 }
+
+// TestForeignOwnerIsLeftOut: a tenant names another tenant's person as an owner of its merchant. In a namespace
+// the platform granted owner email domains, the foreign owner is left out of the bundle, the merchant serves its
+// other owners, and the condition says who was left out.
+func TestForeignOwnerIsLeftOut(t *testing.T) {
+	f := newTenant(t, false)
+	update(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: f.ns}}, func(n *corev1.Namespace) {
+		n.Annotations = map[string]string{chatv1alpha1.OwnerEmailDomainsAnnotation: "alpha.example, Shop.Alpha.example"}
+	})
+	update(t, f.merchant, func(m *chatv1alpha1.Merchant) {
+		m.Spec.Owners = []chatv1alpha1.Owner{
+			{Email: "support@alpha.example"}, {Email: "Ops@SHOP.alpha.example"},
+			{Email: "victim@beta.example"}, {Email: "sneaky@alpha.example.beta.example"}, {Subject: "user-1"},
+		}
+	})
+	waitReady(t, f.merchant, metav1.ConditionTrue, chatv1alpha1.ReasonOwnersNotAllowed)
+	msg := meta.FindStatusCondition(f.merchant.Status.Conditions, chatv1alpha1.ConditionReady).Message
+	if !strings.Contains(msg, "victim@beta.example") || strings.Contains(msg, "support@alpha.example") {
+		t.Errorf("the condition does not name exactly the owners left out: %q", msg)
+	}
+	waitBundle(t, f.id, func(b *tenant.Bundle) error {
+		want := []tenant.Owner{{Email: "support@alpha.example"}, {Email: "Ops@SHOP.alpha.example"}, {Subject: "user-1"}}
+		if fmt.Sprint(b.Owners) != fmt.Sprint(want) {
+			return fmt.Errorf("owners %v, want %v", b.Owners, want)
+		}
+		return nil
+	})
+}

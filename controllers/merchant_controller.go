@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -63,12 +65,12 @@ func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	}
 	before := m.DeepCopy()
 	id := render.MerchantID(&m)
-	nsLabels, err := r.namespaceLabels(ctx, m.Namespace)
+	ns, err := r.namespace(ctx, m.Namespace)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 
-	requeue, err := r.publish(ctx, &m, id, nsLabels)
+	out, err := r.publish(ctx, &m, id, ns)
 	p, err := asProblem(err)
 	if err == nil && p != nil && p.reason != chatv1alpha1.ReasonMerchantIDConflict {
 		p, err = r.withdrawRevoked(ctx, &m, id, p)
@@ -82,66 +84,82 @@ func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	m.Status.Plan = m.Spec.PlanRef.Name
 	m.Status.ObservedGeneration = m.Generation
 	cond := readyFrom(m.Generation, p, "the tenant bundle is published")
-	if p == nil && suspended(&m, nsLabels) {
+	switch {
+	case p == nil && suspended(&m, ns.Labels):
 		cond = ready(m.Generation, metav1.ConditionTrue, chatv1alpha1.ReasonSuspended,
 			"the tenant bundle is published; chat is refused while the merchant is suspended")
+	case p == nil && len(out.ownersLeftOut) > 0:
+		cond = ready(m.Generation, metav1.ConditionTrue, chatv1alpha1.ReasonOwnersNotAllowed,
+			fmt.Sprintf("the tenant bundle is published without the owners outside the email domains granted to "+
+				"namespace %s: %s", m.Namespace, strings.Join(out.ownersLeftOut, ", ")))
 	}
 	setReady(r.Recorder, &m, &m.Status.Conditions, cond)
 	r.Metrics.set(m.Namespace, m.Name, m.Spec.PlanRef.Name, cond.Status == metav1.ConditionTrue)
 	if err := patchStatus(ctx, r.Client, before, &m, func(m *chatv1alpha1.Merchant) any { return m.Status }); err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: requeue}, nil
+	return ctrl.Result{RequeueAfter: out.requeue}, nil
 }
 
-// publish resolves everything the bundle needs and writes it. It fills the status counts and snippet, and returns
-// how long until a key expires (when the bundle must change again). nsLabels are the labels of the Merchant's
-// namespace, which the platform team's grants select.
-func (r *MerchantReconciler) publish(ctx context.Context, m *chatv1alpha1.Merchant, id string, nsLabels map[string]string) (time.Duration, error) {
+// published is what publishing a bundle tells the Ready condition and the next reconcile.
+type published struct {
+	// requeue is how long until a key expires, when the bundle must change again.
+	requeue time.Duration
+	// ownersLeftOut are the owners' emails outside the domains granted to the namespace.
+	ownersLeftOut []string
+}
+
+// publish resolves everything the bundle needs and writes it. It fills the status counts and snippet. ns is the
+// Merchant's namespace, whose labels the platform team's grants select.
+func (r *MerchantReconciler) publish(ctx context.Context, m *chatv1alpha1.Merchant, id string, ns *metav1.PartialObjectMetadata) (published, error) {
+	nsLabels := ns.Labels
 	var plan chatv1alpha1.Plan
 	if err := getReferenced(ctx, r.Client, types.NamespacedName{Name: m.Spec.PlanRef.Name}, &plan,
 		chatv1alpha1.ReasonPlanNotFound, "Plan %s does not exist", m.Spec.PlanRef.Name); err != nil {
-		return 0, err
+		return published{}, err
 	}
 	if !granted(plan.Spec.AllowedNamespaces, nsLabels) {
-		return 0, newProblem(chatv1alpha1.ReasonPlanNotAllowed,
+		return published{}, newProblem(chatv1alpha1.ReasonPlanNotAllowed,
 			"Plan %s is not granted to namespace %s; ask the platform team", plan.Name, m.Namespace)
 	}
 	var rt chatv1alpha1.ChatRuntime
 	rtKey := types.NamespacedName{Namespace: r.Namespace, Name: m.Spec.RuntimeRef.Name}
 	if err := getReferenced(ctx, r.Client, rtKey, &rt,
 		chatv1alpha1.ReasonRuntimeNotFound, "ChatRuntime %s does not exist", rtKey); err != nil {
-		return 0, err
+		return published{}, err
 	}
 	if !granted(rt.Spec.AllowedNamespaces, nsLabels) {
-		return 0, newProblem(chatv1alpha1.ReasonRuntimeNotAllowed,
+		return published{}, newProblem(chatv1alpha1.ReasonRuntimeNotAllowed,
 			"ChatRuntime %s is not granted to namespace %s; ask the platform team", rt.Name, m.Namespace)
 	}
 	keys, err := r.usableKeys(ctx, m)
 	if err != nil {
-		return 0, err
+		return published{}, err
 	}
 	var hooks []render.ResolvedWebhook
 	if plan.Spec.Features.Webhooks {
 		if hooks, err = r.usableWebhooks(ctx, m); err != nil {
-			return 0, err
+			return published{}, err
 		}
 	}
 	now := r.Now()
 	bundle := render.Bundle(m, id, &plan, keys, hooks, now)
 	bundle.Suspended = suspended(m, nsLabels)
+	var out published
+	bundle.Owners, out.ownersLeftOut = grantedOwners(bundle.Owners, ns.Annotations)
 	doc, err := tenant.Marshal(bundle)
 	if err != nil {
-		return 0, newProblem(chatv1alpha1.ReasonInvalidBundle, "the tenant bundle is invalid: %s", err)
+		return published{}, newProblem(chatv1alpha1.ReasonInvalidBundle, "the tenant bundle is invalid: %s", err)
 	}
 	if err := r.applyBundle(ctx, render.BundleSecret(&rt, id, render.Source(m), doc)); err != nil {
-		return 0, err
+		return published{}, err
 	}
 	m.Status.APIKeys = count(len(bundle.APIKeys))
 	m.Status.Webhooks = count(len(bundle.Webhooks))
 	m.Status.BundleSecret = r.Namespace + "/" + tenant.SecretName(id)
 	m.Status.EmbedSnippet = render.EmbedSnippet(&rt, id)
-	return render.NextExpiry(keys, now), nil
+	out.requeue = render.NextExpiry(keys, now)
+	return out, nil
 }
 
 // withdrawRevoked keeps revocation in effect while the merchant's bundle cannot be rendered (p says why): the
@@ -189,14 +207,42 @@ func (r *MerchantReconciler) withdrawRevoked(ctx context.Context, m *chatv1alpha
 	return withdrawn, nil
 }
 
-// namespaceLabels returns the labels of a namespace, read from the metadata-only cache.
-func (r *MerchantReconciler) namespaceLabels(ctx context.Context, name string) (map[string]string, error) {
+// namespace returns the metadata of a namespace, read from the metadata-only cache: its labels carry the
+// platform team's grants and suspension, its annotations the owner email domains.
+func (r *MerchantReconciler) namespace(ctx context.Context, name string) (*metav1.PartialObjectMetadata, error) {
 	ns := &metav1.PartialObjectMetadata{}
 	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
 	if err := r.Get(ctx, types.NamespacedName{Name: name}, ns); err != nil {
 		return nil, fmt.Errorf("reading namespace %s: %w", name, err)
 	}
-	return ns.Labels, nil
+	return ns, nil
+}
+
+// grantedOwners decides which owners a merchant may name, given its namespace's annotations: every owner when
+// the platform granted no email domains; otherwise subject owners and owners whose email domain is one granted
+// (exactly, ignoring case in ASCII only). It returns the owners kept and the emails left out.
+func grantedOwners(owners []tenant.Owner, nsAnnotations map[string]string) (kept []tenant.Owner, leftOut []string) {
+	grant, ok := nsAnnotations[chatv1alpha1.OwnerEmailDomainsAnnotation]
+	if !ok {
+		return owners, nil
+	}
+	var domains []string
+	for d := range strings.SplitSeq(grant, ",") {
+		if d = strings.TrimSpace(d); d != "" {
+			domains = append(domains, d)
+		}
+	}
+	for _, o := range owners {
+		at := strings.LastIndexByte(o.Email, '@')
+		if o.Email == "" || (at >= 0 && slices.ContainsFunc(domains, func(d string) bool {
+			return tenant.EqualFoldASCII(o.Email[at+1:], d)
+		})) {
+			kept = append(kept, o)
+			continue
+		}
+		leftOut = append(leftOut, o.Email)
+	}
+	return kept, leftOut
 }
 
 // granted decides whether a grant (a Plan's or ChatRuntime's allowedNamespaces) covers a namespace with the

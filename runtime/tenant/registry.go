@@ -165,7 +165,7 @@ func (r *Registry) OwnedBy(subject, email string, emailVerified bool) []*Bundle 
 	for _, e := range r.byID {
 		for _, o := range e.bundle.Owners {
 			if (o.Subject != "" && o.Subject == subject) ||
-				(o.Email != "" && emailVerified && equalFoldASCII(o.Email, email)) {
+				(o.Email != "" && emailVerified && EqualFoldASCII(o.Email, email)) {
 				out = append(out, e.bundle)
 				break
 			}
@@ -174,9 +174,10 @@ func (r *Registry) OwnedBy(subject, email string, emailVerified bool) []*Bundle 
 	return out
 }
 
-// equalFoldASCII reports whether a and b are equal ignoring the case of ASCII letters only. Unicode case folding
-// (strings.EqualFold) would let a verified "ſupport@…" (long s) own "support@…"'s merchant.
-func equalFoldASCII(a, b string) bool {
+// EqualFoldASCII reports whether a and b are equal ignoring the case of ASCII letters only. Unicode case folding
+// (strings.EqualFold, strings.ToLower) would let a verified "ſupport@…" (long s) own "support@…"'s merchant.
+// The operator and the runtime compare owners' emails and domains with it alike.
+func EqualFoldASCII(a, b string) bool {
 	if len(a) != len(b) {
 		return false
 	}
