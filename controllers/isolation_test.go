@@ -213,3 +213,53 @@ func TestForeignOwnerIsLeftOut(t *testing.T) {
 		return nil
 	})
 }
+
+// TestDeletedMerchantIDCannotBeReclaimed: a merchant is deleted; its data stays in the runtime's store. Another
+// namespace claims its merchant ID explicitly to read that data: refused, without naming the old merchant. The
+// deleted merchant's bundle is no longer served. The same Merchant, created again, gets its ID back.
+func TestDeletedMerchantIDCannotBeReclaimed(t *testing.T) {
+	victim := newTenant(t, false)
+	create(t, apiKey(victim.ns, "web", "shop", chatv1alpha1.APIKeyPublishable))
+	waitBundle(t, victim.id, func(b *tenant.Bundle) error {
+		if len(b.APIKeys) != 1 {
+			return errors.New("waiting for the key")
+		}
+		return nil
+	})
+	if err := k8s.Delete(ctxT(t), victim.merchant); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "bundle retired", func() error {
+		s, err := bundleSecret(t, victim.id)
+		if err != nil {
+			return err
+		}
+		if s.Labels[chatv1alpha1.TenantLabel] != "" || s.Labels[chatv1alpha1.RuntimeLabel] != "" || len(s.Data) != 0 {
+			return fmt.Errorf("the deleted merchant's bundle is still served: labels %v, %d data keys", s.Labels, len(s.Data))
+		}
+		return nil
+	})
+
+	claimNS := newNamespace(t)
+	claimant := merchant(claimNS, "claim", victim.plan.Name, victim.runtime.Name)
+	claimant.Spec.MerchantID = victim.id
+	create(t, claimant)
+	waitReady(t, claimant, metav1.ConditionFalse, chatv1alpha1.ReasonMerchantIDConflict)
+	msg := meta.FindStatusCondition(claimant.Status.Conditions, chatv1alpha1.ConditionReady).Message
+	if strings.Contains(msg, victim.ns+"/shop") {
+		t.Errorf("the condition names the old Merchant: %q", msg)
+	}
+
+	again := merchant(victim.ns, "shop", victim.plan.Name, victim.runtime.Name)
+	create(t, again)
+	waitReady(t, again, metav1.ConditionTrue, chatv1alpha1.ReasonReconciled)
+	waitBundle(t, victim.id, func(b *tenant.Bundle) error {
+		if b.Source != victim.ns+"/shop" || len(b.APIKeys) != 1 {
+			return fmt.Errorf("bundle source %q with %d keys", b.Source, len(b.APIKeys))
+		}
+		return nil
+	})
+	if s, err := bundleSecret(t, victim.id); err != nil || s.Labels[chatv1alpha1.TenantLabel] != "true" {
+		t.Errorf("the bundle is not served again: %v", err)
+	}
+}

@@ -173,7 +173,7 @@ func (r *MerchantReconciler) withdrawRevoked(ctx context.Context, m *chatv1alpha
 	} else if err != nil {
 		return nil, fmt.Errorf("reading tenant bundle %s: %w", key.Name, err)
 	}
-	if s.Annotations[render.SourceAnnotation] != render.Source(m) {
+	if _, retired := s.Annotations[render.RetiredAnnotation]; retired || s.Annotations[render.SourceAnnotation] != render.Source(m) {
 		return p, nil
 	}
 	published, err := tenant.Parse(s.Data[tenant.DataKey])
@@ -343,13 +343,14 @@ func (r *MerchantReconciler) applyBundle(ctx context.Context, want *corev1.Secre
 	} else if err != nil {
 		return fmt.Errorf("reading tenant bundle %s: %w", want.Name, err)
 	}
-	if owner := got.Annotations[render.SourceAnnotation]; owner != want.Annotations[render.SourceAnnotation] {
-		return newProblem(chatv1alpha1.ReasonMerchantIDConflict, "merchant ID %s is already used by Merchant %s",
-			want.Labels[chatv1alpha1.MerchantIDLabel], owner)
+	if got.Annotations[render.SourceAnnotation] != want.Annotations[render.SourceAnnotation] {
+		return idConflict(want.Labels[chatv1alpha1.MerchantIDLabel], got.Annotations[render.RetiredAnnotation] != "")
 	}
-	if bytes.Equal(got.Data[tenant.DataKey], want.Data[tenant.DataKey]) && hasAll(got.Labels, want.Labels) {
+	_, retired := got.Annotations[render.RetiredAnnotation]
+	if !retired && bytes.Equal(got.Data[tenant.DataKey], want.Data[tenant.DataKey]) && hasAll(got.Labels, want.Labels) {
 		return nil
 	}
+	delete(got.Annotations, render.RetiredAnnotation)
 	got.Data = want.Data
 	if got.Labels == nil {
 		got.Labels = map[string]string{}
@@ -361,6 +362,17 @@ func (r *MerchantReconciler) applyBundle(ctx context.Context, want *corev1.Secre
 	return nil
 }
 
+// idConflict is the problem of a Merchant whose ID another Merchant holds, or held before it was deleted (retired).
+// It names neither that Merchant nor its namespace.
+func idConflict(id string, retired bool) *problem {
+	if retired {
+		return newProblem(chatv1alpha1.ReasonMerchantIDConflict, "merchant ID %s belonged to a deleted merchant "+
+			"whose data may still exist; it cannot be claimed from another Merchant: choose another merchantID", id)
+	}
+	return newProblem(chatv1alpha1.ReasonMerchantIDConflict,
+		"merchant ID %s is already used by another merchant; choose another merchantID", id)
+}
+
 func hasAll(have, want map[string]string) bool {
 	for k, v := range want {
 		if have[k] != v {
@@ -370,7 +382,8 @@ func hasAll(have, want map[string]string) bool {
 	return true
 }
 
-// finalize removes the Merchant's bundle (only if it is its own) and then the finalizer.
+// finalize retires the Merchant's bundle (only if it is its own) and then removes the finalizer. Retiring, not
+// deleting, keeps the merchant ID from another namespace while the runtime still holds the merchant's data.
 func (r *MerchantReconciler) finalize(ctx context.Context, m *chatv1alpha1.Merchant) error {
 	if !controllerutil.ContainsFinalizer(m, merchantFinalizer) {
 		return nil
@@ -383,14 +396,26 @@ func (r *MerchantReconciler) finalize(ctx context.Context, m *chatv1alpha1.Merch
 	case err != nil:
 		return fmt.Errorf("reading tenant bundle %s: %w", key.Name, err)
 	case bundle.Annotations[render.SourceAnnotation] == render.Source(m):
-		err := r.Delete(ctx, &bundle, client.Preconditions{UID: &bundle.UID})
-		if client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting tenant bundle %s: %w", key.Name, err)
+		if err := r.Update(ctx, retire(&bundle, r.Now())); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("retiring tenant bundle %s: %w", key.Name, err)
 		}
 	}
 	r.Metrics.forget(m.Namespace, m.Name)
 	controllerutil.RemoveFinalizer(m, merchantFinalizer)
 	return r.Update(ctx, m)
+}
+
+// retire empties a tenant bundle and takes off the labels runtimes select it by, so that none serves it (its keys
+// are revoked at once); the Secret stays, with its source and merchant ID, marked retired at now.
+func retire(bundle *corev1.Secret, now time.Time) *corev1.Secret {
+	bundle.Data = nil
+	delete(bundle.Labels, chatv1alpha1.TenantLabel)
+	delete(bundle.Labels, chatv1alpha1.RuntimeLabel)
+	if bundle.Annotations == nil {
+		bundle.Annotations = map[string]string{}
+	}
+	bundle.Annotations[render.RetiredAnnotation] = now.UTC().Format(time.RFC3339)
+	return bundle
 }
 
 // SetupWithManager watches Merchants and everything their bundle is made of.
