@@ -173,20 +173,25 @@ func TestKeyExpiry(t *testing.T) {
 }
 
 func TestWebhookCondition(t *testing.T) {
+	refused := newProblem(chatv1alpha1.ReasonTargetNotAllowed, "private")
 	for _, tc := range []struct {
 		name     string
 		webhooks bool
 		disabled bool
+		target   *problem
 		status   metav1.ConditionStatus
 		reason   string
 	}{
-		{"plan with webhooks", true, false, metav1.ConditionTrue, chatv1alpha1.ReasonReconciled},
-		{"disabled on purpose is healthy", true, true, metav1.ConditionTrue, chatv1alpha1.ReasonDisabled},
-		{"plan without webhooks", false, false, metav1.ConditionFalse, chatv1alpha1.ReasonPlanDoesNotIncludeWebhooks},
-		{"plan without webhooks wins over disabled", false, true, metav1.ConditionFalse, chatv1alpha1.ReasonPlanDoesNotIncludeWebhooks},
+		{"plan with webhooks", true, false, nil, metav1.ConditionTrue, chatv1alpha1.ReasonReconciled},
+		{"disabled on purpose is healthy", true, true, nil, metav1.ConditionTrue, chatv1alpha1.ReasonDisabled},
+		{"plan without webhooks", false, false, nil, metav1.ConditionFalse, chatv1alpha1.ReasonPlanDoesNotIncludeWebhooks},
+		{"plan without webhooks wins over disabled", false, true, nil, metav1.ConditionFalse, chatv1alpha1.ReasonPlanDoesNotIncludeWebhooks},
+		{"refused target", true, false, refused, metav1.ConditionFalse, chatv1alpha1.ReasonTargetNotAllowed},
+		{"refused target wins over disabled", true, true, refused, metav1.ConditionFalse, chatv1alpha1.ReasonTargetNotAllowed},
+		{"plan without webhooks wins over refused target", false, false, refused, metav1.ConditionFalse, chatv1alpha1.ReasonPlanDoesNotIncludeWebhooks},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := webhookCondition(3, plan("p", 1, tc.webhooks), tc.disabled)
+			got := webhookCondition(3, plan("p", 1, tc.webhooks), tc.disabled, tc.target)
 			if got.Type != chatv1alpha1.ConditionReady || got.Status != tc.status || got.Reason != tc.reason || got.ObservedGeneration != 3 {
 				t.Errorf("webhookCondition = %+v, want Ready=%s, %s, generation 3", got, tc.status, tc.reason)
 			}
@@ -331,6 +336,42 @@ func TestGrantedOwners(t *testing.T) {
 			kept, leftOut := grantedOwners(c.owners, c.annotations)
 			if !slices.Equal(kept, c.kept) || !slices.Equal(leftOut, c.leftOut) {
 				t.Errorf("kept %v left out %v, want %v and %v", kept, leftOut, c.kept, c.leftOut)
+			}
+		})
+	}
+}
+
+func TestWebhookTarget(t *testing.T) {
+	cases := []struct {
+		url          string
+		allowPrivate bool
+		refused      bool
+	}{
+		{"https://crm.example.com/hooks", false, false},
+		{"https://93.184.215.14/hooks", false, false},
+		{"http://localhost:8080/hooks", false, true},
+		{"http://api.localhost/hooks", false, true},
+		{"http://127.0.0.1/hooks", false, true},
+		{"http://[::1]/hooks", false, true},
+		{"https://10.0.0.7/hooks", false, true},
+		{"https://169.254.169.254/latest/meta-data", false, true},
+		{"https://[fd00::1]/hooks", false, true},
+		{"https://[::ffff:10.0.0.1]/hooks", false, true},
+		{"http://crm.shop.svc/hooks", false, true},
+		{"http://crm.shop.svc.cluster.local/hooks", false, true},
+		{"https://CRM.Shop.SVC/hooks", false, true},
+		{"https://crm/hooks", false, true},
+		{"http://crm.shop.svc/hooks", true, false},
+		{"http://127.0.0.1/hooks", true, false},
+	}
+	for _, c := range cases {
+		t.Run(c.url, func(t *testing.T) {
+			p := webhookTarget(c.url, c.allowPrivate)
+			if (p != nil) != c.refused {
+				t.Fatalf("refused = %v, want %v", p != nil, c.refused)
+			}
+			if p != nil && p.reason != chatv1alpha1.ReasonTargetNotAllowed {
+				t.Errorf("reason %s", p.reason)
 			}
 		})
 	}

@@ -263,3 +263,16 @@ func TestDeletedMerchantIDCannotBeReclaimed(t *testing.T) {
 		t.Errorf("the bundle is not served again: %v", err)
 	}
 }
+
+// TestWebhookToPrivateTargetIsReported: a tenant points a Webhook at an in-cluster service. The runtime refuses
+// every delivery to it, so the Webhook is not Ready, until the platform allows private targets on the runtime.
+func TestWebhookToPrivateTargetIsReported(t *testing.T) {
+	f := newTenant(t, true)
+	hook := webhook(f.ns, "internal", "shop")
+	hook.Spec.URL = "http://billing.platform.svc/admin"
+	create(t, hook)
+	waitReady(t, hook, metav1.ConditionFalse, chatv1alpha1.ReasonTargetNotAllowed)
+
+	update(t, f.runtime, func(rt *chatv1alpha1.ChatRuntime) { rt.Spec.Webhooks.AllowPrivateAddresses = true })
+	waitReady(t, hook, metav1.ConditionTrue, chatv1alpha1.ReasonReconciled)
+}

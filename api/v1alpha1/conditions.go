@@ -57,6 +57,10 @@ const (
 
 	// ReasonDisabled means a webhook is paused by spec.disabled. Ready stays True. Webhook.
 	ReasonDisabled = "Disabled"
+	// ReasonTargetNotAllowed means a webhook's URL names a loopback, private or link-local address or an
+	// in-cluster name, which the merchant's runtime refuses to deliver to unless its
+	// spec.webhooks.allowPrivateAddresses is set. Webhook.
+	ReasonTargetNotAllowed = "TargetNotAllowed"
 	// ReasonPlanDoesNotIncludeWebhooks means the merchant's plan has no webhooks feature. Webhook.
 	ReasonPlanDoesNotIncludeWebhooks = "PlanDoesNotIncludeWebhooks"
 
