@@ -29,7 +29,9 @@ type APIKeyReconciler struct {
 
 // +kubebuilder:rbac:groups=chat.parley.dev,resources=apikeys,verbs=get;list;watch
 // +kubebuilder:rbac:groups=chat.parley.dev,resources=apikeys/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
+// Secrets: generated keys and signing secrets in tenants' namespaces (created once, owned, garbage-collected
+// with their owner), tenant bundles in the operator's namespace (updated, retired, never deleted).
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile loads an APIKey, makes sure its key exists, decides its Ready condition and reports it.
