@@ -177,6 +177,9 @@ func RuntimeArgs(rt *chatv1alpha1.ChatRuntime) []string {
 	if rt.Spec.TLS != nil {
 		args = append(args, contract.Arg(contract.FlagTLSCertFile, tlsDir+"/tls.crt"), contract.Arg(contract.FlagTLSKeyFile, tlsDir+"/tls.key"))
 	}
+	if rt.Spec.Webhooks.AllowPrivateAddresses {
+		args = append(args, contract.BoolArg(contract.FlagWebhookAllowPrivate))
+	}
 	if r := redisRateLimiter(rt); r != nil {
 		args = append(args, contract.Arg(contract.FlagRedisAddress, r.Address))
 		if r.TLS {
