@@ -87,6 +87,10 @@ func (ix *Index) confidence(m match) float64 {
 	return min(1, max(m.covered, strength/4))
 }
 
+// Fallback is the reply when the knowledge base has no answer: the merchant's fallback message, or the built-in
+// one of req's locale, with the offer to take contact details.
+func Fallback(req Request) Reply { return fallback(req, textsFor(req.Locale)) }
+
 // fallback is the reply when the knowledge base has no answer.
 func fallback(req Request, texts localeTexts) Reply {
 	text := strings.TrimSpace(req.FallbackMessage)

@@ -66,6 +66,8 @@ type Question struct {
 type Reply struct {
 	ConversationID string
 	Message        store.Message
+	// Usage is what the model provider billed for the answer; zero for offline answers.
+	Usage assistant.Usage
 }
 
 // Answer answers a visitor's message from the merchant's knowledge and stores question and answer in one
@@ -73,10 +75,14 @@ type Reply struct {
 // any work is done, and exactly again when it is written.
 func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Reply, error) {
 	exists := false
+	var history []assistant.Turn
 	if q.ConversationID != "" {
-		var err error
-		if exists, err = s.store.ConversationExists(ctx, m.MerchantID, q.ConversationID); err != nil {
-			return Reply{}, err
+		_, msgs, err := s.store.GetConversation(ctx, m.MerchantID, q.ConversationID)
+		switch {
+		case err == nil:
+			exists, history = true, turns(msgs)
+		case !errors.Is(err, store.ErrNotFound):
+			return Reply{}, fmt.Errorf("loading conversation %s: %w", q.ConversationID, err)
 		}
 	} else {
 		q.ConversationID = ids.New("conv_")
@@ -92,7 +98,7 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 	}
 	reply, err := s.responder.Respond(ctx, assistant.Request{
 		Message: q.Message, Index: index, FallbackMessage: m.Assistant.FallbackMessage,
-		Instructions: m.Assistant.Instructions, Locale: m.Widget.Locale,
+		Instructions: m.Assistant.Instructions, Locale: m.Widget.Locale, History: history,
 	})
 	if err != nil {
 		return Reply{}, fmt.Errorf("answering: %w", err)
@@ -115,7 +121,20 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 		return Reply{}, err
 	}
 	s.written(res.Deliveries)
-	return Reply{ConversationID: q.ConversationID, Message: ex.Answer}, nil
+	return Reply{ConversationID: q.ConversationID, Message: ex.Answer, Usage: reply.Usage}, nil
+}
+
+// maxHistory is the most earlier messages handed to the responder, which bounds them further by its own budget.
+const maxHistory = 20
+
+// turns are a conversation's latest messages as the responder sees them.
+func turns(msgs []store.Message) []assistant.Turn {
+	msgs = msgs[max(0, len(msgs)-maxHistory):]
+	out := make([]assistant.Turn, len(msgs))
+	for i, msg := range msgs {
+		out[i] = assistant.Turn{Visitor: msg.Role == store.RoleVisitor, Text: msg.Text}
+	}
+	return out
 }
 
 // checkQuota refuses a new conversation once the month's ceiling is reached. The write checks again, exactly.
