@@ -54,6 +54,10 @@ type Request struct {
 	Locale string
 	// History holds the conversation's earlier turns, oldest first.
 	History []Turn
+	// Delta, when set, is given the answer's text in pieces as a model writes it. The pieces may differ from the
+	// reply's final text (a model that fails midway is replaced by the offline answer), so a reader takes
+	// Reply.Text as the answer once it is returned. Responders that answer at once do not call it.
+	Delta func(piece string)
 }
 
 // Turn is one earlier message of the conversation.

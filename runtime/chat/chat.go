@@ -60,6 +60,8 @@ type Question struct {
 	ConversationID string
 	// VisitorID identifies the visitor across conversations; may be empty.
 	VisitorID string
+	// Delta, when set, receives the answer in pieces as it is written (see assistant.Request.Delta).
+	Delta func(piece string)
 }
 
 // Reply is the assistant's answer, as stored.
@@ -99,6 +101,7 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 	reply, err := s.responder.Respond(ctx, assistant.Request{
 		Message: q.Message, Index: index, FallbackMessage: m.Assistant.FallbackMessage,
 		Instructions: m.Assistant.Instructions, Locale: m.Widget.Locale, History: history,
+		Delta: q.Delta,
 	})
 	if err != nil {
 		return Reply{}, fmt.Errorf("answering: %w", err)

@@ -52,7 +52,6 @@ type Responder struct {
 	cfg     Config
 	log     *slog.Logger
 	offline *prometheus.CounterVec
-	tokens  *prometheus.CounterVec
 }
 
 var _ assistant.Responder = (*Responder)(nil)
@@ -86,14 +85,8 @@ func New(cfg Config) (*Responder, error) {
 		Name: "parley_runtime_assistant_offline_answers_total",
 		Help: "Answers given by the offline assistant because the model failed, by reason (timeout, error, empty).",
 	}, []string{"reason"})
-	r.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "parley_runtime_assistant_model_tokens_total",
-		Help: "Tokens the model provider billed, by kind (prompt, completion).",
-	}, []string{"kind"})
-	for _, c := range []prometheus.Collector{r.offline, r.tokens} {
-		if err := cfg.Registry.Register(c); err != nil {
-			return nil, fmt.Errorf("registering the assistant's metrics: %w", err)
-		}
+	if err := cfg.Registry.Register(r.offline); err != nil {
+		return nil, fmt.Errorf("registering the assistant's metrics: %w", err)
 	}
 	for _, reason := range []string{reasonTimeout, reasonError, reasonEmpty} {
 		r.offline.WithLabelValues(reason)
@@ -151,6 +144,7 @@ func (r *Responder) ask(ctx context.Context, req assistant.Request, hits []assis
 	defer func() { _ = stream.Close() }()
 	var text strings.Builder
 	var usage assistant.Usage
+	sent := 0
 	for stream.Next() {
 		chunk := stream.Current()
 		if chunk.JSON.Usage.Valid() {
@@ -161,12 +155,11 @@ func (r *Responder) ask(ctx context.Context, req assistant.Request, hits []assis
 				text.WriteString(c.Delta.Content)
 			}
 		}
+		sent = pass(req.Delta, text.String(), sent)
 	}
 	if err := stream.Err(); err != nil {
 		return assistant.Reply{}, fmt.Errorf("the chat completion from %s: %w", r.cfg.BaseURL, err)
 	}
-	r.tokens.WithLabelValues("prompt").Add(float64(usage.PromptTokens))
-	r.tokens.WithLabelValues("completion").Add(float64(usage.CompletionTokens))
 	answer := strings.TrimSpace(text.String())
 	if answer == "" {
 		return assistant.Reply{}, errEmpty
@@ -174,4 +167,17 @@ func (r *Responder) ask(ctx context.Context, req assistant.Request, hits []assis
 	reply := readAnswer(req, answer, hits)
 	reply.Usage = usage
 	return reply, nil
+}
+
+// pass gives req.Delta the text written since the first sent bytes, and returns how much has been sent. While the
+// text could still become the refusal (NO_ANSWER), it is held back: the visitor sees the fallback instead.
+func pass(delta func(string), text string, sent int) int {
+	if delta == nil || len(text) == sent {
+		return sent
+	}
+	if start := strings.TrimSpace(text); strings.HasPrefix(noAnswer, start) || strings.HasPrefix(start, noAnswer) {
+		return sent
+	}
+	delta(text[sent:])
+	return len(text)
 }

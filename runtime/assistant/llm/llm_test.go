@@ -118,9 +118,6 @@ func TestCitationsBecomeSources(t *testing.T) {
 	if reply.Usage != (assistant.Usage{PromptTokens: 100, CompletionTokens: 20}) {
 		t.Errorf("usage %+v", reply.Usage)
 	}
-	if n := testutil.ToFloat64(h.r.tokens.WithLabelValues("prompt")); n != 100 {
-		t.Errorf("prompt tokens counted %v", n)
-	}
 }
 
 func TestAnAnswerCitingNothingHasTheTopItemsAsSources(t *testing.T) {
@@ -232,5 +229,28 @@ func TestTheVisitorsCancellationIsAnError(t *testing.T) {
 	}
 	if n := testutil.ToFloat64(h.r.offline.WithLabelValues(reasonTimeout)); n != 0 {
 		t.Errorf("counted as the provider's timeout: %v", n)
+	}
+}
+
+func TestPiecesArePassedOnButARefusalIsHeldBack(t *testing.T) {
+	for _, tc := range []struct {
+		answer []string
+		want   string
+	}{
+		{[]string{"We ship ", "to Canada [1]."}, "We ship to Canada [1]."},
+		{[]string{" NO", "_ANS", "WER"}, ""},
+	} {
+		f := fakellm.New(t, tc.answer...)
+		h := newResponder(t, f.URL(), 5*time.Second)
+		var got []string
+		req := question("shipping to Canada")
+		req.Delta = func(p string) { got = append(got, p) }
+		reply, err := h.r.Respond(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(got, "") != tc.want || (tc.want != "" && reply.Text != tc.want) {
+			t.Errorf("pieces %q, reply %q", got, reply.Text)
+		}
 	}
 }
