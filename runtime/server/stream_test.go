@@ -21,7 +21,7 @@ import (
 )
 
 // withModel answers with a model behind provider, falling back to retrieval.
-func withModel(t *testing.T, provider *fakellm.Provider) envOption {
+func withModel(t testing.TB, provider *fakellm.Provider) envOption {
 	return func(c *envConfig) {
 		r, err := llm.New(llm.Config{BaseURL: provider.URL(), Model: "m", Timeout: 5 * time.Second, MaxTokens: 100,
 			ContextItems: 3, HistoryTokens: 500, Offline: assistant.Retrieval{}, Logger: slog.New(slog.DiscardHandler),
