@@ -22,6 +22,8 @@ import (
 type Config struct {
 	Store     store.Store
 	Responder assistant.Responder
+	// Offline answers for merchants past their plan's monthly model tokens; assistant.Retrieval when nil.
+	Offline assistant.Responder
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 	// Notify is called after a use case wrote webhook deliveries to the outbox, to wake the dispatcher; may be
@@ -33,6 +35,7 @@ type Config struct {
 type Service struct {
 	store     store.Store
 	responder assistant.Responder
+	offline   assistant.Responder
 	indexes   *indexCache
 	now       func() time.Time
 	notify    func()
@@ -43,9 +46,13 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Store == nil || cfg.Responder == nil {
 		return nil, errors.New("chat: store and responder are required")
 	}
-	s := &Service{store: cfg.Store, responder: cfg.Responder, indexes: newIndexCache(cfg.Store), now: cfg.Now, notify: cfg.Notify}
+	s := &Service{store: cfg.Store, responder: cfg.Responder, offline: cfg.Offline, indexes: newIndexCache(cfg.Store),
+		now: cfg.Now, notify: cfg.Notify}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if s.offline == nil {
+		s.offline = assistant.Retrieval{}
 	}
 	return s, nil
 }
@@ -98,7 +105,11 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 	if err != nil {
 		return Reply{}, err
 	}
-	reply, err := s.responder.Respond(ctx, assistant.Request{
+	responder, err := s.responderFor(ctx, m)
+	if err != nil {
+		return Reply{}, err
+	}
+	reply, err := responder.Respond(ctx, assistant.Request{
 		Message: q.Message, Index: index, FallbackMessage: m.Assistant.FallbackMessage,
 		Instructions: m.Assistant.Instructions, Locale: m.Widget.Locale, History: history,
 		Delta: q.Delta,
@@ -115,6 +126,7 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 			Answered: reply.Answered, Sources: storeSources(reply.Sources)},
 		Contact: chatContact(q.Message),
 		Outbox:  Route(m),
+		Tokens:  reply.Usage.PromptTokens + reply.Usage.CompletionTokens,
 	}
 	if ex.Contact != nil {
 		ex.LeadID = ids.New("lead_")
@@ -138,6 +150,22 @@ func turns(msgs []store.Message) []assistant.Turn {
 		out[i] = assistant.Turn{Visitor: msg.Role == store.RoleVisitor, Text: msg.Text}
 	}
 	return out
+}
+
+// responderFor is the service's responder, or the offline one once the merchant's answers took the plan's monthly
+// model tokens. The ceiling is checked before answering, so the answer that crosses it is given whole.
+func (s *Service) responderFor(ctx context.Context, m *tenant.Bundle) (assistant.Responder, error) {
+	if m.Plan.MonthlyTokens == 0 {
+		return s.responder, nil
+	}
+	used, err := s.store.TokensThisMonth(ctx, m.MerchantID, s.now())
+	if err != nil {
+		return nil, err
+	}
+	if used >= m.Plan.MonthlyTokens {
+		return s.offline, nil
+	}
+	return s.responder, nil
 }
 
 // checkQuota refuses a new conversation once the month's ceiling is reached. The write checks again, exactly.

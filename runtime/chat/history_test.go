@@ -2,6 +2,7 @@ package chat_test
 
 import (
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,5 +56,53 @@ func TestTheModelHearsTheConversation(t *testing.T) {
 	_, stored, err := f.store.GetConversation(ctx, m.MerchantID, first.ConversationID)
 	if err != nil || len(stored) != 4 || stored[3].Text != second.Message.Text {
 		t.Errorf("stored %+v, %v", stored, err)
+	}
+}
+
+// TestPastTheMonthlyTokensTheOfflineAssistantAnswers: the answer that crosses the plan's model tokens is given
+// whole and counted; the next ones come from the offline assistant without asking the model, until the month ends.
+func TestPastTheMonthlyTokensTheOfflineAssistantAnswers(t *testing.T) {
+	f := newFixture(t)
+	provider := fakellm.New(t, "It takes 5 to 8 business days [1].")
+	responder, err := llm.New(llm.Config{BaseURL: provider.URL(), Model: "m", Timeout: 5 * time.Second, MaxTokens: 100,
+		ContextItems: 3, HistoryTokens: 500, Offline: assistant.Retrieval{}, Logger: slog.New(slog.DiscardHandler),
+		Registry: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := chat.New(chat.Config{Store: f.store, Responder: responder, Now: func() time.Time { return f.now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, m := t.Context(), merchant(0)
+	m.Plan.MonthlyTokens = fakellm.PromptTokens // one answer crosses it
+	if _, err := svc.CreateKnowledge(ctx, m, store.Knowledge{Title: "Shipping to Canada",
+		Content: "We ship to Canada with Canada Post. Delivery takes 5 to 8 business days."}); err != nil {
+		t.Fatal(err)
+	}
+	ask := func() chat.Reply {
+		t.Helper()
+		r, err := svc.Answer(ctx, m, chat.Question{Message: "How long does delivery to Canada take?"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if r := ask(); r.Message.Text != "It takes 5 to 8 business days [1]." {
+		t.Fatalf("first answer %q", r.Message.Text)
+	}
+	if used, err := f.store.TokensThisMonth(ctx, m.MerchantID, f.now); err != nil || used != fakellm.PromptTokens+fakellm.CompletionTokens {
+		t.Fatalf("tokens used %d, %v", used, err)
+	}
+	if r := ask(); r.Message.Text == "It takes 5 to 8 business days [1]." || !strings.Contains(r.Message.Text, "5 to 8 business days") ||
+		r.Usage != (assistant.Usage{}) {
+		t.Errorf("past the ceiling: %+v", r)
+	}
+	if n := len(provider.Requests()); n != 1 {
+		t.Errorf("the model was asked %d times", n)
+	}
+	f.now = f.now.AddDate(0, 1, 0) // a new month
+	if r := ask(); r.Message.Text != "It takes 5 to 8 business days [1]." {
+		t.Errorf("next month: %q", r.Message.Text)
 	}
 }
