@@ -62,7 +62,7 @@ func TestSchemaRejectsBadObjects(t *testing.T) {
 			r.Spec.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantOpenAI, OpenAI: &chatv1alpha1.OpenAISpec{
 				BaseURL: "http://vllm:8000/v1", Model: "llama", Timeout: &metav1.Duration{Duration: 2 * time.Minute}}}
 			return r
-		}, "timeout must be between 0s and 60s"},
+		}, "timeout must be between 0s and 30s"},
 		{"openai temperature out of range", func() client.Object {
 			r := runtimeObj("bad-ai-temperature")
 			r.Spec.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantOpenAI, OpenAI: &chatv1alpha1.OpenAISpec{

@@ -238,9 +238,10 @@ type OpenAISpec struct {
 	// +optional
 	APIKeySecretRef *SecretKeySelector `json:"apiKeySecretRef,omitempty"`
 
-	// Timeout bounds one answer; past it the visitor gets the offline answer. Defaults to 12s.
+	// Timeout bounds one answer; past it the visitor gets the offline answer. Defaults to 12s; at most 30s, well
+	// within the runtime's 60 s write timeout, which a streamed answer must finish in.
 	// +optional
-	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s') && duration(self) <= duration('60s')",message="timeout must be between 0s and 60s"
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s') && duration(self) <= duration('30s')",message="timeout must be between 0s and 30s"
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 
 	// Temperature is the sampling temperature, from 0 to 2, as a decimal string such as "0.2". Defaults to 0.2.

@@ -163,7 +163,9 @@ type OpenAI struct {
 // The defaults of the openai flags.
 const (
 	// DefaultOpenAITimeout leaves the visitor time for the offline answer within a browser's patience.
-	DefaultOpenAITimeout       = 12 * time.Second
+	DefaultOpenAITimeout = 12 * time.Second
+	// MaxOpenAITimeout keeps a streamed answer within the HTTP server's write timeout.
+	MaxOpenAITimeout           = 30 * time.Second
 	DefaultOpenAITemperature   = 0.2
 	DefaultOpenAIMaxTokens     = 512
 	DefaultOpenAIContextItems  = 5
@@ -193,8 +195,8 @@ func (o OpenAI) Validate() error {
 		return fmt.Errorf("--%s must be an absolute http or https URL", FlagOpenAIBaseURL)
 	case o.Model == "":
 		return fmt.Errorf("--%s=%s needs --%s", FlagAssistant, AssistantOpenAI, FlagOpenAIModel)
-	case o.Timeout <= 0:
-		return fmt.Errorf("--%s must be positive", FlagOpenAITimeout)
+	case o.Timeout <= 0 || o.Timeout > MaxOpenAITimeout:
+		return fmt.Errorf("--%s must be positive and at most %s", FlagOpenAITimeout, MaxOpenAITimeout)
 	case o.Temperature < 0 || o.Temperature > 2:
 		return fmt.Errorf("--%s must be between 0 and 2", FlagOpenAITemperature)
 	case o.MaxTokens < 1:
