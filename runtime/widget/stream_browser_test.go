@@ -42,12 +42,18 @@ func TestWidgetStreamsTheAnswer(t *testing.T) {
 		waitFor(`s.querySelectorAll('.m.bot').length === 2 && s.querySelectorAll('.m.bot')[1].textContent.includes('Delivery to Canada')`),
 		eval(`s.querySelectorAll('.m.bot')[1].textContent`, &partial),
 		eval(`s.querySelectorAll('.m.bot')[1].querySelectorAll('.src a').length`, &sourcesWhilePartial),
+	)
+	if err != nil {
+		t.Fatalf("asking: %v", err)
+	}
+	saveScreenshot(ctx, t, "widget-streaming.png")
+	err = chromedp.Do(ctx,
 		waitFor(`s.querySelectorAll('.m.bot')[1].querySelector('.src a') !== null`),
 		eval(`s.querySelectorAll('.m.bot')[1].textContent`, &whole),
 		eval(`s.querySelectorAll('.m.bot')[1].querySelector('.src a').href`, &sourceHref),
 	)
 	if err != nil {
-		t.Fatalf("asking: %v", err)
+		t.Fatalf("waiting for the whole answer: %v", err)
 	}
 	if strings.Contains(partial, "business days") || sourcesWhilePartial != 0 {
 		t.Errorf("the answer did not grow: first seen %q with %d sources", partial, sourcesWhilePartial)
