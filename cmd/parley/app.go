@@ -15,6 +15,7 @@ import (
 
 	"github.com/parley-dev/parley/internal/contract"
 	"github.com/parley-dev/parley/runtime/assistant"
+	"github.com/parley-dev/parley/runtime/assistant/llm"
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/server"
 	"github.com/parley-dev/parley/runtime/store"
@@ -88,7 +89,11 @@ func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *a
 	}
 	a.closers = append(a.closers, closeLimiter)
 
-	svc, err := chat.New(chat.Config{Store: a.store, Responder: assistant.Retrieval{}, Notify: hooks.Notify})
+	responder, err := newResponder(cfg, log, reg)
+	if err != nil {
+		return nil, err
+	}
+	svc, err := chat.New(chat.Config{Store: a.store, Responder: responder, Notify: hooks.Notify})
 	if err != nil {
 		return nil, fmt.Errorf("the chat service: %w", err)
 	}
@@ -101,6 +106,23 @@ func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *a
 		return nil, fmt.Errorf("the chat server: %w", err)
 	}
 	return a, nil
+}
+
+// newResponder builds the answer provider cfg names: the offline retrieval assistant, or a model that falls back
+// to it.
+func newResponder(cfg contract.Runtime, log *slog.Logger, reg prometheus.Registerer) (assistant.Responder, error) {
+	if cfg.Assistant != contract.AssistantOpenAI {
+		return assistant.Retrieval{}, nil
+	}
+	o := cfg.OpenAI
+	r, err := llm.New(llm.Config{BaseURL: o.BaseURL, Model: o.Model, APIKey: o.APIKey, Timeout: o.Timeout,
+		Temperature: o.Temperature, MaxTokens: o.MaxTokens, ContextItems: o.ContextItems, HistoryTokens: o.HistoryTokens,
+		Offline: assistant.Retrieval{}, Logger: log, Registry: reg})
+	if err != nil {
+		return nil, fmt.Errorf("the openai assistant: %w", err)
+	}
+	log.Info("answering with a model", "base_url", o.BaseURL, "model", o.Model, "api_key_set", o.APIKey != "")
+	return r, nil
 }
 
 // serve serves h (the app's handler, or one that wraps it) on ln, with TLS when the configuration names a

@@ -52,12 +52,16 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	hookURL := fs.String("webhook-url", "", "deliver the demo merchant's events ("+strings.Join(contract.Events(), ", ")+") here")
 	var level slog.Level
 	fs.TextVar(&level, "log-level", slog.LevelWarn, "log level: debug, info, warn or error")
+	var assistantName string
+	var openAI contract.OpenAI
+	contract.BindAssistantFlags(fs, &assistantName, &openAI)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
+	openAI.APIKey = os.Getenv(contract.EnvOpenAIAPIKey)
 	if *rate < 1 || *rate > math.MaxInt32/2 {
 		return errors.New("--rate must be between 1 and 1073741823")
 	}
@@ -90,8 +94,8 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	cfg := contract.Runtime{
 		TenantsDir: tenantsDir, Listen: ln.Addr().String(), PublicURL: base,
-		Storage: contract.StorageSQLite, SQLitePath: filepath.Join(*dir, "parley.db"), Assistant: contract.AssistantRetrieval,
-		OIDCIssuer: idp.URL(), OIDCAudience: devAudience,
+		Storage: contract.StorageSQLite, SQLitePath: filepath.Join(*dir, "parley.db"), Assistant: assistantName,
+		OpenAI: openAI, OIDCIssuer: idp.URL(), OIDCAudience: devAudience,
 		WebhookAllowPrivate: true, // a laptop's webhook receiver is on localhost
 		LogLevel:            level, LogFormat: "text", RedisKeyPrefix: contract.DefaultRedisKeyPrefix,
 	}

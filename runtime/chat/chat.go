@@ -22,6 +22,8 @@ import (
 type Config struct {
 	Store     store.Store
 	Responder assistant.Responder
+	// Offline answers for merchants past their plan's monthly model tokens; assistant.Retrieval when nil.
+	Offline assistant.Responder
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 	// Notify is called after a use case wrote webhook deliveries to the outbox, to wake the dispatcher; may be
@@ -33,6 +35,7 @@ type Config struct {
 type Service struct {
 	store     store.Store
 	responder assistant.Responder
+	offline   assistant.Responder
 	indexes   *indexCache
 	now       func() time.Time
 	notify    func()
@@ -43,9 +46,13 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Store == nil || cfg.Responder == nil {
 		return nil, errors.New("chat: store and responder are required")
 	}
-	s := &Service{store: cfg.Store, responder: cfg.Responder, indexes: newIndexCache(cfg.Store), now: cfg.Now, notify: cfg.Notify}
+	s := &Service{store: cfg.Store, responder: cfg.Responder, offline: cfg.Offline, indexes: newIndexCache(cfg.Store),
+		now: cfg.Now, notify: cfg.Notify}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if s.offline == nil {
+		s.offline = assistant.Retrieval{}
 	}
 	return s, nil
 }
@@ -60,12 +67,16 @@ type Question struct {
 	ConversationID string
 	// VisitorID identifies the visitor across conversations; may be empty.
 	VisitorID string
+	// Delta, when set, receives the answer in pieces as it is written (see assistant.Request.Delta).
+	Delta func(piece string)
 }
 
 // Reply is the assistant's answer, as stored.
 type Reply struct {
 	ConversationID string
 	Message        store.Message
+	// Usage is what the model provider billed for the answer; zero for offline answers.
+	Usage assistant.Usage
 }
 
 // Answer answers a visitor's message from the merchant's knowledge and stores question and answer in one
@@ -73,10 +84,14 @@ type Reply struct {
 // any work is done, and exactly again when it is written.
 func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Reply, error) {
 	exists := false
+	var history []assistant.Turn
 	if q.ConversationID != "" {
-		var err error
-		if exists, err = s.store.ConversationExists(ctx, m.MerchantID, q.ConversationID); err != nil {
-			return Reply{}, err
+		_, msgs, err := s.store.GetConversation(ctx, m.MerchantID, q.ConversationID)
+		switch {
+		case err == nil:
+			exists, history = true, turns(msgs)
+		case !errors.Is(err, store.ErrNotFound):
+			return Reply{}, fmt.Errorf("loading conversation %s: %w", q.ConversationID, err)
 		}
 	} else {
 		q.ConversationID = ids.New("conv_")
@@ -90,9 +105,14 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 	if err != nil {
 		return Reply{}, err
 	}
-	reply, err := s.responder.Respond(ctx, assistant.Request{
+	responder, err := s.responderFor(ctx, m)
+	if err != nil {
+		return Reply{}, err
+	}
+	reply, err := responder.Respond(ctx, assistant.Request{
 		Message: q.Message, Index: index, FallbackMessage: m.Assistant.FallbackMessage,
-		Instructions: m.Assistant.Instructions, Locale: m.Widget.Locale,
+		Instructions: m.Assistant.Instructions, Locale: m.Widget.Locale, History: history,
+		Delta: q.Delta,
 	})
 	if err != nil {
 		return Reply{}, fmt.Errorf("answering: %w", err)
@@ -106,6 +126,7 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 			Answered: reply.Answered, Sources: storeSources(reply.Sources)},
 		Contact: chatContact(q.Message),
 		Outbox:  Route(m),
+		Tokens:  reply.Usage.PromptTokens + reply.Usage.CompletionTokens,
 	}
 	if ex.Contact != nil {
 		ex.LeadID = ids.New("lead_")
@@ -115,7 +136,36 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 		return Reply{}, err
 	}
 	s.written(res.Deliveries)
-	return Reply{ConversationID: q.ConversationID, Message: ex.Answer}, nil
+	return Reply{ConversationID: q.ConversationID, Message: ex.Answer, Usage: reply.Usage}, nil
+}
+
+// maxHistory is the most earlier messages handed to the responder, which bounds them further by its own budget.
+const maxHistory = 20
+
+// turns are a conversation's latest messages as the responder sees them.
+func turns(msgs []store.Message) []assistant.Turn {
+	msgs = msgs[max(0, len(msgs)-maxHistory):]
+	out := make([]assistant.Turn, len(msgs))
+	for i, msg := range msgs {
+		out[i] = assistant.Turn{Visitor: msg.Role == store.RoleVisitor, Text: msg.Text}
+	}
+	return out
+}
+
+// responderFor is the service's responder, or the offline one once the merchant's answers took the plan's monthly
+// model tokens. The ceiling is checked before answering, so the answer that crosses it is given whole.
+func (s *Service) responderFor(ctx context.Context, m *tenant.Bundle) (assistant.Responder, error) {
+	if m.Plan.MonthlyTokens == 0 {
+		return s.responder, nil
+	}
+	used, err := s.store.TokensThisMonth(ctx, m.MerchantID, s.now())
+	if err != nil {
+		return nil, err
+	}
+	if used >= m.Plan.MonthlyTokens {
+		return s.offline, nil
+	}
+	return s.responder, nil
 }
 
 // checkQuota refuses a new conversation once the month's ceiling is reached. The write checks again, exactly.

@@ -43,15 +43,17 @@ type Config struct {
 
 // Server serves the runtime's HTTP interface.
 type Server struct {
-	tenants   *tenant.Registry
-	chat      *chat.Service
-	store     store.Reader
-	verifier  TokenVerifier
-	limiter   RateLimiter
-	log       *slog.Logger
-	registry  *prometheus.Registry
-	metrics   *httpMetrics
-	chats     *prometheus.CounterVec
+	tenants  *tenant.Registry
+	chat     *chat.Service
+	store    store.Reader
+	verifier TokenVerifier
+	limiter  RateLimiter
+	log      *slog.Logger
+	registry *prometheus.Registry
+	metrics  *httpMetrics
+	chats    *prometheus.CounterVec
+	// tokens counts the model tokens of the answers by merchant.
+	tokens    *prometheus.CounterVec
 	now       func() time.Time
 	openAPI   []byte
 	publicURL string
@@ -87,8 +89,14 @@ func New(cfg Config) (*Server, error) {
 		Name: "parley_runtime_chat_replies_total",
 		Help: "Replies to visitors by merchant and whether the knowledge base could answer.",
 	}, []string{"merchant", "answered"})
-	if err := cfg.Registry.Register(s.chats); err != nil {
-		return nil, fmt.Errorf("registering chat metrics: %w", err)
+	s.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "parley_runtime_chat_model_tokens_total",
+		Help: "Model tokens the merchants' answers took, by merchant and kind (prompt, completion).",
+	}, []string{"merchant", "kind"})
+	for _, c := range []prometheus.Collector{s.chats, s.tokens} {
+		if err := cfg.Registry.Register(c); err != nil {
+			return nil, fmt.Errorf("registering chat metrics: %w", err)
+		}
 	}
 	s.handler = s.instrument(s.routes())
 	return s, nil

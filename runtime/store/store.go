@@ -53,6 +53,9 @@ type Reader interface {
 	// ConversationsThisMonth returns how many conversations the merchant started in the UTC month of now.
 	ConversationsThisMonth(ctx context.Context, merchantID string, now time.Time) (int, error)
 
+	// TokensThisMonth returns the model tokens the merchant's answers took in the UTC month of now.
+	TokensThisMonth(ctx context.Context, merchantID string, now time.Time) (int64, error)
+
 	// ConversationExists reports whether the merchant has a conversation with this ID.
 	ConversationExists(ctx context.Context, merchantID, id string) (bool, error)
 
@@ -105,8 +108,11 @@ type Tx interface {
 	// concurrency, across replicas.
 	ClaimMonthlySlot(ctx context.Context, merchantID string, at time.Time, limit int) (bool, error)
 
-	// InsertMessages inserts the exchange's question and answer.
+	// InsertMessages inserts the exchange's question and answer, the answer with the exchange's model tokens.
 	InsertMessages(ctx context.Context, ex Exchange) error
+
+	// AddMonthlyTokens adds n model tokens to the merchant's total of the UTC month of at.
+	AddMonthlyTokens(ctx context.Context, merchantID string, at time.Time, n int64) error
 
 	// CountCitations adds one to the use count of each of the knowledge items.
 	CountCitations(ctx context.Context, merchantID string, knowledgeIDs []string) error
@@ -196,6 +202,8 @@ type Exchange struct {
 	Contact *Contact
 	// LeadID is the ID a lead created by this exchange gets.
 	LeadID string
+	// Tokens are the model tokens the answer took; 0 for offline answers.
+	Tokens int64
 	// Outbox says where the events of this exchange go: conversation.created when it starts the conversation,
 	// lead.created or lead.updated when it carries a contact.
 	Outbox Outbox
@@ -306,6 +314,8 @@ type Overview struct {
 	// AnsweredMessages and UnansweredMessages count assistant messages.
 	AnsweredMessages   int
 	UnansweredMessages int
+	// ModelTokens are the model tokens the answers took.
+	ModelTokens int64
 	// Leads counts the leads captured in the range.
 	Leads int
 	// TopQuestions are the most asked visitor questions (normalised: lower case, punctuation and extra spaces

@@ -90,6 +90,8 @@ type Plan struct {
 	MonthlyConversations int32 `json:"monthlyConversations"`
 	// KnowledgeItems is the ceiling of knowledge items; 0 means none.
 	KnowledgeItems int32 `json:"knowledgeItems"`
+	// MonthlyTokens is the monthly ceiling of model tokens, past which the offline assistant answers; 0 means none.
+	MonthlyTokens int64 `json:"monthlyTokens,omitempty"`
 	// APIAccess allows secret keys on the REST API.
 	APIAccess bool `json:"apiAccess"`
 	// Webhooks allows webhook deliveries.
@@ -202,7 +204,7 @@ func (b *Bundle) Validate() error {
 	if b.Plan.Burst < 1 {
 		fail("plan.burst must be positive")
 	}
-	if b.Plan.MonthlyConversations < 0 || b.Plan.KnowledgeItems < 0 {
+	if b.Plan.MonthlyConversations < 0 || b.Plan.KnowledgeItems < 0 || b.Plan.MonthlyTokens < 0 {
 		fail("plan ceilings must not be negative")
 	}
 	for _, o := range b.AllowedOrigins {
