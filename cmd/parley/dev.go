@@ -84,7 +84,8 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := writeDemoBundle(tenantsDir, creds, base, int32(*rate), *hookURL); err != nil {
 		return err
 	}
-	idp, err := devidp.New(base + "/oidc")
+	// The issuer keeps its key, so that printed tokens and dashboard sessions outlive a restart.
+	idp, err := devidp.Open(base+"/oidc", filepath.Join(*dir, "oidc-key.pem"))
 	if err != nil {
 		return fmt.Errorf("the dev OIDC issuer: %w", err)
 	}
