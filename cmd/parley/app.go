@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"net"
@@ -16,6 +17,7 @@ import (
 	"github.com/parley-dev/parley/internal/contract"
 	"github.com/parley-dev/parley/runtime/assistant"
 	"github.com/parley-dev/parley/runtime/chat"
+	"github.com/parley-dev/parley/runtime/dashboard"
 	"github.com/parley-dev/parley/runtime/server"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/postgres"
@@ -96,11 +98,35 @@ func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *a
 		PublicURL: cfg.PublicURL}
 	if cfg.OIDCIssuer != "" {
 		scfg.Verifier = server.NewOIDCVerifier(cfg.OIDCIssuer, cfg.OIDCAudience, nil)
+		if scfg.Dashboard, err = newDashboard(cfg, a.tenants, svc, log); err != nil {
+			return nil, err
+		}
 	}
 	if a.handler, err = server.New(scfg); err != nil {
 		return nil, fmt.Errorf("the chat server: %w", err)
 	}
 	return a, nil
+}
+
+// newDashboard builds the merchants' dashboard, or returns nil when there is no public URL to send the identity
+// provider's redirects to.
+func newDashboard(cfg contract.Runtime, tenants *tenant.Registry, svc *chat.Service, log *slog.Logger) (http.Handler, error) {
+	if cfg.PublicURL == "" {
+		log.Info("the dashboard is off: it needs --" + contract.FlagPublicURL + " for its sign-in redirect")
+		return nil, nil
+	}
+	key := []byte(cfg.SessionKey)
+	if len(key) == 0 {
+		log.Warn("$" + contract.EnvSessionKey + " is not set: dashboard sessions end when this process stops and are not shared by replicas")
+		key = make([]byte, dashboard.MinKeySize)
+		_, _ = rand.Read(key) // never fails
+	}
+	d, err := dashboard.New(dashboard.Config{Tenants: tenants, Chat: svc, Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCAudience,
+		PublicURL: cfg.PublicURL, SessionKey: key, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("the dashboard: %w", err)
+	}
+	return d, nil
 }
 
 // serve serves h (the app's handler, or one that wraps it) on ln, with TLS when the configuration names a

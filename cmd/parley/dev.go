@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -41,6 +42,8 @@ type devCredentials struct {
 	SecretKey      string `json:"secretKey"`
 	// WebhookSecret signs the deliveries to --webhook-url.
 	WebhookSecret string `json:"webhookSigningSecret,omitempty"`
+	// SessionKey signs the dashboard's session cookies, so that signing in survives a restart.
+	SessionKey string `json:"dashboardSessionKey,omitempty"`
 }
 
 func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -92,7 +95,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	cfg := contract.Runtime{
 		TenantsDir: tenantsDir, Listen: ln.Addr().String(), PublicURL: base,
 		Storage: contract.StorageSQLite, SQLitePath: filepath.Join(*dir, "parley.db"), Assistant: contract.AssistantRetrieval,
-		OIDCIssuer: idp.URL(), OIDCAudience: devAudience,
+		OIDCIssuer: idp.URL(), OIDCAudience: devAudience, SessionKey: creds.SessionKey,
 		WebhookAllowPrivate: true, // a laptop's webhook receiver is on localhost
 		LogLevel:            level, LogFormat: "text", RedisKeyPrefix: contract.DefaultRedisKeyPrefix,
 	}
@@ -132,7 +135,7 @@ func devKeys(path string) (devCredentials, error) {
 		if err := json.Unmarshal(data, &c); err != nil {
 			return c, fmt.Errorf("reading %s (delete it to start afresh): %w", path, err)
 		}
-		if c.WebhookSecret != "" {
+		if c.WebhookSecret != "" && c.SessionKey != "" {
 			return c, nil
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
@@ -146,6 +149,7 @@ func devKeys(path string) (devCredentials, error) {
 		{&c.PublishableKey, func() (string, error) { return credentials.NewAPIKey(credentials.PublishablePrefix) }},
 		{&c.SecretKey, func() (string, error) { return credentials.NewAPIKey(credentials.SecretPrefix) }},
 		{&c.WebhookSecret, credentials.NewSigningSecret},
+		{&c.SessionKey, func() (string, error) { return rand.Text() + rand.Text(), nil }},
 	} {
 		if *gen.dst == "" {
 			if *gen.dst, err = gen.new(); err != nil {
@@ -223,6 +227,7 @@ func printDevBanner(w io.Writer, base string, c devCredentials, token string) {
     %[6]s
 
 Open %[1]s/ in a browser: the demo shop's page with the chat widget.
+Open %[1]s/dashboard/ for the merchant dashboard: sign in as %[5]s at the dev issuer's page.
 
 Or try the API in another terminal:
 

@@ -52,10 +52,15 @@ const (
 	// EnvRedisPassword is the password of --redis-address; the operator sets it from the ChatRuntime's
 	// spec.rateLimiter.redis Secret.
 	EnvRedisPassword = "PARLEY_REDIS_PASSWORD"
+	// EnvSessionKey signs the dashboard's session cookies (at least 32 bytes); replicas share it. Without it each
+	// process makes its own, and sessions end when it restarts.
+	EnvSessionKey = "PARLEY_SESSION_KEY"
 )
 
 // RuntimeEnv lists every environment variable `parley runtime` reads.
-func RuntimeEnv() []string { return []string{EnvPodNamespace, EnvDatabaseURL, EnvRedisPassword} }
+func RuntimeEnv() []string {
+	return []string{EnvPodNamespace, EnvDatabaseURL, EnvRedisPassword, EnvSessionKey}
+}
 
 // The values of --storage.
 const (

@@ -38,6 +38,10 @@ func (s *Server) routes() http.Handler {
 		w.Header().Set("Content-Type", contentTypeJSON)
 		_, _ = w.Write(s.openAPI)
 	}))
+	if s.dashboard != nil {
+		rt.handle("dashboard", "GET /dashboard/", s.dashboard)
+		rt.handle("dashboard", "POST /dashboard/", s.dashboard)
+	}
 	rt.handle("healthz", "GET /healthz", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	}))
