@@ -160,7 +160,7 @@ func devKeys(path string) (devCredentials, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return c, err
 	}
-	data, _ = json.MarshalIndent(c, "", "  ")
+	data, _ = json.MarshalIndent(c, "", "  ") //nolint:gosec // the dev keys are kept in plaintext on purpose, see devCredentials
 	return c, os.WriteFile(path, data, 0o600)
 }
 

@@ -33,6 +33,7 @@ const (
 	chartWidth  = 720
 	chartHeight = 180
 	chartBottom = 20 // room for the labels
+	chartMargin = 24 // room for the outer labels' halves
 )
 
 // dailyCharts draws conversations and messages per UTC day of the range, days without any at zero.
@@ -73,7 +74,7 @@ func bars(title, heading string, labels []string, values []int, class string) ch
 		c.Max = max(c.Max, v)
 	}
 	n := len(values)
-	slot := chartWidth / max(n, 1)
+	slot := (chartWidth - 2*chartMargin) / max(n, 1)
 	every := max(1, n/10) // at most about ten labels
 	plot := chartHeight - chartBottom
 	for i, v := range values {
@@ -81,9 +82,9 @@ func bars(title, heading string, labels []string, values []int, class string) ch
 		if v > 0 {
 			h = max(h, 2)
 		}
-		x := i*slot + slot/8
+		x := chartMargin + i*slot + slot/8
 		c.Bars = append(c.Bars, bar{Label: labels[i], Value: v, X: x, Y: plot - h, W: max(1, slot*3/4), H: h,
-			LabelX: i*slot + slot/2, ShowLabel: i%every == 0, Class: class})
+			LabelX: chartMargin + i*slot + slot/2, ShowLabel: i%every == 0, Class: class})
 	}
 	return c
 }

@@ -108,6 +108,7 @@ func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Cache-Control", "no-store")
 	if l := r.URL.Query().Get("lang"); slices.Contains(languages, l) {
+		//nolint:gosec // Secure follows the public URL's scheme: plain http in development only
 		http.SetCookie(w, &http.Cookie{Name: langCookie, Value: l, Path: prefix, MaxAge: 365 * 24 * 3600, HttpOnly: true,
 			Secure: d.cookies.secure, SameSite: http.SameSiteLaxMode})
 	}

@@ -58,7 +58,7 @@ var german = map[string]string{
 	"Import a JSON array of items, or a CSV file whose first line is: title,content,url,tags (tags separated by commas). Every row is checked first: if one has a problem, nothing is imported.": "Importieren Sie ein JSON-Array von Einträgen oder eine CSV-Datei mit der ersten Zeile title,content,url,tags (Tags durch Kommas getrennt). Jede Zeile wird zuerst geprüft: Hat eine ein Problem, wird nichts importiert.",
 	"Import and export":             "Import und Export",
 	"Import":                        "Importieren",
-	"Key ID":                        "Schlüssel-ID",
+	"Key prefix":                    "Schlüsselpräfix",
 	"Knowledge items":               "Wissenseinträge",
 	"Knowledge":                     "Wissen",
 	"Language":                      "Sprache",

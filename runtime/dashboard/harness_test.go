@@ -169,14 +169,12 @@ func (e *env) chat(t *testing.T, merchant, message string) (string, string) {
 	defer func() { _ = res.Body.Close() }()
 	var out struct {
 		ConversationID string `json:"conversation_id"`
-		Message        struct {
-			Text string `json:"text"`
-		} `json:"message"`
+		Answer         string `json:"answer"`
 	}
 	if err := json.NewDecoder(res.Body).Decode(&out); err != nil || res.StatusCode != http.StatusOK {
 		t.Fatalf("chat: %d %v", res.StatusCode, err)
 	}
-	return out.Message.Text, out.ConversationID
+	return out.Answer, out.ConversationID
 }
 
 // knowledgeCount is how many items the merchant has.
@@ -230,38 +228,47 @@ func (c *client) signIn(email string) {
 		}
 		res = c.getURL(c.resolve(res))
 	}
-	if res.StatusCode != http.StatusOK || !strings.Contains(res.Request.URL.Path, "/authorize") {
-		c.t.Fatalf("expected the issuer's sign-in page, got %d at %s", res.StatusCode, res.Request.URL)
+	if res.StatusCode != http.StatusOK || !strings.Contains(res.URL.Path, "/authorize") {
+		c.t.Fatalf("expected the issuer's sign-in page, got %d at %s", res.StatusCode, res.URL)
 	}
-	form := res.Request.URL.Query()
+	form := res.URL.Query()
 	form.Set("email", email)
-	res = c.do(http.MethodPost, res.Request.URL.Scheme+"://"+res.Request.URL.Host+res.Request.URL.Path, form, nil)
+	res = c.do(http.MethodPost, res.URL.Scheme+"://"+res.URL.Host+res.URL.Path, form, nil)
 	for res.StatusCode == http.StatusSeeOther && !strings.HasSuffix(c.resolve(res), "/dashboard/") {
 		res = c.getURL(c.resolve(res))
 	}
 	if res.StatusCode != http.StatusSeeOther {
-		c.t.Fatalf("signing in ended with %d at %s", res.StatusCode, res.Request.URL)
+		c.t.Fatalf("signing in ended with %d at %s", res.StatusCode, res.URL)
 	}
 }
 
-func (c *client) resolve(res *http.Response) string {
-	u, err := res.Request.URL.Parse(res.Header.Get("Location"))
+func (c *client) resolve(res reply) string {
+	u, err := res.URL.Parse(res.Header.Get("Location"))
 	if err != nil {
 		c.t.Fatal(err)
 	}
 	return u.String()
 }
 
-func (c *client) get(path string) *http.Response { return c.getURL(c.base + path) }
+func (c *client) get(path string) reply { return c.getURL(c.base + path) }
 
-func (c *client) getURL(u string) *http.Response { return c.do(http.MethodGet, u, nil, nil) }
+func (c *client) getURL(u string) reply { return c.do(http.MethodGet, u, nil, nil) }
 
 // post sends a form to the dashboard as the dashboard's own page would: same origin.
-func (c *client) post(path string, form url.Values) *http.Response {
+func (c *client) post(path string, form url.Values) reply {
 	return c.do(http.MethodPost, c.base+path, form, http.Header{"Origin": {c.base}, "Sec-Fetch-Site": {"same-origin"}})
 }
 
-func (c *client) do(method, u string, form url.Values, h http.Header) *http.Response {
+// reply is a response, read.
+type reply struct {
+	StatusCode int
+	Header     http.Header
+	// URL is the request's.
+	URL  *url.URL
+	Body string
+}
+
+func (c *client) do(method, u string, form url.Values, h http.Header) reply {
 	c.t.Helper()
 	var body io.Reader
 	if form != nil {
@@ -281,17 +288,12 @@ func (c *client) do(method, u string, form url.Values, h http.Header) *http.Resp
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	data, _ := io.ReadAll(res.Body)
-	_ = res.Body.Close()
-	res.Body = io.NopCloser(bytes.NewReader(data))
-	return res
-}
-
-// text is the response's body.
-func text(res *http.Response) string {
-	data, _ := io.ReadAll(res.Body)
-	res.Body = io.NopCloser(bytes.NewReader(data))
-	return string(data)
+	defer func() { _ = res.Body.Close() }()
+	data, err := io.ReadAll(res.Body)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return reply{StatusCode: res.StatusCode, Header: res.Header, URL: res.Request.URL, Body: string(data)}
 }
 
 var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
@@ -299,7 +301,7 @@ var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 // csrf reads the CSRF token from a dashboard page.
 func (c *client) csrf() string {
 	c.t.Helper()
-	m := csrfField.FindStringSubmatch(text(c.get("/dashboard/knowledge")))
+	m := csrfField.FindStringSubmatch(c.get("/dashboard/knowledge").Body)
 	if m == nil {
 		c.t.Fatal("no CSRF token on the knowledge page")
 	}

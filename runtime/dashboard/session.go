@@ -82,11 +82,13 @@ func (c cookies) open(purpose, value string, v any) error {
 // set writes a cookie scoped to the dashboard: HttpOnly, SameSite=Lax (so that the identity provider's redirect
 // back and links from elsewhere carry it; changes are guarded by the CSRF checks), Secure under TLS.
 func (c cookies) set(w http.ResponseWriter, name, value string, ttl time.Duration) {
+	//nolint:gosec // Secure follows the public URL's scheme: plain http in development only
 	http.SetCookie(w, &http.Cookie{Name: name, Value: value, Path: prefix, MaxAge: int(ttl / time.Second), HttpOnly: true,
 		Secure: c.secure, SameSite: http.SameSiteLaxMode})
 }
 
 func (c cookies) clear(w http.ResponseWriter, name string) {
+	//nolint:gosec // as in set
 	http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: prefix, MaxAge: -1, HttpOnly: true, Secure: c.secure,
 		SameSite: http.SameSiteLaxMode})
 }

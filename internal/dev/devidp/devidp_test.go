@@ -57,21 +57,25 @@ func TestCodeFlowWithPKCE(t *testing.T) {
 			noPKCE[k] = v
 		}
 	}
-	if res, err := client.Get(ts.URL + "/authorize?" + noPKCE.Encode()); err != nil || res.StatusCode != http.StatusBadRequest {
+	res, err := client.Get(ts.URL + "/authorize?" + noPKCE.Encode())
+	if err != nil || res.StatusCode != http.StatusBadRequest {
 		t.Fatalf("authorize without PKCE: %v %v", res, err)
 	}
+	_ = res.Body.Close()
 	page, err := client.Get(ts.URL + "/authorize?" + params.Encode())
 	if err != nil || page.StatusCode != http.StatusOK {
 		t.Fatalf("login page: %v %v", page, err)
 	}
+	_ = page.Body.Close()
 	form := url.Values{"email": {"owner@shop.example"}}
 	for k, v := range params {
 		form[k] = v
 	}
-	res, err := client.PostForm(ts.URL+"/authorize", form)
+	res, err = client.PostForm(ts.URL+"/authorize", form)
 	if err != nil || res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("authorize: %v %v", res, err)
 	}
+	_ = res.Body.Close()
 	back, _ := url.Parse(res.Header.Get("Location"))
 	if back.Host != "app.example" || back.Query().Get("state") != "st" || back.Query().Get("code") == "" {
 		t.Fatalf("redirected to %s", back)
@@ -99,6 +103,7 @@ func TestCodeFlowWithPKCE(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	_ = res.Body.Close()
 	back, _ = url.Parse(res.Header.Get("Location"))
 	status, body := redeem(verifier)
 	if status != http.StatusOK {
