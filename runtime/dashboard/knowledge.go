@@ -90,7 +90,7 @@ func (d *Dashboard) knowledgePage(w http.ResponseWriter, r *http.Request, v *vie
 	if err != nil {
 		return err
 	}
-	u, err := d.usage(r, v.merchant)
+	u, err := d.chat.Usage(r.Context(), v.merchant)
 	if err != nil {
 		return err
 	}

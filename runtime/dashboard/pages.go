@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/parley-dev/parley/runtime/store"
-	"github.com/parley-dev/parley/runtime/tenant"
 )
 
 const pageSize = 20
@@ -35,33 +34,6 @@ func (d *Dashboard) chooseMerchant(w http.ResponseWriter, r *http.Request, v *vi
 	return &userError{status: http.StatusForbidden, message: "You are not an owner of that merchant."}
 }
 
-// usage is the merchant's use of its plan.
-type usage struct {
-	Conversations, ConversationLimit int
-	Knowledge, KnowledgeLimit        int
-}
-
-// Percent is how much of a limit is used, 0 to 100; 0 without a limit.
-func (u usage) Percent(used, limit int) int {
-	if limit <= 0 {
-		return 0
-	}
-	return min(100, used*100/limit)
-}
-
-func (d *Dashboard) usage(r *http.Request, m *tenant.Bundle) (usage, error) {
-	conv, err := d.store.ConversationsThisMonth(r.Context(), m.MerchantID, d.now())
-	if err != nil {
-		return usage{}, err
-	}
-	items, err := d.store.AllKnowledge(r.Context(), m.MerchantID)
-	if err != nil {
-		return usage{}, err
-	}
-	return usage{Conversations: conv, ConversationLimit: int(m.Plan.MonthlyConversations), Knowledge: len(items),
-		KnowledgeLimit: int(m.Plan.KnowledgeItems)}, nil
-}
-
 // overview shows the analytics of the last 7, 30 or 90 days and the usage of the plan.
 func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request, v *view) error {
 	days := 30
@@ -74,7 +46,7 @@ func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request, v *view) er
 	if err != nil {
 		return err
 	}
-	u, err := d.usage(r, v.merchant)
+	u, err := d.chat.Usage(r.Context(), v.merchant)
 	if err != nil {
 		return err
 	}
