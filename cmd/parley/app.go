@@ -18,6 +18,7 @@ import (
 	"github.com/parley-dev/parley/runtime/assistant"
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/dashboard"
+	"github.com/parley-dev/parley/runtime/ratelimit"
 	"github.com/parley-dev/parley/runtime/server"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/postgres"
@@ -89,6 +90,9 @@ func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *a
 		return nil, err
 	}
 	a.closers = append(a.closers, closeLimiter)
+	if limiter == nil {
+		limiter = ratelimit.NewLocal() // one, so that the API and the dashboard share the owners' budget
+	}
 
 	svc, err := chat.New(chat.Config{Store: a.store, Responder: assistant.Retrieval{}, Notify: hooks.Notify})
 	if err != nil {
@@ -98,7 +102,7 @@ func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *a
 		PublicURL: cfg.PublicURL}
 	if cfg.OIDCIssuer != "" {
 		scfg.Verifier = server.NewOIDCVerifier(cfg.OIDCIssuer, cfg.OIDCAudience, nil)
-		if scfg.Dashboard, err = newDashboard(cfg, a.tenants, svc, log); err != nil {
+		if scfg.Dashboard, err = newDashboard(cfg, a.tenants, svc, limiter, log); err != nil {
 			return nil, err
 		}
 	}
@@ -110,7 +114,7 @@ func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *a
 
 // newDashboard builds the merchants' dashboard, or returns nil when there is no public URL to send the identity
 // provider's redirects to.
-func newDashboard(cfg contract.Runtime, tenants *tenant.Registry, svc *chat.Service, log *slog.Logger) (http.Handler, error) {
+func newDashboard(cfg contract.Runtime, tenants *tenant.Registry, svc *chat.Service, limiter ratelimit.Limiter, log *slog.Logger) (http.Handler, error) {
 	if cfg.PublicURL == "" {
 		log.Info("the dashboard is off: it needs --" + contract.FlagPublicURL + " for its sign-in redirect")
 		return nil, nil
@@ -122,7 +126,7 @@ func newDashboard(cfg contract.Runtime, tenants *tenant.Registry, svc *chat.Serv
 		_, _ = rand.Read(key) // never fails
 	}
 	d, err := dashboard.New(dashboard.Config{Tenants: tenants, Chat: svc, Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCAudience,
-		PublicURL: cfg.PublicURL, SessionKey: key, Logger: log})
+		PublicURL: cfg.PublicURL, SessionKey: key, Limiter: limiter, Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("the dashboard: %w", err)
 	}

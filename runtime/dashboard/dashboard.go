@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/parley-dev/parley/runtime/chat"
+	"github.com/parley-dev/parley/runtime/ratelimit"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
@@ -47,6 +48,9 @@ type Config struct {
 	PublicURL string
 	// SessionKey signs the session cookies, at least MinKeySize bytes; runtimes sharing sessions share it.
 	SessionKey []byte
+	// Limiter applies the owners' request rate (ratelimit.Owner), shared with the API's owner calls; an
+	// in-process one when nil.
+	Limiter ratelimit.Limiter
 	// HTTPClient reaches the issuer; http.DefaultClient when nil.
 	HTTPClient *http.Client
 	Logger     *slog.Logger
@@ -60,6 +64,7 @@ type Dashboard struct {
 	chat      *chat.Service
 	store     store.Reader
 	oidc      *signIn
+	limiter   ratelimit.Limiter
 	cookies   cookies
 	publicURL string
 	log       *slog.Logger
@@ -84,12 +89,15 @@ func New(cfg Config) (*Dashboard, error) {
 		return nil, errors.New("dashboard: the public URL must be an absolute http or https URL")
 	}
 	d := &Dashboard{tenants: cfg.Tenants, chat: cfg.Chat, store: cfg.Chat.Store(), publicURL: strings.TrimRight(cfg.PublicURL, "/"),
-		log: cfg.Logger, now: cfg.Now}
+		log: cfg.Logger, now: cfg.Now, limiter: cfg.Limiter}
 	if d.log == nil {
 		d.log = slog.Default()
 	}
 	if d.now == nil {
 		d.now = time.Now
+	}
+	if d.limiter == nil {
+		d.limiter = ratelimit.NewLocal()
 	}
 	d.cookies = cookies{key: cfg.SessionKey, secure: u.Scheme == "https", now: d.now}
 	d.oidc = newSignIn(cfg.Issuer, cfg.ClientID, d.publicURL+prefix+"callback", cfg.HTTPClient)

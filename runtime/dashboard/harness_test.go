@@ -24,6 +24,7 @@ import (
 	"github.com/parley-dev/parley/runtime/assistant"
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/dashboard"
+	"github.com/parley-dev/parley/runtime/ratelimit"
 	"github.com/parley-dev/parley/runtime/server"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/sqlite"
@@ -103,12 +104,13 @@ func newEnv(t *testing.T) *env {
 // runtime builds the runtime's handler with a dashboard signing its sessions with key.
 func (e *env) runtime(t *testing.T, svc *chat.Service, reg *prometheus.Registry, key []byte) http.Handler {
 	t.Helper()
+	limiter := ratelimit.NewLocal() // shared, as cmd/parley shares it
 	d, err := dashboard.New(dashboard.Config{Tenants: e.tenants, Chat: svc, Issuer: e.idp, ClientID: audience, PublicURL: e.url,
-		SessionKey: key})
+		SessionKey: key, Limiter: limiter})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Config{Tenants: e.tenants, Chat: svc, Registry: reg, Dashboard: d,
+	srv, err := server.New(server.Config{Tenants: e.tenants, Chat: svc, Registry: reg, Dashboard: d, Limiter: limiter,
 		Verifier: server.NewOIDCVerifier(e.idp, audience, nil), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

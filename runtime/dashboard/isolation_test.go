@@ -11,6 +11,7 @@ import (
 
 	"github.com/parley-dev/parley/runtime/assistant"
 	"github.com/parley-dev/parley/runtime/chat"
+	"github.com/parley-dev/parley/runtime/ratelimit"
 	"github.com/parley-dev/parley/runtime/store"
 )
 
@@ -176,4 +177,25 @@ func mustURL(t *testing.T, s string) *url.URL {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// The dashboard draws from the owners' budget, shared with the API's owner calls, never from the visitors'.
+func TestDashboardHasTheOwnersRateBudget(t *testing.T) {
+	e := newEnv(t)
+	c := newClient(t, e.url)
+	c.signIn("alpha@owners.example")
+	refused := false
+	for range 3 * ratelimit.OwnerBurst {
+		res := c.get("/dashboard/leads")
+		if res.StatusCode == http.StatusTooManyRequests {
+			refused = res.Header.Get("Retry-After") != "" && strings.Contains(res.Body, "Too many requests")
+			break
+		}
+	}
+	if !refused {
+		t.Fatal("the owners' budget never ran out")
+	}
+	if answer, _ := e.chat(t, "alpha", "How long does delivery to Canada take?"); !strings.Contains(answer, "5 to 8") {
+		t.Errorf("a visitor after the owner's burst: %q", answer)
+	}
 }

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/parley-dev/parley/runtime/ratelimit"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
@@ -70,6 +73,9 @@ func (d *Dashboard) page(h handler) http.Handler {
 			http.Redirect(w, r, prefix+"merchants", http.StatusSeeOther)
 			return nil
 		}
+		if err := d.limit(w, r, v.merchant); err != nil {
+			return err
+		}
 		return h(w, r, v)
 	})
 }
@@ -98,8 +104,22 @@ func (d *Dashboard) merchantChange(h handler) handler {
 		if v.merchant == nil {
 			return &userError{status: http.StatusForbidden, message: "Choose a merchant you own first."}
 		}
+		if err := d.limit(w, r, v.merchant); err != nil {
+			return err
+		}
 		return h(w, r, v)
 	}
+}
+
+// limit applies the owners' request rate of the merchant, the API's owner calls' too.
+func (d *Dashboard) limit(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
+	key, plan := ratelimit.Owner(m.MerchantID)
+	ok, _, wait := d.limiter.Allow(r.Context(), key, plan, d.now())
+	if ok {
+		return nil
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(wait.Seconds())))))
+	return &userError{status: http.StatusTooManyRequests, message: "Too many requests from your merchant's owners at once. Wait a second and reload."}
 }
 
 // newView resolves the session's merchants against the current bundles, so that an owner removed from a

@@ -136,12 +136,12 @@ func (s *Server) visitor(h func(http.ResponseWriter, *http.Request, *tenant.Bund
 	}
 }
 
-// owner wraps a dashboard handler with bearer authentication and the merchant's rate limit.
+// owner wraps a dashboard handler with bearer authentication and the owners' own rate limit.
 func (s *Server) owner(h func(http.ResponseWriter, *http.Request, *tenant.Bundle) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		m, err := s.authenticateOwner(r)
 		if err == nil {
-			err = s.limit(w, r, m)
+			err = s.limitOwner(w, r, m)
 		}
 		if err == nil {
 			err = h(w, r, m)
