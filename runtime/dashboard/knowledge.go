@@ -157,6 +157,9 @@ func (d *Dashboard) deleteKnowledge(w http.ResponseWriter, r *http.Request, v *v
 // and nothing is imported.
 func (d *Dashboard) importKnowledge(w http.ResponseWriter, r *http.Request, v *view) error {
 	file, header, err := r.FormFile("file")
+	if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+		return err
+	}
 	if err != nil {
 		return d.knowledgePage(w, r, v, http.StatusBadRequest, []string{translate(v.lang, "Choose a JSON or CSV file to import.")})
 	}
