@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // chromium is Debian's headless Chromium, which .ci/run installs.
@@ -129,9 +130,26 @@ func TestDashboardInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("adding an item: %v", err)
 	}
-	if answer, _ := e.chat(t, "alpha", "Do gift cards expire?"); !strings.Contains(answer, "never expire") {
-		t.Errorf("the new item did not answer: %q", answer)
+	// In the widget on alpha's shop, in a second tab.
+	shopCtx, closeShop := chromedp.NewContext(ctx)
+	var answer string
+	err = chromedp.Do(shopCtx,
+		chromedp.Navigate(e.shop),
+		waitFor(`(() => { const h = document.querySelector('[data-parley]'); return !!(h && h.shadowRoot && h.shadowRoot.querySelector('.l')); })()`),
+		run(`document.querySelector('[data-parley]').shadowRoot.querySelector('.l').click()`),
+		waitFor(`document.querySelector('[data-parley]').shadowRoot.activeElement === document.querySelector('[data-parley]').shadowRoot.querySelector('textarea')`),
+		chromedp.KeyEvent("Do gift cards expire?"),
+		chromedp.KeyEvent(kb.Enter),
+		waitFor(`document.querySelector('[data-parley]').shadowRoot.querySelectorAll('.m.bot').length === 2`),
+		waitFor(`document.querySelector('[data-parley]').shadowRoot.querySelector('.t').offsetParent === null`),
+	)
+	if err == nil {
+		answer, err = chromedp.Run(shopCtx, chromedp.Evaluate[string](`document.querySelector('[data-parley]').shadowRoot.querySelectorAll('.m.bot')[1].textContent`))
 	}
+	if err != nil || !strings.Contains(answer, "never expire") {
+		t.Errorf("the new item did not answer in the widget: %q %v", answer, err)
+	}
+	closeShop()
 
 	// A CSV with one bad row: the row is named, nothing is imported.
 	csvFile := filepath.Join(t.TempDir(), "items.csv")

@@ -38,12 +38,14 @@ const audience = "parley-dashboard-test"
 // issuer (the dev issuer, on its own origin), a webhook receiver, and two merchants: "alpha", owned by
 // alpha@owners.example, and "beta", owned by beta@owners.example; both@owners.example owns both.
 type env struct {
-	url      string
-	idp      string
-	store    store.Store
-	tenants  *tenant.Registry
-	secret   map[string]string // merchant → secret API key
-	received atomic.Int32      // webhook deliveries received
+	url     string
+	idp     string
+	store   store.Store
+	tenants *tenant.Registry
+	secret  map[string]string // merchant → secret API key
+	// shop is alpha's web page, on its own origin, with the widget embedded with alpha's publishable key.
+	shop     string
+	received atomic.Int32 // webhook deliveries received
 }
 
 func newEnv(t *testing.T) *env {
@@ -95,8 +97,18 @@ func newEnv(t *testing.T) *env {
 	ts.Start()
 	t.Cleanup(ts.Close)
 
+	var embed string
+	shop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Alpha</title></head><body><h1>Alpha</h1>%s</body></html>", embed)
+	}))
+	t.Cleanup(shop.Close)
+	e.shop = shop.URL
 	for _, id := range []string{"alpha", "beta"} {
-		e.merchant(t, id, hooksURL.URL)
+		pk := e.merchant(t, id, hooksURL.URL, shop.URL)
+		if id == "alpha" {
+			embed = fmt.Sprintf(`<script src="%s/widget.js" data-api-key="%s" data-merchant-id="alpha" async></script>`, e.url, pk)
+		}
 	}
 	return e
 }
@@ -118,8 +130,9 @@ func (e *env) runtime(t *testing.T, svc *chat.Service, reg *prometheus.Registry,
 	return srv
 }
 
-// merchant publishes a merchant with a secret key, a webhook to hookURL and two knowledge items.
-func (e *env) merchant(t *testing.T, id, hookURL string) {
+// merchant publishes a merchant with a secret key, a publishable key allowed from origin, a webhook to hookURL
+// and two knowledge items, and returns the publishable key.
+func (e *env) merchant(t *testing.T, id, hookURL, origin string) string {
 	t.Helper()
 	key, err := credentials.NewAPIKey(credentials.SecretPrefix)
 	if err != nil {
@@ -127,12 +140,18 @@ func (e *env) merchant(t *testing.T, id, hookURL string) {
 	}
 	e.secret[id] = key
 	d, _ := credentials.Describe(key)
+	pk, err := credentials.NewAPIKey(credentials.PublishablePrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pd, _ := credentials.Describe(pk)
 	b := &tenant.Bundle{
 		APIVersion: tenant.APIVersion, MerchantID: id, DisplayName: "Shop " + id,
-		Plan:    tenant.Plan{Name: "test", RequestsPerSecond: 100, Burst: 100, MonthlyConversations: 50, KnowledgeItems: 5, APIAccess: true, Webhooks: true},
-		Owners:  []tenant.Owner{{Email: id + "@owners.example"}, {Email: "both@owners.example"}},
-		Widget:  tenant.Widget{Title: "Ask " + id, Greeting: "Welcome to " + id + "!", Color: "#0f766e"},
-		APIKeys: []tenant.APIKey{{ID: d.ID, Type: tenant.KeySecret, SHA256: d.SHA256}},
+		Plan:           tenant.Plan{Name: "test", RequestsPerSecond: 100, Burst: 100, MonthlyConversations: 50, KnowledgeItems: 5, APIAccess: true, Webhooks: true},
+		Owners:         []tenant.Owner{{Email: id + "@owners.example"}, {Email: "both@owners.example"}},
+		Widget:         tenant.Widget{Title: "Ask " + id, Greeting: "Welcome to " + id + "!", Color: "#0f766e"},
+		APIKeys:        []tenant.APIKey{{ID: d.ID, Type: tenant.KeySecret, SHA256: d.SHA256}, {ID: pd.ID, Type: tenant.KeyPublishable, SHA256: pd.SHA256}},
+		AllowedOrigins: []string{origin},
 		Webhooks: []tenant.Webhook{{ID: "crm", URL: hookURL, Events: []tenant.Event{tenant.EventConversationCreated},
 			SigningSecrets: []string{"whsec_" + strings.Repeat("A", 43) + "="}}},
 	}
@@ -154,6 +173,7 @@ func (e *env) merchant(t *testing.T, id, hookURL string) {
 			t.Fatal(err)
 		}
 	}
+	return pk
 }
 
 // chat sends a message to the merchant through the API with its secret key and returns the reply's text and
