@@ -91,6 +91,9 @@ func TestDashboardInBrowser(t *testing.T) {
 		bodyHas("2 of 50 conversations used this month"),
 		bodyHas("2 of 5 knowledge items"),
 		bodyHas("can i pay with bitcoin"), // unanswered
+		// The first Tab reaches the link past the navigation.
+		chromedp.KeyEvent(kb.Tab),
+		waitFor(`document.activeElement.classList.contains('skip') && document.activeElement.getAttribute('href') === '#main'`),
 	)
 	if err != nil {
 		t.Fatalf("signing in: %v", err)

@@ -270,9 +270,13 @@ func funcs(lang string) template.FuncMap {
 		"tf": func(s string, args ...any) string { return fmt.Sprintf(translate(lang, s), args...) },
 		"date": func(t time.Time) string {
 			if lang == "de" {
-				return t.Format("02.01.2006 15:04")
+				return t.UTC().Format("02.01.2006 15:04 MST")
 			}
-			return t.Format("2006-01-02 15:04")
+			return t.UTC().Format("2006-01-02 15:04 MST")
+		},
+		// in reports whether path is the section's page or one under it.
+		"in": func(path, section string) bool {
+			return path == section || (section != prefix && strings.HasPrefix(path, section+"/"))
 		},
 		"join": strings.Join,
 		"sub":  func(a, b int) int { return a - b },
