@@ -27,6 +27,9 @@ const (
 	// DefaultRedisPasswordKey is the data key of the Redis password in the Secret of
 	// rateLimiter.redis.passwordSecretRef.
 	DefaultRedisPasswordKey = "password"
+	// DefaultSessionKeyKey is the data key of the dashboard's session key in the Secret of
+	// oidc.sessionKeySecretRef.
+	DefaultSessionKeyKey = "sessionKey"
 	// DefaultSigningSecretKey is the data key of a webhook signing secret in its Secret.
 	DefaultSigningSecretKey = "signingSecret"
 	// PreviousSigningSecretKey is the optional data key of the signing secret being rotated out; while it is set,

@@ -52,6 +52,9 @@ func TestRenderedRuntimeStarts(t *testing.T) {
 			case r != nil && r.PasswordSecretRef != nil && got.RedisPassword == "":
 				t.Error("the Redis password does not reach the runtime")
 			}
+			if o := rt.Spec.OIDC; (o != nil && o.SessionKeySecretRef != nil) != (got.SessionKey != "") {
+				t.Errorf("session key %v for spec.oidc %+v", got.SessionKey != "", o)
+			}
 		})
 	}
 }
@@ -113,6 +116,10 @@ func runtimeShapes(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) 
 	add("TLS", func(s *chatv1alpha1.ChatRuntimeSpec) { s.TLS = &chatv1alpha1.TLSSpec{SecretName: "chat-tls"} }, base)
 	add("OIDC", func(s *chatv1alpha1.ChatRuntimeSpec) {
 		s.OIDC = &chatv1alpha1.OIDCSpec{IssuerURL: "https://login.example.com", Audience: "parley"}
+	}, base)
+	add("OIDC with a shared session key", func(s *chatv1alpha1.ChatRuntimeSpec) {
+		s.OIDC = &chatv1alpha1.OIDCSpec{IssuerURL: "https://login.example.com", Audience: "parley",
+			SessionKeySecretRef: &chatv1alpha1.SecretKeySelector{Name: "dashboard-session-key"}}
 	}, base)
 	add("autoscaling", func(s *chatv1alpha1.ChatRuntimeSpec) {
 		s.Autoscaling = &chatv1alpha1.AutoscalingSpec{MinReplicas: &three, MaxReplicas: 10}

@@ -209,6 +209,9 @@ func runtimeEnv(rt *chatv1alpha1.ChatRuntime) []*corev1ac.EnvVarApplyConfigurati
 	if r := redisRateLimiter(rt); r != nil && r.PasswordSecretRef != nil {
 		fromSecret(contract.EnvRedisPassword, *r.PasswordSecretRef, chatv1alpha1.DefaultRedisPasswordKey)
 	}
+	if o := rt.Spec.OIDC; o != nil && o.SessionKeySecretRef != nil {
+		fromSecret(contract.EnvSessionKey, *o.SessionKeySecretRef, chatv1alpha1.DefaultSessionKeyKey)
+	}
 	return env
 }
 
