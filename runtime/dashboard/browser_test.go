@@ -78,6 +78,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	e := newEnv(t)
 	_, conv := e.chat(t, "alpha", "How long does delivery to Canada take?")
 	_, _ = e.chat(t, "alpha", "Can I pay with bitcoin?")
+	_, _ = e.chat(t, "beta", "=HYPERLINK(1) please write to jane@customer.example")
 	ctx := browser(t)
 
 	// Sign in: the dashboard sends the browser to the issuer, which sends it back signed in.
@@ -232,6 +233,32 @@ func TestDashboardInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("signing out: %v", err)
 	}
+
+	// An owner of both merchants picks one, with the keyboard, and sees its leads.
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(e.url+"/dashboard/?lang=en"),
+		waitFor(`!!document.querySelector('#email')`),
+		chromedp.SendKeys("#email", "both@owners.example"),
+		chromedp.Click("button[type=submit]"),
+		waitFor(`location.pathname === '/dashboard/merchants'`),
+		bodyHas("Shop beta"),
+	)
+	if err != nil {
+		t.Fatalf("signing in as the owner of both: %v", err)
+	}
+	saveScreenshot(ctx, t, "dashboard-merchants.png")
+	err = chromedp.Do(ctx,
+		run(`document.querySelector('input[name=merchant][value=beta]').form.querySelector('button').focus()`),
+		chromedp.KeyEvent(kb.Enter),
+		waitFor(`location.pathname === '/dashboard/'`),
+		bodyHas("Shop beta"),
+		chromedp.Click(`nav.main a[href="/dashboard/leads"]`),
+		bodyHas("jane@customer.example"),
+	)
+	if err != nil {
+		t.Fatalf("choosing beta: %v", err)
+	}
+	saveScreenshot(ctx, t, "dashboard-leads-beta.png")
 }
 
 // saveScreenshot writes the page to $PARLEY_ARTIFACTS (default: parley-artifacts in the temporary directory).
