@@ -34,6 +34,7 @@ type Service struct {
 	store     store.Store
 	responder assistant.Responder
 	indexes   *indexCache
+	keys      keyCache
 	now       func() time.Time
 	notify    func()
 }
