@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -208,6 +209,47 @@ func TestDashboardInBrowser(t *testing.T) {
 		}
 		saveScreenshot(ctx, t, "dashboard-"+page+".png")
 	}
+	// A secret key created in the settings works on the API, shown once; revoked, it stops within 2 seconds.
+	var key string
+	err = chromedp.Do(ctx,
+		chromedp.SetValue(`select[name=type]`, "secret"),
+		chromedp.Click(`form[action="/dashboard/keys"] button`),
+		waitFor(`!!document.querySelector('#new-key')`),
+	)
+	if err == nil {
+		key, err = chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#new-key').textContent.trim()`))
+	}
+	if err != nil || !strings.HasPrefix(key, "sk_") {
+		t.Fatalf("creating a key: %q %v", key, err)
+	}
+	saveScreenshot(ctx, t, "dashboard-key-created.png")
+	if status, answer, _ := e.chatWith(t, key, "How long does delivery to Canada take?"); status != http.StatusOK || !strings.Contains(answer, "5 to 8") {
+		t.Fatalf("the new key on the API: %d %q", status, answer)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.Click(`a[href="/dashboard/settings#keys-h"]`),
+		waitFor(`!!document.querySelector('#own-keys form[action$="/revoke"]')`),
+		bodyHas("never"), // declared keys; the new key's last use shows after the next page load
+		run(`window.confirm = () => true`),
+		chromedp.Click(`#own-keys form[action$="/revoke"] button`),
+		bodyHas("The key was revoked"),
+	)
+	if err != nil {
+		t.Fatalf("revoking the key: %v", err)
+	}
+	saveScreenshot(ctx, t, "dashboard-settings-keys.png")
+	revoked := time.Now()
+	for {
+		status, _, _ := e.chatWith(t, key, "Still there?")
+		if status == http.StatusUnauthorized {
+			break
+		}
+		if time.Since(revoked) > 2*time.Second {
+			t.Fatalf("the revoked key still answers %d after 2 seconds", status)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
 	if err := chromedp.Do(ctx, chromedp.Click(`nav.main a[href="/dashboard/knowledge"]`), bodyHas("Gift cards")); err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +260,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		chromedp.Click(`a[href="?lang=de"]`),
 		bodyHas("Wissen"),
 		chromedp.Click(`nav.main a[href="/dashboard/"]`),
-		bodyHas("3 von 50 Unterhaltungen in diesem Monat genutzt"),
+		bodyHas("4 von 50 Unterhaltungen in diesem Monat genutzt"), // two before, the widget's and the new key's
 	)
 	if err != nil {
 		t.Fatalf("in German: %v", err)

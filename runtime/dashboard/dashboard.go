@@ -148,6 +148,8 @@ func (d *Dashboard) routes() *http.ServeMux {
 	mux.Handle("GET /dashboard/webhooks", d.page(d.webhooks))
 	mux.Handle("POST /dashboard/webhooks/{id}/replay", d.change(d.merchantChange(d.replay)))
 	mux.Handle("GET /dashboard/settings", d.page(d.settings))
+	mux.Handle("POST /dashboard/keys", d.change(d.merchantChange(d.createKey)))
+	mux.Handle("POST /dashboard/keys/{id}/revoke", d.change(d.merchantChange(d.revokeKey)))
 	mux.HandleFunc("/dashboard/", func(w http.ResponseWriter, r *http.Request) {
 		d.renderError(w, r, http.StatusNotFound, "This page does not exist.")
 	})

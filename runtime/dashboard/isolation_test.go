@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -48,12 +49,21 @@ func TestOwnerCannotCrossToAnotherMerchant(t *testing.T) {
 		t.Error("alpha's delivery log shows beta's delivery")
 	}
 
+	betaKey := store.APIKey{MerchantID: "beta", ID: "betakey", Type: "secret", SHA256: strings.Repeat("be", 32), CreatedAt: time.Now()}
+	if err := e.store.Write(t.Context(), func(tx store.Tx) error { return tx.InsertAPIKey(t.Context(), betaKey) }); err != nil {
+		t.Fatal(err)
+	}
+	if body := alpha.get("/dashboard/settings").Body; strings.Contains(body, "betakey") {
+		t.Error("alpha's settings list beta's key")
+	}
+
 	// Changes aimed at beta's data: each is refused and changes nothing.
 	for path, form := range map[string]url.Values{
 		"/dashboard/knowledge/kn_beta_0":                     {"csrf": {token}, "title": {"hijacked"}, "content": {"hijacked"}},
 		"/dashboard/knowledge/kn_beta_0/delete":              {"csrf": {token}},
 		"/dashboard/webhooks/" + betaDelivery.ID + "/replay": {"csrf": {token}},
 		"/dashboard/merchants":                               {"csrf": {token}, "merchant": {"beta"}},
+		"/dashboard/keys/betakey/revoke":                     {"csrf": {token}},
 	} {
 		if res := alpha.post(path, form); res.StatusCode != http.StatusNotFound && res.StatusCode != http.StatusForbidden {
 			t.Errorf("POST %s as alpha: %d", path, res.StatusCode)
@@ -66,6 +76,9 @@ func TestOwnerCannotCrossToAnotherMerchant(t *testing.T) {
 	d, _, err := e.store.GetDelivery(t.Context(), "beta", betaDelivery.ID)
 	if err != nil || d.Status != store.DeliverySucceeded || d.Attempts != betaDelivery.Attempts || e.received.Load() != received {
 		t.Errorf("beta's delivery after alpha's replay: %+v %v", d, err)
+	}
+	if k, err := e.store.APIKeyByHash(t.Context(), betaKey.SHA256); err != nil || k.ID != "betakey" {
+		t.Errorf("beta's key after alpha's attempt: %+v %v", k, err)
 	}
 	// Still alpha's dashboard after asking for beta.
 	if body := alpha.get("/dashboard/settings").Body; !strings.Contains(body, "alpha") || strings.Contains(body, "Shop beta") {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/tenant"
 )
 
 const pageSize = 20
@@ -131,12 +132,52 @@ func (d *Dashboard) replay(w http.ResponseWriter, r *http.Request, v *view) erro
 	return nil
 }
 
-// settings shows the embed snippet, the widget's look and the merchant's keys.
+// settings shows the embed snippet, the widget's look and the merchant's keys: those declared as APIKey
+// resources, read-only, and those created here.
 func (d *Dashboard) settings(w http.ResponseWriter, r *http.Request, v *view) error {
-	snippet := fmt.Sprintf(`<script src="%s/widget.js" data-api-key="YOUR_PUBLISHABLE_KEY" data-merchant-id="%s" async></script>`,
-		d.publicURL, v.merchant.MerchantID)
-	d.render(w, r, v, http.StatusOK, "settings", map[string]any{"Snippet": snippet, "Keys": v.merchant.APIKeys,
-		"Widget": v.merchant.Widget, "Origins": v.merchant.AllowedOrigins})
+	own, err := d.store.ListAPIKeys(r.Context(), v.merchant.MerchantID)
+	if err != nil {
+		return err
+	}
+	d.render(w, r, v, http.StatusOK, "settings", map[string]any{"Snippet": d.snippet(v.merchant, "YOUR_PUBLISHABLE_KEY"),
+		"Keys": v.merchant.APIKeys, "OwnKeys": own, "SelfService": !v.merchant.SelfServiceKeysDisabled,
+		"Widget": v.merchant.Widget, "Origins": v.merchant.AllowedOrigins, "APIAccess": v.merchant.Plan.APIAccess})
+	return nil
+}
+
+// snippet is the widget's embed for the merchant with key.
+func (d *Dashboard) snippet(m *tenant.Bundle, key string) string {
+	return fmt.Sprintf(`<script src="%s/widget.js" data-api-key="%s" data-merchant-id="%s" async></script>`,
+		d.publicURL, key, m.MerchantID)
+}
+
+// createKey creates a self-service key and shows it, this once.
+func (d *Dashboard) createKey(w http.ResponseWriter, r *http.Request, v *view) error {
+	typ := tenant.KeyType(r.PostFormValue("type"))
+	if typ != tenant.KeyPublishable && typ != tenant.KeySecret {
+		return badRequest("Choose a publishable or a secret key.")
+	}
+	if v.merchant.SelfServiceKeysDisabled {
+		return &userError{status: http.StatusForbidden, message: "Your platform team manages this merchant's keys in Git; they cannot be created here."}
+	}
+	raw, k, err := d.chat.CreateAPIKey(r.Context(), v.merchant, typ)
+	if err != nil {
+		return err
+	}
+	data := map[string]any{"Key": raw, "Stored": k}
+	if typ == tenant.KeyPublishable {
+		data["Snippet"] = d.snippet(v.merchant, raw)
+	}
+	d.render(w, r, v, http.StatusCreated, "key_created", data)
+	return nil
+}
+
+// revokeKey revokes a self-service key.
+func (d *Dashboard) revokeKey(w http.ResponseWriter, r *http.Request, v *view) error {
+	if err := d.chat.RevokeAPIKey(r.Context(), v.merchant, r.PathValue("id")); err != nil {
+		return err
+	}
+	http.Redirect(w, r, prefix+"settings?ok=revoked#keys-h", http.StatusSeeOther)
 	return nil
 }
 

@@ -230,6 +230,7 @@ var notices = map[string]string{
 	"deleted":  "The item was deleted.",
 	"imported": "The items were imported.",
 	"replayed": "The delivery was queued to be sent again.",
+	"revoked":  "The key was revoked: it stops working within seconds.",
 }
 
 // parsePages parses each page with the layout.
