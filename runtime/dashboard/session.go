@@ -108,7 +108,7 @@ func (c cookies) saveSession(w http.ResponseWriter, s session) error {
 	if err != nil {
 		return err
 	}
-	c.set(w, sessionCookie, v, time.Until(time.Unix(s.Expires, 0)))
+	c.set(w, sessionCookie, v, time.Unix(s.Expires, 0).Sub(c.now()))
 	return nil
 }
 
