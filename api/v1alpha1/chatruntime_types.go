@@ -299,6 +299,13 @@ type OIDCSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=256
 	Audience string `json:"audience"`
+
+	// SessionKeySecretRef names the Secret key (default "sessionKey") holding the key, at least 32 bytes, that
+	// signs the dashboard's session cookies; every replica reads the same one, so a session started on one is
+	// accepted by the others. Without it each replica makes its own, and sessions end when a pod restarts; with
+	// several replicas, set it.
+	// +optional
+	SessionKeySecretRef *SecretKeySelector `json:"sessionKeySecretRef,omitempty"`
 }
 
 // TLSSpec names the runtime's serving certificate.

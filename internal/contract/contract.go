@@ -62,11 +62,14 @@ const (
 	// EnvOpenAIAPIKey is the key sent to the --assistant=openai provider; the operator sets it from the
 	// ChatRuntime's spec.assistant.openai.apiKeySecretRef. None is sent when it is empty (Ollama, vLLM).
 	EnvOpenAIAPIKey = "PARLEY_OPENAI_API_KEY"
+	// EnvSessionKey signs the dashboard's session cookies (at least 32 bytes); replicas share it. Without it each
+	// process makes its own, and sessions end when it restarts.
+	EnvSessionKey = "PARLEY_SESSION_KEY"
 )
 
 // RuntimeEnv lists every environment variable `parley runtime` reads.
 func RuntimeEnv() []string {
-	return []string{EnvPodNamespace, EnvDatabaseURL, EnvRedisPassword, EnvOpenAIAPIKey}
+	return []string{EnvPodNamespace, EnvDatabaseURL, EnvRedisPassword, EnvOpenAIAPIKey, EnvSessionKey}
 }
 
 // The values of --storage.

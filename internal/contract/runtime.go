@@ -60,6 +60,8 @@ type Runtime struct {
 	DatabaseURL string
 	// RedisPassword is the Redis password ($PARLEY_REDIS_PASSWORD).
 	RedisPassword string
+	// SessionKey signs the dashboard's session cookies ($PARLEY_SESSION_KEY).
+	SessionKey string
 }
 
 // ParseRuntime reads `parley runtime`'s configuration from its arguments (without the subcommand) and its
@@ -77,6 +79,7 @@ func ParseRuntime(args []string, getenv func(string) string, output io.Writer) (
 	c.DatabaseURL = getenv(EnvDatabaseURL)
 	c.RedisPassword = getenv(EnvRedisPassword)
 	c.OpenAI.APIKey = getenv(EnvOpenAIAPIKey)
+	c.SessionKey = getenv(EnvSessionKey)
 	return c, c.Validate()
 }
 
@@ -125,6 +128,8 @@ func (c Runtime) Validate() error {
 		return fmt.Errorf("--%s is required to read tenant bundles from Kubernetes (or give --%s)", FlagNamespace, FlagTenantsDir)
 	case c.RedisTLS && c.RedisAddress == "":
 		return fmt.Errorf("--%s needs --%s", FlagRedisTLS, FlagRedisAddress)
+	case c.SessionKey != "" && len(c.SessionKey) < 32:
+		return fmt.Errorf("$%s must be at least 32 bytes", EnvSessionKey)
 	}
 	if c.Assistant == AssistantOpenAI {
 		if err := c.OpenAI.Validate(); err != nil {

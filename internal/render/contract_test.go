@@ -57,6 +57,9 @@ func TestRenderedRuntimeStarts(t *testing.T) {
 			case r != nil && r.PasswordSecretRef != nil && got.RedisPassword == "":
 				t.Error("the Redis password does not reach the runtime")
 			}
+			if o := rt.Spec.OIDC; (o != nil && o.SessionKeySecretRef != nil) != (got.SessionKey != "") {
+				t.Errorf("session key %v for spec.oidc %+v", got.SessionKey != "", o)
+			}
 		})
 	}
 }
@@ -154,6 +157,10 @@ func runtimeShapes(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) 
 			BaseURL: "http://ollama.ai.svc:11434/v1", Model: "llama3.2", APIKeySecretRef: &chatv1alpha1.SecretKeySelector{Name: "llm"},
 			Timeout: &metav1.Duration{Duration: 8 * time.Second}, Temperature: "0.7", MaxTokens: &maxTokens,
 			ContextItems: &items, HistoryTokens: &history}}
+	}, base)
+	add("OIDC with a shared session key", func(s *chatv1alpha1.ChatRuntimeSpec) {
+		s.OIDC = &chatv1alpha1.OIDCSpec{IssuerURL: "https://login.example.com", Audience: "parley",
+			SessionKeySecretRef: &chatv1alpha1.SecretKeySelector{Name: "dashboard-session-key"}}
 	}, base)
 	add("autoscaling", func(s *chatv1alpha1.ChatRuntimeSpec) {
 		s.Autoscaling = &chatv1alpha1.AutoscalingSpec{MinReplicas: &three, MaxReplicas: 10}

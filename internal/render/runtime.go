@@ -253,6 +253,9 @@ func runtimeEnv(rt *chatv1alpha1.ChatRuntime) []*corev1ac.EnvVarApplyConfigurati
 	if o := openAISpec(rt); o != nil && o.APIKeySecretRef != nil {
 		fromSecret(contract.EnvOpenAIAPIKey, *o.APIKeySecretRef, chatv1alpha1.DefaultOpenAIAPIKeyKey)
 	}
+	if o := rt.Spec.OIDC; o != nil && o.SessionKeySecretRef != nil {
+		fromSecret(contract.EnvSessionKey, *o.SessionKeySecretRef, chatv1alpha1.DefaultSessionKeyKey)
+	}
 	return env
 }
 

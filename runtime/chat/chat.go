@@ -37,6 +37,7 @@ type Service struct {
 	responder assistant.Responder
 	offline   assistant.Responder
 	indexes   *indexCache
+	keys      keyCache
 	now       func() time.Time
 	notify    func()
 }

@@ -39,6 +39,8 @@ type Config struct {
 	// PublicURL is the address visitors' browsers reach the API at, written into widget.js; empty lets the
 	// script use the address it was loaded from.
 	PublicURL string
+	// Dashboard, when set, serves the merchants' dashboard under /dashboard/ (runtime/dashboard).
+	Dashboard http.Handler
 }
 
 // Server serves the runtime's HTTP interface.
@@ -57,6 +59,7 @@ type Server struct {
 	now       func() time.Time
 	openAPI   []byte
 	publicURL string
+	dashboard http.Handler
 	handler   http.Handler
 }
 
@@ -72,6 +75,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		tenants: cfg.Tenants, chat: cfg.Chat, store: cfg.Chat.Store(), verifier: cfg.Verifier,
 		limiter: cfg.Limiter, log: cfg.Logger, registry: cfg.Registry, now: cfg.Now, openAPI: doc, publicURL: strings.TrimRight(cfg.PublicURL, "/"),
+		dashboard: cfg.Dashboard,
 	}
 	if s.limiter == nil {
 		s.limiter = ratelimit.NewLocal()

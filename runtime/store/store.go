@@ -93,6 +93,11 @@ type Reader interface {
 
 	// GetDelivery returns one delivery with its attempts, oldest first, or ErrNotFound.
 	GetDelivery(ctx context.Context, merchantID, id string) (Delivery, []Attempt, error)
+	// ListAPIKeys returns the merchant's self-service API keys, revoked ones included, newest first.
+	ListAPIKeys(ctx context.Context, merchantID string) ([]APIKey, error)
+	// APIKeyByHash returns the unrevoked self-service key whose SHA-256 is sha256Hex, of any merchant, or
+	// ErrNotFound.
+	APIKeyByHash(ctx context.Context, sha256Hex string) (APIKey, error)
 }
 
 // Tx is one write transaction's statements. Each is a single step; the rules that combine them are package
@@ -175,6 +180,29 @@ type Tx interface {
 	// ReopenDelivery makes a delivery pending again, due at now, with no lease and no last error, and enables
 	// its endpoint again.
 	ReopenDelivery(ctx context.Context, d Delivery, now time.Time) error
+	// InsertAPIKey stores a new self-service API key.
+	InsertAPIKey(ctx context.Context, k APIKey) error
+	// RevokeAPIKey revokes the merchant's unrevoked key id at at, or returns ErrNotFound.
+	RevokeAPIKey(ctx context.Context, merchantID, id string, at time.Time) error
+	// TouchAPIKey records that the merchant's key id was used at at.
+	TouchAPIKey(ctx context.Context, merchantID, id string, at time.Time) error
+}
+
+// APIKey is a self-service API key, created by a merchant's owner in the dashboard and known only by its
+// SHA-256, like the keys declared as APIKey resources.
+type APIKey struct {
+	MerchantID string
+	// ID is the key's public identifier, the part after its type prefix ("pk_<id>_...").
+	ID string
+	// Type is "publishable" or "secret".
+	Type string
+	// SHA256 is the lowercase hex SHA-256 of the whole key.
+	SHA256    string
+	CreatedAt time.Time
+	// LastUsedAt is when the key was last used (to the minute); zero when never.
+	LastUsedAt time.Time
+	// RevokedAt is when the key was revoked; zero while it is usable.
+	RevokedAt time.Time
 }
 
 // Event is an event ready for the outbox: its payload and the endpoints it goes to.

@@ -76,6 +76,8 @@ type Bundle struct {
 	Webhooks []Webhook `json:"webhooks,omitempty"`
 	// Suspended refuses chat while keeping everything else.
 	Suspended bool `json:"suspended,omitempty"`
+	// SelfServiceKeysDisabled refuses the keys owners create in the dashboard, and their creation.
+	SelfServiceKeysDisabled bool `json:"selfServiceKeysDisabled,omitempty"`
 }
 
 // Plan is a plan's limits and features as resolved for a merchant.

@@ -31,6 +31,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Isolation", h.isolation)
 	t.Run("Leads", h.leads)
 	t.Run("Outbox", h.outbox)
+	t.Run("APIKeys", h.apiKeys)
 	t.Run("Lifecycle", h.lifecycle)
 }
 
