@@ -13,15 +13,8 @@ import (
 
 // parley dev as a new user meets it: the banner's page shows the widget embed, and the banner's commands work.
 func TestDev(t *testing.T) {
-	ctx, cancel := context.WithCancel(t.Context())
-	out, w := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"dev", "--dir", t.TempDir(), "--listen", "127.0.0.1:0"}, w, io.Discard)
-		_ = w.Close()
-	}()
-	banner := readBanner(t, out)
-	go func() { _, _ = io.Copy(io.Discard, out) }()
+	ctx := t.Context()
+	banner, stop := startDev(t, "127.0.0.1:0")
 	base := regexp.MustCompile(`PARLEY_URL=(\S+)`).FindStringSubmatch(banner)
 	pk := regexp.MustCompile(`(pk_\S+)`).FindStringSubmatch(banner)
 	sk := regexp.MustCompile(`PARLEY_KEY=(sk_\S+)`).FindStringSubmatch(banner)
@@ -54,15 +47,41 @@ func TestDev(t *testing.T) {
 			t.Errorf("the banner's %s command: %d %s", path, r.status, r.body)
 		}
 	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("parley dev: %v", err)
+	stop()
+}
+
+// startDev runs parley dev listening on listen and returns its banner and a function that stops it and checks
+// that it stopped cleanly.
+func startDev(t *testing.T, listen string) (banner string, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	out, w := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"dev", "--dir", t.TempDir(), "--listen", listen}, w, io.Discard)
+		_ = w.Close()
+	}()
+	banner = readBanner(t, out)
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	stopped := false
+	stop = func() {
+		t.Helper()
+		if stopped {
+			return
 		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("parley dev did not stop")
+		stopped = true
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("parley dev: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("parley dev did not stop")
+		}
 	}
+	t.Cleanup(stop)
+	return banner, stop
 }
 
 func readBanner(t *testing.T, r io.Reader) string {

@@ -47,7 +47,7 @@ func (s *Server) authenticateKey(r *http.Request) (keyCaller, error) {
 	if !ok || subtle.ConstantTimeCompare([]byte(hash), []byte(key.SHA256)) != 1 {
 		return keyCaller{}, newError(http.StatusUnauthorized, codeUnauthorized, "the API key is not valid: it is unknown, revoked or expired")
 	}
-	origin := r.Header.Get("Origin")
+	origin := s.requestOrigin(r)
 	switch key.Type {
 	case tenant.KeyPublishable:
 		if origin == "" || !slices.Contains(merchant.AllowedOrigins, strings.ToLower(origin)) {
@@ -67,6 +67,20 @@ func (s *Server) authenticateKey(r *http.Request) (keyCaller, error) {
 		return keyCaller{}, newError(http.StatusForbidden, codeMerchantSuspended, "this merchant's chatbot is suspended")
 	}
 	return keyCaller{merchant: merchant, key: key, origin: origin}, nil
+}
+
+// requestOrigin is the browser origin a request comes from: its Origin header or, for a same-origin GET (which
+// browsers send without Origin), the runtime's own public origin when Sec-Fetch-Site says "same-origin". A
+// request without either is not from a browser page. Claiming same-origin grants nothing a forged Origin header
+// would not: the runtime's origin must still be in the merchant's allowedOrigins.
+func (s *Server) requestOrigin(r *http.Request) string {
+	if origin := r.Header.Get("Origin"); origin != "" {
+		return origin
+	}
+	if r.Header.Get("Sec-Fetch-Site") == "same-origin" {
+		return s.publicOrigin
+	}
+	return ""
 }
 
 // authenticateOwner verifies the bearer ID token and picks the merchant it may act on: the only one its

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -55,7 +56,9 @@ type Server struct {
 	now       func() time.Time
 	openAPI   []byte
 	publicURL string
-	handler   http.Handler
+	// publicOrigin is the scheme and host of publicURL, lower case; empty without a public URL.
+	publicOrigin string
+	handler      http.Handler
 }
 
 // New builds a Server.
@@ -70,6 +73,13 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		tenants: cfg.Tenants, chat: cfg.Chat, store: cfg.Chat.Store(), verifier: cfg.Verifier,
 		limiter: cfg.Limiter, log: cfg.Logger, registry: cfg.Registry, now: cfg.Now, openAPI: doc, publicURL: strings.TrimRight(cfg.PublicURL, "/"),
+	}
+	if s.publicURL != "" {
+		u, err := url.Parse(s.publicURL)
+		if err != nil || u.Scheme == "" || u.Host == "" {
+			return nil, fmt.Errorf("server: the public URL %q is not an absolute URL", cfg.PublicURL)
+		}
+		s.publicOrigin = strings.ToLower(u.Scheme + "://" + u.Host)
 	}
 	if s.limiter == nil {
 		s.limiter = ratelimit.NewLocal()
