@@ -141,16 +141,19 @@ type LeadForm struct {
 	VisitorID      string
 }
 
-// SaveLead stores a contact form's lead: a new one, or the visitor's lead of the conversation completed. A form
-// opened before the first message names a conversation that does not exist yet: the lead then stands alone.
+// SaveLead stores a contact form's lead: a new one, or the visitor's lead of the conversation completed. Only the
+// visitor who started the conversation, named by a non-empty visitor ID, can attach a lead to it: a form naming
+// another visitor's conversation, one started without a visitor ID, or one that does not exist yet (the form
+// before the first message) leaves the lead on its own, so that it neither reads nor changes anyone else's lead
+// and the answer does not tell which conversations exist.
 func (s *Service) SaveLead(ctx context.Context, m *tenant.Bundle, f LeadForm) (store.LeadResult, error) {
 	conversationID := f.ConversationID
 	if conversationID != "" {
-		exists, err := s.store.ConversationExists(ctx, m.MerchantID, conversationID)
-		if err != nil {
+		visitor, err := s.store.ConversationVisitor(ctx, m.MerchantID, conversationID)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return store.LeadResult{}, err
 		}
-		if !exists {
+		if err != nil || visitor == "" || visitor != f.VisitorID {
 			conversationID = ""
 		}
 	}

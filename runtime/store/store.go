@@ -56,6 +56,10 @@ type Reader interface {
 	// ConversationExists reports whether the merchant has a conversation with this ID.
 	ConversationExists(ctx context.Context, merchantID, id string) (bool, error)
 
+	// ConversationVisitor returns the visitor ID the conversation was started with ("" when none), or
+	// ErrNotFound.
+	ConversationVisitor(ctx context.Context, merchantID, id string) (string, error)
+
 	// GetConversation returns a conversation and all its messages, oldest first, or ErrNotFound.
 	GetConversation(ctx context.Context, merchantID, id string) (Conversation, []Message, error)
 

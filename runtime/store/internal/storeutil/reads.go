@@ -266,6 +266,27 @@ func (l Reads) ConversationExists(ctx context.Context, merchantID, id string) (b
 	return len(found) > 0, nil
 }
 
+// ConversationVisitor returns the visitor ID a conversation was started with ("" when none), or
+// store.ErrNotFound.
+func (l Reads) ConversationVisitor(ctx context.Context, merchantID, id string) (string, error) {
+	w := NewWhere(l.Dialect)
+	w.Add("c.merchant_id = ? AND c.id = ?", merchantID, id)
+	found, err := QueryList(ctx, l.Query, `SELECT c.visitor_id FROM conversations c WHERE `+w.String(), w.Args, scanString)
+	if err != nil {
+		return "", fmt.Errorf("looking up the visitor of conversation %s: %w", id, err)
+	}
+	if len(found) == 0 {
+		return "", store.ErrNotFound
+	}
+	return found[0], nil
+}
+
+func scanString(row Scanner) (string, error) {
+	var s string
+	err := row.Scan(&s)
+	return s, err
+}
+
 func scanInt(row Scanner) (int, error) {
 	var n int
 	err := row.Scan(&n)
