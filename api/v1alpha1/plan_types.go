@@ -38,6 +38,22 @@ type PlanSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	KnowledgeItems int32 `json:"knowledgeItems,omitempty"`
 
+	// ConversationsPerAddressPerHour is how many new conversations one client address may start in an hour
+	// with a publishable key (the widget); past it, 429 conversation_rate_limited. Secret keys are exempt.
+	// +optional
+	// +kubebuilder:default=20
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	ConversationsPerAddressPerHour int32 `json:"conversationsPerAddressPerHour,omitempty"`
+
+	// ConversationsPerVisitorPerHour is how many new conversations one visitor (the widget's visitor ID) may
+	// start in an hour with a publishable key; past it, 429 conversation_rate_limited.
+	// +optional
+	// +kubebuilder:default=10
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	ConversationsPerVisitorPerHour int32 `json:"conversationsPerVisitorPerHour,omitempty"`
+
 	// Features switches plan-gated features on.
 	// +optional
 	Features PlanFeatures `json:"features,omitempty"`

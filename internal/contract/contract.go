@@ -33,6 +33,7 @@ const (
 	FlagRedisAddress        = "redis-address"
 	FlagRedisTLS            = "redis-tls"
 	FlagRedisKeyPrefix      = "redis-key-prefix"
+	FlagTrustedProxies      = "trusted-proxies"
 )
 
 // Arg is the command-line argument that sets a flag to a value: --name=value.

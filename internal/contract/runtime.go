@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
+	"strings"
 )
 
 // DefaultRedisKeyPrefix starts the Redis key of every merchant's rate limit bucket unless --redis-key-prefix
@@ -50,6 +52,9 @@ type Runtime struct {
 	RedisAddress   string
 	RedisTLS       bool
 	RedisKeyPrefix string
+	// TrustedProxies are the networks of the proxies in front of the runtime, whose X-Forwarded-For names the
+	// client address (--trusted-proxies, comma-separated CIDRs); from anyone else the header is ignored.
+	TrustedProxies Prefixes
 
 	// DatabaseURL is PostgreSQL's connection URL ($PARLEY_DATABASE_URL): never a flag, which would show its
 	// password in the process list.
@@ -99,6 +104,7 @@ func (c *Runtime) flagSet(getenv func(string) string) *flag.FlagSet {
 		"(password from $"+EnvRedisPassword+"); without it each replica limits on its own")
 	fs.BoolVar(&c.RedisTLS, FlagRedisTLS, false, "connect to Redis with TLS")
 	fs.StringVar(&c.RedisKeyPrefix, FlagRedisKeyPrefix, DefaultRedisKeyPrefix, "prefix of the Redis keys of the rate limit buckets")
+	fs.Var(&c.TrustedProxies, FlagTrustedProxies, "comma-separated networks (CIDR) of the proxies in front of the runtime whose X-Forwarded-For names the client address; ignored from anyone else")
 	return fs
 }
 
@@ -125,5 +131,37 @@ func (c Runtime) Validate() error {
 			return fmt.Errorf("--%s=%s is not host:port", FlagRedisAddress, c.RedisAddress)
 		}
 	}
+	return nil
+}
+
+// Prefixes is a comma-separated list of networks in CIDR notation, as a flag value.
+type Prefixes []netip.Prefix
+
+// String implements flag.Value.
+func (p *Prefixes) String() string {
+	if p == nil {
+		return ""
+	}
+	out := make([]string, len(*p))
+	for i, n := range *p {
+		out[i] = n.String()
+	}
+	return strings.Join(out, ",")
+}
+
+// Set implements flag.Value: it replaces the list with the networks of v.
+func (p *Prefixes) Set(v string) error {
+	var out Prefixes
+	for _, f := range strings.Split(v, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := netip.ParsePrefix(f)
+		if err != nil {
+			return fmt.Errorf("%q is not a network in CIDR notation (10.0.0.0/8, fd00::/8): %w", f, err)
+		}
+		out = append(out, n.Masked())
+	}
+	*p = out
 	return nil
 }

@@ -3,6 +3,7 @@ package contract
 import (
 	"io"
 	"log/slog"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -16,8 +17,18 @@ func TestParseRuntimeDefaults(t *testing.T) {
 	want := Runtime{Namespace: "parley-system", RuntimeName: "default", Listen: ":8080", Storage: StorageSQLite,
 		SQLitePath: "parley.db", Assistant: AssistantRetrieval, LogLevel: slog.LevelInfo, LogFormat: "json",
 		RedisKeyPrefix: DefaultRedisKeyPrefix}
-	if c != want {
+	if !reflect.DeepEqual(c, want) {
 		t.Errorf("got %+v\nwant %+v", c, want)
+	}
+}
+
+func TestParseRuntimeTrustedProxies(t *testing.T) {
+	c, err := ParseRuntime([]string{"--tenants-dir=b", "--trusted-proxies=10.0.0.0/8, fd00::1/8"}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.TrustedProxies.String(); got != "10.0.0.0/8,fd00::/8" {
+		t.Errorf("trusted proxies %s", got)
 	}
 }
 
@@ -39,6 +50,7 @@ func TestParseRuntimeRefuses(t *testing.T) {
 		{"redis TLS without address", []string{"--redis-tls"}, nil, "--redis-tls needs --redis-address"},
 		{"redis address without port", []string{"--redis-address=redis"}, nil, "is not host:port"},
 		{"bad log level", []string{"--log-level=loud"}, nil, "invalid value"},
+		{"a trusted proxy that is no network", []string{"--trusted-proxies=10.0.0.1"}, nil, "not a network in CIDR notation"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := tc.args

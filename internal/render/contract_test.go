@@ -42,6 +42,9 @@ func TestRenderedRuntimeStarts(t *testing.T) {
 			if (rt.Spec.TLS != nil) != (got.TLSCertFile != "") {
 				t.Errorf("TLS certificate %q for spec.tls %v", got.TLSCertFile, rt.Spec.TLS)
 			}
+			if got.TrustedProxies.String() != strings.Join(rt.Spec.TrustedProxies, ",") {
+				t.Errorf("trusted proxies %q, want %q", got.TrustedProxies.String(), rt.Spec.TrustedProxies)
+			}
 			r := redisRateLimiter(rt)
 			switch {
 			case r == nil && got.RedisAddress != "":
@@ -111,6 +114,7 @@ func runtimeShapes(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) 
 			KeyPrefix: "eu:", PasswordSecretRef: &chatv1alpha1.SecretKeySelector{Name: "redis"}}}
 	}, postgres)
 	add("TLS", func(s *chatv1alpha1.ChatRuntimeSpec) { s.TLS = &chatv1alpha1.TLSSpec{SecretName: "chat-tls"} }, base)
+	add("trusted proxies", func(s *chatv1alpha1.ChatRuntimeSpec) { s.TrustedProxies = []string{"10.0.0.0/8", "fd00::/8"} }, base)
 	add("OIDC", func(s *chatv1alpha1.ChatRuntimeSpec) {
 		s.OIDC = &chatv1alpha1.OIDCSpec{IssuerURL: "https://login.example.com", Audience: "parley"}
 	}, base)

@@ -133,6 +133,9 @@ func bundlePlan(p *chatv1alpha1.Plan) tenant.Plan {
 		KnowledgeItems:       p.Spec.KnowledgeItems,
 		APIAccess:            p.Spec.Features.APIAccess == nil || *p.Spec.Features.APIAccess,
 		Webhooks:             p.Spec.Features.Webhooks,
+
+		ConversationsPerAddressPerHour: p.Spec.ConversationsPerAddressPerHour,
+		ConversationsPerVisitorPerHour: p.Spec.ConversationsPerVisitorPerHour,
 	}
 }
 

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -176,6 +177,9 @@ func RuntimeArgs(rt *chatv1alpha1.ChatRuntime) []string {
 	}
 	if rt.Spec.TLS != nil {
 		args = append(args, contract.Arg(contract.FlagTLSCertFile, tlsDir+"/tls.crt"), contract.Arg(contract.FlagTLSKeyFile, tlsDir+"/tls.key"))
+	}
+	if len(rt.Spec.TrustedProxies) > 0 {
+		args = append(args, contract.Arg(contract.FlagTrustedProxies, strings.Join(rt.Spec.TrustedProxies, ",")))
 	}
 	if r := redisRateLimiter(rt); r != nil {
 		args = append(args, contract.Arg(contract.FlagRedisAddress, r.Address))

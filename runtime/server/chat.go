@@ -58,6 +58,9 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, m *tenant.Bundle
 	if err != nil {
 		return err
 	}
+	if err := s.admitConversation(w, r, m, conversationID, visitor); err != nil {
+		return err
+	}
 
 	reply, err := s.chat.Answer(r.Context(), m, chat.Question{Message: message, ConversationID: conversationID, VisitorID: visitor})
 	if errors.Is(err, store.ErrQuotaExceeded) {

@@ -30,9 +30,11 @@ const (
 	codeUnsupportedMedia   = "unsupported_media_type"
 	codeValidationFailed   = "validation_failed"
 	codeRateLimited        = "rate_limited"
-	codeConversationQuota  = "conversation_quota_exceeded"
-	codeInternal           = "internal_error"
-	codeUnavailable        = "unavailable"
+	// codeConversationRateLimited refuses a new conversation past the plan's abuse limits.
+	codeConversationRateLimited = "conversation_rate_limited"
+	codeConversationQuota       = "conversation_quota_exceeded"
+	codeInternal                = "internal_error"
+	codeUnavailable             = "unavailable"
 )
 
 // apiError is an error with the status and code the client gets. Its message is safe to show: it never holds a

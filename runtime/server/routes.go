@@ -123,7 +123,7 @@ func (s *Server) visitor(h func(http.ResponseWriter, *http.Request, *tenant.Bund
 			err = s.limit(w, r, caller.merchant)
 		}
 		if err == nil {
-			err = h(w, r, caller.merchant)
+			err = h(w, withCaller(r, caller), caller.merchant)
 		}
 		if err != nil {
 			fail(w, r, err)

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -40,6 +41,9 @@ type Config struct {
 	// PublicURL is the address visitors' browsers reach the API at, written into widget.js; empty lets the
 	// script use the address it was loaded from.
 	PublicURL string
+	// TrustedProxies are the networks of the proxies in front of the runtime whose X-Forwarded-For names the
+	// client address the abuse limits count; from anyone else X-Forwarded-For is ignored.
+	TrustedProxies []netip.Prefix
 }
 
 // Server serves the runtime's HTTP interface.
@@ -57,8 +61,11 @@ type Server struct {
 	openAPI   []byte
 	publicURL string
 	// publicOrigin is the scheme and host of publicURL, lower case; empty without a public URL.
-	publicOrigin string
-	handler      http.Handler
+	publicOrigin   string
+	trustedProxies []netip.Prefix
+	// conversations counts new conversations per client address and visitor for the abuse limits.
+	conversations *ratelimit.Keyed
+	handler       http.Handler
 }
 
 // New builds a Server.
@@ -73,6 +80,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		tenants: cfg.Tenants, chat: cfg.Chat, store: cfg.Chat.Store(), verifier: cfg.Verifier,
 		limiter: cfg.Limiter, log: cfg.Logger, registry: cfg.Registry, now: cfg.Now, openAPI: doc, publicURL: strings.TrimRight(cfg.PublicURL, "/"),
+		trustedProxies: cfg.TrustedProxies, conversations: ratelimit.NewKeyed(maxAbuseKeys),
 	}
 	if s.publicURL != "" {
 		u, err := url.Parse(s.publicURL)
