@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"slices"
 	"strings"
@@ -94,6 +95,10 @@ func (s *Server) authenticateOwner(r *http.Request) (*tenant.Bundle, error) {
 		return nil, newError(http.StatusUnauthorized, codeUnauthorized, "this runtime has no identity provider configured")
 	}
 	p, err := s.verifier.Verify(r.Context(), strings.TrimSpace(raw))
+	if errors.Is(err, errIssuerUnavailable) {
+		logger(r).Warn("ID token not checked", "reason", err)
+		return nil, newError(http.StatusServiceUnavailable, codeUnavailable, "the identity provider does not answer; retry in a minute")
+	}
 	if err != nil {
 		logger(r).Info("ID token refused", "reason", err)
 		return nil, newError(http.StatusUnauthorized, codeUnauthorized, "the ID token is not valid: it is malformed, expired, or for another issuer or audience")
