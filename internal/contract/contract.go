@@ -34,6 +34,7 @@ const (
 	FlagRedisTLS            = "redis-tls"
 	FlagRedisKeyPrefix      = "redis-key-prefix"
 	FlagTrustedProxies      = "trusted-proxies"
+	FlagMetricsListen       = "metrics-listen"
 )
 
 // Arg is the command-line argument that sets a flag to a value: --name=value.

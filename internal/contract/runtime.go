@@ -25,6 +25,9 @@ type Runtime struct {
 	TenantsDir string
 	// Listen is the address to serve on (--listen).
 	Listen string
+	// MetricsListen is the address the Prometheus metrics are served on, apart from the public port
+	// (--metrics-listen); empty serves none.
+	MetricsListen string
 	// PublicURL is the address visitors reach the API at, written into widget.js (--public-url).
 	PublicURL string
 	// WidgetURL is the address widget.js is served from (--widget-url).
@@ -87,6 +90,7 @@ func (c *Runtime) flagSet(getenv func(string) string) *flag.FlagSet {
 	fs.StringVar(&c.RuntimeName, FlagRuntimeName, "default", "the ChatRuntime whose tenant bundles to serve")
 	fs.StringVar(&c.TenantsDir, FlagTenantsDir, "", "read tenant bundles from this directory instead of Kubernetes Secrets")
 	fs.StringVar(&c.Listen, FlagListen, ":8080", "address to serve on")
+	fs.StringVar(&c.MetricsListen, FlagMetricsListen, ":9090", "address to serve the Prometheus metrics on (/metrics), apart from the public port; empty serves none")
 	fs.StringVar(&c.PublicURL, FlagPublicURL, "", "the address visitors reach the API at (written into widget.js)")
 	fs.StringVar(&c.WidgetURL, FlagWidgetURL, "", "the address widget.js is served from (default: --"+FlagPublicURL+")")
 	fs.StringVar(&c.Storage, FlagStorage, StorageSQLite, "store: "+StorageSQLite+" (a file, one replica) or "+StoragePostgres+
@@ -123,6 +127,8 @@ func (c Runtime) Validate() error {
 		return fmt.Errorf("--%s and --%s go together", FlagOIDCIssuer, FlagOIDCAudience)
 	case c.TenantsDir == "" && c.Namespace == "":
 		return fmt.Errorf("--%s is required to read tenant bundles from Kubernetes (or give --%s)", FlagNamespace, FlagTenantsDir)
+	case c.MetricsListen != "" && c.MetricsListen == c.Listen && !strings.HasSuffix(c.Listen, ":0"):
+		return fmt.Errorf("--%s must differ from --%s: the metrics are not for the public port", FlagMetricsListen, FlagListen)
 	case c.RedisTLS && c.RedisAddress == "":
 		return fmt.Errorf("--%s needs --%s", FlagRedisTLS, FlagRedisAddress)
 	}

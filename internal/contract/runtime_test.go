@@ -14,7 +14,7 @@ func TestParseRuntimeDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Runtime{Namespace: "parley-system", RuntimeName: "default", Listen: ":8080", Storage: StorageSQLite,
+	want := Runtime{Namespace: "parley-system", RuntimeName: "default", Listen: ":8080", MetricsListen: ":9090", Storage: StorageSQLite,
 		SQLitePath: "parley.db", Assistant: AssistantRetrieval, LogLevel: slog.LevelInfo, LogFormat: "json",
 		RedisKeyPrefix: DefaultRedisKeyPrefix}
 	if !reflect.DeepEqual(c, want) {
@@ -50,6 +50,7 @@ func TestParseRuntimeRefuses(t *testing.T) {
 		{"redis TLS without address", []string{"--redis-tls"}, nil, "--redis-tls needs --redis-address"},
 		{"redis address without port", []string{"--redis-address=redis"}, nil, "is not host:port"},
 		{"bad log level", []string{"--log-level=loud"}, nil, "invalid value"},
+		{"metrics on the public port", []string{"--metrics-listen=:8080"}, nil, "must differ"},
 		{"a trusted proxy that is no network", []string{"--trusted-proxies=10.0.0.1"}, nil, "not a network in CIDR notation"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

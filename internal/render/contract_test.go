@@ -156,8 +156,15 @@ func parseRendered(t *testing.T, rt *chatv1alpha1.ChatRuntime) contract.Runtime 
 		t.Fatalf("parley %s refuses the rendered arguments %q: %v", contract.RuntimeCommand, c.Args, err)
 	}
 
-	if _, port, err := splitListen(got.Listen); err != nil || len(c.Ports) != 1 || *c.Ports[0].ContainerPort != port {
-		t.Errorf("the runtime listens on %q, the container port is %v (%v)", got.Listen, c.Ports, err)
+	ports := map[string]int32{}
+	for _, p := range c.Ports {
+		ports[*p.Name] = *p.ContainerPort
+	}
+	if _, port, err := splitListen(got.Listen); err != nil || len(c.Ports) != 2 || ports["http"] != port {
+		t.Errorf("the runtime listens on %q, the container ports are %v (%v)", got.Listen, ports, err)
+	}
+	if _, port, err := splitListen(got.MetricsListen); err != nil || ports["metrics"] != port || port == ports["http"] {
+		t.Errorf("the runtime serves its metrics on %q, the container ports are %v (%v)", got.MetricsListen, ports, err)
 	}
 	mounted := func(path string) bool {
 		for _, m := range c.VolumeMounts {

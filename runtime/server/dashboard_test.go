@@ -351,8 +351,8 @@ func TestOperationalEndpoints(t *testing.T) {
 	if r := e.do(http.MethodGet, "/api/v1/nope", nil, ""); r.status != 404 || r.errorCode(t) != codeNotFound {
 		t.Errorf("unknown path: %d %s", r.status, r.body)
 	}
-	if r := e.do(http.MethodGet, "/metrics", nil, ""); !strings.Contains(string(r.body), `parley_runtime_http_requests_total{code="404",route="unmatched"}`) {
-		t.Errorf("metrics lack request counts: %s", r.body)
+	if m := e.scrape(); !strings.Contains(m, `parley_runtime_http_requests_total{code="404",route="unmatched"}`) {
+		t.Errorf("metrics lack request counts: %s", m)
 	}
 	// A caller's request ID is kept; a bad one is replaced.
 	if r := e.do(http.MethodGet, "/healthz", map[string]string{"X-Request-ID": "trace-abc-123"}, ""); r.header.Get("X-Request-ID") != "trace-abc-123" {

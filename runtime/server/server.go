@@ -1,5 +1,5 @@
 // Package server is the chat runtime's HTTP interface: /api/v1 as the OpenAPI document in runtime/api describes
-// it, plus health and metrics endpoints.
+// it, plus health endpoints; and, for a private listener, the metrics (MetricsHandler).
 package server
 
 import (
@@ -34,7 +34,7 @@ type Config struct {
 	// Limiter applies the plans' request rates; an in-process token bucket per merchant when nil.
 	Limiter RateLimiter
 	Logger  *slog.Logger
-	// Registry receives the runtime's metrics and is served at /metrics.
+	// Registry receives the runtime's metrics, served by MetricsHandler on a listener of its own.
 	Registry *prometheus.Registry
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
