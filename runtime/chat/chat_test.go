@@ -142,7 +142,7 @@ func TestReplayDelivery(t *testing.T) {
 	if _, err := f.svc.Answer(ctx, m, chat.Question{Message: "hello"}); err != nil {
 		t.Fatal(err)
 	}
-	claimed, err := f.store.ClaimDeliveries(ctx, f.now, time.Minute, 10)
+	claimed, err := f.store.ClaimDeliveries(ctx, f.now, time.Minute, 10, 10)
 	if err != nil || len(claimed) != 1 {
 		t.Fatalf("claimed %d deliveries (%v), want 1", len(claimed), err)
 	}

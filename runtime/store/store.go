@@ -38,8 +38,10 @@ type Store interface {
 
 	// ClaimDeliveries leases up to limit pending deliveries of any merchant that are due at now and not leased by
 	// another caller, until now+lease, and returns them oldest due first. A caller that dies holding a lease
-	// leaves its deliveries to whoever claims them once the lease ends.
-	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]Delivery, error)
+	// leaves its deliveries to whoever claims them once the lease ends. No merchant holds more than perMerchant
+	// leases at once (those of earlier claims included), so that one merchant's backlog or slow endpoint leaves
+	// room for the others' deliveries.
+	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit, perMerchant int) ([]Delivery, error)
 
 	// Ping checks that the store answers.
 	Ping(ctx context.Context) error

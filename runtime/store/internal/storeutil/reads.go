@@ -112,6 +112,18 @@ const (
 	DeliveriesWithEvents = `deliveries d JOIN events e ON e.merchant_id = d.merchant_id AND e.id = d.event_id`
 )
 
+// FairDue is the query that numbers the pending deliveries due at now, each merchant's oldest first, starting
+// after the merchant's deliveries leased at now: a delivery's slot n means n-1 of its merchant's deliveries would
+// be in flight before it, so ClaimDeliveries takes those with slot <= perMerchant. now is the dialect's
+// placeholder of the time; in SQLite each of its three uses takes an argument.
+func FairDue(now string) string {
+	return `SELECT y.merchant_id, y.id,
+			ROW_NUMBER() OVER (PARTITION BY y.merchant_id ORDER BY y.next_attempt_at, y.seq)
+			+ (SELECT COUNT(*) FROM deliveries b WHERE b.merchant_id = y.merchant_id AND b.status = 'pending'
+				AND b.lease_until > ` + now + `) AS slot
+		FROM deliveries y WHERE y.status = 'pending' AND y.next_attempt_at <= ` + now + ` AND y.lease_until <= ` + now
+}
+
 // ConversationsQuery is the query of n conversations of a listing after the cursor, and its arguments.
 func ConversationsQuery(d Dialect, merchantID string, after *Cursor, f store.ConversationFilter, n int) (string, []any) {
 	w := NewWhere(d)
