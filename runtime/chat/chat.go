@@ -175,7 +175,7 @@ func (s *Service) CreateKnowledge(ctx context.Context, m *tenant.Bundle, k store
 	if err := CreateKnowledge(ctx, s.store, k, int(m.Plan.KnowledgeItems)); err != nil {
 		return store.Knowledge{}, err
 	}
-	s.indexes.forget(m.MerchantID)
+	s.indexes.reload(ctx, m.MerchantID)
 	return k, nil
 }
 
@@ -187,7 +187,7 @@ func (s *Service) UpdateKnowledge(ctx context.Context, m *tenant.Bundle, old, k 
 	if err := UpdateKnowledge(ctx, s.store, k); err != nil {
 		return store.Knowledge{}, err
 	}
-	s.indexes.forget(m.MerchantID)
+	s.indexes.reload(ctx, m.MerchantID)
 	return k, nil
 }
 
@@ -196,7 +196,7 @@ func (s *Service) DeleteKnowledge(ctx context.Context, m *tenant.Bundle, id stri
 	if err := DeleteKnowledge(ctx, s.store, m.MerchantID, id); err != nil {
 		return err
 	}
-	s.indexes.forget(m.MerchantID)
+	s.indexes.reload(ctx, m.MerchantID)
 	return nil
 }
 
