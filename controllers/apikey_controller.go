@@ -23,11 +23,15 @@ type APIKeyReconciler struct {
 	Secrets  secretReader
 	Recorder recorder.EventRecorder
 	Now      func() time.Time
+	// Namespace is where tenant bundles live: the operator's namespace.
+	Namespace string
 }
 
 // +kubebuilder:rbac:groups=chat.parley.dev,resources=apikeys,verbs=get;list;watch
 // +kubebuilder:rbac:groups=chat.parley.dev,resources=apikeys/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
+// Secrets: generated keys and signing secrets in tenants' namespaces (created once, owned, garbage-collected
+// with their owner), tenant bundles in the operator's namespace (updated, retired, never deleted).
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile loads an APIKey, makes sure its key exists, decides its Ready condition and reports it.
@@ -41,11 +45,13 @@ func (r *APIKeyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	key.Status.SecretRef = &ref
 
 	var requeue time.Duration
+	var resolved render.ResolvedKey
 	p, err := check(
 		func() error { return provideSecret(ctx, r.Client, r.Secrets, r.Recorder, &key, generatedKey(&key)) },
 		func() error {
-			_, described, err := resolveKey(ctx, r.Secrets, &key)
-			if err == nil {
+			var described credentials.Key
+			var err error
+			if resolved, described, err = resolveKey(ctx, r.Secrets, &key); err == nil {
 				key.Status.KeyID, key.Status.Prefix = described.ID, described.Prefix
 			}
 			return err
@@ -58,8 +64,11 @@ func (r *APIKeyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			return nil
 		},
 		func() error {
-			_, err := getMerchant(ctx, r.Client, key.Namespace, key.Spec.MerchantRef)
-			return err
+			m, err := getMerchant(ctx, r.Client, key.Namespace, key.Spec.MerchantRef)
+			if err != nil {
+				return err
+			}
+			return keyInUse(ctx, r.Client, r.Namespace, resolved.SHA256, render.Source(m))
 		},
 	)
 	if err != nil {

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -10,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
+	"github.com/parley-dev/parley/internal/render"
+	"github.com/parley-dev/parley/runtime/tenant"
 )
 
 // The decisions of the reconcilers are pure functions; these tables pin them down without an API server.
@@ -170,22 +173,205 @@ func TestKeyExpiry(t *testing.T) {
 }
 
 func TestWebhookCondition(t *testing.T) {
+	refused := newProblem(chatv1alpha1.ReasonTargetNotAllowed, "private")
 	for _, tc := range []struct {
 		name     string
 		webhooks bool
 		disabled bool
+		target   *problem
 		status   metav1.ConditionStatus
 		reason   string
 	}{
-		{"plan with webhooks", true, false, metav1.ConditionTrue, chatv1alpha1.ReasonReconciled},
-		{"disabled on purpose is healthy", true, true, metav1.ConditionTrue, chatv1alpha1.ReasonDisabled},
-		{"plan without webhooks", false, false, metav1.ConditionFalse, chatv1alpha1.ReasonPlanDoesNotIncludeWebhooks},
-		{"plan without webhooks wins over disabled", false, true, metav1.ConditionFalse, chatv1alpha1.ReasonPlanDoesNotIncludeWebhooks},
+		{"plan with webhooks", true, false, nil, metav1.ConditionTrue, chatv1alpha1.ReasonReconciled},
+		{"disabled on purpose is healthy", true, true, nil, metav1.ConditionTrue, chatv1alpha1.ReasonDisabled},
+		{"plan without webhooks", false, false, nil, metav1.ConditionFalse, chatv1alpha1.ReasonPlanDoesNotIncludeWebhooks},
+		{"plan without webhooks wins over disabled", false, true, nil, metav1.ConditionFalse, chatv1alpha1.ReasonPlanDoesNotIncludeWebhooks},
+		{"refused target", true, false, refused, metav1.ConditionFalse, chatv1alpha1.ReasonTargetNotAllowed},
+		{"refused target wins over disabled", true, true, refused, metav1.ConditionFalse, chatv1alpha1.ReasonTargetNotAllowed},
+		{"plan without webhooks wins over refused target", false, false, refused, metav1.ConditionFalse, chatv1alpha1.ReasonPlanDoesNotIncludeWebhooks},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := webhookCondition(3, plan("p", 1, tc.webhooks), tc.disabled)
+			got := webhookCondition(3, plan("p", 1, tc.webhooks), tc.disabled, tc.target)
 			if got.Type != chatv1alpha1.ConditionReady || got.Status != tc.status || got.Reason != tc.reason || got.ObservedGeneration != 3 {
 				t.Errorf("webhookCondition = %+v, want Ready=%s, %s, generation 3", got, tc.status, tc.reason)
+			}
+		})
+	}
+}
+
+func TestKeyTakenByOther(t *testing.T) {
+	early := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	late := metav1.NewTime(early.Add(time.Hour))
+	a := func(created metav1.Time, name string) keyHolder {
+		return keyHolder{source: "a/shop", created: created, name: name}
+	}
+	b := func(created metav1.Time, name string) keyHolder {
+		return keyHolder{source: "b/shop", created: created, name: name}
+	}
+	cases := []struct {
+		name    string
+		holders []keyHolder
+		want    bool
+	}{
+		{"nobody publishes it", nil, false},
+		{"only we publish it", []keyHolder{a(early, "t-a")}, false},
+		{"another merchant publishes it", []keyHolder{b(late, "t-b")}, true},
+		{"both, ours older", []keyHolder{a(early, "t-a"), b(late, "t-b")}, false},
+		{"both, theirs older", []keyHolder{a(late, "t-a"), b(early, "t-b")}, true},
+		{"both at once, our name first", []keyHolder{b(early, "t-b"), a(early, "t-a")}, false},
+		{"both at once, their name first", []keyHolder{a(early, "t-z"), b(early, "t-b")}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := keyTakenByOther(c.holders, "a/shop"); got != c.want {
+				t.Errorf("keyTakenByOther = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestWithoutRevokedKeys(t *testing.T) {
+	k := func(hash string) tenant.APIKey { return tenant.APIKey{ID: "id-" + hash, SHA256: hash} }
+	u := func(hash string) render.ResolvedKey { return render.ResolvedKey{SHA256: hash} }
+	cases := []struct {
+		name      string
+		published []tenant.APIKey
+		usable    []render.ResolvedKey
+		want      []string
+		changed   bool
+	}{
+		{"all still usable", []tenant.APIKey{k("a"), k("b")}, []render.ResolvedKey{u("b"), u("a")}, []string{"a", "b"}, false},
+		{"one deleted", []tenant.APIKey{k("a"), k("b")}, []render.ResolvedKey{u("b")}, []string{"b"}, true},
+		{"all deleted", []tenant.APIKey{k("a")}, nil, nil, true},
+		{"new usable keys are not added", []tenant.APIKey{k("a")}, []render.ResolvedKey{u("a"), u("c")}, []string{"a"}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			kept, changed := withoutRevokedKeys(c.published, c.usable)
+			var got []string
+			for _, k := range kept {
+				got = append(got, k.SHA256)
+			}
+			if !slices.Equal(got, c.want) || changed != c.changed {
+				t.Errorf("got %v changed=%v, want %v changed=%v", got, changed, c.want, c.changed)
+			}
+		})
+	}
+}
+
+func TestGranted(t *testing.T) {
+	gold := map[string]string{"tier": "gold"}
+	cases := []struct {
+		name     string
+		selector *metav1.LabelSelector
+		labels   map[string]string
+		want     bool
+	}{
+		{"unset grants all", nil, nil, true},
+		{"empty grants all", &metav1.LabelSelector{}, nil, true},
+		{"matching labels", &metav1.LabelSelector{MatchLabels: gold}, gold, true},
+		{"other labels", &metav1.LabelSelector{MatchLabels: gold}, map[string]string{"tier": "free"}, false},
+		{"no labels", &metav1.LabelSelector{MatchLabels: gold}, nil, false},
+		{"expression", &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+			{Key: "tier", Operator: metav1.LabelSelectorOpIn, Values: []string{"gold", "silver"}}}}, gold, true},
+		{"selector that does not parse grants none", &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+			{Key: "tier", Operator: "Near", Values: []string{"gold"}}}}, gold, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := granted(c.selector, c.labels); got != c.want {
+				t.Errorf("granted = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestSuspended(t *testing.T) {
+	platform := map[string]string{chatv1alpha1.SuspendedLabel: "true"}
+	cases := []struct {
+		name   string
+		spec   bool
+		labels map[string]string
+		want   bool
+	}{
+		{"neither", false, nil, false},
+		{"by the tenant", true, nil, true},
+		{"by the platform, the tenant cleared spec", false, platform, true},
+		{"both", true, platform, true},
+		{"label not true", false, map[string]string{chatv1alpha1.SuspendedLabel: "no"}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := &chatv1alpha1.Merchant{Spec: chatv1alpha1.MerchantSpec{Suspended: c.spec}}
+			if got := suspended(m, c.labels); got != c.want {
+				t.Errorf("suspended = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestGrantedOwners(t *testing.T) {
+	grant := func(domains string) map[string]string {
+		return map[string]string{chatv1alpha1.OwnerEmailDomainsAnnotation: domains}
+	}
+	email := func(e string) tenant.Owner { return tenant.Owner{Email: e} }
+	cases := []struct {
+		name        string
+		owners      []tenant.Owner
+		annotations map[string]string
+		kept        []tenant.Owner
+		leftOut     []string
+	}{
+		{"no grant keeps everyone", []tenant.Owner{email("a@x.example")}, nil, []tenant.Owner{email("a@x.example")}, nil},
+		{"granted domain", []tenant.Owner{email("a@x.example")}, grant("x.example"), []tenant.Owner{email("a@x.example")}, nil},
+		{"ASCII case and spaces", []tenant.Owner{email("a@X.Example")}, grant(" y.example , x.EXAMPLE "), []tenant.Owner{email("a@X.Example")}, nil},
+		{"other domain", []tenant.Owner{email("a@y.example")}, grant("x.example"), nil, []string{"a@y.example"}},
+		{"subdomain is not the domain", []tenant.Owner{email("a@sub.x.example")}, grant("x.example"), nil, []string{"a@sub.x.example"}},
+		{"suffix trick", []tenant.Owner{email("a@x.example.evil.example")}, grant("x.example"), nil, []string{"a@x.example.evil.example"}},
+		{"Kelvin sign folds only in Unicode", []tenant.Owner{email("a@\u212a.example")}, grant("k.example"), nil, []string{"a@\u212a.example"}},
+		{"empty grant allows no email", []tenant.Owner{email("a@x.example"), {Subject: "s"}}, grant(""), []tenant.Owner{{Subject: "s"}}, []string{"a@x.example"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			kept, leftOut := grantedOwners(c.owners, c.annotations)
+			if !slices.Equal(kept, c.kept) || !slices.Equal(leftOut, c.leftOut) {
+				t.Errorf("kept %v left out %v, want %v and %v", kept, leftOut, c.kept, c.leftOut)
+			}
+		})
+	}
+}
+
+func TestWebhookTarget(t *testing.T) {
+	cases := []struct {
+		url          string
+		allowPrivate bool
+		refused      bool
+	}{
+		{"https://crm.example.com/hooks", false, false},
+		{"https://93.184.215.14/hooks", false, false},
+		{"http://localhost:8080/hooks", false, true},
+		{"http://api.localhost/hooks", false, true},
+		{"http://127.0.0.1/hooks", false, true},
+		{"http://[::1]/hooks", false, true},
+		{"https://10.0.0.7/hooks", false, true},
+		{"https://169.254.169.254/latest/meta-data", false, true},
+		{"https://[fd00::1]/hooks", false, true},
+		{"https://[::ffff:10.0.0.1]/hooks", false, true},
+		{"http://crm.shop.svc/hooks", false, true},
+		{"http://crm.shop.svc.cluster.local/hooks", false, true},
+		{"https://CRM.Shop.SVC/hooks", false, true},
+		{"https://crm/hooks", false, true},
+		{"http://crm.shop.svc/hooks", true, false},
+		{"http://127.0.0.1/hooks", true, false},
+	}
+	for _, c := range cases {
+		t.Run(c.url, func(t *testing.T) {
+			p := webhookTarget(c.url, c.allowPrivate)
+			if (p != nil) != c.refused {
+				t.Fatalf("refused = %v, want %v", p != nil, c.refused)
+			}
+			if p != nil && p.reason != chatv1alpha1.ReasonTargetNotAllowed {
+				t.Errorf("reason %s", p.reason)
 			}
 		})
 	}

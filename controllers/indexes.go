@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -44,6 +45,7 @@ func setupIndexes(ctx context.Context, mgr manager.Manager) error {
 		{&chatv1alpha1.Webhook{}, webhookSecretIndex, func(o client.Object) []string {
 			return []string{o.(*chatv1alpha1.Webhook).SigningSecretRef().Name}
 		}},
+		{&corev1.Secret{}, bundleKeyHashIndex, bundleKeyHashes},
 	}
 	for _, i := range indexes {
 		if err := idx.IndexField(ctx, i.obj, i.field, i.fn); err != nil {

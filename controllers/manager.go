@@ -133,11 +133,11 @@ func setup(mgr manager.Manager, opts Options) error {
 		return fmt.Errorf("setting up the Merchant controller: %w", err)
 	}
 	if err := (&APIKeyReconciler{Client: c, Secrets: secrets, Recorder: mgr.GetEventRecorder("parley-apikey"),
-		Now: time.Now}).SetupWithManager(mgr, workers); err != nil {
+		Now: time.Now, Namespace: opts.Namespace}).SetupWithManager(mgr, workers); err != nil {
 		return fmt.Errorf("setting up the APIKey controller: %w", err)
 	}
-	if err := (&WebhookReconciler{Client: c, Secrets: secrets, Recorder: mgr.GetEventRecorder("parley-webhook")}).
-		SetupWithManager(mgr, workers); err != nil {
+	if err := (&WebhookReconciler{Client: c, Secrets: secrets, Recorder: mgr.GetEventRecorder("parley-webhook"),
+		Namespace: opts.Namespace}).SetupWithManager(mgr, workers); err != nil {
 		return fmt.Errorf("setting up the Webhook controller: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {

@@ -5,17 +5,21 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
@@ -43,6 +47,7 @@ type MerchantReconciler struct {
 // +kubebuilder:rbac:groups=chat.parley.dev,resources=merchants,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=chat.parley.dev,resources=merchants/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=chat.parley.dev,resources=merchants/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 
 // Reconcile loads a Merchant, decides its bundle, applies it and reports.
 func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -60,9 +65,16 @@ func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	}
 	before := m.DeepCopy()
 	id := render.MerchantID(&m)
+	ns, err := r.namespace(ctx, m.Namespace)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 
-	requeue, err := r.publish(ctx, &m, id)
+	out, err := r.publish(ctx, &m, id, ns)
 	p, err := asProblem(err)
+	if err == nil && p != nil && p.reason != chatv1alpha1.ReasonMerchantIDConflict {
+		p, err = r.withdrawRevoked(ctx, &m, id, p)
+	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -72,60 +84,203 @@ func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	m.Status.Plan = m.Spec.PlanRef.Name
 	m.Status.ObservedGeneration = m.Generation
 	cond := readyFrom(m.Generation, p, "the tenant bundle is published")
-	if p == nil && m.Spec.Suspended {
+	switch {
+	case p == nil && suspended(&m, ns.Labels):
 		cond = ready(m.Generation, metav1.ConditionTrue, chatv1alpha1.ReasonSuspended,
 			"the tenant bundle is published; chat is refused while the merchant is suspended")
+	case p == nil && len(out.ownersLeftOut) > 0:
+		cond = ready(m.Generation, metav1.ConditionTrue, chatv1alpha1.ReasonOwnersNotAllowed,
+			fmt.Sprintf("the tenant bundle is published without the owners outside the email domains granted to "+
+				"namespace %s: %s", m.Namespace, strings.Join(out.ownersLeftOut, ", ")))
 	}
 	setReady(r.Recorder, &m, &m.Status.Conditions, cond)
 	r.Metrics.set(m.Namespace, m.Name, m.Spec.PlanRef.Name, cond.Status == metav1.ConditionTrue)
 	if err := patchStatus(ctx, r.Client, before, &m, func(m *chatv1alpha1.Merchant) any { return m.Status }); err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: requeue}, nil
+	return ctrl.Result{RequeueAfter: out.requeue}, nil
 }
 
-// publish resolves everything the bundle needs and writes it. It fills the status counts and snippet, and returns
-// how long until a key expires (when the bundle must change again).
-func (r *MerchantReconciler) publish(ctx context.Context, m *chatv1alpha1.Merchant, id string) (time.Duration, error) {
+// published is what publishing a bundle tells the Ready condition and the next reconcile.
+type published struct {
+	// requeue is how long until a key expires, when the bundle must change again.
+	requeue time.Duration
+	// ownersLeftOut are the owners' emails outside the domains granted to the namespace.
+	ownersLeftOut []string
+}
+
+// publish resolves everything the bundle needs and writes it. It fills the status counts and snippet. ns is the
+// Merchant's namespace, whose labels the platform team's grants select.
+func (r *MerchantReconciler) publish(ctx context.Context, m *chatv1alpha1.Merchant, id string, ns *metav1.PartialObjectMetadata) (published, error) {
+	nsLabels := ns.Labels
 	var plan chatv1alpha1.Plan
 	if err := getReferenced(ctx, r.Client, types.NamespacedName{Name: m.Spec.PlanRef.Name}, &plan,
 		chatv1alpha1.ReasonPlanNotFound, "Plan %s does not exist", m.Spec.PlanRef.Name); err != nil {
-		return 0, err
+		return published{}, err
+	}
+	if !granted(plan.Spec.AllowedNamespaces, nsLabels) {
+		return published{}, newProblem(chatv1alpha1.ReasonPlanNotAllowed,
+			"Plan %s is not granted to namespace %s; ask the platform team", plan.Name, m.Namespace)
 	}
 	var rt chatv1alpha1.ChatRuntime
 	rtKey := types.NamespacedName{Namespace: r.Namespace, Name: m.Spec.RuntimeRef.Name}
 	if err := getReferenced(ctx, r.Client, rtKey, &rt,
 		chatv1alpha1.ReasonRuntimeNotFound, "ChatRuntime %s does not exist", rtKey); err != nil {
-		return 0, err
+		return published{}, err
+	}
+	if !granted(rt.Spec.AllowedNamespaces, nsLabels) {
+		return published{}, newProblem(chatv1alpha1.ReasonRuntimeNotAllowed,
+			"ChatRuntime %s is not granted to namespace %s; ask the platform team", rt.Name, m.Namespace)
 	}
 	keys, err := r.usableKeys(ctx, m)
 	if err != nil {
-		return 0, err
+		return published{}, err
 	}
 	var hooks []render.ResolvedWebhook
 	if plan.Spec.Features.Webhooks {
 		if hooks, err = r.usableWebhooks(ctx, m); err != nil {
-			return 0, err
+			return published{}, err
 		}
 	}
 	now := r.Now()
 	bundle := render.Bundle(m, id, &plan, keys, hooks, now)
+	bundle.Suspended = suspended(m, nsLabels)
+	var out published
+	bundle.Owners, out.ownersLeftOut = grantedOwners(bundle.Owners, ns.Annotations)
 	doc, err := tenant.Marshal(bundle)
 	if err != nil {
-		return 0, newProblem(chatv1alpha1.ReasonInvalidBundle, "the tenant bundle is invalid: %s", err)
+		return published{}, newProblem(chatv1alpha1.ReasonInvalidBundle, "the tenant bundle is invalid: %s", err)
 	}
 	if err := r.applyBundle(ctx, render.BundleSecret(&rt, id, render.Source(m), doc)); err != nil {
-		return 0, err
+		return published{}, err
 	}
 	m.Status.APIKeys = count(len(bundle.APIKeys))
 	m.Status.Webhooks = count(len(bundle.Webhooks))
 	m.Status.BundleSecret = r.Namespace + "/" + tenant.SecretName(id)
 	m.Status.EmbedSnippet = render.EmbedSnippet(&rt, id)
-	return render.NextExpiry(keys, now), nil
+	out.requeue = render.NextExpiry(keys, now)
+	return out, nil
 }
 
-// usableKeys resolves the merchant's keys whose Secrets are in order. Keys with a problem are left out; the
-// APIKey reconciler reports why.
+// withdrawRevoked keeps revocation in effect while the merchant's bundle cannot be rendered (p says why): the
+// last published bundle stays, without the keys that are no longer usable (deleted, expired, refused), and with
+// chat stopped when the platform's grant no longer covers it. The problem returned says so as well.
+func (r *MerchantReconciler) withdrawRevoked(ctx context.Context, m *chatv1alpha1.Merchant, id string, p *problem) (*problem, error) {
+	var s corev1.Secret
+	key := types.NamespacedName{Namespace: r.Namespace, Name: tenant.SecretName(id)}
+	if err := r.Get(ctx, key, &s); apierrors.IsNotFound(err) {
+		return p, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("reading tenant bundle %s: %w", key.Name, err)
+	}
+	if _, retired := s.Annotations[render.RetiredAnnotation]; retired || s.Annotations[render.SourceAnnotation] != render.Source(m) {
+		return p, nil
+	}
+	published, err := tenant.Parse(s.Data[tenant.DataKey])
+	if err != nil {
+		return nil, fmt.Errorf("reading tenant bundle %s: %w", key.Name, err)
+	}
+	usable, err := r.usableKeys(ctx, m)
+	if err != nil {
+		return nil, err
+	}
+	withdrawn := newProblem(p.reason, "%s; keys no longer usable are withdrawn from the last published bundle, "+
+		"which otherwise stays in effect", p.message)
+	stop := p.reason == chatv1alpha1.ReasonPlanNotAllowed || p.reason == chatv1alpha1.ReasonRuntimeNotAllowed
+	if stop {
+		withdrawn = newProblem(p.reason, "%s; chat is stopped in the last published bundle", p.message)
+	}
+	kept, changed := withoutRevokedKeys(published.APIKeys, usable)
+	if !changed && (!stop || published.Suspended) {
+		return withdrawn, nil
+	}
+	published.APIKeys = kept
+	published.Suspended = published.Suspended || stop
+	doc, err := tenant.Marshal(published)
+	if err != nil {
+		return nil, fmt.Errorf("withdrawing keys from tenant bundle %s: %w", key.Name, err)
+	}
+	s.Data = map[string][]byte{tenant.DataKey: doc}
+	if err := r.Update(ctx, &s); err != nil {
+		return nil, fmt.Errorf("withdrawing keys from tenant bundle %s: %w", key.Name, err)
+	}
+	return withdrawn, nil
+}
+
+// namespace returns the metadata of a namespace, read from the metadata-only cache: its labels carry the
+// platform team's grants and suspension, its annotations the owner email domains.
+func (r *MerchantReconciler) namespace(ctx context.Context, name string) (*metav1.PartialObjectMetadata, error) {
+	ns := &metav1.PartialObjectMetadata{}
+	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+	if err := r.Get(ctx, types.NamespacedName{Name: name}, ns); err != nil {
+		return nil, fmt.Errorf("reading namespace %s: %w", name, err)
+	}
+	return ns, nil
+}
+
+// grantedOwners decides which owners a merchant may name, given its namespace's annotations: every owner when
+// the platform granted no email domains; otherwise subject owners and owners whose email domain is one granted
+// (exactly, ignoring case in ASCII only). It returns the owners kept and the emails left out.
+func grantedOwners(owners []tenant.Owner, nsAnnotations map[string]string) (kept []tenant.Owner, leftOut []string) {
+	grant, ok := nsAnnotations[chatv1alpha1.OwnerEmailDomainsAnnotation]
+	if !ok {
+		return owners, nil
+	}
+	var domains []string
+	for d := range strings.SplitSeq(grant, ",") {
+		if d = strings.TrimSpace(d); d != "" {
+			domains = append(domains, d)
+		}
+	}
+	for _, o := range owners {
+		at := strings.LastIndexByte(o.Email, '@')
+		if o.Email == "" || (at >= 0 && slices.ContainsFunc(domains, func(d string) bool {
+			return tenant.EqualFoldASCII(o.Email[at+1:], d)
+		})) {
+			kept = append(kept, o)
+			continue
+		}
+		leftOut = append(leftOut, o.Email)
+	}
+	return kept, leftOut
+}
+
+// granted decides whether a grant (a Plan's or ChatRuntime's allowedNamespaces) covers a namespace with the
+// given labels: an unset or empty selector grants every namespace; a selector that does not parse grants none.
+func granted(selector *metav1.LabelSelector, nsLabels map[string]string) bool {
+	if selector == nil {
+		return true
+	}
+	sel, err := metav1.LabelSelectorAsSelector(selector)
+	if err != nil {
+		return false
+	}
+	return sel.Matches(labels.Set(nsLabels))
+}
+
+// suspended decides whether a merchant's chat is refused: when the tenant suspends it (spec.suspended), or when
+// the platform team has labelled its namespace suspended, which the tenant cannot undo.
+func suspended(m *chatv1alpha1.Merchant, nsLabels map[string]string) bool {
+	return m.Spec.Suspended || nsLabels[chatv1alpha1.SuspendedLabel] == "true"
+}
+
+// withoutRevokedKeys returns the published keys that are still usable (by hash), and whether any was dropped.
+func withoutRevokedKeys(published []tenant.APIKey, usable []render.ResolvedKey) ([]tenant.APIKey, bool) {
+	still := make(map[string]bool, len(usable))
+	for _, k := range usable {
+		still[k.SHA256] = true
+	}
+	kept := make([]tenant.APIKey, 0, len(published))
+	for _, k := range published {
+		if still[k.SHA256] {
+			kept = append(kept, k)
+		}
+	}
+	return kept, len(kept) != len(published)
+}
+
+// usableKeys resolves the merchant's keys whose Secrets are in order and whose values no other merchant uses.
+// Keys with a problem are left out; the APIKey reconciler reports why.
 func (r *MerchantReconciler) usableKeys(ctx context.Context, m *chatv1alpha1.Merchant) ([]render.ResolvedKey, error) {
 	var list chatv1alpha1.APIKeyList
 	if err := r.List(ctx, &list, client.InNamespace(m.Namespace), client.MatchingFields{apiKeyMerchantIndex: m.Name}); err != nil {
@@ -138,6 +293,9 @@ func (r *MerchantReconciler) usableKeys(ctx context.Context, m *chatv1alpha1.Mer
 			continue
 		}
 		resolved, _, err := resolveKey(ctx, r.Secrets, k)
+		if err == nil {
+			err = keyInUse(ctx, r.Client, r.Namespace, resolved.SHA256, render.Source(m))
+		}
 		if p, err := asProblem(err); err != nil {
 			return nil, err
 		} else if p != nil {
@@ -185,13 +343,14 @@ func (r *MerchantReconciler) applyBundle(ctx context.Context, want *corev1.Secre
 	} else if err != nil {
 		return fmt.Errorf("reading tenant bundle %s: %w", want.Name, err)
 	}
-	if owner := got.Annotations[render.SourceAnnotation]; owner != want.Annotations[render.SourceAnnotation] {
-		return newProblem(chatv1alpha1.ReasonMerchantIDConflict, "merchant ID %s is already used by Merchant %s",
-			want.Labels[chatv1alpha1.MerchantIDLabel], owner)
+	if got.Annotations[render.SourceAnnotation] != want.Annotations[render.SourceAnnotation] {
+		return idConflict(want.Labels[chatv1alpha1.MerchantIDLabel], got.Annotations[render.RetiredAnnotation] != "")
 	}
-	if bytes.Equal(got.Data[tenant.DataKey], want.Data[tenant.DataKey]) && hasAll(got.Labels, want.Labels) {
+	_, retired := got.Annotations[render.RetiredAnnotation]
+	if !retired && bytes.Equal(got.Data[tenant.DataKey], want.Data[tenant.DataKey]) && hasAll(got.Labels, want.Labels) {
 		return nil
 	}
+	delete(got.Annotations, render.RetiredAnnotation)
 	got.Data = want.Data
 	if got.Labels == nil {
 		got.Labels = map[string]string{}
@@ -203,6 +362,17 @@ func (r *MerchantReconciler) applyBundle(ctx context.Context, want *corev1.Secre
 	return nil
 }
 
+// idConflict is the problem of a Merchant whose ID another Merchant holds, or held before it was deleted (retired).
+// It names neither that Merchant nor its namespace.
+func idConflict(id string, retired bool) *problem {
+	if retired {
+		return newProblem(chatv1alpha1.ReasonMerchantIDConflict, "merchant ID %s belonged to a deleted merchant "+
+			"whose data may still exist; it cannot be claimed from another Merchant: choose another merchantID", id)
+	}
+	return newProblem(chatv1alpha1.ReasonMerchantIDConflict,
+		"merchant ID %s is already used by another merchant; choose another merchantID", id)
+}
+
 func hasAll(have, want map[string]string) bool {
 	for k, v := range want {
 		if have[k] != v {
@@ -212,7 +382,8 @@ func hasAll(have, want map[string]string) bool {
 	return true
 }
 
-// finalize removes the Merchant's bundle (only if it is its own) and then the finalizer.
+// finalize retires the Merchant's bundle (only if it is its own) and then removes the finalizer. Retiring, not
+// deleting, keeps the merchant ID from another namespace while the runtime still holds the merchant's data.
 func (r *MerchantReconciler) finalize(ctx context.Context, m *chatv1alpha1.Merchant) error {
 	if !controllerutil.ContainsFinalizer(m, merchantFinalizer) {
 		return nil
@@ -225,14 +396,26 @@ func (r *MerchantReconciler) finalize(ctx context.Context, m *chatv1alpha1.Merch
 	case err != nil:
 		return fmt.Errorf("reading tenant bundle %s: %w", key.Name, err)
 	case bundle.Annotations[render.SourceAnnotation] == render.Source(m):
-		err := r.Delete(ctx, &bundle, client.Preconditions{UID: &bundle.UID})
-		if client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting tenant bundle %s: %w", key.Name, err)
+		if err := r.Update(ctx, retire(&bundle, r.Now())); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("retiring tenant bundle %s: %w", key.Name, err)
 		}
 	}
 	r.Metrics.forget(m.Namespace, m.Name)
 	controllerutil.RemoveFinalizer(m, merchantFinalizer)
 	return r.Update(ctx, m)
+}
+
+// retire empties a tenant bundle and takes off the labels runtimes select it by, so that none serves it (its keys
+// are revoked at once); the Secret stays, with its source and merchant ID, marked retired at now.
+func retire(bundle *corev1.Secret, now time.Time) *corev1.Secret {
+	bundle.Data = nil
+	delete(bundle.Labels, chatv1alpha1.TenantLabel)
+	delete(bundle.Labels, chatv1alpha1.RuntimeLabel)
+	if bundle.Annotations == nil {
+		bundle.Annotations = map[string]string{}
+	}
+	bundle.Annotations[render.RetiredAnnotation] = now.UTC().Format(time.RFC3339)
+	return bundle
 }
 
 // SetupWithManager watches Merchants and everything their bundle is made of.
@@ -242,6 +425,7 @@ func (r *MerchantReconciler) SetupWithManager(mgr ctrl.Manager, workers int) err
 		Watches(&chatv1alpha1.Plan{}, handler.EnqueueRequestsFromMapFunc(r.merchantsOfPlan)).
 		Watches(&chatv1alpha1.ChatRuntime{}, handler.EnqueueRequestsFromMapFunc(r.merchantsOfRuntime)).
 		Watches(&chatv1alpha1.APIKey{}, handler.EnqueueRequestsFromMapFunc(merchantOf)).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.merchantsOfNamespace), builder.OnlyMetadata).
 		Watches(&chatv1alpha1.Webhook{}, handler.EnqueueRequestsFromMapFunc(merchantOf)).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.merchantsOfSecret),
 			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelAPIKey))).
@@ -256,6 +440,20 @@ func (r *MerchantReconciler) SetupWithManager(mgr ctrl.Manager, workers int) err
 
 func (r *MerchantReconciler) merchantsOfPlan(ctx context.Context, o client.Object) []reconcile.Request {
 	return requestsFor(ctx, r.Client, &chatv1alpha1.MerchantList{}, "", merchantPlanIndex, o.GetName())
+}
+
+// merchantsOfNamespace maps a namespace to its Merchants, whose grants and suspension follow its labels.
+func (r *MerchantReconciler) merchantsOfNamespace(ctx context.Context, o client.Object) []reconcile.Request {
+	var list chatv1alpha1.MerchantList
+	if err := r.List(ctx, &list, client.InNamespace(o.GetName())); err != nil {
+		logf.FromContext(ctx).Error(err, "listing merchants to enqueue", "namespace", o.GetName())
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, m := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&m)})
+	}
+	return reqs
 }
 
 func (r *MerchantReconciler) merchantsOfRuntime(ctx context.Context, o client.Object) []reconcile.Request {

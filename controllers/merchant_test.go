@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
+	"github.com/parley-dev/parley/internal/render"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
 
@@ -461,15 +462,20 @@ func TestWebhookSigningSecretRotationAndDeletion(t *testing.T) {
 	assertNotExposed(t, false, current, previous)
 }
 
-func TestDeletingMerchantRemovesBundle(t *testing.T) {
+func TestDeletingMerchantRetiresBundle(t *testing.T) {
 	f := newTenant(t, false)
 	waitBundle(t, f.id, func(*tenant.Bundle) error { return nil })
 	if err := k8s.Delete(ctxT(t), f.merchant); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "bundle removed", func() error {
-		if _, err := bundleSecret(t, f.id); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("bundle still there: %w", err)
+	eventually(t, "bundle retired", func() error {
+		s, err := bundleSecret(t, f.id)
+		if err != nil {
+			return err
+		}
+		if _, retired := s.Annotations[render.RetiredAnnotation]; !retired || len(s.Data) != 0 ||
+			s.Labels[chatv1alpha1.TenantLabel] != "" {
+			return fmt.Errorf("bundle still served: labels %v annotations %v", s.Labels, s.Annotations)
 		}
 		if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(f.merchant), f.merchant); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("merchant still there: %w", err)

@@ -2,6 +2,10 @@ package controllers
 
 import (
 	"context"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,6 +19,7 @@ import (
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
 	"github.com/parley-dev/parley/internal/credentials"
+	runtimewebhook "github.com/parley-dev/parley/runtime/webhook"
 )
 
 // WebhookReconciler generates each Webhook's signing secret once (or reads the one brought along) and reports
@@ -23,6 +28,8 @@ type WebhookReconciler struct {
 	client.Client
 	Secrets  secretReader
 	Recorder recorder.EventRecorder
+	// Namespace is where ChatRuntimes live: the operator's namespace.
+	Namespace string
 }
 
 // +kubebuilder:rbac:groups=chat.parley.dev,resources=webhooks,verbs=get;list;watch
@@ -39,6 +46,7 @@ func (r *WebhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	hook.Status.SecretRef = &ref
 
 	var plan chatv1alpha1.Plan
+	var rt chatv1alpha1.ChatRuntime
 	p, err := check(
 		func() error {
 			return provideSecret(ctx, r.Client, r.Secrets, r.Recorder, &hook, generatedSigningSecret(&hook))
@@ -52,8 +60,12 @@ func (r *WebhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 			if err != nil {
 				return err
 			}
-			return getReferenced(ctx, r.Client, types.NamespacedName{Name: m.Spec.PlanRef.Name}, &plan,
-				chatv1alpha1.ReasonPlanNotFound, "the merchant's Plan %s does not exist", m.Spec.PlanRef.Name)
+			if err := getReferenced(ctx, r.Client, types.NamespacedName{Name: m.Spec.PlanRef.Name}, &plan,
+				chatv1alpha1.ReasonPlanNotFound, "the merchant's Plan %s does not exist", m.Spec.PlanRef.Name); err != nil {
+				return err
+			}
+			return getReferenced(ctx, r.Client, types.NamespacedName{Namespace: r.Namespace, Name: m.Spec.RuntimeRef.Name}, &rt,
+				chatv1alpha1.ReasonRuntimeNotFound, "the merchant's ChatRuntime %s does not exist", m.Spec.RuntimeRef.Name)
 		},
 	)
 	if err != nil {
@@ -61,7 +73,8 @@ func (r *WebhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	cond := readyFrom(hook.Generation, p, "events are delivered to the endpoint")
 	if p == nil {
-		cond = webhookCondition(hook.Generation, &plan, hook.Spec.Disabled)
+		cond = webhookCondition(hook.Generation, &plan, hook.Spec.Disabled,
+			webhookTarget(hook.Spec.URL, rt.Spec.Webhooks.AllowPrivateAddresses))
 	}
 	hook.Status.ObservedGeneration = hook.Generation
 	setReady(r.Recorder, &hook, &hook.Status.Conditions, cond)
@@ -84,12 +97,43 @@ func generatedSigningSecret(hook *chatv1alpha1.Webhook) *generatedSecret {
 	}
 }
 
-// webhookCondition decides a webhook's Ready condition from its merchant's plan and its own switch.
-func webhookCondition(generation int64, plan *chatv1alpha1.Plan, disabled bool) metav1.Condition {
+// webhookTarget decides whether the runtime will deliver to rawURL: unless allowPrivate, it refuses loopback,
+// private and link-local addresses (runtimewebhook.Public, the runtime's own rule) and names that resolve inside the
+// cluster (localhost, *.localhost, *.svc, *.cluster.local, and single-label names the cluster's search domains
+// complete). Public names that resolve to private addresses are only found by the runtime, at delivery.
+func webhookTarget(rawURL string, allowPrivate bool) *problem {
+	if allowPrivate {
+		return nil
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return newProblem(chatv1alpha1.ReasonTargetNotAllowed, "the URL does not parse")
+	}
+	host := strings.ToLower(u.Hostname())
+	if addr, err := netip.ParseAddr(host); err == nil {
+		if !runtimewebhook.Public(addr) {
+			return newProblem(chatv1alpha1.ReasonTargetNotAllowed, "the runtime refuses deliveries to %s, a loopback, "+
+				"private or link-local address; the platform team may allow them on the ChatRuntime", host)
+		}
+		return nil
+	}
+	if host == "localhost" || !strings.Contains(host, ".") || slices.ContainsFunc(
+		[]string{".localhost", ".svc", ".cluster.local"}, func(s string) bool { return strings.HasSuffix(host, s) }) {
+		return newProblem(chatv1alpha1.ReasonTargetNotAllowed, "the runtime refuses deliveries to %s, which resolves "+
+			"inside the cluster; the platform team may allow private targets on the ChatRuntime", host)
+	}
+	return nil
+}
+
+// webhookCondition decides a webhook's Ready condition from its merchant's plan, its own switch and whether its
+// runtime refuses its target (webhookTarget's problem, or nil).
+func webhookCondition(generation int64, plan *chatv1alpha1.Plan, disabled bool, target *problem) metav1.Condition {
 	switch {
 	case !plan.Spec.Features.Webhooks:
 		return ready(generation, metav1.ConditionFalse, chatv1alpha1.ReasonPlanDoesNotIncludeWebhooks,
 			"the merchant's plan "+plan.Name+" does not include webhooks; no events are delivered")
+	case target != nil:
+		return readyFrom(generation, target, "")
 	case disabled:
 		// Disabled on purpose is a healthy state for GitOps tools, so Ready stays True.
 		return ready(generation, metav1.ConditionTrue, chatv1alpha1.ReasonDisabled, "deliveries are paused by spec.disabled")
@@ -106,6 +150,7 @@ func (r *WebhookReconciler) SetupWithManager(mgr ctrl.Manager, workers int) erro
 			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelSigningSecret))).
 		Watches(&chatv1alpha1.Merchant{}, enqueueReferrers(r.Client, &chatv1alpha1.WebhookList{}, webhookMerchantIndex)).
 		Watches(&chatv1alpha1.Plan{}, handler.EnqueueRequestsFromMapFunc(r.hooksOfPlan)).
+		Watches(&chatv1alpha1.ChatRuntime{}, handler.EnqueueRequestsFromMapFunc(r.hooksOfRuntime)).
 		WithOptions(controllerOptions(workers)).
 		Named("webhook").
 		Complete(r)
@@ -113,8 +158,21 @@ func (r *WebhookReconciler) SetupWithManager(mgr ctrl.Manager, workers int) erro
 
 // hooksOfPlan maps a Plan to the Webhooks of the Merchants on it.
 func (r *WebhookReconciler) hooksOfPlan(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.hooksOfMerchants(ctx, merchantPlanIndex, o.GetName())
+}
+
+// hooksOfRuntime maps a ChatRuntime of the operator's namespace to the Webhooks of the Merchants on it.
+func (r *WebhookReconciler) hooksOfRuntime(ctx context.Context, o client.Object) []reconcile.Request {
+	if o.GetNamespace() != r.Namespace {
+		return nil
+	}
+	return r.hooksOfMerchants(ctx, merchantRuntimeIndex, o.GetName())
+}
+
+// hooksOfMerchants maps the Merchants whose indexed field is value to their Webhooks.
+func (r *WebhookReconciler) hooksOfMerchants(ctx context.Context, field, value string) []reconcile.Request {
 	var reqs []reconcile.Request
-	for _, m := range requestsFor(ctx, r.Client, &chatv1alpha1.MerchantList{}, "", merchantPlanIndex, o.GetName()) {
+	for _, m := range requestsFor(ctx, r.Client, &chatv1alpha1.MerchantList{}, "", field, value) {
 		reqs = append(reqs, requestsFor(ctx, r.Client, &chatv1alpha1.WebhookList{}, m.Namespace, webhookMerchantIndex, m.Name)...)
 	}
 	return reqs

@@ -28,10 +28,30 @@ const (
 	AssistantRetrieval AssistantProvider = "retrieval"
 )
 
+// ChatRuntimeWebhooks configures a runtime's webhook deliveries.
+type ChatRuntimeWebhooks struct {
+	// AllowPrivateAddresses lets deliveries reach loopback, private and link-local addresses and in-cluster
+	// service names (*.svc, *.cluster.local), for endpoints inside the cluster. Off by default: a tenant's Webhook
+	// could otherwise reach the platform's internal services. On a runtime without it, a Webhook to such a URL
+	// is Ready=False with reason TargetNotAllowed, as the runtime refuses every delivery to it.
+	// +optional
+	AllowPrivateAddresses bool `json:"allowPrivateAddresses,omitempty"`
+}
+
 // ChatRuntimeSpec describes a deployment of the shared chat runtime.
 // +kubebuilder:validation:XValidation:rule="self.storage.type == 'postgres' || self.replicas <= 1",message="sqlite storage supports one replica only; use storage.type postgres to run more"
 // +kubebuilder:validation:XValidation:rule="self.storage.type == 'postgres' || !has(self.autoscaling)",message="autoscaling needs storage.type postgres: sqlite storage supports one replica only"
 type ChatRuntimeSpec struct {
+	// AllowedNamespaces selects, by their labels, the namespaces whose Merchants may be placed on this runtime,
+	// in the manner of Gateway API's allowedRoutes. Unset or empty grants the runtime to every namespace. A
+	// Merchant outside the grant is Ready=False with reason RuntimeNotAllowed.
+	// +optional
+	AllowedNamespaces *metav1.LabelSelector `json:"allowedNamespaces,omitempty"`
+
+	// Webhooks configures the runtime's webhook deliveries.
+	// +optional
+	Webhooks ChatRuntimeWebhooks `json:"webhooks,omitempty"`
+
 	// Image is the runtime's container image. Defaults to the operator's own image, so that upgrading the
 	// operator upgrades the runtime with it.
 	// +optional

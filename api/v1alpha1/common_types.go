@@ -21,6 +21,13 @@ const (
 	RuntimeLabel = contract.LabelRuntime
 	// MerchantIDLabel carries the merchant ID on a tenant bundle.
 	MerchantIDLabel = "chat.parley.dev/merchant-id"
+	// SuspendedLabel, set to "true" on a namespace by the platform team, suspends every Merchant in it whatever
+	// their spec.suspended says: chat is refused with 403 and everything else is kept.
+	SuspendedLabel = "chat.parley.dev/suspended"
+	// OwnerEmailDomainsAnnotation, set on a namespace by the platform team, lists (comma-separated) the email
+	// domains its Merchants may name as owners; owners with other emails are left out of their bundles. Without
+	// it, any email may be named. Subject owners are not restricted by it.
+	OwnerEmailDomainsAnnotation = "chat.parley.dev/owner-email-domains"
 
 	// DefaultAPIKeySecretKey is the data key of an API key in its Secret.
 	DefaultAPIKeySecretKey = "apiKey"

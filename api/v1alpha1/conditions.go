@@ -17,6 +17,12 @@ const (
 	ReasonPlanNotFound = "PlanNotFound"
 	// ReasonRuntimeNotFound means the referenced ChatRuntime does not exist (yet). Merchant.
 	ReasonRuntimeNotFound = "RuntimeNotFound"
+	// ReasonPlanNotAllowed means the referenced Plan's allowedNamespaces does not select the Merchant's
+	// namespace. Chat stops in a bundle published before. Merchant.
+	ReasonPlanNotAllowed = "PlanNotAllowed"
+	// ReasonRuntimeNotAllowed means the referenced ChatRuntime's allowedNamespaces does not select the
+	// Merchant's namespace. Chat stops in a bundle published before. Merchant.
+	ReasonRuntimeNotAllowed = "RuntimeNotAllowed"
 	// ReasonMerchantNotFound means the referenced Merchant does not exist (yet). APIKey, Webhook.
 	ReasonMerchantNotFound = "MerchantNotFound"
 
@@ -33,6 +39,9 @@ const (
 	// ReasonSuspended means the merchant is suspended: its bundle is published, but chat is refused. Ready stays
 	// True. Merchant.
 	ReasonSuspended = "Suspended"
+	// ReasonOwnersNotAllowed means some owners' emails are outside the email domains granted to the Merchant's
+	// namespace: they are left out, and the merchant serves its other owners. Ready stays True. Merchant.
+	ReasonOwnersNotAllowed = "OwnersNotAllowed"
 	// ReasonMerchantIDConflict means another Merchant already holds the merchant ID; the first one keeps it.
 	// Merchant.
 	ReasonMerchantIDConflict = "MerchantIDConflict"
@@ -42,9 +51,16 @@ const (
 
 	// ReasonExpired means an API key has passed its expiry time. APIKey.
 	ReasonExpired = "Expired"
+	// ReasonKeyInUse means another merchant already uses a key with the same value; the first one keeps it, and
+	// this key is not published. The message names neither the other merchant nor any Secret. APIKey.
+	ReasonKeyInUse = "KeyInUse"
 
 	// ReasonDisabled means a webhook is paused by spec.disabled. Ready stays True. Webhook.
 	ReasonDisabled = "Disabled"
+	// ReasonTargetNotAllowed means a webhook's URL names a loopback, private or link-local address or an
+	// in-cluster name, which the merchant's runtime refuses to deliver to unless its
+	// spec.webhooks.allowPrivateAddresses is set. Webhook.
+	ReasonTargetNotAllowed = "TargetNotAllowed"
 	// ReasonPlanDoesNotIncludeWebhooks means the merchant's plan has no webhooks feature. Webhook.
 	ReasonPlanDoesNotIncludeWebhooks = "PlanDoesNotIncludeWebhooks"
 

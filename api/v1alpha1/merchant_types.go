@@ -44,7 +44,9 @@ type MerchantSpec struct {
 	AllowedOrigins []string `json:"allowedOrigins,omitempty"`
 
 	// Owners are the identity-provider principals allowed on this merchant's dashboard endpoints
-	// (conversations, knowledge, analytics).
+	// (conversations, knowledge, analytics). When the platform team has granted the namespace email domains
+	// (annotation chat.parley.dev/owner-email-domains), owners with other emails are left out and the Merchant is
+	// Ready=True with reason OwnersNotAllowed.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=100
@@ -58,7 +60,9 @@ type MerchantSpec struct {
 	// +optional
 	Assistant MerchantAssistantSpec `json:"assistant,omitempty"`
 
-	// Suspended keeps the merchant's data and settings but refuses chat with 403.
+	// Suspended keeps the merchant's data and settings but refuses chat with 403. The platform team suspends every
+	// Merchant of a namespace with the namespace label chat.parley.dev/suspended=true, which this field cannot
+	// override.
 	// +optional
 	Suspended bool `json:"suspended,omitempty"`
 }

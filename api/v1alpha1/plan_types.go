@@ -57,6 +57,13 @@ type PlanSpec struct {
 	// Features switches plan-gated features on.
 	// +optional
 	Features PlanFeatures `json:"features,omitempty"`
+
+	// AllowedNamespaces selects, by their labels, the namespaces whose Merchants may use this plan, in the
+	// manner of Gateway API's allowedRoutes. Unset or empty grants the plan to every namespace. A Merchant
+	// outside the grant is Ready=False with reason PlanNotAllowed. Namespace labels are the platform team's:
+	// tenants with rights in their own namespace only cannot change them.
+	// +optional
+	AllowedNamespaces *metav1.LabelSelector `json:"allowedNamespaces,omitempty"`
 }
 
 // PlanFeatures lists the plan-gated features.

@@ -94,21 +94,37 @@ func renderRBAC(dir string) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		_, rules, ok := strings.Cut(string(data), "\nrules:\n")
+		docs := strings.Split(strings.TrimPrefix(string(data), "---\n"), "\n---\n")
+		_, rules, ok := strings.Cut(docs[0], "\nrules:\n")
 		if !ok {
 			return nil, fmt.Errorf("%s has no rules", r.file)
 		}
-		meta := "  name: " + r.name + "\n"
-		labels := "  labels:\n    {{- include \"parley.labels\" . | nindent 4 }}\n"
-		if r.kind == "Role" {
-			meta += r.extra
-		} else {
-			labels += r.extra
-		}
-		fmt.Fprintf(&out, "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: %s\nmetadata:\n%s%srules:\n%s", r.kind, meta, labels, rules)
-		if !strings.HasSuffix(rules, "\n") {
-			out.WriteString("\n")
+		writeRole(&out, r.kind, r.name, r.extra, rules)
+		// controller-gen adds a Role for the rules its markers limit to the operator's namespace (parley-system);
+		// it goes to the release's namespace under the same name.
+		for _, doc := range docs[1:] {
+			_, rules, ok := strings.Cut(doc, "\nrules:\n")
+			if !ok || !strings.Contains(doc, "\nkind: Role\n") {
+				return nil, fmt.Errorf("%s: a further document that is not a Role with rules", r.file)
+			}
+			writeRole(&out, "Role", r.name, "  namespace: {{ .Release.Namespace }}\n", rules)
 		}
 	}
 	return out.Bytes(), nil
+}
+
+// writeRole writes one Role or ClusterRole of the chart: extra goes into a Role's metadata, or a ClusterRole's
+// labels.
+func writeRole(out *bytes.Buffer, kind, name, extra, rules string) {
+	meta := "  name: " + name + "\n"
+	labels := "  labels:\n    {{- include \"parley.labels\" . | nindent 4 }}\n"
+	if kind == "Role" {
+		meta += extra
+	} else {
+		labels += extra
+	}
+	fmt.Fprintf(out, "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: %s\nmetadata:\n%s%srules:\n%s", kind, meta, labels, rules)
+	if !strings.HasSuffix(rules, "\n") {
+		out.WriteString("\n")
+	}
 }

@@ -39,6 +39,9 @@ func TestRenderedRuntimeStarts(t *testing.T) {
 			if o := rt.Spec.OIDC; (o == nil && got.OIDCIssuer != "") || (o != nil && (got.OIDCIssuer != o.IssuerURL || got.OIDCAudience != o.Audience)) {
 				t.Errorf("OIDC issuer %q, audience %q", got.OIDCIssuer, got.OIDCAudience)
 			}
+			if got.WebhookAllowPrivate != rt.Spec.Webhooks.AllowPrivateAddresses {
+				t.Errorf("webhook private targets allowed %v for spec.webhooks %+v", got.WebhookAllowPrivate, rt.Spec.Webhooks)
+			}
 			if (rt.Spec.TLS != nil) != (got.TLSCertFile != "") {
 				t.Errorf("TLS certificate %q for spec.tls %v", got.TLSCertFile, rt.Spec.TLS)
 			}
@@ -115,6 +118,7 @@ func runtimeShapes(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) 
 	}, postgres)
 	add("TLS", func(s *chatv1alpha1.ChatRuntimeSpec) { s.TLS = &chatv1alpha1.TLSSpec{SecretName: "chat-tls"} }, base)
 	add("trusted proxies", func(s *chatv1alpha1.ChatRuntimeSpec) { s.TrustedProxies = []string{"10.0.0.0/8", "fd00::/8"} }, base)
+	add("webhooks to private addresses", func(s *chatv1alpha1.ChatRuntimeSpec) { s.Webhooks.AllowPrivateAddresses = true }, base)
 	add("OIDC", func(s *chatv1alpha1.ChatRuntimeSpec) {
 		s.OIDC = &chatv1alpha1.OIDCSpec{IssuerURL: "https://login.example.com", Audience: "parley"}
 	}, base)

@@ -23,6 +23,11 @@ import (
 // second Merchant claiming the same ID is refused instead of taking the tenant over.
 const SourceAnnotation = "chat.parley.dev/source"
 
+// RetiredAnnotation on a tenant bundle records when its Merchant was deleted. A retired bundle is empty and
+// carries no runtime labels, so no runtime serves it; it keeps the merchant ID (and the data the runtime holds
+// under it) from being claimed by another Merchant. The same Merchant, created again, takes it back.
+const RetiredAnnotation = "chat.parley.dev/retired-at"
+
 // FieldOwner is the server-side apply field manager of everything the operator renders.
 const FieldOwner = "parley-operator"
 

@@ -187,6 +187,9 @@ func RuntimeArgs(rt *chatv1alpha1.ChatRuntime) []string {
 	if len(rt.Spec.TrustedProxies) > 0 {
 		args = append(args, contract.Arg(contract.FlagTrustedProxies, strings.Join(rt.Spec.TrustedProxies, ",")))
 	}
+	if rt.Spec.Webhooks.AllowPrivateAddresses {
+		args = append(args, contract.BoolArg(contract.FlagWebhookAllowPrivate))
+	}
 	if r := redisRateLimiter(rt); r != nil {
 		args = append(args, contract.Arg(contract.FlagRedisAddress, r.Address))
 		if r.TLS {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/parley-dev/parley/internal/dev/demo"
@@ -60,15 +61,22 @@ func loadQuestions(tb testing.TB, name string) []fixtureQuestion {
 type accuracy struct {
 	answerable, correct    int
 	unanswerable, declined int
-	failures               []string
+	// recalled counts the answerable questions whose item is among the first recallDepth hits.
+	recalled int
+	failures []string
 }
+
+// recallDepth is how many hits recall is measured over.
+const recallDepth = 5
 
 func (a accuracy) top1() float64     { return float64(a.correct) / float64(a.answerable) }
 func (a accuracy) declines() float64 { return float64(a.declined) / float64(a.unanswerable) }
+func (a accuracy) recall() float64   { return float64(a.recalled) / float64(a.answerable) }
 
 func (a accuracy) String() string {
-	return fmt.Sprintf("top-1 accuracy on answerable: %d/%d = %.3f; unanswerable declined: %d/%d = %.3f",
-		a.correct, a.answerable, a.top1(), a.declined, a.unanswerable, a.declines())
+	return fmt.Sprintf("top-1 accuracy on answerable: %d/%d = %.3f; unanswerable declined: %d/%d = %.3f; "+
+		"recall@%d: %d/%d = %.3f", a.correct, a.answerable, a.top1(), a.declined, a.unanswerable, a.declines(),
+		recallDepth, a.recalled, a.answerable, a.recall())
 }
 
 // runFixture asks every fixture question and scores the replies.
@@ -93,6 +101,9 @@ func runFixture(tb testing.TB, ix *Index, qs []fixtureQuestion) accuracy {
 			}
 		} else {
 			acc.answerable++
+			if slices.ContainsFunc(ix.Search(q.Q, recallDepth), func(h Hit) bool { return h.Item.ID == *q.Expect }) {
+				acc.recalled++
+			}
 			if reply.Kind == KindAnswer && reply.Sources[0].KnowledgeID == *q.Expect {
 				acc.correct++
 				continue
@@ -169,6 +180,7 @@ func BenchmarkFixture(b *testing.B) {
 	}
 	b.ReportMetric(acc.top1(), "top1")
 	b.ReportMetric(acc.declines(), "declined")
+	b.ReportMetric(acc.recall(), "recall@5")
 	b.Log(acc)
 }
 

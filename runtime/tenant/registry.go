@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -14,7 +13,8 @@ import (
 // Registry holds the bundles the runtime serves, indexed for the lookups of every request: by merchant ID, by
 // API key hash and by owner. A bundle change is applied under one lock, so a request sees a merchant either
 // wholly before or wholly after it. An invalid bundle is rejected, logged and counted, and the last good bundle
-// from the same source stays.
+// from the same source stays. A key hash belongs to the first merchant served with it: a later bundle carrying it
+// is served without that key, and the conflict is logged and counted.
 type Registry struct {
 	log     *slog.Logger
 	metrics *registryMetrics
@@ -72,6 +72,7 @@ func (r *Registry) put(source string, b *Bundle) error {
 		return fmt.Errorf("%w: %s is served from %s", ErrMerchantIDTaken, b.MerchantID, e.source)
 	}
 	r.removeLocked(source)
+	b.APIKeys = r.withoutTakenKeysLocked(source, b)
 	r.bySource[source] = b
 	r.byID[b.MerchantID] = entry{source: source, bundle: b}
 	for _, k := range b.APIKeys {
@@ -79,6 +80,24 @@ func (r *Registry) put(source string, b *Bundle) error {
 	}
 	r.metrics.tenants.Set(float64(len(r.byID)))
 	return nil
+}
+
+// withoutTakenKeysLocked returns the keys of b whose hashes no other source's merchant holds. A key hash belongs
+// to the merchant that was served with it first: a later bundle never takes it over, so a copied publishable key
+// cannot redirect another merchant's visitors. Each key left out is logged (by key ID, never the hash) and
+// counted; the rest of the bundle is served, so that its revocations still take effect.
+func (r *Registry) withoutTakenKeysLocked(source string, b *Bundle) []APIKey {
+	kept := make([]APIKey, 0, len(b.APIKeys))
+	for _, k := range b.APIKeys {
+		if _, taken := r.byKey[k.SHA256]; taken {
+			r.metrics.keyConflicts.Inc()
+			r.log.Error("API key left out of a tenant bundle: another merchant already holds it",
+				"source", source, "merchant", b.MerchantID, "key", k.ID)
+			continue
+		}
+		kept = append(kept, k)
+	}
+	return kept
 }
 
 // Delete takes the bundle of source out of effect, revoking its keys at once.
@@ -137,7 +156,8 @@ func (r *Registry) Key(sha256Hex string, now time.Time) (*Bundle, APIKey, bool) 
 	return ref.bundle, ref.key, true
 }
 
-// OwnedBy returns the bundles whose owners include the principal: the subject, or the email when verified.
+// OwnedBy returns the bundles whose owners include the principal: the subject exactly, or the email when verified,
+// ignoring case in ASCII only.
 func (r *Registry) OwnedBy(subject, email string, emailVerified bool) []*Bundle {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
@@ -145,13 +165,35 @@ func (r *Registry) OwnedBy(subject, email string, emailVerified bool) []*Bundle 
 	for _, e := range r.byID {
 		for _, o := range e.bundle.Owners {
 			if (o.Subject != "" && o.Subject == subject) ||
-				(o.Email != "" && emailVerified && strings.EqualFold(o.Email, email)) {
+				(o.Email != "" && emailVerified && EqualFoldASCII(o.Email, email)) {
 				out = append(out, e.bundle)
 				break
 			}
 		}
 	}
 	return out
+}
+
+// EqualFoldASCII reports whether a and b are equal ignoring the case of ASCII letters only. Unicode case folding
+// (strings.EqualFold, strings.ToLower) would let a verified "ſupport@…" (long s) own "support@…"'s merchant.
+// The operator and the runtime compare owners' emails and domains with it alike.
+func EqualFoldASCII(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range len(a) {
+		if lowerASCII(a[i]) != lowerASCII(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + ('a' - 'A')
+	}
+	return c
 }
 
 // Len returns the number of merchants served.
@@ -162,8 +204,9 @@ func (r *Registry) Len() int {
 }
 
 type registryMetrics struct {
-	tenants  prometheus.Gauge
-	rejected prometheus.Counter
+	tenants      prometheus.Gauge
+	rejected     prometheus.Counter
+	keyConflicts prometheus.Counter
 }
 
 func newRegistryMetrics(reg prometheus.Registerer) (*registryMetrics, error) {
@@ -174,9 +217,13 @@ func newRegistryMetrics(reg prometheus.Registerer) (*registryMetrics, error) {
 		rejected: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "parley_runtime_tenant_bundles_rejected_total", Help: "Tenant bundles rejected as invalid.",
 		}),
+		keyConflicts: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "parley_runtime_tenant_key_conflicts_total",
+			Help: "API keys left out of a tenant bundle because another merchant already holds their hash.",
+		}),
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.tenants, m.rejected} {
+		for _, c := range []prometheus.Collector{m.tenants, m.rejected, m.keyConflicts} {
 			if err := reg.Register(c); err != nil {
 				return nil, fmt.Errorf("registering tenant metrics: %w", err)
 			}

@@ -84,7 +84,9 @@ func run(m *testing.M) (int, error) {
 		return 1, err
 	}
 	if err := cluster.client.Create(ctx, &chatv1alpha1.ChatRuntime{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: operatorNS},
-		Spec: chatv1alpha1.ChatRuntimeSpec{PublicURL: "https://chat.example.com"}}); err != nil {
+		// The tests' webhook receivers are on loopback.
+		Spec: chatv1alpha1.ChatRuntimeSpec{PublicURL: "https://chat.example.com",
+			Webhooks: chatv1alpha1.ChatRuntimeWebhooks{AllowPrivateAddresses: true}}}); err != nil {
 		return 1, err
 	}
 
@@ -108,7 +110,6 @@ func run(m *testing.M) (int, error) {
 	if err != nil {
 		return 1, fmt.Errorf("%w\n%s", err, logs)
 	}
-	args = append(args, contract.BoolArg(contract.FlagWebhookAllowPrivate)) // the tests' webhook receivers are on loopback
 	runtime := exec.CommandContext(ctx, bin, args...)
 	runtime.Env = slices.Concat(env1, runtimeEnv)
 	stderr, err := runtime.StderrPipe()

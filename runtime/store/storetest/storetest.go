@@ -1,5 +1,6 @@
 // Package storetest is the conformance suite of store.Store: every implementation runs Run against fresh,
-// empty stores and must pass it unchanged. The suite uses the interface only.
+// empty stores and must pass it unchanged. The suite uses the interface only, and writes through the rules of
+// package chat, so that it tests each store's statements as the runtime combines them.
 package storetest
 
 import (

@@ -1,0 +1,86 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
+	"github.com/parley-dev/parley/internal/render"
+	"github.com/parley-dev/parley/runtime/tenant"
+)
+
+// bundleKeyHashIndex indexes tenant bundle Secrets by the SHA-256 hashes of the API keys they publish, so that a
+// key's hash can be checked against every merchant's without reading every bundle.
+const bundleKeyHashIndex = ".bundleKeyHashes"
+
+// bundleKeyHashes is the indexer of bundleKeyHashIndex: the key hashes of a tenant bundle, none for any other
+// Secret or a bundle that does not parse.
+func bundleKeyHashes(o client.Object) []string {
+	s, ok := o.(*corev1.Secret)
+	if !ok || s.Labels[chatv1alpha1.SecretLabel] != chatv1alpha1.SecretLabelTenant {
+		return nil
+	}
+	b, err := tenant.Parse(s.Data[tenant.DataKey])
+	if err != nil {
+		return nil
+	}
+	hashes := make([]string, 0, len(b.APIKeys))
+	for _, k := range b.APIKeys {
+		hashes = append(hashes, k.SHA256)
+	}
+	return hashes
+}
+
+// keyHolder is a published tenant bundle that carries a given key hash.
+type keyHolder struct {
+	// source is the Merchant (namespace/name) the bundle was rendered from.
+	source string
+	// created is when the bundle was first published; name breaks ties.
+	created metav1.Time
+	name    string
+}
+
+// keyTakenByOther decides whether a key hash, published in the bundles of holders, belongs to a Merchant other
+// than source. A hash belongs to the Merchant that published it first: when no other bundle carries it, it is
+// free; when only others do, it is theirs. When source's bundle carries it as well (two Merchants published it
+// at once), the oldest bundle keeps it, so that both sides decide alike and exactly one of them drops it.
+func keyTakenByOther(holders []keyHolder, source string) bool {
+	var own *keyHolder
+	for i := range holders {
+		if holders[i].source == source {
+			own = &holders[i]
+		}
+	}
+	for _, h := range holders {
+		switch {
+		case h.source == source:
+		case own == nil:
+			return true
+		case h.created.Before(&own.created) || (h.created.Equal(&own.created) && h.name < own.name):
+			return true
+		}
+	}
+	return false
+}
+
+// keyInUse reports as a KeyInUse problem that a key hash belongs to a Merchant other than source. The problem
+// names neither the other Merchant nor any Secret: they are another tenant's business.
+func keyInUse(ctx context.Context, c client.Reader, namespace, sha256Hex, source string) error {
+	var list corev1.SecretList
+	if err := c.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{bundleKeyHashIndex: sha256Hex}); err != nil {
+		return fmt.Errorf("listing tenant bundles by key: %w", err)
+	}
+	holders := make([]keyHolder, 0, len(list.Items))
+	for _, s := range list.Items {
+		holders = append(holders, keyHolder{source: s.Annotations[render.SourceAnnotation], created: s.CreationTimestamp, name: s.Name})
+	}
+	if keyTakenByOther(holders, source) {
+		return newProblem(chatv1alpha1.ReasonKeyInUse,
+			"another merchant already uses a key with this value; generate a new key or bring another one")
+	}
+	return nil
+}

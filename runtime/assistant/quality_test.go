@@ -1,0 +1,98 @@
+package assistant
+
+import "testing"
+
+// The evaluation bases are knowledge bases of businesses other than the demo shop, written like real help pages,
+// with visitor questions labelled with the item that answers them or as unanswerable. Each base's questions are
+// split into a tuning part, which the retriever may be developed against, and a held-out part, which it must not
+// be: its figures estimate how the retriever does on questions nobody tuned for.
+//
+// testdata/bases/NAME_items.json holds the items; NAME_tune.json and NAME_holdout.json the two parts.
+var qualityBases = []string{"dental", "software", "hotel"}
+
+// qualityParts are the two parts each base's questions are split into.
+var qualityParts = []string{"tune", "holdout"}
+
+// baseItem is an item as the evaluation bases write it.
+type baseItem struct {
+	ID      string   `json:"id"`
+	Title   string   `json:"title"`
+	Content string   `json:"content"`
+	Tags    []string `json:"tags"`
+}
+
+// baseItems loads the items of an evaluation base.
+func baseItems(tb testing.TB, base string) []Item {
+	tb.Helper()
+	var raw []baseItem
+	loadJSON(tb, "bases/"+base+"_items.json", &raw)
+	items := make([]Item, len(raw))
+	for i, r := range raw {
+		items[i] = Item{ID: r.ID, Title: r.Title, Content: r.Content, URL: "https://example.com/help/" + r.ID, Tags: r.Tags}
+	}
+	return items
+}
+
+// baseQuestions loads one part of an evaluation base's questions.
+func baseQuestions(tb testing.TB, base, part string) []fixtureQuestion {
+	return loadQuestions(tb, "bases/"+base+"_"+part+".json")
+}
+
+// TestQualityBases checks that every evaluation base is as large as the harness promises and that every expected
+// answer names one of its items.
+func TestQualityBases(t *testing.T) {
+	for _, base := range qualityBases {
+		items := baseItems(t, base)
+		if len(items) < 30 {
+			t.Errorf("%s: %d items, want at least 30", base, len(items))
+		}
+		ids := make(map[string]bool)
+		for _, it := range items {
+			if ids[it.ID] {
+				t.Errorf("%s: duplicate item ID %q", base, it.ID)
+			}
+			ids[it.ID] = true
+		}
+		total, unanswerable := 0, 0
+		for _, part := range qualityParts {
+			for _, q := range baseQuestions(t, base, part) {
+				total++
+				if q.Expect == nil {
+					unanswerable++
+				} else if !ids[*q.Expect] {
+					t.Errorf("%s/%s: question %q expects unknown item %q", base, part, q.Q, *q.Expect)
+				}
+			}
+		}
+		if total < 60 || unanswerable < 10 {
+			t.Errorf("%s: %d questions of which %d unanswerable, want at least 60 and 10", base, total, unanswerable)
+		}
+	}
+}
+
+// BenchmarkQuality reports top-1 accuracy on the answerable questions, the share of unanswerable ones declined
+// and recall@5 (the share of answerable questions whose item is among the first five hits) for each part of each
+// evaluation base. The misses are logged for the tuning parts only.
+func BenchmarkQuality(b *testing.B) {
+	for _, base := range qualityBases {
+		ix := NewIndex(baseItems(b, base))
+		for _, part := range qualityParts {
+			qs := baseQuestions(b, base, part)
+			b.Run(base+"/"+part, func(b *testing.B) {
+				var acc accuracy
+				for b.Loop() {
+					acc = runFixture(b, ix, qs)
+				}
+				b.ReportMetric(acc.top1(), "top1")
+				b.ReportMetric(acc.declines(), "declined")
+				b.ReportMetric(acc.recall(), "recall@5")
+				b.Log(acc)
+				if part == "tune" {
+					for _, f := range acc.failures {
+						b.Log("miss:", f)
+					}
+				}
+			})
+		}
+	}
+}
