@@ -38,6 +38,14 @@ type PlanSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	KnowledgeItems int32 `json:"knowledgeItems,omitempty"`
 
+	// KnowledgeCharacters is the largest number of characters (titles and contents) a merchant's knowledge items
+	// may hold together; it bounds the memory of the merchant's retrieval index in the shared runtime. 0 means no
+	// ceiling.
+	// +optional
+	// +kubebuilder:default=2000000
+	// +kubebuilder:validation:Minimum=0
+	KnowledgeCharacters int32 `json:"knowledgeCharacters,omitempty"`
+
 	// ConversationsPerAddressPerHour is how many new conversations one client address may start in an hour
 	// with a publishable key (the widget); past it, 429 conversation_rate_limited. Secret keys are exempt.
 	// +optional

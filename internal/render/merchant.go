@@ -136,6 +136,7 @@ func bundlePlan(p *chatv1alpha1.Plan) tenant.Plan {
 		Burst:                p.Spec.EffectiveBurst(),
 		MonthlyConversations: p.Spec.MonthlyConversations,
 		KnowledgeItems:       p.Spec.KnowledgeItems,
+		KnowledgeCharacters:  p.Spec.KnowledgeCharacters,
 		APIAccess:            p.Spec.Features.APIAccess == nil || *p.Spec.Features.APIAccess,
 		Webhooks:             p.Spec.Features.Webhooks,
 

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/parley-dev/parley/runtime/assistant"
 	"github.com/parley-dev/parley/runtime/contact"
@@ -168,10 +169,14 @@ func (s *Service) SaveLead(ctx context.Context, m *tenant.Bundle, f LeadForm) (s
 }
 
 // CreateKnowledge adds an item to the merchant's knowledge base, within the plan's item ceiling
-// (store.ErrKnowledgeLimit), and returns it with its ID and times.
+// (store.ErrKnowledgeLimit) and characters ceiling (store.ErrKnowledgeSizeLimit), and returns it with its ID and
+// times.
 func (s *Service) CreateKnowledge(ctx context.Context, m *tenant.Bundle, k store.Knowledge) (store.Knowledge, error) {
 	now := s.now().UTC().Truncate(time.Millisecond)
 	k.ID, k.MerchantID, k.CreatedAt, k.UpdatedAt, k.UseCount = ids.New("kn_"), m.MerchantID, now, now, 0
+	if err := s.checkKnowledgeSize(ctx, m, k); err != nil {
+		return store.Knowledge{}, err
+	}
 	if err := CreateKnowledge(ctx, s.store, k, int(m.Plan.KnowledgeItems)); err != nil {
 		return store.Knowledge{}, err
 	}
@@ -179,16 +184,37 @@ func (s *Service) CreateKnowledge(ctx context.Context, m *tenant.Bundle, k store
 	return k, nil
 }
 
-// UpdateKnowledge replaces the title, content, URL and tags of the item old with k's, or returns
-// store.ErrNotFound when it is gone.
+// UpdateKnowledge replaces the title, content, URL and tags of the item old with k's, within the plan's
+// characters ceiling (store.ErrKnowledgeSizeLimit), or returns store.ErrNotFound when it is gone.
 func (s *Service) UpdateKnowledge(ctx context.Context, m *tenant.Bundle, old, k store.Knowledge) (store.Knowledge, error) {
 	k.ID, k.MerchantID, k.CreatedAt, k.UseCount = old.ID, m.MerchantID, old.CreatedAt, old.UseCount
 	k.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
+	if err := s.checkKnowledgeSize(ctx, m, k); err != nil {
+		return store.Knowledge{}, err
+	}
 	if err := UpdateKnowledge(ctx, s.store, k); err != nil {
 		return store.Knowledge{}, err
 	}
 	s.indexes.reload(ctx, m.MerchantID)
 	return k, nil
+}
+
+// checkKnowledgeSize refuses k when the merchant's other items and k together would hold more characters than
+// the plan's knowledgeCharacters, which bounds the memory of the merchant's index. Two writes racing may pass the
+// ceiling by one item: the items themselves are bounded in size.
+func (s *Service) checkKnowledgeSize(ctx context.Context, m *tenant.Bundle, k store.Knowledge) error {
+	limit := int(m.Plan.KnowledgeCharacters)
+	if limit <= 0 {
+		return nil
+	}
+	others, err := s.store.KnowledgeCharacters(ctx, m.MerchantID, k.ID)
+	if err != nil {
+		return err
+	}
+	if others+utf8.RuneCountInString(k.Title)+utf8.RuneCountInString(k.Content) > limit {
+		return store.ErrKnowledgeSizeLimit
+	}
+	return nil
 }
 
 // DeleteKnowledge removes an item, or returns store.ErrNotFound.

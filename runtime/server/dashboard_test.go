@@ -374,3 +374,35 @@ func TestNotReadyUntilTenantsLoad(t *testing.T) {
 		t.Errorf("readyz before sync: %d %s", r.status, r.body)
 	}
 }
+
+// The plan's knowledge characters bound what one merchant's index holds: an item that would pass them is refused
+// with nothing written, alike on both stores, and an update counts the item's new size instead of its old one.
+func TestKnowledgeCharactersLimit(t *testing.T) {
+	onEachStore(t, func(t *testing.T, e *env) {
+		e.addMerchant("alpha", func(b *tenant.Bundle) { b.Plan.KnowledgeCharacters = 100 })
+		owner := map[string]string{"Authorization": e.ownerOf("alpha")}
+		item := func(n int) string {
+			return `{"title": "t", "content": "` + strings.Repeat("x", n-1) + `"}`
+		}
+		r := e.do(http.MethodPost, "/api/v1/knowledge", owner, item(60))
+		if r.status != http.StatusCreated {
+			t.Fatalf("60 of 100 characters: %d %s", r.status, r.body)
+		}
+		id := r.json(t)["id"].(string)
+		if r := e.do(http.MethodPost, "/api/v1/knowledge", owner, item(41)); r.status != http.StatusForbidden || r.errorCode(t) != codeKnowledgeLimit {
+			t.Fatalf("101 of 100 characters: %d %s", r.status, r.body)
+		}
+		if r := e.do(http.MethodPut, "/api/v1/knowledge/"+id, owner, item(20)); r.status != http.StatusOK {
+			t.Fatalf("shrinking an item: %d %s", r.status, r.body)
+		}
+		if r := e.do(http.MethodPost, "/api/v1/knowledge", owner, item(80)); r.status != http.StatusCreated {
+			t.Fatalf("100 of 100 characters: %d %s", r.status, r.body)
+		}
+		if r := e.do(http.MethodPut, "/api/v1/knowledge/"+id, owner, item(21)); r.status != http.StatusForbidden || r.errorCode(t) != codeKnowledgeLimit {
+			t.Fatalf("growing an item past the limit: %d %s", r.status, r.body)
+		}
+		if data := e.do(http.MethodGet, "/api/v1/knowledge", owner, "").json(t)["data"].([]any); len(data) != 2 {
+			t.Errorf("%d items, want 2", len(data))
+		}
+	})
+}

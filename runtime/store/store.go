@@ -17,6 +17,9 @@ var (
 	ErrQuotaExceeded = errors.New("monthly conversation quota exceeded")
 	// ErrKnowledgeLimit means a new knowledge item would pass the plan's ceiling; nothing was written.
 	ErrKnowledgeLimit = errors.New("knowledge item limit reached")
+	// ErrKnowledgeSizeLimit means a knowledge write would pass the plan's ceiling of characters; nothing was
+	// written.
+	ErrKnowledgeSizeLimit = errors.New("knowledge size limit reached")
 	// ErrInvalidCursor means a pagination cursor was not issued by this store for this listing.
 	ErrInvalidCursor = errors.New("invalid cursor")
 	// ErrNotReplayable means a delivery is still pending and cannot be replayed yet.
@@ -82,6 +85,10 @@ type Reader interface {
 	// KnowledgeRevision returns a number that changes whenever the merchant's knowledge changes, so that
 	// replicas can tell when their index is stale. It is 0 for a merchant that never had knowledge.
 	KnowledgeRevision(ctx context.Context, merchantID string) (int64, error)
+
+	// KnowledgeCharacters returns how many characters the titles and contents of the merchant's knowledge items
+	// hold, without the item except (none when empty).
+	KnowledgeCharacters(ctx context.Context, merchantID, except string) (int, error)
 
 	// Overview computes the merchant's analytics for conversations created in [from, to).
 	Overview(ctx context.Context, merchantID string, from, to time.Time) (Overview, error)

@@ -90,6 +90,9 @@ type Plan struct {
 	MonthlyConversations int32 `json:"monthlyConversations"`
 	// KnowledgeItems is the ceiling of knowledge items; 0 means none.
 	KnowledgeItems int32 `json:"knowledgeItems"`
+	// KnowledgeCharacters is the ceiling of the characters of all knowledge items (titles and contents), which
+	// bounds the memory of the merchant's retrieval index; 0 means none.
+	KnowledgeCharacters int32 `json:"knowledgeCharacters,omitempty"`
 	// APIAccess allows secret keys on the REST API.
 	APIAccess bool `json:"apiAccess"`
 	// Webhooks allows webhook deliveries.
@@ -231,7 +234,7 @@ func (b *Bundle) Validate() error {
 	if b.Plan.Burst < 1 {
 		fail("plan.burst must be positive")
 	}
-	if b.Plan.MonthlyConversations < 0 || b.Plan.KnowledgeItems < 0 {
+	if b.Plan.MonthlyConversations < 0 || b.Plan.KnowledgeItems < 0 || b.Plan.KnowledgeCharacters < 0 {
 		fail("plan ceilings must not be negative")
 	}
 	if b.Plan.ConversationsPerAddressPerHour < 0 || b.Plan.ConversationsPerVisitorPerHour < 0 {
