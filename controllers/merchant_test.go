@@ -130,9 +130,11 @@ func TestPlanChangeReachesBundle(t *testing.T) {
 		p.Spec.RequestsPerSecond = 42
 		p.Spec.Burst = new(int32(84))
 		p.Spec.MonthlyConversations = 9000
+		p.Spec.MonthlyTokens = 2_000_000
 	})
 	waitBundle(t, f.id, func(b *tenant.Bundle) error {
-		if b.Plan.RequestsPerSecond != 42 || b.Plan.Burst != 84 || b.Plan.MonthlyConversations != 9000 {
+		if b.Plan.RequestsPerSecond != 42 || b.Plan.Burst != 84 || b.Plan.MonthlyConversations != 9000 ||
+			b.Plan.MonthlyTokens != 2_000_000 {
 			return fmt.Errorf("plan in bundle: %+v", b.Plan)
 		}
 		return nil

@@ -3,6 +3,7 @@ package controllers
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,18 +52,23 @@ func TestSchemaRejectsBadObjects(t *testing.T) {
 			r.Spec.Storage.Type = chatv1alpha1.StoragePostgres
 			return r
 		}, "storage.postgres is required"},
-		// The runtime does not serve the openai provider yet: the CRD refuses it rather than render a runtime that
-		// refuses to start (internal/render's contract test).
-		{"openai provider not served yet", func() client.Object {
+		{"openai provider without its settings", func() client.Object {
 			r := runtimeObj("bad-ai")
-			r.Spec.Assistant.Provider = "openai"
+			r.Spec.Assistant.Provider = chatv1alpha1.AssistantOpenAI
 			return r
-		}, `spec.assistant.provider: Unsupported value: "openai"`},
-		{"openai settings not served yet", func() client.Object {
-			r := runtimeObj("bad-ai-settings")
-			r.Spec.Assistant.OpenAI = &chatv1alpha1.OpenAISpec{BaseURL: "http://vllm:8000/v1", Model: "llama"}
+		}, "assistant.openai is required with provider openai"},
+		{"openai timeout over a minute", func() client.Object {
+			r := runtimeObj("bad-ai-timeout")
+			r.Spec.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantOpenAI, OpenAI: &chatv1alpha1.OpenAISpec{
+				BaseURL: "http://vllm:8000/v1", Model: "llama", Timeout: &metav1.Duration{Duration: 2 * time.Minute}}}
 			return r
-		}, "assistant.openai is not available yet"},
+		}, "timeout must be between 0s and 30s"},
+		{"openai temperature out of range", func() client.Object {
+			r := runtimeObj("bad-ai-temperature")
+			r.Spec.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantOpenAI, OpenAI: &chatv1alpha1.OpenAISpec{
+				BaseURL: "http://vllm:8000/v1", Model: "llama", Temperature: "2.5"}}
+			return r
+		}, "spec.assistant.openai.temperature"},
 		{"public URL not a URL", func() client.Object { r := runtimeObj("bad-url"); r.Spec.PublicURL = "chat.example.com"; return r },
 			"publicURL must be an absolute http or https URL"},
 		{"OIDC issuer over http", func() client.Object {
@@ -141,6 +147,14 @@ func TestSchemaRejectsBadObjects(t *testing.T) {
 			w.Spec.URL = u
 			create(t, w)
 		}
+	})
+	t.Run("an openai runtime is accepted", func(t *testing.T) {
+		r := runtimeObj("ai")
+		r.Spec.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantOpenAI, OpenAI: &chatv1alpha1.OpenAISpec{
+			BaseURL: "http://ollama.ai.svc:11434/v1", Model: "llama3.2", Timeout: &metav1.Duration{Duration: 10 * time.Second},
+			Temperature: "0.7", APIKeySecretRef: &chatv1alpha1.SecretKeySelector{Name: "llm"}}}
+		r.Namespace = ns
+		create(t, r)
 	})
 	t.Run("defaults", func(t *testing.T) {
 		r := &chatv1alpha1.ChatRuntime{ObjectMeta: metav1.ObjectMeta{Name: "defaults", Namespace: ns}}

@@ -18,14 +18,16 @@ const (
 )
 
 // AssistantProvider names what writes the chatbot's answers. The enum lists only what `parley runtime` serves
-// (internal/contract), so that a valid ChatRuntime never renders a runtime that refuses to start; the openai
-// provider joins it when the runtime implements it.
-// +kubebuilder:validation:Enum=retrieval
+// (internal/contract), so that a valid ChatRuntime never renders a runtime that refuses to start.
+// +kubebuilder:validation:Enum=retrieval;openai
 type AssistantProvider string
 
 const (
 	// AssistantRetrieval answers from the merchant's knowledge base with no network access.
 	AssistantRetrieval AssistantProvider = "retrieval"
+	// AssistantOpenAI answers with a model behind an OpenAI-compatible chat completions endpoint, grounded in the
+	// knowledge base, falling back to retrieval when the model fails.
+	AssistantOpenAI AssistantProvider = "openai"
 )
 
 // ChatRuntimeWebhooks configures a runtime's webhook deliveries.
@@ -236,21 +238,21 @@ type PostgresStorage struct {
 }
 
 // AssistantSpec chooses and configures the answer provider.
-// +kubebuilder:validation:XValidation:rule="!has(self.openai)",message="assistant.openai is not available yet: this version answers with the retrieval provider only"
+// +kubebuilder:validation:XValidation:rule="!has(self.provider) || self.provider != 'openai' || has(self.openai)",message="assistant.openai is required with provider openai"
 type AssistantSpec struct {
-	// Provider writes the answers: retrieval (from the knowledge base, no network). Coming: openai (any
-	// OpenAI-compatible chat completions endpoint, falling back to retrieval when it fails); this version refuses it.
+	// Provider writes the answers: retrieval (from the knowledge base, no network) or openai (a model behind any
+	// OpenAI-compatible chat completions endpoint, grounded in the knowledge base, falling back to retrieval when
+	// it fails).
 	// +optional
 	// +kubebuilder:default=retrieval
 	Provider AssistantProvider `json:"provider,omitempty"`
 
-	// OpenAI will configure the coming openai provider. This version does not serve it yet and refuses the field
-	// rather than ignore it.
+	// OpenAI configures the openai provider.
 	// +optional
 	OpenAI *OpenAISpec `json:"openai,omitempty"`
 }
 
-// OpenAISpec configures an OpenAI-compatible chat completions endpoint, for the coming openai provider.
+// OpenAISpec configures an OpenAI-compatible chat completions endpoint for the openai provider.
 type OpenAISpec struct {
 	// BaseURL of the API, for example https://api.openai.com/v1 or http://vllm.ai.svc:8000/v1.
 	// +kubebuilder:validation:MaxLength=2048
@@ -265,6 +267,35 @@ type OpenAISpec struct {
 	// APIKeySecretRef selects the provider's API key; none is sent when empty. The key defaults to "apiKey".
 	// +optional
 	APIKeySecretRef *SecretKeySelector `json:"apiKeySecretRef,omitempty"`
+
+	// Timeout bounds one answer; past it the visitor gets the offline answer. Defaults to 12s; at most 30s, well
+	// within the runtime's 60 s write timeout, which a streamed answer must finish in.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s') && duration(self) <= duration('30s')",message="timeout must be between 0s and 30s"
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
+
+	// Temperature is the sampling temperature, from 0 to 2, as a decimal string such as "0.2". Defaults to 0.2.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^(0(\.[0-9]{1,3})?|1(\.[0-9]{1,3})?|2(\.0{1,3})?)$`
+	Temperature string `json:"temperature,omitempty"`
+
+	// MaxTokens caps the tokens of one answer. Defaults to 512.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=32768
+	MaxTokens *int32 `json:"maxTokens,omitempty"`
+
+	// ContextItems is how many retrieved knowledge items the prompt carries. Defaults to 5.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=20
+	ContextItems *int32 `json:"contextItems,omitempty"`
+
+	// HistoryTokens bounds the conversation's earlier turns in the prompt, in estimated tokens. Defaults to 1500.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=32000
+	HistoryTokens *int32 `json:"historyTokens,omitempty"`
 }
 
 // OIDCSpec names the identity provider whose ID tokens the dashboard endpoints accept.
@@ -278,6 +309,13 @@ type OIDCSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=256
 	Audience string `json:"audience"`
+
+	// SessionKeySecretRef names the Secret key (default "sessionKey") holding the key, at least 32 bytes, that
+	// signs the dashboard's session cookies; every replica reads the same one, so a session started on one is
+	// accepted by the others. Without it each replica makes its own, and sessions end when a pod restarts; with
+	// several replicas, set it.
+	// +optional
+	SessionKeySecretRef *SecretKeySelector `json:"sessionKeySecretRef,omitempty"`
 }
 
 // TLSSpec names the runtime's serving certificate.

@@ -34,6 +34,12 @@ const (
 	// DefaultRedisPasswordKey is the data key of the Redis password in the Secret of
 	// rateLimiter.redis.passwordSecretRef.
 	DefaultRedisPasswordKey = "password"
+	// DefaultOpenAIAPIKeyKey is the data key of the provider's key in the Secret of
+	// assistant.openai.apiKeySecretRef.
+	DefaultOpenAIAPIKeyKey = "apiKey"
+	// DefaultSessionKeyKey is the data key of the dashboard's session key in the Secret of
+	// oidc.sessionKeySecretRef.
+	DefaultSessionKeyKey = "sessionKey"
 	// DefaultSigningSecretKey is the data key of a webhook signing secret in its Secret.
 	DefaultSigningSecretKey = "signingSecret"
 	// PreviousSigningSecretKey is the optional data key of the signing secret being rotated out; while it is set,

@@ -65,6 +65,11 @@ type MerchantSpec struct {
 	// override.
 	// +optional
 	Suspended bool `json:"suspended,omitempty"`
+
+	// DisableSelfServiceKeys stops the merchant's owners from creating API keys in the dashboard, and refuses the
+	// ones they created, so that every key is declared as an APIKey resource (in Git). Off by default.
+	// +optional
+	DisableSelfServiceKeys bool `json:"disableSelfServiceKeys,omitempty"`
 }
 
 // Owner is one identity-provider principal, matched against a verified ID token's claims.

@@ -61,6 +61,12 @@ type PlanSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100000
 	ConversationsPerVisitorPerHour int32 `json:"conversationsPerVisitorPerHour,omitempty"`
+	// MonthlyTokens is the number of model tokens (prompt and completion) a merchant's answers may take per
+	// calendar month (UTC) with the openai assistant. Past it, answers come from the offline assistant. 0 means no
+	// ceiling.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	MonthlyTokens int64 `json:"monthlyTokens,omitempty"`
 
 	// Features switches plan-gated features on.
 	// +optional

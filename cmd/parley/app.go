@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"net"
@@ -15,7 +16,10 @@ import (
 
 	"github.com/parley-dev/parley/internal/contract"
 	"github.com/parley-dev/parley/runtime/assistant"
+	"github.com/parley-dev/parley/runtime/assistant/llm"
 	"github.com/parley-dev/parley/runtime/chat"
+	"github.com/parley-dev/parley/runtime/dashboard"
+	"github.com/parley-dev/parley/runtime/ratelimit"
 	"github.com/parley-dev/parley/runtime/server"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/postgres"
@@ -90,8 +94,15 @@ func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *a
 		return nil, err
 	}
 	a.closers = append(a.closers, closeLimiter)
+	if limiter == nil {
+		limiter = ratelimit.NewLocal() // one, so that the API and the dashboard share the owners' budget
+	}
 
-	svc, err := chat.New(chat.Config{Store: a.store, Responder: assistant.Retrieval{}, Notify: hooks.Notify})
+	responder, err := newResponder(cfg, log, reg)
+	if err != nil {
+		return nil, err
+	}
+	svc, err := chat.New(chat.Config{Store: a.store, Responder: responder, Notify: hooks.Notify})
 	if err != nil {
 		return nil, fmt.Errorf("the chat service: %w", err)
 	}
@@ -99,11 +110,52 @@ func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *a
 		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxies}
 	if cfg.OIDCIssuer != "" {
 		scfg.Verifier = server.NewOIDCVerifier(cfg.OIDCIssuer, cfg.OIDCAudience, nil)
+		if scfg.Dashboard, err = newDashboard(cfg, a.tenants, svc, limiter, log); err != nil {
+			return nil, err
+		}
 	}
 	if a.handler, err = server.New(scfg); err != nil {
 		return nil, fmt.Errorf("the chat server: %w", err)
 	}
 	return a, nil
+}
+
+// newResponder builds the answer provider cfg names: the offline retrieval assistant, or a model that falls back
+// to it.
+func newResponder(cfg contract.Runtime, log *slog.Logger, reg prometheus.Registerer) (assistant.Responder, error) {
+	if cfg.Assistant != contract.AssistantOpenAI {
+		return assistant.Retrieval{}, nil
+	}
+	o := cfg.OpenAI
+	r, err := llm.New(llm.Config{BaseURL: o.BaseURL, Model: o.Model, APIKey: o.APIKey, Timeout: o.Timeout,
+		Temperature: o.Temperature, MaxTokens: o.MaxTokens, ContextItems: o.ContextItems, HistoryTokens: o.HistoryTokens,
+		Offline: assistant.Retrieval{}, Logger: log, Registry: reg})
+	if err != nil {
+		return nil, fmt.Errorf("the openai assistant: %w", err)
+	}
+	log.Info("answering with a model", "base_url", o.BaseURL, "model", o.Model, "api_key_set", o.APIKey != "")
+	return r, nil
+}
+
+// newDashboard builds the merchants' dashboard, or returns nil when there is no public URL to send the identity
+// provider's redirects to.
+func newDashboard(cfg contract.Runtime, tenants *tenant.Registry, svc *chat.Service, limiter ratelimit.Limiter, log *slog.Logger) (http.Handler, error) {
+	if cfg.PublicURL == "" {
+		log.Info("the dashboard is off: it needs --" + contract.FlagPublicURL + " for its sign-in redirect")
+		return nil, nil
+	}
+	key := []byte(cfg.SessionKey)
+	if len(key) == 0 {
+		log.Warn("$" + contract.EnvSessionKey + " is not set: dashboard sessions end when this process stops and are not shared by replicas")
+		key = make([]byte, dashboard.MinKeySize)
+		_, _ = rand.Read(key) // never fails
+	}
+	d, err := dashboard.New(dashboard.Config{Tenants: tenants, Chat: svc, Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCAudience,
+		PublicURL: cfg.PublicURL, SessionKey: key, Limiter: limiter, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("the dashboard: %w", err)
+	}
+	return d, nil
 }
 
 // serve serves h (the app's handler, or one that wraps it) on ln, with TLS when the configuration names a

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -41,6 +42,8 @@ type devCredentials struct {
 	SecretKey      string `json:"secretKey"`
 	// WebhookSecret signs the deliveries to --webhook-url.
 	WebhookSecret string `json:"webhookSigningSecret,omitempty"`
+	// SessionKey signs the dashboard's session cookies, so that signing in survives a restart.
+	SessionKey string `json:"dashboardSessionKey,omitempty"`
 }
 
 func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -52,12 +55,16 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	hookURL := fs.String("webhook-url", "", "deliver the demo merchant's events ("+strings.Join(contract.Events(), ", ")+") here")
 	var level slog.Level
 	fs.TextVar(&level, "log-level", slog.LevelWarn, "log level: debug, info, warn or error")
+	var assistantName string
+	var openAI contract.OpenAI
+	contract.BindAssistantFlags(fs, &assistantName, &openAI)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
+	openAI.APIKey = os.Getenv(contract.EnvOpenAIAPIKey)
 	if *rate < 1 || *rate > math.MaxInt32/2 {
 		return errors.New("--rate must be between 1 and 1073741823")
 	}
@@ -84,14 +91,15 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := writeDemoBundle(tenantsDir, creds, base, int32(*rate), *hookURL); err != nil {
 		return err
 	}
-	idp, err := devidp.New(base + "/oidc")
+	// The issuer keeps its key, so that printed tokens and dashboard sessions outlive a restart.
+	idp, err := devidp.Open(base+"/oidc", filepath.Join(*dir, "oidc-key.pem"))
 	if err != nil {
 		return fmt.Errorf("the dev OIDC issuer: %w", err)
 	}
 	cfg := contract.Runtime{
 		TenantsDir: tenantsDir, Listen: ln.Addr().String(), PublicURL: base,
-		Storage: contract.StorageSQLite, SQLitePath: filepath.Join(*dir, "parley.db"), Assistant: contract.AssistantRetrieval,
-		OIDCIssuer: idp.URL(), OIDCAudience: devAudience,
+		Storage: contract.StorageSQLite, SQLitePath: filepath.Join(*dir, "parley.db"), Assistant: assistantName,
+		OpenAI: openAI, OIDCIssuer: idp.URL(), OIDCAudience: devAudience, SessionKey: creds.SessionKey,
 		WebhookAllowPrivate: true, // a laptop's webhook receiver is on localhost
 		LogLevel:            level, LogFormat: "text", RedisKeyPrefix: contract.DefaultRedisKeyPrefix,
 	}
@@ -131,7 +139,7 @@ func devKeys(path string) (devCredentials, error) {
 		if err := json.Unmarshal(data, &c); err != nil {
 			return c, fmt.Errorf("reading %s (delete it to start afresh): %w", path, err)
 		}
-		if c.WebhookSecret != "" {
+		if c.WebhookSecret != "" && c.SessionKey != "" {
 			return c, nil
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
@@ -145,6 +153,7 @@ func devKeys(path string) (devCredentials, error) {
 		{&c.PublishableKey, func() (string, error) { return credentials.NewAPIKey(credentials.PublishablePrefix) }},
 		{&c.SecretKey, func() (string, error) { return credentials.NewAPIKey(credentials.SecretPrefix) }},
 		{&c.WebhookSecret, credentials.NewSigningSecret},
+		{&c.SessionKey, func() (string, error) { return rand.Text() + rand.Text(), nil }},
 	} {
 		if *gen.dst == "" {
 			if *gen.dst, err = gen.new(); err != nil {
@@ -155,7 +164,7 @@ func devKeys(path string) (devCredentials, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return c, err
 	}
-	data, _ = json.MarshalIndent(c, "", "  ")
+	data, _ = json.MarshalIndent(c, "", "  ") //nolint:gosec // the dev keys are kept in plaintext on purpose, see devCredentials
 	return c, os.WriteFile(path, data, 0o600)
 }
 
@@ -222,6 +231,7 @@ func printDevBanner(w io.Writer, base string, c devCredentials, token string) {
     %[6]s
 
 Open %[1]s/ in a browser: the demo shop's page with the chat widget.
+Open %[1]s/dashboard/ for the merchant dashboard: sign in as %[5]s at the dev issuer's page.
 
 Or try the API in another terminal:
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -20,16 +19,13 @@ const chromium = "/usr/bin/chromium"
 // The first look, as README tells a newcomer: parley dev's own page in a real browser, on the runtime's origin,
 // shows the demo shop's widget, which loads its settings and answers.
 func TestDevPageInBrowser(t *testing.T) {
-	banner, _ := startDev(t, "127.0.0.1:0")
-	base := regexp.MustCompile(`PARLEY_URL=(\S+)`).FindStringSubmatch(banner)
-	if base == nil {
-		t.Fatalf("the banner lacks the URL:\n%s", banner)
-	}
+	_, base, stop := startDev(t, t.TempDir(), "127.0.0.1:0")
+	defer stop()
 	ctx := devBrowser(t)
 	var answer string
 	var refused bool
 	err := chromedp.Do(ctx,
-		chromedp.Navigate(base[1]+"/"),
+		chromedp.Navigate(base+"/"),
 		waitInWidget(`s && s.querySelector('.l') && s.querySelector('header h2').textContent === 'Acme helper'`),
 		evalInWidget(`(s.querySelector('.l').click(), true)`, new(bool)),
 		waitInWidget(`!s.querySelector('.p').hidden && s.activeElement === s.querySelector('textarea')`),

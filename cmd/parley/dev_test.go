@@ -9,12 +9,22 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/parley-dev/parley/internal/contract"
+	"github.com/parley-dev/parley/internal/testutil/fakellm"
 )
 
 // parley dev as a new user meets it: the banner's page shows the widget embed, and the banner's commands work.
 func TestDev(t *testing.T) {
-	ctx := t.Context()
-	banner, stop := startDev(t, "127.0.0.1:0")
+	ctx, cancel := context.WithCancel(t.Context())
+	out, w := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"dev", "--dir", t.TempDir(), "--listen", "127.0.0.1:0"}, w, io.Discard)
+		_ = w.Close()
+	}()
+	banner := readBanner(t, out)
+	go func() { _, _ = io.Copy(io.Discard, out) }()
 	base := regexp.MustCompile(`PARLEY_URL=(\S+)`).FindStringSubmatch(banner)
 	pk := regexp.MustCompile(`(pk_\S+)`).FindStringSubmatch(banner)
 	sk := regexp.MustCompile(`PARLEY_KEY=(sk_\S+)`).FindStringSubmatch(banner)
@@ -47,41 +57,15 @@ func TestDev(t *testing.T) {
 			t.Errorf("the banner's %s command: %d %s", path, r.status, r.body)
 		}
 	}
-	stop()
-}
-
-// startDev runs parley dev listening on listen and returns its banner and a function that stops it and checks
-// that it stopped cleanly.
-func startDev(t *testing.T, listen string) (banner string, stop func()) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(t.Context())
-	out, w := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"dev", "--dir", t.TempDir(), "--listen", listen}, w, io.Discard)
-		_ = w.Close()
-	}()
-	banner = readBanner(t, out)
-	go func() { _, _ = io.Copy(io.Discard, out) }()
-	stopped := false
-	stop = func() {
-		t.Helper()
-		if stopped {
-			return
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("parley dev: %v", err)
 		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("parley dev: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatal("parley dev did not stop")
-		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("parley dev did not stop")
 	}
-	t.Cleanup(stop)
-	return banner, stop
 }
 
 func readBanner(t *testing.T, r io.Reader) string {
@@ -128,4 +112,48 @@ func do(t *testing.T, req *http.Request) answer {
 		t.Fatal(err)
 	}
 	return answer{status: resp.StatusCode, header: resp.Header, body: string(body)}
+}
+
+// parley dev answering with a model: the chat answer is the model's, with the key from the environment sent to it;
+// when the model fails, the visitor still gets the offline answer.
+func TestDevWithAModel(t *testing.T) {
+	provider := fakellm.New(t, "Shipping takes ", "3 to 5 business days [1].")
+	t.Setenv(contract.EnvOpenAIAPIKey, "sk-dev-test")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	out, w := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"dev", "--dir", t.TempDir(), "--listen", "127.0.0.1:0", "--assistant=openai",
+			"--openai-base-url=" + provider.URL(), "--openai-model=tiny", "--openai-timeout=1s"}, w, io.Discard)
+		_ = w.Close()
+	}()
+	banner := readBanner(t, out)
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	base := regexp.MustCompile(`PARLEY_URL=(\S+)`).FindStringSubmatch(banner)
+	sk := regexp.MustCompile(`PARLEY_KEY=(sk_\S+)`).FindStringSubmatch(banner)
+	if base == nil || sk == nil {
+		t.Fatalf("banner:\n%s", banner)
+	}
+	ask := func() answer {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base[1]+"/api/v1/chat",
+			strings.NewReader(`{"message": "How long does shipping take?"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-API-Key", sk[1])
+		return do(t, req)
+	}
+	if a := ask(); a.status != http.StatusOK || !strings.Contains(a.body, "3 to 5 business days [1].") {
+		t.Errorf("chat with the model: %d %s", a.status, a.body)
+	}
+	if got := provider.Last(t); got.Auth != "Bearer sk-dev-test" || got.Body.Model != "tiny" {
+		t.Errorf("the provider got %q, model %q", got.Auth, got.Body.Model)
+	}
+	provider.Set(func(p *fakellm.Provider) { p.Status = http.StatusServiceUnavailable })
+	if a := ask(); a.status != http.StatusOK || !strings.Contains(a.body, "business days") || strings.Contains(a.body, "[1]") {
+		t.Errorf("chat with the model down: %d %s", a.status, a.body)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("parley dev: %v", err)
+	}
 }

@@ -35,6 +35,13 @@ const (
 	FlagRedisKeyPrefix      = "redis-key-prefix"
 	FlagTrustedProxies      = "trusted-proxies"
 	FlagMetricsListen       = "metrics-listen"
+	FlagOpenAIBaseURL       = "openai-base-url"
+	FlagOpenAIModel         = "openai-model"
+	FlagOpenAITimeout       = "openai-timeout"
+	FlagOpenAITemperature   = "openai-temperature"
+	FlagOpenAIMaxTokens     = "openai-max-tokens"
+	FlagOpenAIContextItems  = "openai-context-items"
+	FlagOpenAIHistoryTokens = "openai-history-tokens"
 )
 
 // Arg is the command-line argument that sets a flag to a value: --name=value.
@@ -54,10 +61,18 @@ const (
 	// EnvRedisPassword is the password of --redis-address; the operator sets it from the ChatRuntime's
 	// spec.rateLimiter.redis Secret.
 	EnvRedisPassword = "PARLEY_REDIS_PASSWORD"
+	// EnvOpenAIAPIKey is the key sent to the --assistant=openai provider; the operator sets it from the
+	// ChatRuntime's spec.assistant.openai.apiKeySecretRef. None is sent when it is empty (Ollama, vLLM).
+	EnvOpenAIAPIKey = "PARLEY_OPENAI_API_KEY"
+	// EnvSessionKey signs the dashboard's session cookies (at least 32 bytes); replicas share it. Without it each
+	// process makes its own, and sessions end when it restarts.
+	EnvSessionKey = "PARLEY_SESSION_KEY"
 )
 
 // RuntimeEnv lists every environment variable `parley runtime` reads.
-func RuntimeEnv() []string { return []string{EnvPodNamespace, EnvDatabaseURL, EnvRedisPassword} }
+func RuntimeEnv() []string {
+	return []string{EnvPodNamespace, EnvDatabaseURL, EnvRedisPassword, EnvOpenAIAPIKey, EnvSessionKey}
+}
 
 // The values of --storage.
 const (
@@ -71,6 +86,9 @@ const (
 const (
 	// AssistantRetrieval answers from the merchant's knowledge base, with no network.
 	AssistantRetrieval = "retrieval"
+	// AssistantOpenAI answers with a model behind an OpenAI-compatible chat completions endpoint, grounded in
+	// the retrieved knowledge, and falls back to retrieval when the model fails.
+	AssistantOpenAI = "openai"
 )
 
 // The labels the operator puts on tenant bundle Secrets and the runtime selects them by.

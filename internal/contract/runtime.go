@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"net/url"
 	"strings"
+	"time"
 )
 
 // DefaultRedisKeyPrefix starts the Redis key of every merchant's rate limit bucket unless --redis-key-prefix
@@ -38,6 +40,8 @@ type Runtime struct {
 	SQLitePath string
 	// Assistant names the answer provider (--assistant).
 	Assistant string
+	// OpenAI configures --assistant=openai.
+	OpenAI OpenAI
 	// OIDCIssuer and OIDCAudience check dashboard ID tokens (--oidc-issuer, --oidc-audience); without them
 	// the dashboard endpoints answer 401.
 	OIDCIssuer, OIDCAudience string
@@ -64,6 +68,8 @@ type Runtime struct {
 	DatabaseURL string
 	// RedisPassword is the Redis password ($PARLEY_REDIS_PASSWORD).
 	RedisPassword string
+	// SessionKey signs the dashboard's session cookies ($PARLEY_SESSION_KEY).
+	SessionKey string
 }
 
 // ParseRuntime reads `parley runtime`'s configuration from its arguments (without the subcommand) and its
@@ -80,6 +86,8 @@ func ParseRuntime(args []string, getenv func(string) string, output io.Writer) (
 	}
 	c.DatabaseURL = getenv(EnvDatabaseURL)
 	c.RedisPassword = getenv(EnvRedisPassword)
+	c.OpenAI.APIKey = getenv(EnvOpenAIAPIKey)
+	c.SessionKey = getenv(EnvSessionKey)
 	return c, c.Validate()
 }
 
@@ -96,7 +104,7 @@ func (c *Runtime) flagSet(getenv func(string) string) *flag.FlagSet {
 	fs.StringVar(&c.Storage, FlagStorage, StorageSQLite, "store: "+StorageSQLite+" (a file, one replica) or "+StoragePostgres+
 		" (shared by replicas; the connection URL is read from $"+EnvDatabaseURL+")")
 	fs.StringVar(&c.SQLitePath, FlagSQLitePath, "parley.db", "SQLite database file")
-	fs.StringVar(&c.Assistant, FlagAssistant, AssistantRetrieval, "answer provider: "+AssistantRetrieval)
+	BindAssistantFlags(fs, &c.Assistant, &c.OpenAI)
 	fs.StringVar(&c.OIDCIssuer, FlagOIDCIssuer, "", "OIDC issuer of dashboard ID tokens; without it the dashboard endpoints answer 401")
 	fs.StringVar(&c.OIDCAudience, FlagOIDCAudience, "", "the client ID dashboard ID tokens must be issued for")
 	fs.StringVar(&c.TLSCertFile, FlagTLSCertFile, "", "serve HTTPS (TLS 1.3) with this certificate")
@@ -119,8 +127,9 @@ func (c Runtime) Validate() error {
 		return fmt.Errorf("--%s=%s is not available in this version; use %s or %s", FlagStorage, c.Storage, StorageSQLite, StoragePostgres)
 	case c.Storage == StoragePostgres && c.DatabaseURL == "":
 		return fmt.Errorf("--%s=%s needs the database's connection URL in $%s", FlagStorage, StoragePostgres, EnvDatabaseURL)
-	case c.Assistant != AssistantRetrieval:
-		return fmt.Errorf("--%s=%s is not available in this version; use %s", FlagAssistant, c.Assistant, AssistantRetrieval)
+	case c.Assistant != AssistantRetrieval && c.Assistant != AssistantOpenAI:
+		return fmt.Errorf("--%s=%s is not available in this version; use %s or %s", FlagAssistant, c.Assistant,
+			AssistantRetrieval, AssistantOpenAI)
 	case (c.TLSCertFile == "") != (c.TLSKeyFile == ""):
 		return fmt.Errorf("--%s and --%s go together", FlagTLSCertFile, FlagTLSKeyFile)
 	case (c.OIDCIssuer == "") != (c.OIDCAudience == ""):
@@ -131,6 +140,13 @@ func (c Runtime) Validate() error {
 		return fmt.Errorf("--%s must differ from --%s: the metrics are not for the public port", FlagMetricsListen, FlagListen)
 	case c.RedisTLS && c.RedisAddress == "":
 		return fmt.Errorf("--%s needs --%s", FlagRedisTLS, FlagRedisAddress)
+	case c.SessionKey != "" && len(c.SessionKey) < 32:
+		return fmt.Errorf("$%s must be at least 32 bytes", EnvSessionKey)
+	}
+	if c.Assistant == AssistantOpenAI {
+		if err := c.OpenAI.Validate(); err != nil {
+			return err
+		}
 	}
 	if c.RedisAddress != "" {
 		if host, _, err := net.SplitHostPort(c.RedisAddress); err != nil || host == "" {
@@ -169,5 +185,75 @@ func (p *Prefixes) Set(v string) error {
 		out = append(out, n.Masked())
 	}
 	*p = out
+	return nil
+}
+
+// OpenAI configures the openai assistant: an OpenAI-compatible chat completions endpoint.
+type OpenAI struct {
+	// BaseURL is the API's address, such as https://api.openai.com/v1 (--openai-base-url).
+	BaseURL string
+	// Model is the model name sent with each request (--openai-model).
+	Model string
+	// Timeout bounds one answer, after which the offline answer is given (--openai-timeout).
+	Timeout time.Duration
+	// Temperature is the sampling temperature (--openai-temperature).
+	Temperature float64
+	// MaxTokens caps the tokens of one answer (--openai-max-tokens).
+	MaxTokens int
+	// ContextItems is how many retrieved knowledge items the prompt carries (--openai-context-items).
+	ContextItems int
+	// HistoryTokens bounds the conversation's earlier turns in the prompt, in estimated tokens
+	// (--openai-history-tokens).
+	HistoryTokens int
+	// APIKey is sent as a bearer token ($PARLEY_OPENAI_API_KEY): never a flag, which the process list shows.
+	APIKey string
+}
+
+// The defaults of the openai flags.
+const (
+	// DefaultOpenAITimeout leaves the visitor time for the offline answer within a browser's patience.
+	DefaultOpenAITimeout = 12 * time.Second
+	// MaxOpenAITimeout keeps a streamed answer within the HTTP server's write timeout.
+	MaxOpenAITimeout           = 30 * time.Second
+	DefaultOpenAITemperature   = 0.2
+	DefaultOpenAIMaxTokens     = 512
+	DefaultOpenAIContextItems  = 5
+	DefaultOpenAIHistoryTokens = 1500
+)
+
+// BindAssistantFlags binds --assistant and the openai flags to assistant and o, with their defaults. `parley
+// runtime` and `parley dev` share them.
+func BindAssistantFlags(fs *flag.FlagSet, assistant *string, o *OpenAI) {
+	fs.StringVar(assistant, FlagAssistant, AssistantRetrieval, "answer provider: "+AssistantRetrieval+
+		" (the knowledge base, no network) or "+AssistantOpenAI+" (a model behind an OpenAI-compatible API, key from $"+
+		EnvOpenAIAPIKey+", falling back to "+AssistantRetrieval+")")
+	fs.StringVar(&o.BaseURL, FlagOpenAIBaseURL, "https://api.openai.com/v1", "the OpenAI-compatible API's address, such as http://localhost:11434/v1 for Ollama")
+	fs.StringVar(&o.Model, FlagOpenAIModel, "", "the model that answers, such as gpt-4o-mini")
+	fs.DurationVar(&o.Timeout, FlagOpenAITimeout, DefaultOpenAITimeout, "how long an answer may take before the offline answer is given")
+	fs.Float64Var(&o.Temperature, FlagOpenAITemperature, DefaultOpenAITemperature, "sampling temperature, 0 to 2")
+	fs.IntVar(&o.MaxTokens, FlagOpenAIMaxTokens, DefaultOpenAIMaxTokens, "the most tokens of one answer")
+	fs.IntVar(&o.ContextItems, FlagOpenAIContextItems, DefaultOpenAIContextItems, "how many retrieved knowledge items the prompt carries")
+	fs.IntVar(&o.HistoryTokens, FlagOpenAIHistoryTokens, DefaultOpenAIHistoryTokens, "estimated tokens of earlier turns the prompt carries")
+}
+
+// Validate reports the first openai setting the runtime cannot run with.
+func (o OpenAI) Validate() error {
+	u, err := url.Parse(o.BaseURL)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return fmt.Errorf("--%s must be an absolute http or https URL", FlagOpenAIBaseURL)
+	case o.Model == "":
+		return fmt.Errorf("--%s=%s needs --%s", FlagAssistant, AssistantOpenAI, FlagOpenAIModel)
+	case o.Timeout <= 0 || o.Timeout > MaxOpenAITimeout:
+		return fmt.Errorf("--%s must be positive and at most %s", FlagOpenAITimeout, MaxOpenAITimeout)
+	case o.Temperature < 0 || o.Temperature > 2:
+		return fmt.Errorf("--%s must be between 0 and 2", FlagOpenAITemperature)
+	case o.MaxTokens < 1:
+		return fmt.Errorf("--%s must be positive", FlagOpenAIMaxTokens)
+	case o.ContextItems < 1 || o.ContextItems > 20:
+		return fmt.Errorf("--%s must be between 1 and 20", FlagOpenAIContextItems)
+	case o.HistoryTokens < 0:
+		return fmt.Errorf("--%s must not be negative", FlagOpenAIHistoryTokens)
+	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseRuntimeDefaults(t *testing.T) {
@@ -16,7 +17,9 @@ func TestParseRuntimeDefaults(t *testing.T) {
 	}
 	want := Runtime{Namespace: "parley-system", RuntimeName: "default", Listen: ":8080", MetricsListen: ":9090", Storage: StorageSQLite,
 		SQLitePath: "parley.db", Assistant: AssistantRetrieval, LogLevel: slog.LevelInfo, LogFormat: "json",
-		RedisKeyPrefix: DefaultRedisKeyPrefix}
+		RedisKeyPrefix: DefaultRedisKeyPrefix, OpenAI: OpenAI{BaseURL: "https://api.openai.com/v1",
+			Timeout: DefaultOpenAITimeout, Temperature: DefaultOpenAITemperature, MaxTokens: DefaultOpenAIMaxTokens,
+			ContextItems: DefaultOpenAIContextItems, HistoryTokens: DefaultOpenAIHistoryTokens}}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("got %+v\nwant %+v", c, want)
 	}
@@ -43,7 +46,10 @@ func TestParseRuntimeRefuses(t *testing.T) {
 		{"stray argument", []string{"stray"}, nil, "unexpected arguments"},
 		{"unknown store", []string{"--storage=mysql"}, nil, "use sqlite or postgres"},
 		{"postgres without a URL", []string{"--storage=postgres"}, nil, "$PARLEY_DATABASE_URL"},
-		{"unknown assistant", []string{"--assistant=openai"}, nil, "--assistant=openai is not available"},
+		{"unknown assistant", []string{"--assistant=claude"}, nil, "--assistant=claude is not available"},
+		{"openai without a model", []string{"--assistant=openai"}, nil, "needs --openai-model"},
+		{"openai with a bad URL", []string{"--assistant=openai", "--openai-model=m", "--openai-base-url=localhost:11434"}, nil, "absolute http or https URL"},
+		{"openai with a bad timeout", []string{"--assistant=openai", "--openai-model=m", "--openai-timeout=0s"}, nil, "--openai-timeout must be positive"},
 		{"certificate without key", []string{"--tls-cert-file=c"}, nil, "go together"},
 		{"issuer without audience", []string{"--oidc-issuer=https://idp"}, nil, "go together"},
 		{"no namespace", nil, nil, "--namespace is required"},
@@ -75,6 +81,19 @@ func TestParseRuntimeReadsSecretsFromEnv(t *testing.T) {
 	}
 	if c.DatabaseURL != "postgres://db" || c.RedisPassword != "pw" || !c.RedisTLS || c.RedisAddress != "redis:6379" {
 		t.Errorf("got %+v", c)
+	}
+}
+
+func TestParseRuntimeReadsTheOpenAIKeyFromEnv(t *testing.T) {
+	env := map[string]string{EnvOpenAIAPIKey: "sk-test"}
+	c, err := ParseRuntime([]string{"--namespace=ns", "--assistant=openai", "--openai-base-url=http://localhost:11434/v1",
+		"--openai-model=llama3.2", "--openai-timeout=5s"}, func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.OpenAI.APIKey != "sk-test" || c.OpenAI.Model != "llama3.2" || c.OpenAI.BaseURL != "http://localhost:11434/v1" ||
+		c.OpenAI.Timeout != 5*time.Second {
+		t.Errorf("got %+v", c.OpenAI)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -48,6 +49,7 @@ func TestRenderedRuntimeStarts(t *testing.T) {
 			if got.TrustedProxies.String() != strings.Join(rt.Spec.TrustedProxies, ",") {
 				t.Errorf("trusted proxies %q, want %q", got.TrustedProxies.String(), rt.Spec.TrustedProxies)
 			}
+			checkOpenAI(t, rt, got.OpenAI)
 			r := redisRateLimiter(rt)
 			switch {
 			case r == nil && got.RedisAddress != "":
@@ -58,7 +60,35 @@ func TestRenderedRuntimeStarts(t *testing.T) {
 			case r != nil && r.PasswordSecretRef != nil && got.RedisPassword == "":
 				t.Error("the Redis password does not reach the runtime")
 			}
+			if o := rt.Spec.OIDC; (o != nil && o.SessionKeySecretRef != nil) != (got.SessionKey != "") {
+				t.Errorf("session key %v for spec.oidc %+v", got.SessionKey != "", o)
+			}
 		})
+	}
+}
+
+// checkOpenAI checks that the runtime answers with the model the ChatRuntime names, tuned as it asks.
+func checkOpenAI(t *testing.T, rt *chatv1alpha1.ChatRuntime, got contract.OpenAI) {
+	t.Helper()
+	o := openAISpec(rt)
+	if o == nil {
+		return
+	}
+	if got.BaseURL != o.BaseURL || got.Model != o.Model {
+		t.Errorf("openai base URL %q, model %q", got.BaseURL, got.Model)
+	}
+	if (o.APIKeySecretRef != nil) != (got.APIKey != "") {
+		t.Errorf("the API key reaches the runtime: %v, for %v", got.APIKey != "", o.APIKeySecretRef)
+	}
+	if o.Timeout != nil && got.Timeout != o.Timeout.Duration {
+		t.Errorf("timeout %v", got.Timeout)
+	}
+	if o.Temperature != "" && strconv.FormatFloat(got.Temperature, 'f', -1, 64) != o.Temperature {
+		t.Errorf("temperature %v", got.Temperature)
+	}
+	if o.MaxTokens != nil && got.MaxTokens != int(*o.MaxTokens) || o.ContextItems != nil && got.ContextItems != int(*o.ContextItems) ||
+		o.HistoryTokens != nil && got.HistoryTokens != int(*o.HistoryTokens) {
+		t.Errorf("max tokens %d, context items %d, history tokens %d", got.MaxTokens, got.ContextItems, got.HistoryTokens)
 	}
 }
 
@@ -99,6 +129,9 @@ func runtimeShapes(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) 
 	for _, provider := range enum(t, crd, "spec", "assistant", "provider") {
 		s := base()
 		s.Assistant.Provider = chatv1alpha1.AssistantProvider(provider)
+		if s.Assistant.Provider == chatv1alpha1.AssistantOpenAI { // the CRD requires its configuration
+			s.Assistant.OpenAI = &chatv1alpha1.OpenAISpec{BaseURL: "https://api.openai.com/v1", Model: "gpt-4o-mini"}
+		}
 		shapes = append(shapes, runtimeShape{"assistant " + provider, s})
 	}
 	add := func(name string, edit func(*chatv1alpha1.ChatRuntimeSpec), from func() chatv1alpha1.ChatRuntimeSpec) {
@@ -121,6 +154,17 @@ func runtimeShapes(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) 
 	add("webhooks to private addresses", func(s *chatv1alpha1.ChatRuntimeSpec) { s.Webhooks.AllowPrivateAddresses = true }, base)
 	add("OIDC", func(s *chatv1alpha1.ChatRuntimeSpec) {
 		s.OIDC = &chatv1alpha1.OIDCSpec{IssuerURL: "https://login.example.com", Audience: "parley"}
+	}, base)
+	add("openai with a key and tuning", func(s *chatv1alpha1.ChatRuntimeSpec) {
+		maxTokens, items, history := int32(300), int32(8), int32(0)
+		s.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantOpenAI, OpenAI: &chatv1alpha1.OpenAISpec{
+			BaseURL: "http://ollama.ai.svc:11434/v1", Model: "llama3.2", APIKeySecretRef: &chatv1alpha1.SecretKeySelector{Name: "llm"},
+			Timeout: &metav1.Duration{Duration: 8 * time.Second}, Temperature: "0.7", MaxTokens: &maxTokens,
+			ContextItems: &items, HistoryTokens: &history}}
+	}, base)
+	add("OIDC with a shared session key", func(s *chatv1alpha1.ChatRuntimeSpec) {
+		s.OIDC = &chatv1alpha1.OIDCSpec{IssuerURL: "https://login.example.com", Audience: "parley",
+			SessionKeySecretRef: &chatv1alpha1.SecretKeySelector{Name: "dashboard-session-key"}}
 	}, base)
 	add("autoscaling", func(s *chatv1alpha1.ChatRuntimeSpec) {
 		s.Autoscaling = &chatv1alpha1.AutoscalingSpec{MinReplicas: &three, MaxReplicas: 10}

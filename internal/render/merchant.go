@@ -90,7 +90,7 @@ func Bundle(m *chatv1alpha1.Merchant, merchantID string, plan *chatv1alpha1.Plan
 			Instructions:    m.Spec.Assistant.Instructions,
 			FallbackMessage: m.Spec.Assistant.FallbackMessage,
 		},
-		Suspended: m.Spec.Suspended,
+		Suspended: m.Spec.Suspended, SelfServiceKeysDisabled: m.Spec.DisableSelfServiceKeys,
 	}
 	if b.Widget.Title == "" {
 		b.Widget.Title = m.Spec.DisplayName
@@ -137,6 +137,7 @@ func bundlePlan(p *chatv1alpha1.Plan) tenant.Plan {
 		MonthlyConversations: p.Spec.MonthlyConversations,
 		KnowledgeItems:       p.Spec.KnowledgeItems,
 		KnowledgeCharacters:  p.Spec.KnowledgeCharacters,
+		MonthlyTokens:        p.Spec.MonthlyTokens,
 		APIAccess:            p.Spec.Features.APIAccess == nil || *p.Spec.Features.APIAccess,
 		Webhooks:             p.Spec.Features.Webhooks,
 

@@ -101,6 +101,14 @@ func TestBundle(t *testing.T) {
 	if nb := Bundle(m, "acme-shop", without, keys, hooks, now); len(nb.Webhooks) != 0 {
 		t.Error("a plan without webhooks must render none")
 	}
+	if b.SelfServiceKeysDisabled {
+		t.Error("self-service keys are off by default")
+	}
+	off := m.DeepCopy()
+	off.Spec.DisableSelfServiceKeys = true
+	if nb := Bundle(off, "acme-shop", withHooks, keys, hooks, now); !nb.SelfServiceKeysDisabled {
+		t.Error("spec.disableSelfServiceKeys does not reach the bundle")
+	}
 
 	// The same inputs in another order render the same document, so the Secret is not rewritten needlessly.
 	slices.Reverse(keys)

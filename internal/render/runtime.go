@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -190,6 +191,7 @@ func RuntimeArgs(rt *chatv1alpha1.ChatRuntime) []string {
 	if rt.Spec.Webhooks.AllowPrivateAddresses {
 		args = append(args, contract.BoolArg(contract.FlagWebhookAllowPrivate))
 	}
+	args = append(args, openAIArgs(rt)...)
 	if r := redisRateLimiter(rt); r != nil {
 		args = append(args, contract.Arg(contract.FlagRedisAddress, r.Address))
 		if r.TLS {
@@ -200,6 +202,42 @@ func RuntimeArgs(rt *chatv1alpha1.ChatRuntime) []string {
 		}
 	}
 	return args
+}
+
+// openAIArgs are the openai provider's arguments; the runtime's defaults stand for the fields left out.
+func openAIArgs(rt *chatv1alpha1.ChatRuntime) []string {
+	o := openAISpec(rt)
+	if o == nil {
+		return nil
+	}
+	args := []string{contract.Arg(contract.FlagOpenAIBaseURL, o.BaseURL), contract.Arg(contract.FlagOpenAIModel, o.Model)}
+	if o.Timeout != nil {
+		args = append(args, contract.Arg(contract.FlagOpenAITimeout, o.Timeout.Duration.String()))
+	}
+	if o.Temperature != "" {
+		args = append(args, contract.Arg(contract.FlagOpenAITemperature, o.Temperature))
+	}
+	for _, f := range []struct {
+		flag  string
+		value *int32
+	}{
+		{contract.FlagOpenAIMaxTokens, o.MaxTokens},
+		{contract.FlagOpenAIContextItems, o.ContextItems},
+		{contract.FlagOpenAIHistoryTokens, o.HistoryTokens},
+	} {
+		if f.value != nil {
+			args = append(args, contract.Arg(f.flag, strconv.Itoa(int(*f.value))))
+		}
+	}
+	return args
+}
+
+// openAISpec is the openai provider's configuration when the runtime answers with it, or nil.
+func openAISpec(rt *chatv1alpha1.ChatRuntime) *chatv1alpha1.OpenAISpec {
+	if rt.Spec.Assistant.Provider != chatv1alpha1.AssistantOpenAI {
+		return nil
+	}
+	return rt.Spec.Assistant.OpenAI
 }
 
 func redisRateLimiter(rt *chatv1alpha1.ChatRuntime) *chatv1alpha1.RedisRateLimiter {
@@ -221,6 +259,12 @@ func runtimeEnv(rt *chatv1alpha1.ChatRuntime) []*corev1ac.EnvVarApplyConfigurati
 	}
 	if r := redisRateLimiter(rt); r != nil && r.PasswordSecretRef != nil {
 		fromSecret(contract.EnvRedisPassword, *r.PasswordSecretRef, chatv1alpha1.DefaultRedisPasswordKey)
+	}
+	if o := openAISpec(rt); o != nil && o.APIKeySecretRef != nil {
+		fromSecret(contract.EnvOpenAIAPIKey, *o.APIKeySecretRef, chatv1alpha1.DefaultOpenAIAPIKeyKey)
+	}
+	if o := rt.Spec.OIDC; o != nil && o.SessionKeySecretRef != nil {
+		fromSecret(contract.EnvSessionKey, *o.SessionKeySecretRef, chatv1alpha1.DefaultSessionKeyKey)
 	}
 	return env
 }

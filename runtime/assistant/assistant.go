@@ -52,6 +52,24 @@ type Request struct {
 	Instructions string
 	// Locale is the BCP 47 language of the merchant's widget, for the built-in texts; "" means English.
 	Locale string
+	// History holds the conversation's earlier turns, oldest first.
+	History []Turn
+	// Delta, when set, is given the answer's text in pieces as a model writes it. The pieces may differ from the
+	// reply's final text (a model that fails midway is replaced by the offline answer), so a reader takes
+	// Reply.Text as the answer once it is returned. Responders that answer at once do not call it.
+	Delta func(piece string)
+}
+
+// Turn is one earlier message of the conversation.
+type Turn struct {
+	// Visitor is true for the visitor's messages, false for the assistant's.
+	Visitor bool
+	Text    string
+}
+
+// Usage counts the model tokens an answer took.
+type Usage struct {
+	PromptTokens, CompletionTokens int64
 }
 
 // Reply is a Responder's answer.
@@ -61,6 +79,8 @@ type Reply struct {
 	Kind    Kind
 	// Answered is false when the visitor's question could not be answered (KindFallback).
 	Answered bool
+	// Usage is what a model provider billed for the answer; zero for offline answers.
+	Usage Usage
 }
 
 // Responder answers a visitor's message.

@@ -50,7 +50,7 @@ func (r Retrieval) Respond(ctx context.Context, req Request) (Reply, error) {
 		return Reply{Text: texts.thanks, Kind: KindThanks, Answered: true}, nil
 	}
 	ix := req.Index
-	q := ix.parseQuery(req.Message)
+	q := ix.parseQuery(searchText(req))
 	matches := ix.rank(q, candidates)
 	if !r.answerable(ix, matches) {
 		return fallback(req, texts), nil
@@ -86,6 +86,10 @@ func (ix *Index) confidence(m match) float64 {
 	strength := m.score / ix.unknownIDF
 	return min(1, max(m.covered, strength/4))
 }
+
+// Fallback is the reply when the knowledge base has no answer: the merchant's fallback message, or the built-in
+// one of req's locale, with the offer to take contact details.
+func Fallback(req Request) Reply { return fallback(req, textsFor(req.Locale)) }
 
 // fallback is the reply when the knowledge base has no answer.
 func fallback(req Request, texts localeTexts) Reply {
@@ -175,4 +179,43 @@ func sentenceScore(s sentence, q query, title []int32) float64 {
 		score += qt.idf * best
 	}
 	return score
+}
+
+// searchText is what a message is searched with: a follow-up ("and how long does it take?") is searched with the
+// visitor's previous question, whose subject it leaves out.
+func searchText(req Request) string {
+	if !isFollowUp(req.Message) {
+		return req.Message
+	}
+	for i := len(req.History) - 1; i >= 0; i-- {
+		if req.History[i].Visitor {
+			return req.Message + "\n" + req.History[i].Text
+		}
+	}
+	return req.Message
+}
+
+// maxFollowUpWords is the longest message taken for a follow-up; longer ones name their subject.
+const maxFollowUpWords = 8
+
+// followUpStarts open a message that continues the previous question; followUpRefs point back to its subject.
+var (
+	followUpStarts = []string{"and", "also", "but", "so", "what about", "how about", "und", "et", "y"}
+	followUpRefs   = []string{"it", "that", "this", "they", "them", "there", "those", "these", "es", "das", "dort", "ça", "eso"}
+)
+
+// isFollowUp reports whether a message reads as a continuation of the previous question: short, and opening with
+// a conjunction or pointing back with a pronoun.
+func isFollowUp(message string) bool {
+	words := tokenize(message)
+	if len(words) == 0 || len(words) > maxFollowUpWords {
+		return false
+	}
+	text := strings.Join(words, " ")
+	for _, s := range followUpStarts {
+		if text == s || strings.HasPrefix(text, s+" ") {
+			return true
+		}
+	}
+	return slices.ContainsFunc(words, func(w string) bool { return slices.Contains(followUpRefs, w) })
 }

@@ -283,3 +283,43 @@ func TestTinyKnowledgeBase(t *testing.T) {
 		}
 	}
 }
+
+// A follow-up is understood with the previous question: "and how long does it take?" after "Do you ship to
+// Canada?" is about shipping, not about the rentals it matches on its own.
+func TestFollowUpIsSearchedWithThePreviousQuestion(t *testing.T) {
+	ix := NewIndex([]Item{
+		{ID: "ship", Title: "Shipping to Canada", Content: "We ship to Canada with Canada Post. Parcels arrive in 5 to 8 business days."},
+		{ID: "rent", Title: "Bike rentals", Content: "How long does it take to book a rental? Booking takes two minutes online."},
+		{ID: "returns", Title: "Returns", Content: "You can return unworn items within 30 days."},
+	})
+	history := []Turn{{Visitor: true, Text: "Do you ship to Canada?"}, {Text: "We ship to Canada with Canada Post."}}
+	alone := respond(t, Request{Message: "and how long does it take?", Index: ix})
+	if len(alone.Sources) == 0 || alone.Sources[0].KnowledgeID != "rent" {
+		t.Fatalf("the follow-up alone: %+v", alone)
+	}
+	got := respond(t, Request{Message: "and how long does it take?", Index: ix, History: history})
+	if len(got.Sources) == 0 || got.Sources[0].KnowledgeID != "ship" || !strings.Contains(got.Text, "5 to 8 business days") {
+		t.Errorf("the follow-up: %+v", got)
+	}
+	// A new question with its own subject is not mixed with the previous one.
+	other := respond(t, Request{Message: "Can I return unworn items within 30 days for a refund?", Index: ix, History: history})
+	if len(other.Sources) == 0 || other.Sources[0].KnowledgeID != "returns" {
+		t.Errorf("a new question: %+v", other)
+	}
+}
+
+func TestIsFollowUp(t *testing.T) {
+	for msg, want := range map[string]bool{
+		"and how long does it take?":           true,
+		"What about Germany?":                  true,
+		"how much does that cost":              true,
+		"Do you ship to Canada?":               false,
+		"What is your return policy for shoes": false,
+		"":                                     false,
+		"and if I order three pairs of shoes on a sunday evening, does it ship monday": false,
+	} {
+		if got := isFollowUp(msg); got != want {
+			t.Errorf("isFollowUp(%q) = %v", msg, got)
+		}
+	}
+}

@@ -57,3 +57,6 @@ var pleasantryFiller = toSet(`a all and again bot day everyone everybody folks f
 	help helpful i it lot much nice ok okay oh perfect so that thats the there team very was wow you
 	awesome cool later see soon night well many bis bald auf dir ihnen vielen sehr schön schoen guten und
 	hallöchen liebe lieben gute beaucoup muchas buenos buenas días dias`)
+
+// IsSmallTalk reports whether message is only a greeting, thanks or a goodbye, which needs no knowledge to answer.
+func IsSmallTalk(message string) bool { return classifySmallTalk(message) != notSmallTalk }

@@ -23,6 +23,8 @@ import (
 type Config struct {
 	Store     store.Store
 	Responder assistant.Responder
+	// Offline answers for merchants past their plan's monthly model tokens; assistant.Retrieval when nil.
+	Offline assistant.Responder
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 	// Notify is called after a use case wrote webhook deliveries to the outbox, to wake the dispatcher; may be
@@ -34,7 +36,9 @@ type Config struct {
 type Service struct {
 	store     store.Store
 	responder assistant.Responder
+	offline   assistant.Responder
 	indexes   *indexCache
+	keys      keyCache
 	now       func() time.Time
 	notify    func()
 }
@@ -44,9 +48,13 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Store == nil || cfg.Responder == nil {
 		return nil, errors.New("chat: store and responder are required")
 	}
-	s := &Service{store: cfg.Store, responder: cfg.Responder, indexes: newIndexCache(cfg.Store), now: cfg.Now, notify: cfg.Notify}
+	s := &Service{store: cfg.Store, responder: cfg.Responder, offline: cfg.Offline, indexes: newIndexCache(cfg.Store),
+		now: cfg.Now, notify: cfg.Notify}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if s.offline == nil {
+		s.offline = assistant.Retrieval{}
 	}
 	return s, nil
 }
@@ -61,12 +69,16 @@ type Question struct {
 	ConversationID string
 	// VisitorID identifies the visitor across conversations; may be empty.
 	VisitorID string
+	// Delta, when set, receives the answer in pieces as it is written (see assistant.Request.Delta).
+	Delta func(piece string)
 }
 
 // Reply is the assistant's answer, as stored.
 type Reply struct {
 	ConversationID string
 	Message        store.Message
+	// Usage is what the model provider billed for the answer; zero for offline answers.
+	Usage assistant.Usage
 }
 
 // Answer answers a visitor's message from the merchant's knowledge and stores question and answer in one
@@ -74,10 +86,14 @@ type Reply struct {
 // any work is done, and exactly again when it is written.
 func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Reply, error) {
 	exists := false
+	var history []assistant.Turn
 	if q.ConversationID != "" {
-		var err error
-		if exists, err = s.store.ConversationExists(ctx, m.MerchantID, q.ConversationID); err != nil {
-			return Reply{}, err
+		_, msgs, err := s.store.GetConversation(ctx, m.MerchantID, q.ConversationID)
+		switch {
+		case err == nil:
+			exists, history = true, turns(msgs)
+		case !errors.Is(err, store.ErrNotFound):
+			return Reply{}, fmt.Errorf("loading conversation %s: %w", q.ConversationID, err)
 		}
 	} else {
 		q.ConversationID = ids.New("conv_")
@@ -91,9 +107,14 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 	if err != nil {
 		return Reply{}, err
 	}
-	reply, err := s.responder.Respond(ctx, assistant.Request{
+	responder, err := s.responderFor(ctx, m)
+	if err != nil {
+		return Reply{}, err
+	}
+	reply, err := responder.Respond(ctx, assistant.Request{
 		Message: q.Message, Index: index, FallbackMessage: m.Assistant.FallbackMessage,
-		Instructions: m.Assistant.Instructions, Locale: m.Widget.Locale,
+		Instructions: m.Assistant.Instructions, Locale: m.Widget.Locale, History: history,
+		Delta: q.Delta,
 	})
 	if err != nil {
 		return Reply{}, fmt.Errorf("answering: %w", err)
@@ -107,6 +128,7 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 			Answered: reply.Answered, Sources: storeSources(reply.Sources)},
 		Contact: chatContact(q.Message),
 		Outbox:  Route(m),
+		Tokens:  reply.Usage.PromptTokens + reply.Usage.CompletionTokens,
 	}
 	if ex.Contact != nil {
 		ex.LeadID = ids.New("lead_")
@@ -116,7 +138,36 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 		return Reply{}, err
 	}
 	s.written(res.Deliveries)
-	return Reply{ConversationID: q.ConversationID, Message: ex.Answer}, nil
+	return Reply{ConversationID: q.ConversationID, Message: ex.Answer, Usage: reply.Usage}, nil
+}
+
+// maxHistory is the most earlier messages handed to the responder, which bounds them further by its own budget.
+const maxHistory = 20
+
+// turns are a conversation's latest messages as the responder sees them.
+func turns(msgs []store.Message) []assistant.Turn {
+	msgs = msgs[max(0, len(msgs)-maxHistory):]
+	out := make([]assistant.Turn, len(msgs))
+	for i, msg := range msgs {
+		out[i] = assistant.Turn{Visitor: msg.Role == store.RoleVisitor, Text: msg.Text}
+	}
+	return out
+}
+
+// responderFor is the service's responder, or the offline one once the merchant's answers took the plan's monthly
+// model tokens. The ceiling is checked before answering, so the answer that crosses it is given whole.
+func (s *Service) responderFor(ctx context.Context, m *tenant.Bundle) (assistant.Responder, error) {
+	if m.Plan.MonthlyTokens == 0 {
+		return s.responder, nil
+	}
+	used, err := s.store.TokensThisMonth(ctx, m.MerchantID, s.now())
+	if err != nil {
+		return nil, err
+	}
+	if used >= m.Plan.MonthlyTokens {
+		return s.offline, nil
+	}
+	return s.responder, nil
 }
 
 // checkQuota refuses a new conversation once the month's ceiling is reached. The write checks again, exactly.
@@ -174,7 +225,7 @@ func (s *Service) SaveLead(ctx context.Context, m *tenant.Bundle, f LeadForm) (s
 func (s *Service) CreateKnowledge(ctx context.Context, m *tenant.Bundle, k store.Knowledge) (store.Knowledge, error) {
 	now := s.now().UTC().Truncate(time.Millisecond)
 	k.ID, k.MerchantID, k.CreatedAt, k.UpdatedAt, k.UseCount = ids.New("kn_"), m.MerchantID, now, now, 0
-	if err := s.checkKnowledgeSize(ctx, m, k); err != nil {
+	if err := s.checkKnowledgeSize(ctx, m, k.ID, k); err != nil {
 		return store.Knowledge{}, err
 	}
 	if err := CreateKnowledge(ctx, s.store, k, int(m.Plan.KnowledgeItems)); err != nil {
@@ -189,7 +240,7 @@ func (s *Service) CreateKnowledge(ctx context.Context, m *tenant.Bundle, k store
 func (s *Service) UpdateKnowledge(ctx context.Context, m *tenant.Bundle, old, k store.Knowledge) (store.Knowledge, error) {
 	k.ID, k.MerchantID, k.CreatedAt, k.UseCount = old.ID, m.MerchantID, old.CreatedAt, old.UseCount
 	k.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
-	if err := s.checkKnowledgeSize(ctx, m, k); err != nil {
+	if err := s.checkKnowledgeSize(ctx, m, k.ID, k); err != nil {
 		return store.Knowledge{}, err
 	}
 	if err := UpdateKnowledge(ctx, s.store, k); err != nil {
@@ -199,19 +250,22 @@ func (s *Service) UpdateKnowledge(ctx context.Context, m *tenant.Bundle, old, k 
 	return k, nil
 }
 
-// checkKnowledgeSize refuses k when the merchant's other items and k together would hold more characters than
-// the plan's knowledgeCharacters, which bounds the memory of the merchant's index. Two writes racing may pass the
-// ceiling by one item: the items themselves are bounded in size.
-func (s *Service) checkKnowledgeSize(ctx context.Context, m *tenant.Bundle, k store.Knowledge) error {
+// checkKnowledgeSize refuses items when the merchant's other items (all but the one named except) and items
+// together would hold more characters than the plan's knowledgeCharacters, which bounds the memory of the
+// merchant's index. Two writes racing may pass the ceiling by one write: the items themselves are bounded in size.
+func (s *Service) checkKnowledgeSize(ctx context.Context, m *tenant.Bundle, except string, items ...store.Knowledge) error {
 	limit := int(m.Plan.KnowledgeCharacters)
 	if limit <= 0 {
 		return nil
 	}
-	others, err := s.store.KnowledgeCharacters(ctx, m.MerchantID, k.ID)
+	total, err := s.store.KnowledgeCharacters(ctx, m.MerchantID, except)
 	if err != nil {
 		return err
 	}
-	if others+utf8.RuneCountInString(k.Title)+utf8.RuneCountInString(k.Content) > limit {
+	for _, k := range items {
+		total += utf8.RuneCountInString(k.Title) + utf8.RuneCountInString(k.Content)
+	}
+	if total > limit {
 		return store.ErrKnowledgeSizeLimit
 	}
 	return nil

@@ -42,6 +42,11 @@ func RecordExchange(ctx context.Context, st store.Store, ex store.Exchange) (sto
 		if err := tx.InsertMessages(ctx, ex); err != nil {
 			return err
 		}
+		if ex.Tokens > 0 {
+			if err := tx.AddMonthlyTokens(ctx, ex.MerchantID, ex.Question.CreatedAt, ex.Tokens); err != nil {
+				return err
+			}
+		}
 		if ids := citedIDs(ex.Answer.Sources); len(ids) > 0 {
 			if err := tx.CountCitations(ctx, ex.MerchantID, ids); err != nil {
 				return err
@@ -102,6 +107,8 @@ func validateExchange(ex store.Exchange) error {
 		return fmt.Errorf("question and answer share the ID %q", ex.Question.ID)
 	case ex.MonthlyLimit < 0:
 		return fmt.Errorf("monthly limit %d is negative", ex.MonthlyLimit)
+	case ex.Tokens < 0:
+		return fmt.Errorf("tokens %d are negative", ex.Tokens)
 	case ex.Contact != nil && ex.LeadID == "":
 		return errors.New("lead ID is empty")
 	}

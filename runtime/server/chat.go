@@ -62,20 +62,38 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, m *tenant.Bundle
 		return err
 	}
 
-	reply, err := s.chat.Answer(r.Context(), m, chat.Question{Message: message, ConversationID: conversationID, VisitorID: visitor})
+	q := chat.Question{Message: message, ConversationID: conversationID, VisitorID: visitor}
+	if wantsEventStream(r) {
+		return s.answerStream(w, r, m, q)
+	}
+	reply, err := s.chat.Answer(r.Context(), m, q)
+	if err != nil {
+		return s.chatError(m, err)
+	}
+	s.counted(m, reply)
+	writeJSON(w, http.StatusOK, replyJSON(reply))
+	return nil
+}
+
+// chatError explains a failed answer.
+func (s *Server) chatError(m *tenant.Bundle, err error) error {
 	if errors.Is(err, store.ErrQuotaExceeded) {
 		return s.quotaExceeded(m)
 	}
-	if err != nil {
-		return err
-	}
+	return err
+}
+
+// counted counts a reply in the metrics.
+func (s *Server) counted(m *tenant.Bundle, reply chat.Reply) {
+	s.chats.WithLabelValues(m.MerchantID, boolLabel(reply.Message.Answered)).Inc()
+	s.tokens.WithLabelValues(m.MerchantID, "prompt").Add(float64(reply.Usage.PromptTokens))
+	s.tokens.WithLabelValues(m.MerchantID, "completion").Add(float64(reply.Usage.CompletionTokens))
+}
+
+func replyJSON(reply chat.Reply) chatResponse {
 	a := reply.Message
-	s.chats.WithLabelValues(m.MerchantID, boolLabel(a.Answered)).Inc()
-	writeJSON(w, http.StatusOK, chatResponse{
-		ConversationID: reply.ConversationID, MessageID: a.ID, Answer: a.Text,
-		Sources: sourcesJSON(a.Sources), Answered: a.Answered, CreatedAt: a.CreatedAt,
-	})
-	return nil
+	return chatResponse{ConversationID: reply.ConversationID, MessageID: a.ID, Answer: a.Text,
+		Sources: sourcesJSON(a.Sources), Answered: a.Answered, CreatedAt: a.CreatedAt}
 }
 
 // validateChat checks a decoded chat request's values.

@@ -310,6 +310,7 @@ type overviewJSON struct {
 	UnansweredRate             float64        `json:"unanswered_rate"`
 	AvgMessagesPerConversation float64        `json:"avg_messages_per_conversation"`
 	Leads                      int            `json:"leads"`
+	ModelTokens                int64          `json:"model_tokens"`
 	TopQuestions               []questionJSON `json:"top_questions"`
 	UnansweredQuestions        []questionJSON `json:"unanswered_questions"`
 	Daily                      []dayJSON      `json:"daily"`
@@ -342,7 +343,7 @@ func (s *Server) analyticsOverview(w http.ResponseWriter, r *http.Request, m *te
 
 func toOverviewJSON(o store.Overview, from, to time.Time) overviewJSON {
 	out := overviewJSON{From: from, To: to, Conversations: o.Conversations, Messages: o.Messages, Visitors: o.Visitors,
-		Leads: o.Leads, TopQuestions: questions(o.TopQuestions), UnansweredQuestions: questions(o.UnansweredQuestions),
+		Leads: o.Leads, ModelTokens: o.ModelTokens, TopQuestions: questions(o.TopQuestions), UnansweredQuestions: questions(o.UnansweredQuestions),
 		Daily: make([]dayJSON, len(o.Daily))}
 	if replies := o.AnsweredMessages + o.UnansweredMessages; replies > 0 {
 		out.AnsweredRate = float64(o.AnsweredMessages) / float64(replies)

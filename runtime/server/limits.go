@@ -30,4 +30,20 @@ func (s *Server) limit(w http.ResponseWriter, r *http.Request, m *tenant.Bundle)
 	return nil
 }
 
+// limitOwner applies the merchant's owners' own request rate (ratelimit.Owner), never the visitors', and sets
+// the RateLimit headers under the policy "owners".
+func (s *Server) limitOwner(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
+	key, plan := ratelimit.Owner(m.MerchantID)
+	ok, remaining, wait := s.limiter.Allow(r.Context(), key, plan, s.now())
+	h := w.Header()
+	h.Set(headerRateLimitPolicy, fmt.Sprintf(`"owners";q=%d;w=1`, plan.RequestsPerSecond))
+	h.Set(headerRateLimit, fmt.Sprintf(`"owners";r=%d;t=%d`, remaining, ceilSeconds(wait)))
+	if !ok {
+		h.Set(headerRetryAfter, strconv.Itoa(max(1, ceilSeconds(wait))))
+		return newError(http.StatusTooManyRequests, codeRateLimited,
+			"more than %d requests per second by this merchant's owners; retry after the Retry-After delay", plan.RequestsPerSecond)
+	}
+	return nil
+}
+
 func ceilSeconds(d time.Duration) int { return int(math.Ceil(d.Seconds())) }

@@ -26,6 +26,7 @@ func (s *Server) routes() http.Handler {
 	rt.handle("knowledge_item", "PUT /api/v1/knowledge/{id}", s.owner(s.updateKnowledge))
 	rt.handle("knowledge_item", "DELETE /api/v1/knowledge/{id}", s.owner(s.deleteKnowledge))
 	rt.handle("analytics_overview", "GET /api/v1/analytics/overview", s.owner(s.analyticsOverview))
+	rt.handle("usage", "GET /api/v1/usage", s.owner(s.usage))
 	rt.handle("leads", "POST /api/v1/leads", s.visitor(s.createLead))
 	rt.handle("leads", "GET /api/v1/leads", s.owner(s.listLeads))
 	rt.handle("leads", "OPTIONS /api/v1/leads", http.HandlerFunc(preflight))
@@ -39,6 +40,10 @@ func (s *Server) routes() http.Handler {
 		w.Header().Set("Content-Type", contentTypeJSON)
 		_, _ = w.Write(s.openAPI)
 	}))
+	if s.dashboard != nil {
+		rt.handle("dashboard", "GET /dashboard/", s.dashboard)
+		rt.handle("dashboard", "POST /dashboard/", s.dashboard)
+	}
 	rt.handle("healthz", "GET /healthz", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	}))
@@ -139,12 +144,12 @@ func (s *Server) visitor(h func(http.ResponseWriter, *http.Request, *tenant.Bund
 	}
 }
 
-// owner wraps a dashboard handler with bearer authentication and the merchant's rate limit.
+// owner wraps a dashboard handler with bearer authentication and the owners' own rate limit.
 func (s *Server) owner(h func(http.ResponseWriter, *http.Request, *tenant.Bundle) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		m, err := s.authenticateOwner(r)
 		if err == nil {
-			err = s.limit(w, r, m)
+			err = s.limitOwner(w, r, m)
 		}
 		if err == nil {
 			err = h(w, r, m)

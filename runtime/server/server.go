@@ -44,19 +44,23 @@ type Config struct {
 	// TrustedProxies are the networks of the proxies in front of the runtime whose X-Forwarded-For names the
 	// client address the abuse limits count; from anyone else X-Forwarded-For is ignored.
 	TrustedProxies []netip.Prefix
+	// Dashboard, when set, serves the merchants' dashboard under /dashboard/ (runtime/dashboard).
+	Dashboard http.Handler
 }
 
 // Server serves the runtime's HTTP interface.
 type Server struct {
-	tenants   *tenant.Registry
-	chat      *chat.Service
-	store     store.Reader
-	verifier  TokenVerifier
-	limiter   RateLimiter
-	log       *slog.Logger
-	registry  *prometheus.Registry
-	metrics   *httpMetrics
-	chats     *prometheus.CounterVec
+	tenants  *tenant.Registry
+	chat     *chat.Service
+	store    store.Reader
+	verifier TokenVerifier
+	limiter  RateLimiter
+	log      *slog.Logger
+	registry *prometheus.Registry
+	metrics  *httpMetrics
+	chats    *prometheus.CounterVec
+	// tokens counts the model tokens of the answers by merchant.
+	tokens    *prometheus.CounterVec
 	now       func() time.Time
 	openAPI   []byte
 	publicURL string
@@ -65,6 +69,7 @@ type Server struct {
 	trustedProxies []netip.Prefix
 	// conversations counts new conversations per client address and visitor for the abuse limits.
 	conversations *ratelimit.Keyed
+	dashboard     http.Handler
 	handler       http.Handler
 }
 
@@ -80,6 +85,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		tenants: cfg.Tenants, chat: cfg.Chat, store: cfg.Chat.Store(), verifier: cfg.Verifier,
 		limiter: cfg.Limiter, log: cfg.Logger, registry: cfg.Registry, now: cfg.Now, openAPI: doc, publicURL: strings.TrimRight(cfg.PublicURL, "/"),
+		dashboard:      cfg.Dashboard,
 		trustedProxies: cfg.TrustedProxies, conversations: ratelimit.NewKeyed(maxAbuseKeys),
 	}
 	if s.publicURL != "" {
@@ -105,8 +111,14 @@ func New(cfg Config) (*Server, error) {
 		Name: "parley_runtime_chat_replies_total",
 		Help: "Replies to visitors by merchant and whether the knowledge base could answer.",
 	}, []string{"merchant", "answered"})
-	if err := cfg.Registry.Register(s.chats); err != nil {
-		return nil, fmt.Errorf("registering chat metrics: %w", err)
+	s.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "parley_runtime_chat_model_tokens_total",
+		Help: "Model tokens the merchants' answers took, by merchant and kind (prompt, completion).",
+	}, []string{"merchant", "kind"})
+	for _, c := range []prometheus.Collector{s.chats, s.tokens} {
+		if err := cfg.Registry.Register(c); err != nil {
+			return nil, fmt.Errorf("registering chat metrics: %w", err)
+		}
 	}
 	s.handler = s.instrument(s.routes())
 	return s, nil

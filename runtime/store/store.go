@@ -58,6 +58,9 @@ type Reader interface {
 	// ConversationsThisMonth returns how many conversations the merchant started in the UTC month of now.
 	ConversationsThisMonth(ctx context.Context, merchantID string, now time.Time) (int, error)
 
+	// TokensThisMonth returns the model tokens the merchant's answers took in the UTC month of now.
+	TokensThisMonth(ctx context.Context, merchantID string, now time.Time) (int64, error)
+
 	// ConversationExists reports whether the merchant has a conversation with this ID.
 	ConversationExists(ctx context.Context, merchantID, id string) (bool, error)
 
@@ -103,6 +106,11 @@ type Reader interface {
 
 	// GetDelivery returns one delivery with its attempts, oldest first, or ErrNotFound.
 	GetDelivery(ctx context.Context, merchantID, id string) (Delivery, []Attempt, error)
+	// ListAPIKeys returns the merchant's self-service API keys, revoked ones included, newest first.
+	ListAPIKeys(ctx context.Context, merchantID string) ([]APIKey, error)
+	// APIKeyByHash returns the unrevoked self-service key whose SHA-256 is sha256Hex, of any merchant, or
+	// ErrNotFound.
+	APIKeyByHash(ctx context.Context, sha256Hex string) (APIKey, error)
 }
 
 // Tx is one write transaction's statements. Each is a single step; the rules that combine them are package
@@ -118,8 +126,11 @@ type Tx interface {
 	// concurrency, across replicas.
 	ClaimMonthlySlot(ctx context.Context, merchantID string, at time.Time, limit int) (bool, error)
 
-	// InsertMessages inserts the exchange's question and answer.
+	// InsertMessages inserts the exchange's question and answer, the answer with the exchange's model tokens.
 	InsertMessages(ctx context.Context, ex Exchange) error
+
+	// AddMonthlyTokens adds n model tokens to the merchant's total of the UTC month of at.
+	AddMonthlyTokens(ctx context.Context, merchantID string, at time.Time, n int64) error
 
 	// CountCitations adds one to the use count of each of the knowledge items.
 	CountCitations(ctx context.Context, merchantID string, knowledgeIDs []string) error
@@ -182,6 +193,29 @@ type Tx interface {
 	// ReopenDelivery makes a delivery pending again, due at now, with no lease and no last error, and enables
 	// its endpoint again.
 	ReopenDelivery(ctx context.Context, d Delivery, now time.Time) error
+	// InsertAPIKey stores a new self-service API key.
+	InsertAPIKey(ctx context.Context, k APIKey) error
+	// RevokeAPIKey revokes the merchant's unrevoked key id at at, or returns ErrNotFound.
+	RevokeAPIKey(ctx context.Context, merchantID, id string, at time.Time) error
+	// TouchAPIKey records that the merchant's key id was used at at.
+	TouchAPIKey(ctx context.Context, merchantID, id string, at time.Time) error
+}
+
+// APIKey is a self-service API key, created by a merchant's owner in the dashboard and known only by its
+// SHA-256, like the keys declared as APIKey resources.
+type APIKey struct {
+	MerchantID string
+	// ID is the key's public identifier, the part after its type prefix ("pk_<id>_...").
+	ID string
+	// Type is "publishable" or "secret".
+	Type string
+	// SHA256 is the lowercase hex SHA-256 of the whole key.
+	SHA256    string
+	CreatedAt time.Time
+	// LastUsedAt is when the key was last used (to the minute); zero when never.
+	LastUsedAt time.Time
+	// RevokedAt is when the key was revoked; zero while it is usable.
+	RevokedAt time.Time
 }
 
 // Event is an event ready for the outbox: its payload and the endpoints it goes to.
@@ -209,6 +243,8 @@ type Exchange struct {
 	Contact *Contact
 	// LeadID is the ID a lead created by this exchange gets.
 	LeadID string
+	// Tokens are the model tokens the answer took; 0 for offline answers.
+	Tokens int64
 	// Outbox says where the events of this exchange go: conversation.created when it starts the conversation,
 	// lead.created or lead.updated when it carries a contact.
 	Outbox Outbox
@@ -319,6 +355,8 @@ type Overview struct {
 	// AnsweredMessages and UnansweredMessages count assistant messages.
 	AnsweredMessages   int
 	UnansweredMessages int
+	// ModelTokens are the model tokens the answers took.
+	ModelTokens int64
 	// Leads counts the leads captured in the range.
 	Leads int
 	// TopQuestions are the most asked visitor questions (normalised: lower case, punctuation and extra spaces

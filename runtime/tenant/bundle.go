@@ -76,6 +76,8 @@ type Bundle struct {
 	Webhooks []Webhook `json:"webhooks,omitempty"`
 	// Suspended refuses chat while keeping everything else.
 	Suspended bool `json:"suspended,omitempty"`
+	// SelfServiceKeysDisabled refuses the keys owners create in the dashboard, and their creation.
+	SelfServiceKeysDisabled bool `json:"selfServiceKeysDisabled,omitempty"`
 }
 
 // Plan is a plan's limits and features as resolved for a merchant.
@@ -93,6 +95,8 @@ type Plan struct {
 	// KnowledgeCharacters is the ceiling of the characters of all knowledge items (titles and contents), which
 	// bounds the memory of the merchant's retrieval index; 0 means none.
 	KnowledgeCharacters int32 `json:"knowledgeCharacters,omitempty"`
+	// MonthlyTokens is the monthly ceiling of model tokens, past which the offline assistant answers; 0 means none.
+	MonthlyTokens int64 `json:"monthlyTokens,omitempty"`
 	// APIAccess allows secret keys on the REST API.
 	APIAccess bool `json:"apiAccess"`
 	// Webhooks allows webhook deliveries.
@@ -234,7 +238,7 @@ func (b *Bundle) Validate() error {
 	if b.Plan.Burst < 1 {
 		fail("plan.burst must be positive")
 	}
-	if b.Plan.MonthlyConversations < 0 || b.Plan.KnowledgeItems < 0 || b.Plan.KnowledgeCharacters < 0 {
+	if b.Plan.MonthlyConversations < 0 || b.Plan.KnowledgeItems < 0 || b.Plan.KnowledgeCharacters < 0 || b.Plan.MonthlyTokens < 0 {
 		fail("plan ceilings must not be negative")
 	}
 	if b.Plan.ConversationsPerAddressPerHour < 0 || b.Plan.ConversationsPerVisitorPerHour < 0 {

@@ -38,6 +38,12 @@ type runtimeEnv struct {
 // newRuntime starts a runtime serving widget.js and the API.
 func newRuntime(t *testing.T) *runtimeEnv {
 	t.Helper()
+	return newRuntimeAnswering(t, assistant.Retrieval{})
+}
+
+// newRuntimeAnswering is newRuntime with its answers written by responder.
+func newRuntimeAnswering(t *testing.T, responder assistant.Responder) *runtimeEnv {
+	t.Helper()
 	log := slog.New(slog.DiscardHandler)
 	reg := prometheus.NewRegistry()
 	tenants, err := tenant.NewRegistry(log, reg)
@@ -53,7 +59,7 @@ func newRuntime(t *testing.T) *runtimeEnv {
 	// The listener comes first: the runtime writes its own address into widget.js.
 	ts := httptest.NewUnstartedServer(nil)
 	url := "http://" + ts.Listener.Addr().String()
-	svc, err := chat.New(chat.Config{Store: st, Responder: assistant.Retrieval{}})
+	svc, err := chat.New(chat.Config{Store: st, Responder: responder})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -98,18 +98,43 @@
     if (text) n.textContent = text;
     return n;
   }
-  function request(method, path, body) {
+  function request(method, path, body, onDelta) {
     var headers = { "X-API-Key": key };
+    if (onDelta) headers.Accept = "text/event-stream";
     var v = visitor();
     if (v) headers["X-Visitor-ID"] = v;
     if (body) headers["Content-Type"] = "application/json";
     return fetch(api + path, { method: method, headers: headers, body: body ? JSON.stringify(body) : undefined, credentials: "omit" })
       .then(function (res) {
-        return res.json().catch(function () { return {}; }).then(function (data) {
-          if (!res.ok) throw { code: (data.error && data.error.code) || "failed", retryAfter: res.headers.get("Retry-After") };
-          return data;
-        });
-      }, function () { throw { code: "offline" }; });
+        if (!onDelta || !res.ok || !res.body || !/^text\/event-stream/.test(res.headers.get("Content-Type"))) return answerOf(res);
+        // The answer as server-sent events: delta pieces, then the stored reply (sources), then end.
+        var reader = res.body.getReader(), dec = new TextDecoder(), buf = "";
+        function pump() {
+          return reader.read().then(function (r) {
+            buf += dec.decode(r.value, { stream: !r.done });
+            var parts = buf.split("\n\n"), reply;
+            buf = parts.pop();
+            parts.forEach(function (p) {
+              var ev = /^event: (.*)$/m.exec(p), data = JSON.parse((/^data: (.*)$/m.exec(p) || [0, "{}"])[1]);
+              ev = ev && ev[1];
+              if (ev === "delta") onDelta(data.text);
+              if (ev === "sources") reply = data;
+              if (ev === "error") throw { code: (data.error && data.error.code) || "failed" };
+            });
+            if (reply) { reader.cancel(); return reply; }
+            if (r.done) throw { code: "failed" };
+            return pump();
+          });
+        }
+        return pump();
+      }, function () { throw { code: "offline" }; })
+      .catch(function (e) { throw e && e.code ? e : { code: "offline" }; });
+  }
+  function answerOf(res) {
+    return res.json().catch(function () { return {}; }).then(function (data) {
+      if (!res.ok) throw { code: (data.error && data.error.code) || "failed", retryAfter: res.headers.get("Retry-After") };
+      return data;
+    });
   }
 
   var host = el("div", { "data-parley": "" });
@@ -321,7 +346,14 @@
     log.scrollTop = log.scrollHeight;
     var body = { message: text };
     if (state.conversation_id) body.conversation_id = state.conversation_id;
-    request("POST", "/api/v1/chat", body).then(function (res) {
+    var live, liveText = "";
+    request("POST", "/api/v1/chat", body, function (piece) {
+      if (!live) { typing.hidden = true; live = addMessage({ role: "bot", text: "" }); }
+      live.lastChild.textContent = liveText += piece;
+      log.scrollTop = log.scrollHeight;
+    }).then(function (res) {
+      // The stored reply replaces the pieces: it is the whole answer, with its sources.
+      if (live) log.removeChild(live);
       state.conversation_id = res.conversation_id;
       var m = { role: "bot", text: res.answer, sources: (res.sources || []).map(function (s) { return { title: s.title, url: s.url }; }) };
       var sent = state.messages.some(function (x) { return x.lead; });
@@ -335,6 +367,7 @@
         log.scrollTop = log.scrollHeight;
       }
     }, function (err) {
+      if (live) log.removeChild(live);
       err.retry = function () { ask(text); };
       showError(err);
     }).then(function () {

@@ -48,6 +48,18 @@ func (tx writeTx) ClaimMonthlySlot(ctx context.Context, merchantID string, at ti
 	return tag.RowsAffected() == 1, nil
 }
 
+// AddMonthlyTokens adds n to the merchant's model tokens of the month of at.
+func (tx writeTx) AddMonthlyTokens(ctx context.Context, merchantID string, at time.Time, n int64) error {
+	_, err := tx.Exec(ctx, `
+		INSERT INTO monthly_tokens AS mt (merchant_id, month, tokens) VALUES ($1, $2, $3)
+		ON CONFLICT (merchant_id, month) DO UPDATE SET tokens = mt.tokens + excluded.tokens`,
+		merchantID, storeutil.Month(at), n)
+	if err != nil {
+		return fmt.Errorf("counting model tokens: %w", err)
+	}
+	return nil
+}
+
 // InsertMessages inserts the exchange's two messages.
 func (tx writeTx) InsertMessages(ctx context.Context, ex store.Exchange) error {
 	q, a := ex.Question, ex.Answer
@@ -57,11 +69,11 @@ func (tx writeTx) InsertMessages(ctx context.Context, ex store.Exchange) error {
 	}
 	_, err = tx.Exec(ctx, `
 		INSERT INTO messages
-			(merchant_id, conversation_id, id, role, text, normalized, reply_to, created_at, sources, answered)
-		VALUES ($1, $2, $3, $4, $5, $6, '', $7, $8, $9), ($1, $2, $10, $11, $12, '', $3, $13, $14, $15)`,
+			(merchant_id, conversation_id, id, role, text, normalized, reply_to, created_at, sources, answered, tokens)
+		VALUES ($1, $2, $3, $4, $5, $6, '', $7, $8, $9, 0), ($1, $2, $10, $11, $12, '', $3, $13, $14, $15, $16)`,
 		ex.MerchantID, ex.ConversationID, q.ID, string(store.RoleVisitor), q.Text, storeutil.NormalizeQuestion(q.Text),
 		stamp(q.CreatedAt), qSources, q.Answered,
-		a.ID, string(store.RoleAssistant), a.Text, stamp(a.CreatedAt), aSources, a.Answered)
+		a.ID, string(store.RoleAssistant), a.Text, stamp(a.CreatedAt), aSources, a.Answered, ex.Tokens)
 	if err != nil {
 		return fmt.Errorf("inserting messages %s and %s: %w", q.ID, a.ID, err)
 	}

@@ -58,12 +58,12 @@ func overviewTotals(ctx context.Context, tx pgx.Tx, r overviewRange, o *store.Ov
 	return nil
 }
 
-// overviewAnswers counts the assistant messages that answered and those that could not.
+// overviewAnswers counts the assistant messages that answered and those that could not, and their model tokens.
 func overviewAnswers(ctx context.Context, tx pgx.Tx, r overviewRange, o *store.Overview) error {
 	err := tx.QueryRow(ctx, `
-		SELECT COUNT(*) FILTER (WHERE m.answered), COUNT(*) FILTER (WHERE NOT m.answered)
+		SELECT COUNT(*) FILTER (WHERE m.answered), COUNT(*) FILTER (WHERE NOT m.answered), COALESCE(SUM(m.tokens), 0)::bigint
 		FROM `+joinInRange+` WHERE m.role = 'assistant' AND `+inRange, r.args()...).
-		Scan(&o.AnsweredMessages, &o.UnansweredMessages)
+		Scan(&o.AnsweredMessages, &o.UnansweredMessages, &o.ModelTokens)
 	if err != nil {
 		return fmt.Errorf("counting answers: %w", err)
 	}

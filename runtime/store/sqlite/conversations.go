@@ -42,6 +42,18 @@ func (tx writeTx) ClaimMonthlySlot(ctx context.Context, merchantID string, at ti
 	return n == 1, nil
 }
 
+// AddMonthlyTokens adds n to the merchant's model tokens of the month of at.
+func (tx writeTx) AddMonthlyTokens(ctx context.Context, merchantID string, at time.Time, n int64) error {
+	_, err := tx.ExecContext(ctx, `
+		INSERT INTO monthly_tokens (merchant_id, month, tokens) VALUES (?, ?, ?)
+		ON CONFLICT (merchant_id, month) DO UPDATE SET tokens = tokens + excluded.tokens`,
+		merchantID, storeutil.Month(at), n)
+	if err != nil {
+		return fmt.Errorf("counting model tokens: %w", err)
+	}
+	return nil
+}
+
 // InsertMessages inserts the exchange's two messages.
 func (tx writeTx) InsertMessages(ctx context.Context, ex store.Exchange) error {
 	q, a := ex.Question, ex.Answer
@@ -51,12 +63,12 @@ func (tx writeTx) InsertMessages(ctx context.Context, ex store.Exchange) error {
 	}
 	_, err = tx.ExecContext(ctx, `
 		INSERT INTO messages
-			(merchant_id, conversation_id, id, role, text, normalized, reply_to, created_at, sources, answered)
-		VALUES (?, ?, ?, ?, ?, ?, '', ?, ?, ?), (?, ?, ?, ?, ?, '', ?, ?, ?, ?)`,
+			(merchant_id, conversation_id, id, role, text, normalized, reply_to, created_at, sources, answered, tokens)
+		VALUES (?, ?, ?, ?, ?, ?, '', ?, ?, ?, 0), (?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?)`,
 		ex.MerchantID, ex.ConversationID, q.ID, string(store.RoleVisitor), q.Text, storeutil.NormalizeQuestion(q.Text),
 		storeutil.Millis(q.CreatedAt), qSources, boolInt(q.Answered),
 		ex.MerchantID, ex.ConversationID, a.ID, string(store.RoleAssistant), a.Text, q.ID,
-		storeutil.Millis(a.CreatedAt), aSources, boolInt(a.Answered))
+		storeutil.Millis(a.CreatedAt), aSources, boolInt(a.Answered), ex.Tokens)
 	if err != nil {
 		return fmt.Errorf("inserting messages %s and %s: %w", q.ID, a.ID, err)
 	}

@@ -57,12 +57,12 @@ func overviewLeads(ctx context.Context, tx *txn, r overviewRange, o *store.Overv
 	return nil
 }
 
-// overviewAnswers counts the assistant messages that answered and those that could not.
+// overviewAnswers counts the assistant messages that answered and those that could not, and their model tokens.
 func overviewAnswers(ctx context.Context, tx *txn, r overviewRange, o *store.Overview) error {
 	err := tx.QueryRowContext(ctx, `
-		SELECT COALESCE(SUM(m.answered), 0), COALESCE(SUM(1 - m.answered), 0)
+		SELECT COALESCE(SUM(m.answered), 0), COALESCE(SUM(1 - m.answered), 0), COALESCE(SUM(m.tokens), 0)
 		FROM `+joinInRange+` WHERE m.role = 'assistant' AND `+inRange, r.args()...).
-		Scan(&o.AnsweredMessages, &o.UnansweredMessages)
+		Scan(&o.AnsweredMessages, &o.UnansweredMessages, &o.ModelTokens)
 	if err != nil {
 		return fmt.Errorf("counting answers: %w", err)
 	}

@@ -27,9 +27,11 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Knowledge", h.knowledge)
 	t.Run("ListKnowledge", h.listKnowledge)
 	t.Run("Overview", h.overview)
+	t.Run("ModelTokens", h.modelTokens)
 	t.Run("Isolation", h.isolation)
 	t.Run("Leads", h.leads)
 	t.Run("Outbox", h.outbox)
+	t.Run("APIKeys", h.apiKeys)
 	t.Run("Lifecycle", h.lifecycle)
 }
 

@@ -279,6 +279,26 @@ func (l Reads) ConversationsThisMonth(ctx context.Context, merchantID string, no
 	return counts[0], nil
 }
 
+// TokensThisMonth returns the model tokens the merchant's answers took in the UTC month of now.
+func (l Reads) TokensThisMonth(ctx context.Context, merchantID string, now time.Time) (int64, error) {
+	w := NewWhere(l.Dialect)
+	w.Add("merchant_id = ? AND month = ?", merchantID, Month(now))
+	counts, err := QueryList(ctx, l.Query, `SELECT tokens FROM monthly_tokens WHERE `+w.String(), w.Args, scanInt64)
+	if err != nil {
+		return 0, fmt.Errorf("counting model tokens of the month: %w", err)
+	}
+	if len(counts) == 0 {
+		return 0, nil
+	}
+	return counts[0], nil
+}
+
+func scanInt64(row Scanner) (int64, error) {
+	var n int64
+	err := row.Scan(&n)
+	return n, err
+}
+
 // ConversationExists reports whether the merchant has a conversation with this ID.
 func (l Reads) ConversationExists(ctx context.Context, merchantID, id string) (bool, error) {
 	w := NewWhere(l.Dialect)

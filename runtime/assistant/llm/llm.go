@@ -1,0 +1,183 @@
+// Package llm answers visitors with a language model behind an OpenAI-compatible chat completions endpoint
+// (OpenAI, Azure OpenAI, vLLM, Ollama, llama.cpp's server, LM Studio, OpenRouter), grounded in the knowledge
+// items the offline index retrieves. When the model fails, times out or answers nothing, the offline answer is
+// given instead: a visitor never waits on, or sees, a provider's outage.
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/parley-dev/parley/runtime/assistant"
+)
+
+// Config wires a Responder.
+type Config struct {
+	// BaseURL is the API's address, such as https://api.openai.com/v1.
+	BaseURL string
+	// Model is the model name sent with each request.
+	Model string
+	// APIKey is sent as a bearer token; none is sent when empty.
+	APIKey string
+	// Timeout bounds one answer, from the request to the last piece.
+	Timeout time.Duration
+	// Temperature is the sampling temperature.
+	Temperature float64
+	// MaxTokens caps the tokens of one answer.
+	MaxTokens int
+	// ContextItems is how many retrieved knowledge items the prompt carries.
+	ContextItems int
+	// HistoryTokens bounds the conversation's earlier turns in the prompt, in estimated tokens.
+	HistoryTokens int
+	// Offline answers when the model cannot, and answers greetings and thanks without asking it.
+	Offline assistant.Responder
+	// HTTPClient sends the requests; http.DefaultClient's transport when nil.
+	HTTPClient *http.Client
+	Logger     *slog.Logger
+	Registry   prometheus.Registerer
+}
+
+// Responder answers with the model. It is safe for concurrent use.
+type Responder struct {
+	client  openai.Client
+	cfg     Config
+	log     *slog.Logger
+	offline *prometheus.CounterVec
+}
+
+var _ assistant.Responder = (*Responder)(nil)
+
+// The reasons an answer came from the offline assistant, the values of the fallback counter's label.
+const (
+	reasonTimeout = "timeout"
+	reasonError   = "error"
+	reasonEmpty   = "empty"
+)
+
+// New builds a Responder from cfg.
+func New(cfg Config) (*Responder, error) {
+	switch {
+	case cfg.BaseURL == "" || cfg.Model == "":
+		return nil, errors.New("llm: the base URL and the model are required")
+	case cfg.Offline == nil || cfg.Logger == nil || cfg.Registry == nil:
+		return nil, errors.New("llm: the offline responder, logger and registry are required")
+	case cfg.Timeout <= 0 || cfg.MaxTokens <= 0 || cfg.ContextItems <= 0:
+		return nil, errors.New("llm: the timeout, max tokens and context items must be positive")
+	}
+	httpClient := cfg.HTTPClient
+	if httpClient == nil {
+		httpClient = &http.Client{}
+	}
+	r := &Responder{cfg: cfg, log: cfg.Logger}
+	// The options are explicit, so that no OPENAI_* variable of the environment changes where the key goes.
+	r.client = openai.NewClient(option.WithBaseURL(cfg.BaseURL), option.WithAPIKey(cfg.APIKey),
+		option.WithHTTPClient(httpClient), option.WithMaxRetries(0))
+	r.offline = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "parley_runtime_assistant_offline_answers_total",
+		Help: "Answers given by the offline assistant because the model failed, by reason (timeout, error, empty).",
+	}, []string{"reason"})
+	if err := cfg.Registry.Register(r.offline); err != nil {
+		return nil, fmt.Errorf("registering the assistant's metrics: %w", err)
+	}
+	for _, reason := range []string{reasonTimeout, reasonError, reasonEmpty} {
+		r.offline.WithLabelValues(reason)
+	}
+	return r, nil
+}
+
+// Respond answers req with the model over the retrieved items, or with the offline assistant when the message is
+// small talk or the model fails. Only the caller's own cancellation is returned as an error.
+func (r *Responder) Respond(ctx context.Context, req assistant.Request) (assistant.Reply, error) {
+	if assistant.IsSmallTalk(req.Message) {
+		return r.cfg.Offline.Respond(ctx, req)
+	}
+	var hits []assistant.Hit
+	if req.Index.Len() > 0 {
+		hits = req.Index.Search(retrievalQuery(req), r.cfg.ContextItems)
+	}
+	reply, err := r.ask(ctx, req, hits)
+	if err == nil {
+		return reply, nil
+	}
+	if ctx.Err() != nil {
+		return assistant.Reply{}, fmt.Errorf("asking the model: %w", ctx.Err())
+	}
+	reason := reasonError
+	switch {
+	case errors.Is(err, errEmpty):
+		reason = reasonEmpty
+	case errors.Is(err, context.DeadlineExceeded):
+		reason = reasonTimeout
+	}
+	r.offline.WithLabelValues(reason).Inc()
+	// err carries the status and the provider's URL, never the key: openai-go's errors omit the request headers.
+	r.log.WarnContext(ctx, "the model did not answer; giving the offline answer", "reason", reason, "model", r.cfg.Model,
+		"error", err.Error())
+	return r.cfg.Offline.Respond(ctx, req)
+}
+
+// errEmpty is a reply with no text.
+var errEmpty = errors.New("the model's answer is empty")
+
+// ask streams the model's answer to req and reads it into a reply.
+func (r *Responder) ask(ctx context.Context, req assistant.Request, hits []assistant.Hit) (assistant.Reply, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	defer cancel()
+	params := openai.ChatCompletionNewParams{
+		Model:       r.cfg.Model,
+		Messages:    prompt(req, hits, r.cfg.HistoryTokens),
+		Temperature: openai.Float(r.cfg.Temperature),
+		// max_tokens rather than max_completion_tokens: every compatible server reads it.
+		MaxTokens:     openai.Int(int64(r.cfg.MaxTokens)),
+		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+	}
+	stream := r.client.Chat.Completions.NewStreaming(ctx, params)
+	defer func() { _ = stream.Close() }()
+	var text strings.Builder
+	var usage assistant.Usage
+	sent := 0
+	for stream.Next() {
+		chunk := stream.Current()
+		if chunk.JSON.Usage.Valid() {
+			usage = assistant.Usage{PromptTokens: chunk.Usage.PromptTokens, CompletionTokens: chunk.Usage.CompletionTokens}
+		}
+		for _, c := range chunk.Choices {
+			if c.Index == 0 {
+				text.WriteString(c.Delta.Content)
+			}
+		}
+		sent = pass(req.Delta, text.String(), sent)
+	}
+	if err := stream.Err(); err != nil {
+		return assistant.Reply{}, fmt.Errorf("the chat completion from %s: %w", r.cfg.BaseURL, err)
+	}
+	answer := strings.TrimSpace(text.String())
+	if answer == "" {
+		return assistant.Reply{}, errEmpty
+	}
+	reply := readAnswer(req, answer, hits)
+	reply.Usage = usage
+	return reply, nil
+}
+
+// pass gives req.Delta the text written since the first sent bytes, and returns how much has been sent. While the
+// text could still become the refusal (NO_ANSWER), it is held back: the visitor sees the fallback instead.
+func pass(delta func(string), text string, sent int) int {
+	if delta == nil || len(text) == sent {
+		return sent
+	}
+	if start := strings.TrimSpace(text); strings.HasPrefix(noAnswer, start) || strings.HasPrefix(start, noAnswer) {
+		return sent
+	}
+	delta(text[sent:])
+	return len(text)
+}

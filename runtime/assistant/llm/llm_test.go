@@ -1,0 +1,256 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/parley-dev/parley/internal/testutil/fakellm"
+	"github.com/parley-dev/parley/runtime/assistant"
+)
+
+const testKey = "sk-test-secret-0123456789"
+
+var shopItems = []assistant.Item{
+	{ID: "kn_ship", Title: "Shipping to Canada", URL: "https://shop.example/shipping",
+		Content: "We ship to Canada with Canada Post. Delivery to Canada takes 5 to 8 business days."},
+	{ID: "kn_returns", Title: "Returns", Content: "You can return any item within 30 days for a full refund."},
+	{ID: "kn_rent", Title: "Bike rentals", Content: "Rent a bike from 20 euros a day at our Berlin store."},
+}
+
+type harness struct {
+	r    *Responder
+	reg  *prometheus.Registry
+	logs *bytes.Buffer
+}
+
+func newResponder(t *testing.T, baseURL string, timeout time.Duration) harness {
+	t.Helper()
+	h := harness{reg: prometheus.NewRegistry(), logs: &bytes.Buffer{}}
+	r, err := New(Config{BaseURL: baseURL, Model: "test-model", APIKey: testKey, Timeout: timeout, Temperature: 0.2,
+		MaxTokens: 300, ContextItems: 3, HistoryTokens: 200, Offline: assistant.Retrieval{},
+		Logger: slog.New(slog.NewTextHandler(h.logs, nil)), Registry: h.reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.r = r
+	return h
+}
+
+func question(msg string, history ...assistant.Turn) assistant.Request {
+	return assistant.Request{Message: msg, Index: assistant.NewIndex(shopItems), Instructions: "Speak like a pirate.",
+		FallbackMessage: "Ask our team at help@shop.example.", Locale: "de-AT", History: history}
+}
+
+func TestTheRequestCarriesContextHistoryKeyAndModel(t *testing.T) {
+	f := fakellm.New(t, "We ship ", "to Canada [1].")
+	h := newResponder(t, f.URL(), 5*time.Second)
+	history := []assistant.Turn{
+		{Visitor: true, Text: "Do you ship to Canada?"},
+		{Visitor: false, Text: "Yes, with Canada Post."},
+	}
+	if _, err := h.r.Respond(context.Background(), question("and how long does it take?", history...)); err != nil {
+		t.Fatal(err)
+	}
+	got := f.Last(t)
+	if got.Auth != "Bearer "+testKey {
+		t.Errorf("Authorization %q", got.Auth)
+	}
+	b := got.Body
+	if b.Model != "test-model" || !b.Stream || !b.StreamOptions.IncludeUsage || b.MaxTokens != 300 || b.Temperature != 0.2 {
+		t.Errorf("request %+v", b)
+	}
+	roles := []string{}
+	for _, m := range b.Messages {
+		roles = append(roles, m.Role)
+	}
+	if strings.Join(roles, ",") != "system,user,assistant,user" {
+		t.Fatalf("roles %v", roles)
+	}
+	sys := b.Messages[0].Content
+	for _, want := range []string{"Speak like a pirate.", "de-AT", "[1] Shipping to Canada (https://shop.example/shipping)",
+		"5 to 8 business days", noAnswer, "square brackets"} {
+		if !strings.Contains(sys, want) {
+			t.Errorf("system prompt lacks %q:\n%s", want, sys)
+		}
+	}
+	if b.Messages[1].Content != "Do you ship to Canada?" || b.Messages[3].Content != "and how long does it take?" {
+		t.Errorf("turns %+v", b.Messages[1:])
+	}
+}
+
+func TestHistoryIsBoundedByTheTokenBudget(t *testing.T) {
+	long := strings.Repeat("word ", 400) // about 500 tokens, over the budget of 200
+	history := []assistant.Turn{{Visitor: true, Text: long}, {Visitor: false, Text: "short answer"},
+		{Visitor: true, Text: "Do you ship to Canada?"}, {Visitor: false, Text: "Yes."}}
+	got := recent(history, 200)
+	if len(got) != 3 || got[0].Text != "short answer" {
+		t.Errorf("recent = %+v", got)
+	}
+	if len(recent(history, 0)) != 0 {
+		t.Error("a zero budget keeps turns")
+	}
+}
+
+func TestCitationsBecomeSources(t *testing.T) {
+	f := fakellm.New(t, "Returns are free within 30 days [2]", ", and Canada gets 5 to 8 days [1][2].")
+	h := newResponder(t, f.URL(), 5*time.Second)
+	reply, err := h.r.Respond(context.Background(), question("returns and shipping to Canada"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reply.Answered || reply.Kind != assistant.KindAnswer || !strings.Contains(reply.Text, "30 days [2], and Canada") {
+		t.Fatalf("reply %+v", reply)
+	}
+	// The context's order is the index's; the sources follow the order of first citation.
+	hits := question("returns and shipping to Canada").Index.Search("returns and shipping to Canada", 3)
+	if len(reply.Sources) != 2 || reply.Sources[0].KnowledgeID != hits[1].Item.ID || reply.Sources[1].KnowledgeID != hits[0].Item.ID {
+		t.Errorf("sources %+v, hits %v %v", reply.Sources, hits[0].Item.ID, hits[1].Item.ID)
+	}
+	if reply.Usage != (assistant.Usage{PromptTokens: 100, CompletionTokens: 20}) {
+		t.Errorf("usage %+v", reply.Usage)
+	}
+}
+
+func TestAnAnswerCitingNothingHasTheTopItemsAsSources(t *testing.T) {
+	f := fakellm.New(t, "Canada Post brings it.")
+	h := newResponder(t, f.URL(), 5*time.Second)
+	reply, err := h.r.Respond(context.Background(), question("shipping to Canada"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reply.Sources) == 0 || reply.Sources[0].KnowledgeID != "kn_ship" {
+		t.Errorf("sources %+v", reply.Sources)
+	}
+}
+
+func TestARefusalIsTheFallbackCountedUnanswered(t *testing.T) {
+	f := fakellm.New(t, "NO_", "ANSWER")
+	h := newResponder(t, f.URL(), 5*time.Second)
+	reply, err := h.r.Respond(context.Background(), question("do you sell cars?"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reply.Answered || reply.Kind != assistant.KindFallback || reply.Text != "Ask our team at help@shop.example." || len(reply.Sources) != 0 {
+		t.Errorf("reply %+v", reply)
+	}
+}
+
+func TestSmallTalkIsAnsweredWithoutTheModel(t *testing.T) {
+	f := fakellm.New(t, "should not be asked")
+	h := newResponder(t, f.URL(), 5*time.Second)
+	reply, err := h.r.Respond(context.Background(), question("Hello!"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reply.Kind != assistant.KindGreeting {
+		t.Errorf("reply %+v", reply)
+	}
+	if len(f.Requests()) != 0 {
+		t.Error("the model was asked")
+	}
+}
+
+// TestFailuresGiveTheOfflineAnswerInTime: each way a provider fails gives the retrieval answer, well within the
+// timeout plus a margin, counted by reason and logged without the key.
+func TestFailuresGiveTheOfflineAnswerInTime(t *testing.T) {
+	refused := func() string {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		_ = ln.Close()
+		return "http://" + addr + "/v1"
+	}
+	const timeout = 300 * time.Millisecond
+	for _, tc := range []struct {
+		name   string
+		setup  func(f *fakellm.Provider)
+		url    func(f *fakellm.Provider) string
+		reason string
+	}{
+		{"500", func(f *fakellm.Provider) { f.Status = http.StatusInternalServerError }, nil, reasonError},
+		{"429", func(f *fakellm.Provider) { f.Status = http.StatusTooManyRequests }, nil, reasonError},
+		{"timeout", func(f *fakellm.Provider) { f.Delay = 5 * time.Second }, nil, reasonTimeout},
+		{"garbage", func(f *fakellm.Provider) { f.Garbage = "data: {not json\n\n" }, nil, reasonError},
+		{"empty", func(f *fakellm.Provider) { f.Answer = []string{"  "} }, nil, reasonEmpty},
+		{"connection refused", nil, func(*fakellm.Provider) string { return refused() }, reasonError},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := fakellm.New(t, "unused")
+			if tc.setup != nil {
+				f.Set(tc.setup)
+			}
+			url := f.URL()
+			if tc.url != nil {
+				url = tc.url(f)
+			}
+			h := newResponder(t, url, timeout)
+			start := time.Now()
+			reply, err := h.r.Respond(context.Background(), question("How long does delivery to Canada take?"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if took := time.Since(start); took > timeout+time.Second {
+				t.Errorf("took %v", took)
+			}
+			want, _ := assistant.Retrieval{}.Respond(context.Background(), question("How long does delivery to Canada take?"))
+			if reply.Text != want.Text || !reply.Answered || reply.Sources[0].KnowledgeID != "kn_ship" {
+				t.Errorf("reply %+v, want the offline %+v", reply, want)
+			}
+			if n := testutil.ToFloat64(h.r.offline.WithLabelValues(tc.reason)); n != 1 {
+				t.Errorf("offline answers for %s: %v", tc.reason, n)
+			}
+			logs := h.logs.String()
+			if !strings.Contains(logs, "reason="+tc.reason) || strings.Contains(logs, testKey) {
+				t.Errorf("logs %s", logs)
+			}
+		})
+	}
+}
+
+func TestTheVisitorsCancellationIsAnError(t *testing.T) {
+	f := fakellm.New(t, "late")
+	f.Set(func(f *fakellm.Provider) { f.Delay = 5 * time.Second })
+	h := newResponder(t, f.URL(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := h.r.Respond(ctx, question("shipping to Canada")); err == nil {
+		t.Fatal("no error")
+	}
+	if n := testutil.ToFloat64(h.r.offline.WithLabelValues(reasonTimeout)); n != 0 {
+		t.Errorf("counted as the provider's timeout: %v", n)
+	}
+}
+
+func TestPiecesArePassedOnButARefusalIsHeldBack(t *testing.T) {
+	for _, tc := range []struct {
+		answer []string
+		want   string
+	}{
+		{[]string{"We ship ", "to Canada [1]."}, "We ship to Canada [1]."},
+		{[]string{" NO", "_ANS", "WER"}, ""},
+	} {
+		f := fakellm.New(t, tc.answer...)
+		h := newResponder(t, f.URL(), 5*time.Second)
+		var got []string
+		req := question("shipping to Canada")
+		req.Delta = func(p string) { got = append(got, p) }
+		reply, err := h.r.Respond(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(got, "") != tc.want || (tc.want != "" && reply.Text != tc.want) {
+			t.Errorf("pieces %q, reply %q", got, reply.Text)
+		}
+	}
+}

@@ -1,0 +1,34 @@
+package chat
+
+import (
+	"context"
+	"time"
+
+	"github.com/parley-dev/parley/runtime/tenant"
+)
+
+// Usage is a merchant's use of its plan's ceilings; a limit of 0 means none.
+type Usage struct {
+	// MonthStart and MonthEnd bound the current UTC month, which the conversation ceiling counts.
+	MonthStart, MonthEnd time.Time
+	Conversations        int
+	ConversationLimit    int
+	KnowledgeItems       int
+	KnowledgeLimit       int
+}
+
+// Usage reads the merchant's conversations this month and its knowledge items against its plan.
+func (s *Service) Usage(ctx context.Context, m *tenant.Bundle) (Usage, error) {
+	now := s.now().UTC()
+	start := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
+	conv, err := s.store.ConversationsThisMonth(ctx, m.MerchantID, now)
+	if err != nil {
+		return Usage{}, err
+	}
+	items, err := s.store.AllKnowledge(ctx, m.MerchantID)
+	if err != nil {
+		return Usage{}, err
+	}
+	return Usage{MonthStart: start, MonthEnd: start.AddDate(0, 1, 0), Conversations: conv, ConversationLimit: int(m.Plan.MonthlyConversations),
+		KnowledgeItems: len(items), KnowledgeLimit: int(m.Plan.KnowledgeItems)}, nil
+}

@@ -1,0 +1,328 @@
+package dashboard_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+)
+
+// chromium is Debian's headless Chromium, which .ci/run installs.
+const chromium = "/usr/bin/chromium"
+
+// browser starts a headless Chromium for the test.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	if _, err := os.Stat(chromium); err != nil {
+		t.Fatalf("%s is missing: install Debian's chromium package (.ci/run does): %v", chromium, err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium),
+		chromedp.NoSandbox, chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true),
+		chromedp.WindowSize(1280, 900))
+	alloc, cancelAlloc := chromedp.NewExecAllocator(t.Context(), opts...)
+	t.Cleanup(cancelAlloc)
+	ctx, cancel := chromedp.NewContext(alloc)
+	t.Cleanup(cancel)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(cancelTimeout)
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("starting chromium: %v", err)
+	}
+	return ctx
+}
+
+// waitFor polls a page expression until it is true, across the page loads a form post or a redirect causes.
+func waitFor(expr string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			ok, err := chromedp.Evaluate[bool](expr)(ctx, t)
+			if err == nil && ok {
+				return chromedp.Void{}, nil
+			}
+			if time.Now().After(deadline) {
+				return chromedp.Void{}, fmt.Errorf("waiting for %s (last error: %v)", expr, err) //nolint:errorlint // err may be nil
+			}
+			select {
+			case <-ctx.Done():
+				return chromedp.Void{}, ctx.Err()
+			case <-time.After(30 * time.Millisecond):
+			}
+		}
+	}
+}
+
+// bodyHas waits until the page's text contains s.
+func bodyHas(s string) chromedp.Action[chromedp.Void] {
+	return waitFor(fmt.Sprintf(`document.body && document.body.innerText.includes(%q)`, s))
+}
+
+// run evaluates JavaScript for its effect.
+func run(js string) chromedp.Action[chromedp.Void] {
+	ev := chromedp.Evaluate[bool]("(" + js + ", true)")
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		_, err := ev(ctx, t)
+		return chromedp.Void{}, err
+	}
+}
+
+// The whole dashboard as a merchant uses it, in a real browser: sign in at the dev issuer, see the conversation
+// just held through the API, add an item and get it answered, import a CSV with a bad row, replay a delivery.
+func TestDashboardInBrowser(t *testing.T) {
+	e := newEnv(t)
+	_, conv := e.chat(t, "alpha", "How long does delivery to Canada take?")
+	_, _ = e.chat(t, "alpha", "Can I pay with bitcoin?")
+	_, _ = e.chat(t, "beta", "=HYPERLINK(1) please write to jane@customer.example")
+	ctx := browser(t)
+
+	// Sign in: the dashboard sends the browser to the issuer, which sends it back signed in.
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(e.url+"/dashboard/"),
+		waitFor(`location.href.startsWith(`+fmt.Sprintf("%q", e.idp)+`) && !!document.querySelector('#email')`),
+		chromedp.SendKeys("#email", "alpha@owners.example"),
+		chromedp.Click("button[type=submit]"),
+		waitFor(`location.pathname === '/dashboard/'`),
+		bodyHas("Shop alpha"),
+		bodyHas("2 of 50 conversations used this month"),
+		bodyHas("2 of 5 knowledge items"),
+		bodyHas("can i pay with bitcoin"), // unanswered
+		// The first Tab reaches the link past the navigation.
+		chromedp.KeyEvent(kb.Tab),
+		waitFor(`document.activeElement.classList.contains('skip') && document.activeElement.getAttribute('href') === '#main'`),
+	)
+	if err != nil {
+		t.Fatalf("signing in: %v", err)
+	}
+	saveScreenshot(ctx, t, "dashboard-overview.png")
+
+	// The conversation just held is listed, and its detail shows the answer and its source.
+	err = chromedp.Do(ctx,
+		chromedp.Click(`nav.main a[href="/dashboard/conversations"]`),
+		bodyHas("How long does delivery to Canada take?"),
+	)
+	if err != nil {
+		t.Fatalf("conversations: %v", err)
+	}
+	saveScreenshot(ctx, t, "dashboard-conversations.png")
+	err = chromedp.Do(ctx,
+		chromedp.Click(`a[href="/dashboard/conversations/`+conv+`"]`),
+		bodyHas("5 to 8 business days"),
+		waitFor(`[...document.querySelectorAll('.sources a')].some(a => a.textContent === 'Shipping alpha')`),
+	)
+	if err != nil {
+		t.Fatalf("a conversation: %v", err)
+	}
+	saveScreenshot(ctx, t, "dashboard-conversation.png")
+
+	// An item added in the dashboard answers the next visitor.
+	err = chromedp.Do(ctx,
+		chromedp.Click(`nav.main a[href="/dashboard/knowledge"]`),
+		waitFor(`!!document.querySelector('#k-title')`),
+		chromedp.SendKeys("#k-title", "Gift cards"),
+		chromedp.SendKeys("#k-content", "Gift cards never expire and can be used in every alpha store."),
+		chromedp.SendKeys("#k-tags", "payments, gifts"),
+		chromedp.Click(`form.item button[type=submit]`),
+		bodyHas("The item was added."),
+		bodyHas("3 of 5 knowledge items"),
+	)
+	if err != nil {
+		t.Fatalf("adding an item: %v", err)
+	}
+	// In the widget on alpha's shop, in a second tab.
+	shopCtx, closeShop := chromedp.NewContext(ctx)
+	var answer string
+	err = chromedp.Do(shopCtx,
+		chromedp.Navigate(e.shop),
+		waitFor(`(() => { const h = document.querySelector('[data-parley]'); return !!(h && h.shadowRoot && h.shadowRoot.querySelector('.l')); })()`),
+		run(`document.querySelector('[data-parley]').shadowRoot.querySelector('.l').click()`),
+		waitFor(`document.querySelector('[data-parley]').shadowRoot.activeElement === document.querySelector('[data-parley]').shadowRoot.querySelector('textarea')`),
+		chromedp.KeyEvent("Do gift cards expire?"),
+		chromedp.KeyEvent(kb.Enter),
+		waitFor(`document.querySelector('[data-parley]').shadowRoot.querySelectorAll('.m.bot').length === 2`),
+		waitFor(`document.querySelector('[data-parley]').shadowRoot.querySelector('.t').offsetParent === null`),
+	)
+	if err == nil {
+		answer, err = chromedp.Run(shopCtx, chromedp.Evaluate[string](`document.querySelector('[data-parley]').shadowRoot.querySelectorAll('.m.bot')[1].textContent`))
+	}
+	if err != nil || !strings.Contains(answer, "never expire") {
+		t.Errorf("the new item did not answer in the widget: %q %v", answer, err)
+	}
+	closeShop()
+
+	// A CSV with one bad row: the row is named, nothing is imported.
+	csvFile := filepath.Join(t.TempDir(), "items.csv")
+	if err := os.WriteFile(csvFile, []byte("title,content,url,tags\nOpening hours,We are open 9 to 5.,,\nNo content,,,\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.SetUploadFiles("#import-file", []string{csvFile}),
+		chromedp.Click(`form[action="/dashboard/knowledge/import"] button[type=submit]`),
+		waitFor(`!!document.querySelector('#import-errors')`),
+		bodyHas("Line 3: the content is missing"),
+		bodyHas("Nothing was imported."),
+	)
+	if err != nil {
+		t.Fatalf("importing a bad CSV: %v", err)
+	}
+	saveScreenshot(ctx, t, "dashboard-knowledge-import-error.png")
+	if n := e.knowledgeCount(t, "alpha"); n != 3 {
+		t.Errorf("after the failed import alpha has %d items, want 3", n)
+	}
+
+	// The webhook log lists the deliveries; replaying one sends it again.
+	delivered := e.delivery(t, "alpha")
+	before := e.received.Load()
+	err = chromedp.Do(ctx,
+		chromedp.Click(`nav.main a[href="/dashboard/webhooks"]`),
+		bodyHas("conversation.created"),
+	)
+	if err != nil {
+		t.Fatalf("the delivery log: %v", err)
+	}
+	saveScreenshot(ctx, t, "dashboard-webhooks.png")
+	err = chromedp.Do(ctx,
+		chromedp.Click(`form[action="/dashboard/webhooks/`+delivered.ID+`/replay"] button`),
+		bodyHas("The delivery was queued to be sent again."),
+	)
+	if err != nil {
+		t.Fatalf("replaying: %v", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for e.received.Load() == before && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if e.received.Load() == before {
+		t.Error("the replayed delivery never arrived")
+	}
+
+	for page, shows := range map[string]string{"leads": "Download all leads as CSV", "settings": "Embed the widget"} {
+		if err := chromedp.Do(ctx, chromedp.Click(`nav.main a[href="/dashboard/`+page+`"]`),
+			waitFor(`location.pathname === '/dashboard/`+page+`'`), bodyHas(shows)); err != nil {
+			t.Fatalf("%s: %v", page, err)
+		}
+		saveScreenshot(ctx, t, "dashboard-"+page+".png")
+	}
+	// A secret key created in the settings works on the API, shown once; revoked, it stops within 2 seconds.
+	var key string
+	err = chromedp.Do(ctx,
+		chromedp.SetValue(`select[name=type]`, "secret"),
+		chromedp.Click(`form[action="/dashboard/keys"] button`),
+		waitFor(`!!document.querySelector('#new-key')`),
+	)
+	if err == nil {
+		key, err = chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#new-key').textContent.trim()`))
+	}
+	if err != nil || !strings.HasPrefix(key, "sk_") {
+		t.Fatalf("creating a key: %q %v", key, err)
+	}
+	saveScreenshot(ctx, t, "dashboard-key-created.png")
+	if status, answer, _ := e.chatWith(t, key, "How long does delivery to Canada take?"); status != http.StatusOK || !strings.Contains(answer, "5 to 8") {
+		t.Fatalf("the new key on the API: %d %q", status, answer)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.Click(`a[href="/dashboard/settings#keys-h"]`),
+		waitFor(`!!document.querySelector('#own-keys form[action$="/revoke"]')`),
+		bodyHas("never"), // declared keys; the new key's last use shows after the next page load
+		run(`window.confirm = () => true`),
+		chromedp.Click(`#own-keys form[action$="/revoke"] button`),
+		bodyHas("The key was revoked"),
+	)
+	if err != nil {
+		t.Fatalf("revoking the key: %v", err)
+	}
+	saveScreenshot(ctx, t, "dashboard-settings-keys.png")
+	revoked := time.Now()
+	for {
+		status, _, _ := e.chatWith(t, key, "Still there?")
+		if status == http.StatusUnauthorized {
+			break
+		}
+		if time.Since(revoked) > 2*time.Second {
+			t.Fatalf("the revoked key still answers %d after 2 seconds", status)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	if err := chromedp.Do(ctx, chromedp.Click(`nav.main a[href="/dashboard/knowledge"]`), bodyHas("Gift cards")); err != nil {
+		t.Fatal(err)
+	}
+	saveScreenshot(ctx, t, "dashboard-knowledge.png")
+
+	// German, chosen on the page, and kept.
+	err = chromedp.Do(ctx,
+		chromedp.Click(`a[href="?lang=de"]`),
+		bodyHas("Wissen"),
+		chromedp.Click(`nav.main a[href="/dashboard/"]`),
+		bodyHas("4 von 50 Unterhaltungen in diesem Monat genutzt"), // two before, the widget's and the new key's
+	)
+	if err != nil {
+		t.Fatalf("in German: %v", err)
+	}
+	saveScreenshot(ctx, t, "dashboard-overview-de.png")
+
+	// Signing out.
+	err = chromedp.Do(ctx,
+		run(`document.querySelector('form[action="/dashboard/logout"] button').click()`),
+		bodyHas("Sie sind abgemeldet"),
+	)
+	if err != nil {
+		t.Fatalf("signing out: %v", err)
+	}
+
+	// An owner of both merchants picks one, with the keyboard, and sees its leads.
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(e.url+"/dashboard/?lang=en"),
+		waitFor(`!!document.querySelector('#email')`),
+		chromedp.SendKeys("#email", "both@owners.example"),
+		chromedp.Click("button[type=submit]"),
+		waitFor(`location.pathname === '/dashboard/merchants'`),
+		bodyHas("Shop beta"),
+	)
+	if err != nil {
+		t.Fatalf("signing in as the owner of both: %v", err)
+	}
+	saveScreenshot(ctx, t, "dashboard-merchants.png")
+	err = chromedp.Do(ctx,
+		run(`document.querySelector('input[name=merchant][value=beta]').form.querySelector('button').focus()`),
+		chromedp.KeyEvent(kb.Enter),
+		waitFor(`location.pathname === '/dashboard/'`),
+		bodyHas("Shop beta"),
+		chromedp.Click(`nav.main a[href="/dashboard/leads"]`),
+		bodyHas("jane@customer.example"),
+	)
+	if err != nil {
+		t.Fatalf("choosing beta: %v", err)
+	}
+	saveScreenshot(ctx, t, "dashboard-leads-beta.png")
+}
+
+// saveScreenshot writes the page to $PARLEY_ARTIFACTS (default: parley-artifacts in the temporary directory).
+func saveScreenshot(ctx context.Context, t *testing.T, name string) {
+	t.Helper()
+	if err := chromedp.Do(ctx, waitFor(`document.readyState === 'complete' && document.body.offsetWidth > 0`)); err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	dir := os.Getenv("PARLEY_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "parley-artifacts")
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, png, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", path)
+}

@@ -1,0 +1,166 @@
+// Package dashboard is the merchants' web dashboard, served by the runtime under /dashboard/: sign-in with the
+// runtime's OpenID Connect issuer (authorization code flow with PKCE, the runtime as a public client), a signed
+// session cookie, CSRF protection on every change, and server-rendered pages in English and German under a strict
+// Content-Security-Policy. It reads through the chat service's store and changes data only through its use cases.
+package dashboard
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/parley-dev/parley/runtime/chat"
+	"github.com/parley-dev/parley/runtime/ratelimit"
+	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/tenant"
+)
+
+// prefix is where the dashboard is mounted.
+const prefix = "/dashboard/"
+
+// MinKeySize is the shortest session key accepted, in bytes.
+const MinKeySize = 32
+
+// csp allows the dashboard's own script and style sheet and nothing else: no inline code, no frames of it.
+const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+//go:embed templates static
+var files embed.FS
+
+// Config wires a Dashboard.
+type Config struct {
+	Tenants *tenant.Registry
+	Chat    *chat.Service
+	// Issuer is the OpenID Connect issuer owners sign in with; ClientID is the runtime's client ID there, the
+	// audience of the ID tokens.
+	Issuer, ClientID string
+	// PublicURL is the runtime's address as browsers reach it; the redirect URL is PublicURL/dashboard/callback,
+	// and cookies are Secure when it is https.
+	PublicURL string
+	// SessionKey signs the session cookies, at least MinKeySize bytes; runtimes sharing sessions share it.
+	SessionKey []byte
+	// Limiter applies the owners' request rate (ratelimit.Owner), shared with the API's owner calls; an
+	// in-process one when nil.
+	Limiter ratelimit.Limiter
+	// HTTPClient reaches the issuer; http.DefaultClient when nil.
+	HTTPClient *http.Client
+	Logger     *slog.Logger
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// Dashboard serves the dashboard's pages.
+type Dashboard struct {
+	tenants   *tenant.Registry
+	chat      *chat.Service
+	store     store.Reader
+	oidc      *signIn
+	limiter   ratelimit.Limiter
+	cookies   cookies
+	publicURL string
+	log       *slog.Logger
+	now       func() time.Time
+	pages     map[string]*template.Template
+	mux       *http.ServeMux
+}
+
+// New builds a Dashboard.
+func New(cfg Config) (*Dashboard, error) {
+	if cfg.Tenants == nil || cfg.Chat == nil {
+		return nil, errors.New("dashboard: tenants and chat are required")
+	}
+	if cfg.Issuer == "" || cfg.ClientID == "" {
+		return nil, errors.New("dashboard: an OIDC issuer and client ID are required")
+	}
+	if len(cfg.SessionKey) < MinKeySize {
+		return nil, fmt.Errorf("dashboard: the session key must be at least %d bytes", MinKeySize)
+	}
+	u, err := url.Parse(cfg.PublicURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, errors.New("dashboard: the public URL must be an absolute http or https URL")
+	}
+	d := &Dashboard{tenants: cfg.Tenants, chat: cfg.Chat, store: cfg.Chat.Store(), publicURL: strings.TrimRight(cfg.PublicURL, "/"),
+		log: cfg.Logger, now: cfg.Now, limiter: cfg.Limiter}
+	if d.log == nil {
+		d.log = slog.Default()
+	}
+	if d.now == nil {
+		d.now = time.Now
+	}
+	if d.limiter == nil {
+		d.limiter = ratelimit.NewLocal()
+	}
+	d.cookies = cookies{key: cfg.SessionKey, secure: u.Scheme == "https", now: d.now}
+	d.oidc = newSignIn(cfg.Issuer, cfg.ClientID, d.publicURL+prefix+"callback", cfg.HTTPClient)
+	if d.pages, err = parsePages(); err != nil {
+		return nil, err
+	}
+	d.mux = d.routes()
+	return d, nil
+}
+
+// ServeHTTP serves one request under /dashboard/.
+func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", csp)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("Cache-Control", "no-store")
+	if l := r.URL.Query().Get("lang"); slices.Contains(languages, l) {
+		//nolint:gosec // Secure follows the public URL's scheme: plain http in development only
+		http.SetCookie(w, &http.Cookie{Name: langCookie, Value: l, Path: prefix, MaxAge: 365 * 24 * 3600, HttpOnly: true,
+			Secure: d.cookies.secure, SameSite: http.SameSiteLaxMode})
+	}
+	d.mux.ServeHTTP(w, r)
+}
+
+func (d *Dashboard) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	static, _ := fs.Sub(files, "static") // the directory is embedded
+	mux.Handle("GET /dashboard/static/", http.StripPrefix(prefix+"static/", staticFiles(static)))
+	mux.HandleFunc("GET /dashboard/login", d.login)
+	mux.HandleFunc("GET /dashboard/callback", d.callback)
+	mux.Handle("POST /dashboard/logout", d.change(d.logout))
+	mux.Handle("GET /dashboard/merchants", d.signedIn(d.merchants))
+	mux.Handle("POST /dashboard/merchants", d.change(d.chooseMerchant))
+
+	mux.Handle("GET /dashboard/{$}", d.page(d.overview))
+	mux.Handle("GET /dashboard/conversations", d.page(d.conversations))
+	mux.Handle("GET /dashboard/conversations/{id}", d.page(d.conversation))
+	mux.Handle("GET /dashboard/knowledge", d.page(d.knowledge))
+	mux.Handle("POST /dashboard/knowledge", d.change(d.merchantChange(d.createKnowledge)))
+	mux.Handle("GET /dashboard/knowledge/export/{format}", d.page(d.exportKnowledge))
+	mux.Handle("POST /dashboard/knowledge/import", d.change(d.merchantChange(d.importKnowledge)))
+	mux.Handle("GET /dashboard/knowledge/{id}", d.page(d.editKnowledge))
+	mux.Handle("POST /dashboard/knowledge/{id}", d.change(d.merchantChange(d.updateKnowledge)))
+	mux.Handle("POST /dashboard/knowledge/{id}/delete", d.change(d.merchantChange(d.deleteKnowledge)))
+	mux.Handle("GET /dashboard/leads", d.page(d.leads))
+	mux.Handle("GET /dashboard/leads.csv", d.page(d.exportLeads))
+	mux.Handle("GET /dashboard/webhooks", d.page(d.webhooks))
+	mux.Handle("POST /dashboard/webhooks/{id}/replay", d.change(d.merchantChange(d.replay)))
+	mux.Handle("GET /dashboard/settings", d.page(d.settings))
+	mux.Handle("POST /dashboard/keys", d.change(d.merchantChange(d.createKey)))
+	mux.Handle("POST /dashboard/keys/{id}/revoke", d.change(d.merchantChange(d.revokeKey)))
+	mux.HandleFunc("/dashboard/", func(w http.ResponseWriter, r *http.Request) {
+		d.renderError(w, r, http.StatusNotFound, "This page does not exist.")
+	})
+	return mux
+}
+
+// staticFiles serves the embedded script and style sheet, cacheable for a day.
+func staticFiles(fsys fs.FS) http.Handler {
+	files := http.FileServerFS(fsys)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=86400")
+		files.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,214 @@
+package dashboard_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/parley-dev/parley/runtime/assistant"
+	"github.com/parley-dev/parley/runtime/chat"
+	"github.com/parley-dev/parley/runtime/ratelimit"
+	"github.com/parley-dev/parley/runtime/store"
+)
+
+// An owner of alpha never sees or changes beta's conversations, knowledge or deliveries, whatever they ask for.
+func TestOwnerCannotCrossToAnotherMerchant(t *testing.T) {
+	e := newEnv(t)
+	_, betaConv := e.chat(t, "beta", "Do you ship to Canada? beta-secret-question")
+	betaDelivery := e.delivery(t, "beta")
+	received := e.received.Load()
+
+	alpha := newClient(t, e.url)
+	alpha.signIn("alpha@owners.example")
+	token := alpha.csrf()
+
+	if body := alpha.get("/dashboard/conversations").Body; strings.Contains(body, "beta-secret-question") {
+		t.Error("alpha's conversation list shows beta's conversation")
+	}
+	if body := alpha.get("/dashboard/conversations?q=beta-secret-question").Body; strings.Contains(body, betaConv) {
+		t.Error("alpha's search finds beta's conversation")
+	}
+	for _, path := range []string{"/dashboard/conversations/" + betaConv, "/dashboard/knowledge/kn_beta_0"} {
+		res := alpha.get(path)
+		if res.StatusCode != http.StatusNotFound || strings.Contains(res.Body, "Shipping beta") {
+			t.Errorf("GET %s as alpha: %d", path, res.StatusCode)
+		}
+	}
+	if body := alpha.get("/dashboard/knowledge?q=Shipping").Body; strings.Contains(body, "Shipping beta") {
+		t.Error("alpha's knowledge search shows beta's item")
+	}
+	if body := alpha.get("/dashboard/knowledge/export/json").Body; strings.Contains(body, "beta") {
+		t.Error("alpha's export holds beta's items")
+	}
+	if body := alpha.get("/dashboard/webhooks").Body; strings.Contains(body, betaDelivery.ID) {
+		t.Error("alpha's delivery log shows beta's delivery")
+	}
+
+	betaKey := store.APIKey{MerchantID: "beta", ID: "betakey", Type: "secret", SHA256: strings.Repeat("be", 32), CreatedAt: time.Now()}
+	if err := e.store.Write(t.Context(), func(tx store.Tx) error { return tx.InsertAPIKey(t.Context(), betaKey) }); err != nil {
+		t.Fatal(err)
+	}
+	if body := alpha.get("/dashboard/settings").Body; strings.Contains(body, "betakey") {
+		t.Error("alpha's settings list beta's key")
+	}
+
+	// Changes aimed at beta's data: each is refused and changes nothing.
+	for path, form := range map[string]url.Values{
+		"/dashboard/knowledge/kn_beta_0":                     {"csrf": {token}, "title": {"hijacked"}, "content": {"hijacked"}},
+		"/dashboard/knowledge/kn_beta_0/delete":              {"csrf": {token}},
+		"/dashboard/webhooks/" + betaDelivery.ID + "/replay": {"csrf": {token}},
+		"/dashboard/merchants":                               {"csrf": {token}, "merchant": {"beta"}},
+		"/dashboard/keys/betakey/revoke":                     {"csrf": {token}},
+	} {
+		if res := alpha.post(path, form); res.StatusCode != http.StatusNotFound && res.StatusCode != http.StatusForbidden {
+			t.Errorf("POST %s as alpha: %d", path, res.StatusCode)
+		}
+	}
+	k, err := e.store.GetKnowledge(t.Context(), "beta", "kn_beta_0")
+	if err != nil || k.Title != "Shipping beta" {
+		t.Errorf("beta's item after alpha's attempts: %+v %v", k, err)
+	}
+	d, _, err := e.store.GetDelivery(t.Context(), "beta", betaDelivery.ID)
+	if err != nil || d.Status != store.DeliverySucceeded || d.Attempts != betaDelivery.Attempts || e.received.Load() != received {
+		t.Errorf("beta's delivery after alpha's replay: %+v %v", d, err)
+	}
+	if k, err := e.store.APIKeyByHash(t.Context(), betaKey.SHA256); err != nil || k.ID != "betakey" {
+		t.Errorf("beta's key after alpha's attempt: %+v %v", k, err)
+	}
+	// Still alpha's dashboard after asking for beta.
+	if body := alpha.get("/dashboard/settings").Body; !strings.Contains(body, "alpha") || strings.Contains(body, "Shop beta") {
+		t.Error("alpha's session moved to beta")
+	}
+}
+
+// An owner of both merchants picks one, and sees only that one's data.
+func TestOwnerOfSeveralMerchantsPicksOne(t *testing.T) {
+	e := newEnv(t)
+	both := newClient(t, e.url)
+	both.signIn("both@owners.example")
+	res := both.get("/dashboard/")
+	if res.StatusCode != http.StatusSeeOther || both.resolve(res) != e.url+"/dashboard/merchants" {
+		t.Fatalf("an owner of two merchants: %d to %s", res.StatusCode, res.Header.Get("Location"))
+	}
+	page := both.get("/dashboard/merchants").Body
+	if !strings.Contains(page, "Shop alpha") || !strings.Contains(page, "Shop beta") {
+		t.Fatalf("the merchants page: %s", page)
+	}
+	token := csrfField.FindStringSubmatch(page)[1]
+	if res := both.post("/dashboard/merchants", url.Values{"csrf": {token}, "merchant": {"beta"}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("choosing beta: %d", res.StatusCode)
+	}
+	body := both.get("/dashboard/knowledge").Body
+	if !strings.Contains(body, "Shipping beta") || strings.Contains(body, "Shipping alpha") {
+		t.Error("after choosing beta, the knowledge page is not beta's")
+	}
+
+	nobody := newClient(t, e.url)
+	nobody.signIn("stranger@elsewhere.example")
+	if res := nobody.get("/dashboard/"); res.StatusCode != http.StatusForbidden {
+		t.Errorf("someone who owns nothing: %d", res.StatusCode)
+	}
+}
+
+// A change without the session's CSRF token, or sent from another site, is refused and changes nothing.
+func TestForgedAndCrossSiteChangesAreRefused(t *testing.T) {
+	e := newEnv(t)
+	c := newClient(t, e.url)
+	c.signIn("alpha@owners.example")
+	token := c.csrf()
+	create := func(form url.Values, h http.Header) int {
+		return c.do(http.MethodPost, e.url+"/dashboard/knowledge", form, h).StatusCode
+	}
+	item := func(csrf string) url.Values {
+		return url.Values{"csrf": {csrf}, "title": {"Forged"}, "content": {"Forged content"}}
+	}
+	sameOrigin := http.Header{"Origin": {e.url}, "Sec-Fetch-Site": {"same-origin"}}
+	for name, status := range map[string]int{
+		"no token":               create(url.Values{"title": {"Forged"}, "content": {"Forged content"}}, sameOrigin),
+		"a wrong token":          create(item("WRONG"+token[5:]), sameOrigin),
+		"cross-site with token":  create(item(token), http.Header{"Origin": {"https://evil.example"}, "Sec-Fetch-Site": {"cross-site"}}),
+		"foreign Origin, no SFS": create(item(token), http.Header{"Origin": {"https://evil.example"}}),
+		"logout cross-site":      c.do(http.MethodPost, e.url+"/dashboard/logout", url.Values{"csrf": {token}}, http.Header{"Sec-Fetch-Site": {"cross-site"}}).StatusCode,
+	} {
+		if status != http.StatusForbidden {
+			t.Errorf("%s: %d, want 403", name, status)
+		}
+	}
+	if n := e.knowledgeCount(t, "alpha"); n != 2 {
+		t.Errorf("alpha has %d items after forged requests, want 2", n)
+	}
+	// The same request, from the dashboard itself, works: the refusals were the checks, not a broken form.
+	if status := create(item(token), sameOrigin); status != http.StatusSeeOther || e.knowledgeCount(t, "alpha") != 3 {
+		t.Errorf("a genuine change: %d", status)
+	}
+	// Signing out ends the session; the old token is no use either.
+	if res := c.post("/dashboard/logout", url.Values{"csrf": {token}}); res.StatusCode != http.StatusOK {
+		t.Errorf("signing out: %d", res.StatusCode)
+	}
+	if res := c.get("/dashboard/"); res.StatusCode != http.StatusSeeOther {
+		t.Errorf("after signing out: %d, want a redirect to sign in", res.StatusCode)
+	}
+	if status := create(item(token), sameOrigin); status != http.StatusForbidden {
+		t.Errorf("a change after signing out: %d", status)
+	}
+}
+
+// A session cookie signed by one runtime is refused by a runtime with another key.
+func TestSessionCookieOfAnotherRuntimeIsRefused(t *testing.T) {
+	e := newEnv(t)
+	c := newClient(t, e.url)
+	c.signIn("alpha@owners.example")
+	if res := c.get("/dashboard/"); res.StatusCode != http.StatusOK {
+		t.Fatalf("signed in: %d", res.StatusCode)
+	}
+	svc, err := chat.New(chat.Config{Store: e.store, Responder: assistant.Retrieval{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := httptest.NewServer(e.runtime(t, svc, prometheus.NewRegistry(), []byte("another runtime's session key, also 32 bytes long")))
+	defer other.Close()
+	req := httptest.NewRequest(http.MethodGet, "/dashboard/", nil)
+	for _, ck := range c.http.Jar.Cookies(mustURL(t, e.url+"/dashboard/")) {
+		req.AddCookie(ck)
+	}
+	rec := httptest.NewRecorder()
+	other.Config.Handler.ServeHTTP(rec, req)
+	if rec.Code != http.StatusSeeOther || !strings.Contains(rec.Header().Get("Location"), "/dashboard/login") {
+		t.Errorf("another runtime took the session: %d %s", rec.Code, rec.Header().Get("Location"))
+	}
+}
+
+func mustURL(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// The dashboard draws from the owners' budget, shared with the API's owner calls, never from the visitors'.
+func TestDashboardHasTheOwnersRateBudget(t *testing.T) {
+	e := newEnv(t)
+	c := newClient(t, e.url)
+	c.signIn("alpha@owners.example")
+	refused := false
+	for range 3 * ratelimit.OwnerBurst {
+		res := c.get("/dashboard/leads")
+		if res.StatusCode == http.StatusTooManyRequests {
+			refused = res.Header.Get("Retry-After") != "" && strings.Contains(res.Body, "Too many requests")
+			break
+		}
+	}
+	if !refused {
+		t.Fatal("the owners' budget never ran out")
+	}
+	if answer, _ := e.chat(t, "alpha", "How long does delivery to Canada take?"); !strings.Contains(answer, "5 to 8") {
+		t.Errorf("a visitor after the owner's burst: %q", answer)
+	}
+}

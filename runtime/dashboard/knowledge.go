@@ -1,0 +1,314 @@
+package dashboard
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/parley-dev/parley/runtime/store"
+)
+
+// The limits of a knowledge item, the API's.
+const (
+	maxTitleRunes   = 200
+	maxContentRunes = 20000
+	maxTags         = 20
+	maxTagRunes     = 50
+	maxURLBytes     = 2048
+	// maxFormBytes bounds a form post, an import file included.
+	maxFormBytes = 4 << 20
+	// maxImportItems bounds one import.
+	maxImportItems = 1000
+)
+
+// knowledgeInput is a knowledge item as a form or an import row gives it.
+type knowledgeInput struct {
+	Title   string   `json:"title"`
+	Content string   `json:"content"`
+	URL     string   `json:"url"`
+	Tags    []string `json:"tags"`
+}
+
+// check validates in and returns it as an item, or says what is wrong.
+func (in knowledgeInput) check() (store.Knowledge, string) {
+	title, content := strings.TrimSpace(in.Title), strings.TrimSpace(in.Content)
+	switch {
+	case title == "":
+		return store.Knowledge{}, "the title is missing"
+	case content == "":
+		return store.Knowledge{}, "the content is missing"
+	case utf8.RuneCountInString(title) > maxTitleRunes:
+		return store.Knowledge{}, fmt.Sprintf("the title is longer than %d characters", maxTitleRunes)
+	case utf8.RuneCountInString(content) > maxContentRunes:
+		return store.Knowledge{}, fmt.Sprintf("the content is longer than %d characters", maxContentRunes)
+	}
+	link := strings.TrimSpace(in.URL)
+	if link != "" {
+		u, err := url.Parse(link)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(link) > maxURLBytes {
+			return store.Knowledge{}, "the URL must be an absolute http or https address"
+		}
+	}
+	tags := []string{}
+	for _, t := range in.Tags {
+		if t = strings.TrimSpace(t); t == "" {
+			continue
+		}
+		if utf8.RuneCountInString(t) > maxTagRunes {
+			return store.Knowledge{}, fmt.Sprintf("a tag is longer than %d characters", maxTagRunes)
+		}
+		tags = append(tags, t)
+	}
+	if len(tags) > maxTags {
+		return store.Knowledge{}, fmt.Sprintf("there are more than %d tags", maxTags)
+	}
+	return store.Knowledge{Title: title, Content: content, URL: link, Tags: tags}, ""
+}
+
+func formInput(r *http.Request) knowledgeInput {
+	return knowledgeInput{Title: r.PostFormValue("title"), Content: r.PostFormValue("content"), URL: r.PostFormValue("url"),
+		Tags: strings.Split(r.PostFormValue("tags"), ",")}
+}
+
+// knowledge lists and searches the knowledge base, with the forms to add and import items.
+func (d *Dashboard) knowledge(w http.ResponseWriter, r *http.Request, v *view) error {
+	return d.knowledgePage(w, r, v, http.StatusOK, nil)
+}
+
+func (d *Dashboard) knowledgePage(w http.ResponseWriter, r *http.Request, v *view, status int, importErrors []string) error {
+	q := r.URL.Query()
+	list, next, err := d.store.ListKnowledge(r.Context(), v.merchant.MerchantID,
+		store.KnowledgeFilter{Query: q.Get("q"), Limit: pageSize, Cursor: q.Get("cursor")})
+	if err != nil {
+		return err
+	}
+	u, err := d.chat.Usage(r.Context(), v.merchant)
+	if err != nil {
+		return err
+	}
+	d.render(w, r, v, status, "knowledge", map[string]any{"List": list, "Query": q.Get("q"), "Next": nextPage(r, next), "Usage": u,
+		"ImportErrors": importErrors})
+	return nil
+}
+
+// editKnowledge shows an item's form.
+func (d *Dashboard) editKnowledge(w http.ResponseWriter, r *http.Request, v *view) error {
+	k, err := d.store.GetKnowledge(r.Context(), v.merchant.MerchantID, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	d.render(w, r, v, http.StatusOK, "knowledge_edit", map[string]any{"ID": k.ID,
+		"Item": knowledgeInput{Title: k.Title, Content: k.Content, URL: k.URL, Tags: k.Tags}})
+	return nil
+}
+
+// createKnowledge adds an item from the form, or shows the form again with what is wrong.
+func (d *Dashboard) createKnowledge(w http.ResponseWriter, r *http.Request, v *view) error {
+	in := formInput(r)
+	k, problem := in.check()
+	if problem != "" {
+		d.render(w, r, v, http.StatusUnprocessableEntity, "knowledge_edit", map[string]any{"Item": in, "Problem": problem})
+		return nil
+	}
+	if _, err := d.chat.CreateKnowledge(r.Context(), v.merchant, k); err != nil {
+		return err
+	}
+	http.Redirect(w, r, prefix+"knowledge?ok=created", http.StatusSeeOther)
+	return nil
+}
+
+// updateKnowledge saves an item from the form.
+func (d *Dashboard) updateKnowledge(w http.ResponseWriter, r *http.Request, v *view) error {
+	old, err := d.store.GetKnowledge(r.Context(), v.merchant.MerchantID, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	in := formInput(r)
+	k, problem := in.check()
+	if problem != "" {
+		d.render(w, r, v, http.StatusUnprocessableEntity, "knowledge_edit", map[string]any{"ID": old.ID, "Item": in, "Problem": problem})
+		return nil
+	}
+	if _, err := d.chat.UpdateKnowledge(r.Context(), v.merchant, old, k); err != nil {
+		return err
+	}
+	http.Redirect(w, r, prefix+"knowledge?ok=updated", http.StatusSeeOther)
+	return nil
+}
+
+// deleteKnowledge removes an item.
+func (d *Dashboard) deleteKnowledge(w http.ResponseWriter, r *http.Request, v *view) error {
+	if err := d.chat.DeleteKnowledge(r.Context(), v.merchant, r.PathValue("id")); err != nil {
+		return err
+	}
+	http.Redirect(w, r, prefix+"knowledge?ok=deleted", http.StatusSeeOther)
+	return nil
+}
+
+// importKnowledge adds the items of an uploaded JSON or CSV file, all or none: any row with a problem is listed
+// and nothing is imported.
+func (d *Dashboard) importKnowledge(w http.ResponseWriter, r *http.Request, v *view) error {
+	file, header, err := r.FormFile("file")
+	if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+		return err
+	}
+	if err != nil {
+		return d.knowledgePage(w, r, v, http.StatusBadRequest, []string{translate(v.lang, "Choose a JSON or CSV file to import.")})
+	}
+	defer func() { _ = file.Close() }()
+	data, err := io.ReadAll(file)
+	if err != nil {
+		return fmt.Errorf("reading the import: %w", err)
+	}
+	var rows []importRow
+	if strings.HasSuffix(strings.ToLower(header.Filename), ".json") || bytes.HasPrefix(bytes.TrimSpace(data), []byte("[")) {
+		rows, err = parseJSONImport(data)
+	} else {
+		rows, err = parseCSVImport(data)
+	}
+	if err != nil {
+		return d.knowledgePage(w, r, v, http.StatusUnprocessableEntity, []string{err.Error()})
+	}
+	var problems []string
+	items := make([]store.Knowledge, 0, len(rows))
+	for _, row := range rows {
+		k, problem := row.in.check()
+		if problem != "" {
+			problems = append(problems, fmt.Sprintf(translate(v.lang, "%s: %s"), row.where, translate(v.lang, problem)))
+			continue
+		}
+		items = append(items, k)
+	}
+	switch {
+	case len(problems) > 0:
+		problems = append(problems, translate(v.lang, "Nothing was imported. Correct these rows and import the file again."))
+		return d.knowledgePage(w, r, v, http.StatusUnprocessableEntity, problems)
+	case len(items) == 0:
+		return d.knowledgePage(w, r, v, http.StatusUnprocessableEntity, []string{translate(v.lang, "The file has no items.")})
+	case len(items) > maxImportItems:
+		return d.knowledgePage(w, r, v, http.StatusUnprocessableEntity,
+			[]string{fmt.Sprintf(translate(v.lang, "At most %d items can be imported at once."), maxImportItems)})
+	}
+	if _, err := d.chat.ImportKnowledge(r.Context(), v.merchant, items); err != nil {
+		if errors.Is(err, store.ErrKnowledgeLimit) {
+			return d.knowledgePage(w, r, v, http.StatusConflict, []string{fmt.Sprintf(
+				translate(v.lang, "The %d items would pass your plan's limit of %d items. Nothing was imported."),
+				len(items), v.merchant.Plan.KnowledgeItems)})
+		}
+		return err
+	}
+	http.Redirect(w, r, prefix+"knowledge?ok=imported", http.StatusSeeOther)
+	return nil
+}
+
+// importRow is one item of an import and where it is in the file.
+type importRow struct {
+	where string
+	in    knowledgeInput
+}
+
+// csvHeader is the first line of a knowledge CSV file; tags are separated by commas within their field.
+var csvHeader = []string{"title", "content", "url", "tags"}
+
+func parseCSVImport(data []byte) ([]importRow, error) {
+	cr := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(data, []byte("\uFEFF"))))
+	cr.FieldsPerRecord = -1
+	head, err := cr.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, errors.New("the file is empty")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the file is not valid CSV: %w", err)
+	}
+	col := map[string]int{}
+	for i, name := range head {
+		col[strings.ToLower(strings.TrimSpace(name))] = i
+	}
+	_, hasTitle := col["title"]
+	_, hasContent := col["content"]
+	if !hasTitle || !hasContent {
+		return nil, errors.New("the first line must name the columns: title, content, url, tags")
+	}
+	field := func(rec []string, name string) string {
+		if i, ok := col[name]; ok && i < len(rec) {
+			return rec[i]
+		}
+		return ""
+	}
+	var rows []importRow
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			return rows, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("the file is not valid CSV: %w", err)
+		}
+		line, _ := cr.FieldPos(0)
+		rows = append(rows, importRow{where: fmt.Sprintf("Line %d", line), in: knowledgeInput{Title: field(rec, "title"),
+			Content: field(rec, "content"), URL: field(rec, "url"), Tags: strings.Split(field(rec, "tags"), ",")}})
+	}
+}
+
+func parseJSONImport(data []byte) ([]importRow, error) {
+	var items []knowledgeInput
+	if err := json.Unmarshal(data, &items); err != nil {
+		return nil, errors.New("the file is not a JSON array of items with title, content, url and tags")
+	}
+	rows := make([]importRow, len(items))
+	for i, in := range items {
+		rows[i] = importRow{where: fmt.Sprintf("Item %d", i+1), in: in}
+	}
+	return rows, nil
+}
+
+// exportKnowledge downloads the whole knowledge base as JSON or CSV, in the formats import reads.
+func (d *Dashboard) exportKnowledge(w http.ResponseWriter, r *http.Request, v *view) error {
+	format := r.PathValue("format")
+	if format != "json" && format != "csv" {
+		return &userError{status: http.StatusNotFound, message: "Export as json or csv."}
+	}
+	items, err := d.store.AllKnowledge(r.Context(), v.merchant.MerchantID)
+	if err != nil {
+		return err
+	}
+	name := fmt.Sprintf("knowledge-%s-%s.%s", v.merchant.MerchantID, d.now().UTC().Format("20060102"), format)
+	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
+	if format == "json" {
+		type item struct {
+			ID string `json:"id"`
+			knowledgeInput
+			CreatedAt time.Time `json:"created_at"`
+			UpdatedAt time.Time `json:"updated_at"`
+		}
+		out := make([]item, len(items))
+		for i, k := range items {
+			tags := k.Tags
+			if tags == nil {
+				tags = []string{}
+			}
+			out[i] = item{ID: k.ID, knowledgeInput: knowledgeInput{Title: k.Title, Content: k.Content, URL: k.URL, Tags: tags},
+				CreatedAt: k.CreatedAt, UpdatedAt: k.UpdatedAt}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	cw := csv.NewWriter(w)
+	_ = cw.Write(csvHeader)
+	for _, k := range items {
+		_ = cw.Write([]string{k.Title, k.Content, k.URL, strings.Join(k.Tags, ",")})
+	}
+	cw.Flush()
+	return cw.Error()
+}

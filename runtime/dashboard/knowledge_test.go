@@ -1,0 +1,100 @@
+package dashboard_test
+
+import (
+	"bytes"
+	"encoding/csv"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// upload posts a file to the import form, as the page does.
+func (c *client) upload(token, name, content string) reply {
+	c.t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	_ = mw.WriteField("csrf", token)
+	fw, _ := mw.CreateFormFile("file", name)
+	_, _ = fw.Write([]byte(content))
+	_ = mw.Close()
+	req, _ := http.NewRequestWithContext(c.t.Context(), http.MethodPost, c.base+"/dashboard/knowledge/import", &body)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Origin", c.base)
+	res, err := c.http.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer func() { _ = res.Body.Close() }()
+	var b bytes.Buffer
+	_, _ = b.ReadFrom(res.Body)
+	return reply{StatusCode: res.StatusCode, Header: res.Header, URL: req.URL, Body: b.String()}
+}
+
+func TestKnowledgeImportAndExport(t *testing.T) {
+	e := newEnv(t)
+	c := newClient(t, e.url)
+	c.signIn("alpha@owners.example")
+	token := c.csrf()
+
+	for _, tc := range []struct{ name, file, content, want string }{
+		{"no header", "a.csv", "Hours,Open 9 to 5\n", "the first line must name the columns"},
+		{"not JSON", "a.json", "[{", "not a JSON array"},
+		{"a bad URL", "a.json", `[{"title": "A", "content": "B", "url": "javascript:alert(1)"}]`, "Item 1: the URL must be an absolute http or https address"},
+		{"empty", "a.csv", "title,content\n", "The file has no items."},
+		// alpha has 2 of 5 items: 4 more pass the limit.
+		{"past the plan's limit", "a.csv", "title,content\nA,a\nB,b\nC,c\nD,d\n", "The 4 items would pass your plan&#39;s limit of 5 items."},
+	} {
+		res := c.upload(token, tc.file, tc.content)
+		if res.StatusCode < 400 || !strings.Contains(res.Body, tc.want) {
+			t.Errorf("%s: %d, want %q in the page", tc.name, res.StatusCode, tc.want)
+		}
+		if n := e.knowledgeCount(t, "alpha"); n != 2 {
+			t.Fatalf("%s: alpha has %d items, want 2", tc.name, n)
+		}
+	}
+
+	res := c.upload(token, "items.json", `[{"title": "Opening hours", "content": "We are open 9 to 5.", "tags": ["store"]},
+		{"title": "Parking", "content": "Free parking behind the store.", "url": "https://alpha.example/parking"}]`)
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("a good JSON import: %d %s", res.StatusCode, res.Body)
+	}
+	if n := e.knowledgeCount(t, "alpha"); n != 4 {
+		t.Fatalf("after the import alpha has %d items, want 4", n)
+	}
+
+	// The export is what an import reads back.
+	exp := c.get("/dashboard/knowledge/export/csv")
+	if exp.StatusCode != http.StatusOK || !strings.Contains(exp.Header.Get("Content-Disposition"), "attachment") {
+		t.Fatalf("the CSV export: %d %v", exp.StatusCode, exp.Header)
+	}
+	rows, err := csv.NewReader(strings.NewReader(exp.Body)).ReadAll()
+	if err != nil || len(rows) != 5 || strings.Join(rows[0], ",") != "title,content,url,tags" {
+		t.Fatalf("the CSV export: %v %q", err, exp.Body)
+	}
+	if !strings.Contains(exp.Body, "Parking,Free parking behind the store.,https://alpha.example/parking,") {
+		t.Errorf("the CSV export lacks the imported item: %s", exp.Body)
+	}
+	if j := c.get("/dashboard/knowledge/export/json"); !strings.Contains(j.Body, `"title": "Opening hours"`) {
+		t.Errorf("the JSON export: %s", j.Body)
+	}
+
+	// Editing and deleting.
+	if res := c.post("/dashboard/knowledge/kn_alpha_0", url.Values{"csrf": {token}, "title": {""}, "content": {"x"}}); res.StatusCode != http.StatusUnprocessableEntity ||
+		!strings.Contains(res.Body, "the title is missing") || !strings.Contains(res.Body, `>x</textarea>`) {
+		t.Errorf("an edit without a title: %d", res.StatusCode)
+	}
+	if res := c.post("/dashboard/knowledge/kn_alpha_0", url.Values{"csrf": {token}, "title": {"Shipping"}, "content": {"Ships in a day."}}); res.StatusCode != http.StatusSeeOther {
+		t.Errorf("an edit: %d", res.StatusCode)
+	}
+	if k, err := e.store.GetKnowledge(t.Context(), "alpha", "kn_alpha_0"); err != nil || k.Content != "Ships in a day." {
+		t.Errorf("after the edit: %+v %v", k, err)
+	}
+	if res := c.post("/dashboard/knowledge/kn_alpha_0/delete", url.Values{"csrf": {token}}); res.StatusCode != http.StatusSeeOther || e.knowledgeCount(t, "alpha") != 3 {
+		t.Errorf("deleting: %d", res.StatusCode)
+	}
+	if res := c.get("/dashboard/knowledge/kn_alpha_0"); res.StatusCode != http.StatusNotFound {
+		t.Errorf("a deleted item: %d", res.StatusCode)
+	}
+}

@@ -1,0 +1,58 @@
+package dashboard_test
+
+import (
+	"encoding/csv"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// The lead export is every lead of the merchant, and never a cell a spreadsheet would run as a formula.
+func TestLeadsExport(t *testing.T) {
+	e := newEnv(t)
+	_, conv := e.chat(t, "alpha", "Please write to jane@customer.example")
+	// A visitor's contact form whose name is a spreadsheet formula.
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, e.url+"/api/v1/leads", strings.NewReader(
+		`{"name": "=HYPERLINK(\"https://evil.example\")", "email": "mallory@customer.example", "message": "@SUM(1)", "consent": true}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-API-Key", e.secret["alpha"])
+	lead, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = lead.Body.Close()
+	if lead.StatusCode != http.StatusCreated {
+		t.Fatalf("the contact form: %d", lead.StatusCode)
+	}
+	_, _ = e.chat(t, "beta", "beta's visitor is bob@customer.example")
+	c := newClient(t, e.url)
+	c.signIn("alpha@owners.example")
+	res := c.get("/dashboard/leads.csv")
+	if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/csv") {
+		t.Fatalf("the export: %d %v", res.StatusCode, res.Header)
+	}
+	rows, err := csv.NewReader(strings.NewReader(res.Body)).ReadAll()
+	if err != nil || len(rows) != 3 {
+		t.Fatalf("the export has %d rows (%v):\n%s", len(rows), err, res.Body)
+	}
+	// Newest first.
+	if rows[2][3] != "jane@customer.example" || rows[2][8] != conv {
+		t.Errorf("the chat's lead: %q", rows[2])
+	}
+	if rows[1][2] != `'=HYPERLINK("https://evil.example")` || rows[1][5] != "'@SUM(1)" {
+		t.Errorf("the form's lead: %q", rows[1])
+	}
+	for _, row := range rows {
+		for _, cell := range row {
+			if strings.HasPrefix(cell, "=") || strings.HasPrefix(cell, "@") {
+				t.Errorf("a cell starts a formula: %q", cell)
+			}
+		}
+	}
+	if strings.Contains(res.Body, "bob@") {
+		t.Error("alpha's export holds beta's lead")
+	}
+	if page := c.get("/dashboard/leads"); !strings.Contains(page.Body, "jane@customer.example") {
+		t.Error("the leads page does not list the lead")
+	}
+}

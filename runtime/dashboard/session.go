@@ -1,0 +1,122 @@
+package dashboard
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+)
+
+const (
+	sessionCookie = "parley_session"
+	loginCookie   = "parley_login"
+	// sessionTTL is how long a sign-in lasts.
+	sessionTTL = 8 * time.Hour
+	// loginTTL is how long a sign-in may take at the identity provider.
+	loginTTL = 10 * time.Minute
+)
+
+// session is who is signed in, the merchant they chose, and the token their forms must carry.
+type session struct {
+	Subject       string `json:"sub"`
+	Email         string `json:"email,omitempty"`
+	EmailVerified bool   `json:"ev,omitempty"`
+	Merchant      string `json:"m,omitempty"`
+	CSRF          string `json:"csrf"`
+	Expires       int64  `json:"exp"`
+}
+
+// loginState is what the callback of a sign-in needs: the state and nonce sent, and the PKCE verifier.
+type loginState struct {
+	State    string `json:"state"`
+	Verifier string `json:"verifier"`
+	Nonce    string `json:"nonce"`
+	Next     string `json:"next,omitempty"`
+	Expires  int64  `json:"exp"`
+}
+
+// cookies signs and reads the dashboard's cookies. Their content is not secret from their holder (nothing in
+// them is), but it cannot be changed or made up without the key.
+type cookies struct {
+	key    []byte
+	secure bool
+	now    func() time.Time
+}
+
+// seal encodes v and signs it for purpose, which keeps one cookie from being replayed as another.
+func (c cookies) seal(purpose string, v any) (string, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	payload := base64.RawURLEncoding.EncodeToString(data)
+	return payload + "." + base64.RawURLEncoding.EncodeToString(c.mac(purpose, payload)), nil
+}
+
+func (c cookies) mac(purpose, payload string) []byte {
+	h := hmac.New(sha256.New, c.key)
+	h.Write([]byte(purpose + "\x00" + payload))
+	return h.Sum(nil)
+}
+
+// open checks value's signature for purpose and decodes it into v.
+func (c cookies) open(purpose, value string, v any) error {
+	payload, sig, ok := strings.Cut(value, ".")
+	mac, err := base64.RawURLEncoding.DecodeString(sig)
+	if !ok || err != nil || !hmac.Equal(mac, c.mac(purpose, payload)) {
+		return errors.New("the cookie's signature does not match")
+	}
+	data, err := base64.RawURLEncoding.DecodeString(payload)
+	if err != nil {
+		return errors.New("the cookie is malformed")
+	}
+	return json.Unmarshal(data, v)
+}
+
+// set writes a cookie scoped to the dashboard: HttpOnly, SameSite=Lax (so that the identity provider's redirect
+// back and links from elsewhere carry it; changes are guarded by the CSRF checks), Secure under TLS.
+func (c cookies) set(w http.ResponseWriter, name, value string, ttl time.Duration) {
+	//nolint:gosec // Secure follows the public URL's scheme: plain http in development only
+	http.SetCookie(w, &http.Cookie{Name: name, Value: value, Path: prefix, MaxAge: int(ttl / time.Second), HttpOnly: true,
+		Secure: c.secure, SameSite: http.SameSiteLaxMode})
+}
+
+func (c cookies) clear(w http.ResponseWriter, name string) {
+	//nolint:gosec // as in set
+	http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: prefix, MaxAge: -1, HttpOnly: true, Secure: c.secure,
+		SameSite: http.SameSiteLaxMode})
+}
+
+// session returns the request's valid, unexpired session.
+func (c cookies) session(r *http.Request) (session, bool) {
+	var s session
+	ck, err := r.Cookie(sessionCookie)
+	if err != nil || c.open(sessionCookie, ck.Value, &s) != nil || s.Subject == "" || c.now().Unix() >= s.Expires {
+		return session{}, false
+	}
+	return s, true
+}
+
+func (c cookies) saveSession(w http.ResponseWriter, s session) error {
+	v, err := c.seal(sessionCookie, s)
+	if err != nil {
+		return err
+	}
+	c.set(w, sessionCookie, v, time.Unix(s.Expires, 0).Sub(c.now()))
+	return nil
+}
+
+// validCSRF reports whether the form's token is the session's, compared in constant time.
+func validCSRF(s session, r *http.Request) bool {
+	got := r.PostFormValue("csrf")
+	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(s.CSRF)) == 1
+}
+
+// newToken returns a random token for state, nonces and CSRF.
+func newToken() string { return rand.Text() }

@@ -1,0 +1,61 @@
+package dashboard
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSessionCookie(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	c := cookies{key: []byte(strings.Repeat("k", MinKeySize)), secure: true, now: func() time.Time { return now }}
+	s := session{Subject: "u1", Email: "o@shop.example", EmailVerified: true, Merchant: "alpha", CSRF: "t", Expires: now.Add(time.Hour).Unix()}
+	rec := httptest.NewRecorder()
+	if err := c.saveSession(rec, s); err != nil {
+		t.Fatal(err)
+	}
+	ck := rec.Result().Cookies()[0]
+	if !ck.HttpOnly || !ck.Secure || ck.SameSite != http.SameSiteLaxMode || ck.Path != prefix || ck.MaxAge <= 0 {
+		t.Errorf("cookie attributes: %+v", ck)
+	}
+	read := func(value string) (session, bool) {
+		r := httptest.NewRequest(http.MethodGet, "/dashboard/", nil)
+		r.AddCookie(&http.Cookie{Name: sessionCookie, Value: value})
+		return c.session(r)
+	}
+	if got, ok := read(ck.Value); !ok || got != s {
+		t.Fatalf("reading it back: %+v %v", got, ok)
+	}
+	// A changed payload, a login cookie presented as a session, an expired session, another key: all refused.
+	payload, sig, _ := strings.Cut(ck.Value, ".")
+	forged, _ := c.seal(sessionCookie, session{Subject: "u2", CSRF: "t", Expires: s.Expires})
+	forgedPayload, _, _ := strings.Cut(forged, ".")
+	login, _ := c.seal(loginCookie, session{Subject: "u1", CSRF: "t", Expires: s.Expires})
+	expired, _ := c.seal(sessionCookie, session{Subject: "u1", CSRF: "t", Expires: now.Unix()})
+	other := cookies{key: []byte(strings.Repeat("o", MinKeySize)), now: c.now}
+	elsewhere, _ := other.seal(sessionCookie, s)
+	for name, v := range map[string]string{
+		"changed payload": forgedPayload + "." + sig, "no signature": payload, "login cookie": login,
+		"expired": expired, "another key": elsewhere, "garbage": "x.y",
+	} {
+		if _, ok := read(v); ok {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+func TestLocalPath(t *testing.T) {
+	for in, want := range map[string]string{
+		"/dashboard/knowledge?q=a":  "/dashboard/knowledge?q=a",
+		"https://evil.example/":     "",
+		"//evil.example/dashboard/": "",
+		"/dashboard/\\evil":         "",
+		"/other":                    "",
+	} {
+		if got := localPath(in); got != want {
+			t.Errorf("localPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,65 @@
+package widget_test
+
+import (
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/parley-dev/parley/internal/testutil/fakellm"
+	"github.com/parley-dev/parley/runtime/assistant"
+	"github.com/parley-dev/parley/runtime/assistant/llm"
+)
+
+// The widget shows a model's answer as it is written, then its sources once it is whole.
+func TestWidgetStreamsTheAnswer(t *testing.T) {
+	provider := fakellm.New(t, "Delivery to Canada ", "takes 5 to 8 ", "business days [1].")
+	provider.Set(func(p *fakellm.Provider) { p.PieceDelay = 400 * time.Millisecond })
+	responder, err := llm.New(llm.Config{BaseURL: provider.URL(), Model: "m", Timeout: 10 * time.Second, MaxTokens: 100,
+		ContextItems: 3, HistoryTokens: 500, Offline: assistant.Retrieval{}, Logger: slog.New(slog.DiscardHandler),
+		Registry: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := newRuntimeAnswering(t, responder)
+	page := newShop(t)
+	page.embed(rt.url, rt.merchant(t, "shop", page.url, 100), "shop")
+	ctx := browser(t)
+
+	var partial, whole, sourceHref string
+	var sourcesWhilePartial int
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(page.url),
+		waitFor(`s && s.querySelector('.l') !== null`),
+		click(".l"),
+		waitFor(`s.activeElement === s.querySelector('textarea')`),
+		key("How long does delivery to Canada take?"), key(kb.Enter),
+		// The first piece is shown before the rest is written, without sources yet.
+		waitFor(`s.querySelectorAll('.m.bot').length === 2 && s.querySelectorAll('.m.bot')[1].textContent.includes('Delivery to Canada')`),
+		eval(`s.querySelectorAll('.m.bot')[1].textContent`, &partial),
+		eval(`s.querySelectorAll('.m.bot')[1].querySelectorAll('.src a').length`, &sourcesWhilePartial),
+	)
+	if err != nil {
+		t.Fatalf("asking: %v", err)
+	}
+	saveScreenshot(ctx, t, "widget-streaming.png")
+	err = chromedp.Do(ctx,
+		waitFor(`s.querySelectorAll('.m.bot')[1].querySelector('.src a') !== null`),
+		eval(`s.querySelectorAll('.m.bot')[1].textContent`, &whole),
+		eval(`s.querySelectorAll('.m.bot')[1].querySelector('.src a').href`, &sourceHref),
+	)
+	if err != nil {
+		t.Fatalf("waiting for the whole answer: %v", err)
+	}
+	if strings.Contains(partial, "business days") || sourcesWhilePartial != 0 {
+		t.Errorf("the answer did not grow: first seen %q with %d sources", partial, sourcesWhilePartial)
+	}
+	if !strings.Contains(whole, "Delivery to Canada takes 5 to 8 business days [1].") || sourceHref != "https://shop.example/shipping" {
+		t.Errorf("answer %q, source %q", whole, sourceHref)
+	}
+	saveScreenshot(ctx, t, "widget-streamed.png")
+}
