@@ -86,6 +86,16 @@ type ChatRuntimeSpec struct {
 	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHostname() != ''",message="widgetURL must be an absolute http or https URL"
 	WidgetURL string `json:"widgetURL,omitempty"`
 
+	// TrustedProxies are the networks (CIDR) of the proxies in front of the runtime, such as the ingress
+	// controller's pods: from them, X-Forwarded-For names the client address that the plans' abuse limits count
+	// new conversations per. From anyone else the header is ignored. Without it, every visitor behind a proxy
+	// shares the proxy's address.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=49
+	// +kubebuilder:validation:items:Pattern=`^[0-9a-fA-F:.]+/[0-9]{1,3}$`
+	TrustedProxies []string `json:"trustedProxies,omitempty"`
+
 	// Autoscaling runs a HorizontalPodAutoscaler that scales the runtime between minReplicas and maxReplicas on
 	// CPU (and optionally memory) use, instead of the fixed replicas. Needs storage.type postgres. Rate limits
 	// stay per merchant across replicas only with rateLimiter.redis.

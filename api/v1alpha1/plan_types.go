@@ -38,6 +38,29 @@ type PlanSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	KnowledgeItems int32 `json:"knowledgeItems,omitempty"`
 
+	// KnowledgeCharacters is the largest number of characters (titles and contents) a merchant's knowledge items
+	// may hold together; it bounds the memory of the merchant's retrieval index in the shared runtime. 0 means no
+	// ceiling.
+	// +optional
+	// +kubebuilder:default=2000000
+	// +kubebuilder:validation:Minimum=0
+	KnowledgeCharacters int32 `json:"knowledgeCharacters,omitempty"`
+
+	// ConversationsPerAddressPerHour is how many new conversations one client address may start in an hour
+	// with a publishable key (the widget); past it, 429 conversation_rate_limited. Secret keys are exempt.
+	// +optional
+	// +kubebuilder:default=20
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	ConversationsPerAddressPerHour int32 `json:"conversationsPerAddressPerHour,omitempty"`
+
+	// ConversationsPerVisitorPerHour is how many new conversations one visitor (the widget's visitor ID) may
+	// start in an hour with a publishable key; past it, 429 conversation_rate_limited.
+	// +optional
+	// +kubebuilder:default=10
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	ConversationsPerVisitorPerHour int32 `json:"conversationsPerVisitorPerHour,omitempty"`
 	// MonthlyTokens is the number of model tokens (prompt and completion) a merchant's answers may take per
 	// calendar month (UTC) with the openai assistant. Past it, answers come from the offline assistant. 0 means no
 	// ceiling.

@@ -259,6 +259,11 @@ func (in *ChatRuntimeSpec) DeepCopyInto(out *ChatRuntimeSpec) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.TrustedProxies != nil {
+		in, out := &in.TrustedProxies, &out.TrustedProxies
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.Autoscaling != nil {
 		in, out := &in.Autoscaling, &out.Autoscaling
 		*out = new(AutoscalingSpec)

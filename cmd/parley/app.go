@@ -35,6 +35,8 @@ type app struct {
 	log     *slog.Logger
 	tenants *tenant.Registry
 	store   store.Store
+	// metrics is the registry all parts report to, served apart from the handler (serveMetrics).
+	metrics *prometheus.Registry
 	// handler is the runtime's HTTP interface.
 	handler http.Handler
 	// cancel stops the tenant source and the webhook dispatcher; closers then release the rest, last first.
@@ -56,6 +58,7 @@ func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *a
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.metrics = reg
 	if a.tenants, err = tenant.NewRegistry(log, reg); err != nil {
 		return nil, fmt.Errorf("the tenant registry: %w", err)
 	}
@@ -104,7 +107,7 @@ func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *a
 		return nil, fmt.Errorf("the chat service: %w", err)
 	}
 	scfg := server.Config{Tenants: a.tenants, Chat: svc, Limiter: limiter, Logger: log, Registry: reg,
-		PublicURL: cfg.PublicURL}
+		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxies}
 	if cfg.OIDCIssuer != "" {
 		scfg.Verifier = server.NewOIDCVerifier(cfg.OIDCIssuer, cfg.OIDCAudience, nil)
 		if scfg.Dashboard, err = newDashboard(cfg, a.tenants, svc, limiter, log); err != nil {
@@ -161,6 +164,12 @@ func (a *app) serve(ctx context.Context, ln net.Listener, h http.Handler) error 
 	a.log.Info("serving the chat runtime", "version", version, "listen", ln.Addr().String(), "tenants", a.tenants.Len(),
 		"storage", a.cfg.Storage, "tls", a.cfg.TLSCertFile != "")
 	return server.Serve(ctx, ln, h, a.cfg.TLSCertFile, a.cfg.TLSKeyFile, a.log)
+}
+
+// serveMetrics serves the Prometheus metrics on ln, a listener apart from the public one, until ctx ends.
+func (a *app) serveMetrics(ctx context.Context, ln net.Listener) error {
+	a.log.Info("serving metrics", "metrics_listen", ln.Addr().String())
+	return server.Serve(ctx, ln, server.MetricsHandler(a.metrics), "", "", a.log)
 }
 
 // close stops the background work and releases the store and the rate limiter.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 
@@ -24,5 +25,24 @@ func runRuntime(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return a.serve(ctx, ln, a.handler)
+	if cfg.MetricsListen == "" {
+		return a.serve(ctx, ln, a.handler)
+	}
+	mln, err := listen(cfg.MetricsListen)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	// The two listeners stop together: when ctx ends, or when either fails.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	metricsDone := make(chan error, 1)
+	go func() {
+		err := a.serveMetrics(ctx, mln)
+		cancel()
+		metricsDone <- err
+	}()
+	err = a.serve(ctx, ln, a.handler)
+	cancel()
+	return errors.Join(err, <-metricsDone)
 }

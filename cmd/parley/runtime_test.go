@@ -66,7 +66,7 @@ func TestRuntimePostgres(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"runtime", "--storage=postgres", "--tenants-dir", t.TempDir(),
-			"--listen", "127.0.0.1:0", "--log-format", "text", "--log-level", "debug"}, io.Discard, w)
+			"--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--log-format", "text", "--log-level", "debug"}, io.Discard, w)
 		_ = w.Close()
 	}()
 	lines := make(chan string, 100)
@@ -86,7 +86,7 @@ func TestRuntimePostgres(t *testing.T) {
 				t.Fatalf("parley runtime stopped before serving: %v\n%s", <-done, all.String())
 			}
 			all.WriteString(line + "\n")
-			if m := regexp.MustCompile(`listen=(\S+)`).FindStringSubmatch(line); m != nil && strings.Contains(line, "serving") {
+			if m := regexp.MustCompile(` listen=(\S+)`).FindStringSubmatch(line); m != nil && strings.Contains(line, "serving") {
 				addr = m[1]
 			}
 		case <-time.After(60 * time.Second):
@@ -123,5 +123,53 @@ func TestRuntimePostgres(t *testing.T) {
 	}
 	if strings.Contains(all.String(), "s3cr3t-pw") || strings.Contains(all.String(), os.Getenv(contract.EnvDatabaseURL)) {
 		t.Errorf("the logs show the database URL or its password:\n%s", all.String())
+	}
+}
+
+// The metrics, which name every merchant and its traffic, are served on --metrics-listen only, never on the public
+// port.
+func TestRuntimeMetricsApart(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	dir := t.TempDir()
+	logs, w := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"runtime", "--tenants-dir", dir, "--sqlite-path", dir + "/parley.db",
+			"--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--log-format", "text"}, io.Discard, w)
+		_ = w.Close()
+	}()
+	addrs := map[string]string{}
+	sc := bufio.NewScanner(logs)
+	for len(addrs) < 2 && sc.Scan() {
+		for _, key := range []string{" listen", " metrics_listen"} {
+			if m := regexp.MustCompile(key + `=(\S+)`).FindStringSubmatch(sc.Text()); m != nil {
+				addrs[key] = m[1]
+			}
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, logs) }()
+	public, metrics := addrs[" listen"], addrs[" metrics_listen"]
+	if public == "" || metrics == "" || public == metrics {
+		t.Fatalf("listening on %q, metrics on %q: %v", public, metrics, <-done)
+	}
+	if r := get(t, "http://"+public+"/healthz", nil); r.status != http.StatusOK {
+		t.Errorf("/healthz: %d", r.status)
+	}
+	if r := get(t, "http://"+public+"/metrics", nil); r.status != http.StatusNotFound || strings.Contains(r.body, "parley_runtime") {
+		t.Errorf("the public port serves /metrics: %d %s", r.status, r.body)
+	}
+	if r := get(t, "http://"+metrics+"/metrics", nil); r.status != http.StatusOK ||
+		!strings.Contains(r.body, `parley_runtime_http_requests_total{code="404",route="unmatched"}`) {
+		t.Errorf("the metrics listener: %d %s", r.status, r.body)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("parley runtime: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("parley runtime did not stop")
 	}
 }

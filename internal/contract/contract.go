@@ -33,6 +33,8 @@ const (
 	FlagRedisAddress        = "redis-address"
 	FlagRedisTLS            = "redis-tls"
 	FlagRedisKeyPrefix      = "redis-key-prefix"
+	FlagTrustedProxies      = "trusted-proxies"
+	FlagMetricsListen       = "metrics-listen"
 	FlagOpenAIBaseURL       = "openai-base-url"
 	FlagOpenAIModel         = "openai-model"
 	FlagOpenAITimeout       = "openai-timeout"

@@ -6,7 +6,9 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"net/url"
+	"strings"
 	"time"
 )
 
@@ -25,6 +27,9 @@ type Runtime struct {
 	TenantsDir string
 	// Listen is the address to serve on (--listen).
 	Listen string
+	// MetricsListen is the address the Prometheus metrics are served on, apart from the public port
+	// (--metrics-listen); empty serves none.
+	MetricsListen string
 	// PublicURL is the address visitors reach the API at, written into widget.js (--public-url).
 	PublicURL string
 	// WidgetURL is the address widget.js is served from (--widget-url).
@@ -54,6 +59,9 @@ type Runtime struct {
 	RedisAddress   string
 	RedisTLS       bool
 	RedisKeyPrefix string
+	// TrustedProxies are the networks of the proxies in front of the runtime, whose X-Forwarded-For names the
+	// client address (--trusted-proxies, comma-separated CIDRs); from anyone else the header is ignored.
+	TrustedProxies Prefixes
 
 	// DatabaseURL is PostgreSQL's connection URL ($PARLEY_DATABASE_URL): never a flag, which would show its
 	// password in the process list.
@@ -90,6 +98,7 @@ func (c *Runtime) flagSet(getenv func(string) string) *flag.FlagSet {
 	fs.StringVar(&c.RuntimeName, FlagRuntimeName, "default", "the ChatRuntime whose tenant bundles to serve")
 	fs.StringVar(&c.TenantsDir, FlagTenantsDir, "", "read tenant bundles from this directory instead of Kubernetes Secrets")
 	fs.StringVar(&c.Listen, FlagListen, ":8080", "address to serve on")
+	fs.StringVar(&c.MetricsListen, FlagMetricsListen, ":9090", "address to serve the Prometheus metrics on (/metrics), apart from the public port; empty serves none")
 	fs.StringVar(&c.PublicURL, FlagPublicURL, "", "the address visitors reach the API at (written into widget.js)")
 	fs.StringVar(&c.WidgetURL, FlagWidgetURL, "", "the address widget.js is served from (default: --"+FlagPublicURL+")")
 	fs.StringVar(&c.Storage, FlagStorage, StorageSQLite, "store: "+StorageSQLite+" (a file, one replica) or "+StoragePostgres+
@@ -107,6 +116,7 @@ func (c *Runtime) flagSet(getenv func(string) string) *flag.FlagSet {
 		"(password from $"+EnvRedisPassword+"); without it each replica limits on its own")
 	fs.BoolVar(&c.RedisTLS, FlagRedisTLS, false, "connect to Redis with TLS")
 	fs.StringVar(&c.RedisKeyPrefix, FlagRedisKeyPrefix, DefaultRedisKeyPrefix, "prefix of the Redis keys of the rate limit buckets")
+	fs.Var(&c.TrustedProxies, FlagTrustedProxies, "comma-separated networks (CIDR) of the proxies in front of the runtime whose X-Forwarded-For names the client address; ignored from anyone else")
 	return fs
 }
 
@@ -126,6 +136,8 @@ func (c Runtime) Validate() error {
 		return fmt.Errorf("--%s and --%s go together", FlagOIDCIssuer, FlagOIDCAudience)
 	case c.TenantsDir == "" && c.Namespace == "":
 		return fmt.Errorf("--%s is required to read tenant bundles from Kubernetes (or give --%s)", FlagNamespace, FlagTenantsDir)
+	case c.MetricsListen != "" && c.MetricsListen == c.Listen && !strings.HasSuffix(c.Listen, ":0"):
+		return fmt.Errorf("--%s must differ from --%s: the metrics are not for the public port", FlagMetricsListen, FlagListen)
 	case c.RedisTLS && c.RedisAddress == "":
 		return fmt.Errorf("--%s needs --%s", FlagRedisTLS, FlagRedisAddress)
 	case c.SessionKey != "" && len(c.SessionKey) < 32:
@@ -141,6 +153,38 @@ func (c Runtime) Validate() error {
 			return fmt.Errorf("--%s=%s is not host:port", FlagRedisAddress, c.RedisAddress)
 		}
 	}
+	return nil
+}
+
+// Prefixes is a comma-separated list of networks in CIDR notation, as a flag value.
+type Prefixes []netip.Prefix
+
+// String implements flag.Value.
+func (p *Prefixes) String() string {
+	if p == nil {
+		return ""
+	}
+	out := make([]string, len(*p))
+	for i, n := range *p {
+		out[i] = n.String()
+	}
+	return strings.Join(out, ",")
+}
+
+// Set implements flag.Value: it replaces the list with the networks of v.
+func (p *Prefixes) Set(v string) error {
+	var out Prefixes
+	for _, f := range strings.Split(v, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := netip.ParsePrefix(f)
+		if err != nil {
+			return fmt.Errorf("%q is not a network in CIDR notation (10.0.0.0/8, fd00::/8): %w", f, err)
+		}
+		out = append(out, n.Masked())
+	}
+	*p = out
 	return nil
 }
 

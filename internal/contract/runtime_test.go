@@ -3,6 +3,7 @@ package contract
 import (
 	"io"
 	"log/slog"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -14,13 +15,23 @@ func TestParseRuntimeDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Runtime{Namespace: "parley-system", RuntimeName: "default", Listen: ":8080", Storage: StorageSQLite,
+	want := Runtime{Namespace: "parley-system", RuntimeName: "default", Listen: ":8080", MetricsListen: ":9090", Storage: StorageSQLite,
 		SQLitePath: "parley.db", Assistant: AssistantRetrieval, LogLevel: slog.LevelInfo, LogFormat: "json",
 		RedisKeyPrefix: DefaultRedisKeyPrefix, OpenAI: OpenAI{BaseURL: "https://api.openai.com/v1",
 			Timeout: DefaultOpenAITimeout, Temperature: DefaultOpenAITemperature, MaxTokens: DefaultOpenAIMaxTokens,
 			ContextItems: DefaultOpenAIContextItems, HistoryTokens: DefaultOpenAIHistoryTokens}}
-	if c != want {
+	if !reflect.DeepEqual(c, want) {
 		t.Errorf("got %+v\nwant %+v", c, want)
+	}
+}
+
+func TestParseRuntimeTrustedProxies(t *testing.T) {
+	c, err := ParseRuntime([]string{"--tenants-dir=b", "--trusted-proxies=10.0.0.0/8, fd00::1/8"}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.TrustedProxies.String(); got != "10.0.0.0/8,fd00::/8" {
+		t.Errorf("trusted proxies %s", got)
 	}
 }
 
@@ -45,6 +56,8 @@ func TestParseRuntimeRefuses(t *testing.T) {
 		{"redis TLS without address", []string{"--redis-tls"}, nil, "--redis-tls needs --redis-address"},
 		{"redis address without port", []string{"--redis-address=redis"}, nil, "is not host:port"},
 		{"bad log level", []string{"--log-level=loud"}, nil, "invalid value"},
+		{"metrics on the public port", []string{"--metrics-listen=:8080"}, nil, "must differ"},
+		{"a trusted proxy that is no network", []string{"--trusted-proxies=10.0.0.1"}, nil, "not a network in CIDR notation"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := tc.args

@@ -46,6 +46,9 @@ func TestRenderedRuntimeStarts(t *testing.T) {
 			if (rt.Spec.TLS != nil) != (got.TLSCertFile != "") {
 				t.Errorf("TLS certificate %q for spec.tls %v", got.TLSCertFile, rt.Spec.TLS)
 			}
+			if got.TrustedProxies.String() != strings.Join(rt.Spec.TrustedProxies, ",") {
+				t.Errorf("trusted proxies %q, want %q", got.TrustedProxies.String(), rt.Spec.TrustedProxies)
+			}
 			checkOpenAI(t, rt, got.OpenAI)
 			r := redisRateLimiter(rt)
 			switch {
@@ -147,6 +150,7 @@ func runtimeShapes(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) 
 			KeyPrefix: "eu:", PasswordSecretRef: &chatv1alpha1.SecretKeySelector{Name: "redis"}}}
 	}, postgres)
 	add("TLS", func(s *chatv1alpha1.ChatRuntimeSpec) { s.TLS = &chatv1alpha1.TLSSpec{SecretName: "chat-tls"} }, base)
+	add("trusted proxies", func(s *chatv1alpha1.ChatRuntimeSpec) { s.TrustedProxies = []string{"10.0.0.0/8", "fd00::/8"} }, base)
 	add("webhooks to private addresses", func(s *chatv1alpha1.ChatRuntimeSpec) { s.Webhooks.AllowPrivateAddresses = true }, base)
 	add("OIDC", func(s *chatv1alpha1.ChatRuntimeSpec) {
 		s.OIDC = &chatv1alpha1.OIDCSpec{IssuerURL: "https://login.example.com", Audience: "parley"}
@@ -200,8 +204,15 @@ func parseRendered(t *testing.T, rt *chatv1alpha1.ChatRuntime) contract.Runtime 
 		t.Fatalf("parley %s refuses the rendered arguments %q: %v", contract.RuntimeCommand, c.Args, err)
 	}
 
-	if _, port, err := splitListen(got.Listen); err != nil || len(c.Ports) != 1 || *c.Ports[0].ContainerPort != port {
-		t.Errorf("the runtime listens on %q, the container port is %v (%v)", got.Listen, c.Ports, err)
+	ports := map[string]int32{}
+	for _, p := range c.Ports {
+		ports[*p.Name] = *p.ContainerPort
+	}
+	if _, port, err := splitListen(got.Listen); err != nil || len(c.Ports) != 2 || ports["http"] != port {
+		t.Errorf("the runtime listens on %q, the container ports are %v (%v)", got.Listen, ports, err)
+	}
+	if _, port, err := splitListen(got.MetricsListen); err != nil || ports["metrics"] != port || port == ports["http"] {
+		t.Errorf("the runtime serves its metrics on %q, the container ports are %v (%v)", got.MetricsListen, ports, err)
 	}
 	mounted := func(path string) bool {
 		for _, m := range c.VolumeMounts {

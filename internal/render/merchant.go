@@ -136,9 +136,13 @@ func bundlePlan(p *chatv1alpha1.Plan) tenant.Plan {
 		Burst:                p.Spec.EffectiveBurst(),
 		MonthlyConversations: p.Spec.MonthlyConversations,
 		KnowledgeItems:       p.Spec.KnowledgeItems,
+		KnowledgeCharacters:  p.Spec.KnowledgeCharacters,
 		MonthlyTokens:        p.Spec.MonthlyTokens,
 		APIAccess:            p.Spec.Features.APIAccess == nil || *p.Spec.Features.APIAccess,
 		Webhooks:             p.Spec.Features.Webhooks,
+
+		ConversationsPerAddressPerHour: p.Spec.ConversationsPerAddressPerHour,
+		ConversationsPerVisitorPerHour: p.Spec.ConversationsPerVisitorPerHour,
 	}
 }
 

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -21,6 +22,7 @@ import (
 
 const (
 	httpPort       = 8080
+	metricsPort    = 9090
 	dataDir        = "/var/lib/parley"
 	tlsDir         = "/etc/parley/tls"
 	defaultSQLSize = "1Gi"
@@ -113,7 +115,11 @@ func RuntimeService(rt *chatv1alpha1.ChatRuntime) *corev1ac.ServiceApplyConfigur
 			WithSelector(selectorLabels(rt)).
 			WithPorts(corev1ac.ServicePort().
 				WithName(name).WithPort(port).WithProtocol(corev1.ProtocolTCP).
-				WithTargetPort(intstr.FromString("http"))))
+				WithTargetPort(intstr.FromString("http")),
+				// For Prometheus inside the cluster; an ingress routes only the port above.
+				corev1ac.ServicePort().
+					WithName("metrics").WithPort(metricsPort).WithProtocol(corev1.ProtocolTCP).
+					WithTargetPort(intstr.FromString("metrics"))))
 }
 
 // RuntimeDataClaim is the volume of a SQLite runtime, or nil for PostgreSQL.
@@ -160,6 +166,7 @@ func RuntimeArgs(rt *chatv1alpha1.ChatRuntime) []string {
 		contract.Arg(contract.FlagNamespace, rt.Namespace),
 		contract.Arg(contract.FlagRuntimeName, rt.Name),
 		contract.Arg(contract.FlagListen, fmt.Sprintf(":%d", httpPort)),
+		contract.Arg(contract.FlagMetricsListen, fmt.Sprintf(":%d", metricsPort)),
 		contract.Arg(contract.FlagStorage, string(rt.Spec.Storage.Type)),
 		contract.Arg(contract.FlagAssistant, string(rt.Spec.Assistant.Provider)),
 	}
@@ -177,6 +184,9 @@ func RuntimeArgs(rt *chatv1alpha1.ChatRuntime) []string {
 	}
 	if rt.Spec.TLS != nil {
 		args = append(args, contract.Arg(contract.FlagTLSCertFile, tlsDir+"/tls.crt"), contract.Arg(contract.FlagTLSKeyFile, tlsDir+"/tls.key"))
+	}
+	if len(rt.Spec.TrustedProxies) > 0 {
+		args = append(args, contract.Arg(contract.FlagTrustedProxies, strings.Join(rt.Spec.TrustedProxies, ",")))
 	}
 	if rt.Spec.Webhooks.AllowPrivateAddresses {
 		args = append(args, contract.BoolArg(contract.FlagWebhookAllowPrivate))
@@ -279,7 +289,8 @@ func RuntimeDeployment(rt *chatv1alpha1.ChatRuntime, defaultImage string) *appsv
 		WithImage(image).
 		WithArgs(RuntimeArgs(rt)...).
 		WithEnv(runtimeEnv(rt)...).
-		WithPorts(corev1ac.ContainerPort().WithName("http").WithContainerPort(httpPort).WithProtocol(corev1.ProtocolTCP)).
+		WithPorts(corev1ac.ContainerPort().WithName("http").WithContainerPort(httpPort).WithProtocol(corev1.ProtocolTCP),
+			corev1ac.ContainerPort().WithName("metrics").WithContainerPort(metricsPort).WithProtocol(corev1.ProtocolTCP)).
 		WithLivenessProbe(probe("/healthz", 10)).
 		WithReadinessProbe(probe("/readyz", 5)).
 		WithResources(resources(rt.Spec.Resources)).

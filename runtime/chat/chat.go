@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/parley-dev/parley/runtime/assistant"
 	"github.com/parley-dev/parley/runtime/contact"
@@ -192,16 +193,19 @@ type LeadForm struct {
 	VisitorID      string
 }
 
-// SaveLead stores a contact form's lead: a new one, or the visitor's lead of the conversation completed. A form
-// opened before the first message names a conversation that does not exist yet: the lead then stands alone.
+// SaveLead stores a contact form's lead: a new one, or the visitor's lead of the conversation completed. Only the
+// visitor who started the conversation, named by a non-empty visitor ID, can attach a lead to it: a form naming
+// another visitor's conversation, one started without a visitor ID, or one that does not exist yet (the form
+// before the first message) leaves the lead on its own, so that it neither reads nor changes anyone else's lead
+// and the answer does not tell which conversations exist.
 func (s *Service) SaveLead(ctx context.Context, m *tenant.Bundle, f LeadForm) (store.LeadResult, error) {
 	conversationID := f.ConversationID
 	if conversationID != "" {
-		exists, err := s.store.ConversationExists(ctx, m.MerchantID, conversationID)
-		if err != nil {
+		visitor, err := s.store.ConversationVisitor(ctx, m.MerchantID, conversationID)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return store.LeadResult{}, err
 		}
-		if !exists {
+		if err != nil || visitor == "" || visitor != f.VisitorID {
 			conversationID = ""
 		}
 	}
@@ -216,27 +220,55 @@ func (s *Service) SaveLead(ctx context.Context, m *tenant.Bundle, f LeadForm) (s
 }
 
 // CreateKnowledge adds an item to the merchant's knowledge base, within the plan's item ceiling
-// (store.ErrKnowledgeLimit), and returns it with its ID and times.
+// (store.ErrKnowledgeLimit) and characters ceiling (store.ErrKnowledgeSizeLimit), and returns it with its ID and
+// times.
 func (s *Service) CreateKnowledge(ctx context.Context, m *tenant.Bundle, k store.Knowledge) (store.Knowledge, error) {
 	now := s.now().UTC().Truncate(time.Millisecond)
 	k.ID, k.MerchantID, k.CreatedAt, k.UpdatedAt, k.UseCount = ids.New("kn_"), m.MerchantID, now, now, 0
+	if err := s.checkKnowledgeSize(ctx, m, k.ID, k); err != nil {
+		return store.Knowledge{}, err
+	}
 	if err := CreateKnowledge(ctx, s.store, k, int(m.Plan.KnowledgeItems)); err != nil {
 		return store.Knowledge{}, err
 	}
-	s.indexes.forget(m.MerchantID)
+	s.indexes.reload(ctx, m.MerchantID)
 	return k, nil
 }
 
-// UpdateKnowledge replaces the title, content, URL and tags of the item old with k's, or returns
-// store.ErrNotFound when it is gone.
+// UpdateKnowledge replaces the title, content, URL and tags of the item old with k's, within the plan's
+// characters ceiling (store.ErrKnowledgeSizeLimit), or returns store.ErrNotFound when it is gone.
 func (s *Service) UpdateKnowledge(ctx context.Context, m *tenant.Bundle, old, k store.Knowledge) (store.Knowledge, error) {
 	k.ID, k.MerchantID, k.CreatedAt, k.UseCount = old.ID, m.MerchantID, old.CreatedAt, old.UseCount
 	k.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
+	if err := s.checkKnowledgeSize(ctx, m, k.ID, k); err != nil {
+		return store.Knowledge{}, err
+	}
 	if err := UpdateKnowledge(ctx, s.store, k); err != nil {
 		return store.Knowledge{}, err
 	}
-	s.indexes.forget(m.MerchantID)
+	s.indexes.reload(ctx, m.MerchantID)
 	return k, nil
+}
+
+// checkKnowledgeSize refuses items when the merchant's other items (all but the one named except) and items
+// together would hold more characters than the plan's knowledgeCharacters, which bounds the memory of the
+// merchant's index. Two writes racing may pass the ceiling by one write: the items themselves are bounded in size.
+func (s *Service) checkKnowledgeSize(ctx context.Context, m *tenant.Bundle, except string, items ...store.Knowledge) error {
+	limit := int(m.Plan.KnowledgeCharacters)
+	if limit <= 0 {
+		return nil
+	}
+	total, err := s.store.KnowledgeCharacters(ctx, m.MerchantID, except)
+	if err != nil {
+		return err
+	}
+	for _, k := range items {
+		total += utf8.RuneCountInString(k.Title) + utf8.RuneCountInString(k.Content)
+	}
+	if total > limit {
+		return store.ErrKnowledgeSizeLimit
+	}
+	return nil
 }
 
 // DeleteKnowledge removes an item, or returns store.ErrNotFound.
@@ -244,7 +276,7 @@ func (s *Service) DeleteKnowledge(ctx context.Context, m *tenant.Bundle, id stri
 	if err := DeleteKnowledge(ctx, s.store, m.MerchantID, id); err != nil {
 		return err
 	}
-	s.indexes.forget(m.MerchantID)
+	s.indexes.reload(ctx, m.MerchantID)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package chat_test
 
 import (
+	"context"
 	"errors"
 	"sync/atomic"
 	"testing"
@@ -142,7 +143,7 @@ func TestReplayDelivery(t *testing.T) {
 	if _, err := f.svc.Answer(ctx, m, chat.Question{Message: "hello"}); err != nil {
 		t.Fatal(err)
 	}
-	claimed, err := f.store.ClaimDeliveries(ctx, f.now, time.Minute, 10)
+	claimed, err := f.store.ClaimDeliveries(ctx, f.now, time.Minute, 10, 10)
 	if err != nil || len(claimed) != 1 {
 		t.Fatalf("claimed %d deliveries (%v), want 1", len(claimed), err)
 	}
@@ -166,5 +167,75 @@ func TestReplayDelivery(t *testing.T) {
 	}
 	if _, err := f.svc.ReplayDelivery(ctx, merchant(0), "no-such-delivery"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("replaying an unknown delivery: %v, want store.ErrNotFound", err)
+	}
+}
+
+// slowKnowledge is a store whose knowledge loads wait for the gate to open, like a large knowledge base's.
+type slowKnowledge struct {
+	store.Store
+	gate chan struct{}
+}
+
+func (s *slowKnowledge) AllKnowledge(ctx context.Context, merchantID string) ([]store.Knowledge, error) {
+	select {
+	case <-s.gate:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return s.Store.AllKnowledge(ctx, merchantID)
+}
+
+// A knowledge write through another replica rebuilds this replica's index off the chat's path: while it builds,
+// chats are answered at once from the old index, and from the new one once it is ready.
+func TestIndexRebuildOffTheChatPath(t *testing.T) {
+	st, err := sqlite.Open(t.Context(), t.TempDir()+"/parley.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	slow := &slowKnowledge{Store: st, gate: make(chan struct{})}
+	svc, err := chat.New(chat.Config{Store: slow, Responder: assistant.Retrieval{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := chat.New(chat.Config{Store: st, Responder: assistant.Retrieval{}}) // another replica
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := merchant(0)
+	ctx := t.Context()
+	close(slow.gate)
+	if _, err := svc.Answer(ctx, m, chat.Question{Message: "Do you ship to Norway?"}); err != nil {
+		t.Fatal(err)
+	}
+	slow.gate = make(chan struct{})
+	if _, err := other.CreateKnowledge(ctx, m, store.Knowledge{Title: "Shipping to Norway", Content: "We ship to Norway within 5 working days."}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // past the revision check
+	for range 3 {
+		start := time.Now()
+		r, err := svc.Answer(ctx, m, chat.Question{Message: "Do you ship to Norway?"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d > 200*time.Millisecond || r.Message.Answered {
+			t.Fatalf("while the index rebuilds: answered %v after %v, want the old index's answer at once", r.Message.Answered, d)
+		}
+	}
+	close(slow.gate)
+	deadline := time.Now().Add(time.Second)
+	for {
+		r, err := svc.Answer(ctx, m, chat.Question{Message: "Do you ship to Norway?"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Message.Answered {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the rebuilt index does not answer from the new knowledge within a second")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

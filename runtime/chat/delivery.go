@@ -63,9 +63,9 @@ type Outbox struct {
 	Store store.Store
 }
 
-// ClaimDeliveries leases up to limit due deliveries until now+lease.
-func (o Outbox) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.Delivery, error) {
-	return o.Store.ClaimDeliveries(ctx, now, lease, limit)
+// ClaimDeliveries leases up to limit due deliveries until now+lease, at most perMerchant of one merchant at once.
+func (o Outbox) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit, perMerchant int) ([]store.Delivery, error) {
+	return o.Store.ClaimDeliveries(ctx, now, lease, limit, perMerchant)
 }
 
 // RecordAttempt records an attempt's outcome; see the function RecordAttempt.

@@ -11,7 +11,8 @@ import (
 )
 
 // ImportKnowledge adds items to the merchant's knowledge base in one transaction: all of them, or, when one
-// fails or they would pass the plan's item ceiling (store.ErrKnowledgeLimit), none. It returns the items with
+// fails or they would pass the plan's item ceiling (store.ErrKnowledgeLimit) or characters ceiling
+// (store.ErrKnowledgeSizeLimit), none. It returns the items with
 // their IDs and times.
 func (s *Service) ImportKnowledge(ctx context.Context, m *tenant.Bundle, items []store.Knowledge) ([]store.Knowledge, error) {
 	now := s.now().UTC().Truncate(time.Millisecond)
@@ -20,6 +21,9 @@ func (s *Service) ImportKnowledge(ctx context.Context, m *tenant.Bundle, items [
 		created := now.Add(time.Duration(i) * time.Millisecond) // keeps the file's order in listings
 		k.ID, k.MerchantID, k.CreatedAt, k.UpdatedAt, k.UseCount = ids.New("kn_"), m.MerchantID, created, created, 0
 		out[i] = k
+	}
+	if err := s.checkKnowledgeSize(ctx, m, "", out...); err != nil {
+		return nil, fmt.Errorf("importing %d knowledge items: %w", len(items), err)
 	}
 	err := s.store.Write(ctx, func(tx store.Tx) error {
 		for _, k := range out {
@@ -39,6 +43,6 @@ func (s *Service) ImportKnowledge(ctx context.Context, m *tenant.Bundle, items [
 	if err != nil {
 		return nil, fmt.Errorf("importing %d knowledge items: %w", len(items), err)
 	}
-	s.indexes.forget(m.MerchantID)
+	s.indexes.reload(ctx, m.MerchantID)
 	return out, nil
 }

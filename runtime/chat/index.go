@@ -11,12 +11,17 @@ import (
 )
 
 // revisionCheck is how often a merchant's knowledge revision is read from the store. Writes through this
-// replica are seen at once (see forget); writes through another replica within revisionCheck, well inside the
-// second the runtime promises.
+// replica are answered from as soon as they return (see reload); writes through another replica within about
+// revisionCheck, well inside the second the runtime promises.
 const revisionCheck = 250 * time.Millisecond
 
+// rebuildTimeout bounds a rebuild, which outlives the request that started it.
+const rebuildTimeout = time.Minute
+
 // indexCache keeps each merchant's retrieval index and rebuilds it when the store's knowledge revision moves,
-// so a knowledge write through any replica is answered from by all of them.
+// so a knowledge write through any replica is answered from by all of them. Rebuilds run off the chat's path:
+// the old index answers until the new one is ready, and only a merchant's very first question waits for its
+// index.
 type indexCache struct {
 	store   knowledgeSource
 	mu      sync.Mutex
@@ -24,11 +29,14 @@ type indexCache struct {
 }
 
 type indexEntry struct {
-	mu       sync.Mutex // one rebuild at a time per merchant
+	mu       sync.Mutex
 	revision int64
 	index    *assistant.Index
 	// checked is when revision was last read from the store; zero forces a read.
 	checked time.Time
+	// building is closed when the running rebuild ends; nil when none runs. err is the last rebuild's failure.
+	building chan struct{}
+	err      error
 }
 
 // knowledgeSource is what the cache reads of the store.
@@ -41,49 +49,106 @@ func newIndexCache(s knowledgeSource) *indexCache {
 	return &indexCache{store: s, entries: map[string]*indexEntry{}}
 }
 
-func (c *indexCache) get(ctx context.Context, merchantID string) (*assistant.Index, error) {
+func (c *indexCache) entry(merchantID string) *indexEntry {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	e, ok := c.entries[merchantID]
 	if !ok {
 		e = &indexEntry{revision: -1}
 		c.entries[merchantID] = e
 	}
-	c.mu.Unlock()
+	return e
+}
 
+// get returns the merchant's index: the one it has, refreshed in the background once it is older than
+// revisionCheck, or for a merchant without one, the one built now.
+func (c *indexCache) get(ctx context.Context, merchantID string) (*assistant.Index, error) {
+	e := c.entry(merchantID)
+	e.mu.Lock()
+	index, fresh := e.index, e.index != nil && time.Since(e.checked) < revisionCheck
+	e.mu.Unlock()
+	if fresh {
+		return index, nil
+	}
+	done := c.refresh(ctx, merchantID, e)
+	if index != nil {
+		return index, nil // the old index answers until the new one is ready
+	}
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.index != nil && time.Since(e.checked) < revisionCheck {
-		return e.index, nil
+	if e.index == nil {
+		return nil, e.err
 	}
-	checked := time.Now()
+	return e.index, nil
+}
+
+// reload makes the merchant's index reflect a knowledge write this replica just made, and waits for it (or for
+// ctx), so that the write's own caller is answered from the new knowledge at once. Chats meanwhile answer from
+// the old index.
+func (c *indexCache) reload(ctx context.Context, merchantID string) {
+	e := c.entry(merchantID)
+	// A rebuild running now may have read the knowledge before the write: wait for it, then build again.
+	for range 2 {
+		select {
+		case <-c.refresh(ctx, merchantID, e):
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// refresh starts a rebuild of the merchant's index unless one runs, and returns the channel closed when it ends.
+func (c *indexCache) refresh(ctx context.Context, merchantID string, e *indexEntry) <-chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.building != nil {
+		return e.building
+	}
+	done := make(chan struct{})
+	e.building = done
+	revision := e.revision
+	go func() {
+		defer close(done)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rebuildTimeout)
+		defer cancel()
+		checked := time.Now()
+		index, rev, err := c.build(ctx, merchantID, revision)
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		e.building, e.err = nil, err
+		if err != nil {
+			return
+		}
+		e.checked = checked
+		if index != nil {
+			e.index, e.revision = index, rev
+		}
+	}()
+	return done
+}
+
+// build reads the merchant's knowledge revision and, when it differs from have, builds the index of its
+// knowledge; a nil index means have is current.
+func (c *indexCache) build(ctx context.Context, merchantID string, have int64) (*assistant.Index, int64, error) {
 	rev, err := c.store.KnowledgeRevision(ctx, merchantID)
 	if err != nil {
-		return nil, fmt.Errorf("reading knowledge revision: %w", err)
+		return nil, 0, fmt.Errorf("reading knowledge revision: %w", err)
 	}
-	if e.index != nil && e.revision == rev {
-		e.checked = checked
-		return e.index, nil
+	if rev == have {
+		return nil, rev, nil
 	}
 	items, err := c.store.AllKnowledge(ctx, merchantID)
 	if err != nil {
-		return nil, fmt.Errorf("loading knowledge: %w", err)
+		return nil, 0, fmt.Errorf("loading knowledge: %w", err)
 	}
 	ai := make([]assistant.Item, len(items))
 	for i, k := range items {
 		ai[i] = assistant.Item{ID: k.ID, Title: k.Title, Content: k.Content, URL: k.URL, Tags: k.Tags}
 	}
-	e.index, e.revision, e.checked = assistant.NewIndex(ai), rev, checked
-	return e.index, nil
-}
-
-// forget makes the next get read the merchant's revision again; called after this replica writes knowledge.
-func (c *indexCache) forget(merchantID string) {
-	c.mu.Lock()
-	e, ok := c.entries[merchantID]
-	c.mu.Unlock()
-	if ok {
-		e.mu.Lock()
-		e.checked = time.Time{}
-		e.mu.Unlock()
-	}
+	return assistant.NewIndex(ai), rev, nil
 }

@@ -46,8 +46,16 @@ type leadKey struct {
 
 // saveLead creates the lead of key with the contact, or merges the contact into the existing one. It reports
 // whether it created the lead and whether anything changed, and marks the conversation as having a lead.
+//
+// The conversation is marked first, before the lead is looked up: every transaction that writes a lead of a
+// conversation (an exchange, which starts by counting its messages, or a contact form) locks the conversation
+// before the lead, in one order, so that an exchange and a form racing on one conversation cannot deadlock.
 func saveLead(ctx context.Context, tx store.Tx, key leadKey, id, source string, c store.Contact, at time.Time) (l store.Lead, created, changed bool, err error) {
 	if key.conversationID != "" {
+		// The conversation has a lead once this transaction commits: the one found or the one inserted.
+		if err := tx.MarkHasLead(ctx, key.merchantID, key.conversationID); err != nil {
+			return store.Lead{}, false, false, fmt.Errorf("marking conversation %s: %w", key.conversationID, err)
+		}
 		old, err := tx.FindLead(ctx, key.merchantID, key.conversationID, key.visitorID)
 		switch {
 		case err == nil:
@@ -69,11 +77,6 @@ func saveLead(ctx context.Context, tx store.Tx, key leadKey, id, source string, 
 		Contact: c, Source: source, CreatedAt: at, UpdatedAt: at}
 	if err := tx.InsertLead(ctx, l); err != nil {
 		return store.Lead{}, false, false, fmt.Errorf("inserting lead %s: %w", l.ID, err)
-	}
-	if key.conversationID != "" {
-		if err := tx.MarkHasLead(ctx, key.merchantID, key.conversationID); err != nil {
-			return store.Lead{}, false, false, fmt.Errorf("marking conversation %s: %w", key.conversationID, err)
-		}
 	}
 	return l, true, true, nil
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"slices"
 	"strings"
@@ -53,7 +54,7 @@ func (s *Server) authenticateKey(r *http.Request) (keyCaller, error) {
 	if !ok || subtle.ConstantTimeCompare([]byte(hash), []byte(key.SHA256)) != 1 {
 		return keyCaller{}, newError(http.StatusUnauthorized, codeUnauthorized, "the API key is not valid: it is unknown, revoked or expired")
 	}
-	origin := r.Header.Get("Origin")
+	origin := s.requestOrigin(r)
 	switch key.Type {
 	case tenant.KeyPublishable:
 		if origin == "" || !slices.Contains(merchant.AllowedOrigins, strings.ToLower(origin)) {
@@ -73,6 +74,20 @@ func (s *Server) authenticateKey(r *http.Request) (keyCaller, error) {
 		return keyCaller{}, newError(http.StatusForbidden, codeMerchantSuspended, "this merchant's chatbot is suspended")
 	}
 	return keyCaller{merchant: merchant, key: key, origin: origin}, nil
+}
+
+// requestOrigin is the browser origin a request comes from: its Origin header or, for a same-origin GET (which
+// browsers send without Origin), the runtime's own public origin when Sec-Fetch-Site says "same-origin". A
+// request without either is not from a browser page. Claiming same-origin grants nothing a forged Origin header
+// would not: the runtime's origin must still be in the merchant's allowedOrigins.
+func (s *Server) requestOrigin(r *http.Request) string {
+	if origin := r.Header.Get("Origin"); origin != "" {
+		return origin
+	}
+	if r.Header.Get("Sec-Fetch-Site") == "same-origin" {
+		return s.publicOrigin
+	}
+	return ""
 }
 
 // selfServiceKey finds a key an owner created in the dashboard, of a merchant this runtime serves that allows
@@ -100,6 +115,10 @@ func (s *Server) authenticateOwner(r *http.Request) (*tenant.Bundle, error) {
 		return nil, newError(http.StatusUnauthorized, codeUnauthorized, "this runtime has no identity provider configured")
 	}
 	p, err := s.verifier.Verify(r.Context(), strings.TrimSpace(raw))
+	if errors.Is(err, errIssuerUnavailable) {
+		logger(r).Warn("ID token not checked", "reason", err)
+		return nil, newError(http.StatusServiceUnavailable, codeUnavailable, "the identity provider does not answer; retry in a minute")
+	}
 	if err != nil {
 		logger(r).Info("ID token refused", "reason", err)
 		return nil, newError(http.StatusUnauthorized, codeUnauthorized, "the ID token is not valid: it is malformed, expired, or for another issuer or audience")

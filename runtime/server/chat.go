@@ -58,6 +58,9 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, m *tenant.Bundle
 	if err != nil {
 		return err
 	}
+	if err := s.admitConversation(w, r, m, conversationID, visitor); err != nil {
+		return err
+	}
 
 	q := chat.Question{Message: message, ConversationID: conversationID, VisitorID: visitor}
 	if wantsEventStream(r) {

@@ -78,9 +78,11 @@ func toConversationJSON(c store.Conversation) conversationJSON {
 }
 
 func (s *Server) listConversations(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
-	q := r.URL.Query()
+	q, err := query(r)
+	if err != nil {
+		return err
+	}
 	f := store.ConversationFilter{}
-	var err error
 	if f.Limit, f.Cursor, err = pageParams(q); err != nil {
 		return err
 	}
@@ -241,7 +243,7 @@ func (s *Server) updateKnowledge(w http.ResponseWriter, r *http.Request, m *tena
 
 func (s *Server) deleteKnowledge(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
 	id := r.PathValue("id")
-	if len(id) > maxKnowledgeIDSize {
+	if len(id) > maxKnowledgeIDSize || !storable(id) {
 		return notFound("knowledge item")
 	}
 	if err := s.chat.DeleteKnowledge(r.Context(), m, id); err != nil {
@@ -253,7 +255,7 @@ func (s *Server) deleteKnowledge(w http.ResponseWriter, r *http.Request, m *tena
 
 func (s *Server) knowledgeByPath(r *http.Request, m *tenant.Bundle) (store.Knowledge, error) {
 	id := r.PathValue("id")
-	if len(id) > maxKnowledgeIDSize {
+	if len(id) > maxKnowledgeIDSize || !storable(id) {
 		return store.Knowledge{}, notFound("knowledge item")
 	}
 	k, err := s.store.GetKnowledge(r.Context(), m.MerchantID, id)
@@ -261,9 +263,11 @@ func (s *Server) knowledgeByPath(r *http.Request, m *tenant.Bundle) (store.Knowl
 }
 
 func (s *Server) listKnowledge(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
-	q := r.URL.Query()
+	q, err := query(r)
+	if err != nil {
+		return err
+	}
 	f := store.KnowledgeFilter{}
-	var err error
 	if f.Limit, f.Cursor, err = pageParams(q); err != nil {
 		return err
 	}
@@ -314,7 +318,11 @@ type overviewJSON struct {
 
 func (s *Server) analyticsOverview(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
 	now := s.now().UTC()
-	from, to, err := timeRange(r.URL.Query())
+	q, err := query(r)
+	if err != nil {
+		return err
+	}
+	from, to, err := timeRange(q)
 	if err != nil {
 		return err
 	}
@@ -398,16 +406,25 @@ func timeRange(q url.Values) (from, to time.Time, err error) {
 	return
 }
 
+// Times a filter may name: anything outside cannot be a record's time, and the zero time means "not given".
+var (
+	earliestTime = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
+	latestTime   = time.Date(9000, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
 func timeParam(q url.Values, name string) (time.Time, error) {
 	v := q.Get(name)
 	if v == "" {
 		return time.Time{}, nil
 	}
-	if t, err := time.Parse(time.RFC3339, v); err == nil {
-		return t.UTC(), nil
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		if t, err = time.Parse(time.DateOnly, v); err != nil {
+			return time.Time{}, newError(http.StatusBadRequest, codeInvalidRequest, "%s must be an RFC 3339 time or a YYYY-MM-DD date, not %q", name, v)
+		}
 	}
-	if t, err := time.Parse(time.DateOnly, v); err == nil {
-		return t, nil
+	if t = t.UTC(); t.Before(earliestTime) || !t.Before(latestTime) {
+		return time.Time{}, newError(http.StatusBadRequest, codeInvalidRequest, "%s must be from 1970 up to the year 9000, not %q", name, v)
 	}
-	return time.Time{}, newError(http.StatusBadRequest, codeInvalidRequest, "%s must be an RFC 3339 time or a YYYY-MM-DD date, not %q", name, v)
+	return t, nil
 }

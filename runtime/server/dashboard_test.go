@@ -351,8 +351,8 @@ func TestOperationalEndpoints(t *testing.T) {
 	if r := e.do(http.MethodGet, "/api/v1/nope", nil, ""); r.status != 404 || r.errorCode(t) != codeNotFound {
 		t.Errorf("unknown path: %d %s", r.status, r.body)
 	}
-	if r := e.do(http.MethodGet, "/metrics", nil, ""); !strings.Contains(string(r.body), `parley_runtime_http_requests_total{code="404",route="unmatched"}`) {
-		t.Errorf("metrics lack request counts: %s", r.body)
+	if m := e.scrape(); !strings.Contains(m, `parley_runtime_http_requests_total{code="404",route="unmatched"}`) {
+		t.Errorf("metrics lack request counts: %s", m)
 	}
 	// A caller's request ID is kept; a bad one is replaced.
 	if r := e.do(http.MethodGet, "/healthz", map[string]string{"X-Request-ID": "trace-abc-123"}, ""); r.header.Get("X-Request-ID") != "trace-abc-123" {
@@ -373,4 +373,36 @@ func TestNotReadyUntilTenantsLoad(t *testing.T) {
 	if r := e.do(http.MethodGet, "/readyz", nil, ""); r.status != 503 || r.errorCode(t) != codeUnavailable {
 		t.Errorf("readyz before sync: %d %s", r.status, r.body)
 	}
+}
+
+// The plan's knowledge characters bound what one merchant's index holds: an item that would pass them is refused
+// with nothing written, alike on both stores, and an update counts the item's new size instead of its old one.
+func TestKnowledgeCharactersLimit(t *testing.T) {
+	onEachStore(t, func(t *testing.T, e *env) {
+		e.addMerchant("alpha", func(b *tenant.Bundle) { b.Plan.KnowledgeCharacters = 100 })
+		owner := map[string]string{"Authorization": e.ownerOf("alpha")}
+		item := func(n int) string {
+			return `{"title": "t", "content": "` + strings.Repeat("x", n-1) + `"}`
+		}
+		r := e.do(http.MethodPost, "/api/v1/knowledge", owner, item(60))
+		if r.status != http.StatusCreated {
+			t.Fatalf("60 of 100 characters: %d %s", r.status, r.body)
+		}
+		id := r.json(t)["id"].(string)
+		if r := e.do(http.MethodPost, "/api/v1/knowledge", owner, item(41)); r.status != http.StatusForbidden || r.errorCode(t) != codeKnowledgeLimit {
+			t.Fatalf("101 of 100 characters: %d %s", r.status, r.body)
+		}
+		if r := e.do(http.MethodPut, "/api/v1/knowledge/"+id, owner, item(20)); r.status != http.StatusOK {
+			t.Fatalf("shrinking an item: %d %s", r.status, r.body)
+		}
+		if r := e.do(http.MethodPost, "/api/v1/knowledge", owner, item(80)); r.status != http.StatusCreated {
+			t.Fatalf("100 of 100 characters: %d %s", r.status, r.body)
+		}
+		if r := e.do(http.MethodPut, "/api/v1/knowledge/"+id, owner, item(21)); r.status != http.StatusForbidden || r.errorCode(t) != codeKnowledgeLimit {
+			t.Fatalf("growing an item past the limit: %d %s", r.status, r.body)
+		}
+		if data := e.do(http.MethodGet, "/api/v1/knowledge", owner, "").json(t)["data"].([]any); len(data) != 2 {
+			t.Errorf("%d items, want 2", len(data))
+		}
+	})
 }

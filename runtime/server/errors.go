@@ -30,9 +30,11 @@ const (
 	codeUnsupportedMedia   = "unsupported_media_type"
 	codeValidationFailed   = "validation_failed"
 	codeRateLimited        = "rate_limited"
-	codeConversationQuota  = "conversation_quota_exceeded"
-	codeInternal           = "internal_error"
-	codeUnavailable        = "unavailable"
+	// codeConversationRateLimited refuses a new conversation past the plan's abuse limits.
+	codeConversationRateLimited = "conversation_rate_limited"
+	codeConversationQuota       = "conversation_quota_exceeded"
+	codeInternal                = "internal_error"
+	codeUnavailable             = "unavailable"
 )
 
 // apiError is an error with the status and code the client gets. Its message is safe to show: it never holds a
@@ -67,6 +69,7 @@ var domainErrors = []struct {
 	{store.ErrInvalidCursor, http.StatusBadRequest, codeInvalidCursor, "the cursor is not one this listing issued"},
 	{store.ErrQuotaExceeded, http.StatusTooManyRequests, codeConversationQuota, "the merchant's plan's new conversations for this month are used up; existing conversations go on"},
 	{store.ErrKnowledgeLimit, http.StatusForbidden, codeKnowledgeLimit, "the merchant's plan's knowledge items are all used"},
+	{store.ErrKnowledgeSizeLimit, http.StatusForbidden, codeKnowledgeLimit, "the item would pass the characters the merchant's plan allows in its knowledge base; shorten or delete items"},
 	{store.ErrNotReplayable, http.StatusConflict, codeDeliveryPending, "the delivery is still pending; replay it once it has succeeded, failed or been cancelled"},
 }
 

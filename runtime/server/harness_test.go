@@ -147,6 +147,17 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	return e
 }
 
+// scrape reads the runtime's metrics as Prometheus does, from MetricsHandler.
+func (e *env) scrape() string {
+	e.t.Helper()
+	rec := httptest.NewRecorder()
+	MetricsHandler(e.metrics).ServeHTTP(rec, httptest.NewRequestWithContext(e.t.Context(), http.MethodGet, "/metrics", nil))
+	if rec.Code != http.StatusOK {
+		e.t.Fatalf("scraping the metrics: %d", rec.Code)
+	}
+	return rec.Body.String()
+}
+
 func mustJSON(t testing.TB) []byte {
 	data, err := api.OpenAPIJSON()
 	if err != nil {

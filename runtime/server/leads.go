@@ -129,9 +129,11 @@ func visitorID(r *http.Request) (string, error) {
 }
 
 func (s *Server) listLeads(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
-	q := r.URL.Query()
+	q, err := query(r)
+	if err != nil {
+		return err
+	}
 	var f store.LeadFilter
-	var err error
 	if f.Limit, f.Cursor, err = pageParams(q); err != nil {
 		return err
 	}

@@ -190,3 +190,42 @@ func TestLeadsListing(t *testing.T) {
 		t.Errorf("without a token: %d", res.status)
 	}
 }
+
+// The contact form completes, and answers, the lead of a conversation only for the visitor who started it:
+// another holder of the publishable key naming the conversation, with another visitor ID or none, gets a lead
+// of its own, learns nothing of the visitor's and changes nothing of it.
+func TestLeadFormOnlyForTheConversationsVisitor(t *testing.T) {
+	onEachStore(t, func(t *testing.T, e *env) {
+		e.chatFrom("alpha", "v1", `{"message": "I am ana@example.com", "conversation_id": "c1"}`)
+		// A conversation started without a visitor ID belongs to nobody who could name it.
+		if r := e.chat(e.keys["alpha-pk"], `{"message": "I am bo@example.com", "conversation_id": "c2"}`, "Origin", "https://alpha.example"); r.status != http.StatusOK {
+			t.Fatalf("chat without a visitor ID: %d %s", r.status, r.body)
+		}
+		for _, tt := range []struct{ name, visitor, conversation string }{
+			{"another visitor", "v2", "c1"},
+			{"no visitor ID", "", "c1"},
+			{"no visitor ID on an anonymous conversation", "", "c2"},
+			{"a visitor on an anonymous conversation", "v1", "c2"},
+		} {
+			res := e.leadForm("alpha", tt.visitor, `{"email": "eve@example.com", "consent": true, "conversation_id": "`+tt.conversation+`"}`)
+			if res.status != http.StatusCreated {
+				t.Fatalf("%s: %d %s", tt.name, res.status, res.body)
+			}
+			if l := res.json(t); l["conversation_id"] != nil || l["email"] != "eve@example.com" {
+				t.Errorf("%s: the form answered %v", tt.name, l)
+			}
+		}
+		owner := map[string]string{"Authorization": e.ownerOf("alpha")}
+		for id, email := range map[string]string{"c1": "ana@example.com", "c2": "bo@example.com"} {
+			c := e.do(http.MethodGet, "/api/v1/conversations/"+id, owner, "").json(t)
+			if leads := c["leads"].([]any); len(leads) != 1 || leads[0].(map[string]any)["email"] != email {
+				t.Errorf("conversation %s has leads %v, want only %s's", id, c["leads"], email)
+			}
+		}
+		// The visitor who started it still completes it.
+		res := e.leadForm("alpha", "v1", `{"phone": "+1 555 010 0199", "consent": true, "conversation_id": "c1"}`)
+		if l := res.json(t); res.status != http.StatusOK || l["conversation_id"] != "c1" || l["email"] != "ana@example.com" {
+			t.Errorf("the conversation's visitor: %d %v", res.status, l)
+		}
+	})
+}

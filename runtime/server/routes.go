@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/parley-dev/parley/runtime/tenant"
@@ -47,8 +48,15 @@ func (s *Server) routes() http.Handler {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	}))
 	rt.handle("readyz", "GET /readyz", http.HandlerFunc(s.ready))
-	rt.handle("metrics", "GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
 	return rt.mux()
+}
+
+// MetricsHandler serves the runtime's Prometheus metrics at GET /metrics, for a listener of its own
+// (--metrics-listen): they name every merchant and its traffic, so they are never on the public port.
+func MetricsHandler(reg *prometheus.Registry) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	return mux
 }
 
 // router registers method patterns ("POST /api/v1/chat") on an http.ServeMux, each under its route's name,
@@ -128,7 +136,7 @@ func (s *Server) visitor(h func(http.ResponseWriter, *http.Request, *tenant.Bund
 			err = s.limit(w, r, caller.merchant)
 		}
 		if err == nil {
-			err = h(w, r, caller.merchant)
+			err = h(w, withCaller(r, caller), caller.merchant)
 		}
 		if err != nil {
 			fail(w, r, err)

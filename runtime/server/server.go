@@ -1,5 +1,5 @@
 // Package server is the chat runtime's HTTP interface: /api/v1 as the OpenAPI document in runtime/api describes
-// it, plus health and metrics endpoints.
+// it, plus health endpoints; and, for a private listener, the metrics (MetricsHandler).
 package server
 
 import (
@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"strings"
 	"time"
 
@@ -32,13 +34,16 @@ type Config struct {
 	// Limiter applies the plans' request rates; an in-process token bucket per merchant when nil.
 	Limiter RateLimiter
 	Logger  *slog.Logger
-	// Registry receives the runtime's metrics and is served at /metrics.
+	// Registry receives the runtime's metrics, served by MetricsHandler on a listener of its own.
 	Registry *prometheus.Registry
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 	// PublicURL is the address visitors' browsers reach the API at, written into widget.js; empty lets the
 	// script use the address it was loaded from.
 	PublicURL string
+	// TrustedProxies are the networks of the proxies in front of the runtime whose X-Forwarded-For names the
+	// client address the abuse limits count; from anyone else X-Forwarded-For is ignored.
+	TrustedProxies []netip.Prefix
 	// Dashboard, when set, serves the merchants' dashboard under /dashboard/ (runtime/dashboard).
 	Dashboard http.Handler
 }
@@ -59,8 +64,13 @@ type Server struct {
 	now       func() time.Time
 	openAPI   []byte
 	publicURL string
-	dashboard http.Handler
-	handler   http.Handler
+	// publicOrigin is the scheme and host of publicURL, lower case; empty without a public URL.
+	publicOrigin   string
+	trustedProxies []netip.Prefix
+	// conversations counts new conversations per client address and visitor for the abuse limits.
+	conversations *ratelimit.Keyed
+	dashboard     http.Handler
+	handler       http.Handler
 }
 
 // New builds a Server.
@@ -75,7 +85,15 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		tenants: cfg.Tenants, chat: cfg.Chat, store: cfg.Chat.Store(), verifier: cfg.Verifier,
 		limiter: cfg.Limiter, log: cfg.Logger, registry: cfg.Registry, now: cfg.Now, openAPI: doc, publicURL: strings.TrimRight(cfg.PublicURL, "/"),
-		dashboard: cfg.Dashboard,
+		dashboard:      cfg.Dashboard,
+		trustedProxies: cfg.TrustedProxies, conversations: ratelimit.NewKeyed(maxAbuseKeys),
+	}
+	if s.publicURL != "" {
+		u, err := url.Parse(s.publicURL)
+		if err != nil || u.Scheme == "" || u.Host == "" {
+			return nil, fmt.Errorf("server: the public URL %q is not an absolute URL", cfg.PublicURL)
+		}
+		s.publicOrigin = strings.ToLower(u.Scheme + "://" + u.Host)
 	}
 	if s.limiter == nil {
 		s.limiter = ratelimit.NewLocal()

@@ -71,9 +71,11 @@ func toDeliveryJSON(d store.Delivery) deliveryJSON {
 }
 
 func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
-	q := r.URL.Query()
+	q, err := query(r)
+	if err != nil {
+		return err
+	}
 	var f store.DeliveryFilter
-	var err error
 	if f.Limit, f.Cursor, err = pageParams(q); err != nil {
 		return err
 	}

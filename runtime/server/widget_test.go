@@ -70,3 +70,53 @@ func TestWidgetScriptNamesThePublicURL(t *testing.T) {
 		t.Errorf("POST /widget.js: %d", r.status)
 	}
 }
+
+// A browser sends no Origin on a same-origin GET: the runtime's own pages (the demo shop of parley dev) reach the
+// widget's settings as the runtime's public origin, with Sec-Fetch-Site: same-origin, and only when the merchant
+// allows that origin. Nothing else without an Origin gets through.
+func TestWidgetSettingsSameOrigin(t *testing.T) {
+	e := newEnv(t, func(c *envConfig) { c.server.PublicURL = "https://chat.example.com/" })
+	e.addMerchant("alpha", func(b *tenant.Bundle) {
+		b.AllowedOrigins = []string{"https://alpha.example", "https://chat.example.com"}
+	})
+	tests := []struct {
+		name, key string
+		headers   map[string]string
+		status    int
+		code      string
+	}{
+		{"same-origin GET of the runtime's page", "alpha-pk", map[string]string{"Sec-Fetch-Site": "same-origin"}, http.StatusOK, ""},
+		{"the runtime's origin named", "alpha-pk", map[string]string{"Origin": "https://chat.example.com"}, http.StatusOK, ""},
+		{"same-origin for a merchant not allowing the runtime's origin", "beta-pk", map[string]string{"Sec-Fetch-Site": "same-origin"}, http.StatusForbidden, codeOriginNotAllowed},
+		{"no Origin and no fetch metadata (curl)", "alpha-pk", map[string]string{}, http.StatusForbidden, codeOriginNotAllowed},
+		{"no Origin from another site", "alpha-pk", map[string]string{"Sec-Fetch-Site": "cross-site"}, http.StatusForbidden, codeOriginNotAllowed},
+		{"no Origin from a sibling site", "alpha-pk", map[string]string{"Sec-Fetch-Site": "same-site"}, http.StatusForbidden, codeOriginNotAllowed},
+		{"a typed address", "alpha-pk", map[string]string{"Sec-Fetch-Site": "none"}, http.StatusForbidden, codeOriginNotAllowed},
+		{"another origin named though same-origin claimed", "alpha-pk", map[string]string{"Origin": "https://evil.example", "Sec-Fetch-Site": "same-origin"}, http.StatusForbidden, codeOriginNotAllowed},
+		{"secret key from the runtime's page", "alpha-sk", map[string]string{"Sec-Fetch-Site": "same-origin"}, http.StatusForbidden, codeSecretKeyInBrowser},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := map[string]string{"X-API-Key": e.keys[tt.key]}
+			for k, v := range tt.headers {
+				h[k] = v
+			}
+			r := e.do(http.MethodGet, "/api/v1/widget", h, "")
+			if r.status != tt.status {
+				t.Fatalf("%d %s", r.status, r.body)
+			}
+			if tt.code != "" && r.errorCode(t) != tt.code {
+				t.Errorf("code %s, want %s", r.errorCode(t), tt.code)
+			}
+		})
+	}
+}
+
+// Without a public URL the runtime has no origin of its own, and a same-origin request without Origin is refused.
+func TestWidgetSettingsSameOriginWithoutPublicURL(t *testing.T) {
+	e := newEnv(t)
+	r := e.do(http.MethodGet, "/api/v1/widget", map[string]string{"X-API-Key": e.keys["alpha-pk"], "Sec-Fetch-Site": "same-origin"}, "")
+	if r.status != http.StatusForbidden || r.errorCode(t) != codeOriginNotAllowed {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+}

@@ -17,6 +17,9 @@ var (
 	ErrQuotaExceeded = errors.New("monthly conversation quota exceeded")
 	// ErrKnowledgeLimit means a new knowledge item would pass the plan's ceiling; nothing was written.
 	ErrKnowledgeLimit = errors.New("knowledge item limit reached")
+	// ErrKnowledgeSizeLimit means a knowledge write would pass the plan's ceiling of characters; nothing was
+	// written.
+	ErrKnowledgeSizeLimit = errors.New("knowledge size limit reached")
 	// ErrInvalidCursor means a pagination cursor was not issued by this store for this listing.
 	ErrInvalidCursor = errors.New("invalid cursor")
 	// ErrNotReplayable means a delivery is still pending and cannot be replayed yet.
@@ -38,8 +41,10 @@ type Store interface {
 
 	// ClaimDeliveries leases up to limit pending deliveries of any merchant that are due at now and not leased by
 	// another caller, until now+lease, and returns them oldest due first. A caller that dies holding a lease
-	// leaves its deliveries to whoever claims them once the lease ends.
-	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]Delivery, error)
+	// leaves its deliveries to whoever claims them once the lease ends. No merchant holds more than perMerchant
+	// leases at once (those of earlier claims included), so that one merchant's backlog or slow endpoint leaves
+	// room for the others' deliveries.
+	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit, perMerchant int) ([]Delivery, error)
 
 	// Ping checks that the store answers.
 	Ping(ctx context.Context) error
@@ -58,6 +63,10 @@ type Reader interface {
 
 	// ConversationExists reports whether the merchant has a conversation with this ID.
 	ConversationExists(ctx context.Context, merchantID, id string) (bool, error)
+
+	// ConversationVisitor returns the visitor ID the conversation was started with ("" when none), or
+	// ErrNotFound.
+	ConversationVisitor(ctx context.Context, merchantID, id string) (string, error)
 
 	// GetConversation returns a conversation and all its messages, oldest first, or ErrNotFound.
 	GetConversation(ctx context.Context, merchantID, id string) (Conversation, []Message, error)
@@ -79,6 +88,10 @@ type Reader interface {
 	// KnowledgeRevision returns a number that changes whenever the merchant's knowledge changes, so that
 	// replicas can tell when their index is stale. It is 0 for a merchant that never had knowledge.
 	KnowledgeRevision(ctx context.Context, merchantID string) (int64, error)
+
+	// KnowledgeCharacters returns how many characters the titles and contents of the merchant's knowledge items
+	// hold, without the item except (none when empty).
+	KnowledgeCharacters(ctx context.Context, merchantID, except string) (int, error)
 
 	// Overview computes the merchant's analytics for conversations created in [from, to).
 	Overview(ctx context.Context, merchantID string, from, to time.Time) (Overview, error)

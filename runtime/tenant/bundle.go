@@ -92,12 +92,44 @@ type Plan struct {
 	MonthlyConversations int32 `json:"monthlyConversations"`
 	// KnowledgeItems is the ceiling of knowledge items; 0 means none.
 	KnowledgeItems int32 `json:"knowledgeItems"`
+	// KnowledgeCharacters is the ceiling of the characters of all knowledge items (titles and contents), which
+	// bounds the memory of the merchant's retrieval index; 0 means none.
+	KnowledgeCharacters int32 `json:"knowledgeCharacters,omitempty"`
 	// MonthlyTokens is the monthly ceiling of model tokens, past which the offline assistant answers; 0 means none.
 	MonthlyTokens int64 `json:"monthlyTokens,omitempty"`
 	// APIAccess allows secret keys on the REST API.
 	APIAccess bool `json:"apiAccess"`
 	// Webhooks allows webhook deliveries.
 	Webhooks bool `json:"webhooks"`
+	// ConversationsPerAddressPerHour is how many new conversations one client address may start in an hour
+	// with a publishable key; 0 means DefaultConversationsPerAddressPerHour.
+	ConversationsPerAddressPerHour int32 `json:"conversationsPerAddressPerHour,omitempty"`
+	// ConversationsPerVisitorPerHour is how many new conversations one visitor ID may start in an hour with a
+	// publishable key; 0 means DefaultConversationsPerVisitorPerHour.
+	ConversationsPerVisitorPerHour int32 `json:"conversationsPerVisitorPerHour,omitempty"`
+}
+
+// The abuse limits of a plan that sets none: enough for a household or an office behind one address chatting
+// all day, far too few to drain a month's conversations.
+const (
+	DefaultConversationsPerAddressPerHour = 20
+	DefaultConversationsPerVisitorPerHour = 10
+)
+
+// AddressLimit is the plan's new conversations per client address and hour, its default when unset.
+func (p Plan) AddressLimit() int {
+	if p.ConversationsPerAddressPerHour > 0 {
+		return int(p.ConversationsPerAddressPerHour)
+	}
+	return DefaultConversationsPerAddressPerHour
+}
+
+// VisitorLimit is the plan's new conversations per visitor ID and hour, its default when unset.
+func (p Plan) VisitorLimit() int {
+	if p.ConversationsPerVisitorPerHour > 0 {
+		return int(p.ConversationsPerVisitorPerHour)
+	}
+	return DefaultConversationsPerVisitorPerHour
 }
 
 // Owner is an identity-provider principal allowed on the dashboard endpoints; exactly one field is set.
@@ -206,8 +238,11 @@ func (b *Bundle) Validate() error {
 	if b.Plan.Burst < 1 {
 		fail("plan.burst must be positive")
 	}
-	if b.Plan.MonthlyConversations < 0 || b.Plan.KnowledgeItems < 0 || b.Plan.MonthlyTokens < 0 {
+	if b.Plan.MonthlyConversations < 0 || b.Plan.KnowledgeItems < 0 || b.Plan.KnowledgeCharacters < 0 || b.Plan.MonthlyTokens < 0 {
 		fail("plan ceilings must not be negative")
+	}
+	if b.Plan.ConversationsPerAddressPerHour < 0 || b.Plan.ConversationsPerVisitorPerHour < 0 {
+		fail("plan abuse limits must not be negative")
 	}
 	for _, o := range b.AllowedOrigins {
 		if !origin.MatchString(o) {

@@ -16,8 +16,9 @@ import (
 var ErrForbiddenTarget = errors.New("the webhook target resolves to a loopback, private or link-local address")
 
 // forbiddenPrefixes are the ranges that are not the public internet beyond what netip's predicates cover:
-// shared address space (carrier-grade NAT), IETF protocol assignments, benchmarking, and the IPv4 and IPv6
-// translation and documentation ranges.
+// shared address space (carrier-grade NAT), IETF protocol assignments, benchmarking, the documentation ranges,
+// and the IPv6 ranges that embed an IPv4 address a gateway would reach (IPv4-compatible, NAT64 well-known and
+// local-use, 6to4, Teredo) or are a deprecated local scope (site-local).
 var forbiddenPrefixes = []netip.Prefix{
 	netip.MustParsePrefix("0.0.0.0/8"),
 	netip.MustParsePrefix("100.64.0.0/10"),
@@ -27,8 +28,13 @@ var forbiddenPrefixes = []netip.Prefix{
 	netip.MustParsePrefix("198.51.100.0/24"),
 	netip.MustParsePrefix("203.0.113.0/24"),
 	netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("::/96"),
 	netip.MustParsePrefix("64:ff9b::/96"),
+	netip.MustParsePrefix("64:ff9b:1::/48"),
+	netip.MustParsePrefix("2001::/32"),
 	netip.MustParsePrefix("2001:db8::/32"),
+	netip.MustParsePrefix("2002::/16"),
+	netip.MustParsePrefix("fec0::/10"),
 }
 
 // Public reports whether deliveries may reach addr when private targets are not allowed.

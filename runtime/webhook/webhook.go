@@ -36,6 +36,9 @@ const (
 	DefaultTimeout = 10 * time.Second
 	DefaultPoll    = time.Second
 	DefaultWorkers = 16
+	// MerchantShare is how many merchants share the workers at least: by default one merchant holds at most
+	// Workers/MerchantShare of them (Config.PerMerchant).
+	MerchantShare = 4
 	// maxResponseBody is how much of an answer is read, so that connections are reused.
 	maxResponseBody = 64 << 10
 	// userAgent names the sender to the receivers.
@@ -63,6 +66,10 @@ type Config struct {
 	Poll time.Duration
 	// Workers bounds the attempts in flight; DefaultWorkers when zero.
 	Workers int
+	// PerMerchant bounds one merchant's attempts in flight, across the replicas sharing the store, so that a
+	// merchant's slow endpoint or backlog leaves workers to the others; Workers/MerchantShare (at least one) when
+	// zero.
+	PerMerchant int
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
@@ -70,8 +77,9 @@ type Config struct {
 // Outbox is what the dispatcher needs of the store: the due deliveries, and a place for each attempt's outcome.
 // chat.Outbox is the runtime's.
 type Outbox interface {
-	// ClaimDeliveries leases up to limit due deliveries until now+lease, oldest due first.
-	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.Delivery, error)
+	// ClaimDeliveries leases up to limit due deliveries until now+lease, oldest due first, at most perMerchant
+	// of one merchant at once.
+	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit, perMerchant int) ([]store.Delivery, error)
 	// RecordAttempt records an attempt and moves its delivery to the attempt's outcome.
 	RecordAttempt(ctx context.Context, a store.Attempt) error
 }
@@ -87,9 +95,11 @@ type Dispatcher struct {
 	lease    time.Duration
 	poll     time.Duration
 	workers  int
-	now      func() time.Time
-	wake     chan struct{}
-	metrics  *metrics
+	// perMerchant bounds one merchant's leases (Config.PerMerchant).
+	perMerchant int
+	now         func() time.Time
+	wake        chan struct{}
+	metrics     *metrics
 }
 
 // New builds a Dispatcher; Run starts it.
@@ -99,7 +109,7 @@ func New(cfg Config) (*Dispatcher, error) {
 	}
 	d := &Dispatcher{
 		outbox: cfg.Outbox, tenants: cfg.Tenants, log: cfg.Logger, schedule: cfg.Schedule, timeout: cfg.Timeout,
-		lease: cfg.Lease, poll: cfg.Poll, workers: cfg.Workers, now: cfg.Now, wake: make(chan struct{}, 1),
+		lease: cfg.Lease, poll: cfg.Poll, workers: cfg.Workers, perMerchant: cfg.PerMerchant, now: cfg.Now, wake: make(chan struct{}, 1),
 	}
 	if d.log == nil {
 		d.log = slog.Default()
@@ -118,6 +128,9 @@ func New(cfg Config) (*Dispatcher, error) {
 	}
 	if d.workers <= 0 {
 		d.workers = DefaultWorkers
+	}
+	if d.perMerchant <= 0 {
+		d.perMerchant = max(1, d.workers/MerchantShare)
 	}
 	if d.now == nil {
 		d.now = time.Now
@@ -155,7 +168,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		// Claim only what the free workers can start now, so that nothing waits here holding a lease; and nothing
 		// before the tenants are loaded, or deliveries of merchants not yet known would be cancelled.
 		for free := d.workers - len(sem); free > 0 && d.tenants.Synced(); free = d.workers - len(sem) {
-			batch, err := d.outbox.ClaimDeliveries(ctx, d.now(), d.lease, free)
+			batch, err := d.outbox.ClaimDeliveries(ctx, d.now(), d.lease, free, d.perMerchant)
 			if err != nil {
 				if ctx.Err() == nil {
 					d.log.Error("claiming webhook deliveries", "error", err)

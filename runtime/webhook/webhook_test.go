@@ -456,6 +456,10 @@ func TestPublic(t *testing.T) {
 		"127.0.0.1": false, "::1": false, "10.1.2.3": false, "172.16.0.1": false, "192.168.1.1": false,
 		"169.254.169.254": false, "fe80::1": false, "fd00::1": false, "100.64.0.1": false, "0.0.0.0": false,
 		"::ffff:127.0.0.1": false, "::ffff:10.0.0.1": false, "224.0.0.1": false, "255.255.255.255": false,
+		// IPv6 ranges that embed an IPv4 address or are deprecated local scopes.
+		"::7f00:1": false, "::a00:1": false, "64:ff9b::a00:1": false, "64:ff9b:1::a00:1": false,
+		"2002:7f00:1::1": false, "2002:a00:1::1": false, "2001:0:4136:e378:8000:63bf:3fff:fdd2": false, "fec0::1": false,
+		"2001:4860:4860::8888": true,
 	} {
 		if got := Public(netip.MustParseAddr(addr)); got != want {
 			t.Errorf("Public(%s) = %v, want %v", addr, got, want)
@@ -468,5 +472,62 @@ func TestJitterStaysNear(t *testing.T) {
 		if j := jitter(time.Minute); j < 48*time.Second || j > 72*time.Second {
 			t.Fatalf("jitter(1m) = %v", j)
 		}
+	}
+}
+
+// One merchant's slow endpoint with a backlog does not hold every worker: another merchant's event is delivered
+// within a second.
+func TestSlowMerchantDoesNotDelayAnother(t *testing.T) {
+	release := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-time.After(3 * time.Second):
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(slow.Close)
+	t.Cleanup(func() { close(release) })
+	arrived := make(chan time.Time, 10)
+	fast := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- time.Now()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(fast.Close)
+	secret := newSecret(t)
+	f := newFixture(t, slow.URL, []string{secret}, Config{AllowPrivate: true, Workers: 4, Timeout: 5 * time.Second})
+	beta := &tenant.Bundle{APIVersion: tenant.APIVersion, MerchantID: "beta", DisplayName: "Beta",
+		Plan:     tenant.Plan{Name: "enterprise", RequestsPerSecond: 10, Burst: 10, Webhooks: true},
+		Webhooks: []tenant.Webhook{{ID: "crm", URL: fast.URL, SigningSecrets: []string{secret}, Events: []tenant.Event{tenant.EventConversationCreated}}}}
+	data, err := tenant.Marshal(beta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.reg.Set("test/beta", data); err != nil {
+		t.Fatal(err)
+	}
+	for range 8 { // 16 slow deliveries: four times the workers
+		f.chat()
+	}
+	f.run()
+	time.Sleep(200 * time.Millisecond) // the slow merchant's deliveries are in flight
+	now := time.Now().UTC()
+	ep := []store.Endpoint{{WebhookID: "crm", URL: fast.URL}}
+	if _, err := chat.RecordExchange(t.Context(), f.store, store.Exchange{
+		MerchantID: "beta", ConversationID: "beta-1", VisitorID: "v1",
+		Question: store.Message{ID: "bq", Role: store.RoleVisitor, Text: "hi", CreatedAt: now},
+		Answer:   store.Message{ID: "ba", Role: store.RoleAssistant, Text: "hello", CreatedAt: now, Answered: true},
+		Outbox:   store.Outbox{EventIDs: []string{"evt_beta"}, Subscribers: map[string][]store.Endpoint{event.ConversationCreated: ep}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	f.d.Notify()
+	select {
+	case at := <-arrived:
+		if d := at.Sub(now); d > time.Second {
+			t.Errorf("the other merchant's event arrived after %v", d)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("the other merchant's event did not arrive within a second")
 	}
 }

@@ -334,6 +334,37 @@ func TestWidgetRateLimited(t *testing.T) {
 	}
 }
 
+// A visitor starting more conversations than the plan allows in an hour is told so, and can go on with the
+// conversation it has.
+func TestWidgetConversationRateLimited(t *testing.T) {
+	rt := newRuntime(t)
+	page := newShop(t)
+	page.embed(rt.url, rt.merchant(t, "shop", page.url, 100, func(b *tenant.Bundle) { b.Plan.ConversationsPerVisitorPerHour = 1 }), "shop")
+	ctx := browser(t)
+	var text string
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(page.url),
+		waitFor(`s && s.querySelector('header h2').textContent === 'Ask shop'`),
+		click(".l"),
+		key("Hello"), key(kb.Enter),
+		waitFor(`s.querySelectorAll('.m.bot').length === 2`),
+		click(".fresh"),
+		waitFor(`s.querySelectorAll('.m').length === 1`),
+		key("Hello again"), key(kb.Enter),
+		waitFor(`!s.querySelector('.err').hidden`),
+		eval(`s.querySelector('.err span').textContent`, &text),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text, "Too many new conversations") {
+		t.Errorf("the conversation limit shown as %q", text)
+	}
+	if n := rt.conversations(t, "shop"); n != 1 {
+		t.Errorf("%d conversations, want the first only", n)
+	}
+}
+
 // unanswerable is a question the test merchant's knowledge base has no answer for.
 const unanswerable = "Do you sell electric bicycles?"
 

@@ -83,7 +83,7 @@ func TestTemplate(t *testing.T) {
 		"Deployment/parley-operator", "ServiceAccount/parley-operator", "ClusterRole/parley-operator",
 		"ClusterRoleBinding/parley-operator", "Role/parley-leader-election", "RoleBinding/parley-leader-election",
 		"ClusterRole/parley-editor", "ClusterRole/parley-viewer", "Service/parley-operator-metrics",
-		"ServiceMonitor/parley-operator", "NetworkPolicy/parley-operator",
+		"ServiceMonitor/parley-operator", "ServiceMonitor/parley-runtimes", "NetworkPolicy/parley-operator",
 		"Plan/starter", "Plan/pro", "Plan/enterprise", "ChatRuntime/default",
 	} {
 		if _, ok := all[want]; !ok {

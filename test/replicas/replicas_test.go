@@ -25,6 +25,7 @@ import (
 	"github.com/parley-dev/parley/internal/testutil/runtimeproc"
 	"github.com/parley-dev/parley/runtime/store/postgres"
 	"github.com/parley-dev/parley/runtime/tenant"
+	"github.com/parley-dev/parley/runtime/webhook"
 )
 
 // pair is two replicas and what they share.
@@ -295,8 +296,9 @@ func (p *pair) webhooksOnce(t *testing.T) {
 // run out.
 func (p *pair) webhooksSurviveKill(t *testing.T) {
 	p.receiver.Hold(true)
-	p.b.Kill()      // A alone claims the new deliveries
-	const chats = 6 // 12 events: fewer than a dispatcher's 16 workers, so that all are in flight at once
+	p.b.Kill() // A alone claims the new deliveries
+	// Two events each, as many as one merchant may have in flight at once, so that all are.
+	const chats = webhook.DefaultWorkers / webhook.MerchantShare / 2
 	before := len(p.receiver.Received())
 	for i := range chats {
 		if s := p.chat(p.a, "hooks", fmt.Sprintf(`{"message": "I am k%d@example.com"}`, i)); s != http.StatusOK {

@@ -35,23 +35,21 @@ func Build(t testing.TB) string {
 // Process is a running `parley runtime`.
 type Process struct {
 	// URL is the runtime's base URL, http://127.0.0.1:port.
-	URL  string
-	cmd  *exec.Cmd
-	logs *logs
+	URL string
+	// MetricsURL is the base URL of its metrics listener.
+	MetricsURL string
+	cmd        *exec.Cmd
+	logs       *logs
 }
 
-// Start runs `parley runtime --listen=<free port> args...` with env added to the test's environment, waits until
-// /readyz answers 200, and kills the process when t ends.
+// Start runs `parley runtime --listen=<free port> --metrics-listen=<another> args...` with env added to the test's
+// environment, waits until /readyz answers 200, and kills the process when t ends.
 func Start(t testing.TB, bin string, env []string, args ...string) *Process {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	p := &Process{URL: "http://" + addr, logs: &logs{}}
-	p.cmd = exec.Command(bin, append([]string{contract.RuntimeCommand, contract.Arg(contract.FlagListen, addr)}, args...)...) //nolint:gosec // the binary Build made, with the test's arguments
+	addr, metricsAddr := freeAddress(t), freeAddress(t)
+	p := &Process{URL: "http://" + addr, MetricsURL: "http://" + metricsAddr, logs: &logs{}}
+	p.cmd = exec.Command(bin, append([]string{contract.RuntimeCommand, contract.Arg(contract.FlagListen, addr), //nolint:gosec // the binary Build made, with the test's arguments
+		contract.Arg(contract.FlagMetricsListen, metricsAddr)}, args...)...)
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stderr = p.logs
 	if err := p.cmd.Start(); err != nil {
@@ -73,6 +71,17 @@ func Start(t testing.TB, bin string, env []string, args ...string) *Process {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// freeAddress is a loopback address with a port free a moment ago.
+func freeAddress(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ln.Close() }()
+	return ln.Addr().String()
 }
 
 // Kill kills the process with SIGKILL, as a node failure or the OOM killer would, and waits for it to exit.

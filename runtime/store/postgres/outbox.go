@@ -36,18 +36,20 @@ func (tx writeTx) InsertDelivery(ctx context.Context, merchantID string, e store
 	return err
 }
 
-// ClaimDeliveries leases the due pending deliveries, oldest due first. SKIP LOCKED lets replicas claiming at the
-// same time take disjoint deliveries instead of waiting on one another.
-func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.Delivery, error) {
+// ClaimDeliveries leases the due pending deliveries, oldest due first, each merchant's up to perMerchant leases.
+// SKIP LOCKED lets replicas claiming at the same time take disjoint deliveries instead of waiting on one another
+// (two replicas claiming at the same instant may together pass perMerchant, by at most one claim's worth).
+func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit, perMerchant int) ([]store.Delivery, error) {
 	// One statement: it is its own transaction.
 	claimed, err := queryList(ctx, s.pool, `
-		WITH due AS (
-			SELECT merchant_id, id FROM deliveries
-			WHERE status = 'pending' AND next_attempt_at <= $1 AND lease_until <= $1
-			ORDER BY next_attempt_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED)
+		WITH fair AS (`+storeutil.FairDue("$1")+`),
+		due AS (
+			SELECT x.merchant_id, x.id FROM deliveries x JOIN fair f ON f.merchant_id = x.merchant_id AND f.id = x.id
+			WHERE f.slot <= $3 AND x.status = 'pending' AND x.next_attempt_at <= $1 AND x.lease_until <= $1
+			ORDER BY x.next_attempt_at, x.seq LIMIT $4 FOR UPDATE OF x SKIP LOCKED)
 		UPDATE deliveries d SET lease_until = $2 FROM due, events e
 		WHERE d.merchant_id = due.merchant_id AND d.id = due.id AND e.merchant_id = d.merchant_id AND e.id = d.event_id
-		RETURNING `+storeutil.DeliveryColumns, []any{stamp(now), stamp(now.Add(lease)), limit}, scanDelivery)
+		RETURNING `+storeutil.DeliveryColumns, []any{stamp(now), stamp(now.Add(lease)), perMerchant, limit}, scanDelivery)
 	if err != nil {
 		return nil, fmt.Errorf("claiming deliveries: %w", err)
 	}

@@ -128,8 +128,8 @@ func (s *Store) Write(ctx context.Context, fn func(store.Tx) error) error {
 }
 
 // retryable reports whether err means that the transaction lost a race and that running it again, on the data
-// the winner committed, can succeed: a serialisation failure, a deadlock (an exchange and a contact form saving
-// the lead of one conversation at once lock its conversation and its lead in opposite orders), or a lead of the
+// the winner committed, can succeed: a serialisation failure, a deadlock (the runtime's own writes lock a
+// conversation before its lead, in one order, so this is a defence for what the runtime does not foresee), or a lead of the
 // same visitor and conversation inserted by another transaction since FindLead found none (run again, FindLead
 // finds it and the contact is merged into it).
 func retryable(err error) bool {

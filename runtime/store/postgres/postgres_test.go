@@ -419,3 +419,52 @@ func TestOpenErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestExchangeAndFormTakeLocksInOneOrder races, on many conversations, a chat message carrying contact details
+// with the contact form of the same visitor and conversation: both lock the conversation before its lead, so
+// PostgreSQL detects no deadlock at all (a deadlock would be retried, hiding it from the callers, so the test
+// reads the database's deadlock count once the stores' connections are closed and their statistics written).
+func TestExchangeAndFormTakeLocksInOneOrder(t *testing.T) {
+	ctx := t.Context()
+	url := server.Database(t)
+	st, err := postgres.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const conversations = 60
+	for c := range conversations {
+		if _, err := chat.RecordExchange(ctx, st, exchange("m1", fmt.Sprint("c", c), "hello", 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ok, _ := race(t, 2*conversations, nil, func(i int) error {
+		conv := fmt.Sprint("c", i/2)
+		c := store.Contact{Email: fmt.Sprintf("v%d@example.com", i), Consent: true}
+		if i%2 == 0 {
+			ex := exchange("m1", conv, "reach me", 0)
+			ex.Question.ID, ex.Answer.ID = fmt.Sprint("q", i), fmt.Sprint("a", i)
+			ex.Contact, ex.LeadID = &c, fmt.Sprint("lead", i)
+			_, err := chat.RecordExchange(context.Background(), st, ex)
+			return err
+		}
+		_, err := chat.SaveLead(context.Background(), st, store.LeadInput{MerchantID: "m1",
+			ConversationID: conv, VisitorID: "v1", ID: fmt.Sprint("lead", i), Contact: c, At: at})
+		return err
+	})
+	if ok != 2*conversations {
+		t.Fatalf("%d of %d writes succeeded", ok, 2*conversations)
+	}
+	_ = st.Close() // a backend writes its statistics when it ends
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.Close(context.Background()) }()
+	var deadlocks int64
+	if err := conn.QueryRow(ctx, `SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()`).Scan(&deadlocks); err != nil {
+		t.Fatal(err)
+	}
+	if deadlocks != 0 {
+		t.Errorf("PostgreSQL detected %d deadlocks", deadlocks)
+	}
+}

@@ -34,15 +34,16 @@ func (tx writeTx) InsertDelivery(ctx context.Context, merchantID string, e store
 	return err
 }
 
-// ClaimDeliveries leases the due pending deliveries, oldest due first.
-func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.Delivery, error) {
+// ClaimDeliveries leases the due pending deliveries, oldest due first, each merchant's up to perMerchant leases.
+func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit, perMerchant int) ([]store.Delivery, error) {
 	at := storeutil.Millis(now)
 	var claimed []store.Delivery
 	err := s.write(ctx, func(tx *txn) error {
 		var err error
 		claimed, err = queryList(ctx, tx, `SELECT `+storeutil.DeliveryColumns+` FROM `+storeutil.DeliveriesWithEvents+`
-			WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND d.lease_until <= ?
-			ORDER BY d.next_attempt_at, d.seq LIMIT ?`, []any{at, at, limit}, scanDelivery)
+			JOIN (`+storeutil.FairDue("?")+`) f ON f.merchant_id = d.merchant_id AND f.id = d.id
+			WHERE f.slot <= ?
+			ORDER BY d.next_attempt_at, d.seq LIMIT ?`, []any{at, at, at, perMerchant, limit}, scanDelivery)
 		if err != nil {
 			return err
 		}

@@ -51,6 +51,12 @@ func (h harness) createThenContinue(t *testing.T) {
 	if !exists(t, s, "m1", "c1") {
 		t.Error("ConversationExists = false for a recorded conversation")
 	}
+	if v, err := s.ConversationVisitor(t.Context(), "m1", "c1"); err != nil || v != "v1" {
+		t.Errorf("ConversationVisitor = %q, %v; want v1", v, err)
+	}
+	if _, err := s.ConversationVisitor(t.Context(), "m2", "c1"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("ConversationVisitor of another merchant's conversation: %v, want ErrNotFound", err)
+	}
 	if n := thisMonth(t, s, "m1", base); n != 1 {
 		t.Errorf("ConversationsThisMonth = %d, want 1 (continuing is not a new conversation)", n)
 	}
@@ -87,6 +93,8 @@ func (h harness) conversationNotFound(t *testing.T) {
 	if exists(t, s, "m1", "nope") {
 		t.Error("ConversationExists = true for an unknown ID")
 	}
+	_, err = s.ConversationVisitor(t.Context(), "m1", "nope")
+	wantErr(t, "ConversationVisitor of an unknown ID", err, store.ErrNotFound)
 }
 
 // concurrentFirstExchange sends the first exchanges of one new conversation at once: exactly one creates it.

@@ -18,6 +18,37 @@ func (h harness) knowledge(t *testing.T) {
 	t.Run("All", h.allKnowledge)
 	t.Run("Revision", h.knowledgeRevision)
 	t.Run("UseCount", h.knowledgeUseCount)
+	t.Run("Characters", h.knowledgeCharacters)
+}
+
+// knowledgeCharacters counts characters, not bytes, of titles and contents, per merchant and without the item
+// named.
+func (h harness) knowledgeCharacters(t *testing.T) {
+	s := h.store(t)
+	count := func(merchantID, except string) int {
+		t.Helper()
+		n, err := s.KnowledgeCharacters(t.Context(), merchantID, except)
+		if err != nil {
+			t.Fatalf("KnowledgeCharacters: %v", err)
+		}
+		return n
+	}
+	if n := count("m1", ""); n != 0 {
+		t.Errorf("an empty knowledge base holds %d characters", n)
+	}
+	a := item("m1", "k1", base)
+	a.Title, a.Content = "Ça va", "Oui 🚀 ✅" // 5 and 7 characters, 6 and 12 bytes
+	b := item("m1", "k2", base)
+	b.Title, b.Content = "ab", "cde"
+	mustCreateKnowledge(t, s, a, 0)
+	mustCreateKnowledge(t, s, b, 0)
+	mustCreateKnowledge(t, s, item("m2", "k3", base), 0)
+	if n := count("m1", ""); n != 17 {
+		t.Errorf("KnowledgeCharacters = %d, want 17", n)
+	}
+	if n := count("m1", "k1"); n != 5 {
+		t.Errorf("KnowledgeCharacters without k1 = %d, want 5", n)
+	}
 }
 
 // item builds a knowledge item created and updated at at.

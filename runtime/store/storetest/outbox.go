@@ -18,6 +18,7 @@ func (h harness) outbox(t *testing.T) {
 	t.Run("Atomic", h.outboxAtomic)
 	t.Run("Claims", h.deliveryClaims)
 	t.Run("ConcurrentClaims", h.concurrentClaims)
+	t.Run("FairClaims", h.fairClaims)
 	t.Run("Attempts", h.deliveryAttempts)
 	t.Run("DisabledEndpoint", h.disabledEndpoint)
 	t.Run("Replay", h.replay)
@@ -62,7 +63,7 @@ func decodeEvent(t *testing.T, d store.Delivery) payload {
 
 func claim(t *testing.T, s store.Store, now time.Time) []store.Delivery {
 	t.Helper()
-	list, err := s.ClaimDeliveries(t.Context(), now, 30*time.Second, 100)
+	list, err := s.ClaimDeliveries(t.Context(), now, 30*time.Second, 100, 100)
 	if err != nil {
 		t.Fatalf("ClaimDeliveries: %v", err)
 	}
@@ -219,7 +220,7 @@ func (h harness) concurrentClaims(t *testing.T) {
 	claimed := make([][]store.Delivery, 8)
 	errs := runConcurrently(8, func(i int) error {
 		var err error
-		claimed[i], err = s.ClaimDeliveries(t.Context(), base, time.Minute, 10)
+		claimed[i], err = s.ClaimDeliveries(t.Context(), base, time.Minute, 10, 100)
 		return err
 	})
 	countErrors(t, errs, nil)
@@ -234,6 +235,43 @@ func (h harness) concurrentClaims(t *testing.T) {
 	}
 	if len(seen) != 40 {
 		t.Errorf("%d deliveries claimed, want 40", len(seen))
+	}
+}
+
+// fairClaims never leases more than perMerchant deliveries of one merchant at once, so that a merchant with many
+// deliveries due (or a slow endpoint holding its leases) leaves room for the others, even those due later.
+func (h harness) fairClaims(t *testing.T) {
+	s := h.store(t)
+	for i := range 6 {
+		ex := exchange("m1", newID("c"), base.Add(time.Duration(i)*time.Millisecond), "hello", "hi")
+		ex.Outbox = subscribed(hookA)
+		record(t, s, ex)
+	}
+	ex := exchange("m2", "c-m2", base.Add(time.Second), "hello", "hi")
+	ex.Outbox = subscribed(hookA)
+	record(t, s, ex)
+	now := base.Add(2 * time.Second)
+	first, err := s.ClaimDeliveries(t.Context(), now, time.Minute, 10, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := map[string]int{}
+	for _, d := range first {
+		per[d.MerchantID]++
+	}
+	if per["m1"] != 2 || per["m2"] != 1 {
+		t.Fatalf("claimed %v, want 2 of m1 and m2's 1", per)
+	}
+	// m1's two are in flight: none more of m1 until one ends.
+	if again, err := s.ClaimDeliveries(t.Context(), now, time.Minute, 10, 2); err != nil || len(again) != 0 {
+		t.Fatalf("claimed %d more while m1 has 2 in flight: %v", len(again), err)
+	}
+	if err := chat.RecordAttempt(t.Context(), s, store.Attempt{MerchantID: "m1", DeliveryID: first[0].ID, At: now,
+		StatusCode: 200, Status: store.DeliverySucceeded}); err != nil {
+		t.Fatal(err)
+	}
+	if next, err := s.ClaimDeliveries(t.Context(), now, time.Minute, 10, 2); err != nil || len(next) != 1 || next[0].MerchantID != "m1" {
+		t.Fatalf("after one of m1's ended: %+v, %v; want one more of m1", next, err)
 	}
 }
 

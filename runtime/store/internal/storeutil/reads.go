@@ -112,6 +112,18 @@ const (
 	DeliveriesWithEvents = `deliveries d JOIN events e ON e.merchant_id = d.merchant_id AND e.id = d.event_id`
 )
 
+// FairDue is the query that numbers the pending deliveries due at now, each merchant's oldest first, starting
+// after the merchant's deliveries leased at now: a delivery's slot n means n-1 of its merchant's deliveries would
+// be in flight before it, so ClaimDeliveries takes those with slot <= perMerchant. now is the dialect's
+// placeholder of the time; in SQLite each of its three uses takes an argument.
+func FairDue(now string) string {
+	return `SELECT y.merchant_id, y.id,
+			ROW_NUMBER() OVER (PARTITION BY y.merchant_id ORDER BY y.next_attempt_at, y.seq)
+			+ (SELECT COUNT(*) FROM deliveries b WHERE b.merchant_id = y.merchant_id AND b.status = 'pending'
+				AND b.lease_until > ` + now + `) AS slot
+		FROM deliveries y WHERE y.status = 'pending' AND y.next_attempt_at <= ` + now + ` AND y.lease_until <= ` + now
+}
+
 // ConversationsQuery is the query of n conversations of a listing after the cursor, and its arguments.
 func ConversationsQuery(d Dialect, merchantID string, after *Cursor, f store.ConversationFilter, n int) (string, []any) {
 	w := NewWhere(d)
@@ -202,6 +214,18 @@ func (l Reads) ListKnowledge(ctx context.Context, merchantID string, f store.Kno
 	})
 }
 
+// KnowledgeCharacters returns how many characters the titles and contents of the merchant's items hold, without
+// the item except. LENGTH counts characters in both SQLite and PostgreSQL.
+func (l Reads) KnowledgeCharacters(ctx context.Context, merchantID, except string) (int, error) {
+	w := NewWhere(l.Dialect)
+	w.Add("k.merchant_id = ? AND k.id <> ?", merchantID, except)
+	n, err := QueryList(ctx, l.Query, `SELECT COALESCE(SUM(LENGTH(k.title) + LENGTH(k.content)), 0) FROM knowledge k WHERE `+w.String(), w.Args, scanInt)
+	if err != nil {
+		return 0, fmt.Errorf("counting knowledge characters: %w", err)
+	}
+	return n[0], nil
+}
+
 // AllKnowledge returns every item of the merchant, newest first.
 func (l Reads) AllKnowledge(ctx context.Context, merchantID string) ([]store.Knowledge, error) {
 	query, args := KnowledgeQuery(l.Dialect, merchantID, nil, store.KnowledgeFilter{}, math.MaxInt32)
@@ -284,6 +308,27 @@ func (l Reads) ConversationExists(ctx context.Context, merchantID, id string) (b
 		return false, fmt.Errorf("looking up conversation %s: %w", id, err)
 	}
 	return len(found) > 0, nil
+}
+
+// ConversationVisitor returns the visitor ID a conversation was started with ("" when none), or
+// store.ErrNotFound.
+func (l Reads) ConversationVisitor(ctx context.Context, merchantID, id string) (string, error) {
+	w := NewWhere(l.Dialect)
+	w.Add("c.merchant_id = ? AND c.id = ?", merchantID, id)
+	found, err := QueryList(ctx, l.Query, `SELECT c.visitor_id FROM conversations c WHERE `+w.String(), w.Args, scanString)
+	if err != nil {
+		return "", fmt.Errorf("looking up the visitor of conversation %s: %w", id, err)
+	}
+	if len(found) == 0 {
+		return "", store.ErrNotFound
+	}
+	return found[0], nil
+}
+
+func scanString(row Scanner) (string, error) {
+	var s string
+	err := row.Scan(&s)
+	return s, err
 }
 
 func scanInt(row Scanner) (int, error) {

@@ -1,0 +1,116 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/parley-dev/parley/runtime/tenant"
+)
+
+// abuseWindow is the period the plans' abuse limits count new conversations in.
+const abuseWindow = time.Hour
+
+// maxAbuseKeys bounds the client addresses and visitors whose new conversations are counted at once.
+const maxAbuseKeys = 200_000
+
+type callerKey struct{}
+
+// withCaller keeps the key caller in the request's context for the handlers behind s.visitor.
+func withCaller(r *http.Request, c keyCaller) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), callerKey{}, c))
+}
+
+// callerOf is the key caller s.visitor authenticated.
+func callerOf(r *http.Request) (keyCaller, bool) {
+	c, ok := r.Context().Value(callerKey{}).(keyCaller)
+	return c, ok
+}
+
+// admitConversation applies the plan's abuse limits before a publishable key starts a conversation: so many new
+// conversations per client address and per visitor ID an hour (tenant.Plan.AddressLimit, VisitorLimit), so that a
+// script holding the public key cannot drain the merchant's monthly conversations. Continuing a conversation is
+// not counted, and secret keys, used by servers that speak for many visitors, are exempt. Past a limit it answers
+// 429 conversation_rate_limited with Retry-After.
+func (s *Server) admitConversation(w http.ResponseWriter, r *http.Request, m *tenant.Bundle, conversationID, visitor string) error {
+	if c, ok := callerOf(r); !ok || c.key.Type != tenant.KeyPublishable {
+		return nil
+	}
+	if conversationID != "" {
+		exists, err := s.store.ConversationExists(r.Context(), m.MerchantID, conversationID)
+		if err != nil || exists {
+			return err
+		}
+	}
+	now := s.now()
+	if visitor != "" {
+		if ok, wait := s.conversations.Allow(m.MerchantID+"\x00v\x00"+visitor, m.Plan.VisitorLimit(), abuseWindow, now); !ok {
+			return conversationRateLimited(w, wait, "this visitor started %d conversations within the hour", m.Plan.VisitorLimit())
+		}
+	}
+	addr := s.clientAddress(r)
+	if ok, wait := s.conversations.Allow(m.MerchantID+"\x00a\x00"+addressKey(addr), m.Plan.AddressLimit(), abuseWindow, now); !ok {
+		logger(r).Info("new conversations refused for a client address", "merchant", m.MerchantID, "limit", m.Plan.AddressLimit())
+		return conversationRateLimited(w, wait, "%d conversations were started from this address within the hour", m.Plan.AddressLimit())
+	}
+	return nil
+}
+
+// conversationRateLimited is the answer past an abuse limit, retryable once a new conversation is allowed.
+func conversationRateLimited(w http.ResponseWriter, wait time.Duration, format string, args ...any) error {
+	w.Header().Set(headerRetryAfter, strconv.Itoa(max(1, ceilSeconds(wait))))
+	return newError(http.StatusTooManyRequests, codeConversationRateLimited,
+		format+"; retry after the Retry-After delay or continue an existing conversation", args...)
+}
+
+// clientAddress is the address of the client the request comes from. A request from one of the trusted proxies
+// (Config.TrustedProxies) comes from the address that proxy names last in X-Forwarded-For, and so on through
+// trusted proxies, from the right: the first address no trusted proxy stands for is the client. X-Forwarded-For
+// is ignored from anyone else, since any client can write it.
+func (s *Server) clientAddress(r *http.Request) netip.Addr {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return netip.Addr{}
+	}
+	addr := ap.Addr().Unmap()
+	if !s.trustedProxy(addr) {
+		return addr
+	}
+	var hops []string
+	for _, h := range r.Header.Values("X-Forwarded-For") {
+		hops = append(hops, strings.Split(h, ",")...)
+	}
+	for i := len(hops) - 1; i >= 0; i-- {
+		hop, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			return addr // a hop no trusted proxy wrote: the last one a trusted proxy saw is the client
+		}
+		addr = hop.Unmap()
+		if !s.trustedProxy(addr) {
+			return addr
+		}
+	}
+	return addr
+}
+
+func (s *Server) trustedProxy(addr netip.Addr) bool {
+	for _, p := range s.trustedProxies {
+		if p.Contains(addr) {
+			return true
+		}
+	}
+	return false
+}
+
+// addressKey is what the abuse limits count per: an IPv4 address, or an IPv6 address's /64, which one subscriber
+// usually holds whole.
+func addressKey(addr netip.Addr) string {
+	if addr.Is6() {
+		p, _ := addr.Prefix(64)
+		return p.String()
+	}
+	return addr.String()
+}

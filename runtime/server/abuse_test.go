@@ -1,0 +1,118 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"testing"
+
+	"github.com/parley-dev/parley/runtime/tenant"
+)
+
+// A script holding the publishable key cannot drain the merchant's conversations: new conversations are limited
+// per client address and per visitor, with their own code and Retry-After; continuing a conversation, another
+// address, another merchant and secret keys are not limited.
+func TestConversationFloodFromOneAddress(t *testing.T) {
+	e := newEnv(t)
+	e.addMerchant("alpha", func(b *tenant.Bundle) { b.Plan.MonthlyConversations = 1000 })
+	pk := func(visitor string) []string {
+		h := []string{"Origin", "https://alpha.example"}
+		if visitor != "" {
+			h = append(h, "X-Visitor-ID", visitor)
+		}
+		return h
+	}
+	// Each request comes as a new visitor, or as none: only the address limit holds them.
+	if r := e.chat(e.keys["alpha-pk"], `{"message": "hi", "conversation_id": "old"}`, pk("")...); r.status != http.StatusOK {
+		t.Fatalf("first conversation: %d %s", r.status, r.body)
+	}
+	for i := range tenant.DefaultConversationsPerAddressPerHour - 1 {
+		visitor := ""
+		if i%2 == 0 {
+			visitor = fmt.Sprint("v", i)
+		}
+		if r := e.chat(e.keys["alpha-pk"], `{"message": "hi"}`, pk(visitor)...); r.status != http.StatusOK {
+			t.Fatalf("conversation %d: %d %s", i+1, r.status, r.body)
+		}
+	}
+	r := e.chat(e.keys["alpha-pk"], `{"message": "hi"}`, pk("v-new")...)
+	if r.status != http.StatusTooManyRequests || r.errorCode(t) != codeConversationRateLimited {
+		t.Fatalf("conversation past the address limit: %d %s", r.status, r.body)
+	}
+	if s, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || s < 1 || s > 3600 {
+		t.Errorf("Retry-After %q", r.header.Get("Retry-After"))
+	}
+	// A conversation already started goes on; a new one named by its ID is a new conversation.
+	for range 3 {
+		if r := e.chat(e.keys["alpha-pk"], `{"message": "more", "conversation_id": "old"}`, pk("")...); r.status != http.StatusOK {
+			t.Errorf("continuing a conversation: %d %s", r.status, r.body)
+		}
+	}
+	if r := e.chat(e.keys["alpha-pk"], `{"message": "hi", "conversation_id": "new"}`, pk("")...); r.status != http.StatusTooManyRequests {
+		t.Errorf("a new conversation named by its ID was not limited: %d", r.status)
+	}
+	// The merchant's own server is exempt, and so are other merchants.
+	for range 3 {
+		if r := e.chat(e.keys["alpha-sk"], `{"message": "hi"}`); r.status != http.StatusOK {
+			t.Errorf("secret key: %d %s", r.status, r.body)
+		}
+		if r := e.chat(e.keys["beta-pk"], `{"message": "hi"}`, "Origin", "https://beta.example"); r.status != http.StatusOK {
+			t.Errorf("another merchant: %d %s", r.status, r.body)
+		}
+	}
+}
+
+func TestConversationFloodFromOneVisitor(t *testing.T) {
+	e := newEnv(t)
+	e.addMerchant("alpha", func(b *tenant.Bundle) { b.Plan.ConversationsPerVisitorPerHour = 2 })
+	for i := range 2 {
+		if r := e.chatFrom("alpha", "v1", `{"message": "hi"}`); r.status != http.StatusOK {
+			t.Fatalf("conversation %d: %d %s", i+1, r.status, r.body)
+		}
+	}
+	r := e.chatFrom("alpha", "v1", `{"message": "hi"}`)
+	if r.status != http.StatusTooManyRequests || r.errorCode(t) != codeConversationRateLimited || r.header.Get("Retry-After") == "" {
+		t.Fatalf("past the visitor limit: %d %v %s", r.status, r.header, r.body)
+	}
+	if r := e.chatFrom("alpha", "v2", `{"message": "hi"}`); r.status != http.StatusOK {
+		t.Errorf("another visitor: %d %s", r.status, r.body)
+	}
+}
+
+// Behind a trusted proxy the client is the address it names in X-Forwarded-For; from anyone else the header is
+// ignored, so that a client cannot pick its own address.
+func TestClientAddress(t *testing.T) {
+	s := &Server{trustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("fd00::/8")}}
+	tests := []struct {
+		name, remote string
+		xff          []string
+		want         string
+	}{
+		{"direct", "203.0.113.7:5000", nil, "203.0.113.7"},
+		{"direct with a forged header", "203.0.113.7:5000", []string{"198.51.100.1"}, "203.0.113.7"},
+		{"through a trusted proxy", "10.1.2.3:5000", []string{"198.51.100.1"}, "198.51.100.1"},
+		{"through two trusted proxies", "10.1.2.3:5000", []string{"198.51.100.1, 10.9.9.9"}, "198.51.100.1"},
+		{"a forged hop before the real client", "10.1.2.3:5000", []string{"1.1.1.1, 198.51.100.1"}, "198.51.100.1"},
+		{"headers repeated", "10.1.2.3:5000", []string{"1.1.1.1", "198.51.100.1"}, "198.51.100.1"},
+		{"garbage after the client", "10.1.2.3:5000", []string{"198.51.100.1, nonsense"}, "10.1.2.3"},
+		{"no header from a proxy", "10.1.2.3:5000", nil, "10.1.2.3"},
+		{"IPv6 through an IPv6 proxy", "[fd00::1]:5000", []string{"2001:db8::5"}, "2001:db8::5"},
+		{"IPv4-mapped", "[::ffff:203.0.113.7]:5000", nil, "203.0.113.7"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, _ := http.NewRequest(http.MethodGet, "/", nil)
+			r.RemoteAddr = tt.remote
+			for _, v := range tt.xff {
+				r.Header.Add("X-Forwarded-For", v)
+			}
+			if got := s.clientAddress(r).String(); got != tt.want {
+				t.Errorf("client %s, want %s", got, tt.want)
+			}
+		})
+	}
+	if a, b := addressKey(netip.MustParseAddr("2001:db8::1")), addressKey(netip.MustParseAddr("2001:db8::ffff:2")); a != b {
+		t.Errorf("one /64 counts as %s and %s", a, b)
+	}
+}
