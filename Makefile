@@ -122,6 +122,10 @@ bench: wrk ## Load POST /api/v1/chat of `parley dev` and a bare net/http handler
 bench-webhooks: ## Chat at 200 new conversations a second on `parley dev` with a webhook; report event-to-delivery p50 and p99.
 	go test ./test/bench -run '^$$' -bench BenchmarkWebhookLag -benchtime 1x -count=1 -timeout 5m -v
 
+.PHONY: bench-stream
+bench-stream: ## Stream answers from a fake model provider; report time to the first piece and the runtime's added latency.
+	go test ./runtime/server -run '^$$' -bench BenchmarkChatStream -benchtime 50x -count=1 -timeout 5m
+
 .PHONY: wrk
 wrk: ## Install wrk from Debian's packages if missing.
 	@command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends wrk; }
