@@ -66,7 +66,7 @@ UNIT_SKIP = ^(TestRateLimitSharedByReplicasThroughRedis|TestRedisLimiterFromFlag
 
 .PHONY: test-unit
 test-unit: ## Run the tests that need no API server, database server or browser, with -race (the fast tier).
-	go test -race -count=1 -timeout 5m -skip '$(UNIT_SKIP)' $$(go list ./... | grep -Ev '$(UNIT_EXCLUDE)')
+	go test -race -short -count=1 -timeout 5m -skip '$(UNIT_SKIP)' $$(go list ./... | grep -Ev '$(UNIT_EXCLUDE)')
 
 .PHONY: envtest
 envtest: ## Build the envtest binaries (etcd, kube-apiserver) if missing and print their directory.

@@ -203,9 +203,9 @@ func (d *Dispatcher) deliver(ctx context.Context, del store.Delivery) {
 	log := d.log.With("merchant", del.MerchantID, "delivery", del.ID, "event", del.EventType, "webhook", del.WebhookID)
 	hook, reason := d.endpoint(del)
 	if hook == nil {
+		d.metrics.attempts.WithLabelValues(del.MerchantID, store.DeliveryCancelled).Inc()
 		d.record(ctx, log, store.Attempt{MerchantID: del.MerchantID, DeliveryID: del.ID, At: d.now(),
 			Status: store.DeliveryCancelled, Error: reason})
-		d.metrics.attempts.WithLabelValues(del.MerchantID, store.DeliveryCancelled).Inc()
 		return
 	}
 	start := d.now()
@@ -224,12 +224,13 @@ func (d *Dispatcher) deliver(ctx context.Context, del store.Delivery) {
 	case a.Status != store.DeliverySucceeded:
 		a.Error = fmt.Sprintf("the endpoint answered %d %s", code, http.StatusText(code))
 	}
-	d.record(ctx, log, a)
+	// Counted before it is recorded, so that whoever sees the delivery settled in the store sees it counted.
 	d.metrics.attempts.WithLabelValues(del.MerchantID, outcomeLabel(a)).Inc()
 	d.metrics.latency.Observe(latency.Seconds())
 	if a.Status == store.DeliverySucceeded {
 		d.metrics.lag.Observe(d.now().Sub(del.EventCreatedAt).Seconds())
 	}
+	d.record(ctx, log, a)
 	log.Info("webhook attempt", "attempt", del.Attempts+1, "status", a.Status, "code", code,
 		"latency_ms", latency.Milliseconds(), "error", a.Error)
 }
