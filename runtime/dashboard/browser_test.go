@@ -12,31 +12,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/parley-dev/parley/internal/testutil/headless"
 )
-
-// chromium is Debian's headless Chromium, which .ci/run installs.
-const chromium = "/usr/bin/chromium"
-
-// browser starts a headless Chromium for the test.
-func browser(t *testing.T) context.Context {
-	t.Helper()
-	if _, err := os.Stat(chromium); err != nil {
-		t.Fatalf("%s is missing: install Debian's chromium package (.ci/run does): %v", chromium, err)
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium),
-		chromedp.NoSandbox, chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true),
-		chromedp.WindowSize(1280, 900))
-	alloc, cancelAlloc := chromedp.NewExecAllocator(t.Context(), opts...)
-	t.Cleanup(cancelAlloc)
-	ctx, cancel := chromedp.NewContext(alloc)
-	t.Cleanup(cancel)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(cancelTimeout)
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("starting chromium: %v", err)
-	}
-	return ctx
-}
 
 // waitFor polls a page expression until it is true, across the page loads a form post or a redirect causes.
 func waitFor(expr string) chromedp.Action[chromedp.Void] {
@@ -80,7 +58,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	_, conv := e.chat(t, "alpha", "How long does delivery to Canada take?")
 	_, _ = e.chat(t, "alpha", "Can I pay with bitcoin?")
 	_, _ = e.chat(t, "beta", "=HYPERLINK(1) please write to jane@customer.example")
-	ctx := browser(t)
+	ctx := headless.Start(t, 1280, 900, 90*time.Second)
 
 	// Sign in: the dashboard sends the browser to the issuer, which sends it back signed in.
 	err := chromedp.Do(ctx,
@@ -303,26 +281,11 @@ func TestDashboardInBrowser(t *testing.T) {
 	saveScreenshot(ctx, t, "dashboard-leads-beta.png")
 }
 
-// saveScreenshot writes the page to $PARLEY_ARTIFACTS (default: parley-artifacts in the temporary directory).
+// saveScreenshot keeps the page, once it has loaded, as a test artifact.
 func saveScreenshot(ctx context.Context, t *testing.T, name string) {
 	t.Helper()
 	if err := chromedp.Do(ctx, waitFor(`document.readyState === 'complete' && document.body.offsetWidth > 0`)); err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatalf("screenshot: %v", err)
-	}
-	dir := os.Getenv("PARLEY_ARTIFACTS")
-	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "parley-artifacts")
-	}
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, png, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshot: %s", path)
+	headless.Screenshot(ctx, t, name)
 }

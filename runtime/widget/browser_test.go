@@ -1,12 +1,10 @@
 package widget_test
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/parley-dev/parley/internal/credentials"
+	"github.com/parley-dev/parley/internal/testutil/headless"
 	"github.com/parley-dev/parley/runtime/assistant"
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/server"
@@ -24,9 +23,6 @@ import (
 	"github.com/parley-dev/parley/runtime/store/sqlite"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
-
-// chromium is Debian's headless Chromium, which .ci/run installs.
-const chromium = "/usr/bin/chromium"
 
 // runtimeEnv is a real runtime (SQLite store, retrieval assistant) on its own origin.
 type runtimeEnv struct {
@@ -149,63 +145,16 @@ func (s *shop) embed(runtimeURL, key, merchantID string) {
 	s.tag = fmt.Sprintf(`<script src="%s/widget.js" data-api-key="%s" data-merchant-id="%s" async></script>`, runtimeURL, key, merchantID)
 }
 
-// browser starts a headless Chromium for the test.
-func browser(t *testing.T) context.Context {
-	t.Helper()
-	if _, err := os.Stat(chromium); err != nil {
-		t.Fatalf("%s is missing: install Debian's chromium package (.ci/run does): %v", chromium, err)
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium),
-		chromedp.NoSandbox, chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true),
-		chromedp.WindowSize(1280, 800))
-	alloc, cancelAlloc := chromedp.NewExecAllocator(t.Context(), opts...)
-	t.Cleanup(cancelAlloc)
-	ctx, cancel := chromedp.NewContext(alloc)
-	t.Cleanup(cancel)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
-	t.Cleanup(cancelTimeout)
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("starting chromium: %v", err)
-	}
-	return ctx
-}
-
-// shadow evaluates a JavaScript expression with `s` bound to the widget's shadow root (null before it exists).
-func shadow(expr string) string {
-	return `(() => { const h = document.querySelector('[data-parley]'); const s = h && h.shadowRoot; return (` + expr + `); })()`
-}
-
-// waitFor polls a shadow-root expression until it is true.
-func waitFor(expr string) chromedp.Action[chromedp.Void] {
-	poll := chromedp.Poll[bool](shadow(expr), chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(15*time.Second))
-	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
-		if _, err := poll(ctx, t); err != nil {
-			return chromedp.Void{}, fmt.Errorf("waiting for %s: %w", expr, err)
-		}
-		return chromedp.Void{}, nil
-	}
-}
-
-// eval evaluates a shadow-root expression into out.
-func eval[T any](expr string, out *T) chromedp.Action[chromedp.Void] {
-	ev := chromedp.Evaluate[T](shadow(expr))
-	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
-		v, err := ev(ctx, t)
-		*out = v
-		return chromedp.Void{}, err
-	}
-}
-
 // click clicks an element of the widget, as a pointer would.
 func click(selector string) chromedp.Action[chromedp.Void] {
 	var ok bool
-	return eval(`(s.querySelector('`+selector+`').click(), true)`, &ok)
+	return headless.EvalInWidget(`(s.querySelector('`+selector+`').click(), true)`, &ok)
 }
 
 // focus puts the focus on an element of the widget.
 func focus(selector string) chromedp.Action[chromedp.Void] {
 	var ok bool
-	return eval(`(s.querySelector('`+selector+`').focus(), true)`, &ok)
+	return headless.EvalInWidget(`(s.querySelector('`+selector+`').focus(), true)`, &ok)
 }
 
 // key types keys into the focused element, as a keyboard would.
@@ -215,26 +164,26 @@ func TestWidgetInBrowser(t *testing.T) {
 	rt := newRuntime(t)
 	page := newShop(t)
 	page.embed(rt.url, rt.merchant(t, "shop", page.url, 100), "shop")
-	ctx := browser(t)
+	ctx := headless.Start(t, 1280, 800, time.Minute)
 
 	// Keyboard only: Tab reaches the launcher, Enter opens the panel with the focus in the input, typing and
 	// Enter send, Escape closes and gives the focus back to the launcher.
 	var answer, sourceHref, sourceText string
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(page.url),
-		waitFor(`s && s.querySelector('.l') && s.querySelector('header h2').textContent === 'Ask shop'`),
+		headless.WaitInWidget(`s && s.querySelector('.l') && s.querySelector('header h2').textContent === 'Ask shop'`),
 		key(kb.Tab),
-		waitFor(`s.activeElement === s.querySelector('.l')`),
+		headless.WaitInWidget(`s.activeElement === s.querySelector('.l')`),
 		key(kb.Enter),
-		waitFor(`!s.querySelector('.p').hidden && s.activeElement === s.querySelector('textarea')`),
-		waitFor(`s.querySelector('.m.bot').textContent.includes('Welcome to shop!')`),
+		headless.WaitInWidget(`!s.querySelector('.p').hidden && s.activeElement === s.querySelector('textarea')`),
+		headless.WaitInWidget(`s.querySelector('.m.bot').textContent.includes('Welcome to shop!')`),
 		key("How long does delivery to Canada take?"),
 		key(kb.Enter),
-		waitFor(`s.querySelectorAll('.m.bot').length === 2`),
-		waitFor(`s.querySelector('.t').offsetParent === null`), // the typing indicator is gone
-		eval(`s.querySelectorAll('.m.bot')[1].textContent`, &answer),
-		eval(`s.querySelector('.m.bot .src a').href`, &sourceHref),
-		eval(`s.querySelector('.m.bot .src a').textContent`, &sourceText),
+		headless.WaitInWidget(`s.querySelectorAll('.m.bot').length === 2`),
+		headless.WaitInWidget(`s.querySelector('.t').offsetParent === null`), // the typing indicator is gone
+		headless.EvalInWidget(`s.querySelectorAll('.m.bot')[1].textContent`, &answer),
+		headless.EvalInWidget(`s.querySelector('.m.bot .src a').href`, &sourceHref),
+		headless.EvalInWidget(`s.querySelector('.m.bot .src a').textContent`, &sourceText),
 	)
 	if err != nil {
 		t.Fatalf("asking with the keyboard: %v", err)
@@ -242,9 +191,9 @@ func TestWidgetInBrowser(t *testing.T) {
 	if !strings.Contains(answer, "5 to 8 business days") || sourceHref != "https://shop.example/shipping" || sourceText != "Shipping" {
 		t.Errorf("answer %q with source %q (%s)", answer, sourceText, sourceHref)
 	}
-	saveScreenshot(ctx, t, "widget-open.png")
+	headless.Screenshot(ctx, t, "widget-open.png")
 	if err := chromedp.Do(ctx, key(kb.Escape),
-		waitFor(`s.querySelector('.p').hidden && s.activeElement === s.querySelector('.l') && s.querySelector('.l').getAttribute('aria-expanded') === 'false'`),
+		headless.WaitInWidget(`s.querySelector('.p').hidden && s.activeElement === s.querySelector('.l') && s.querySelector('.l').getAttribute('aria-expanded') === 'false'`),
 	); err != nil {
 		t.Fatalf("closing with Escape: %v", err)
 	}
@@ -253,12 +202,12 @@ func TestWidgetInBrowser(t *testing.T) {
 	var shown int
 	err = chromedp.Do(ctx,
 		chromedp.Reload(),
-		waitFor(`s && s.querySelectorAll('.m').length === 3`),
-		eval(`s.querySelectorAll('.m').length`, &shown),
+		headless.WaitInWidget(`s && s.querySelectorAll('.m').length === 3`),
+		headless.EvalInWidget(`s.querySelectorAll('.m').length`, &shown),
 		click(".l"),
-		waitFor(`s.activeElement === s.querySelector('textarea')`),
+		headless.WaitInWidget(`s.activeElement === s.querySelector('textarea')`),
 		key("Can I return shoes?"), key(kb.Enter),
-		waitFor(`s.querySelectorAll('.m.bot').length === 3`),
+		headless.WaitInWidget(`s.querySelectorAll('.m.bot').length === 3`),
 	)
 	if err != nil {
 		t.Fatalf("after a reload: %v", err)
@@ -270,9 +219,9 @@ func TestWidgetInBrowser(t *testing.T) {
 	// "New conversation" starts afresh.
 	if err := chromedp.Do(ctx,
 		click(".fresh"),
-		waitFor(`s.querySelectorAll('.m').length === 1`),
+		headless.WaitInWidget(`s.querySelectorAll('.m').length === 1`),
 		key("Hello"), key(kb.Enter),
-		waitFor(`s.querySelectorAll('.m.bot').length === 2`),
+		headless.WaitInWidget(`s.querySelectorAll('.m.bot').length === 2`),
 	); err != nil {
 		t.Fatalf("new conversation: %v", err)
 	}
@@ -286,15 +235,15 @@ func TestWidgetOnAnOriginNotAllowed(t *testing.T) {
 	rt := newRuntime(t)
 	page := newShop(t)
 	page.embed(rt.url, rt.merchant(t, "shop", "https://shop.example", 100), "shop")
-	ctx := browser(t)
+	ctx := headless.Start(t, 1280, 800, time.Minute)
 	var text string
 	var disabled bool
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(page.url),
-		waitFor(`s && !s.querySelector('.err').hidden`),
+		headless.WaitInWidget(`s && !s.querySelector('.err').hidden`),
 		click(".l"),
-		eval(`s.querySelector('.err span').textContent`, &text),
-		eval(`s.querySelector('textarea').disabled`, &disabled),
+		headless.EvalInWidget(`s.querySelector('.err span').textContent`, &text),
+		headless.EvalInWidget(`s.querySelector('textarea').disabled`, &disabled),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -312,19 +261,19 @@ func TestWidgetRateLimited(t *testing.T) {
 	rt := newRuntime(t)
 	page := newShop(t)
 	page.embed(rt.url, rt.merchant(t, "shop", page.url, 1), "shop")
-	ctx := browser(t)
+	ctx := headless.Start(t, 1280, 800, time.Minute)
 	var text string
 	var retryShown bool
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(page.url),
-		waitFor(`s && s.querySelector('header h2').textContent === 'Ask shop'`),
+		headless.WaitInWidget(`s && s.querySelector('header h2').textContent === 'Ask shop'`),
 		click(".l"),
 		key("Hello"), key(kb.Enter),
-		waitFor(`s.querySelectorAll('.m.bot').length === 2`),
+		headless.WaitInWidget(`s.querySelectorAll('.m.bot').length === 2`),
 		key("Hello again"), key(kb.Enter), // within the second: over the plan's 1 request/s
-		waitFor(`!s.querySelector('.err').hidden`),
-		eval(`s.querySelector('.err span').textContent`, &text),
-		eval(`!s.querySelector('.retry').hidden`, &retryShown),
+		headless.WaitInWidget(`!s.querySelector('.err').hidden`),
+		headless.EvalInWidget(`s.querySelector('.err span').textContent`, &text),
+		headless.EvalInWidget(`!s.querySelector('.retry').hidden`, &retryShown),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -340,19 +289,19 @@ func TestWidgetConversationRateLimited(t *testing.T) {
 	rt := newRuntime(t)
 	page := newShop(t)
 	page.embed(rt.url, rt.merchant(t, "shop", page.url, 100, func(b *tenant.Bundle) { b.Plan.ConversationsPerVisitorPerHour = 1 }), "shop")
-	ctx := browser(t)
+	ctx := headless.Start(t, 1280, 800, time.Minute)
 	var text string
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(page.url),
-		waitFor(`s && s.querySelector('header h2').textContent === 'Ask shop'`),
+		headless.WaitInWidget(`s && s.querySelector('header h2').textContent === 'Ask shop'`),
 		click(".l"),
 		key("Hello"), key(kb.Enter),
-		waitFor(`s.querySelectorAll('.m.bot').length === 2`),
+		headless.WaitInWidget(`s.querySelectorAll('.m.bot').length === 2`),
 		click(".fresh"),
-		waitFor(`s.querySelectorAll('.m').length === 1`),
+		headless.WaitInWidget(`s.querySelectorAll('.m').length === 1`),
 		key("Hello again"), key(kb.Enter),
-		waitFor(`!s.querySelector('.err').hidden`),
-		eval(`s.querySelector('.err span').textContent`, &text),
+		headless.WaitInWidget(`!s.querySelector('.err').hidden`),
+		headless.EvalInWidget(`s.querySelector('.err span').textContent`, &text),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -381,12 +330,12 @@ func (rt *runtimeEnv) leads(t *testing.T, id string) []store.Lead {
 // countLeadRequests makes the page count the widget's calls to /api/v1/leads in window.leadRequests.
 func countLeadRequests() chromedp.Action[chromedp.Void] {
 	var ok bool
-	return eval(`(window.leadRequests = 0, window.fetch = (f => function (u) { if (String(u).includes('/api/v1/leads')) window.leadRequests++; return f.apply(this, arguments); })(window.fetch), true)`, &ok)
+	return headless.EvalInWidget(`(window.leadRequests = 0, window.fetch = (f => function (u) { if (String(u).includes('/api/v1/leads')) window.leadRequests++; return f.apply(this, arguments); })(window.fetch), true)`, &ok)
 }
 
 // conversationID is the widget's current conversation, from its localStorage.
 func conversationID(out *string) chromedp.Action[chromedp.Void] {
-	return eval(`JSON.parse(localStorage.getItem('parley:shop')).conversation_id`, out)
+	return headless.EvalInWidget(`JSON.parse(localStorage.getItem('parley:shop')).conversation_id`, out)
 }
 
 // An answer the assistant could not give offers the contact form; it checks what the visitor left before
@@ -395,18 +344,18 @@ func TestWidgetContactForm(t *testing.T) {
 	rt := newRuntime(t)
 	page := newShop(t)
 	page.embed(rt.url, rt.merchant(t, "shop", page.url, 100), "shop")
-	ctx := browser(t)
+	ctx := headless.Start(t, 1280, 800, time.Minute)
 
 	// An answered question offers nothing; an unanswered one offers the form right under its answer.
 	var offered bool
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(page.url),
-		waitFor(`s && s.querySelector('header h2').textContent === 'Ask shop'`),
+		headless.WaitInWidget(`s && s.querySelector('header h2').textContent === 'Ask shop'`),
 		countLeadRequests(),
 		click(".l"),
 		key("How long does delivery to Canada take?"), key(kb.Enter),
-		waitFor(`s.querySelectorAll('.m.bot').length === 2`),
-		eval(`!!s.querySelector('.lead')`, &offered),
+		headless.WaitInWidget(`s.querySelectorAll('.m.bot').length === 2`),
+		headless.EvalInWidget(`!!s.querySelector('.lead')`, &offered),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -417,13 +366,13 @@ func TestWidgetContactForm(t *testing.T) {
 	var message, intro string
 	err = chromedp.Do(ctx,
 		key(unanswerable), key(kb.Enter),
-		waitFor(`s.querySelectorAll('.m.bot').length === 3`),
-		waitFor(`s.querySelectorAll('.m.bot')[2].nextElementSibling === s.querySelector('.lead') && s.querySelector('.offer').offsetParent !== null`),
-		waitFor(`s.querySelector('.offer').textContent === 'Leave your contact details' && s.querySelector('.lf').hidden`),
+		headless.WaitInWidget(`s.querySelectorAll('.m.bot').length === 3`),
+		headless.WaitInWidget(`s.querySelectorAll('.m.bot')[2].nextElementSibling === s.querySelector('.lead') && s.querySelector('.offer').offsetParent !== null`),
+		headless.WaitInWidget(`s.querySelector('.offer').textContent === 'Leave your contact details' && s.querySelector('.lf').hidden`),
 		click(".offer"),
-		waitFor(`!s.querySelector('.lf').hidden && s.querySelector('.offer').hidden && s.activeElement === s.querySelector('#parley-name')`),
-		eval(`s.querySelector('#parley-message').value`, &message),
-		eval(`s.querySelector('.lf p').textContent`, &intro),
+		headless.WaitInWidget(`!s.querySelector('.lf').hidden && s.querySelector('.offer').hidden && s.activeElement === s.querySelector('#parley-name')`),
+		headless.EvalInWidget(`s.querySelector('#parley-message').value`, &message),
+		headless.EvalInWidget(`s.querySelector('.lf p').textContent`, &intro),
 	)
 	if err != nil {
 		t.Fatalf("offering the form: %v", err)
@@ -433,7 +382,7 @@ func TestWidgetContactForm(t *testing.T) {
 	}
 	// Every field has a label.
 	var unlabelled string
-	if err := chromedp.Do(ctx, eval(`[...s.querySelectorAll('.lf input, .lf textarea')].filter(f => !f.labels.length || !f.labels[0].textContent.trim()).map(f => f.name).join(',')`, &unlabelled)); err != nil {
+	if err := chromedp.Do(ctx, headless.EvalInWidget(`[...s.querySelectorAll('.lf input, .lf textarea')].filter(f => !f.labels.length || !f.labels[0].textContent.trim()).map(f => f.name).join(',')`, &unlabelled)); err != nil {
 		t.Fatal(err)
 	}
 	if unlabelled != "" {
@@ -445,10 +394,10 @@ func TestWidgetContactForm(t *testing.T) {
 	var requests int
 	err = chromedp.Do(ctx,
 		click(".lf button"),
-		waitFor(`s.querySelector('#parley-ce').textContent !== '' && s.activeElement === s.querySelector('#parley-email')`),
-		eval(`s.querySelector('#parley-ce').textContent`, &contactErr),
-		eval(`s.querySelector('#parley-ke').textContent`, &consentErr),
-		eval(`['email', 'phone', 'consent'].map(f => s.querySelector('#parley-' + f).getAttribute('aria-invalid') + ':' + s.getElementById(s.querySelector('#parley-' + f).getAttribute('aria-describedby')).getAttribute('role')).join(' ')`, &described),
+		headless.WaitInWidget(`s.querySelector('#parley-ce').textContent !== '' && s.activeElement === s.querySelector('#parley-email')`),
+		headless.EvalInWidget(`s.querySelector('#parley-ce').textContent`, &contactErr),
+		headless.EvalInWidget(`s.querySelector('#parley-ke').textContent`, &consentErr),
+		headless.EvalInWidget(`['email', 'phone', 'consent'].map(f => s.querySelector('#parley-' + f).getAttribute('aria-invalid') + ':' + s.getElementById(s.querySelector('#parley-' + f).getAttribute('aria-describedby')).getAttribute('role')).join(' ')`, &described),
 	)
 	if err != nil {
 		t.Fatalf("sending the form empty: %v", err)
@@ -462,14 +411,14 @@ func TestWidgetContactForm(t *testing.T) {
 	err = chromedp.Do(ctx,
 		key("ada@example.com"),
 		click(".lf button"),
-		waitFor(`s.querySelector('#parley-ce').textContent === '' && s.activeElement === s.querySelector('#parley-consent')`),
-		eval(`s.querySelector('#parley-ke').textContent`, &consentErr),
-		eval(`window.leadRequests`, &requests),
+		headless.WaitInWidget(`s.querySelector('#parley-ce').textContent === '' && s.activeElement === s.querySelector('#parley-consent')`),
+		headless.EvalInWidget(`s.querySelector('#parley-ke').textContent`, &consentErr),
+		headless.EvalInWidget(`window.leadRequests`, &requests),
 	)
 	if err != nil {
 		t.Fatalf("sending the form without consent: %v", err)
 	}
-	saveScreenshot(ctx, t, "widget-contact-form-errors.png")
+	headless.Screenshot(ctx, t, "widget-contact-form-errors.png")
 	if consentErr != "Please agree to be contacted so we can reply." || requests != 0 {
 		t.Errorf("without consent: error %q, %d requests sent", consentErr, requests)
 	}
@@ -482,15 +431,15 @@ func TestWidgetContactForm(t *testing.T) {
 	err = chromedp.Do(ctx,
 		click("#parley-consent"),
 		click(".lf button"),
-		waitFor(`!s.querySelector('.thx').hidden && s.querySelector('.lf').hidden && s.activeElement === s.querySelector('.thx')`),
-		waitFor(`s.querySelector('.thx').textContent === 'Thank you! We will get back to you soon.'`),
-		eval(`window.leadRequests`, &requests),
+		headless.WaitInWidget(`!s.querySelector('.thx').hidden && s.querySelector('.lf').hidden && s.activeElement === s.querySelector('.thx')`),
+		headless.WaitInWidget(`s.querySelector('.thx').textContent === 'Thank you! We will get back to you soon.'`),
+		headless.EvalInWidget(`window.leadRequests`, &requests),
 		conversationID(&conv),
 	)
 	if err != nil {
 		t.Fatalf("sending the form: %v", err)
 	}
-	saveScreenshot(ctx, t, "widget-contact-form.png")
+	headless.Screenshot(ctx, t, "widget-contact-form.png")
 	leads := rt.leads(t, "shop")
 	if requests != 1 || len(leads) != 1 {
 		t.Fatalf("%d requests, %d leads stored, want 1 of each", requests, len(leads))
@@ -505,18 +454,18 @@ func TestWidgetContactForm(t *testing.T) {
 	err = chromedp.Do(ctx,
 		focus(".c textarea"),
 		key("Do you repair skateboards?"), key(kb.Enter),
-		waitFor(`s.querySelectorAll('.m.bot').length === 4`),
-		waitFor(`s.querySelector('.offer').hidden && s.querySelectorAll('.m.bot')[2].nextElementSibling === s.querySelector('.lead')`),
+		headless.WaitInWidget(`s.querySelectorAll('.m.bot').length === 4`),
+		headless.WaitInWidget(`s.querySelector('.offer').hidden && s.querySelectorAll('.m.bot')[2].nextElementSibling === s.querySelector('.lead')`),
 		chromedp.Reload(),
-		waitFor(`s && s.querySelectorAll('.m.bot').length === 4 && s.querySelector('header h2').textContent === 'Ask shop'`),
-		waitFor(`s.querySelector('.offer').hidden && !s.querySelector('.thx').hidden && s.querySelectorAll('.m.bot')[2].nextElementSibling === s.querySelector('.lead')`),
+		headless.WaitInWidget(`s && s.querySelectorAll('.m.bot').length === 4 && s.querySelector('header h2').textContent === 'Ask shop'`),
+		headless.WaitInWidget(`s.querySelector('.offer').hidden && !s.querySelector('.thx').hidden && s.querySelectorAll('.m.bot')[2].nextElementSibling === s.querySelector('.lead')`),
 		click(".l"),
 		click(".fresh"),
-		waitFor(`s.querySelectorAll('.m').length === 1 && !s.querySelector('.lead')`),
+		headless.WaitInWidget(`s.querySelectorAll('.m').length === 1 && !s.querySelector('.lead')`),
 		key(unanswerable), key(kb.Enter),
-		waitFor(`s.querySelectorAll('.m.bot').length === 2 && s.querySelector('.offer').offsetParent !== null`),
+		headless.WaitInWidget(`s.querySelectorAll('.m.bot').length === 2 && s.querySelector('.offer').offsetParent !== null`),
 		click(".offer"),
-		waitFor(`s.querySelector('#parley-email').value === '' && !s.querySelector('#parley-consent').checked && s.querySelector('#parley-ke').textContent === ''`),
+		headless.WaitInWidget(`s.querySelector('#parley-email').value === '' && !s.querySelector('#parley-consent').checked && s.querySelector('#parley-ke').textContent === ''`),
 	)
 	if err != nil {
 		t.Fatalf("after the lead: %v", err)
@@ -529,31 +478,31 @@ func TestWidgetContactFormKeyboard(t *testing.T) {
 	rt := newRuntime(t)
 	page := newShop(t)
 	page.embed(rt.url, rt.merchant(t, "shop", page.url, 100), "shop")
-	ctx := browser(t)
+	ctx := headless.Start(t, 1280, 800, time.Minute)
 	shiftTab := chromedp.KeyEvent(kb.Tab, chromedp.KeyModifiers(kb.ModifierShift))
 	focused := func(selector string) chromedp.Action[chromedp.Void] {
-		return waitFor(`s.activeElement === s.querySelector('` + selector + `')`)
+		return headless.WaitInWidget(`s.activeElement === s.querySelector('` + selector + `')`)
 	}
 	var conv string
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(page.url),
-		waitFor(`s && s.querySelector('header h2').textContent === 'Ask shop'`),
+		headless.WaitInWidget(`s && s.querySelector('header h2').textContent === 'Ask shop'`),
 		key(kb.Tab), focused(".l"), key(kb.Enter), focused(".c textarea"),
 		key(unanswerable), key(kb.Enter),
-		waitFor(`s.querySelector('.offer') && s.querySelector('.offer').offsetParent !== null`),
+		headless.WaitInWidget(`s.querySelector('.offer') && s.querySelector('.offer').offsetParent !== null`),
 		shiftTab, focused(".offer"),
 		key(kb.Enter), focused("#parley-name"),
 		key("Ada Lovelace"), key(kb.Tab), focused("#parley-email"),
 		key("ada@example.com"), key(kb.Tab), focused("#parley-phone"),
 		key(kb.Tab), focused("#parley-message"),
 		key(kb.Tab), focused("#parley-consent"),
-		key(" "), waitFor(`s.querySelector('#parley-consent').checked`),
+		key(" "), headless.WaitInWidget(`s.querySelector('#parley-consent').checked`),
 		key(kb.Tab), focused(".lf button"),
 		key(kb.Enter),
-		waitFor(`!s.querySelector('.thx').hidden`), focused(".thx"),
+		headless.WaitInWidget(`!s.querySelector('.thx').hidden`), focused(".thx"),
 		conversationID(&conv),
 		key(kb.Escape),
-		waitFor(`s.querySelector('.p').hidden`), focused(".l"),
+		headless.WaitInWidget(`s.querySelector('.p').hidden`), focused(".l"),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -570,31 +519,31 @@ func TestWidgetContactFormGermanServerError(t *testing.T) {
 	rt := newRuntime(t)
 	page := newShop(t)
 	page.embed(rt.url, rt.merchant(t, "shop", page.url, 100, func(b *tenant.Bundle) { b.Widget.Locale = "de" }), "shop")
-	ctx := browser(t)
+	ctx := headless.Start(t, 1280, 800, time.Minute)
 	var offer, labels, contactErr, consentErr, serverErr, thanks string
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(page.url),
-		waitFor(`s && s.querySelector('.w').lang === 'de'`),
+		headless.WaitInWidget(`s && s.querySelector('.w').lang === 'de'`),
 		click(".l"),
 		key("Verkaufen Sie Elektrofahrräder?"), key(kb.Enter),
-		waitFor(`s.querySelector('.offer') && s.querySelector('.offer').offsetParent !== null`),
-		eval(`s.querySelector('.offer').textContent`, &offer),
+		headless.WaitInWidget(`s.querySelector('.offer') && s.querySelector('.offer').offsetParent !== null`),
+		headless.EvalInWidget(`s.querySelector('.offer').textContent`, &offer),
 		click(".offer"),
-		eval(`[...s.querySelectorAll('.lf label')].map(l => l.textContent).join('|')`, &labels),
+		headless.EvalInWidget(`[...s.querySelectorAll('.lf label')].map(l => l.textContent).join('|')`, &labels),
 		click(".lf button"),
-		waitFor(`s.querySelector('#parley-ce').textContent !== ''`),
-		eval(`s.querySelector('#parley-ce').textContent`, &contactErr),
-		eval(`s.querySelector('#parley-ke').textContent`, &consentErr),
+		headless.WaitInWidget(`s.querySelector('#parley-ce').textContent !== ''`),
+		headless.EvalInWidget(`s.querySelector('#parley-ce').textContent`, &contactErr),
+		headless.EvalInWidget(`s.querySelector('#parley-ke').textContent`, &consentErr),
 		key("ada..lovelace@example.com"), // the widget lets it pass; the runtime's check does not
 		click("#parley-consent"),
 		click(".lf button"),
-		waitFor(`s.querySelector('.lf .fe:not([id])').textContent !== ''`),
-		eval(`s.querySelector('.lf .fe:not([id])').textContent`, &serverErr),
-		waitFor(`!s.querySelector('.lf').hidden && s.querySelector('#parley-email').value === 'ada..lovelace@example.com' && !s.querySelector('.lf button').disabled`),
-		eval(`(s.querySelector('#parley-email').value = 'ada@example.com', true)`, new(bool)),
+		headless.WaitInWidget(`s.querySelector('.lf .fe:not([id])').textContent !== ''`),
+		headless.EvalInWidget(`s.querySelector('.lf .fe:not([id])').textContent`, &serverErr),
+		headless.WaitInWidget(`!s.querySelector('.lf').hidden && s.querySelector('#parley-email').value === 'ada..lovelace@example.com' && !s.querySelector('.lf button').disabled`),
+		headless.EvalInWidget(`(s.querySelector('#parley-email').value = 'ada@example.com', true)`, new(bool)),
 		click(".lf button"),
-		waitFor(`!s.querySelector('.thx').hidden && s.querySelector('.lf .fe:not([id])').textContent === ''`),
-		eval(`s.querySelector('.thx').textContent`, &thanks),
+		headless.WaitInWidget(`!s.querySelector('.thx').hidden && s.querySelector('.lf .fe:not([id])').textContent === ''`),
+		headless.EvalInWidget(`s.querySelector('.thx').textContent`, &thanks),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -619,20 +568,20 @@ func TestWidgetContactFormRateLimited(t *testing.T) {
 	rt := newRuntime(t)
 	page := newShop(t)
 	page.embed(rt.url, rt.merchant(t, "shop", page.url, 1), "shop")
-	ctx := browser(t)
+	ctx := headless.Start(t, 1280, 800, time.Minute)
 	var text string
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(page.url),
-		waitFor(`s && s.querySelector('header h2').textContent === 'Ask shop'`),
+		headless.WaitInWidget(`s && s.querySelector('header h2').textContent === 'Ask shop'`),
 		click(".l"),
 		key(unanswerable), key(kb.Enter),
-		waitFor(`s.querySelector('.offer') && s.querySelector('.offer').offsetParent !== null`),
+		headless.WaitInWidget(`s.querySelector('.offer') && s.querySelector('.offer').offsetParent !== null`),
 		// Within the second of the question: over the plan's 1 request/s.
-		eval(`(s.querySelector('.offer').click(), s.querySelector('#parley-email').value = 'ada@example.com',
+		headless.EvalInWidget(`(s.querySelector('.offer').click(), s.querySelector('#parley-email').value = 'ada@example.com',
 			s.querySelector('#parley-consent').click(), s.querySelector('.lf button').click(), true)`, new(bool)),
-		waitFor(`s.querySelector('.lf .fe:not([id])').textContent !== ''`),
-		eval(`s.querySelector('.lf .fe:not([id])').textContent`, &text),
-		waitFor(`!s.querySelector('.lf').hidden && s.querySelector('#parley-email').value === 'ada@example.com' && s.querySelector('.thx').hidden`),
+		headless.WaitInWidget(`s.querySelector('.lf .fe:not([id])').textContent !== ''`),
+		headless.EvalInWidget(`s.querySelector('.lf .fe:not([id])').textContent`, &text),
+		headless.WaitInWidget(`!s.querySelector('.lf').hidden && s.querySelector('#parley-email').value === 'ada@example.com' && s.querySelector('.thx').hidden`),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -643,25 +592,4 @@ func TestWidgetContactFormRateLimited(t *testing.T) {
 	if n := len(rt.leads(t, "shop")); n != 0 {
 		t.Errorf("%d leads stored from a refused request", n)
 	}
-}
-
-// saveScreenshot keeps a screenshot as a test artifact, in $PARLEY_ARTIFACTS or a temporary directory.
-func saveScreenshot(ctx context.Context, t *testing.T, name string) {
-	t.Helper()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatalf("screenshot: %v", err)
-	}
-	dir := os.Getenv("PARLEY_ARTIFACTS")
-	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "parley-artifacts")
-	}
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, png, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshot: %s", path)
 }

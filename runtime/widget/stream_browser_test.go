@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/parley-dev/parley/internal/testutil/fakellm"
+	"github.com/parley-dev/parley/internal/testutil/headless"
 	"github.com/parley-dev/parley/runtime/assistant"
 	"github.com/parley-dev/parley/runtime/assistant/llm"
 )
@@ -28,29 +29,29 @@ func TestWidgetStreamsTheAnswer(t *testing.T) {
 	rt := newRuntimeAnswering(t, responder)
 	page := newShop(t)
 	page.embed(rt.url, rt.merchant(t, "shop", page.url, 100), "shop")
-	ctx := browser(t)
+	ctx := headless.Start(t, 1280, 800, time.Minute)
 
 	var partial, whole, sourceHref string
 	var sourcesWhilePartial int
 	err = chromedp.Do(ctx,
 		chromedp.Navigate(page.url),
-		waitFor(`s && s.querySelector('.l') !== null`),
+		headless.WaitInWidget(`s && s.querySelector('.l') !== null`),
 		click(".l"),
-		waitFor(`s.activeElement === s.querySelector('textarea')`),
+		headless.WaitInWidget(`s.activeElement === s.querySelector('textarea')`),
 		key("How long does delivery to Canada take?"), key(kb.Enter),
 		// The first piece is shown before the rest is written, without sources yet.
-		waitFor(`s.querySelectorAll('.m.bot').length === 2 && s.querySelectorAll('.m.bot')[1].textContent.includes('Delivery to Canada')`),
-		eval(`s.querySelectorAll('.m.bot')[1].textContent`, &partial),
-		eval(`s.querySelectorAll('.m.bot')[1].querySelectorAll('.src a').length`, &sourcesWhilePartial),
+		headless.WaitInWidget(`s.querySelectorAll('.m.bot').length === 2 && s.querySelectorAll('.m.bot')[1].textContent.includes('Delivery to Canada')`),
+		headless.EvalInWidget(`s.querySelectorAll('.m.bot')[1].textContent`, &partial),
+		headless.EvalInWidget(`s.querySelectorAll('.m.bot')[1].querySelectorAll('.src a').length`, &sourcesWhilePartial),
 	)
 	if err != nil {
 		t.Fatalf("asking: %v", err)
 	}
-	saveScreenshot(ctx, t, "widget-streaming.png")
+	headless.Screenshot(ctx, t, "widget-streaming.png")
 	err = chromedp.Do(ctx,
-		waitFor(`s.querySelectorAll('.m.bot')[1].querySelector('.src a') !== null`),
-		eval(`s.querySelectorAll('.m.bot')[1].textContent`, &whole),
-		eval(`s.querySelectorAll('.m.bot')[1].querySelector('.src a').href`, &sourceHref),
+		headless.WaitInWidget(`s.querySelectorAll('.m.bot')[1].querySelector('.src a') !== null`),
+		headless.EvalInWidget(`s.querySelectorAll('.m.bot')[1].textContent`, &whole),
+		headless.EvalInWidget(`s.querySelectorAll('.m.bot')[1].querySelector('.src a').href`, &sourceHref),
 	)
 	if err != nil {
 		t.Fatalf("waiting for the whole answer: %v", err)
@@ -61,5 +62,5 @@ func TestWidgetStreamsTheAnswer(t *testing.T) {
 	if !strings.Contains(whole, "Delivery to Canada takes 5 to 8 business days [1].") || sourceHref != "https://shop.example/shipping" {
 		t.Errorf("answer %q, source %q", whole, sourceHref)
 	}
-	saveScreenshot(ctx, t, "widget-streamed.png")
+	headless.Screenshot(ctx, t, "widget-streamed.png")
 }
