@@ -38,15 +38,8 @@ func (tx writeTx) InsertAPIKey(ctx context.Context, k store.APIKey) error {
 
 // RevokeAPIKey revokes an unrevoked key, or returns store.ErrNotFound.
 func (tx writeTx) RevokeAPIKey(ctx context.Context, merchantID, id string, at time.Time) error {
-	res, err := tx.ExecContext(ctx, `UPDATE api_keys SET revoked_at = ? WHERE merchant_id = ? AND id = ? AND revoked_at IS NULL`,
-		storeutil.Millis(at), merchantID, id)
-	if err != nil {
-		return err
-	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return store.ErrNotFound
-	}
-	return nil
+	return mustAffect(tx.ExecContext(ctx, `UPDATE api_keys SET revoked_at = ? WHERE merchant_id = ? AND id = ? AND revoked_at IS NULL`,
+		storeutil.Millis(at), merchantID, id))
 }
 
 // TouchAPIKey records a use of the key.
