@@ -8,6 +8,15 @@ import (
 	"github.com/parley-dev/parley/runtime/store"
 )
 
+// The limits of one knowledge item, the same through the API, the dashboard and imports.
+const (
+	MaxTitleRunes   = 200
+	MaxContentRunes = 20000
+	MaxTags         = 20
+	MaxTagRunes     = 50
+	MaxURLBytes     = 2048
+)
+
 // Every knowledge write changes the merchant's knowledge revision in its transaction, first, so that one
 // merchant's knowledge writes are serialised and replicas see that their index is stale.
 

@@ -13,16 +13,12 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
 )
 
-// The limits of a knowledge item, the API's.
+// The limits of a form and an import; an item's are chat's.
 const (
-	maxTitleRunes   = 200
-	maxContentRunes = 20000
-	maxTags         = 20
-	maxTagRunes     = 50
-	maxURLBytes     = 2048
 	// maxFormBytes bounds a form post, an import file included.
 	maxFormBytes = 4 << 20
 	// maxImportItems bounds one import.
@@ -45,15 +41,15 @@ func (in knowledgeInput) check() (store.Knowledge, string) {
 		return store.Knowledge{}, "the title is missing"
 	case content == "":
 		return store.Knowledge{}, "the content is missing"
-	case utf8.RuneCountInString(title) > maxTitleRunes:
-		return store.Knowledge{}, fmt.Sprintf("the title is longer than %d characters", maxTitleRunes)
-	case utf8.RuneCountInString(content) > maxContentRunes:
-		return store.Knowledge{}, fmt.Sprintf("the content is longer than %d characters", maxContentRunes)
+	case utf8.RuneCountInString(title) > chat.MaxTitleRunes:
+		return store.Knowledge{}, fmt.Sprintf("the title is longer than %d characters", chat.MaxTitleRunes)
+	case utf8.RuneCountInString(content) > chat.MaxContentRunes:
+		return store.Knowledge{}, fmt.Sprintf("the content is longer than %d characters", chat.MaxContentRunes)
 	}
 	link := strings.TrimSpace(in.URL)
 	if link != "" {
 		u, err := url.Parse(link)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(link) > maxURLBytes {
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(link) > chat.MaxURLBytes {
 			return store.Knowledge{}, "the URL must be an absolute http or https address"
 		}
 	}
@@ -62,13 +58,13 @@ func (in knowledgeInput) check() (store.Knowledge, string) {
 		if t = strings.TrimSpace(t); t == "" {
 			continue
 		}
-		if utf8.RuneCountInString(t) > maxTagRunes {
-			return store.Knowledge{}, fmt.Sprintf("a tag is longer than %d characters", maxTagRunes)
+		if utf8.RuneCountInString(t) > chat.MaxTagRunes {
+			return store.Knowledge{}, fmt.Sprintf("a tag is longer than %d characters", chat.MaxTagRunes)
 		}
 		tags = append(tags, t)
 	}
-	if len(tags) > maxTags {
-		return store.Knowledge{}, fmt.Sprintf("there are more than %d tags", maxTags)
+	if len(tags) > chat.MaxTags {
+		return store.Knowledge{}, fmt.Sprintf("there are more than %d tags", chat.MaxTags)
 	}
 	return store.Knowledge{Title: title, Content: content, URL: link, Tags: tags}, ""
 }

@@ -8,17 +8,13 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
 
 const (
 	maxKnowledgeBody   = 256 << 10
-	maxTitleRunes      = 200
-	maxContentRunes    = 20000
-	maxTags            = 20
-	maxTagRunes        = 50
-	maxURLBytes        = 2048
 	maxQueryRunes      = 200
 	defaultRangeDays   = 30
 	maxPageSize        = 100
@@ -177,26 +173,26 @@ func readKnowledge(w http.ResponseWriter, r *http.Request) (store.Knowledge, err
 		return invalid("content is required")
 	}
 	title, content := strings.TrimSpace(*in.Title), strings.TrimSpace(*in.Content)
-	if n := utf8.RuneCountInString(title); n > maxTitleRunes {
-		return invalid("title is %d characters long; at most %d are allowed", n, maxTitleRunes)
+	if n := utf8.RuneCountInString(title); n > chat.MaxTitleRunes {
+		return invalid("title is %d characters long; at most %d are allowed", n, chat.MaxTitleRunes)
 	}
-	if n := utf8.RuneCountInString(content); n > maxContentRunes {
-		return invalid("content is %d characters long; at most %d are allowed", n, maxContentRunes)
+	if n := utf8.RuneCountInString(content); n > chat.MaxContentRunes {
+		return invalid("content is %d characters long; at most %d are allowed", n, chat.MaxContentRunes)
 	}
 	if in.URL != "" {
 		u, err := url.Parse(in.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(in.URL) > maxURLBytes {
-			return invalid("url must be an absolute http or https address of at most %d bytes", maxURLBytes)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(in.URL) > chat.MaxURLBytes {
+			return invalid("url must be an absolute http or https address of at most %d bytes", chat.MaxURLBytes)
 		}
 	}
-	if len(in.Tags) > maxTags {
-		return invalid("at most %d tags are allowed", maxTags)
+	if len(in.Tags) > chat.MaxTags {
+		return invalid("at most %d tags are allowed", chat.MaxTags)
 	}
 	tags := make([]string, 0, len(in.Tags))
 	for _, t := range in.Tags {
 		t = strings.TrimSpace(t)
-		if t == "" || utf8.RuneCountInString(t) > maxTagRunes {
-			return invalid("each tag must be 1 to %d characters", maxTagRunes)
+		if t == "" || utf8.RuneCountInString(t) > chat.MaxTagRunes {
+			return invalid("each tag must be 1 to %d characters", chat.MaxTagRunes)
 		}
 		tags = append(tags, t)
 	}
