@@ -11,9 +11,6 @@ import (
 //go:embed openapi.yaml
 var openAPIYAML []byte
 
-// OpenAPIYAML returns the OpenAPI document as written.
-func OpenAPIYAML() []byte { return openAPIYAML }
-
 // OpenAPIJSON returns the OpenAPI document as JSON, as served at /api/v1/openapi.json.
 func OpenAPIJSON() ([]byte, error) {
 	data, err := yaml.YAMLToJSON(openAPIYAML)
