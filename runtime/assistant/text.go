@@ -40,9 +40,10 @@ func isApostrophe(r rune) bool {
 	return r == '\'' || r == '’' || r == 'ʼ'
 }
 
-// stem reduces an English word to its Snowball stem.
+// stem reduces an English word to its Snowball stem. An irregular form is stemmed as its lemma (lemma), so that
+// "spent" finds "spending" and "children" finds "child".
 func stem(word string) string {
-	return english.Stem(word, true)
+	return english.Stem(lemma(word), true)
 }
 
 // isStopWord reports whether a lower-case word carries too little meaning to search for.
@@ -78,7 +79,7 @@ func newStemCache() *stemCache {
 	return &stemCache{stems: make(map[string]string), writable: true}
 }
 
-// stem returns the stem of word, from the cache when it is there. A nil cache stems every word.
+// stem returns the stem of word (see stem), from the cache when it is there. A nil cache stems every word.
 func (c *stemCache) stem(word string) string {
 	if c != nil {
 		if s, ok := c.stems[word]; ok {
