@@ -105,8 +105,9 @@ func (ix *Index) resolve(t term) queryTerm {
 		qt.alts = append(qt.alts, alt{id: id, factor: 1})
 		qt.idf = ix.idf[id]
 	}
+	english := ix.cache.language().english
 	for _, syn := range synonyms[t.stem] {
-		if id, ok := ix.stems[syn]; ok {
+		if id, ok := ix.stems[syn]; ok && english {
 			qt.alts = addAlt(qt.alts, alt{id: id, factor: synonymFactor})
 		}
 	}
@@ -120,7 +121,7 @@ func (ix *Index) resolve(t term) queryTerm {
 		for _, a := range qt.alts {
 			qt.idf = min(qt.idf, ix.idf[a.id])
 		}
-		if len(qt.alts) == 0 {
+		if len(qt.alts) == 0 && english {
 			// A word the knowledge base has nothing for counts as unexplained as much as general English
 			// makes it informative: "somewhere" or "even" in a paraphrase is not what the question is about,
 			// "tattoo" or "casino" is.

@@ -46,12 +46,6 @@ func stem(word string) string {
 	return english.Stem(lemma(word), true)
 }
 
-// isStopWord reports whether a lower-case word carries too little meaning to search for.
-func isStopWord(word string) bool {
-	_, ok := stopWords[word]
-	return ok
-}
-
 // isNumber reports whether a word is made of digits only.
 func isNumber(word string) bool {
 	for _, r := range word {
@@ -68,51 +62,66 @@ type term struct {
 	stem string
 }
 
-// stemCache remembers the stems of words, because stemming is the slowest part of building an index. NewIndex
-// fills it; afterwards it is only read, so searches may share it.
+// stemCache remembers the stems of words in the language of an index, because stemming is the slowest part of
+// building an index. NewIndex fills it; afterwards it is only read, so searches may share it. A nil cache
+// stems every English word.
 type stemCache struct {
+	lang     *language
 	stems    map[string]string
 	writable bool
 }
 
-func newStemCache() *stemCache {
-	return &stemCache{stems: make(map[string]string), writable: true}
+func newStemCache(lang *language) *stemCache {
+	return &stemCache{lang: lang, stems: make(map[string]string), writable: true}
 }
 
-// stem returns the stem of word (see stem), from the cache when it is there. A nil cache stems every word.
+// language returns the cache's language; English for a nil cache.
+func (c *stemCache) language() *language {
+	if c == nil {
+		return englishLanguage
+	}
+	return c.lang
+}
+
+// stem returns the stem of word, from the cache when it is there.
 func (c *stemCache) stem(word string) string {
 	if c != nil {
 		if s, ok := c.stems[word]; ok {
 			return s
 		}
 	}
-	s := stem(word)
+	s := c.language().stem(word)
 	if c != nil && c.writable {
 		c.stems[word] = s
 	}
 	return s
 }
 
-// terms returns the informative words of text, in order, with their stems; stop words are left out and
+// terms returns the informative words of text, in order, with their stems; stop words are left out and English
 // abbreviations are spelt out.
 func (c *stemCache) terms(text string) []term {
 	return c.informative(tokenize(text))
 }
 
-// queryTerms is terms for a visitor's question: common shopper idioms are first rewritten into the words help
-// pages use.
+// queryTerms is terms for a visitor's question: common English shopper idioms are first rewritten into the words
+// help pages use.
 func (c *stemCache) queryTerms(text string) []term {
-	return c.informative(rewriteIdioms(tokenize(text)))
+	words := tokenize(text)
+	if c.language().english {
+		words = rewriteIdioms(words)
+	}
+	return c.informative(words)
 }
 
 // informative returns the informative words of a list of words with their stems.
 func (c *stemCache) informative(words []string) []term {
+	lang := c.language()
 	out := make([]term, 0, len(words))
 	for _, w := range words {
-		if isStopWord(w) {
+		if _, stop := lang.stopWords[w]; stop {
 			continue
 		}
-		if long, ok := abbreviations[w]; ok {
+		if long, ok := abbreviations[w]; ok && lang.english {
 			for _, lw := range strings.Fields(long) {
 				out = append(out, term{word: lw, stem: c.stem(lw)})
 			}
