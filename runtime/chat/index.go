@@ -31,7 +31,9 @@ type indexCache struct {
 type indexEntry struct {
 	mu       sync.Mutex
 	revision int64
-	index    *assistant.Index
+	// locale is the merchant's widget locale, the language the index is built for.
+	locale string
+	index  *assistant.Index
 	// checked is when revision was last read from the store; zero forces a read.
 	checked time.Time
 	// building is closed when the running rebuild ends; nil when none runs. err is the last rebuild's failure.
@@ -60,12 +62,15 @@ func (c *indexCache) entry(merchantID string) *indexEntry {
 	return e
 }
 
-// get returns the merchant's index: the one it has, refreshed in the background once it is older than
-// revisionCheck, or for a merchant without one, the one built now.
-func (c *indexCache) get(ctx context.Context, merchantID string) (*assistant.Index, error) {
+// get returns the merchant's index for its widget locale: the one it has, refreshed in the background once it
+// is older than revisionCheck or was built for another locale, or for a merchant without one, the one built now.
+func (c *indexCache) get(ctx context.Context, merchantID, locale string) (*assistant.Index, error) {
 	e := c.entry(merchantID)
 	e.mu.Lock()
-	index, fresh := e.index, e.index != nil && time.Since(e.checked) < revisionCheck
+	if e.locale != locale {
+		e.locale, e.revision = locale, -1 // rebuilt whatever the revision
+	}
+	index, fresh := e.index, e.index != nil && e.revision >= 0 && time.Since(e.checked) < revisionCheck
 	e.mu.Unlock()
 	if fresh {
 		return index, nil
@@ -111,17 +116,17 @@ func (c *indexCache) refresh(ctx context.Context, merchantID string, e *indexEnt
 	}
 	done := make(chan struct{})
 	e.building = done
-	revision := e.revision
+	revision, locale := e.revision, e.locale
 	go func() {
 		defer close(done)
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rebuildTimeout)
 		defer cancel()
 		checked := time.Now()
-		index, rev, err := c.build(ctx, merchantID, revision)
+		index, rev, err := c.build(ctx, merchantID, revision, locale)
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		e.building, e.err = nil, err
-		if err != nil {
+		if err != nil || e.locale != locale { // the locale changed meanwhile: the next get rebuilds
 			return
 		}
 		e.checked = checked
@@ -133,8 +138,8 @@ func (c *indexCache) refresh(ctx context.Context, merchantID string, e *indexEnt
 }
 
 // build reads the merchant's knowledge revision and, when it differs from have, builds the index of its
-// knowledge; a nil index means have is current.
-func (c *indexCache) build(ctx context.Context, merchantID string, have int64) (*assistant.Index, int64, error) {
+// knowledge in the language of locale; a nil index means have is current.
+func (c *indexCache) build(ctx context.Context, merchantID string, have int64, locale string) (*assistant.Index, int64, error) {
 	rev, err := c.store.KnowledgeRevision(ctx, merchantID)
 	if err != nil {
 		return nil, 0, fmt.Errorf("reading knowledge revision: %w", err)
@@ -150,5 +155,5 @@ func (c *indexCache) build(ctx context.Context, merchantID string, have int64) (
 	for i, k := range items {
 		ai[i] = assistant.Item{ID: k.ID, Title: k.Title, Content: k.Content, URL: k.URL, Tags: k.Tags}
 	}
-	return assistant.NewIndex(ai), rev, nil
+	return assistant.NewIndexForLocale(ai, locale), rev, nil
 }
