@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
+	"github.com/parley-dev/parley/internal/contract"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
 
@@ -234,8 +235,12 @@ func TestDeletedMerchantIDCannotBeReclaimed(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if s.Labels[chatv1alpha1.TenantLabel] != "" || s.Labels[chatv1alpha1.RuntimeLabel] != "" || len(s.Data) != 0 {
+		if s.Labels[chatv1alpha1.TenantLabel] != contract.TenantRetired || len(s.Data) != 0 {
 			return fmt.Errorf("the deleted merchant's bundle is still served: labels %v, %d data keys", s.Labels, len(s.Data))
+		}
+		// The runtime that holds the merchant's data still selects the retired bundle, to erase that data.
+		if s.Labels[chatv1alpha1.RuntimeLabel] != victim.runtime.Name {
+			return fmt.Errorf("the retired bundle names runtime %q, want %q", s.Labels[chatv1alpha1.RuntimeLabel], victim.runtime.Name)
 		}
 		return nil
 	})

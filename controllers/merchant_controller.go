@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
+	"github.com/parley-dev/parley/internal/contract"
 	"github.com/parley-dev/parley/internal/render"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
@@ -405,12 +406,16 @@ func (r *MerchantReconciler) finalize(ctx context.Context, m *chatv1alpha1.Merch
 	return r.Update(ctx, m)
 }
 
-// retire empties a tenant bundle and takes off the labels runtimes select it by, so that none serves it (its keys
-// are revoked at once); the Secret stays, with its source and merchant ID, marked retired at now.
+// retire empties a tenant bundle and labels it retired, so that no runtime serves it (its keys are revoked at
+// once) while the runtime named by its runtime label still finds it, to erase the merchant's data once the
+// ChatRuntime's deletedMerchantRetention has passed. The Secret stays, with its source and merchant ID, marked
+// retired at now: the ID is never free for another Merchant, even after erasure.
 func retire(bundle *corev1.Secret, now time.Time) *corev1.Secret {
 	bundle.Data = nil
-	delete(bundle.Labels, chatv1alpha1.TenantLabel)
-	delete(bundle.Labels, chatv1alpha1.RuntimeLabel)
+	if bundle.Labels == nil {
+		bundle.Labels = map[string]string{}
+	}
+	bundle.Labels[chatv1alpha1.TenantLabel] = contract.TenantRetired
 	if bundle.Annotations == nil {
 		bundle.Annotations = map[string]string{}
 	}

@@ -15,12 +15,13 @@ const (
 	// SecretLabelTenant is the SecretLabel value of a tenant bundle.
 	SecretLabelTenant = "tenant"
 
-	// TenantLabel marks a tenant bundle Secret for the runtime's informer.
+	// TenantLabel marks a tenant bundle Secret for the runtime's informer: "true" when served, "retired" when
+	// its Merchant was deleted.
 	TenantLabel = contract.LabelTenant
 	// RuntimeLabel names the ChatRuntime a tenant bundle belongs to.
 	RuntimeLabel = contract.LabelRuntime
 	// MerchantIDLabel carries the merchant ID on a tenant bundle.
-	MerchantIDLabel = "chat.parley.dev/merchant-id"
+	MerchantIDLabel = contract.LabelMerchantID
 	// SuspendedLabel, set to "true" on a namespace by the platform team, suspends every Merchant in it whatever
 	// their spec.suspended says: chat is refused with 403 and everything else is kept.
 	SuspendedLabel = "chat.parley.dev/suspended"
