@@ -35,6 +35,9 @@ const (
 	ReasonInvalidSecret = "InvalidSecret"
 	// ReasonSecretConflict means the Secret to generate exists and is not owned by this object. APIKey, Webhook.
 	ReasonSecretConflict = "SecretConflict"
+	// ReasonSecretsNotGranted means the Secret to generate cannot be created: the platform team has not granted
+	// the operator Secrets in the namespace. APIKey, Webhook.
+	ReasonSecretsNotGranted = "SecretsNotGranted"
 
 	// ReasonSuspended means the merchant is suspended: its bundle is published, but chat is refused. Ready stays
 	// True. Merchant.
