@@ -187,23 +187,26 @@ func bundleSuspended(want bool) func(*tenant.Bundle) error {
 	}
 }
 
-// TestForeignOwnerIsLeftOut: a tenant names another tenant's person as an owner of its merchant. In a namespace
-// the platform granted owner email domains, the foreign owner is left out of the bundle, the merchant serves its
-// other owners, and the condition says who was left out.
+// TestForeignOwnerIsLeftOut: a tenant names other people as owners of its merchant, by email and by subject. In
+// a namespace the platform granted owner email domains and subjects, the foreign owners are left out of the
+// bundle, the merchant serves its other owners, and the condition says who was left out.
 func TestForeignOwnerIsLeftOut(t *testing.T) {
 	f := newTenant(t, false)
 	update(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: f.ns}}, func(n *corev1.Namespace) {
-		n.Annotations = map[string]string{chatv1alpha1.OwnerEmailDomainsAnnotation: "alpha.example, Shop.Alpha.example"}
+		n.Annotations = map[string]string{chatv1alpha1.OwnerEmailDomainsAnnotation: "alpha.example, Shop.Alpha.example",
+			chatv1alpha1.OwnerSubjectsAnnotation: "user-1"}
 	})
 	update(t, f.merchant, func(m *chatv1alpha1.Merchant) {
 		m.Spec.Owners = []chatv1alpha1.Owner{
 			{Email: "support@alpha.example"}, {Email: "Ops@SHOP.alpha.example"},
 			{Email: "victim@beta.example"}, {Email: "sneaky@alpha.example.beta.example"}, {Subject: "user-1"},
+			{Subject: "platform-admin"},
 		}
 	})
 	waitReady(t, f.merchant, metav1.ConditionTrue, chatv1alpha1.ReasonOwnersNotAllowed)
 	msg := meta.FindStatusCondition(f.merchant.Status.Conditions, chatv1alpha1.ConditionReady).Message
-	if !strings.Contains(msg, "victim@beta.example") || strings.Contains(msg, "support@alpha.example") {
+	if !strings.Contains(msg, "victim@beta.example") || !strings.Contains(msg, "subject platform-admin") ||
+		strings.Contains(msg, "support@alpha.example") || strings.Contains(msg, "user-1") {
 		t.Errorf("the condition does not name exactly the owners left out: %q", msg)
 	}
 	waitBundle(t, f.id, func(b *tenant.Bundle) error {

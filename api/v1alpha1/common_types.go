@@ -26,9 +26,14 @@ const (
 	// their spec.suspended says: chat is refused with 403 and everything else is kept.
 	SuspendedLabel = "chat.parley.dev/suspended"
 	// OwnerEmailDomainsAnnotation, set on a namespace by the platform team, lists (comma-separated) the email
-	// domains its Merchants may name as owners; owners with other emails are left out of their bundles. Without
-	// it, any email may be named. Subject owners are not restricted by it.
+	// domains its Merchants may name as owners; owners with other emails are left out of their bundles. With it
+	// or OwnerSubjectsAnnotation, owners are restricted to what the two grant; without either, any owner may be
+	// named.
 	OwnerEmailDomainsAnnotation = "chat.parley.dev/owner-email-domains"
+	// OwnerSubjectsAnnotation, set on a namespace by the platform team, lists (comma-separated) the subjects
+	// (`sub` claims) its Merchants may name as owners; other subject owners are left out of their bundles once
+	// either owner annotation is set.
+	OwnerSubjectsAnnotation = "chat.parley.dev/owner-subjects"
 
 	// DefaultAPIKeySecretKey is the data key of an API key in its Secret.
 	DefaultAPIKeySecretKey = "apiKey"

@@ -42,8 +42,8 @@ const (
 	// ReasonSuspended means the merchant is suspended: its bundle is published, but chat is refused. Ready stays
 	// True. Merchant.
 	ReasonSuspended = "Suspended"
-	// ReasonOwnersNotAllowed means some owners' emails are outside the email domains granted to the Merchant's
-	// namespace: they are left out, and the merchant serves its other owners. Ready stays True. Merchant.
+	// ReasonOwnersNotAllowed means some owners are outside the email domains and subjects granted to the
+	// Merchant's namespace: they are left out, and the merchant serves its other owners. Ready stays True. Merchant.
 	ReasonOwnersNotAllowed = "OwnersNotAllowed"
 	// ReasonMerchantIDConflict means another Merchant already holds the merchant ID; the first one keeps it.
 	// Merchant.
