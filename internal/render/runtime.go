@@ -191,6 +191,9 @@ func RuntimeArgs(rt *chatv1alpha1.ChatRuntime) []string {
 	if rt.Spec.Webhooks.AllowPrivateAddresses {
 		args = append(args, contract.BoolArg(contract.FlagWebhookAllowPrivate))
 	}
+	if d := rt.Spec.DeletedMerchantRetention; d != nil {
+		args = append(args, contract.Arg(contract.FlagDeletedMerchantRetention, d.Duration.String()))
+	}
 	args = append(args, openAIArgs(rt)...)
 	if r := redisRateLimiter(rt); r != nil {
 		args = append(args, contract.Arg(contract.FlagRedisAddress, r.Address))
