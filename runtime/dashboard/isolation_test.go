@@ -21,7 +21,7 @@ func TestOwnerCannotCrossToAnotherMerchant(t *testing.T) {
 	e := newEnv(t)
 	_, betaConv := e.chat(t, "beta", "Do you ship to Canada? beta-secret-question")
 	betaDelivery := e.delivery(t, "beta")
-	received := e.received.Load()
+	received := e.received()
 
 	alpha := newClient(t, e.url)
 	alpha.signIn("alpha@owners.example")
@@ -74,7 +74,7 @@ func TestOwnerCannotCrossToAnotherMerchant(t *testing.T) {
 		t.Errorf("beta's item after alpha's attempts: %+v %v", k, err)
 	}
 	d, _, err := e.store.GetDelivery(t.Context(), "beta", betaDelivery.ID)
-	if err != nil || d.Status != store.DeliverySucceeded || d.Attempts != betaDelivery.Attempts || e.received.Load() != received {
+	if err != nil || d.Status != store.DeliverySucceeded || d.Attempts != betaDelivery.Attempts || e.received() != received {
 		t.Errorf("beta's delivery after alpha's replay: %+v %v", d, err)
 	}
 	if k, err := e.store.APIKeyByHash(t.Context(), betaKey.SHA256); err != nil || k.ID != "betakey" {
@@ -211,4 +211,31 @@ func TestDashboardHasTheOwnersRateBudget(t *testing.T) {
 	if answer, _ := e.chat(t, "alpha", "How long does delivery to Canada take?"); !strings.Contains(answer, "5 to 8") {
 		t.Errorf("a visitor after the owner's burst: %q", answer)
 	}
+}
+
+// A test event goes to the signed-in merchant's endpoint only, and only with the session's CSRF token.
+func TestSendTestEvent(t *testing.T) {
+	e := newEnv(t)
+	alpha := newClient(t, e.url)
+	alpha.signIn("alpha@owners.example")
+	tests := func(merchant string) int {
+		list, _, err := e.store.ListDeliveries(t.Context(), merchant, store.DeliveryFilter{EventType: "webhook.test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(list)
+	}
+	if res := alpha.post("/dashboard/webhooks/endpoints/crm/test", url.Values{"csrf": {"forged"}}); res.StatusCode != http.StatusForbidden || tests("alpha") != 0 {
+		t.Errorf("without the CSRF token: %d, %d test deliveries", res.StatusCode, tests("alpha"))
+	}
+	if res := alpha.post("/dashboard/webhooks/endpoints/nope/test", url.Values{"csrf": {alpha.csrf()}}); res.StatusCode != http.StatusNotFound {
+		t.Errorf("an unknown endpoint: %d", res.StatusCode)
+	}
+	if res := alpha.post("/dashboard/webhooks/endpoints/crm/test", url.Values{"csrf": {alpha.csrf()}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sending a test event: %d %s", res.StatusCode, res.Body)
+	}
+	if a, b := tests("alpha"), tests("beta"); a != 1 || b != 0 {
+		t.Errorf("test deliveries: alpha %d, beta %d", a, b)
+	}
+	e.hooks.WaitFor(t, 1, 10*time.Second)
 }

@@ -33,6 +33,7 @@ func (s *Server) routes() http.Handler {
 	rt.handle("webhook_deliveries", "GET /api/v1/webhooks/deliveries", s.owner(s.listDeliveries))
 	rt.handle("webhook_delivery", "GET /api/v1/webhooks/deliveries/{id}", s.owner(s.getDelivery))
 	rt.handle("webhook_delivery_replay", "POST /api/v1/webhooks/deliveries/{id}/replay", s.owner(s.replayDelivery))
+	rt.handle("webhook_test", "POST /api/v1/webhooks/endpoints/{id}/test", s.owner(s.sendTestEvent))
 	rt.handle("widget_settings", "GET /api/v1/widget", http.HandlerFunc(s.widgetSettings))
 	rt.handle("widget_settings", "OPTIONS /api/v1/widget", http.HandlerFunc(preflight))
 	rt.handle("widget_js", "GET /widget.js", widget.Handler(s.publicURL))
