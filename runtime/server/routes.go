@@ -8,6 +8,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/parley-dev/parley/internal/contract"
+	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/tenant"
 	"github.com/parley-dev/parley/runtime/widget"
 )
@@ -52,11 +54,22 @@ func (s *Server) routes() http.Handler {
 	return rt.mux()
 }
 
-// MetricsHandler serves the runtime's Prometheus metrics at GET /metrics, for a listener of its own
-// (--metrics-listen): they name every merchant and its traffic, so they are never on the public port.
-func MetricsHandler(reg *prometheus.Registry) http.Handler {
+// MetricsHandler serves the runtime's Prometheus metrics at GET /metrics and, with svc, every merchant's usage at
+// GET contract.UsagePath for the operator, on a listener of its own (--metrics-listen): they name every merchant
+// and its traffic, so they are never on the public port.
+func MetricsHandler(reg *prometheus.Registry, tenants *tenant.Registry, svc *chat.Service) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	if svc != nil {
+		mux.HandleFunc("GET "+contract.UsagePath, func(w http.ResponseWriter, r *http.Request) {
+			report, err := svc.UsageReport(r.Context(), tenants.All())
+			if err != nil {
+				http.Error(w, "counting usage failed", http.StatusServiceUnavailable) // for the operator, which retries
+				return
+			}
+			writeJSON(w, http.StatusOK, report)
+		})
+	}
 	return mux
 }
 
