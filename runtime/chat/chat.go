@@ -143,6 +143,26 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 	return Reply{ConversationID: q.ConversationID, Message: ex.Answer, Usage: reply.Usage}, nil
 }
 
+// Preview answers an owner trying the widget in the dashboard's live preview as a visitor would be answered (the
+// merchant's knowledge, assistant and fallback), but stores nothing: no conversation, no count against the plan,
+// no lead, no event, no analytics. Each message is answered on its own, without the preview's earlier turns.
+func (s *Service) Preview(ctx context.Context, m *tenant.Bundle, message string) (assistant.Reply, error) {
+	index, err := s.indexes.get(ctx, m.MerchantID)
+	if err != nil {
+		return assistant.Reply{}, err
+	}
+	responder, err := s.responderFor(ctx, m)
+	if err != nil {
+		return assistant.Reply{}, err
+	}
+	reply, err := responder.Respond(ctx, assistant.Request{Message: message, Index: index, FallbackMessage: m.Assistant.FallbackMessage,
+		Instructions: m.Assistant.Instructions, Locale: m.Widget.Locale})
+	if err != nil {
+		return assistant.Reply{}, fmt.Errorf("answering the preview: %w", err)
+	}
+	return reply, nil
+}
+
 // maxHistory is the most earlier messages handed to the responder, which bounds them further by its own budget.
 const maxHistory = 20
 

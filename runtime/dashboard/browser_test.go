@@ -218,6 +218,36 @@ func TestDashboardInBrowser(t *testing.T) {
 		}
 		saveScreenshot(ctx, t, "dashboard-"+p.page+".png")
 	}
+	// The live preview is the real widget, in alpha's look, answering from alpha's knowledge under the
+	// dashboard's Content-Security-Policy, and storing nothing.
+	conversations, err := e.store.ConversationsThisMonth(t.Context(), "alpha", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const shadow = `document.querySelector('[data-parley]').shadowRoot`
+	var previewAnswer string
+	err = chromedp.Do(ctx,
+		waitFor(`(() => { const h = document.querySelector('[data-parley]'); return !!(h && h.shadowRoot && h.shadowRoot.querySelector('.l')); })()`),
+		run(shadow+`.querySelector('.l').click()`),
+		waitFor(shadow+`.querySelector('header h2').textContent === 'Ask alpha'`),
+		waitFor(shadow+`.activeElement === `+shadow+`.querySelector('textarea')`),
+		chromedp.KeyEvent("Do gift cards expire?"),
+		chromedp.KeyEvent(kb.Enter),
+		waitFor(shadow+`.querySelectorAll('.m.bot').length === 2`),
+	)
+	if err == nil {
+		previewAnswer, err = chromedp.Run(ctx, chromedp.Evaluate[string](shadow+`.querySelectorAll('.m.bot')[1].textContent`))
+	}
+	if err != nil || !strings.Contains(previewAnswer, "never expire") {
+		t.Fatalf("the live preview: %q %v", previewAnswer, err)
+	}
+	saveScreenshot(ctx, t, "dashboard-settings-preview.png")
+	if n, err := e.store.ConversationsThisMonth(t.Context(), "alpha", time.Now()); err != nil || n != conversations {
+		t.Errorf("the preview stored a conversation: %d, before %d (%v)", n, conversations, err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.url+"/dashboard/settings"), bodyHas("Embed the widget")); err != nil {
+		t.Fatal(err)
+	}
 	// A secret key created in the settings works on the API, shown once; revoked, it stops within 2 seconds.
 	var key string
 	err = chromedp.Do(ctx,

@@ -1,6 +1,8 @@
 package dashboard_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -238,4 +240,65 @@ func TestSendTestEvent(t *testing.T) {
 		t.Errorf("test deliveries: alpha %d, beta %d", a, b)
 	}
 	e.hooks.WaitFor(t, 1, 10*time.Second)
+}
+
+// The widget's preview endpoints answer only the session's own merchant, with its CSRF token, from the same
+// origin, and store nothing.
+func TestPreviewNeedsTheSessionAndStoresNothing(t *testing.T) {
+	e := newEnv(t)
+	alpha := newClient(t, e.url)
+	alpha.signIn("alpha@owners.example")
+	token := alpha.csrf()
+	call := func(method, path, csrf, origin, body string) (int, map[string]any) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(t.Context(), method, e.url+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-CSRF-Token", csrf)
+		req.Header.Set("Origin", origin)
+		res, err := alpha.http.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = res.Body.Close() }()
+		var out map[string]any
+		if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
+			t.Fatalf("%s %s: %d, not JSON: %v", method, path, res.StatusCode, err)
+		}
+		return res.StatusCode, out
+	}
+	before, err := e.store.ConversationsThisMonth(t.Context(), "alpha", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := `{"message": "How long does delivery to Canada take?"}`
+	for _, tc := range []struct {
+		name, csrf, origin, body string
+		status                   int
+	}{
+		{"no token", "", e.url, ask, http.StatusForbidden},
+		{"a wrong token", "forged", e.url, ask, http.StatusForbidden},
+		{"from another site", token, "https://evil.example", ask, http.StatusForbidden},
+		{"an empty message", token, e.url, `{"message": " "}`, http.StatusUnprocessableEntity},
+		{"not JSON", token, e.url, `{`, http.StatusBadRequest},
+	} {
+		if status, out := call(http.MethodPost, "/dashboard/preview/chat", tc.csrf, tc.origin, tc.body); status != tc.status || out["error"] == nil {
+			t.Errorf("%s: %d %v", tc.name, status, out)
+		}
+	}
+	status, out := call(http.MethodPost, "/dashboard/preview/chat", token, e.url, ask)
+	if status != http.StatusOK || !strings.Contains(out["answer"].(string), "5 to 8") || out["conversation_id"] != "preview" {
+		t.Fatalf("the preview's answer: %d %v", status, out)
+	}
+	if sources := fmt.Sprint(out["sources"]); !strings.Contains(sources, "Shipping alpha") || strings.Contains(sources, "beta") {
+		t.Errorf("the preview's sources: %s", sources)
+	}
+	if status, out := call(http.MethodGet, "/dashboard/preview/widget", token, e.url, ""); status != http.StatusOK || out["title"] != "Ask alpha" {
+		t.Errorf("the preview's settings: %d %v", status, out)
+	}
+	if after, err := e.store.ConversationsThisMonth(t.Context(), "alpha", time.Now()); err != nil || after != before {
+		t.Errorf("conversations after the preview: %d, before %d (%v)", after, before, err)
+	}
 }
