@@ -37,6 +37,8 @@ type app struct {
 	store   store.Store
 	// metrics is the registry all parts report to, served apart from the handler (serveMetrics).
 	metrics *prometheus.Registry
+	// chat answers the usage the metrics listener serves the operator.
+	chat *chat.Service
 	// handler is the runtime's HTTP interface.
 	handler http.Handler
 	// cancel stops the tenant source, the webhook dispatcher and the eraser; closers then release the rest, last
@@ -120,6 +122,7 @@ func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *a
 	if err != nil {
 		return nil, fmt.Errorf("the chat service: %w", err)
 	}
+	a.chat = svc
 	scfg := server.Config{Tenants: a.tenants, Chat: svc, Limiter: limiter, Logger: log, Registry: reg,
 		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxies}
 	if cfg.OIDCIssuer != "" {
@@ -183,7 +186,7 @@ func (a *app) serve(ctx context.Context, ln net.Listener, h http.Handler) error 
 // serveMetrics serves the Prometheus metrics on ln, a listener apart from the public one, until ctx ends.
 func (a *app) serveMetrics(ctx context.Context, ln net.Listener) error {
 	a.log.Info("serving metrics", "metrics_listen", ln.Addr().String())
-	return server.Serve(ctx, ln, server.MetricsHandler(a.metrics), "", "", a.log)
+	return server.Serve(ctx, ln, server.MetricsHandler(a.metrics, a.tenants, a.chat), "", "", a.log)
 }
 
 // close stops the background work and releases the store and the rate limiter.

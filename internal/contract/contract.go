@@ -132,5 +132,10 @@ const (
 	EventLeadUpdated = "lead.updated"
 )
 
-// Events lists every webhook event type, in the order the documentation gives them.
+// EventWebhookTest is sent only when an owner asks for it (the dashboard's "Send a test event", or
+// POST /api/v1/webhooks/endpoints/{id}/test), to that one endpoint whatever the events it subscribes to. It is
+// not in Events: nothing happens that a Webhook could subscribe to.
+const EventWebhookTest = "webhook.test"
+
+// Events lists every webhook event type a Webhook subscribes to, in the order the documentation gives them.
 func Events() []string { return []string{EventConversationCreated, EventLeadCreated, EventLeadUpdated} }

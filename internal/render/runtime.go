@@ -53,6 +53,12 @@ func minReplicas(rt *chatv1alpha1.ChatRuntime) int32 {
 // ServiceName is the name of the runtime's Deployment, Service, ServiceAccount, Role and PodDisruptionBudget.
 func ServiceName(rt *chatv1alpha1.ChatRuntime) string { return "parley-runtime-" + rt.Name }
 
+// MetricsAddress is the host:port of the runtime's metrics listener through its Service, in the cluster's DNS,
+// where the operator reads the runtime's usage report.
+func MetricsAddress(rt *chatv1alpha1.ChatRuntime) string {
+	return fmt.Sprintf("%s.%s.svc:%d", ServiceName(rt), rt.Namespace, metricsPort)
+}
+
 // DataClaimName is the PersistentVolumeClaim that holds a SQLite runtime's database.
 func DataClaimName(rt *chatv1alpha1.ChatRuntime) string { return ServiceName(rt) + "-data" }
 

@@ -9,11 +9,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 	"unicode/utf8"
 
 	"github.com/parley-dev/parley/runtime/assistant"
 	"github.com/parley-dev/parley/runtime/contact"
+	"github.com/parley-dev/parley/runtime/event"
 	"github.com/parley-dev/parley/runtime/ids"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/tenant"
@@ -139,6 +141,26 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 	}
 	s.written(res.Deliveries)
 	return Reply{ConversationID: q.ConversationID, Message: ex.Answer, Usage: reply.Usage}, nil
+}
+
+// Preview answers an owner trying the widget in the dashboard's live preview as a visitor would be answered (the
+// merchant's knowledge, assistant and fallback), but stores nothing: no conversation, no count against the plan,
+// no lead, no event, no analytics. Each message is answered on its own, without the preview's earlier turns.
+func (s *Service) Preview(ctx context.Context, m *tenant.Bundle, message string) (assistant.Reply, error) {
+	index, err := s.indexes.get(ctx, m.MerchantID, m.Widget.Locale)
+	if err != nil {
+		return assistant.Reply{}, err
+	}
+	responder, err := s.responderFor(ctx, m)
+	if err != nil {
+		return assistant.Reply{}, err
+	}
+	reply, err := responder.Respond(ctx, assistant.Request{Message: message, Index: index, FallbackMessage: m.Assistant.FallbackMessage,
+		Instructions: m.Assistant.Instructions, Locale: m.Widget.Locale})
+	if err != nil {
+		return assistant.Reply{}, fmt.Errorf("answering the preview: %w", err)
+	}
+	return reply, nil
 }
 
 // maxHistory is the most earlier messages handed to the responder, which bounds them further by its own budget.
@@ -287,6 +309,40 @@ func (s *Service) ReplayDelivery(ctx context.Context, m *tenant.Bundle, id strin
 		return store.Delivery{}, err
 	}
 	s.written(1)
+	return d, nil
+}
+
+// ErrWebhooksNotInPlan refuses a test event to a merchant whose plan does not include webhooks.
+var ErrWebhooksNotInPlan = errors.New("the merchant's plan does not include webhooks")
+
+// SendTestEvent writes a webhook.test event for the merchant's webhook webhookID, delivered to that endpoint
+// alone whatever the events it subscribes to, and returns the delivery: logged, retried and replayable like any
+// other. It returns store.ErrNotFound for no such webhook and ErrWebhooksNotInPlan on a plan without webhooks.
+// To an endpoint a 410 disabled, the delivery is written cancelled; replaying it enables the endpoint again.
+func (s *Service) SendTestEvent(ctx context.Context, m *tenant.Bundle, webhookID string) (store.Delivery, error) {
+	if !m.Plan.Webhooks {
+		return store.Delivery{}, ErrWebhooksNotInPlan
+	}
+	i := slices.IndexFunc(m.Webhooks, func(w tenant.Webhook) bool { return w.ID == webhookID })
+	if i < 0 {
+		return store.Delivery{}, fmt.Errorf("sending a test event to webhook %q: %w", webhookID, store.ErrNotFound)
+	}
+	eventID := ids.New("evt_")
+	o := store.Outbox{EventIDs: []string{eventID}, Subscribers: map[string][]store.Endpoint{
+		event.WebhookTest: {{WebhookID: webhookID, URL: m.Webhooks[i].URL}},
+	}}
+	err := s.store.Write(ctx, func(tx store.Tx) error {
+		_, err := writeEvents(ctx, tx, m.MerchantID, o, []event.Happened{event.Test(webhookID, s.now().UTC().Truncate(time.Millisecond))})
+		return err
+	})
+	if err != nil {
+		return store.Delivery{}, fmt.Errorf("sending a test event to webhook %q: %w", webhookID, err)
+	}
+	s.written(1)
+	d, _, err := s.store.GetDelivery(ctx, m.MerchantID, store.DeliveryID(eventID, webhookID))
+	if err != nil {
+		return store.Delivery{}, fmt.Errorf("reading the test event's delivery: %w", err)
+	}
 	return d, nil
 }
 

@@ -188,6 +188,17 @@ func (r *Registry) Key(sha256Hex string, now time.Time) (*Bundle, APIKey, bool) 
 	return ref.bundle, ref.key, true
 }
 
+// All returns every merchant's bundle, in no order.
+func (r *Registry) All() []*Bundle {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]*Bundle, 0, len(r.byID))
+	for _, e := range r.byID {
+		out = append(out, e.bundle)
+	}
+	return out
+}
+
 // OwnedBy returns the bundles whose owners include the principal: the subject exactly, or the email when verified,
 // ignoring case in ASCII only.
 func (r *Registry) OwnedBy(subject, email string, emailVerified bool) []*Bundle {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -93,10 +94,16 @@ func run(m *testing.M) (int, error) {
 		return 1, err
 	}
 
+	// The operator reads the runtime's usage from its metrics listener, here on a free loopback port rather than
+	// the Service a pod has, and often, so that the test sees it soon.
+	metricsAddr, err := freeAddress()
+	if err != nil {
+		return 1, err
+	}
 	logs := &processLogs{}
 	env1 := append(os.Environ(), "KUBECONFIG="+kubeconfig)
 	operator := exec.CommandContext(ctx, bin, "operator", "--namespace="+operatorNS,
-		"--metrics-bind-address=0", "--health-probe-bind-address=0")
+		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--usage-interval=200ms", "--usage-address="+metricsAddr)
 	operator.Env = env1
 	operator.Stderr = logs.writer("operator")
 	if err := operator.Start(); err != nil {
@@ -108,8 +115,9 @@ func run(m *testing.M) (int, error) {
 	// where a process on this machine must differ from a pod.
 	cluster.sqlitePath = filepath.Join(tmp, "parley.db")
 	args, runtimeEnv, err := renderedRuntime(ctx, map[string]string{
-		contract.FlagListen:     "127.0.0.1:0",
-		contract.FlagSQLitePath: cluster.sqlitePath,
+		contract.FlagListen:        "127.0.0.1:0",
+		contract.FlagSQLitePath:    cluster.sqlitePath,
+		contract.FlagMetricsListen: metricsAddr,
 	})
 	if err != nil {
 		return 1, fmt.Errorf("%w\n%s", err, logs)
@@ -251,3 +259,13 @@ func (l *processLogs) String() string {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// freeAddress returns a loopback address with a port free at the time of asking.
+func freeAddress() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = ln.Close() }()
+	return ln.Addr().String(), nil
+}
