@@ -17,7 +17,7 @@ func TestParseRuntimeDefaults(t *testing.T) {
 	}
 	want := Runtime{Namespace: "parley-system", RuntimeName: "default", Listen: ":8080", MetricsListen: ":9090", Storage: StorageSQLite,
 		SQLitePath: "parley.db", Assistant: AssistantRetrieval, LogLevel: slog.LevelInfo, LogFormat: "json",
-		RedisKeyPrefix: DefaultRedisKeyPrefix, OpenAI: OpenAI{BaseURL: "https://api.openai.com/v1",
+		RedisKeyPrefix: DefaultRedisKeyPrefix, IndexCacheBytes: DefaultIndexCacheBytes, OpenAI: OpenAI{BaseURL: "https://api.openai.com/v1",
 			Timeout: DefaultOpenAITimeout, Temperature: DefaultOpenAITemperature, MaxTokens: DefaultOpenAIMaxTokens,
 			ContextItems: DefaultOpenAIContextItems, HistoryTokens: DefaultOpenAIHistoryTokens}}
 	if !reflect.DeepEqual(c, want) {
@@ -58,6 +58,7 @@ func TestParseRuntimeRefuses(t *testing.T) {
 		{"bad log level", []string{"--log-level=loud"}, nil, "invalid value"},
 		{"metrics on the public port", []string{"--metrics-listen=:8080"}, nil, "must differ"},
 		{"a trusted proxy that is no network", []string{"--trusted-proxies=10.0.0.1"}, nil, "not a network in CIDR notation"},
+		{"a negative index cache", []string{"--index-cache-bytes=-1"}, nil, "--index-cache-bytes must not be negative"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := tc.args

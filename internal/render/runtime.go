@@ -191,6 +191,9 @@ func RuntimeArgs(rt *chatv1alpha1.ChatRuntime) []string {
 	if rt.Spec.Webhooks.AllowPrivateAddresses {
 		args = append(args, contract.BoolArg(contract.FlagWebhookAllowPrivate))
 	}
+	if n := IndexCacheBytes(rt); n > 0 {
+		args = append(args, contract.Arg(contract.FlagIndexCacheBytes, strconv.FormatInt(n, 10)))
+	}
 	args = append(args, openAIArgs(rt)...)
 	if r := redisRateLimiter(rt); r != nil {
 		args = append(args, contract.Arg(contract.FlagRedisAddress, r.Address))
@@ -348,12 +351,8 @@ func RuntimeDeployment(rt *chatv1alpha1.ChatRuntime, defaultImage string) *appsv
 }
 
 func resources(r corev1.ResourceRequirements) *corev1ac.ResourceRequirementsApplyConfiguration {
+	r = runtimeResources(r)
 	out := corev1ac.ResourceRequirements()
-	if len(r.Requests) == 0 && len(r.Limits) == 0 {
-		return out.
-			WithRequests(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")}).
-			WithLimits(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")})
-	}
 	if len(r.Requests) > 0 {
 		out = out.WithRequests(r.Requests)
 	}
@@ -361,6 +360,31 @@ func resources(r corev1.ResourceRequirements) *corev1ac.ResourceRequirementsAppl
 		out = out.WithLimits(r.Limits)
 	}
 	return out
+}
+
+// runtimeResources are the runtime container's resources: the ChatRuntime's, or defaults when it sets none.
+func runtimeResources(r corev1.ResourceRequirements) corev1.ResourceRequirements {
+	if len(r.Requests) == 0 && len(r.Limits) == 0 {
+		return corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")},
+		}
+	}
+	return r
+}
+
+// IndexCacheBytes is the runtime's --index-cache-bytes for a ChatRuntime: half of the runtime container's memory
+// request, so that the merchants' retrieval indexes and the rest of the process fit in what the scheduler set
+// aside; with no memory request, a quarter of the memory limit; with neither, 0, and the flag is left out.
+func IndexCacheBytes(rt *chatv1alpha1.ChatRuntime) int64 {
+	r := runtimeResources(rt.Spec.Resources)
+	if q, ok := r.Requests[corev1.ResourceMemory]; ok && !q.IsZero() {
+		return q.Value() / 2
+	}
+	if q, ok := r.Limits[corev1.ResourceMemory]; ok && !q.IsZero() {
+		return q.Value() / 4
+	}
+	return 0
 }
 
 // desiredReplicas is how many replicas must be available for the runtime to be Ready: spec.replicas, or with
