@@ -16,9 +16,9 @@ import (
 // names another.
 const DefaultRedisKeyPrefix = "parley:ratelimit:"
 
-// DefaultIndexCacheBytes is --index-cache-bytes when neither the operator nor the user sets it: half of the
-// memory the operator requests for a runtime by default (128 MiB), room for two merchants at the default
-// knowledgeCharacters or a few hundred small ones.
+// DefaultIndexCacheBytes is --index-cache-bytes when neither the operator nor the user sets it: a quarter of the
+// memory the operator requests for a runtime by default (256 MiB), room for one merchant at the default
+// knowledgeCharacters or about thirty of 100 short items.
 const DefaultIndexCacheBytes = 64 << 20
 
 // Runtime is the configuration of `parley runtime`: its flags and the environment variables it reads. The

@@ -221,11 +221,11 @@ func TestIndexCacheBytes(t *testing.T) {
 		resources corev1.ResourceRequirements
 		want      int64
 	}{
-		{"the default resources: half of the 128Mi request", corev1.ResourceRequirements{}, 64 << 20},
-		{"half of the request", mem("1Gi", "4Gi"), 512 << 20},
-		{"a quarter of the limit without a request", mem("", "2Gi"), 512 << 20},
+		{"the default resources: a quarter of the 256Mi request", corev1.ResourceRequirements{}, 64 << 20},
+		{"a quarter of the request", mem("1Gi", "4Gi"), 256 << 20},
+		{"an eighth of the limit without a request", mem("", "2Gi"), 256 << 20},
 		{"neither: the runtime's default", mem("", ""), 0},
-		{"a zero request: the limit", mem("0", "1Gi"), 256 << 20},
+		{"a zero request: the limit", mem("0", "1Gi"), 128 << 20},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -362,27 +362,30 @@ func resources(r corev1.ResourceRequirements) *corev1ac.ResourceRequirementsAppl
 	return out
 }
 
-// runtimeResources are the runtime container's resources: the ChatRuntime's, or defaults when it sets none.
+// runtimeResources are the runtime container's resources: the ChatRuntime's, or defaults when it sets none. The
+// memory request is what test/memory measures a runtime needs with a merchant at the default knowledgeCharacters
+// and a full index cache, with room to spare.
 func runtimeResources(r corev1.ResourceRequirements) corev1.ResourceRequirements {
 	if len(r.Requests) == 0 && len(r.Limits) == 0 {
 		return corev1.ResourceRequirements{
-			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
 			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")},
 		}
 	}
 	return r
 }
 
-// IndexCacheBytes is the runtime's --index-cache-bytes for a ChatRuntime: half of the runtime container's memory
-// request, so that the merchants' retrieval indexes and the rest of the process fit in what the scheduler set
-// aside; with no memory request, a quarter of the memory limit; with neither, 0, and the flag is left out.
+// IndexCacheBytes is the runtime's --index-cache-bytes for a ChatRuntime: a quarter of the runtime container's
+// memory request, so that the kept indexes, an index being rebuilt beside its old one, the garbage collector's
+// headroom and the rest of the process fit in what the scheduler set aside; with no memory request, an eighth of
+// the memory limit; with neither, 0, and the flag is left out.
 func IndexCacheBytes(rt *chatv1alpha1.ChatRuntime) int64 {
 	r := runtimeResources(rt.Spec.Resources)
 	if q, ok := r.Requests[corev1.ResourceMemory]; ok && !q.IsZero() {
-		return q.Value() / 2
+		return q.Value() / 4
 	}
 	if q, ok := r.Limits[corev1.ResourceMemory]; ok && !q.IsZero() {
-		return q.Value() / 4
+		return q.Value() / 8
 	}
 	return 0
 }

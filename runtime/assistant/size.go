@@ -83,7 +83,7 @@ func alloc(n int64) int64 {
 	}
 	step := int64(8)
 	if n > 128 {
-		step = int64(1) << (bits.Len64(uint64(n)) - 4) //nolint:gosec // n is positive
+		step = int64(1) << (bits.Len64(uint64(n)) - 4)
 	}
 	return (n + step - 1) / step * step
 }

@@ -23,7 +23,7 @@ func cacheStore(t *testing.T, items int, merchants ...string) store.Store {
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	for i, m := range merchants {
-		g := synthkb.New(uint64(i)) //nolint:gosec // a small index
+		g := synthkb.New(uint64(i))
 		for j := range items {
 			it := g.Item(400)
 			k := store.Knowledge{ID: fmt.Sprintf("kn_%s_%d", m, j), MerchantID: m, Title: it.Title, Content: it.Content, Tags: it.Tags}

@@ -54,6 +54,12 @@ func New(seed uint64) *Generator {
 	return &Generator{rnd: rnd, zipf: rand.NewZipf(rnd, 1.1, 2, vocabulary-1), words: words}
 }
 
+// WithSeed returns a generator for another seed over the same vocabulary, without building it again.
+func (g *Generator) WithSeed(seed uint64) *Generator {
+	rnd := rand.New(rand.NewPCG(seed, 0x5eed)) //nolint:gosec // test data, not secrets
+	return &Generator{rnd: rnd, zipf: rand.NewZipf(rnd, 1.1, 2, vocabulary-1), words: g.words}
+}
+
 // Item returns an item of about chars characters of content: sentences of 6 to 17 words, a title of three words
 // and two tags.
 func (g *Generator) Item(chars int) Item {
