@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -34,6 +35,9 @@ type indexCache struct {
 	// budget is the most bytes of indexes kept; 0 keeps every index.
 	budget  int64
 	metrics *indexMetrics
+	// builds holds a token per index being built. Builds are CPU-bound, so more of them than processors only
+	// adds the garbage of each to the heap at once; those past it wait their turn.
+	builds chan struct{}
 
 	mu      sync.Mutex
 	entries map[string]*indexEntry
@@ -76,7 +80,8 @@ func newIndexCache(s knowledgeSource, budget int64, reg prometheus.Registerer) (
 		return nil, err
 	}
 	m.budget.Set(float64(budget))
-	return &indexCache{store: s, budget: budget, metrics: m, entries: map[string]*indexEntry{}}, nil
+	return &indexCache{store: s, budget: budget, metrics: m, builds: make(chan struct{}, runtime.GOMAXPROCS(0)),
+		entries: map[string]*indexEntry{}}, nil
 }
 
 // entry returns the merchant's entry, made when new; c.mu must be held.
@@ -213,6 +218,12 @@ func (c *indexCache) build(ctx context.Context, merchantID string, have int64) (
 	}
 	if rev == have {
 		return nil, rev, nil
+	}
+	select {
+	case c.builds <- struct{}{}:
+		defer func() { <-c.builds }()
+	case <-ctx.Done():
+		return nil, 0, ctx.Err()
 	}
 	items, err := c.store.AllKnowledge(ctx, merchantID)
 	if err != nil {
