@@ -41,9 +41,6 @@ const (
 // the knowledge so that the old and the new index live side by side while the new one is built, chats again,
 // and checks the process's peak resident memory against the default memory request.
 func TestMerchantAtItsLimitsStaysWithinTheMemoryRequest(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds parley and a 2,000,000-character knowledge base; not in -short")
-	}
 	rt := &chatv1alpha1.ChatRuntime{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: "parley-system"}}
 	d := render.RuntimeDeployment(rt, "parley:test")
 	request := (*d.Spec.Template.Spec.Containers[0].Resources.Requests)[corev1.ResourceMemory]
