@@ -44,9 +44,9 @@ type MerchantSpec struct {
 	AllowedOrigins []string `json:"allowedOrigins,omitempty"`
 
 	// Owners are the identity-provider principals allowed on this merchant's dashboard endpoints
-	// (conversations, knowledge, analytics). When the platform team has granted the namespace email domains
-	// (annotation chat.parley.dev/owner-email-domains), owners with other emails are left out and the Merchant is
-	// Ready=True with reason OwnersNotAllowed.
+	// (conversations, knowledge, analytics). When the platform team has granted the namespace owners
+	// (annotations chat.parley.dev/owner-email-domains and chat.parley.dev/owner-subjects), owners outside the
+	// grant are left out, the others kept, and the Merchant is Ready=True with reason OwnersNotAllowed.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=100

@@ -264,6 +264,11 @@ func (in *ChatRuntimeSpec) DeepCopyInto(out *ChatRuntimeSpec) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.DeletedMerchantRetention != nil {
+		in, out := &in.DeletedMerchantRetention, &out.DeletedMerchantRetention
+		*out = new(v1.Duration)
+		**out = **in
+	}
 	if in.Autoscaling != nil {
 		in, out := &in.Autoscaling, &out.Autoscaling
 		*out = new(AutoscalingSpec)

@@ -39,13 +39,14 @@ type app struct {
 	metrics *prometheus.Registry
 	// handler is the runtime's HTTP interface.
 	handler http.Handler
-	// cancel stops the tenant source and the webhook dispatcher; closers then release the rest, last first.
+	// cancel stops the tenant source, the webhook dispatcher and the eraser; closers then release the rest, last
+	// first.
 	cancel  context.CancelFunc
 	closers []func()
 }
 
 // assemble builds the runtime cfg describes: the tenant source (a directory or the Kubernetes Secrets), the
-// store, the webhook dispatcher, the rate limiter and the HTTP server, all reporting to one metrics registry. It
+// store, the webhook dispatcher, the eraser of deleted merchants' data, the rate limiter and the HTTP server, all reporting to one metrics registry. It
 // returns once the tenants are loaded and the store is migrated. The caller must close the app.
 func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *app, err error) {
 	ctx, cancel := context.WithCancel(ctx)
@@ -88,6 +89,19 @@ func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *a
 	}()
 	// Waits until the attempts in flight are recorded, before the store closes.
 	a.closers = append(a.closers, func() { <-hooksDone })
+
+	eraser, err := chat.NewEraser(chat.EraserConfig{Store: a.store, Tenants: a.tenants, Retention: cfg.DeletedMerchantRetention,
+		Logger: log, Registry: reg})
+	if err != nil {
+		return nil, fmt.Errorf("the eraser of deleted merchants' data: %w", err)
+	}
+	eraserDone := make(chan struct{})
+	go func() {
+		defer close(eraserDone)
+		eraser.Run(ctx) // returns when ctx ends
+	}()
+	// Waits until an erasure in flight is written, before the store closes.
+	a.closers = append(a.closers, func() { <-eraserDone })
 
 	limiter, closeLimiter, err := redisLimiter(cfg, log, reg)
 	if err != nil {

@@ -21,6 +21,10 @@ const DefaultRedisKeyPrefix = "parley:ratelimit:"
 // knowledgeCharacters or about thirty of 100 short items.
 const DefaultIndexCacheBytes = 64 << 20
 
+// DefaultDeletedMerchantRetention is how long a deleted merchant's data is kept before the runtime erases it,
+// unless --deleted-merchant-retention says otherwise: time to undo a mistaken deletion.
+const DefaultDeletedMerchantRetention = 720 * time.Hour
+
 // Runtime is the configuration of `parley runtime`: its flags and the environment variables it reads. The
 // operator renders it from a ChatRuntime; ParseRuntime reads it back.
 type Runtime struct {
@@ -70,6 +74,9 @@ type Runtime struct {
 	// IndexCacheBytes bounds the estimated bytes of the merchants' retrieval indexes kept in memory, least
 	// recently used evicted first (--index-cache-bytes); 0 keeps every index.
 	IndexCacheBytes int64
+	// DeletedMerchantRetention is how long after its Merchant was deleted a merchant's data is erased
+	// (--deleted-merchant-retention); 0 erases it at once.
+	DeletedMerchantRetention time.Duration
 
 	// DatabaseURL is PostgreSQL's connection URL ($PARLEY_DATABASE_URL): never a flag, which would show its
 	// password in the process list.
@@ -126,6 +133,8 @@ func (c *Runtime) flagSet(getenv func(string) string) *flag.FlagSet {
 	fs.StringVar(&c.RedisKeyPrefix, FlagRedisKeyPrefix, DefaultRedisKeyPrefix, "prefix of the Redis keys of the rate limit buckets")
 	fs.Int64Var(&c.IndexCacheBytes, FlagIndexCacheBytes, DefaultIndexCacheBytes, "the most bytes of merchants' retrieval indexes kept in memory, "+
 		"least recently used evicted first (an evicted merchant's next question rebuilds its index); 0 keeps every index")
+	fs.DurationVar(&c.DeletedMerchantRetention, FlagDeletedMerchantRetention, DefaultDeletedMerchantRetention,
+		"how long after its Merchant was deleted a merchant's data (conversations, leads, knowledge, deliveries, counters, keys) is erased; 0 erases it at once")
 	fs.Var(&c.TrustedProxies, FlagTrustedProxies, "comma-separated networks (CIDR) of the proxies in front of the runtime whose X-Forwarded-For names the client address; ignored from anyone else")
 	return fs
 }
@@ -152,6 +161,8 @@ func (c Runtime) Validate() error {
 		return fmt.Errorf("--%s must not be negative", FlagIndexCacheBytes)
 	case c.RedisTLS && c.RedisAddress == "":
 		return fmt.Errorf("--%s needs --%s", FlagRedisTLS, FlagRedisAddress)
+	case c.DeletedMerchantRetention < 0:
+		return fmt.Errorf("--%s must not be negative", FlagDeletedMerchantRetention)
 	case c.SessionKey != "" && len(c.SessionKey) < 32:
 		return fmt.Errorf("$%s must be at least 32 bytes", EnvSessionKey)
 	}

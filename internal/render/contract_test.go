@@ -54,6 +54,13 @@ func TestRenderedRuntimeStarts(t *testing.T) {
 			if want := IndexCacheBytes(rt); got.IndexCacheBytes != want && (want != 0 || got.IndexCacheBytes != contract.DefaultIndexCacheBytes) {
 				t.Errorf("index cache of %d bytes for resources %+v, want %d", got.IndexCacheBytes, rt.Spec.Resources, want)
 			}
+			wantRetention := contract.DefaultDeletedMerchantRetention
+			if d := rt.Spec.DeletedMerchantRetention; d != nil {
+				wantRetention = d.Duration
+			}
+			if got.DeletedMerchantRetention != wantRetention {
+				t.Errorf("deleted merchants' data kept %s, want %s", got.DeletedMerchantRetention, wantRetention)
+			}
 			checkOpenAI(t, rt, got.OpenAI)
 			r := redisRateLimiter(rt)
 			switch {
@@ -157,6 +164,12 @@ func runtimeShapes(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) 
 	add("TLS", func(s *chatv1alpha1.ChatRuntimeSpec) { s.TLS = &chatv1alpha1.TLSSpec{SecretName: "chat-tls"} }, base)
 	add("trusted proxies", func(s *chatv1alpha1.ChatRuntimeSpec) { s.TrustedProxies = []string{"10.0.0.0/8", "fd00::/8"} }, base)
 	add("webhooks to private addresses", func(s *chatv1alpha1.ChatRuntimeSpec) { s.Webhooks.AllowPrivateAddresses = true }, base)
+	add("deleted merchants' data kept 90 days", func(s *chatv1alpha1.ChatRuntimeSpec) {
+		s.DeletedMerchantRetention = &metav1.Duration{Duration: 90 * 24 * time.Hour}
+	}, base)
+	add("deleted merchants' data erased at once", func(s *chatv1alpha1.ChatRuntimeSpec) {
+		s.DeletedMerchantRetention = &metav1.Duration{}
+	}, base)
 	add("OIDC", func(s *chatv1alpha1.ChatRuntimeSpec) {
 		s.OIDC = &chatv1alpha1.OIDCSpec{IssuerURL: "https://login.example.com", Audience: "parley"}
 	}, base)

@@ -194,6 +194,9 @@ func RuntimeArgs(rt *chatv1alpha1.ChatRuntime) []string {
 	if n := IndexCacheBytes(rt); n > 0 {
 		args = append(args, contract.Arg(contract.FlagIndexCacheBytes, strconv.FormatInt(n, 10)))
 	}
+	if d := rt.Spec.DeletedMerchantRetention; d != nil {
+		args = append(args, contract.Arg(contract.FlagDeletedMerchantRetention, d.Duration.String()))
+	}
 	args = append(args, openAIArgs(rt)...)
 	if r := redisRateLimiter(rt); r != nil {
 		args = append(args, contract.Arg(contract.FlagRedisAddress, r.Address))

@@ -116,7 +116,7 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 			return Reply{}, err
 		}
 	}
-	index, err := s.indexes.get(ctx, m.MerchantID)
+	index, err := s.indexes.get(ctx, m.MerchantID, m.Widget.Locale)
 	if err != nil {
 		return Reply{}, err
 	}

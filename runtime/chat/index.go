@@ -49,7 +49,10 @@ type indexCache struct {
 // indexEntry is one merchant's index and its rebuild; indexCache.mu guards it.
 type indexEntry struct {
 	merchantID string
-	// revision is the knowledge revision index was built from; -1 without an index.
+	// locale is the merchant's widget locale, the language the index is built for.
+	locale string
+	// revision is the knowledge revision index was built from; -1 without an index, or when the locale changed
+	// and the index is rebuilt whatever the revision.
 	revision int64
 	index    *assistant.Index
 	size     int64
@@ -94,16 +97,19 @@ func (c *indexCache) entry(merchantID string) *indexEntry {
 	return e
 }
 
-// get returns the merchant's index: the one it has, refreshed in the background once it is older than
-// revisionCheck, or for a merchant without one, the one built now.
-func (c *indexCache) get(ctx context.Context, merchantID string) (*assistant.Index, error) {
+// get returns the merchant's index for its widget locale: the one it has, refreshed in the background once it is
+// older than revisionCheck or was built for another locale, or for a merchant without one, the one built now.
+func (c *indexCache) get(ctx context.Context, merchantID, locale string) (*assistant.Index, error) {
 	c.mu.Lock()
 	e := c.entry(merchantID)
+	if e.locale != locale {
+		e.locale, e.revision = locale, -1 // rebuilt whatever the revision
+	}
 	index := e.index
 	if index != nil {
 		c.lru.MoveToFront(e.elem)
 		c.metrics.hits.Inc()
-		if time.Since(e.checked) < revisionCheck {
+		if e.revision >= 0 && time.Since(e.checked) < revisionCheck {
 			c.mu.Unlock()
 			return index, nil
 		}
@@ -147,13 +153,13 @@ func (c *indexCache) refresh(ctx context.Context, e *indexEntry) *build {
 	}
 	b := &build{done: make(chan struct{})}
 	e.building = b
-	revision, current := e.revision, e.index
+	revision, locale, current := e.revision, e.locale, e.index
 	go func() {
 		defer close(b.done)
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rebuildTimeout)
 		defer cancel()
 		checked := time.Now()
-		index, rev, err := c.build(ctx, e.merchantID, revision)
+		index, rev, err := c.build(ctx, e.merchantID, revision, locale)
 		if index == nil && err == nil {
 			index = current // the revision has not moved
 		}
@@ -163,6 +169,7 @@ func (c *indexCache) refresh(ctx context.Context, e *indexEntry) *build {
 		e.building = nil
 		switch {
 		case err != nil:
+		case e.locale != locale: // the locale changed meanwhile: the next get rebuilds
 		case index == e.index:
 			e.checked = checked
 		default: // a new index, or the current one evicted meanwhile: in use, so kept again
@@ -210,8 +217,8 @@ func (c *indexCache) report() {
 }
 
 // build reads the merchant's knowledge revision and, when it differs from have, builds the index of its
-// knowledge; a nil index means have is current.
-func (c *indexCache) build(ctx context.Context, merchantID string, have int64) (*assistant.Index, int64, error) {
+// knowledge in the language of locale; a nil index means have is current.
+func (c *indexCache) build(ctx context.Context, merchantID string, have int64, locale string) (*assistant.Index, int64, error) {
 	rev, err := c.store.KnowledgeRevision(ctx, merchantID)
 	if err != nil {
 		return nil, 0, fmt.Errorf("reading knowledge revision: %w", err)
@@ -234,7 +241,7 @@ func (c *indexCache) build(ctx context.Context, merchantID string, have int64) (
 		ai[i] = assistant.Item{ID: k.ID, Title: k.Title, Content: k.Content, URL: k.URL, Tags: k.Tags}
 	}
 	c.metrics.rebuilds.Inc()
-	return assistant.NewIndex(ai), rev, nil
+	return assistant.NewIndexForLocale(ai, locale), rev, nil
 }
 
 type indexMetrics struct {

@@ -70,7 +70,7 @@ func TestIndexCacheEvictsTheLeastRecentlyUsed(t *testing.T) {
 	probe, _ := newTestCache(t, st, 0)
 	var largest int64
 	for _, m := range []string{"a", "b", "c"} {
-		ix, err := probe.get(t.Context(), m)
+		ix, err := probe.get(t.Context(), m, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,7 +79,7 @@ func TestIndexCacheEvictsTheLeastRecentlyUsed(t *testing.T) {
 
 	c, _ := newTestCache(t, st, 2*largest+largest/2) // room for two indexes, never three
 	for _, m := range []string{"a", "b", "a", "c"} { // b is the least recently used when c comes
-		if _, err := c.get(t.Context(), m); err != nil {
+		if _, err := c.get(t.Context(), m, ""); err != nil {
 			t.Fatal(err)
 		}
 		checkAccounts(t, c)
@@ -106,7 +106,7 @@ func TestIndexCacheEvictsTheLeastRecentlyUsed(t *testing.T) {
 	}
 
 	// The evicted merchant is answered again, from an index built for it now.
-	ix, err := c.get(t.Context(), "b")
+	ix, err := c.get(t.Context(), "b", "")
 	if err != nil || ix.Len() != 20 {
 		t.Fatalf("b after its eviction: %d items, %v; want 20", ix.Len(), err)
 	}
@@ -120,7 +120,7 @@ func TestIndexCacheAnswersFromAnIndexLargerThanItsBudgetWithoutKeepingIt(t *test
 	st := cacheStore(t, 20, "big")
 	c, _ := newTestCache(t, st, 1024) // far below one index of 20 items
 	for range 2 {
-		ix, err := c.get(t.Context(), "big")
+		ix, err := c.get(t.Context(), "big", "")
 		if err != nil || ix.Len() != 20 {
 			t.Fatalf("get: %d items, %v; want 20 items", ix.Len(), err)
 		}
@@ -143,7 +143,7 @@ func TestIndexCacheStaysWithinItsBudgetUnderConcurrentUse(t *testing.T) {
 	}
 	st := cacheStore(t, 5, merchants...)
 	probe, _ := newTestCache(t, st, 0)
-	ix, err := probe.get(t.Context(), merchants[0])
+	ix, err := probe.get(t.Context(), merchants[0], "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestIndexCacheStaysWithinItsBudgetUnderConcurrentUse(t *testing.T) {
 		for i := range 48 {
 			wg.Go(func() {
 				m := merchants[i%len(merchants)]
-				if ix, err := c.get(t.Context(), m); err != nil || ix.Len() != 5 {
+				if ix, err := c.get(t.Context(), m, ""); err != nil || ix.Len() != 5 {
 					t.Errorf("%s: %d items, %v", m, ix.Len(), err)
 				}
 			})

@@ -201,6 +201,11 @@ type Tx interface {
 	RevokeAPIKey(ctx context.Context, merchantID, id string, at time.Time) error
 	// TouchAPIKey records that the merchant's key id was used at at.
 	TouchAPIKey(ctx context.Context, merchantID, id string, at time.Time) error
+
+	// EraseMerchant deletes every row the merchant has, in every table: conversations and messages, monthly
+	// counters, knowledge, leads, events, deliveries and their attempts, disabled endpoints and self-service
+	// keys. It returns how many rows it deleted; erasing a merchant without data deletes none.
+	EraseMerchant(ctx context.Context, merchantID string) (rows int64, err error)
 }
 
 // APIKey is a self-service API key, created by a merchant's owner in the dashboard and known only by its

@@ -39,6 +39,8 @@ var cluster struct {
 	client client.Client
 	// runtimeURL is the base URL of the `parley runtime` process.
 	runtimeURL string
+	// sqlitePath is the runtime's database, which tests read to see what the runtime keeps.
+	sqlitePath string
 }
 
 func TestMain(m *testing.M) {
@@ -84,9 +86,10 @@ func run(m *testing.M) (int, error) {
 		return 1, err
 	}
 	if err := cluster.client.Create(ctx, &chatv1alpha1.ChatRuntime{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: operatorNS},
-		// The tests' webhook receivers are on loopback.
+		// The tests' webhook receivers are on loopback; deleted merchants' data is erased at once.
 		Spec: chatv1alpha1.ChatRuntimeSpec{PublicURL: "https://chat.example.com",
-			Webhooks: chatv1alpha1.ChatRuntimeWebhooks{AllowPrivateAddresses: true}}}); err != nil {
+			Webhooks:                 chatv1alpha1.ChatRuntimeWebhooks{AllowPrivateAddresses: true},
+			DeletedMerchantRetention: &metav1.Duration{}}}); err != nil {
 		return 1, err
 	}
 
@@ -103,9 +106,10 @@ func run(m *testing.M) (int, error) {
 
 	// The runtime runs with the arguments and environment the operator rendered into its Deployment, adapted only
 	// where a process on this machine must differ from a pod.
+	cluster.sqlitePath = filepath.Join(tmp, "parley.db")
 	args, runtimeEnv, err := renderedRuntime(ctx, map[string]string{
 		contract.FlagListen:     "127.0.0.1:0",
-		contract.FlagSQLitePath: filepath.Join(tmp, "parley.db"),
+		contract.FlagSQLitePath: cluster.sqlitePath,
 	})
 	if err != nil {
 		return 1, fmt.Errorf("%w\n%s", err, logs)
