@@ -137,7 +137,10 @@ type ChatRuntimeSpec struct {
 	// +optional
 	TLS *TLSSpec `json:"tls,omitempty"`
 
-	// Resources are the runtime container's compute requests and limits.
+	// Resources are the runtime container's compute requests and limits; when empty, 100m CPU and 256Mi memory
+	// requested and a 512Mi memory limit. A quarter of the memory request (an eighth of the limit without one)
+	// bounds the merchants' retrieval indexes kept in memory (--index-cache-bytes), least recently used evicted
+	// first.
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 }

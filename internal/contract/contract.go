@@ -33,6 +33,7 @@ const (
 	FlagRedisKeyPrefix           = "redis-key-prefix"
 	FlagTrustedProxies           = "trusted-proxies"
 	FlagMetricsListen            = "metrics-listen"
+	FlagIndexCacheBytes          = "index-cache-bytes"
 	FlagOpenAIBaseURL            = "openai-base-url"
 	FlagOpenAIModel              = "openai-model"
 	FlagOpenAITimeout            = "openai-timeout"

@@ -19,7 +19,8 @@ func TestParseRuntimeDefaults(t *testing.T) {
 	}
 	want := Runtime{Namespace: "parley-system", RuntimeName: "default", Listen: ":8080", MetricsListen: ":9090", Storage: StorageSQLite,
 		SQLitePath: "parley.db", Assistant: AssistantRetrieval, LogLevel: slog.LevelInfo, LogFormat: "json",
-		RedisKeyPrefix: DefaultRedisKeyPrefix, DeletedMerchantRetention: DefaultDeletedMerchantRetention, OpenAI: OpenAI{BaseURL: "https://api.openai.com/v1",
+		RedisKeyPrefix: DefaultRedisKeyPrefix, DeletedMerchantRetention: DefaultDeletedMerchantRetention,
+		IndexCacheBytes: DefaultIndexCacheBytes, OpenAI: OpenAI{BaseURL: "https://api.openai.com/v1",
 			Timeout: DefaultOpenAITimeout, Temperature: DefaultOpenAITemperature, MaxTokens: DefaultOpenAIMaxTokens,
 			ContextItems: DefaultOpenAIContextItems, HistoryTokens: DefaultOpenAIHistoryTokens}}
 	if !reflect.DeepEqual(c, want) {
@@ -61,6 +62,7 @@ func TestParseRuntimeRefuses(t *testing.T) {
 		{"metrics on the public port", []string{"--metrics-listen=:8080"}, nil, "must differ"},
 		{"a negative retention", []string{"--deleted-merchant-retention=-1h"}, nil, "--deleted-merchant-retention must not be negative"},
 		{"a trusted proxy that is no network", []string{"--trusted-proxies=10.0.0.1"}, nil, "not a network in CIDR notation"},
+		{"a negative index cache", []string{"--index-cache-bytes=-1"}, nil, "--index-cache-bytes must not be negative"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := tc.args

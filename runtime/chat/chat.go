@@ -11,7 +11,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
-	"unicode/utf8"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/parley-dev/parley/runtime/assistant"
 	"github.com/parley-dev/parley/runtime/contact"
@@ -32,6 +33,11 @@ type Config struct {
 	// Notify is called after a use case wrote webhook deliveries to the outbox, to wake the dispatcher; may be
 	// nil (dispatchers then find them when they next poll).
 	Notify func()
+	// IndexCacheBytes bounds the estimated bytes of the retrieval indexes kept in memory, least recently used
+	// evicted first; 0 keeps every index.
+	IndexCacheBytes int64
+	// Registry receives the service's metrics; nil registers none.
+	Registry prometheus.Registerer
 }
 
 // Service runs the use cases of every merchant the runtime serves.
@@ -50,7 +56,14 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Store == nil || cfg.Responder == nil {
 		return nil, errors.New("chat: store and responder are required")
 	}
-	s := &Service{store: cfg.Store, responder: cfg.Responder, offline: cfg.Offline, indexes: newIndexCache(cfg.Store),
+	if cfg.IndexCacheBytes < 0 {
+		return nil, errors.New("chat: the index cache's budget must not be negative")
+	}
+	indexes, err := newIndexCache(cfg.Store, cfg.IndexCacheBytes, cfg.Registry)
+	if err != nil {
+		return nil, err
+	}
+	s := &Service{store: cfg.Store, responder: cfg.Responder, offline: cfg.Offline, indexes: indexes,
 		now: cfg.Now, notify: cfg.Notify}
 	if s.now == nil {
 		s.now = time.Now
@@ -247,10 +260,7 @@ func (s *Service) SaveLead(ctx context.Context, m *tenant.Bundle, f LeadForm) (s
 func (s *Service) CreateKnowledge(ctx context.Context, m *tenant.Bundle, k store.Knowledge) (store.Knowledge, error) {
 	now := s.now().UTC().Truncate(time.Millisecond)
 	k.ID, k.MerchantID, k.CreatedAt, k.UpdatedAt, k.UseCount = ids.New("kn_"), m.MerchantID, now, now, 0
-	if err := s.checkKnowledgeSize(ctx, m, k.ID, k); err != nil {
-		return store.Knowledge{}, err
-	}
-	if err := CreateKnowledge(ctx, s.store, k, int(m.Plan.KnowledgeItems)); err != nil {
+	if err := createKnowledge(ctx, s.store, k, int(m.Plan.KnowledgeItems), int(m.Plan.KnowledgeCharacters)); err != nil {
 		return store.Knowledge{}, err
 	}
 	s.indexes.reload(ctx, m.MerchantID)
@@ -262,35 +272,11 @@ func (s *Service) CreateKnowledge(ctx context.Context, m *tenant.Bundle, k store
 func (s *Service) UpdateKnowledge(ctx context.Context, m *tenant.Bundle, old, k store.Knowledge) (store.Knowledge, error) {
 	k.ID, k.MerchantID, k.CreatedAt, k.UseCount = old.ID, m.MerchantID, old.CreatedAt, old.UseCount
 	k.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
-	if err := s.checkKnowledgeSize(ctx, m, k.ID, k); err != nil {
-		return store.Knowledge{}, err
-	}
-	if err := UpdateKnowledge(ctx, s.store, k); err != nil {
+	if err := UpdateKnowledge(ctx, s.store, k, int(m.Plan.KnowledgeCharacters)); err != nil {
 		return store.Knowledge{}, err
 	}
 	s.indexes.reload(ctx, m.MerchantID)
 	return k, nil
-}
-
-// checkKnowledgeSize refuses items when the merchant's other items (all but the one named except) and items
-// together would hold more characters than the plan's knowledgeCharacters, which bounds the memory of the
-// merchant's index. Two writes racing may pass the ceiling by one write: the items themselves are bounded in size.
-func (s *Service) checkKnowledgeSize(ctx context.Context, m *tenant.Bundle, except string, items ...store.Knowledge) error {
-	limit := int(m.Plan.KnowledgeCharacters)
-	if limit <= 0 {
-		return nil
-	}
-	total, err := s.store.KnowledgeCharacters(ctx, m.MerchantID, except)
-	if err != nil {
-		return err
-	}
-	for _, k := range items {
-		total += utf8.RuneCountInString(k.Title) + utf8.RuneCountInString(k.Content)
-	}
-	if total > limit {
-		return store.ErrKnowledgeSizeLimit
-	}
-	return nil
 }
 
 // DeleteKnowledge removes an item, or returns store.ErrNotFound.

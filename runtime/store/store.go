@@ -89,10 +89,6 @@ type Reader interface {
 	// replicas can tell when their index is stale. It is 0 for a merchant that never had knowledge.
 	KnowledgeRevision(ctx context.Context, merchantID string) (int64, error)
 
-	// KnowledgeCharacters returns how many characters the titles and contents of the merchant's knowledge items
-	// hold, without the item except (none when empty).
-	KnowledgeCharacters(ctx context.Context, merchantID, except string) (int, error)
-
 	// Overview computes the merchant's analytics for conversations created in [from, to).
 	Overview(ctx context.Context, merchantID string, from, to time.Time) (Overview, error)
 
@@ -156,6 +152,12 @@ type Tx interface {
 	// in every update and deletion so that one merchant's knowledge writes are serialised. A merchant that never
 	// had knowledge is ErrNotFound.
 	TouchKnowledge(ctx context.Context, merchantID string, delta int) error
+
+	// KnowledgeCharacters returns how many characters the titles and contents of the merchant's knowledge items
+	// hold, without the item except (none when empty). After ClaimKnowledgeSlot or TouchKnowledge, which
+	// serialise the merchant's knowledge writes, it counts every other write committed, so a ceiling checked on
+	// it holds under concurrency, across replicas.
+	KnowledgeCharacters(ctx context.Context, merchantID, except string) (int, error)
 
 	// InsertKnowledge stores a new item.
 	InsertKnowledge(ctx context.Context, k Knowledge) error

@@ -287,7 +287,7 @@ func TestKnowledgeRevisionAcrossReplicas(t *testing.T) {
 		}},
 		{"update", func() error {
 			k.Content = "Three days."
-			return chat.UpdateKnowledge(ctx, writer, k)
+			return chat.UpdateKnowledge(ctx, writer, k, 0)
 		}, func() bool {
 			all, err := reader.AllKnowledge(ctx, "m1")
 			return err == nil && len(all) == 1 && all[0].Content == "Three days."
