@@ -75,6 +75,8 @@ type Index struct {
 	cache *stemCache
 	// unknownIDF is the IDF a word found in no item would have.
 	unknownIDF float64
+	// size is what Size returns, estimated once the index is built.
+	size int64
 	// scratch holds rank's per-document buffers between questions, so that a question allocates nothing per
 	// item of the index.
 	scratch sync.Pool
@@ -125,6 +127,7 @@ func NewIndexForLocale(items []Item, locale string) *Index {
 	ix.buildDeletions()
 	ix.sorted = slices.Sorted(maps.Keys(ix.stems))
 	ix.cache.writable = false
+	ix.size = ix.estimateSize()
 	return ix
 }
 
