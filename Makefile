@@ -62,7 +62,7 @@ test: manifests generate vet ## Run the unit and envtest suites (real kube-apise
 # test/...), PostgreSQL, Redis; and hack/image, which builds the binary and its image. Tests that start one in otherwise fast packages are skipped by name: Redis,
 # PostgreSQL, and the widget in a headless browser. Everything else, new packages included, is in.
 UNIT_EXCLUDE = /test/|/controllers$$|/runtime/store/postgres(/|$$)|/runtime/ratelimit$$|/internal/testutil/(redistest|pgtest)$$|/hack/image$$
-UNIT_SKIP = ^(TestRateLimitSharedByReplicasThroughRedis|TestRedisLimiterFromFlags|TestRuntimePostgres|TestWidget(InBrowser|OnAnOriginNotAllowed|RateLimited|ConversationRateLimited|ContactForm.*|StreamsTheAnswer)|TestDevPageInBrowser|TestDashboardInBrowser)$$
+UNIT_SKIP = ^(Test.*SharedByReplicasThroughRedis|TestRedisLimiterFromFlags|TestRuntimePostgres|TestWidget(InBrowser|OnAnOriginNotAllowed|RateLimited|ConversationRateLimited|ContactForm.*|StreamsTheAnswer)|TestDevPageInBrowser|TestDashboardInBrowser)$$
 
 .PHONY: test-unit
 test-unit: ## Run the tests that need no API server, database server or browser, with -race (the fast tier).
