@@ -33,6 +33,7 @@ const (
 	// rate is reported beside the latency.
 	rateConnections = 20
 	serviceTime     = time.Millisecond
+	wrkSeconds      = 10
 	wrkDuration     = "10s"
 	chatBody        = `{"message": "How long does shipping to Canada take?"}`
 )
@@ -49,7 +50,14 @@ func BenchmarkChatHTTP(b *testing.B) {
 	}
 	dir := b.TempDir()
 	seedKnowledge(b, filepath.Join(dir, "parley.db"))
-	base, key := startDev(b, dir)
+	profiles := os.Getenv("PARLEY_BENCH_PROFILE")
+	var extra []string
+	var pprofURL string
+	if profiles != "" {
+		addr := freeAddr(b)
+		extra, pprofURL = []string{"--pprof-listen", addr}, "http://"+addr+"/debug/pprof/"
+	}
+	base, key := startDev(b, dir, extra...)
 	bare := startBare(b)
 
 	script := filepath.Join(dir, "chat.lua")
@@ -60,7 +68,14 @@ func BenchmarkChatHTTP(b *testing.B) {
 
 	b.ResetTimer()
 	runWrk(b, wrk, "-t2", "-c32", "-d2s", "-s", script, headers, base+"/api/v1/chat") // warm-up
+	var cpu chan []byte
+	if pprofURL != "" {
+		cpu = fetchAsync(b, pprofURL+"profile?seconds="+strconv.Itoa(int(wrkSeconds-2)))
+	}
 	chat := runWrk(b, wrk, "-t2", "-c32", "-d"+wrkDuration, "--latency", "-s", script, headers, base+"/api/v1/chat")
+	if pprofURL != "" {
+		saveProfiles(b, profiles, <-cpu, fetch(b, pprofURL+"allocs"))
+	}
 	plain := runWrk(b, wrk, "-t2", "-c32", "-d"+wrkDuration, "--latency", "-s", script, headers, bare+"/chat")
 	rate := runWrk(b, wrk, "-t2", fmt.Sprintf("-c%d", rateConnections), "-d"+wrkDuration, "--latency", "-s", paced, headers, base+"/api/v1/chat")
 	b.StopTimer()
@@ -78,6 +93,42 @@ func BenchmarkChatHTTP(b *testing.B) {
 			b.Errorf("wrk saw %d non-2xx answers or socket errors:\n%s", r.errors, r.output)
 		}
 	}
+}
+
+// fetchAsync GETs url in the background (a CPU profile takes as long as it samples).
+func fetchAsync(b *testing.B, url string) chan []byte {
+	out := make(chan []byte, 1)
+	go func() {
+		resp, err := http.Get(url) //nolint:noctx // a local URL of the benchmark's own
+		if err != nil {
+			b.Error(err)
+			out <- nil
+			return
+		}
+		defer func() { _ = resp.Body.Close() }()
+		data, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			b.Errorf("%s: %d %v", url, resp.StatusCode, err)
+		}
+		out <- data
+	}()
+	return out
+}
+
+func fetch(b *testing.B, url string) []byte { return <-fetchAsync(b, url) }
+
+// saveProfiles writes the CPU profile of the chat run and the allocations since parley dev started to dir, with
+// their symbols (pprof needs no binary).
+func saveProfiles(b *testing.B, dir string, cpu, allocs []byte) {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		b.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"cpu.pprof": cpu, "allocs.pprof": allocs} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Logf("profiles of the chat run: go tool pprof -top %[1]s/cpu.pprof; go tool pprof -sample_index=alloc_space -top %[1]s/allocs.pprof", dir)
 }
 
 // seedKnowledge fills the demo merchant's knowledge base with knowledgeItems items made from the demo shop's.
