@@ -116,12 +116,12 @@ build-installer: manifests ## Render everything the operator needs into dist/ins
 ##@ Benchmarks
 
 .PHONY: bench
-bench: wrk ## Load POST /api/v1/chat of `parley dev` and a bare net/http handler with wrk; report both and p99 at 2,000 req/s.
+bench: wrk ## Load POST /api/v1/chat (parley dev on SQLite; parley runtime on PostgreSQL and Redis) and a bare net/http handler with wrk; report both and p99 at 2,000 req/s.
 	go test ./test/bench -run '^$$' -bench BenchmarkChatHTTP -benchtime 1x -count=1 -timeout 10m -v
 
 .PHONY: bench-profile
 bench-profile: wrk ## make bench with CPU and allocation profiles of parley dev during the chat run, in $(PROFILE_DIR).
-	PARLEY_BENCH_PROFILE="$(PROFILE_DIR)" go test ./test/bench -run '^$$' -bench BenchmarkChatHTTP -benchtime 1x -count=1 -timeout 10m -v
+	PARLEY_BENCH_PROFILE="$(PROFILE_DIR)" go test ./test/bench -run '^$$' -bench '^BenchmarkChatHTTP$$' -benchtime 1x -count=1 -timeout 10m -v
 	go tool pprof -top -nodecount=40 "$(PROFILE_DIR)/cpu.pprof"
 	go tool pprof -sample_index=alloc_space -top -nodecount=25 "$(PROFILE_DIR)/allocs.pprof"
 

@@ -92,6 +92,9 @@ func (p *Process) Kill() {
 	}
 }
 
+// Pid is the process's ID.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
 // Logs returns what the process wrote to its standard error.
 func (p *Process) Logs() string { return p.logs.String() }
 
