@@ -42,6 +42,8 @@ type Options struct {
 	MetricsAddr string
 	// ProbeAddr serves /healthz and /readyz; "0" disables them.
 	ProbeAddr string
+	// PprofAddr serves net/http/pprof, to profile the operator under load; "" or "0" disables it.
+	PprofAddr string
 	// LeaderElection makes only one of several operator replicas reconcile at a time.
 	LeaderElection bool
 	// Workers is how many Merchants, APIKeys and Webhooks are reconciled at once.
@@ -80,6 +82,7 @@ func NewManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		Scheme:                  Scheme(),
 		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress:  opts.ProbeAddr,
+		PprofBindAddress:        opts.PprofAddr,
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        "parley-operator.chat.parley.dev",
 		LeaderElectionNamespace: opts.Namespace,
