@@ -4,14 +4,20 @@ package bench
 import (
 	"context"
 	"fmt"
+	"maps"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -94,8 +100,9 @@ func BenchmarkOperatorScale(b *testing.B) {
 	_, err = merchants.GetInformer(syncCtx, &chatv1alpha1.Merchant{})
 	must(err)
 
+	metricsAddr := freeAddr(b)
 	args := []string{"operator", "--namespace=" + operatorNS,
-		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=error"}
+		"--metrics-bind-address=" + metricsAddr, "--health-probe-bind-address=0", "--log-level=error"}
 	if addr := os.Getenv("PARLEY_BENCH_PPROF"); addr != "" {
 		args = append(args, "--pprof-bind-address="+addr)
 	}
@@ -119,7 +126,8 @@ func BenchmarkOperatorScale(b *testing.B) {
 	b.ReportMetric(peak, "peak-MiB")
 	b.ReportMetric(cpu.Seconds(), "operator-cpu-s")
 	b.Logf("%d merchants, each with a key and a webhook: created in %s, all Ready in %s; operator peak RSS %.1f MiB, "+
-		"CPU %s", n, created.Round(time.Millisecond), elapsed.Round(time.Millisecond), peak, cpu.Round(time.Millisecond))
+		"CPU %s; its API requests: %s", n, created.Round(time.Millisecond), elapsed.Round(time.Millisecond), peak,
+		cpu.Round(time.Millisecond), apiRequests(b, metricsAddr))
 }
 
 // createTenants creates n namespaces, each with a Merchant, an APIKey and a Webhook, from 16 workers.
@@ -227,4 +235,34 @@ func cpuTime(b *testing.B, pid int) time.Duration {
 	}
 	const userHZ = 100 // the clock tick /proc reports in on every Linux architecture Go supports
 	return time.Duration(ticks) * time.Second / userHZ
+}
+
+// apiRequests sums the operator's requests to the API server by HTTP method, from its client-go metrics: what
+// the operator costs the API server besides its watches.
+func apiRequests(b *testing.B, metricsAddr string) string {
+	resp, err := http.Get("http://" + metricsAddr + "/metrics")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	byMethod := map[string]float64{}
+	var total float64
+	for _, m := range families["rest_client_requests_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "method" {
+				byMethod[l.GetValue()] += m.GetCounter().GetValue()
+				total += m.GetCounter().GetValue()
+			}
+		}
+	}
+	parts := []string{fmt.Sprintf("%.0f", total)}
+	for _, method := range slices.Sorted(maps.Keys(byMethod)) {
+		parts = append(parts, fmt.Sprintf("%s %.0f", method, byMethod[method]))
+	}
+	return strings.Join(parts, ", ")
 }
