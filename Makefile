@@ -115,8 +115,12 @@ build-installer: manifests ## Render everything the operator needs into dist/ins
 ##@ Benchmarks
 
 .PHONY: bench
-bench: wrk ## Load POST /api/v1/chat of `parley dev` and a bare net/http handler with wrk; report both and p99 at 2,000 req/s.
+bench: wrk ## Load POST /api/v1/chat of `parley dev` and a bare net/http handler with wrk; report both and p99 at 2,000 req/s (many merchants: make bench-many).
 	go test ./test/bench -run '^$$' -bench BenchmarkChatHTTP -benchtime 1x -count=1 -timeout 10m -v
+
+.PHONY: bench-many
+bench-many: ## One runtime, 10,000 merchants x 100 items: bundle load time, uniform and Zipf throughput and p99, evicted p99, peak RSS.
+	go test ./test/bench -run '^$$' -bench BenchmarkManyMerchants -benchtime 1x -count=1 -timeout 30m -v
 
 .PHONY: bench-webhooks
 bench-webhooks: ## Chat at 200 new conversations a second on `parley dev` with a webhook; report event-to-delivery p50 and p99.

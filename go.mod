@@ -3,6 +3,7 @@ module github.com/parley-dev/parley
 go 1.26.0
 
 require (
+	github.com/blevesearch/snowballstem v0.9.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/coreos/go-oidc/v3 v3.21.0
 	github.com/fsnotify/fsnotify v1.9.0

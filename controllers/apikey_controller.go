@@ -29,9 +29,12 @@ type APIKeyReconciler struct {
 
 // +kubebuilder:rbac:groups=chat.parley.dev,resources=apikeys,verbs=get;list;watch
 // +kubebuilder:rbac:groups=chat.parley.dev,resources=apikeys/status,verbs=get;update;patch
-// Secrets: generated keys and signing secrets in tenants' namespaces (created once, owned, garbage-collected
-// with their owner), tenant bundles in the operator's namespace (updated, retired, never deleted).
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update
+// Secrets: read everywhere (a label-filtered cache); written only in the operator's namespace (tenant bundles:
+// updated, retired, never deleted). Generated keys and signing secrets in a tenant's namespace need the
+// ClusterRole parley-tenant-secrets (config/rbac/tenant_secrets_role.yaml), which the platform team binds per
+// tenant namespace; without it an APIKey or Webhook is Ready=False, SecretsNotGranted.
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",namespace=parley-system,resources=secrets,verbs=create;update
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile loads an APIKey, makes sure its key exists, decides its Ready condition and reports it.

@@ -315,6 +315,7 @@ func TestGrantedOwners(t *testing.T) {
 		return map[string]string{chatv1alpha1.OwnerEmailDomainsAnnotation: domains}
 	}
 	email := func(e string) tenant.Owner { return tenant.Owner{Email: e} }
+	subject := func(s string) tenant.Owner { return tenant.Owner{Subject: s} }
 	cases := []struct {
 		name        string
 		owners      []tenant.Owner
@@ -329,7 +330,17 @@ func TestGrantedOwners(t *testing.T) {
 		{"subdomain is not the domain", []tenant.Owner{email("a@sub.x.example")}, grant("x.example"), nil, []string{"a@sub.x.example"}},
 		{"suffix trick", []tenant.Owner{email("a@x.example.evil.example")}, grant("x.example"), nil, []string{"a@x.example.evil.example"}},
 		{"Kelvin sign folds only in Unicode", []tenant.Owner{email("a@\u212a.example")}, grant("k.example"), nil, []string{"a@\u212a.example"}},
-		{"empty grant allows no email", []tenant.Owner{email("a@x.example"), {Subject: "s"}}, grant(""), []tenant.Owner{{Subject: "s"}}, []string{"a@x.example"}},
+		{"empty grant allows no email", []tenant.Owner{email("a@x.example")}, grant(""), nil, []string{"a@x.example"}},
+		{"a domain grant allows no subject", []tenant.Owner{email("a@x.example"), subject("s")}, grant("x.example"),
+			[]tenant.Owner{email("a@x.example")}, []string{"subject s"}},
+		{"granted subject", []tenant.Owner{subject("s1"), subject("s2"), email("a@x.example")},
+			map[string]string{chatv1alpha1.OwnerSubjectsAnnotation: " s1 ,s3"},
+			[]tenant.Owner{subject("s1")}, []string{"subject s2", "a@x.example"}},
+		{"subjects exactly", []tenant.Owner{subject("S1"), subject("s1x")}, map[string]string{chatv1alpha1.OwnerSubjectsAnnotation: "s1"},
+			nil, []string{"subject S1", "subject s1x"}},
+		{"both grants", []tenant.Owner{subject("s1"), email("a@x.example")},
+			map[string]string{chatv1alpha1.OwnerSubjectsAnnotation: "s1", chatv1alpha1.OwnerEmailDomainsAnnotation: "x.example"},
+			[]tenant.Owner{subject("s1"), email("a@x.example")}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

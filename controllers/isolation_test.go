@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
+	"github.com/parley-dev/parley/internal/contract"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
 
@@ -186,23 +187,26 @@ func bundleSuspended(want bool) func(*tenant.Bundle) error {
 	}
 }
 
-// TestForeignOwnerIsLeftOut: a tenant names another tenant's person as an owner of its merchant. In a namespace
-// the platform granted owner email domains, the foreign owner is left out of the bundle, the merchant serves its
-// other owners, and the condition says who was left out.
+// TestForeignOwnerIsLeftOut: a tenant names other people as owners of its merchant, by email and by subject. In
+// a namespace the platform granted owner email domains and subjects, the foreign owners are left out of the
+// bundle, the merchant serves its other owners, and the condition says who was left out.
 func TestForeignOwnerIsLeftOut(t *testing.T) {
 	f := newTenant(t, false)
 	update(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: f.ns}}, func(n *corev1.Namespace) {
-		n.Annotations = map[string]string{chatv1alpha1.OwnerEmailDomainsAnnotation: "alpha.example, Shop.Alpha.example"}
+		n.Annotations = map[string]string{chatv1alpha1.OwnerEmailDomainsAnnotation: "alpha.example, Shop.Alpha.example",
+			chatv1alpha1.OwnerSubjectsAnnotation: "user-1"}
 	})
 	update(t, f.merchant, func(m *chatv1alpha1.Merchant) {
 		m.Spec.Owners = []chatv1alpha1.Owner{
 			{Email: "support@alpha.example"}, {Email: "Ops@SHOP.alpha.example"},
 			{Email: "victim@beta.example"}, {Email: "sneaky@alpha.example.beta.example"}, {Subject: "user-1"},
+			{Subject: "platform-admin"},
 		}
 	})
 	waitReady(t, f.merchant, metav1.ConditionTrue, chatv1alpha1.ReasonOwnersNotAllowed)
 	msg := meta.FindStatusCondition(f.merchant.Status.Conditions, chatv1alpha1.ConditionReady).Message
-	if !strings.Contains(msg, "victim@beta.example") || strings.Contains(msg, "support@alpha.example") {
+	if !strings.Contains(msg, "victim@beta.example") || !strings.Contains(msg, "subject platform-admin") ||
+		strings.Contains(msg, "support@alpha.example") || strings.Contains(msg, "user-1") {
 		t.Errorf("the condition does not name exactly the owners left out: %q", msg)
 	}
 	waitBundle(t, f.id, func(b *tenant.Bundle) error {
@@ -234,8 +238,12 @@ func TestDeletedMerchantIDCannotBeReclaimed(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if s.Labels[chatv1alpha1.TenantLabel] != "" || s.Labels[chatv1alpha1.RuntimeLabel] != "" || len(s.Data) != 0 {
+		if s.Labels[chatv1alpha1.TenantLabel] != contract.TenantRetired || len(s.Data) != 0 {
 			return fmt.Errorf("the deleted merchant's bundle is still served: labels %v, %d data keys", s.Labels, len(s.Data))
+		}
+		// The runtime that holds the merchant's data still selects the retired bundle, to erase that data.
+		if s.Labels[chatv1alpha1.RuntimeLabel] != victim.runtime.Name {
+			return fmt.Errorf("the retired bundle names runtime %q, want %q", s.Labels[chatv1alpha1.RuntimeLabel], victim.runtime.Name)
 		}
 		return nil
 	})

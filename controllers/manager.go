@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -48,6 +49,11 @@ type Options struct {
 	LeaderElection bool
 	// Workers is how many Merchants, APIKeys and Webhooks are reconciled at once.
 	Workers int
+	// UsageInterval is how often each runtime's usage is copied into its Merchants' status; 0 turns it off.
+	UsageInterval time.Duration
+	// UsageAddress, when set, is the host:port of every ChatRuntime's metrics listener, instead of its Service:
+	// for an operator run outside the cluster.
+	UsageAddress string
 	// Registry receives the operator's own metrics; controller-runtime's registry when nil.
 	Registry prometheus.Registerer
 	// Rebuildable lets one process build the manager more than once, as tests that restart the operator do.
@@ -155,6 +161,16 @@ func setup(mgr manager.Manager, opts Options) error {
 	if err := (&WebhookReconciler{Client: c, Secrets: secrets, Recorder: mgr.GetEventRecorder("parley-webhook"),
 		Namespace: opts.Namespace}).SetupWithManager(mgr, workers); err != nil {
 		return fmt.Errorf("setting up the Webhook controller: %w", err)
+	}
+	if opts.UsageInterval > 0 {
+		address := render.MetricsAddress
+		if opts.UsageAddress != "" {
+			address = func(*chatv1alpha1.ChatRuntime) string { return opts.UsageAddress }
+		}
+		if err := mgr.Add(&UsagePoller{Client: c, Namespace: opts.Namespace, Interval: opts.UsageInterval, Address: address,
+			HTTP: &http.Client{}, Log: mgr.GetLogger().WithName("usage")}); err != nil {
+			return fmt.Errorf("setting up the usage poller: %w", err)
+		}
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err

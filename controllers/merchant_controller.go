@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
+	"github.com/parley-dev/parley/internal/contract"
 	"github.com/parley-dev/parley/internal/render"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
@@ -90,8 +91,8 @@ func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 			"the tenant bundle is published; chat is refused while the merchant is suspended")
 	case p == nil && len(out.ownersLeftOut) > 0:
 		cond = ready(m.Generation, metav1.ConditionTrue, chatv1alpha1.ReasonOwnersNotAllowed,
-			fmt.Sprintf("the tenant bundle is published without the owners outside the email domains granted to "+
-				"namespace %s: %s", m.Namespace, strings.Join(out.ownersLeftOut, ", ")))
+			fmt.Sprintf("the tenant bundle is published without the owners outside the email domains and subjects "+
+				"granted to namespace %s: %s", m.Namespace, strings.Join(out.ownersLeftOut, ", ")))
 	}
 	setReady(r.Recorder, &m, &m.Status.Conditions, cond)
 	r.Metrics.set(m.Namespace, m.Name, m.Spec.PlanRef.Name, cond.Status == metav1.ConditionTrue)
@@ -105,7 +106,7 @@ func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 type published struct {
 	// requeue is how long until a key expires, when the bundle must change again.
 	requeue time.Duration
-	// ownersLeftOut are the owners' emails outside the domains granted to the namespace.
+	// ownersLeftOut are the owners outside the email domains and subjects granted to the namespace.
 	ownersLeftOut []string
 }
 
@@ -218,31 +219,45 @@ func (r *MerchantReconciler) namespace(ctx context.Context, name string) (*metav
 	return ns, nil
 }
 
-// grantedOwners decides which owners a merchant may name, given its namespace's annotations: every owner when
-// the platform granted no email domains; otherwise subject owners and owners whose email domain is one granted
-// (exactly, ignoring case in ASCII only). It returns the owners kept and the emails left out.
+// grantedOwners decides which owners a merchant may name, given its namespace's annotations: every owner when the
+// platform granted neither email domains nor subjects; otherwise owners whose email domain is one granted (exactly,
+// ignoring case in ASCII only) and subject owners whose subject is one granted (exactly). It returns the owners
+// kept and those left out, as they are shown in the Ready condition.
 func grantedOwners(owners []tenant.Owner, nsAnnotations map[string]string) (kept []tenant.Owner, leftOut []string) {
-	grant, ok := nsAnnotations[chatv1alpha1.OwnerEmailDomainsAnnotation]
-	if !ok {
+	domainGrant, hasDomains := nsAnnotations[chatv1alpha1.OwnerEmailDomainsAnnotation]
+	subjectGrant, hasSubjects := nsAnnotations[chatv1alpha1.OwnerSubjectsAnnotation]
+	if !hasDomains && !hasSubjects {
 		return owners, nil
 	}
-	var domains []string
-	for d := range strings.SplitSeq(grant, ",") {
-		if d = strings.TrimSpace(d); d != "" {
-			domains = append(domains, d)
-		}
-	}
+	domains, subjects := splitList(domainGrant), splitList(subjectGrant)
 	for _, o := range owners {
+		if o.Subject != "" {
+			if slices.Contains(subjects, o.Subject) {
+				kept = append(kept, o)
+			} else {
+				leftOut = append(leftOut, "subject "+o.Subject)
+			}
+			continue
+		}
 		at := strings.LastIndexByte(o.Email, '@')
-		if o.Email == "" || (at >= 0 && slices.ContainsFunc(domains, func(d string) bool {
-			return tenant.EqualFoldASCII(o.Email[at+1:], d)
-		})) {
+		if at >= 0 && slices.ContainsFunc(domains, func(d string) bool { return tenant.EqualFoldASCII(o.Email[at+1:], d) }) {
 			kept = append(kept, o)
 			continue
 		}
 		leftOut = append(leftOut, o.Email)
 	}
 	return kept, leftOut
+}
+
+// splitList returns the non-empty, trimmed items of a comma-separated annotation value.
+func splitList(v string) []string {
+	var items []string
+	for item := range strings.SplitSeq(v, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			items = append(items, item)
+		}
+	}
+	return items
 }
 
 // granted decides whether a grant (a Plan's or ChatRuntime's allowedNamespaces) covers a namespace with the
@@ -405,12 +420,16 @@ func (r *MerchantReconciler) finalize(ctx context.Context, m *chatv1alpha1.Merch
 	return r.Update(ctx, m)
 }
 
-// retire empties a tenant bundle and takes off the labels runtimes select it by, so that none serves it (its keys
-// are revoked at once); the Secret stays, with its source and merchant ID, marked retired at now.
+// retire empties a tenant bundle and labels it retired, so that no runtime serves it (its keys are revoked at
+// once) while the runtime named by its runtime label still finds it, to erase the merchant's data once the
+// ChatRuntime's deletedMerchantRetention has passed. The Secret stays, with its source and merchant ID, marked
+// retired at now: the ID is never free for another Merchant, even after erasure.
 func retire(bundle *corev1.Secret, now time.Time) *corev1.Secret {
 	bundle.Data = nil
-	delete(bundle.Labels, chatv1alpha1.TenantLabel)
-	delete(bundle.Labels, chatv1alpha1.RuntimeLabel)
+	if bundle.Labels == nil {
+		bundle.Labels = map[string]string{}
+	}
+	bundle.Labels[chatv1alpha1.TenantLabel] = contract.TenantRetired
 	if bundle.Annotations == nil {
 		bundle.Annotations = map[string]string{}
 	}

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
+	"github.com/parley-dev/parley/internal/contract"
 	"github.com/parley-dev/parley/internal/render"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
@@ -476,7 +477,7 @@ func TestDeletingMerchantRetiresBundle(t *testing.T) {
 			return err
 		}
 		if _, retired := s.Annotations[render.RetiredAnnotation]; !retired || len(s.Data) != 0 ||
-			s.Labels[chatv1alpha1.TenantLabel] != "" {
+			s.Labels[chatv1alpha1.TenantLabel] != contract.TenantRetired || s.Labels[chatv1alpha1.RuntimeLabel] != f.runtime.Name {
 			return fmt.Errorf("bundle still served: labels %v annotations %v", s.Labels, s.Annotations)
 		}
 		if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(f.merchant), f.merchant); !apierrors.IsNotFound(err) {

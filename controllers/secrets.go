@@ -156,6 +156,9 @@ func ensureGenerated(ctx context.Context, c client.Client, r secretReader, owner
 	if err == nil {
 		return s, nil
 	}
+	if apierrors.IsForbidden(err) {
+		return nil, secretsNotGranted(owner.GetNamespace(), g.ref.Name)
+	}
 	if !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("creating Secret %s: %w", g.ref.Name, err)
 	}
@@ -216,4 +219,12 @@ func resolveSigningSecrets(ctx context.Context, r secretReader, w *chatv1alpha1.
 		secrets = append(secrets, prev)
 	}
 	return secrets, nil
+}
+
+// secretsNotGranted is the problem of a Secret the operator may not create because the platform team has not
+// granted it Secrets in the namespace (a RoleBinding to the ClusterRole parley-tenant-secrets).
+func secretsNotGranted(namespace, name string) *problem {
+	return newProblem(chatv1alpha1.ReasonSecretsNotGranted, "the operator may not create Secret %s in namespace %s: "+
+		"bring your own Secret (existingSecretRef, signingSecretRef), or ask the platform team to grant the operator "+
+		"Secrets in this namespace (ClusterRole parley-tenant-secrets)", name, namespace)
 }

@@ -96,6 +96,15 @@ type ChatRuntimeSpec struct {
 	// +kubebuilder:validation:items:Pattern=`^[0-9a-fA-F:.]+/[0-9]{1,3}$`
 	TrustedProxies []string `json:"trustedProxies,omitempty"`
 
+	// DeletedMerchantRetention is how long the runtime keeps a deleted Merchant's data (conversations, messages,
+	// leads, knowledge, webhook deliveries, counters and self-service keys) before erasing it: time to restore a
+	// Merchant deleted by mistake, which keeps its data when created again within it. "0s" erases at once.
+	// The merchant ID stays reserved to the deleted Merchant's namespace and name, before and after erasure.
+	// +optional
+	// +kubebuilder:default="720h"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s')",message="deletedMerchantRetention must not be negative"
+	DeletedMerchantRetention *metav1.Duration `json:"deletedMerchantRetention,omitempty"`
+
 	// Autoscaling runs a HorizontalPodAutoscaler that scales the runtime between minReplicas and maxReplicas on
 	// CPU (and optionally memory) use, instead of the fixed replicas. Needs storage.type postgres. Rate limits
 	// stay per merchant across replicas only with rateLimiter.redis.
@@ -128,7 +137,10 @@ type ChatRuntimeSpec struct {
 	// +optional
 	TLS *TLSSpec `json:"tls,omitempty"`
 
-	// Resources are the runtime container's compute requests and limits.
+	// Resources are the runtime container's compute requests and limits; when empty, 100m CPU and 256Mi memory
+	// requested and a 512Mi memory limit. A quarter of the memory request (an eighth of the limit without one)
+	// bounds the merchants' retrieval indexes kept in memory (--index-cache-bytes), least recently used evicted
+	// first.
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 }

@@ -15,19 +15,25 @@ const (
 	// SecretLabelTenant is the SecretLabel value of a tenant bundle.
 	SecretLabelTenant = "tenant"
 
-	// TenantLabel marks a tenant bundle Secret for the runtime's informer.
+	// TenantLabel marks a tenant bundle Secret for the runtime's informer: "true" when served, "retired" when
+	// its Merchant was deleted.
 	TenantLabel = contract.LabelTenant
 	// RuntimeLabel names the ChatRuntime a tenant bundle belongs to.
 	RuntimeLabel = contract.LabelRuntime
 	// MerchantIDLabel carries the merchant ID on a tenant bundle.
-	MerchantIDLabel = "chat.parley.dev/merchant-id"
+	MerchantIDLabel = contract.LabelMerchantID
 	// SuspendedLabel, set to "true" on a namespace by the platform team, suspends every Merchant in it whatever
 	// their spec.suspended says: chat is refused with 403 and everything else is kept.
 	SuspendedLabel = "chat.parley.dev/suspended"
 	// OwnerEmailDomainsAnnotation, set on a namespace by the platform team, lists (comma-separated) the email
-	// domains its Merchants may name as owners; owners with other emails are left out of their bundles. Without
-	// it, any email may be named. Subject owners are not restricted by it.
+	// domains its Merchants may name as owners; owners with other emails are left out of their bundles. With it
+	// or OwnerSubjectsAnnotation, owners are restricted to what the two grant; without either, any owner may be
+	// named.
 	OwnerEmailDomainsAnnotation = "chat.parley.dev/owner-email-domains"
+	// OwnerSubjectsAnnotation, set on a namespace by the platform team, lists (comma-separated) the subjects
+	// (`sub` claims) its Merchants may name as owners; other subject owners are left out of their bundles once
+	// either owner annotation is set.
+	OwnerSubjectsAnnotation = "chat.parley.dev/owner-subjects"
 
 	// DefaultAPIKeySecretKey is the data key of an API key in its Secret.
 	DefaultAPIKeySecretKey = "apiKey"

@@ -35,12 +35,15 @@ const (
 	ReasonInvalidSecret = "InvalidSecret"
 	// ReasonSecretConflict means the Secret to generate exists and is not owned by this object. APIKey, Webhook.
 	ReasonSecretConflict = "SecretConflict"
+	// ReasonSecretsNotGranted means the Secret to generate cannot be created: the platform team has not granted
+	// the operator Secrets in the namespace. APIKey, Webhook.
+	ReasonSecretsNotGranted = "SecretsNotGranted"
 
 	// ReasonSuspended means the merchant is suspended: its bundle is published, but chat is refused. Ready stays
 	// True. Merchant.
 	ReasonSuspended = "Suspended"
-	// ReasonOwnersNotAllowed means some owners' emails are outside the email domains granted to the Merchant's
-	// namespace: they are left out, and the merchant serves its other owners. Ready stays True. Merchant.
+	// ReasonOwnersNotAllowed means some owners are outside the email domains and subjects granted to the
+	// Merchant's namespace: they are left out, and the merchant serves its other owners. Ready stays True. Merchant.
 	ReasonOwnersNotAllowed = "OwnersNotAllowed"
 	// ReasonMerchantIDConflict means another Merchant already holds the merchant ID; the first one keeps it.
 	// Merchant.

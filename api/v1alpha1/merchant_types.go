@@ -44,9 +44,9 @@ type MerchantSpec struct {
 	AllowedOrigins []string `json:"allowedOrigins,omitempty"`
 
 	// Owners are the identity-provider principals allowed on this merchant's dashboard endpoints
-	// (conversations, knowledge, analytics). When the platform team has granted the namespace email domains
-	// (annotation chat.parley.dev/owner-email-domains), owners with other emails are left out and the Merchant is
-	// Ready=True with reason OwnersNotAllowed.
+	// (conversations, knowledge, analytics). When the platform team has granted the namespace owners
+	// (annotations chat.parley.dev/owner-email-domains and chat.parley.dev/owner-subjects), owners outside the
+	// grant are left out, the others kept, and the Merchant is Ready=True with reason OwnersNotAllowed.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=100
@@ -162,11 +162,38 @@ type MerchantStatus struct {
 	// +optional
 	EmbedSnippet string `json:"embedSnippet,omitempty"`
 
+	// Usage is the merchant's use of its plan this month, as its ChatRuntime last reported it. The operator asks
+	// each runtime periodically (its --usage-interval) and writes it only when the figures change.
+	// +optional
+	Usage *MerchantUsage `json:"usage,omitempty"`
+
 	// Conditions describe the merchant's state; Ready is True when its bundle is published.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// MerchantUsage is a merchant's use of its plan's monthly conversation ceiling.
+type MerchantUsage struct {
+	// Month is the UTC month counted, as YYYY-MM.
+	// +kubebuilder:validation:Pattern=`^[0-9]{4}-[0-9]{2}$`
+	Month string `json:"month"`
+
+	// Conversations is the number of conversations started in Month.
+	// +kubebuilder:validation:Minimum=0
+	Conversations int32 `json:"conversations"`
+
+	// ConversationLimit is the plan's monthly conversation ceiling; 0 means none.
+	// +kubebuilder:validation:Minimum=0
+	ConversationLimit int32 `json:"conversationLimit"`
+
+	// Summary is the same in short for `kubectl get merchants`: "87/100", or "87" without a ceiling.
+	Summary string `json:"summary"`
+
+	// ObservedTime is when the runtime counted these figures. It moves only when they change, so that an
+	// unchanged count writes nothing.
+	ObservedTime metav1.Time `json:"observedTime"`
 }
 
 // Merchant is one tenant of the chat runtime: a business whose website visitors chat with its bot.
@@ -177,6 +204,7 @@ type MerchantStatus struct {
 // +kubebuilder:printcolumn:name="Plan",type=string,JSONPath=`.spec.planRef.name`
 // +kubebuilder:printcolumn:name="Keys",type=integer,JSONPath=`.status.apiKeys`
 // +kubebuilder:printcolumn:name="Webhooks",type=integer,JSONPath=`.status.webhooks`
+// +kubebuilder:printcolumn:name="Conversations",type=string,JSONPath=`.status.usage.summary`,description="Conversations this month against the plan's ceiling"
 // +kubebuilder:printcolumn:name="Suspended",type=boolean,JSONPath=`.spec.suspended`,priority=1
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1

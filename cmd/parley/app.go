@@ -37,15 +37,18 @@ type app struct {
 	store   store.Store
 	// metrics is the registry all parts report to, served apart from the handler (serveMetrics).
 	metrics *prometheus.Registry
+	// chat answers the usage the metrics listener serves the operator.
+	chat *chat.Service
 	// handler is the runtime's HTTP interface.
 	handler http.Handler
-	// cancel stops the tenant source and the webhook dispatcher; closers then release the rest, last first.
+	// cancel stops the tenant source, the webhook dispatcher and the eraser; closers then release the rest, last
+	// first.
 	cancel  context.CancelFunc
 	closers []func()
 }
 
 // assemble builds the runtime cfg describes: the tenant source (a directory or the Kubernetes Secrets), the
-// store, the webhook dispatcher, the rate limiter and the HTTP server, all reporting to one metrics registry. It
+// store, the webhook dispatcher, the eraser of deleted merchants' data, the rate limiter and the HTTP server, all reporting to one metrics registry. It
 // returns once the tenants are loaded and the store is migrated. The caller must close the app.
 func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *app, err error) {
 	ctx, cancel := context.WithCancel(ctx)
@@ -89,6 +92,19 @@ func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *a
 	// Waits until the attempts in flight are recorded, before the store closes.
 	a.closers = append(a.closers, func() { <-hooksDone })
 
+	eraser, err := chat.NewEraser(chat.EraserConfig{Store: a.store, Tenants: a.tenants, Retention: cfg.DeletedMerchantRetention,
+		Logger: log, Registry: reg})
+	if err != nil {
+		return nil, fmt.Errorf("the eraser of deleted merchants' data: %w", err)
+	}
+	eraserDone := make(chan struct{})
+	go func() {
+		defer close(eraserDone)
+		eraser.Run(ctx) // returns when ctx ends
+	}()
+	// Waits until an erasure in flight is written, before the store closes.
+	a.closers = append(a.closers, func() { <-eraserDone })
+
 	limiter, closeLimiter, err := redisLimiter(cfg, log, reg)
 	if err != nil {
 		return nil, err
@@ -102,10 +118,12 @@ func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *a
 	if err != nil {
 		return nil, err
 	}
-	svc, err := chat.New(chat.Config{Store: a.store, Responder: responder, Notify: hooks.Notify})
+	svc, err := chat.New(chat.Config{Store: a.store, Responder: responder, Notify: hooks.Notify,
+		IndexCacheBytes: cfg.IndexCacheBytes, Registry: reg})
 	if err != nil {
 		return nil, fmt.Errorf("the chat service: %w", err)
 	}
+	a.chat = svc
 	scfg := server.Config{Tenants: a.tenants, Chat: svc, Limiter: limiter, Logger: log, Registry: reg,
 		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxies}
 	if cfg.OIDCIssuer != "" {
@@ -169,7 +187,7 @@ func (a *app) serve(ctx context.Context, ln net.Listener, h http.Handler) error 
 // serveMetrics serves the Prometheus metrics on ln, a listener apart from the public one, until ctx ends.
 func (a *app) serveMetrics(ctx context.Context, ln net.Listener) error {
 	a.log.Info("serving metrics", "metrics_listen", ln.Addr().String())
-	return server.Serve(ctx, ln, server.MetricsHandler(a.metrics), "", "", a.log)
+	return server.Serve(ctx, ln, server.MetricsHandler(a.metrics, a.tenants, a.chat), "", "", a.log)
 }
 
 // close stops the background work and releases the store and the rate limiter.

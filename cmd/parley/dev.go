@@ -102,6 +102,8 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		OpenAI: openAI, OIDCIssuer: idp.URL(), OIDCAudience: devAudience, SessionKey: creds.SessionKey,
 		WebhookAllowPrivate: true, // a laptop's webhook receiver is on localhost
 		LogLevel:            level, LogFormat: "text", RedisKeyPrefix: contract.DefaultRedisKeyPrefix,
+		IndexCacheBytes:          contract.DefaultIndexCacheBytes,
+		DeletedMerchantRetention: contract.DefaultDeletedMerchantRetention,
 	}
 	if err := cfg.Validate(); err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/go-logr/logr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -32,6 +33,10 @@ func runOperator(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&opts.PprofAddr, "pprof-bind-address", "0", `address of net/http/pprof's /debug/pprof/; "0" disables it`)
 	fs.BoolVar(&opts.LeaderElection, "leader-elect", false, "elect a leader, so that several operator replicas can run")
 	fs.IntVar(&opts.Workers, "workers", 16, "Merchants, APIKeys and Webhooks reconciled at once")
+	fs.DurationVar(&opts.UsageInterval, "usage-interval", time.Minute,
+		"how often each runtime's usage (conversations this month) is copied into its Merchants' status; 0 turns it off")
+	fs.StringVar(&opts.UsageAddress, "usage-address", "",
+		"host:port of every ChatRuntime's metrics listener, instead of its Service's (for an operator run outside the cluster)")
 	fs.TextVar(&level, "log-level", slog.LevelInfo, "log level: debug, info, warn or error")
 	logFormat := fs.String("log-format", "json", "log format: json or text")
 	if err := fs.Parse(args); err != nil {

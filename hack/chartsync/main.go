@@ -89,6 +89,7 @@ func renderRBAC(dir string) ([]byte, error) {
 			"    rbac.authorization.k8s.io/aggregate-to-edit: \"true\"\n    rbac.authorization.k8s.io/aggregate-to-admin: \"true\"\n"},
 		{"parley_viewer_role.yaml", "ClusterRole", `{{ include "parley.fullname" . }}-viewer`,
 			"    rbac.authorization.k8s.io/aggregate-to-view: \"true\"\n"},
+		{"tenant_secrets_role.yaml", "ClusterRole", `{{ include "parley.fullname" . }}-tenant-secrets`, ""},
 	} {
 		data, err := os.ReadFile(filepath.Join(dir, r.file)) //nolint:gosec // files of the repository
 		if err != nil {

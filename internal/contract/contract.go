@@ -7,41 +7,41 @@
 // runtime accepts it. The package depends on the standard library only, so both sides can import it.
 package contract
 
-import "strings"
-
 // RuntimeCommand is the parley subcommand that serves the chat runtime.
 const RuntimeCommand = "runtime"
 
 // The flags of `parley runtime`.
 const (
-	FlagNamespace           = "namespace"
-	FlagRuntimeName         = "runtime-name"
-	FlagTenantsDir          = "tenants-dir"
-	FlagListen              = "listen"
-	FlagPublicURL           = "public-url"
-	FlagWidgetURL           = "widget-url"
-	FlagStorage             = "storage"
-	FlagSQLitePath          = "sqlite-path"
-	FlagAssistant           = "assistant"
-	FlagOIDCIssuer          = "oidc-issuer"
-	FlagOIDCAudience        = "oidc-audience"
-	FlagTLSCertFile         = "tls-cert-file"
-	FlagTLSKeyFile          = "tls-key-file"
-	FlagWebhookAllowPrivate = "webhook-allow-private"
-	FlagLogLevel            = "log-level"
-	FlagLogFormat           = "log-format"
-	FlagRedisAddress        = "redis-address"
-	FlagRedisTLS            = "redis-tls"
-	FlagRedisKeyPrefix      = "redis-key-prefix"
-	FlagTrustedProxies      = "trusted-proxies"
-	FlagMetricsListen       = "metrics-listen"
-	FlagOpenAIBaseURL       = "openai-base-url"
-	FlagOpenAIModel         = "openai-model"
-	FlagOpenAITimeout       = "openai-timeout"
-	FlagOpenAITemperature   = "openai-temperature"
-	FlagOpenAIMaxTokens     = "openai-max-tokens"
-	FlagOpenAIContextItems  = "openai-context-items"
-	FlagOpenAIHistoryTokens = "openai-history-tokens"
+	FlagNamespace                = "namespace"
+	FlagRuntimeName              = "runtime-name"
+	FlagTenantsDir               = "tenants-dir"
+	FlagListen                   = "listen"
+	FlagPublicURL                = "public-url"
+	FlagWidgetURL                = "widget-url"
+	FlagStorage                  = "storage"
+	FlagSQLitePath               = "sqlite-path"
+	FlagAssistant                = "assistant"
+	FlagOIDCIssuer               = "oidc-issuer"
+	FlagOIDCAudience             = "oidc-audience"
+	FlagTLSCertFile              = "tls-cert-file"
+	FlagTLSKeyFile               = "tls-key-file"
+	FlagWebhookAllowPrivate      = "webhook-allow-private"
+	FlagLogLevel                 = "log-level"
+	FlagLogFormat                = "log-format"
+	FlagRedisAddress             = "redis-address"
+	FlagRedisTLS                 = "redis-tls"
+	FlagRedisKeyPrefix           = "redis-key-prefix"
+	FlagTrustedProxies           = "trusted-proxies"
+	FlagMetricsListen            = "metrics-listen"
+	FlagIndexCacheBytes          = "index-cache-bytes"
+	FlagOpenAIBaseURL            = "openai-base-url"
+	FlagOpenAIModel              = "openai-model"
+	FlagOpenAITimeout            = "openai-timeout"
+	FlagOpenAITemperature        = "openai-temperature"
+	FlagOpenAIMaxTokens          = "openai-max-tokens"
+	FlagOpenAIContextItems       = "openai-context-items"
+	FlagOpenAIHistoryTokens      = "openai-history-tokens"
+	FlagDeletedMerchantRetention = "deleted-merchant-retention"
 )
 
 // Arg is the command-line argument that sets a flag to a value: --name=value.
@@ -91,22 +91,35 @@ const (
 	AssistantOpenAI = "openai"
 )
 
-// The labels the operator puts on tenant bundle Secrets and the runtime selects them by.
+// The labels and annotations the operator puts on tenant bundle Secrets and the runtime selects and reads them by.
 const (
-	// LabelTenant is "true" on every tenant bundle Secret.
+	// LabelTenant is TenantServed on a tenant bundle Secret the runtime serves, and TenantRetired on the bundle
+	// of a deleted Merchant, which holds no data and whose merchant's data the runtime erases after the retention.
 	LabelTenant = "chat.parley.dev/tenant"
-	// LabelRuntime names the ChatRuntime (in the Secret's namespace) whose runtime serves the bundle.
+	// LabelRuntime names the ChatRuntime (in the Secret's namespace) whose runtime serves the bundle, or served
+	// it before it was retired (and so holds the merchant's data).
 	LabelRuntime = "chat.parley.dev/runtime"
+	// LabelMerchantID carries the merchant ID on a tenant bundle Secret, retired or not.
+	LabelMerchantID = "chat.parley.dev/merchant-id"
+	// AnnotationRetiredAt on a retired bundle is when its Merchant was deleted (RFC 3339).
+	AnnotationRetiredAt = "chat.parley.dev/retired-at"
+)
+
+// The values of LabelTenant.
+const (
+	TenantServed  = "true"
+	TenantRetired = "retired"
 )
 
 // BundleLabels are the labels of a tenant bundle Secret served by the named runtime.
 func BundleLabels(runtimeName string) map[string]string {
-	return map[string]string{LabelTenant: "true", LabelRuntime: runtimeName}
+	return map[string]string{LabelTenant: TenantServed, LabelRuntime: runtimeName}
 }
 
-// BundleSelector is the label selector of the tenant bundle Secrets of the named runtime.
+// BundleSelector is the label selector of the tenant bundle Secrets of the named runtime: those it serves and
+// those retired from it (whatever LabelTenant's value).
 func BundleSelector(runtimeName string) string {
-	return strings.Join([]string{LabelTenant + "=true", LabelRuntime + "=" + runtimeName}, ",")
+	return LabelTenant + "," + LabelRuntime + "=" + runtimeName
 }
 
 // The webhook event types: the names Webhooks subscribe to (spec.events, the bundle's webhooks) and the "type" of
@@ -120,5 +133,10 @@ const (
 	EventLeadUpdated = "lead.updated"
 )
 
-// Events lists every webhook event type, in the order the documentation gives them.
+// EventWebhookTest is sent only when an owner asks for it (the dashboard's "Send a test event", or
+// POST /api/v1/webhooks/endpoints/{id}/test), to that one endpoint whatever the events it subscribes to. It is
+// not in Events: nothing happens that a Webhook could subscribe to.
+const EventWebhookTest = "webhook.test"
+
+// Events lists every webhook event type a Webhook subscribes to, in the order the documentation gives them.
 func Events() []string { return []string{EventConversationCreated, EventLeadCreated, EventLeadUpdated} }

@@ -16,6 +16,15 @@ import (
 // names another.
 const DefaultRedisKeyPrefix = "parley:ratelimit:"
 
+// DefaultIndexCacheBytes is --index-cache-bytes when neither the operator nor the user sets it: a quarter of the
+// memory the operator requests for a runtime by default (256 MiB), room for one merchant at the default
+// knowledgeCharacters or about thirty of 100 short items.
+const DefaultIndexCacheBytes = 64 << 20
+
+// DefaultDeletedMerchantRetention is how long a deleted merchant's data is kept before the runtime erases it,
+// unless --deleted-merchant-retention says otherwise: time to undo a mistaken deletion.
+const DefaultDeletedMerchantRetention = 720 * time.Hour
+
 // Runtime is the configuration of `parley runtime`: its flags and the environment variables it reads. The
 // operator renders it from a ChatRuntime; ParseRuntime reads it back.
 type Runtime struct {
@@ -62,6 +71,12 @@ type Runtime struct {
 	// TrustedProxies are the networks of the proxies in front of the runtime, whose X-Forwarded-For names the
 	// client address (--trusted-proxies, comma-separated CIDRs); from anyone else the header is ignored.
 	TrustedProxies Prefixes
+	// IndexCacheBytes bounds the estimated bytes of the merchants' retrieval indexes kept in memory, least
+	// recently used evicted first (--index-cache-bytes); 0 keeps every index.
+	IndexCacheBytes int64
+	// DeletedMerchantRetention is how long after its Merchant was deleted a merchant's data is erased
+	// (--deleted-merchant-retention); 0 erases it at once.
+	DeletedMerchantRetention time.Duration
 
 	// DatabaseURL is PostgreSQL's connection URL ($PARLEY_DATABASE_URL): never a flag, which would show its
 	// password in the process list.
@@ -116,6 +131,10 @@ func (c *Runtime) flagSet(getenv func(string) string) *flag.FlagSet {
 		"(password from $"+EnvRedisPassword+"); without it each replica limits on its own")
 	fs.BoolVar(&c.RedisTLS, FlagRedisTLS, false, "connect to Redis with TLS")
 	fs.StringVar(&c.RedisKeyPrefix, FlagRedisKeyPrefix, DefaultRedisKeyPrefix, "prefix of the Redis keys of the rate limit buckets")
+	fs.Int64Var(&c.IndexCacheBytes, FlagIndexCacheBytes, DefaultIndexCacheBytes, "the most bytes of merchants' retrieval indexes kept in memory, "+
+		"least recently used evicted first (an evicted merchant's next question rebuilds its index); 0 keeps every index")
+	fs.DurationVar(&c.DeletedMerchantRetention, FlagDeletedMerchantRetention, DefaultDeletedMerchantRetention,
+		"how long after its Merchant was deleted a merchant's data (conversations, leads, knowledge, deliveries, counters, keys) is erased; 0 erases it at once")
 	fs.Var(&c.TrustedProxies, FlagTrustedProxies, "comma-separated networks (CIDR) of the proxies in front of the runtime whose X-Forwarded-For names the client address; ignored from anyone else")
 	return fs
 }
@@ -138,8 +157,12 @@ func (c Runtime) Validate() error {
 		return fmt.Errorf("--%s is required to read tenant bundles from Kubernetes (or give --%s)", FlagNamespace, FlagTenantsDir)
 	case c.MetricsListen != "" && c.MetricsListen == c.Listen && !strings.HasSuffix(c.Listen, ":0"):
 		return fmt.Errorf("--%s must differ from --%s: the metrics are not for the public port", FlagMetricsListen, FlagListen)
+	case c.IndexCacheBytes < 0:
+		return fmt.Errorf("--%s must not be negative", FlagIndexCacheBytes)
 	case c.RedisTLS && c.RedisAddress == "":
 		return fmt.Errorf("--%s needs --%s", FlagRedisTLS, FlagRedisAddress)
+	case c.DeletedMerchantRetention < 0:
+		return fmt.Errorf("--%s must not be negative", FlagDeletedMerchantRetention)
 	case c.SessionKey != "" && len(c.SessionKey) < 32:
 		return fmt.Errorf("$%s must be at least 32 bytes", EnvSessionKey)
 	}

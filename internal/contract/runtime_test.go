@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 func TestParseRuntimeDefaults(t *testing.T) {
@@ -17,7 +19,8 @@ func TestParseRuntimeDefaults(t *testing.T) {
 	}
 	want := Runtime{Namespace: "parley-system", RuntimeName: "default", Listen: ":8080", MetricsListen: ":9090", Storage: StorageSQLite,
 		SQLitePath: "parley.db", Assistant: AssistantRetrieval, LogLevel: slog.LevelInfo, LogFormat: "json",
-		RedisKeyPrefix: DefaultRedisKeyPrefix, OpenAI: OpenAI{BaseURL: "https://api.openai.com/v1",
+		RedisKeyPrefix: DefaultRedisKeyPrefix, DeletedMerchantRetention: DefaultDeletedMerchantRetention,
+		IndexCacheBytes: DefaultIndexCacheBytes, OpenAI: OpenAI{BaseURL: "https://api.openai.com/v1",
 			Timeout: DefaultOpenAITimeout, Temperature: DefaultOpenAITemperature, MaxTokens: DefaultOpenAIMaxTokens,
 			ContextItems: DefaultOpenAIContextItems, HistoryTokens: DefaultOpenAIHistoryTokens}}
 	if !reflect.DeepEqual(c, want) {
@@ -57,7 +60,9 @@ func TestParseRuntimeRefuses(t *testing.T) {
 		{"redis address without port", []string{"--redis-address=redis"}, nil, "is not host:port"},
 		{"bad log level", []string{"--log-level=loud"}, nil, "invalid value"},
 		{"metrics on the public port", []string{"--metrics-listen=:8080"}, nil, "must differ"},
+		{"a negative retention", []string{"--deleted-merchant-retention=-1h"}, nil, "--deleted-merchant-retention must not be negative"},
 		{"a trusted proxy that is no network", []string{"--trusted-proxies=10.0.0.1"}, nil, "not a network in CIDR notation"},
+		{"a negative index cache", []string{"--index-cache-bytes=-1"}, nil, "--index-cache-bytes must not be negative"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := tc.args
@@ -98,15 +103,24 @@ func TestParseRuntimeReadsTheOpenAIKeyFromEnv(t *testing.T) {
 }
 
 func TestBundleSelectorMatchesBundleLabels(t *testing.T) {
-	labels := BundleLabels("blue")
-	terms := strings.Split(BundleSelector("blue"), ",")
-	if len(terms) != len(labels) {
-		t.Fatalf("selector %v, labels %v", terms, labels)
+	sel, err := labels.Parse(BundleSelector("blue"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, term := range terms {
-		k, v, _ := strings.Cut(term, "=")
-		if labels[k] != v {
-			t.Errorf("selector term %s does not match the labels %v", term, labels)
+	retired := BundleLabels("blue")
+	retired[LabelTenant] = TenantRetired
+	for _, tc := range []struct {
+		name   string
+		labels map[string]string
+		want   bool
+	}{
+		{"served", BundleLabels("blue"), true},
+		{"retired", retired, true},
+		{"another runtime's", BundleLabels("green"), false},
+		{"not a bundle", map[string]string{LabelRuntime: "blue"}, false},
+	} {
+		if got := sel.Matches(labels.Set(tc.labels)); got != tc.want {
+			t.Errorf("%s bundle %v: selected %v, want %v", tc.name, tc.labels, got, tc.want)
 		}
 	}
 }

@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
@@ -48,6 +50,16 @@ func TestRenderedRuntimeStarts(t *testing.T) {
 			}
 			if got.TrustedProxies.String() != strings.Join(rt.Spec.TrustedProxies, ",") {
 				t.Errorf("trusted proxies %q, want %q", got.TrustedProxies.String(), rt.Spec.TrustedProxies)
+			}
+			if want := IndexCacheBytes(rt); got.IndexCacheBytes != want && (want != 0 || got.IndexCacheBytes != contract.DefaultIndexCacheBytes) {
+				t.Errorf("index cache of %d bytes for resources %+v, want %d", got.IndexCacheBytes, rt.Spec.Resources, want)
+			}
+			wantRetention := contract.DefaultDeletedMerchantRetention
+			if d := rt.Spec.DeletedMerchantRetention; d != nil {
+				wantRetention = d.Duration
+			}
+			if got.DeletedMerchantRetention != wantRetention {
+				t.Errorf("deleted merchants' data kept %s, want %s", got.DeletedMerchantRetention, wantRetention)
 			}
 			checkOpenAI(t, rt, got.OpenAI)
 			r := redisRateLimiter(rt)
@@ -152,6 +164,12 @@ func runtimeShapes(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) 
 	add("TLS", func(s *chatv1alpha1.ChatRuntimeSpec) { s.TLS = &chatv1alpha1.TLSSpec{SecretName: "chat-tls"} }, base)
 	add("trusted proxies", func(s *chatv1alpha1.ChatRuntimeSpec) { s.TrustedProxies = []string{"10.0.0.0/8", "fd00::/8"} }, base)
 	add("webhooks to private addresses", func(s *chatv1alpha1.ChatRuntimeSpec) { s.Webhooks.AllowPrivateAddresses = true }, base)
+	add("deleted merchants' data kept 90 days", func(s *chatv1alpha1.ChatRuntimeSpec) {
+		s.DeletedMerchantRetention = &metav1.Duration{Duration: 90 * 24 * time.Hour}
+	}, base)
+	add("deleted merchants' data erased at once", func(s *chatv1alpha1.ChatRuntimeSpec) {
+		s.DeletedMerchantRetention = &metav1.Duration{}
+	}, base)
 	add("OIDC", func(s *chatv1alpha1.ChatRuntimeSpec) {
 		s.OIDC = &chatv1alpha1.OIDCSpec{IssuerURL: "https://login.example.com", Audience: "parley"}
 	}, base)
@@ -165,6 +183,15 @@ func runtimeShapes(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) 
 	add("OIDC with a shared session key", func(s *chatv1alpha1.ChatRuntimeSpec) {
 		s.OIDC = &chatv1alpha1.OIDCSpec{IssuerURL: "https://login.example.com", Audience: "parley",
 			SessionKeySecretRef: &chatv1alpha1.SecretKeySelector{Name: "dashboard-session-key"}}
+	}, base)
+	add("a memory request", func(s *chatv1alpha1.ChatRuntimeSpec) {
+		s.Resources.Requests = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}
+	}, base)
+	add("a memory limit only", func(s *chatv1alpha1.ChatRuntimeSpec) {
+		s.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")}
+	}, base)
+	add("no memory resources", func(s *chatv1alpha1.ChatRuntimeSpec) {
+		s.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
 	}, base)
 	add("autoscaling", func(s *chatv1alpha1.ChatRuntimeSpec) {
 		s.Autoscaling = &chatv1alpha1.AutoscalingSpec{MinReplicas: &three, MaxReplicas: 10}

@@ -24,9 +24,10 @@ import (
 const SourceAnnotation = "chat.parley.dev/source"
 
 // RetiredAnnotation on a tenant bundle records when its Merchant was deleted. A retired bundle is empty and
-// carries no runtime labels, so no runtime serves it; it keeps the merchant ID (and the data the runtime holds
-// under it) from being claimed by another Merchant. The same Merchant, created again, takes it back.
-const RetiredAnnotation = "chat.parley.dev/retired-at"
+// labelled retired, so no runtime serves it; the runtime that served it erases the merchant's data once the
+// ChatRuntime's deletedMerchantRetention has passed. The bundle stays after that too: it keeps the merchant ID
+// from being claimed by another Merchant. The same Merchant, created again, takes it back.
+const RetiredAnnotation = contract.AnnotationRetiredAt
 
 // FieldOwner is the server-side apply field manager of everything the operator renders.
 const FieldOwner = "parley-operator"

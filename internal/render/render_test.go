@@ -8,6 +8,8 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
@@ -200,5 +202,37 @@ func TestRuntimeArgs(t *testing.T) {
 	}
 	if s := RuntimeService(rt); *s.Spec.Ports[0].Port != 443 {
 		t.Errorf("service port %d with TLS", *s.Spec.Ports[0].Port)
+	}
+}
+
+func TestIndexCacheBytes(t *testing.T) {
+	mem := func(requests, limits string) corev1.ResourceRequirements {
+		r := corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")}}
+		if requests != "" {
+			r.Requests[corev1.ResourceMemory] = resource.MustParse(requests)
+		}
+		if limits != "" {
+			r.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(limits)}
+		}
+		return r
+	}
+	tests := []struct {
+		name      string
+		resources corev1.ResourceRequirements
+		want      int64
+	}{
+		{"the default resources: a quarter of the 256Mi request", corev1.ResourceRequirements{}, 64 << 20},
+		{"a quarter of the request", mem("1Gi", "4Gi"), 256 << 20},
+		{"an eighth of the limit without a request", mem("", "2Gi"), 256 << 20},
+		{"neither: the runtime's default", mem("", ""), 0},
+		{"a zero request: the limit", mem("0", "1Gi"), 128 << 20},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rt := &chatv1alpha1.ChatRuntime{Spec: chatv1alpha1.ChatRuntimeSpec{Resources: tt.resources}}
+			if got := IndexCacheBytes(rt); got != tt.want {
+				t.Errorf("IndexCacheBytes = %d, want %d", got, tt.want)
+			}
+		})
 	}
 }

@@ -53,6 +53,12 @@ func minReplicas(rt *chatv1alpha1.ChatRuntime) int32 {
 // ServiceName is the name of the runtime's Deployment, Service, ServiceAccount, Role and PodDisruptionBudget.
 func ServiceName(rt *chatv1alpha1.ChatRuntime) string { return "parley-runtime-" + rt.Name }
 
+// MetricsAddress is the host:port of the runtime's metrics listener through its Service, in the cluster's DNS,
+// where the operator reads the runtime's usage report.
+func MetricsAddress(rt *chatv1alpha1.ChatRuntime) string {
+	return fmt.Sprintf("%s.%s.svc:%d", ServiceName(rt), rt.Namespace, metricsPort)
+}
+
 // DataClaimName is the PersistentVolumeClaim that holds a SQLite runtime's database.
 func DataClaimName(rt *chatv1alpha1.ChatRuntime) string { return ServiceName(rt) + "-data" }
 
@@ -190,6 +196,12 @@ func RuntimeArgs(rt *chatv1alpha1.ChatRuntime) []string {
 	}
 	if rt.Spec.Webhooks.AllowPrivateAddresses {
 		args = append(args, contract.BoolArg(contract.FlagWebhookAllowPrivate))
+	}
+	if n := IndexCacheBytes(rt); n > 0 {
+		args = append(args, contract.Arg(contract.FlagIndexCacheBytes, strconv.FormatInt(n, 10)))
+	}
+	if d := rt.Spec.DeletedMerchantRetention; d != nil {
+		args = append(args, contract.Arg(contract.FlagDeletedMerchantRetention, d.Duration.String()))
 	}
 	args = append(args, openAIArgs(rt)...)
 	if r := redisRateLimiter(rt); r != nil {
@@ -348,12 +360,8 @@ func RuntimeDeployment(rt *chatv1alpha1.ChatRuntime, defaultImage string) *appsv
 }
 
 func resources(r corev1.ResourceRequirements) *corev1ac.ResourceRequirementsApplyConfiguration {
+	r = runtimeResources(r)
 	out := corev1ac.ResourceRequirements()
-	if len(r.Requests) == 0 && len(r.Limits) == 0 {
-		return out.
-			WithRequests(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")}).
-			WithLimits(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")})
-	}
 	if len(r.Requests) > 0 {
 		out = out.WithRequests(r.Requests)
 	}
@@ -361,6 +369,34 @@ func resources(r corev1.ResourceRequirements) *corev1ac.ResourceRequirementsAppl
 		out = out.WithLimits(r.Limits)
 	}
 	return out
+}
+
+// runtimeResources are the runtime container's resources: the ChatRuntime's, or defaults when it sets none. The
+// memory request is what test/memory measures a runtime needs with a merchant at the default knowledgeCharacters
+// and a full index cache, with room to spare.
+func runtimeResources(r corev1.ResourceRequirements) corev1.ResourceRequirements {
+	if len(r.Requests) == 0 && len(r.Limits) == 0 {
+		return corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")},
+		}
+	}
+	return r
+}
+
+// IndexCacheBytes is the runtime's --index-cache-bytes for a ChatRuntime: a quarter of the runtime container's
+// memory request, so that the kept indexes, an index being rebuilt beside its old one, the garbage collector's
+// headroom and the rest of the process fit in what the scheduler set aside; with no memory request, an eighth of
+// the memory limit; with neither, 0, and the flag is left out.
+func IndexCacheBytes(rt *chatv1alpha1.ChatRuntime) int64 {
+	r := runtimeResources(rt.Spec.Resources)
+	if q, ok := r.Requests[corev1.ResourceMemory]; ok && !q.IsZero() {
+		return q.Value() / 4
+	}
+	if q, ok := r.Limits[corev1.ResourceMemory]; ok && !q.IsZero() {
+		return q.Value() / 8
+	}
+	return 0
 }
 
 // desiredReplicas is how many replicas must be available for the runtime to be Ready: spec.replicas, or with

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -218,4 +219,21 @@ func BenchmarkNewIndex1000(b *testing.B) {
 	for b.Loop() {
 		NewIndex(items)
 	}
+}
+
+// BenchmarkNewIndex10000 builds the index of 10,000 items and reports the heap it keeps (index-bytes).
+func BenchmarkNewIndex10000(b *testing.B) {
+	items := syntheticItems(b, 10000)
+	for b.Loop() {
+		NewIndex(items)
+	}
+	b.StopTimer()
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	ix := NewIndex(items)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.HeapAlloc)-float64(before.HeapAlloc), "index-bytes")
+	runtime.KeepAlive(ix)
 }

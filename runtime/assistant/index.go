@@ -75,6 +75,8 @@ type Index struct {
 	cache *stemCache
 	// unknownIDF is the IDF a word found in no item would have.
 	unknownIDF float64
+	// size is what Size returns, estimated once the index is built.
+	size int64
 	// scratch holds rank's per-document buffers between questions, so that a question allocates nothing per
 	// item of the index.
 	scratch sync.Pool
@@ -99,8 +101,13 @@ type posting struct {
 	weight float64
 }
 
-// NewIndex builds an index of items. The items are copied; the index never changes afterwards.
-func NewIndex(items []Item) *Index {
+// NewIndex builds an index of items written in English. The items are copied; the index never changes
+// afterwards.
+func NewIndex(items []Item) *Index { return NewIndexForLocale(items, "") }
+
+// NewIndexForLocale builds an index of items written in the language of a BCP 47 locale, the merchant's widget
+// locale: German ("de", "de-AT") is stemmed and searched as German, any other locale as English.
+func NewIndexForLocale(items []Item, locale string) *Index {
 	ix := &Index{
 		items:     slices.Clone(items),
 		docs:      make([]doc, len(items)),
@@ -108,7 +115,7 @@ func NewIndex(items []Item) *Index {
 		words:     make(map[string]int32),
 		deletions: make(map[string][]string),
 		pairs:     make(map[uint64][]int32),
-		cache:     newStemCache(),
+		cache:     newStemCache(languageOf(locale)),
 	}
 	counts := make([]map[int32]int, len(items))
 	lengths := make([]int, len(items))
@@ -120,6 +127,7 @@ func NewIndex(items []Item) *Index {
 	ix.buildDeletions()
 	ix.sorted = slices.Sorted(maps.Keys(ix.stems))
 	ix.cache.writable = false
+	ix.size = ix.estimateSize()
 	return ix
 }
 

@@ -17,7 +17,8 @@ type queryTerm struct {
 	// alts are the index terms the word matches: its own stem (factor 1), its synonyms, longer words it is the
 	// stem of the start of, and, when its own stem is unknown, the words one typo away.
 	alts []alt
-	// idf is how informative the word is; a word no item contains gets the highest possible value.
+	// idf is how informative the word is: its IDF in the index, or for a word no item contains, the highest
+	// possible IDF scaled by the word's rarity in general English (generalRarity).
 	idf float64
 	// numeric is true for words made of digits only.
 	numeric bool
@@ -104,8 +105,9 @@ func (ix *Index) resolve(t term) queryTerm {
 		qt.alts = append(qt.alts, alt{id: id, factor: 1})
 		qt.idf = ix.idf[id]
 	}
+	english := ix.cache.language().english
 	for _, syn := range synonyms[t.stem] {
-		if id, ok := ix.stems[syn]; ok {
+		if id, ok := ix.stems[syn]; ok && english {
 			qt.alts = addAlt(qt.alts, alt{id: id, factor: synonymFactor})
 		}
 	}
@@ -118,6 +120,12 @@ func (ix *Index) resolve(t term) queryTerm {
 		}
 		for _, a := range qt.alts {
 			qt.idf = min(qt.idf, ix.idf[a.id])
+		}
+		if len(qt.alts) == 0 && english {
+			// A word the knowledge base has nothing for counts as unexplained as much as general English
+			// makes it informative: "somewhere" or "even" in a paraphrase is not what the question is about,
+			// "tattoo" or "casino" is.
+			qt.idf *= generalRarity(t.word)
 		}
 	}
 	for i, a := range qt.alts {

@@ -40,15 +40,10 @@ func isApostrophe(r rune) bool {
 	return r == '\'' || r == '’' || r == 'ʼ'
 }
 
-// stem reduces an English word to its Snowball stem.
+// stem reduces an English word to its Snowball stem. An irregular form is stemmed as its lemma (lemma), so that
+// "spent" finds "spending" and "children" finds "child".
 func stem(word string) string {
-	return english.Stem(word, true)
-}
-
-// isStopWord reports whether a lower-case word carries too little meaning to search for.
-func isStopWord(word string) bool {
-	_, ok := stopWords[word]
-	return ok
+	return english.Stem(lemma(word), true)
 }
 
 // isNumber reports whether a word is made of digits only.
@@ -67,51 +62,66 @@ type term struct {
 	stem string
 }
 
-// stemCache remembers the stems of words, because stemming is the slowest part of building an index. NewIndex
-// fills it; afterwards it is only read, so searches may share it.
+// stemCache remembers the stems of words in the language of an index, because stemming is the slowest part of
+// building an index. NewIndex fills it; afterwards it is only read, so searches may share it. A nil cache
+// stems every English word.
 type stemCache struct {
+	lang     *language
 	stems    map[string]string
 	writable bool
 }
 
-func newStemCache() *stemCache {
-	return &stemCache{stems: make(map[string]string), writable: true}
+func newStemCache(lang *language) *stemCache {
+	return &stemCache{lang: lang, stems: make(map[string]string), writable: true}
 }
 
-// stem returns the stem of word, from the cache when it is there. A nil cache stems every word.
+// language returns the cache's language; English for a nil cache.
+func (c *stemCache) language() *language {
+	if c == nil {
+		return englishLanguage
+	}
+	return c.lang
+}
+
+// stem returns the stem of word, from the cache when it is there.
 func (c *stemCache) stem(word string) string {
 	if c != nil {
 		if s, ok := c.stems[word]; ok {
 			return s
 		}
 	}
-	s := stem(word)
+	s := c.language().stem(word)
 	if c != nil && c.writable {
 		c.stems[word] = s
 	}
 	return s
 }
 
-// terms returns the informative words of text, in order, with their stems; stop words are left out and
+// terms returns the informative words of text, in order, with their stems; stop words are left out and English
 // abbreviations are spelt out.
 func (c *stemCache) terms(text string) []term {
 	return c.informative(tokenize(text))
 }
 
-// queryTerms is terms for a visitor's question: common shopper idioms are first rewritten into the words help
-// pages use.
+// queryTerms is terms for a visitor's question: common English shopper idioms are first rewritten into the words
+// help pages use.
 func (c *stemCache) queryTerms(text string) []term {
-	return c.informative(rewriteIdioms(tokenize(text)))
+	words := tokenize(text)
+	if c.language().english {
+		words = rewriteIdioms(words)
+	}
+	return c.informative(words)
 }
 
 // informative returns the informative words of a list of words with their stems.
 func (c *stemCache) informative(words []string) []term {
+	lang := c.language()
 	out := make([]term, 0, len(words))
 	for _, w := range words {
-		if isStopWord(w) {
+		if _, stop := lang.stopWords[w]; stop {
 			continue
 		}
-		if long, ok := abbreviations[w]; ok {
+		if long, ok := abbreviations[w]; ok && lang.english {
 			for _, lw := range strings.Fields(long) {
 				out = append(out, term{word: lw, stem: c.stem(lw)})
 			}
@@ -173,9 +183,9 @@ var abbreviations = map[string]string{
 	"eu":  "european union",
 }
 
-// stopWords are common English words, question words and chat filler that say nothing about the topic. The
-// verbs shoppers wrap a topic in ("do you offer", "how does it work") are here too: in a small knowledge base
-// nothing else would tell them from a topic the shop never mentions.
+// stopWords are common English words, question words and chat filler that say nothing about the topic. Verbs
+// such as "offer", "sell" and "work" are not among them: they name what some businesses do ("we sell used
+// bikes"), and dropping them made no difference on the demo shop or the evaluation bases.
 var stopWords = toSet(`a about above after again against all also am an and any anyone anything are arent as at
 	be because been before being below between both but by can cannot cant could couldnt
 	did didnt do does doesnt doing dont during each either else ever every few for from further
@@ -183,7 +193,6 @@ var stopWords = toSet(`a about above after again against all also am an and any 
 	had hadnt has hasnt have havent having he hello her here hers herself hey hi him himself his how however
 	i id if ill im in into is isnt it its itself ive just know let lets like looking may me might more most much
 	many must my myself need needs
-	offer offered offering offers provide provided provides providing sell selling sells work working works
 	no nor not now of off oh ok okay on once one only or other ought our ours ourselves out over own
 	please pls really s same shall she should shouldnt so some someone something such sure
 	t tell than thank thanks that thats the their theirs them themselves then there theres these they theyre this those

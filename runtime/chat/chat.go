@@ -9,11 +9,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
-	"unicode/utf8"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/parley-dev/parley/runtime/assistant"
 	"github.com/parley-dev/parley/runtime/contact"
+	"github.com/parley-dev/parley/runtime/event"
 	"github.com/parley-dev/parley/runtime/ids"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/tenant"
@@ -30,6 +33,11 @@ type Config struct {
 	// Notify is called after a use case wrote webhook deliveries to the outbox, to wake the dispatcher; may be
 	// nil (dispatchers then find them when they next poll).
 	Notify func()
+	// IndexCacheBytes bounds the estimated bytes of the retrieval indexes kept in memory, least recently used
+	// evicted first; 0 keeps every index.
+	IndexCacheBytes int64
+	// Registry receives the service's metrics; nil registers none.
+	Registry prometheus.Registerer
 }
 
 // Service runs the use cases of every merchant the runtime serves.
@@ -48,7 +56,14 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Store == nil || cfg.Responder == nil {
 		return nil, errors.New("chat: store and responder are required")
 	}
-	s := &Service{store: cfg.Store, responder: cfg.Responder, offline: cfg.Offline, indexes: newIndexCache(cfg.Store),
+	if cfg.IndexCacheBytes < 0 {
+		return nil, errors.New("chat: the index cache's budget must not be negative")
+	}
+	indexes, err := newIndexCache(cfg.Store, cfg.IndexCacheBytes, cfg.Registry)
+	if err != nil {
+		return nil, err
+	}
+	s := &Service{store: cfg.Store, responder: cfg.Responder, offline: cfg.Offline, indexes: indexes,
 		now: cfg.Now, notify: cfg.Notify}
 	if s.now == nil {
 		s.now = time.Now
@@ -103,7 +118,7 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 			return Reply{}, err
 		}
 	}
-	index, err := s.indexes.get(ctx, m.MerchantID)
+	index, err := s.indexes.get(ctx, m.MerchantID, m.Widget.Locale)
 	if err != nil {
 		return Reply{}, err
 	}
@@ -139,6 +154,26 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 	}
 	s.written(res.Deliveries)
 	return Reply{ConversationID: q.ConversationID, Message: ex.Answer, Usage: reply.Usage}, nil
+}
+
+// Preview answers an owner trying the widget in the dashboard's live preview as a visitor would be answered (the
+// merchant's knowledge, assistant and fallback), but stores nothing: no conversation, no count against the plan,
+// no lead, no event, no analytics. Each message is answered on its own, without the preview's earlier turns.
+func (s *Service) Preview(ctx context.Context, m *tenant.Bundle, message string) (assistant.Reply, error) {
+	index, err := s.indexes.get(ctx, m.MerchantID, m.Widget.Locale)
+	if err != nil {
+		return assistant.Reply{}, err
+	}
+	responder, err := s.responderFor(ctx, m)
+	if err != nil {
+		return assistant.Reply{}, err
+	}
+	reply, err := responder.Respond(ctx, assistant.Request{Message: message, Index: index, FallbackMessage: m.Assistant.FallbackMessage,
+		Instructions: m.Assistant.Instructions, Locale: m.Widget.Locale})
+	if err != nil {
+		return assistant.Reply{}, fmt.Errorf("answering the preview: %w", err)
+	}
+	return reply, nil
 }
 
 // maxHistory is the most earlier messages handed to the responder, which bounds them further by its own budget.
@@ -225,10 +260,7 @@ func (s *Service) SaveLead(ctx context.Context, m *tenant.Bundle, f LeadForm) (s
 func (s *Service) CreateKnowledge(ctx context.Context, m *tenant.Bundle, k store.Knowledge) (store.Knowledge, error) {
 	now := s.now().UTC().Truncate(time.Millisecond)
 	k.ID, k.MerchantID, k.CreatedAt, k.UpdatedAt, k.UseCount = ids.New("kn_"), m.MerchantID, now, now, 0
-	if err := s.checkKnowledgeSize(ctx, m, k.ID, k); err != nil {
-		return store.Knowledge{}, err
-	}
-	if err := CreateKnowledge(ctx, s.store, k, int(m.Plan.KnowledgeItems)); err != nil {
+	if err := createKnowledge(ctx, s.store, k, int(m.Plan.KnowledgeItems), int(m.Plan.KnowledgeCharacters)); err != nil {
 		return store.Knowledge{}, err
 	}
 	s.indexes.reload(ctx, m.MerchantID)
@@ -240,35 +272,11 @@ func (s *Service) CreateKnowledge(ctx context.Context, m *tenant.Bundle, k store
 func (s *Service) UpdateKnowledge(ctx context.Context, m *tenant.Bundle, old, k store.Knowledge) (store.Knowledge, error) {
 	k.ID, k.MerchantID, k.CreatedAt, k.UseCount = old.ID, m.MerchantID, old.CreatedAt, old.UseCount
 	k.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
-	if err := s.checkKnowledgeSize(ctx, m, k.ID, k); err != nil {
-		return store.Knowledge{}, err
-	}
-	if err := UpdateKnowledge(ctx, s.store, k); err != nil {
+	if err := UpdateKnowledge(ctx, s.store, k, int(m.Plan.KnowledgeCharacters)); err != nil {
 		return store.Knowledge{}, err
 	}
 	s.indexes.reload(ctx, m.MerchantID)
 	return k, nil
-}
-
-// checkKnowledgeSize refuses items when the merchant's other items (all but the one named except) and items
-// together would hold more characters than the plan's knowledgeCharacters, which bounds the memory of the
-// merchant's index. Two writes racing may pass the ceiling by one write: the items themselves are bounded in size.
-func (s *Service) checkKnowledgeSize(ctx context.Context, m *tenant.Bundle, except string, items ...store.Knowledge) error {
-	limit := int(m.Plan.KnowledgeCharacters)
-	if limit <= 0 {
-		return nil
-	}
-	total, err := s.store.KnowledgeCharacters(ctx, m.MerchantID, except)
-	if err != nil {
-		return err
-	}
-	for _, k := range items {
-		total += utf8.RuneCountInString(k.Title) + utf8.RuneCountInString(k.Content)
-	}
-	if total > limit {
-		return store.ErrKnowledgeSizeLimit
-	}
-	return nil
 }
 
 // DeleteKnowledge removes an item, or returns store.ErrNotFound.
@@ -287,6 +295,40 @@ func (s *Service) ReplayDelivery(ctx context.Context, m *tenant.Bundle, id strin
 		return store.Delivery{}, err
 	}
 	s.written(1)
+	return d, nil
+}
+
+// ErrWebhooksNotInPlan refuses a test event to a merchant whose plan does not include webhooks.
+var ErrWebhooksNotInPlan = errors.New("the merchant's plan does not include webhooks")
+
+// SendTestEvent writes a webhook.test event for the merchant's webhook webhookID, delivered to that endpoint
+// alone whatever the events it subscribes to, and returns the delivery: logged, retried and replayable like any
+// other. It returns store.ErrNotFound for no such webhook and ErrWebhooksNotInPlan on a plan without webhooks.
+// To an endpoint a 410 disabled, the delivery is written cancelled; replaying it enables the endpoint again.
+func (s *Service) SendTestEvent(ctx context.Context, m *tenant.Bundle, webhookID string) (store.Delivery, error) {
+	if !m.Plan.Webhooks {
+		return store.Delivery{}, ErrWebhooksNotInPlan
+	}
+	i := slices.IndexFunc(m.Webhooks, func(w tenant.Webhook) bool { return w.ID == webhookID })
+	if i < 0 {
+		return store.Delivery{}, fmt.Errorf("sending a test event to webhook %q: %w", webhookID, store.ErrNotFound)
+	}
+	eventID := ids.New("evt_")
+	o := store.Outbox{EventIDs: []string{eventID}, Subscribers: map[string][]store.Endpoint{
+		event.WebhookTest: {{WebhookID: webhookID, URL: m.Webhooks[i].URL}},
+	}}
+	err := s.store.Write(ctx, func(tx store.Tx) error {
+		_, err := writeEvents(ctx, tx, m.MerchantID, o, []event.Happened{event.Test(webhookID, s.now().UTC().Truncate(time.Millisecond))})
+		return err
+	})
+	if err != nil {
+		return store.Delivery{}, fmt.Errorf("sending a test event to webhook %q: %w", webhookID, err)
+	}
+	s.written(1)
+	d, _, err := s.store.GetDelivery(ctx, m.MerchantID, store.DeliveryID(eventID, webhookID))
+	if err != nil {
+		return store.Delivery{}, fmt.Errorf("reading the test event's delivery: %w", err)
+	}
 	return d, nil
 }
 

@@ -239,3 +239,37 @@ func TestIndexRebuildOffTheChatPath(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// A merchant's knowledge is searched in its widget's language: German stemming relates "Rücksendungen" to
+// "Rücksendung" for a German widget, English stemming does not, and a change of locale rebuilds the index.
+func TestIndexFollowsTheWidgetLocale(t *testing.T) {
+	f := newFixture(t)
+	m := merchant(0)
+	m.Widget.Locale = "de"
+	ctx := t.Context()
+	if _, err := f.svc.CreateKnowledge(ctx, m, store.Knowledge{Title: "Rücksendung",
+		Content: "Ungetragene Artikel können Sie innerhalb von 30 Tagen kostenlos zurückgeben."}); err != nil {
+		t.Fatal(err)
+	}
+	answered := func(locale string, want bool) {
+		t.Helper()
+		m.Widget.Locale = locale
+		deadline := time.Now().Add(time.Second) // the old index answers while the new one is built
+		for {
+			r, err := f.svc.Answer(ctx, m, chat.Question{Message: "Rücksendungen?"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Message.Answered == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("locale %q: answered %v, want %v", locale, r.Message.Answered, want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	answered("de", true)
+	answered("en", false)
+	answered("de-AT", true)
+}

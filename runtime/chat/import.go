@@ -22,9 +22,6 @@ func (s *Service) ImportKnowledge(ctx context.Context, m *tenant.Bundle, items [
 		k.ID, k.MerchantID, k.CreatedAt, k.UpdatedAt, k.UseCount = ids.New("kn_"), m.MerchantID, created, created, 0
 		out[i] = k
 	}
-	if err := s.checkKnowledgeSize(ctx, m, "", out...); err != nil {
-		return nil, fmt.Errorf("importing %d knowledge items: %w", len(items), err)
-	}
 	err := s.store.Write(ctx, func(tx store.Tx) error {
 		for _, k := range out {
 			claimed, err := tx.ClaimKnowledgeSlot(ctx, m.MerchantID, int(m.Plan.KnowledgeItems))
@@ -38,7 +35,7 @@ func (s *Service) ImportKnowledge(ctx context.Context, m *tenant.Bundle, items [
 				return err
 			}
 		}
-		return nil
+		return checkCharacters(ctx, tx, m.MerchantID, "", int(m.Plan.KnowledgeCharacters))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("importing %d knowledge items: %w", len(items), err)

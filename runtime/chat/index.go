@@ -1,10 +1,14 @@
 package chat
 
 import (
+	"container/list"
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/parley-dev/parley/runtime/assistant"
 	"github.com/parley-dev/parley/runtime/store"
@@ -18,25 +22,53 @@ const revisionCheck = 250 * time.Millisecond
 // rebuildTimeout bounds a rebuild, which outlives the request that started it.
 const rebuildTimeout = time.Minute
 
-// indexCache keeps each merchant's retrieval index and rebuilds it when the store's knowledge revision moves,
-// so a knowledge write through any replica is answered from by all of them. Rebuilds run off the chat's path:
-// the old index answers until the new one is ready, and only a merchant's very first question waits for its
-// index.
+// indexCache keeps the merchants' retrieval indexes within a memory budget and rebuilds an index when the
+// store's knowledge revision moves, so a knowledge write through any replica is answered from by all of them.
+// Rebuilds run off the chat's path: the old index answers until the new one is ready, and only a merchant
+// without an index (its first question, or the first since its index was evicted) waits for one.
+//
+// The budget bounds the sum of the kept indexes' assistant.Index.Size; past it, the least recently used indexes
+// are evicted. An index larger than the whole budget answers the questions that waited for it but is not kept
+// (plans' knowledgeCharacters should make that impossible).
 type indexCache struct {
-	store   knowledgeSource
+	store knowledgeSource
+	// budget is the most bytes of indexes kept; 0 keeps every index.
+	budget  int64
+	metrics *indexMetrics
+	// builds holds a token per index being built. Builds are CPU-bound, so more of them than processors only
+	// adds the garbage of each to the heap at once; those past it wait their turn.
+	builds chan struct{}
+
 	mu      sync.Mutex
 	entries map[string]*indexEntry
+	// lru holds the entries that have an index, most recently used first.
+	lru   list.List
+	bytes int64
 }
 
+// indexEntry is one merchant's index and its rebuild; indexCache.mu guards it.
 type indexEntry struct {
-	mu       sync.Mutex
+	merchantID string
+	// locale is the merchant's widget locale, the language the index is built for.
+	locale string
+	// revision is the knowledge revision index was built from; -1 without an index, or when the locale changed
+	// and the index is rebuilt whatever the revision.
 	revision int64
 	index    *assistant.Index
-	// checked is when revision was last read from the store; zero forces a read.
+	size     int64
+	// elem is the entry's place in the LRU list; nil without an index.
+	elem *list.Element
+	// checked is when revision was last read from the store.
 	checked time.Time
-	// building is closed when the running rebuild ends; nil when none runs. err is the last rebuild's failure.
-	building chan struct{}
-	err      error
+	// building is the running rebuild; nil when none runs.
+	building *build
+}
+
+// build is one rebuild of a merchant's index. Those who wait for it read index and err once done is closed.
+type build struct {
+	done  chan struct{}
+	index *assistant.Index
+	err   error
 }
 
 // knowledgeSource is what the cache reads of the store.
@@ -45,102 +77,160 @@ type knowledgeSource interface {
 	AllKnowledge(ctx context.Context, merchantID string) ([]store.Knowledge, error)
 }
 
-func newIndexCache(s knowledgeSource) *indexCache {
-	return &indexCache{store: s, entries: map[string]*indexEntry{}}
+func newIndexCache(s knowledgeSource, budget int64, reg prometheus.Registerer) (*indexCache, error) {
+	m, err := newIndexMetrics(reg)
+	if err != nil {
+		return nil, err
+	}
+	m.budget.Set(float64(budget))
+	return &indexCache{store: s, budget: budget, metrics: m, builds: make(chan struct{}, runtime.GOMAXPROCS(0)),
+		entries: map[string]*indexEntry{}}, nil
 }
 
+// entry returns the merchant's entry, made when new; c.mu must be held.
 func (c *indexCache) entry(merchantID string) *indexEntry {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	e, ok := c.entries[merchantID]
 	if !ok {
-		e = &indexEntry{revision: -1}
+		e = &indexEntry{merchantID: merchantID, revision: -1}
 		c.entries[merchantID] = e
 	}
 	return e
 }
 
-// get returns the merchant's index: the one it has, refreshed in the background once it is older than
-// revisionCheck, or for a merchant without one, the one built now.
-func (c *indexCache) get(ctx context.Context, merchantID string) (*assistant.Index, error) {
+// get returns the merchant's index for its widget locale: the one it has, refreshed in the background once it is
+// older than revisionCheck or was built for another locale, or for a merchant without one, the one built now.
+func (c *indexCache) get(ctx context.Context, merchantID, locale string) (*assistant.Index, error) {
+	c.mu.Lock()
 	e := c.entry(merchantID)
-	e.mu.Lock()
-	index, fresh := e.index, e.index != nil && time.Since(e.checked) < revisionCheck
-	e.mu.Unlock()
-	if fresh {
-		return index, nil
+	if e.locale != locale {
+		e.locale, e.revision = locale, -1 // rebuilt whatever the revision
 	}
-	done := c.refresh(ctx, merchantID, e)
+	index := e.index
+	if index != nil {
+		c.lru.MoveToFront(e.elem)
+		c.metrics.hits.Inc()
+		if e.revision >= 0 && time.Since(e.checked) < revisionCheck {
+			c.mu.Unlock()
+			return index, nil
+		}
+	} else {
+		c.metrics.misses.Inc()
+	}
+	b := c.refresh(ctx, e)
+	c.mu.Unlock()
 	if index != nil {
 		return index, nil // the old index answers until the new one is ready
 	}
 	select {
-	case <-done:
+	case <-b.done:
+		return b.index, b.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.index == nil {
-		return nil, e.err
-	}
-	return e.index, nil
 }
 
 // reload makes the merchant's index reflect a knowledge write this replica just made, and waits for it (or for
 // ctx), so that the write's own caller is answered from the new knowledge at once. Chats meanwhile answer from
 // the old index.
 func (c *indexCache) reload(ctx context.Context, merchantID string) {
-	e := c.entry(merchantID)
 	// A rebuild running now may have read the knowledge before the write: wait for it, then build again.
 	for range 2 {
+		c.mu.Lock()
+		b := c.refresh(ctx, c.entry(merchantID))
+		c.mu.Unlock()
 		select {
-		case <-c.refresh(ctx, merchantID, e):
+		case <-b.done:
 		case <-ctx.Done():
 			return
 		}
 	}
 }
 
-// refresh starts a rebuild of the merchant's index unless one runs, and returns the channel closed when it ends.
-func (c *indexCache) refresh(ctx context.Context, merchantID string, e *indexEntry) <-chan struct{} {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+// refresh starts a rebuild of e's index unless one runs, and returns it; c.mu must be held.
+func (c *indexCache) refresh(ctx context.Context, e *indexEntry) *build {
 	if e.building != nil {
 		return e.building
 	}
-	done := make(chan struct{})
-	e.building = done
-	revision := e.revision
+	b := &build{done: make(chan struct{})}
+	e.building = b
+	revision, locale, current := e.revision, e.locale, e.index
 	go func() {
-		defer close(done)
+		defer close(b.done)
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rebuildTimeout)
 		defer cancel()
 		checked := time.Now()
-		index, rev, err := c.build(ctx, merchantID, revision)
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		e.building, e.err = nil, err
-		if err != nil {
-			return
+		index, rev, err := c.build(ctx, e.merchantID, revision, locale)
+		if index == nil && err == nil {
+			index = current // the revision has not moved
 		}
-		e.checked = checked
-		if index != nil {
-			e.index, e.revision = index, rev
+		b.index, b.err = index, err
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		e.building = nil
+		switch {
+		case err != nil:
+		case e.locale != locale: // the locale changed meanwhile: the next get rebuilds
+		case index == e.index:
+			e.checked = checked
+		default: // a new index, or the current one evicted meanwhile: in use, so kept again
+			c.keep(e, index, rev, checked)
 		}
 	}()
-	return done
+	return b
+}
+
+// keep makes index e's, within the budget: the least recently used indexes are evicted to make room, and an
+// index larger than the whole budget is not kept at all. c.mu must be held.
+func (c *indexCache) keep(e *indexEntry, index *assistant.Index, revision int64, checked time.Time) {
+	c.drop(e)
+	size := index.Size()
+	if c.budget > 0 && size > c.budget {
+		c.metrics.oversized.Inc()
+		c.report()
+		return
+	}
+	e.index, e.size, e.revision, e.checked = index, size, revision, checked
+	e.elem = c.lru.PushFront(e)
+	c.bytes += size
+	for c.budget > 0 && c.bytes > c.budget {
+		victim, _ := c.lru.Back().Value.(*indexEntry)
+		c.drop(victim)
+		c.metrics.evictions.Inc()
+	}
+	c.report()
+}
+
+// drop forgets e's index; c.mu must be held. The entry itself stays, with its running rebuild if any.
+func (c *indexCache) drop(e *indexEntry) {
+	if e.elem == nil {
+		return
+	}
+	c.lru.Remove(e.elem)
+	c.bytes -= e.size
+	e.index, e.size, e.revision, e.elem = nil, 0, -1, nil
+}
+
+// report updates the gauges; c.mu must be held.
+func (c *indexCache) report() {
+	c.metrics.bytes.Set(float64(c.bytes))
+	c.metrics.entries.Set(float64(c.lru.Len()))
 }
 
 // build reads the merchant's knowledge revision and, when it differs from have, builds the index of its
-// knowledge; a nil index means have is current.
-func (c *indexCache) build(ctx context.Context, merchantID string, have int64) (*assistant.Index, int64, error) {
+// knowledge in the language of locale; a nil index means have is current.
+func (c *indexCache) build(ctx context.Context, merchantID string, have int64, locale string) (*assistant.Index, int64, error) {
 	rev, err := c.store.KnowledgeRevision(ctx, merchantID)
 	if err != nil {
 		return nil, 0, fmt.Errorf("reading knowledge revision: %w", err)
 	}
 	if rev == have {
 		return nil, rev, nil
+	}
+	select {
+	case c.builds <- struct{}{}:
+		defer func() { <-c.builds }()
+	case <-ctx.Done():
+		return nil, 0, ctx.Err()
 	}
 	items, err := c.store.AllKnowledge(ctx, merchantID)
 	if err != nil {
@@ -150,5 +240,38 @@ func (c *indexCache) build(ctx context.Context, merchantID string, have int64) (
 	for i, k := range items {
 		ai[i] = assistant.Item{ID: k.ID, Title: k.Title, Content: k.Content, URL: k.URL, Tags: k.Tags}
 	}
-	return assistant.NewIndex(ai), rev, nil
+	c.metrics.rebuilds.Inc()
+	return assistant.NewIndexForLocale(ai, locale), rev, nil
+}
+
+type indexMetrics struct {
+	budget, bytes, entries                       prometheus.Gauge
+	hits, misses, rebuilds, evictions, oversized prometheus.Counter
+}
+
+func newIndexMetrics(reg prometheus.Registerer) (*indexMetrics, error) {
+	gauge := func(name, help string) prometheus.Gauge {
+		return prometheus.NewGauge(prometheus.GaugeOpts{Name: "parley_runtime_index_cache_" + name, Help: help})
+	}
+	counter := func(name, help string) prometheus.Counter {
+		return prometheus.NewCounter(prometheus.CounterOpts{Name: "parley_runtime_index_cache_" + name + "_total", Help: help})
+	}
+	m := &indexMetrics{
+		budget:    gauge("budget_bytes", "The most bytes of retrieval indexes the runtime keeps (--index-cache-bytes); 0 keeps every index."),
+		bytes:     gauge("bytes", "Estimated bytes of the retrieval indexes kept."),
+		entries:   gauge("entries", "Merchants whose retrieval index is kept."),
+		hits:      counter("hits", "Questions answered from a kept index."),
+		misses:    counter("misses", "Questions that waited for their merchant's index to be built (its first, or the first since eviction)."),
+		rebuilds:  counter("rebuilds", "Retrieval indexes built, for a new merchant, an evicted one or a knowledge change."),
+		evictions: counter("evictions", "Retrieval indexes evicted, least recently used first, to stay within the budget."),
+		oversized: counter("oversized", "Retrieval indexes larger than the whole budget: used for the questions waiting for them, never kept."),
+	}
+	if reg != nil {
+		for _, col := range []prometheus.Collector{m.budget, m.bytes, m.entries, m.hits, m.misses, m.rebuilds, m.evictions, m.oversized} {
+			if err := reg.Register(col); err != nil {
+				return nil, fmt.Errorf("registering index cache metrics: %w", err)
+			}
+		}
+	}
+	return m, nil
 }

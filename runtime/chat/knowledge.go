@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/parley-dev/parley/runtime/store"
 )
@@ -23,6 +24,12 @@ const (
 // CreateKnowledge stores a new item. With maxItems > 0 and the merchant already holding maxItems items, nothing
 // is written and store.ErrKnowledgeLimit is returned (exact under concurrency).
 func CreateKnowledge(ctx context.Context, st store.Store, k store.Knowledge, maxItems int) error {
+	return createKnowledge(ctx, st, k, maxItems, 0)
+}
+
+// createKnowledge is CreateKnowledge within the plan's characters ceiling as well (maxChars > 0), checked in
+// the same transaction: store.ErrKnowledgeSizeLimit.
+func createKnowledge(ctx context.Context, st store.Store, k store.Knowledge, maxItems, maxChars int) error {
 	if err := validateKnowledge(k); err != nil {
 		return fmt.Errorf("creating knowledge item: %w", err)
 	}
@@ -34,6 +41,9 @@ func CreateKnowledge(ctx context.Context, st store.Store, k store.Knowledge, max
 		if !claimed {
 			return store.ErrKnowledgeLimit
 		}
+		if err := checkCharacters(ctx, tx, k.MerchantID, "", maxChars, k); err != nil {
+			return err
+		}
 		return tx.InsertKnowledge(ctx, k)
 	})
 	if err != nil {
@@ -42,10 +52,15 @@ func CreateKnowledge(ctx context.Context, st store.Store, k store.Knowledge, max
 	return nil
 }
 
-// UpdateKnowledge replaces an item's title, content, URL, tags and UpdatedAt, or returns store.ErrNotFound.
-func UpdateKnowledge(ctx context.Context, st store.Store, k store.Knowledge) error {
+// UpdateKnowledge replaces an item's title, content, URL, tags and UpdatedAt, or returns store.ErrNotFound. With
+// maxChars > 0 and the merchant's items holding more characters with the new text, nothing is written and
+// store.ErrKnowledgeSizeLimit is returned (exact under concurrency).
+func UpdateKnowledge(ctx context.Context, st store.Store, k store.Knowledge, maxChars int) error {
 	err := st.Write(ctx, func(tx store.Tx) error {
 		if err := tx.TouchKnowledge(ctx, k.MerchantID, 0); err != nil {
+			return err
+		}
+		if err := checkCharacters(ctx, tx, k.MerchantID, k.ID, maxChars, k); err != nil {
 			return err
 		}
 		return tx.UpdateKnowledge(ctx, k) // ErrNotFound rolls the revision back
@@ -66,6 +81,27 @@ func DeleteKnowledge(ctx context.Context, st store.Store, merchantID, id string)
 	})
 	if err != nil {
 		return fmt.Errorf("deleting knowledge item %s: %w", id, err)
+	}
+	return nil
+}
+
+// checkCharacters refuses items (store.ErrKnowledgeSizeLimit) when they and the merchant's other items (all but
+// the one named except) would hold more than maxChars characters of titles and contents, which bound the memory
+// of the merchant's retrieval index; maxChars <= 0 is no ceiling. It runs after the statement that serialises the
+// merchant's knowledge writes, so that two writes racing cannot both pass the ceiling.
+func checkCharacters(ctx context.Context, tx store.Tx, merchantID, except string, maxChars int, items ...store.Knowledge) error {
+	if maxChars <= 0 {
+		return nil
+	}
+	total, err := tx.KnowledgeCharacters(ctx, merchantID, except)
+	if err != nil {
+		return err
+	}
+	for _, k := range items {
+		total += utf8.RuneCountInString(k.Title) + utf8.RuneCountInString(k.Content)
+	}
+	if total > maxChars {
+		return store.ErrKnowledgeSizeLimit
 	}
 	return nil
 }

@@ -119,3 +119,31 @@ func TestSubscribers(t *testing.T) {
 		})
 	}
 }
+
+func TestErasureDue(t *testing.T) {
+	retired := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	month := 720 * time.Hour
+	for _, tc := range []struct {
+		name      string
+		retiredAt time.Time
+		retention time.Duration
+		served    bool
+		now       time.Time
+		want      bool
+	}{
+		{"within the retention", retired, month, false, retired.Add(month - time.Second), false},
+		{"the retention just passed", retired, month, false, retired.Add(month), true},
+		{"long after", retired, month, false, retired.Add(10 * month), true},
+		{"served again", retired, month, true, retired.Add(10 * month), false},
+		{"no retention", retired, 0, false, retired, true},
+		{"no retention, served again", retired, 0, true, retired, false},
+		{"a retirement without a time", time.Time{}, 0, false, retired, false},
+		{"retired in the future (a clock behind)", retired, 0, false, retired.Add(-time.Minute), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ErasureDue(tc.retiredAt, tc.retention, tc.served, tc.now); got != tc.want {
+				t.Errorf("ErasureDue = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

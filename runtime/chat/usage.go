@@ -2,8 +2,10 @@ package chat
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	"github.com/parley-dev/parley/internal/contract"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
 
@@ -15,6 +17,21 @@ type Usage struct {
 	ConversationLimit    int
 	KnowledgeItems       int
 	KnowledgeLimit       int
+}
+
+// UsageReport counts each merchant's conversations this month against its plan's ceiling, for the operator.
+func (s *Service) UsageReport(ctx context.Context, merchants []*tenant.Bundle) (contract.UsageReport, error) {
+	now := s.now().UTC()
+	out := contract.UsageReport{MonthStart: time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC), ObservedAt: now,
+		Merchants: make(map[string]contract.MerchantUsage, len(merchants))}
+	for _, m := range merchants {
+		n, err := s.store.ConversationsThisMonth(ctx, m.MerchantID, now)
+		if err != nil {
+			return contract.UsageReport{}, fmt.Errorf("counting %s's conversations: %w", m.MerchantID, err)
+		}
+		out.Merchants[m.MerchantID] = contract.MerchantUsage{Conversations: n, ConversationLimit: int(m.Plan.MonthlyConversations)}
+	}
+	return out, nil
 }
 
 // Usage reads the merchant's conversations this month and its knowledge items against its plan.

@@ -156,7 +156,7 @@ func TestDashboardInBrowser(t *testing.T) {
 
 	// The webhook log lists the deliveries; replaying one sends it again.
 	delivered := e.delivery(t, "alpha")
-	before := e.received.Load()
+	before := e.received()
 	err = chromedp.Do(ctx,
 		chromedp.Click(`nav.main a[href="/dashboard/webhooks"]`),
 		bodyHas("conversation.created"),
@@ -173,12 +173,40 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Fatalf("replaying: %v", err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for e.received.Load() == before && time.Now().Before(deadline) {
+	for e.received() == before && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
-	if e.received.Load() == before {
+	if e.received() == before {
 		t.Error("the replayed delivery never arrived")
 	}
+
+	// "Send a test event": a signed webhook.test reaches the endpoint, though it subscribes only to
+	// conversation.created, and its delivery is in the log.
+	events := len(e.hooks.Received())
+	err = chromedp.Do(ctx,
+		chromedp.Click(`form[action="/dashboard/webhooks/endpoints/crm/test"] button`),
+		bodyHas("A test event was queued for the endpoint"),
+	)
+	if err != nil {
+		t.Fatalf("sending a test event: %v", err)
+	}
+	e.hooks.WaitFor(t, events+1, 10*time.Second)
+	if e.hooks.Bad() != 0 {
+		t.Errorf("%d deliveries did not verify", e.hooks.Bad())
+	}
+	test := e.delivery(t, "alpha")
+	if test.EventType != "webhook.test" {
+		t.Fatalf("the newest delivery is %s, want webhook.test", test.EventType)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(e.url+"/dashboard/webhooks"),
+		waitFor(`[...document.querySelectorAll('table.list tbody tr')].some(r => r.textContent.includes('webhook.test') && r.querySelector('.status.succeeded'))`),
+		waitFor(`!!document.querySelector('form[action="/dashboard/webhooks/`+test.ID+`/replay"]')`),
+	)
+	if err != nil {
+		t.Fatalf("the test event in the log: %v", err)
+	}
+	saveScreenshot(ctx, t, "dashboard-webhooks-test-event.png")
 
 	// In this order: the key is created on the settings page, where the loop ends.
 	for _, p := range []struct{ page, shows string }{
@@ -189,6 +217,36 @@ func TestDashboardInBrowser(t *testing.T) {
 			t.Fatalf("%s: %v", p.page, err)
 		}
 		saveScreenshot(ctx, t, "dashboard-"+p.page+".png")
+	}
+	// The live preview is the real widget, in alpha's look, answering from alpha's knowledge under the
+	// dashboard's Content-Security-Policy, and storing nothing.
+	conversations, err := e.store.ConversationsThisMonth(t.Context(), "alpha", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const shadow = `document.querySelector('[data-parley]').shadowRoot`
+	var previewAnswer string
+	err = chromedp.Do(ctx,
+		waitFor(`(() => { const h = document.querySelector('[data-parley]'); return !!(h && h.shadowRoot && h.shadowRoot.querySelector('.l')); })()`),
+		run(shadow+`.querySelector('.l').click()`),
+		waitFor(shadow+`.querySelector('header h2').textContent === 'Ask alpha'`),
+		waitFor(shadow+`.activeElement === `+shadow+`.querySelector('textarea')`),
+		chromedp.KeyEvent("Do gift cards expire?"),
+		chromedp.KeyEvent(kb.Enter),
+		waitFor(shadow+`.querySelectorAll('.m.bot').length === 2`),
+	)
+	if err == nil {
+		previewAnswer, err = chromedp.Run(ctx, chromedp.Evaluate[string](shadow+`.querySelectorAll('.m.bot')[1].textContent`))
+	}
+	if err != nil || !strings.Contains(previewAnswer, "never expire") {
+		t.Fatalf("the live preview: %q %v", previewAnswer, err)
+	}
+	saveScreenshot(ctx, t, "dashboard-settings-preview.png")
+	if n, err := e.store.ConversationsThisMonth(t.Context(), "alpha", time.Now()); err != nil || n != conversations {
+		t.Errorf("the preview stored a conversation: %d, before %d (%v)", n, conversations, err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.url+"/dashboard/settings"), bodyHas("Embed the widget")); err != nil {
+		t.Fatal(err)
 	}
 	// A secret key created in the settings works on the API, shown once; revoked, it stops within 2 seconds.
 	var key string

@@ -147,7 +147,10 @@ func (d *Dashboard) routes() *http.ServeMux {
 	mux.Handle("GET /dashboard/leads.csv", d.page(d.exportLeads))
 	mux.Handle("GET /dashboard/webhooks", d.page(d.webhooks))
 	mux.Handle("POST /dashboard/webhooks/{id}/replay", d.change(d.merchantChange(d.replay)))
+	mux.Handle("POST /dashboard/webhooks/endpoints/{id}/test", d.change(d.merchantChange(d.sendTestEvent)))
 	mux.Handle("GET /dashboard/settings", d.page(d.settings))
+	mux.Handle("GET /dashboard/preview/widget", d.preview(d.previewWidget))
+	mux.Handle("POST /dashboard/preview/chat", d.preview(d.previewChat))
 	mux.Handle("POST /dashboard/keys", d.change(d.merchantChange(d.createKey)))
 	mux.Handle("POST /dashboard/keys/{id}/revoke", d.change(d.merchantChange(d.revokeKey)))
 	mux.HandleFunc("/dashboard/", func(w http.ResponseWriter, r *http.Request) {

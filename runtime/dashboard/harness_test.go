@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 
 	"github.com/parley-dev/parley/internal/credentials"
 	"github.com/parley-dev/parley/internal/dev/devidp"
+	"github.com/parley-dev/parley/internal/testutil/hookreceiver"
 	"github.com/parley-dev/parley/runtime/assistant"
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/dashboard"
@@ -44,8 +44,18 @@ type env struct {
 	tenants *tenant.Registry
 	secret  map[string]string // merchant → secret API key
 	// shop is alpha's web page, on its own origin, with the widget embedded with alpha's publishable key.
-	shop     string
-	received atomic.Int32 // webhook deliveries received
+	shop string
+	// hooks is both merchants' webhook endpoint "crm", verifying every delivery's signature.
+	hooks *hookreceiver.Receiver
+}
+
+// received is how many deliveries the endpoint took, replays included.
+func (e *env) received() int {
+	n := 0
+	for _, c := range e.hooks.Received() {
+		n += c
+	}
+	return n
 }
 
 func newEnv(t *testing.T) *env {
@@ -73,11 +83,7 @@ func newEnv(t *testing.T) *env {
 	t.Cleanup(idpServer.Close)
 	e.idp = idp.URL()
 
-	hooksURL := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		e.received.Add(1)
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	t.Cleanup(hooksURL.Close)
+	e.hooks = hookreceiver.Start(t)
 	hooks, err := webhook.New(webhook.Config{Outbox: chat.Outbox{Store: e.store}, Tenants: e.tenants, Logger: log, Registry: reg,
 		AllowPrivate: true, Poll: 50 * time.Millisecond})
 	if err != nil {
@@ -105,7 +111,7 @@ func newEnv(t *testing.T) *env {
 	t.Cleanup(shop.Close)
 	e.shop = shop.URL
 	for _, id := range []string{"alpha", "beta"} {
-		pk := e.merchant(t, id, hooksURL.URL, shop.URL)
+		pk := e.merchant(t, id, shop.URL)
 		if id == "alpha" {
 			embed = fmt.Sprintf(`<script src="%s/widget.js" data-api-key="%s" data-merchant-id="alpha" async></script>`, e.url, pk)
 		}
@@ -130,9 +136,9 @@ func (e *env) runtime(t *testing.T, svc *chat.Service, reg *prometheus.Registry,
 	return srv
 }
 
-// merchant publishes a merchant with a secret key, a publishable key allowed from origin, a webhook to hookURL
+// merchant publishes a merchant with a secret key, a publishable key allowed from origin, a webhook to e.hooks
 // and two knowledge items, and returns the publishable key.
-func (e *env) merchant(t *testing.T, id, hookURL, origin string) string {
+func (e *env) merchant(t *testing.T, id, origin string) string {
 	t.Helper()
 	key, err := credentials.NewAPIKey(credentials.SecretPrefix)
 	if err != nil {
@@ -152,8 +158,8 @@ func (e *env) merchant(t *testing.T, id, hookURL, origin string) string {
 		Widget:         tenant.Widget{Title: "Ask " + id, Greeting: "Welcome to " + id + "!", Color: "#0f766e"},
 		APIKeys:        []tenant.APIKey{{ID: d.ID, Type: tenant.KeySecret, SHA256: d.SHA256}, {ID: pd.ID, Type: tenant.KeyPublishable, SHA256: pd.SHA256}},
 		AllowedOrigins: []string{origin},
-		Webhooks: []tenant.Webhook{{ID: "crm", URL: hookURL, Events: []tenant.Event{tenant.EventConversationCreated},
-			SigningSecrets: []string{"whsec_" + strings.Repeat("A", 43) + "="}}},
+		Webhooks: []tenant.Webhook{{ID: "crm", URL: e.hooks.URL, Events: []tenant.Event{tenant.EventConversationCreated},
+			SigningSecrets: []string{e.hooks.Secret}}},
 	}
 	doc, err := tenant.Marshal(b)
 	if err != nil {

@@ -4,7 +4,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strings"
 	"testing"
+
+	"github.com/parley-dev/parley/runtime/chat"
 )
 
 // Every text the templates translate has its German.
@@ -23,6 +26,11 @@ func TestEveryTemplateTextIsInGerman(t *testing.T) {
 			if _, ok := german[string(m[1])]; !ok {
 				t.Errorf("%s.html: %q has no German", name, m[1])
 			}
+		}
+	}
+	for _, msg := range knowledgeProblems {
+		if _, ok := german[msg]; !ok {
+			t.Errorf("knowledge problem %q has no German", msg)
 		}
 	}
 	for _, msg := range notices {
@@ -49,5 +57,28 @@ func TestLanguage(t *testing.T) {
 		if got := language(r); got != tc.want {
 			t.Errorf("%+v: %s", tc, got)
 		}
+	}
+}
+
+// Every problem chat's validation reports has the dashboard's words, with the limit filled in.
+func TestKnowledgeProblems(t *testing.T) {
+	long := strings.Repeat("x", chat.MaxContentRunes+1)
+	for _, in := range []chat.KnowledgeInput{
+		{},
+		{Title: long, Content: long, URL: "ftp://a.example", Tags: []string{"", long}},
+		{Title: "\x00", Content: "\x00", URL: "\x00", Tags: append(make([]string, chat.MaxTags), "\x00")},
+		{Title: "t", Content: "c", URL: "https://a.example/" + long},
+	} {
+		_, problems := in.Validate()
+		for _, p := range problems {
+			for _, lang := range languages {
+				if got := knowledgeProblem(lang, p); got == p.Error() || strings.Contains(got, "%") {
+					t.Errorf("%s: %+v is worded %q", lang, p, got)
+				}
+			}
+		}
+	}
+	if got := knowledgeProblem("de", chat.FieldError{Field: chat.FieldTitle, Problem: chat.ProblemTooLong, Limit: 200}); got != "der Titel ist länger als 200 Zeichen" {
+		t.Errorf("German: %q", got)
 	}
 }

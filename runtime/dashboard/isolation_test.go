@@ -1,6 +1,8 @@
 package dashboard_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -21,7 +23,7 @@ func TestOwnerCannotCrossToAnotherMerchant(t *testing.T) {
 	e := newEnv(t)
 	_, betaConv := e.chat(t, "beta", "Do you ship to Canada? beta-secret-question")
 	betaDelivery := e.delivery(t, "beta")
-	received := e.received.Load()
+	received := e.received()
 
 	alpha := newClient(t, e.url)
 	alpha.signIn("alpha@owners.example")
@@ -74,7 +76,7 @@ func TestOwnerCannotCrossToAnotherMerchant(t *testing.T) {
 		t.Errorf("beta's item after alpha's attempts: %+v %v", k, err)
 	}
 	d, _, err := e.store.GetDelivery(t.Context(), "beta", betaDelivery.ID)
-	if err != nil || d.Status != store.DeliverySucceeded || d.Attempts != betaDelivery.Attempts || e.received.Load() != received {
+	if err != nil || d.Status != store.DeliverySucceeded || d.Attempts != betaDelivery.Attempts || e.received() != received {
 		t.Errorf("beta's delivery after alpha's replay: %+v %v", d, err)
 	}
 	if k, err := e.store.APIKeyByHash(t.Context(), betaKey.SHA256); err != nil || k.ID != "betakey" {
@@ -210,5 +212,93 @@ func TestDashboardHasTheOwnersRateBudget(t *testing.T) {
 	}
 	if answer, _ := e.chat(t, "alpha", "How long does delivery to Canada take?"); !strings.Contains(answer, "5 to 8") {
 		t.Errorf("a visitor after the owner's burst: %q", answer)
+	}
+}
+
+// A test event goes to the signed-in merchant's endpoint only, and only with the session's CSRF token.
+func TestSendTestEvent(t *testing.T) {
+	e := newEnv(t)
+	alpha := newClient(t, e.url)
+	alpha.signIn("alpha@owners.example")
+	tests := func(merchant string) int {
+		list, _, err := e.store.ListDeliveries(t.Context(), merchant, store.DeliveryFilter{EventType: "webhook.test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(list)
+	}
+	if res := alpha.post("/dashboard/webhooks/endpoints/crm/test", url.Values{"csrf": {"forged"}}); res.StatusCode != http.StatusForbidden || tests("alpha") != 0 {
+		t.Errorf("without the CSRF token: %d, %d test deliveries", res.StatusCode, tests("alpha"))
+	}
+	if res := alpha.post("/dashboard/webhooks/endpoints/nope/test", url.Values{"csrf": {alpha.csrf()}}); res.StatusCode != http.StatusNotFound {
+		t.Errorf("an unknown endpoint: %d", res.StatusCode)
+	}
+	if res := alpha.post("/dashboard/webhooks/endpoints/crm/test", url.Values{"csrf": {alpha.csrf()}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sending a test event: %d %s", res.StatusCode, res.Body)
+	}
+	if a, b := tests("alpha"), tests("beta"); a != 1 || b != 0 {
+		t.Errorf("test deliveries: alpha %d, beta %d", a, b)
+	}
+	e.hooks.WaitFor(t, 1, 10*time.Second)
+}
+
+// The widget's preview endpoints answer only the session's own merchant, with its CSRF token, from the same
+// origin, and store nothing.
+func TestPreviewNeedsTheSessionAndStoresNothing(t *testing.T) {
+	e := newEnv(t)
+	alpha := newClient(t, e.url)
+	alpha.signIn("alpha@owners.example")
+	token := alpha.csrf()
+	call := func(method, path, csrf, origin, body string) (int, map[string]any) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(t.Context(), method, e.url+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-CSRF-Token", csrf)
+		req.Header.Set("Origin", origin)
+		res, err := alpha.http.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = res.Body.Close() }()
+		var out map[string]any
+		if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
+			t.Fatalf("%s %s: %d, not JSON: %v", method, path, res.StatusCode, err)
+		}
+		return res.StatusCode, out
+	}
+	before, err := e.store.ConversationsThisMonth(t.Context(), "alpha", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := `{"message": "How long does delivery to Canada take?"}`
+	for _, tc := range []struct {
+		name, csrf, origin, body string
+		status                   int
+	}{
+		{"no token", "", e.url, ask, http.StatusForbidden},
+		{"a wrong token", "forged", e.url, ask, http.StatusForbidden},
+		{"from another site", token, "https://evil.example", ask, http.StatusForbidden},
+		{"an empty message", token, e.url, `{"message": " "}`, http.StatusUnprocessableEntity},
+		{"not JSON", token, e.url, `{`, http.StatusBadRequest},
+	} {
+		if status, out := call(http.MethodPost, "/dashboard/preview/chat", tc.csrf, tc.origin, tc.body); status != tc.status || out["error"] == nil {
+			t.Errorf("%s: %d %v", tc.name, status, out)
+		}
+	}
+	status, out := call(http.MethodPost, "/dashboard/preview/chat", token, e.url, ask)
+	if status != http.StatusOK || !strings.Contains(out["answer"].(string), "5 to 8") || out["conversation_id"] != "preview" {
+		t.Fatalf("the preview's answer: %d %v", status, out)
+	}
+	if sources := fmt.Sprint(out["sources"]); !strings.Contains(sources, "Shipping alpha") || strings.Contains(sources, "beta") {
+		t.Errorf("the preview's sources: %s", sources)
+	}
+	if status, out := call(http.MethodGet, "/dashboard/preview/widget", token, e.url, ""); status != http.StatusOK || out["title"] != "Ask alpha" {
+		t.Errorf("the preview's settings: %d %v", status, out)
+	}
+	if after, err := e.store.ConversationsThisMonth(t.Context(), "alpha", time.Now()); err != nil || after != before {
+		t.Errorf("conversations after the preview: %d, before %d (%v)", after, before, err)
 	}
 }

@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
@@ -33,45 +31,67 @@ type knowledgeInput struct {
 	Tags    []string `json:"tags"`
 }
 
-// check validates in and returns it as an item, or says what is wrong.
-func (in knowledgeInput) check() (store.Knowledge, string) {
-	title, content := strings.TrimSpace(in.Title), strings.TrimSpace(in.Content)
-	switch {
-	case title == "":
-		return store.Knowledge{}, "the title is missing"
-	case content == "":
-		return store.Knowledge{}, "the content is missing"
-	case utf8.RuneCountInString(title) > chat.MaxTitleRunes:
-		return store.Knowledge{}, fmt.Sprintf("the title is longer than %d characters", chat.MaxTitleRunes)
-	case utf8.RuneCountInString(content) > chat.MaxContentRunes:
-		return store.Knowledge{}, fmt.Sprintf("the content is longer than %d characters", chat.MaxContentRunes)
+// check validates in with chat's rules and returns it as an item, or says in lang what is wrong (the first
+// problem, as a form shows one).
+func (in knowledgeInput) check(lang string) (store.Knowledge, string) {
+	k, problems := chat.KnowledgeInput{Title: in.Title, Content: in.Content, URL: in.URL, Tags: in.Tags}.Validate()
+	if problems != nil {
+		return store.Knowledge{}, knowledgeProblem(lang, problems[0])
 	}
-	link := strings.TrimSpace(in.URL)
-	if link != "" {
-		u, err := url.Parse(link)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(link) > chat.MaxURLBytes {
-			return store.Knowledge{}, "the URL must be an absolute http or https address"
-		}
+	return k, ""
+}
+
+// knowledgeProblems are the dashboard's words for a knowledge item's problems, by field and problem; a %d is
+// the limit.
+var knowledgeProblems = map[problemKey]string{
+	{chat.FieldTitle, chat.ProblemMissing}:   "the title is missing",
+	{chat.FieldTitle, chat.ProblemTooLong}:   "the title is longer than %d characters",
+	{chat.FieldContent, chat.ProblemMissing}: "the content is missing",
+	{chat.FieldContent, chat.ProblemTooLong}: "the content is longer than %d characters",
+	{chat.FieldURL, chat.ProblemTooLong}:     "the URL must be an absolute http or https address",
+	{chat.FieldURL, chat.ProblemNotHTTPURL}:  "the URL must be an absolute http or https address",
+	{chat.FieldTags, chat.ProblemMissing}:    "a tag is empty",
+	{chat.FieldTags, chat.ProblemTooLong}:    "a tag is longer than %d characters",
+	{chat.FieldTags, chat.ProblemTooMany}:    "there are more than %d tags",
+	{chat.FieldTitle, chat.ProblemNotText}:   "the title has characters that cannot be stored",
+	{chat.FieldContent, chat.ProblemNotText}: "the content has characters that cannot be stored",
+	{chat.FieldURL, chat.ProblemNotText}:     "the URL has characters that cannot be stored",
+	{chat.FieldTags, chat.ProblemNotText}:    "a tag has characters that cannot be stored",
+}
+
+type problemKey struct {
+	field   string
+	problem chat.Problem
+}
+
+// knowledgeProblem words p in lang.
+func knowledgeProblem(lang string, p chat.FieldError) string {
+	text, ok := knowledgeProblems[problemKey{p.Field, p.Problem}]
+	if !ok {
+		return p.Error() // not reached while the table covers what chat reports (TestKnowledgeProblems)
 	}
+	text = translate(lang, text)
+	if strings.Contains(text, "%d") {
+		return fmt.Sprintf(text, p.Limit)
+	}
+	return text
+}
+
+// splitTags splits the comma-separated tags of a form field or CSV cell, dropping the blanks of the splitting
+// ("shipping, returns," is two tags).
+func splitTags(s string) []string {
 	tags := []string{}
-	for _, t := range in.Tags {
-		if t = strings.TrimSpace(t); t == "" {
-			continue
+	for t := range strings.SplitSeq(s, ",") {
+		if strings.TrimSpace(t) != "" {
+			tags = append(tags, t)
 		}
-		if utf8.RuneCountInString(t) > chat.MaxTagRunes {
-			return store.Knowledge{}, fmt.Sprintf("a tag is longer than %d characters", chat.MaxTagRunes)
-		}
-		tags = append(tags, t)
 	}
-	if len(tags) > chat.MaxTags {
-		return store.Knowledge{}, fmt.Sprintf("there are more than %d tags", chat.MaxTags)
-	}
-	return store.Knowledge{Title: title, Content: content, URL: link, Tags: tags}, ""
+	return tags
 }
 
 func formInput(r *http.Request) knowledgeInput {
 	return knowledgeInput{Title: r.PostFormValue("title"), Content: r.PostFormValue("content"), URL: r.PostFormValue("url"),
-		Tags: strings.Split(r.PostFormValue("tags"), ",")}
+		Tags: splitTags(r.PostFormValue("tags"))}
 }
 
 // knowledge lists and searches the knowledge base, with the forms to add and import items.
@@ -109,7 +129,7 @@ func (d *Dashboard) editKnowledge(w http.ResponseWriter, r *http.Request, v *vie
 // createKnowledge adds an item from the form, or shows the form again with what is wrong.
 func (d *Dashboard) createKnowledge(w http.ResponseWriter, r *http.Request, v *view) error {
 	in := formInput(r)
-	k, problem := in.check()
+	k, problem := in.check(v.lang)
 	if problem != "" {
 		d.render(w, r, v, http.StatusUnprocessableEntity, "knowledge_edit", map[string]any{"Item": in, "Problem": problem})
 		return nil
@@ -128,7 +148,7 @@ func (d *Dashboard) updateKnowledge(w http.ResponseWriter, r *http.Request, v *v
 		return err
 	}
 	in := formInput(r)
-	k, problem := in.check()
+	k, problem := in.check(v.lang)
 	if problem != "" {
 		d.render(w, r, v, http.StatusUnprocessableEntity, "knowledge_edit", map[string]any{"ID": old.ID, "Item": in, "Problem": problem})
 		return nil
@@ -176,9 +196,9 @@ func (d *Dashboard) importKnowledge(w http.ResponseWriter, r *http.Request, v *v
 	var problems []string
 	items := make([]store.Knowledge, 0, len(rows))
 	for _, row := range rows {
-		k, problem := row.in.check()
+		k, problem := row.in.check(v.lang)
 		if problem != "" {
-			problems = append(problems, fmt.Sprintf(translate(v.lang, "%s: %s"), row.where, translate(v.lang, problem)))
+			problems = append(problems, fmt.Sprintf(translate(v.lang, "%s: %s"), row.where, problem))
 			continue
 		}
 		items = append(items, k)
@@ -250,7 +270,7 @@ func parseCSVImport(data []byte) ([]importRow, error) {
 		}
 		line, _ := cr.FieldPos(0)
 		rows = append(rows, importRow{where: fmt.Sprintf("Line %d", line), in: knowledgeInput{Title: field(rec, "title"),
-			Content: field(rec, "content"), URL: field(rec, "url"), Tags: strings.Split(field(rec, "tags"), ",")}})
+			Content: field(rec, "content"), URL: field(rec, "url"), Tags: splitTags(field(rec, "tags"))}})
 	}
 }
 

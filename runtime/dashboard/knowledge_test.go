@@ -42,6 +42,9 @@ func TestKnowledgeImportAndExport(t *testing.T) {
 		{"no header", "a.csv", "Hours,Open 9 to 5\n", "the first line must name the columns"},
 		{"not JSON", "a.json", "[{", "not a JSON array"},
 		{"a bad URL", "a.json", `[{"title": "A", "content": "B", "url": "javascript:alert(1)"}]`, "Item 1: the URL must be an absolute http or https address"},
+		// A JSON array's blank tag is refused, as the API refuses it.
+		{"a blank tag", "a.json", `[{"title": "A", "content": "B", "tags": ["a", " "]}]`, "Item 1: a tag is empty"},
+		{"a long title", "a.csv", "title,content\n" + strings.Repeat("t", 201) + ",c\n", "Line 2: the title is longer than 200 characters"},
 		{"empty", "a.csv", "title,content\n", "The file has no items."},
 		// alpha has 2 of 5 items: 4 more pass the limit.
 		{"past the plan's limit", "a.csv", "title,content\nA,a\nB,b\nC,c\nD,d\n", "The 4 items would pass your plan&#39;s limit of 5 items."},
@@ -85,10 +88,16 @@ func TestKnowledgeImportAndExport(t *testing.T) {
 		!strings.Contains(res.Body, "the title is missing") || !strings.Contains(res.Body, `>x</textarea>`) {
 		t.Errorf("an edit without a title: %d", res.StatusCode)
 	}
-	if res := c.post("/dashboard/knowledge/kn_alpha_0", url.Values{"csrf": {token}, "title": {"Shipping"}, "content": {"Ships in a day."}}); res.StatusCode != http.StatusSeeOther {
+	if res := c.post("/dashboard/knowledge/kn_alpha_0?lang=de", url.Values{"csrf": {token}, "title": {"x"}, "content": {"\x00"}}); res.StatusCode != http.StatusUnprocessableEntity ||
+		!strings.Contains(res.Body, "der Inhalt enthält Zeichen, die nicht gespeichert werden können") {
+		t.Errorf("an edit with NUL, in German: %d", res.StatusCode)
+	}
+	// The form's comma-separated tags drop the blanks of the splitting.
+	if res := c.post("/dashboard/knowledge/kn_alpha_0?lang=en", url.Values{"csrf": {token}, "title": {"Shipping"}, "content": {"Ships in a day."},
+		"tags": {"shipping, ,returns,"}}); res.StatusCode != http.StatusSeeOther {
 		t.Errorf("an edit: %d", res.StatusCode)
 	}
-	if k, err := e.store.GetKnowledge(t.Context(), "alpha", "kn_alpha_0"); err != nil || k.Content != "Ships in a day." {
+	if k, err := e.store.GetKnowledge(t.Context(), "alpha", "kn_alpha_0"); err != nil || k.Content != "Ships in a day." || strings.Join(k.Tags, "|") != "shipping|returns" {
 		t.Errorf("after the edit: %+v %v", k, err)
 	}
 	if res := c.post("/dashboard/knowledge/kn_alpha_0/delete", url.Values{"csrf": {token}}); res.StatusCode != http.StatusSeeOther || e.knowledgeCount(t, "alpha") != 3 {

@@ -1,8 +1,11 @@
 package dashboard_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/csv"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -54,5 +57,33 @@ func TestLeadsExport(t *testing.T) {
 	}
 	if page := c.get("/dashboard/leads"); !strings.Contains(page.Body, "jane@customer.example") {
 		t.Error("the leads page does not list the lead")
+	}
+}
+
+// Every page's JavaScript, the settings page's widget included, stays under 100 KB gzipped.
+func TestPageScriptsBudget(t *testing.T) {
+	const budget = 100 << 10
+	e := newEnv(t)
+	c := newClient(t, e.url)
+	c.signIn("alpha@owners.example")
+	scripts := regexp.MustCompile(`<script src="([^"]+)"`)
+	for _, page := range []string{"", "conversations", "knowledge", "leads", "webhooks", "settings"} {
+		res := c.get("/dashboard/" + page)
+		found := scripts.FindAllStringSubmatch(res.Body, -1)
+		if res.StatusCode != http.StatusOK || len(found) == 0 {
+			t.Fatalf("/dashboard/%s: %d, %d scripts", page, res.StatusCode, len(found))
+		}
+		total := 0
+		for _, m := range found {
+			var zipped bytes.Buffer
+			zw := gzip.NewWriter(&zipped)
+			_, _ = zw.Write([]byte(c.get(m[1]).Body))
+			_ = zw.Close()
+			total += zipped.Len()
+		}
+		t.Logf("/dashboard/%s: %d scripts, %d bytes gzipped", page, len(found), total)
+		if total > budget {
+			t.Errorf("/dashboard/%s: %d bytes of JavaScript gzipped, over %d", page, total, budget)
+		}
 	}
 }

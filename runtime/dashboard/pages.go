@@ -1,12 +1,14 @@
 package dashboard
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
 	"time"
 
+	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
@@ -129,6 +131,18 @@ func (d *Dashboard) replay(w http.ResponseWriter, r *http.Request, v *view) erro
 		return err
 	}
 	http.Redirect(w, r, prefix+"webhooks?ok=replayed", http.StatusSeeOther)
+	return nil
+}
+
+// sendTestEvent sends a signed webhook.test event to one of the merchant's endpoints, whatever it subscribes to.
+func (d *Dashboard) sendTestEvent(w http.ResponseWriter, r *http.Request, v *view) error {
+	if _, err := d.chat.SendTestEvent(r.Context(), v.merchant, r.PathValue("id")); err != nil {
+		if errors.Is(err, chat.ErrWebhooksNotInPlan) {
+			return &userError{status: http.StatusForbidden, message: "Your plan does not include webhooks."}
+		}
+		return err
+	}
+	http.Redirect(w, r, prefix+"webhooks?ok=test-sent", http.StatusSeeOther)
 	return nil
 }
 

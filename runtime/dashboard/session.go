@@ -114,7 +114,11 @@ func (c cookies) saveSession(w http.ResponseWriter, s session) error {
 
 // validCSRF reports whether the form's token is the session's, compared in constant time.
 func validCSRF(s session, r *http.Request) bool {
-	got := r.PostFormValue("csrf")
+	return sameToken(s, r.PostFormValue("csrf"))
+}
+
+// sameToken reports whether got is the session's CSRF token, compared in constant time.
+func sameToken(s session, got string) bool {
 	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(s.CSRF)) == 1
 }
 

@@ -225,12 +225,13 @@ func (d *Dashboard) renderErrorView(w http.ResponseWriter, r *http.Request, v *v
 
 // notices are the confirmations a change's redirect can ask for (?ok=...).
 var notices = map[string]string{
-	"created":  "The item was added.",
-	"updated":  "The item was saved.",
-	"deleted":  "The item was deleted.",
-	"imported": "The items were imported.",
-	"replayed": "The delivery was queued to be sent again.",
-	"revoked":  "The key was revoked: it stops working within seconds.",
+	"created":   "The item was added.",
+	"updated":   "The item was saved.",
+	"deleted":   "The item was deleted.",
+	"imported":  "The items were imported.",
+	"replayed":  "The delivery was queued to be sent again.",
+	"test-sent": "A test event was queued for the endpoint; its delivery is in the log below.",
+	"revoked":   "The key was revoked: it stops working within seconds.",
 }
 
 // parsePages parses each page with the layout.

@@ -17,10 +17,12 @@ const (
 	ConversationCreated = contract.EventConversationCreated
 	LeadCreated         = contract.EventLeadCreated
 	LeadUpdated         = contract.EventLeadUpdated
+	// WebhookTest is sent on request to one endpoint; no Webhook subscribes to it.
+	WebhookTest = contract.EventWebhookTest
 )
 
-// Types lists every event type, in the order the documentation gives them.
-var Types = contract.Events()
+// Types lists every event type the runtime sends, in the order the documentation gives them.
+var Types = append(contract.Events(), WebhookTest)
 
 // Happened is an event that happened, before it has an ID: its type, time and data.
 type Happened struct {
@@ -58,6 +60,20 @@ type leadData struct {
 	Source         string    `json:"source"`
 	CreatedAt      time.Time `json:"created_at"`
 	UpdatedAt      time.Time `json:"updated_at"`
+}
+
+// testMessage says what a webhook.test event is, for whoever reads a receiver's log.
+const testMessage = "A test event sent at the merchant's request. It describes nothing that happened: acknowledge it with a 2xx answer."
+
+type testData struct {
+	WebhookID string `json:"webhook_id"`
+	Message   string `json:"message"`
+}
+
+// Test is the webhook.test event an owner sends to the webhook webhookID to see that it receives and verifies
+// deliveries.
+func Test(webhookID string, at time.Time) Happened {
+	return Happened{Type: WebhookTest, At: at, data: testData{WebhookID: webhookID, Message: testMessage}}
 }
 
 // ConversationStarted is the conversation.created event of the conversation an exchange started.

@@ -87,6 +87,7 @@ func TestPayloadsMatchTheOpenAPIDocument(t *testing.T) {
 		{"new lead, every field", event.LeadSaved(full, true)},
 		{"updated lead, every field", event.LeadSaved(full, false)},
 		{"new lead, only an email", event.LeadSaved(bare, true)},
+		{"test", event.Test("hook", at)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			endpoints := []store.Endpoint{{WebhookID: "hook", URL: "https://example.com/hook"}}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -157,46 +158,52 @@ func toKnowledgeJSON(k store.Knowledge) knowledgeJSON {
 		CreatedAt: k.CreatedAt.UTC(), UpdatedAt: k.UpdatedAt.UTC()}
 }
 
-// readKnowledge decodes and validates a knowledge item body.
+// readKnowledge decodes a knowledge item body and validates it with chat's rules, in the API's words.
 func readKnowledge(w http.ResponseWriter, r *http.Request) (store.Knowledge, error) {
 	var in knowledgeInput
 	if err := decodeJSON(w, r, maxKnowledgeBody, &in); err != nil {
 		return store.Knowledge{}, err
 	}
-	invalid := func(format string, args ...any) (store.Knowledge, error) {
-		return store.Knowledge{}, newError(http.StatusUnprocessableEntity, codeValidationFailed, format, args...)
-	}
-	if in.Title == nil || strings.TrimSpace(*in.Title) == "" {
-		return invalid("title is required")
-	}
-	if in.Content == nil || strings.TrimSpace(*in.Content) == "" {
-		return invalid("content is required")
-	}
-	title, content := strings.TrimSpace(*in.Title), strings.TrimSpace(*in.Content)
-	if n := utf8.RuneCountInString(title); n > chat.MaxTitleRunes {
-		return invalid("title is %d characters long; at most %d are allowed", n, chat.MaxTitleRunes)
-	}
-	if n := utf8.RuneCountInString(content); n > chat.MaxContentRunes {
-		return invalid("content is %d characters long; at most %d are allowed", n, chat.MaxContentRunes)
-	}
-	if in.URL != "" {
-		u, err := url.Parse(in.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(in.URL) > chat.MaxURLBytes {
-			return invalid("url must be an absolute http or https address of at most %d bytes", chat.MaxURLBytes)
+	k, problems := chat.KnowledgeInput{Title: deref(in.Title), Content: deref(in.Content), URL: in.URL, Tags: in.Tags}.Validate()
+	if problems != nil {
+		msgs := make([]string, len(problems))
+		for i, p := range problems {
+			msgs[i] = knowledgeProblem(p)
 		}
+		return store.Knowledge{}, newError(http.StatusUnprocessableEntity, codeValidationFailed, "%s", strings.Join(msgs, "; "))
 	}
-	if len(in.Tags) > chat.MaxTags {
-		return invalid("at most %d tags are allowed", chat.MaxTags)
+	return k, nil
+}
+
+// knowledgeProblem words a knowledge item's problem for an API client, naming the JSON field.
+func knowledgeProblem(p chat.FieldError) string {
+	name := p.Field
+	if p.Index >= 0 {
+		name = fmt.Sprintf("%s[%d]", p.Field, p.Index)
 	}
-	tags := make([]string, 0, len(in.Tags))
-	for _, t := range in.Tags {
-		t = strings.TrimSpace(t)
-		if t == "" || utf8.RuneCountInString(t) > chat.MaxTagRunes {
-			return invalid("each tag must be 1 to %d characters", chat.MaxTagRunes)
+	switch p.Problem {
+	case chat.ProblemMissing:
+		return name + " is required and must not be blank"
+	case chat.ProblemTooLong:
+		unit := "characters"
+		if p.Field == chat.FieldURL {
+			unit = "bytes"
 		}
-		tags = append(tags, t)
+		return fmt.Sprintf("%s is %d %s long; at most %d are allowed", name, p.Length, unit, p.Limit)
+	case chat.ProblemTooMany:
+		return fmt.Sprintf("%s has %d entries; at most %d are allowed", name, p.Length, p.Limit)
+	case chat.ProblemNotHTTPURL:
+		return name + " must be an absolute http or https address"
+	default: // chat.ProblemNotText
+		return name + " must be UTF-8 text without NUL characters"
 	}
-	return store.Knowledge{Title: title, Content: content, URL: in.URL, Tags: tags}, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 func (s *Server) createKnowledge(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
 )
 
@@ -70,6 +71,7 @@ var domainErrors = []struct {
 	{store.ErrQuotaExceeded, http.StatusTooManyRequests, codeConversationQuota, "the merchant's plan's new conversations for this month are used up; existing conversations go on"},
 	{store.ErrKnowledgeLimit, http.StatusForbidden, codeKnowledgeLimit, "the merchant's plan's knowledge items are all used"},
 	{store.ErrKnowledgeSizeLimit, http.StatusForbidden, codeKnowledgeLimit, "the item would pass the characters the merchant's plan allows in its knowledge base; shorten or delete items"},
+	{chat.ErrWebhooksNotInPlan, http.StatusForbidden, codeWebhooksNotInPlan, "the merchant's plan does not include webhooks"},
 	{store.ErrNotReplayable, http.StatusConflict, codeDeliveryPending, "the delivery is still pending; replay it once it has succeeded, failed or been cancelled"},
 }
 

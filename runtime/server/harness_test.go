@@ -44,6 +44,7 @@ type env struct {
 	srv      *Server
 	store    *sqlite.Store
 	metrics  *prometheus.Registry
+	svc      *chat.Service
 	validate bool
 }
 
@@ -125,6 +126,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	if cfg.server.Chat, err = chat.New(cfg.chat); err != nil {
 		t.Fatal(err)
 	}
+	e.svc = cfg.server.Chat
 	if e.srv, err = New(cfg.server); err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +153,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 func (e *env) scrape() string {
 	e.t.Helper()
 	rec := httptest.NewRecorder()
-	MetricsHandler(e.metrics).ServeHTTP(rec, httptest.NewRequestWithContext(e.t.Context(), http.MethodGet, "/metrics", nil))
+	MetricsHandler(e.metrics, e.tenants, e.svc).ServeHTTP(rec, httptest.NewRequestWithContext(e.t.Context(), http.MethodGet, "/metrics", nil))
 	if rec.Code != http.StatusOK {
 		e.t.Fatalf("scraping the metrics: %d", rec.Code)
 	}

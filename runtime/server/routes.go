@@ -8,6 +8,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/parley-dev/parley/internal/contract"
+	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/tenant"
 	"github.com/parley-dev/parley/runtime/widget"
 )
@@ -33,6 +35,7 @@ func (s *Server) routes() http.Handler {
 	rt.handle("webhook_deliveries", "GET /api/v1/webhooks/deliveries", s.owner(s.listDeliveries))
 	rt.handle("webhook_delivery", "GET /api/v1/webhooks/deliveries/{id}", s.owner(s.getDelivery))
 	rt.handle("webhook_delivery_replay", "POST /api/v1/webhooks/deliveries/{id}/replay", s.owner(s.replayDelivery))
+	rt.handle("webhook_test", "POST /api/v1/webhooks/endpoints/{id}/test", s.owner(s.sendTestEvent))
 	rt.handle("widget_settings", "GET /api/v1/widget", http.HandlerFunc(s.widgetSettings))
 	rt.handle("widget_settings", "OPTIONS /api/v1/widget", http.HandlerFunc(preflight))
 	rt.handle("widget_js", "GET /widget.js", widget.Handler(s.publicURL))
@@ -51,11 +54,22 @@ func (s *Server) routes() http.Handler {
 	return rt.mux()
 }
 
-// MetricsHandler serves the runtime's Prometheus metrics at GET /metrics, for a listener of its own
-// (--metrics-listen): they name every merchant and its traffic, so they are never on the public port.
-func MetricsHandler(reg *prometheus.Registry) http.Handler {
+// MetricsHandler serves the runtime's Prometheus metrics at GET /metrics and, with svc, every merchant's usage at
+// GET contract.UsagePath for the operator, on a listener of its own (--metrics-listen): they name every merchant
+// and its traffic, so they are never on the public port.
+func MetricsHandler(reg *prometheus.Registry, tenants *tenant.Registry, svc *chat.Service) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	if svc != nil {
+		mux.HandleFunc("GET "+contract.UsagePath, func(w http.ResponseWriter, r *http.Request) {
+			report, err := svc.UsageReport(r.Context(), tenants.All())
+			if err != nil {
+				http.Error(w, "counting usage failed", http.StatusServiceUnavailable) // for the operator, which retries
+				return
+			}
+			writeJSON(w, http.StatusOK, report)
+		})
+	}
 	return mux
 }
 

@@ -26,6 +26,7 @@ func TestEveryRouteRefusesOtherMethods(t *testing.T) {
 		{"/api/v1/webhooks/deliveries", "webhook_deliveries", "GET"},
 		{"/api/v1/webhooks/deliveries/evt_1-hook", "webhook_delivery", "GET"},
 		{"/api/v1/webhooks/deliveries/evt_1-hook/replay", "webhook_delivery_replay", "POST"},
+		{"/api/v1/webhooks/endpoints/hook/test", "webhook_test", "POST"},
 		{"/api/v1/widget", "widget_settings", "GET, OPTIONS"},
 		{"/widget.js", "widget_js", "GET"},
 		{"/api/v1/openapi.json", "openapi", "GET"},

@@ -1,11 +1,15 @@
 package server
 
 import (
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/parley-dev/parley/internal/contract"
 	"github.com/parley-dev/parley/runtime/ratelimit"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
@@ -76,5 +80,28 @@ func TestOwnersHaveTheirOwnRateBudget(t *testing.T) {
 	e.clock.Advance(time.Second)
 	if r := e.do(http.MethodGet, "/api/v1/usage", owner, ""); r.status != http.StatusOK {
 		t.Errorf("an owner a second later, with the visitors' bucket empty: %d", r.status)
+	}
+}
+
+// The operator's usage report is on the metrics listener with every merchant's conversations this month, and not
+// on the public port.
+func TestUsageReportForTheOperator(t *testing.T) {
+	e := newEnv(t)
+	e.addMerchant("capped", func(b *tenant.Bundle) { b.Plan.MonthlyConversations = 3 })
+	if r := e.chat(e.keys["capped-sk"], `{"message": "Hello"}`); r.status != http.StatusOK {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	rec := httptest.NewRecorder()
+	MetricsHandler(e.metrics, e.tenants, e.svc).ServeHTTP(rec, httptest.NewRequestWithContext(t.Context(), http.MethodGet, contract.UsagePath, nil))
+	var report contract.UsageReport
+	if err := json.Unmarshal(rec.Body.Bytes(), &report); rec.Code != http.StatusOK || err != nil {
+		t.Fatalf("%d %v %s", rec.Code, err, rec.Body)
+	}
+	want := map[string]contract.MerchantUsage{"capped": {Conversations: 1, ConversationLimit: 3}, "alpha": {}, "beta": {}}
+	if !reflect.DeepEqual(report.Merchants, want) || report.MonthStart.Day() != 1 || report.ObservedAt.IsZero() {
+		t.Errorf("report %+v, want merchants %+v", report, want)
+	}
+	if r := e.do(http.MethodGet, contract.UsagePath, nil, ""); r.status != http.StatusNotFound {
+		t.Errorf("the report on the public port: %d", r.status)
 	}
 }

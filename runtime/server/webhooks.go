@@ -130,6 +130,18 @@ func (s *Server) getDelivery(w http.ResponseWriter, r *http.Request, m *tenant.B
 	return nil
 }
 
+// sendTestEvent sends a webhook.test event to one of the merchant's webhooks, whatever the events it subscribes
+// to, and answers with its delivery.
+func (s *Server) sendTestEvent(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
+	// The ID is only looked up among the merchant's webhooks in its bundle: another merchant's is not found.
+	d, err := s.chat.SendTestEvent(r.Context(), m, r.PathValue("id"))
+	if err != nil {
+		return explain(err, store.ErrNotFound, "no such webhook")
+	}
+	writeJSON(w, http.StatusAccepted, toDeliveryJSON(d))
+	return nil
+}
+
 // replayDelivery sends a finished delivery again, with its event unchanged, and enables its endpoint again if a
 // 410 had disabled it.
 func (s *Server) replayDelivery(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {

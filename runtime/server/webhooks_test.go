@@ -230,3 +230,71 @@ func TestNoWebhooksWithoutThePlan(t *testing.T) {
 		t.Errorf("replay without the plan: %d %s", res.status, res.body)
 	}
 }
+
+// TestSendTestEvent: an owner sends a signed webhook.test event to one endpoint, whatever it subscribes to; it
+// is logged with its attempts and replayable, and no other merchant can send one to it.
+func TestSendTestEvent(t *testing.T) {
+	e, rcv := webhookEnv(t, true)
+	b := e.bundles["alpha"]
+	b.Webhooks[0].Events = []tenant.Event{tenant.EventLeadCreated} // not subscribed to anything a test sends
+	e.publish(b)
+	owner := map[string]string{"Authorization": e.ownerOf("alpha")}
+
+	res := e.do(http.MethodPost, "/api/v1/webhooks/endpoints/crm/test", owner, "")
+	if res.status != http.StatusAccepted || res.json(t)["event_type"] != "webhook.test" || res.json(t)["webhook_id"] != "crm" {
+		t.Fatalf("test event: %d %s", res.status, res.body)
+	}
+	id, eventID := res.json(t)["id"].(string), res.json(t)["event_id"].(string)
+	got, ids := rcv.wait(1)
+	if got[0]["type"] != "webhook.test" || ids[0] != eventID || got[0]["merchant_id"] != "alpha" ||
+		got[0]["data"].(map[string]any)["webhook_id"] != "crm" {
+		t.Errorf("received %v with webhook-id %s", got[0], ids[0])
+	}
+	var detail map[string]any
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if detail = e.do(http.MethodGet, "/api/v1/webhooks/deliveries/"+id, owner, "").json(t); detail["status"] == "succeeded" {
+			break
+		}
+	}
+	if detail["status"] != "succeeded" || len(detail["attempt_log"].([]any)) != 1 {
+		t.Errorf("the test delivery: %v", detail)
+	}
+	if list := e.do(http.MethodGet, "/api/v1/webhooks/deliveries?event_type=webhook.test", owner, "").json(t)["data"].([]any); len(list) != 1 {
+		t.Errorf("deliveries of webhook.test: %v", list)
+	}
+	if r := e.do(http.MethodPost, "/api/v1/webhooks/deliveries/"+id+"/replay", owner, ""); r.status != http.StatusAccepted {
+		t.Fatalf("replaying the test: %d %s", r.status, r.body)
+	}
+	if _, ids = rcv.wait(2); ids[1] != eventID {
+		t.Errorf("the replayed test's webhook-id %s, want %s", ids[1], eventID)
+	}
+
+	bb := e.bundles["beta"]
+	bb.Plan.Webhooks = true
+	e.publish(bb)
+	beta := map[string]string{"Authorization": e.ownerOf("beta")}
+	for _, tc := range []struct {
+		name   string
+		caller map[string]string
+		path   string
+		status int
+		code   string
+	}{
+		{"another merchant's webhook", beta, "/api/v1/webhooks/endpoints/crm/test", http.StatusNotFound, codeNotFound},
+		{"no such webhook", owner, "/api/v1/webhooks/endpoints/nope/test", http.StatusNotFound, codeNotFound},
+		{"no token", nil, "/api/v1/webhooks/endpoints/crm/test", http.StatusUnauthorized, codeUnauthorized},
+	} {
+		if r := e.do(http.MethodPost, tc.path, tc.caller, ""); r.status != tc.status || r.errorCode(t) != tc.code {
+			t.Errorf("%s: %d %s", tc.name, r.status, r.body)
+		}
+	}
+	if _, ids = rcv.wait(2); len(ids) != 2 {
+		t.Errorf("%d deliveries received, want 2", len(ids))
+	}
+
+	b.Plan.Webhooks = false
+	e.publish(b)
+	if r := e.do(http.MethodPost, "/api/v1/webhooks/endpoints/crm/test", owner, ""); r.status != http.StatusForbidden || r.errorCode(t) != codeWebhooksNotInPlan {
+		t.Errorf("without the plan: %d %s", r.status, r.body)
+	}
+}

@@ -89,10 +89,6 @@ type Reader interface {
 	// replicas can tell when their index is stale. It is 0 for a merchant that never had knowledge.
 	KnowledgeRevision(ctx context.Context, merchantID string) (int64, error)
 
-	// KnowledgeCharacters returns how many characters the titles and contents of the merchant's knowledge items
-	// hold, without the item except (none when empty).
-	KnowledgeCharacters(ctx context.Context, merchantID, except string) (int, error)
-
 	// Overview computes the merchant's analytics for conversations created in [from, to).
 	Overview(ctx context.Context, merchantID string, from, to time.Time) (Overview, error)
 
@@ -157,6 +153,12 @@ type Tx interface {
 	// had knowledge is ErrNotFound.
 	TouchKnowledge(ctx context.Context, merchantID string, delta int) error
 
+	// KnowledgeCharacters returns how many characters the titles and contents of the merchant's knowledge items
+	// hold, without the item except (none when empty). After ClaimKnowledgeSlot or TouchKnowledge, which
+	// serialise the merchant's knowledge writes, it counts every other write committed, so a ceiling checked on
+	// it holds under concurrency, across replicas.
+	KnowledgeCharacters(ctx context.Context, merchantID, except string) (int, error)
+
 	// InsertKnowledge stores a new item.
 	InsertKnowledge(ctx context.Context, k Knowledge) error
 
@@ -199,6 +201,11 @@ type Tx interface {
 	RevokeAPIKey(ctx context.Context, merchantID, id string, at time.Time) error
 	// TouchAPIKey records that the merchant's key id was used at at.
 	TouchAPIKey(ctx context.Context, merchantID, id string, at time.Time) error
+
+	// EraseMerchant deletes every row the merchant has, in every table: conversations and messages, monthly
+	// counters, knowledge, leads, events, deliveries and their attempts, disabled endpoints and self-service
+	// keys. It returns how many rows it deleted; erasing a merchant without data deletes none.
+	EraseMerchant(ctx context.Context, merchantID string) (rows int64, err error)
 }
 
 // APIKey is a self-service API key, created by a merchant's owner in the dashboard and known only by its

@@ -20,9 +20,10 @@ type Registry struct {
 	metrics *registryMetrics
 
 	mu       sync.RWMutex
-	bySource map[string]*Bundle // source (Secret name or file) -> bundle
-	byID     map[string]entry   // merchant ID -> bundle and its source
-	byKey    map[string]keyRef  // SHA-256 hex -> key and its merchant
+	bySource map[string]*Bundle    // source (Secret name or file) -> bundle
+	byID     map[string]entry      // merchant ID -> bundle and its source
+	byKey    map[string]keyRef     // SHA-256 hex -> key and its merchant
+	retired  map[string]Retirement // source -> the merchant retired there
 	synced   bool
 }
 
@@ -48,6 +49,7 @@ func NewRegistry(log *slog.Logger, reg prometheus.Registerer) (*Registry, error)
 	return &Registry{
 		log: log, metrics: m,
 		bySource: map[string]*Bundle{}, byID: map[string]entry{}, byKey: map[string]keyRef{},
+		retired: map[string]Retirement{},
 	}, nil
 }
 
@@ -72,6 +74,7 @@ func (r *Registry) put(source string, b *Bundle) error {
 		return fmt.Errorf("%w: %s is served from %s", ErrMerchantIDTaken, b.MerchantID, e.source)
 	}
 	r.removeLocked(source)
+	delete(r.retired, source)
 	b.APIKeys = r.withoutTakenKeysLocked(source, b)
 	r.bySource[source] = b
 	r.byID[b.MerchantID] = entry{source: source, bundle: b}
@@ -100,12 +103,41 @@ func (r *Registry) withoutTakenKeysLocked(source string, b *Bundle) []APIKey {
 	return kept
 }
 
-// Delete takes the bundle of source out of effect, revoking its keys at once.
+// Delete takes the bundle of source out of effect, revoking its keys at once, and forgets a retirement there.
 func (r *Registry) Delete(source string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.removeLocked(source)
+	delete(r.retired, source)
 	r.metrics.tenants.Set(float64(len(r.byID)))
+}
+
+// Retirement is a merchant whose Merchant was deleted: the operator retired its bundle, which no longer serves
+// it, at At. Its data stays in the store until it is erased.
+type Retirement struct {
+	MerchantID string
+	At         time.Time
+}
+
+// Retire takes the bundle of source out of effect, revoking its keys at once, and records the retirement of its
+// merchant.
+func (r *Registry) Retire(source string, ret Retirement) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.removeLocked(source)
+	r.retired[source] = ret
+	r.metrics.tenants.Set(float64(len(r.byID)))
+}
+
+// Retirements returns the merchants retired and not served again, in no particular order.
+func (r *Registry) Retirements() []Retirement {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]Retirement, 0, len(r.retired))
+	for _, ret := range r.retired {
+		out = append(out, ret)
+	}
+	return out
 }
 
 func (r *Registry) removeLocked(source string) {
@@ -154,6 +186,17 @@ func (r *Registry) Key(sha256Hex string, now time.Time) (*Bundle, APIKey, bool) 
 		return nil, APIKey{}, false
 	}
 	return ref.bundle, ref.key, true
+}
+
+// All returns every merchant's bundle, in no order.
+func (r *Registry) All() []*Bundle {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]*Bundle, 0, len(r.byID))
+	for _, e := range r.byID {
+		out = append(out, e.bundle)
+	}
+	return out
 }
 
 // OwnedBy returns the bundles whose owners include the principal: the subject exactly, or the email when verified,

@@ -10,6 +10,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/parley-dev/parley/internal/contract"
 )
 
 func newTestRegistry(t *testing.T) *Registry {
@@ -136,6 +138,68 @@ func TestOwnedBy(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			if got := len(r.OwnedBy(c.subject, c.email, c.verified)) == 1; got != c.owned {
 				t.Errorf("owned = %v, want %v", got, c.owned)
+			}
+		})
+	}
+}
+
+// TestRetirement: a retired bundle is no longer served and its keys are revoked at once; the retirement is
+// recorded until the bundle is served again or deleted.
+func TestRetirement(t *testing.T) {
+	r := newTestRegistry(t)
+	key := strings.Repeat("d4", 32)
+	if err := r.Set("parley-tenant-acme", bundleDoc(t, "acme", "Acme", key)); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	r.Retire("parley-tenant-acme", Retirement{MerchantID: "acme", At: at})
+	if _, ok := r.Merchant("acme"); ok {
+		t.Error("a retired merchant is still served")
+	}
+	if owner := keyOwner(r, key); owner != "" {
+		t.Errorf("a retired merchant's key still leads to %q", owner)
+	}
+	if got := r.Retirements(); len(got) != 1 || got[0] != (Retirement{MerchantID: "acme", At: at}) {
+		t.Errorf("Retirements() = %+v", got)
+	}
+	if err := r.Set("parley-tenant-acme", bundleDoc(t, "acme", "Acme", key)); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Retirements(); len(got) != 0 {
+		t.Errorf("a merchant served again is still retired: %+v", got)
+	}
+	r.Retire("parley-tenant-acme", Retirement{MerchantID: "acme", At: at})
+	r.Delete("parley-tenant-acme")
+	if got := r.Retirements(); len(got) != 0 {
+		t.Errorf("the retirement of a deleted bundle is kept: %+v", got)
+	}
+}
+
+func TestRetirementOf(t *testing.T) {
+	labels := map[string]string{contract.LabelMerchantID: "acme"}
+	at := map[string]string{contract.AnnotationRetiredAt: "2026-03-01T10:00:00Z"}
+	for _, tc := range []struct {
+		name        string
+		labels, ann map[string]string
+		want        Retirement
+		wantErr     string
+	}{
+		{"valid", labels, at, Retirement{MerchantID: "acme", At: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)}, ""},
+		{"no merchant ID", nil, at, Retirement{}, "not a DNS label"},
+		{"a merchant ID that is no DNS label", map[string]string{contract.LabelMerchantID: "Acme_Shop"}, at, Retirement{}, "not a DNS label"},
+		{"no time", labels, nil, Retirement{}, contract.AnnotationRetiredAt},
+		{"a time that does not parse", labels, map[string]string{contract.AnnotationRetiredAt: "yesterday"}, Retirement{}, contract.AnnotationRetiredAt},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := RetirementOf(tc.labels, tc.ann)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Errorf("RetirementOf = %+v, %v; want %+v", got, err, tc.want)
 			}
 		})
 	}

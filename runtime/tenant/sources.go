@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 	corev1 "k8s.io/api/core/v1"
@@ -19,16 +20,30 @@ import (
 )
 
 // WatchSecrets keeps the registry in step with the tenant bundle Secrets of one runtime in its namespace, until
-// ctx ends. It returns once the initial list is loaded.
+// ctx ends: bundles served are set, retired ones recorded as retirements. It returns once the initial list is
+// loaded.
 func WatchSecrets(ctx context.Context, client kubernetes.Interface, namespace, runtimeName string, r *Registry) error {
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0,
 		informers.WithNamespace(namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = contract.BundleSelector(runtimeName) }))
 	informer := factory.Core().V1().Secrets().Informer()
 	set := func(obj any) {
-		if s, ok := obj.(*corev1.Secret); ok {
-			_ = r.Set(s.Name, s.Data[DataKey]) // rejections are logged and counted by the registry
+		s, ok := obj.(*corev1.Secret)
+		if !ok {
+			return
 		}
+		if s.Labels[contract.LabelTenant] != contract.TenantRetired {
+			_ = r.Set(s.Name, s.Data[DataKey]) // rejections are logged and counted by the registry
+			return
+		}
+		ret, err := RetirementOf(s.Labels, s.Annotations)
+		if err != nil {
+			// Never served, never erased: a retirement without a time cannot start the retention.
+			r.log.Error("retired tenant bundle without a valid retirement", "source", s.Name, "error", err)
+			r.Delete(s.Name)
+			return
+		}
+		r.Retire(s.Name, ret)
 	}
 	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    set,
@@ -102,6 +117,19 @@ func WatchDir(ctx context.Context, dir string, r *Registry) error {
 		}
 	}()
 	return nil
+}
+
+// RetirementOf reads the retirement a retired bundle Secret's labels and annotations record.
+func RetirementOf(labels, annotations map[string]string) (Retirement, error) {
+	id := labels[contract.LabelMerchantID]
+	if len(id) > 63 || !dnsLabel.MatchString(id) {
+		return Retirement{}, fmt.Errorf("label %s: merchant ID %q is not a DNS label", contract.LabelMerchantID, id)
+	}
+	at, err := time.Parse(time.RFC3339, annotations[contract.AnnotationRetiredAt])
+	if err != nil {
+		return Retirement{}, fmt.Errorf("annotation %s: %w", contract.AnnotationRetiredAt, err)
+	}
+	return Retirement{MerchantID: id, At: at}, nil
 }
 
 func isBundleFile(name string) bool {

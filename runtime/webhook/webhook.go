@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/parley-dev/parley/internal/contract"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
@@ -254,7 +255,8 @@ func (d *Dispatcher) endpoint(del store.Delivery) (*tenant.Webhook, string) {
 	}
 	for i := range m.Webhooks {
 		if w := &m.Webhooks[i]; w.ID == del.WebhookID {
-			if !slices.Contains(w.Events, tenant.Event(del.EventType)) {
+			// A test event goes to the endpoint it was sent to, whatever that one subscribes to.
+			if del.EventType != contract.EventWebhookTest && !slices.Contains(w.Events, tenant.Event(del.EventType)) {
 				return nil, "the webhook no longer subscribes to " + del.EventType
 			}
 			return w, ""

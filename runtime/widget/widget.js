@@ -9,6 +9,10 @@
   var key = script.getAttribute("data-api-key") || "";
   var merchant = script.getAttribute("data-merchant-id") || "";
   var api = (script.getAttribute("data-api-url") || (API.indexOf("__") === 0 ? new URL(script.src).origin : API)).replace(/\/+$/, "");
+  // The dashboard's live preview: its calls go to the dashboard's preview endpoints (data-preview) with the owner's
+  // session cookie and CSRF token instead of a key; nothing is stored, so no contact form is offered.
+  var preview = script.getAttribute("data-preview") || "";
+  var csrf = script.getAttribute("data-csrf") || "";
 
   var TEXTS = {
     en: {
@@ -75,7 +79,7 @@
     ".fe{margin:0;color:#82071e;font-size:12px}.fe:empty{display:none}.lf button{align-self:flex-start;margin-top:8px;padding:7px 14px}" +
     ".thx{margin:0;padding:8px 11px;border-radius:10px;background:#dafbe1;color:#116329}";
 
-  var store = "parley:" + merchant;
+  var store = "parley:" + (preview ? "preview:" : "") + merchant;
   var state = load();
   var t = TEXTS.en, settings = {}, busy = false, blocked = false, pending = null;
 
@@ -99,12 +103,13 @@
     return n;
   }
   function request(method, path, body, onDelta) {
-    var headers = { "X-API-Key": key };
+    var headers = preview ? { "X-CSRF-Token": csrf } : { "X-API-Key": key };
     if (onDelta) headers.Accept = "text/event-stream";
-    var v = visitor();
+    var v = preview ? "" : visitor();
     if (v) headers["X-Visitor-ID"] = v;
     if (body) headers["Content-Type"] = "application/json";
-    return fetch(api + path, { method: method, headers: headers, body: body ? JSON.stringify(body) : undefined, credentials: "omit" })
+    var url = preview ? preview + path.replace("/api/v1", "") : api + path;
+    return fetch(url, { method: method, headers: headers, body: body ? JSON.stringify(body) : undefined, credentials: preview ? "same-origin" : "omit" })
       .then(function (res) {
         if (!onDelta || !res.ok || !res.body || !/^text\/event-stream/.test(res.headers.get("Content-Type"))) return answerOf(res);
         // The answer as server-sent events: delta pieces, then the stored reply (sources), then end.
@@ -357,7 +362,7 @@
       state.conversation_id = res.conversation_id;
       var m = { role: "bot", text: res.answer, sources: (res.sources || []).map(function (s) { return { title: s.title, url: s.url }; }) };
       var sent = state.messages.some(function (x) { return x.lead; });
-      if (res.answered === false && !sent) m.unanswered = true;
+      if (res.answered === false && !sent && !preview) m.unanswered = true;
       state.messages.push(m);
       save();
       var node = addMessage(m);

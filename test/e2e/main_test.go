@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,6 +40,8 @@ var cluster struct {
 	client client.Client
 	// runtimeURL is the base URL of the `parley runtime` process.
 	runtimeURL string
+	// sqlitePath is the runtime's database, which tests read to see what the runtime keeps.
+	sqlitePath string
 }
 
 func TestMain(m *testing.M) {
@@ -84,16 +87,23 @@ func run(m *testing.M) (int, error) {
 		return 1, err
 	}
 	if err := cluster.client.Create(ctx, &chatv1alpha1.ChatRuntime{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: operatorNS},
-		// The tests' webhook receivers are on loopback.
+		// The tests' webhook receivers are on loopback; deleted merchants' data is erased at once.
 		Spec: chatv1alpha1.ChatRuntimeSpec{PublicURL: "https://chat.example.com",
-			Webhooks: chatv1alpha1.ChatRuntimeWebhooks{AllowPrivateAddresses: true}}}); err != nil {
+			Webhooks:                 chatv1alpha1.ChatRuntimeWebhooks{AllowPrivateAddresses: true},
+			DeletedMerchantRetention: &metav1.Duration{}}}); err != nil {
 		return 1, err
 	}
 
+	// The operator reads the runtime's usage from its metrics listener, here on a free loopback port rather than
+	// the Service a pod has, and often, so that the test sees it soon.
+	metricsAddr, err := freeAddress()
+	if err != nil {
+		return 1, err
+	}
 	logs := &processLogs{}
 	env1 := append(os.Environ(), "KUBECONFIG="+kubeconfig)
 	operator := exec.CommandContext(ctx, bin, "operator", "--namespace="+operatorNS,
-		"--metrics-bind-address=0", "--health-probe-bind-address=0")
+		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--usage-interval=200ms", "--usage-address="+metricsAddr)
 	operator.Env = env1
 	operator.Stderr = logs.writer("operator")
 	if err := operator.Start(); err != nil {
@@ -103,9 +113,11 @@ func run(m *testing.M) (int, error) {
 
 	// The runtime runs with the arguments and environment the operator rendered into its Deployment, adapted only
 	// where a process on this machine must differ from a pod.
+	cluster.sqlitePath = filepath.Join(tmp, "parley.db")
 	args, runtimeEnv, err := renderedRuntime(ctx, map[string]string{
-		contract.FlagListen:     "127.0.0.1:0",
-		contract.FlagSQLitePath: filepath.Join(tmp, "parley.db"),
+		contract.FlagListen:        "127.0.0.1:0",
+		contract.FlagSQLitePath:    cluster.sqlitePath,
+		contract.FlagMetricsListen: metricsAddr,
 	})
 	if err != nil {
 		return 1, fmt.Errorf("%w\n%s", err, logs)
@@ -247,3 +259,13 @@ func (l *processLogs) String() string {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// freeAddress returns a loopback address with a port free at the time of asking.
+func freeAddress() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = ln.Close() }()
+	return ln.Addr().String(), nil
+}

@@ -201,3 +201,42 @@ func TestMerchantDeletionRemovesTenant(t *testing.T) {
 		return nil
 	})
 }
+
+// The Merchant's status shows its conversations this month against the plan's ceiling, as the runtime counts
+// them, without a write while they stay the same.
+func TestUsageInMerchantStatus(t *testing.T) {
+	plan := &chatv1alpha1.Plan{ObjectMeta: metav1.ObjectMeta{Name: "e2e-usage"},
+		Spec: chatv1alpha1.PlanSpec{RequestsPerSecond: 50, MonthlyConversations: 10, Features: chatv1alpha1.PlanFeatures{APIAccess: ptr.To(true)}}}
+	if err := cluster.client.Create(t.Context(), plan); err != nil {
+		t.Fatal(err)
+	}
+	key := tenant(t, "e2e-usage", "e2e-usage")
+	eventually(t, 30*time.Second, func() error {
+		if r := chat(t, key, "hello"); r.status != http.StatusOK {
+			return fmt.Errorf("chat answered %d: %s", r.status, r.body)
+		}
+		return nil
+	})
+	var m chatv1alpha1.Merchant
+	took := eventually(t, 30*time.Second, func() error {
+		if err := cluster.client.Get(t.Context(), client.ObjectKey{Namespace: "e2e-usage", Name: "shop"}, &m); err != nil {
+			return err
+		}
+		if u := m.Status.Usage; u == nil || u.Conversations != 1 || u.ConversationLimit != 10 || u.Summary != "1/10" ||
+			u.Month != time.Now().UTC().Format("2006-01") {
+			return fmt.Errorf("status.usage is %+v", u)
+		}
+		return nil
+	})
+	t.Logf("the first conversation was in the Merchant's status after %s", took.Round(time.Millisecond))
+
+	// At rest, the operator's polls write nothing: the resource version stays.
+	version := m.ResourceVersion
+	time.Sleep(time.Second) // five polls
+	if err := cluster.client.Get(t.Context(), client.ObjectKey{Namespace: "e2e-usage", Name: "shop"}, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.ResourceVersion != version {
+		t.Errorf("the Merchant was written while its usage stayed the same: %s, then %s (%+v)", version, m.ResourceVersion, m.Status.Usage)
+	}
+}

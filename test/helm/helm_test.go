@@ -82,7 +82,8 @@ func TestTemplate(t *testing.T) {
 		"CustomResourceDefinition/merchants.chat.parley.dev", "CustomResourceDefinition/plans.chat.parley.dev",
 		"Deployment/parley-operator", "ServiceAccount/parley-operator", "ClusterRole/parley-operator",
 		"ClusterRoleBinding/parley-operator", "Role/parley-leader-election", "RoleBinding/parley-leader-election",
-		"ClusterRole/parley-editor", "ClusterRole/parley-viewer", "Service/parley-operator-metrics",
+		"ClusterRole/parley-editor", "ClusterRole/parley-viewer", "ClusterRole/parley-tenant-secrets",
+		"Service/parley-operator-metrics",
 		"ServiceMonitor/parley-operator", "ServiceMonitor/parley-runtimes", "NetworkPolicy/parley-operator",
 		"Plan/starter", "Plan/pro", "Plan/enterprise", "ChatRuntime/default",
 	} {
@@ -104,6 +105,22 @@ func TestTemplate(t *testing.T) {
 	}
 	if args := c["args"].([]any); !contains(args, "--leader-elect") || !contains(args, "--namespace=parley-system") {
 		t.Errorf("operator args %v", args)
+	}
+
+	if _, ok := all["RoleBinding/parley-tenant-secrets"]; ok {
+		t.Error("the operator is granted Secrets in tenant namespaces nobody listed")
+	}
+	granted := objects(t, helm(t, "template", "parley", chart, "--kube-version", "1.37.0", "-n", "parley-system",
+		"--set", "tenantNamespaces={acme}"))
+	rb := granted["RoleBinding/parley-tenant-secrets"]
+	if rb == nil {
+		t.Fatal("tenantNamespaces renders no RoleBinding")
+	}
+	ref := rb["roleRef"].(map[string]any)
+	subject := rb["subjects"].([]any)[0].(map[string]any)
+	if rb["metadata"].(map[string]any)["namespace"] != "acme" || ref["kind"] != "ClusterRole" || ref["name"] != "parley-tenant-secrets" ||
+		subject["name"] != "parley-operator" || subject["namespace"] != "parley-system" {
+		t.Errorf("the tenant namespace's grant is %v", rb)
 	}
 
 	none := objects(t, helm(t, "template", "parley", chart, "--kube-version", "1.37.0", "--set", "crds.enabled=false"))

@@ -3,6 +3,7 @@
 package runtimeproc
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -56,7 +58,7 @@ func Start(t testing.TB, bin string, env []string, args ...string) *Process {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Kill() })
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute) // 10,000 tenant bundles load within it on a busy machine
 	for {
 		resp, err := http.Get(p.URL + "/readyz")
 		if err == nil {
@@ -90,6 +92,33 @@ func (p *Process) Kill() {
 		_ = p.cmd.Process.Kill()
 		_ = p.cmd.Wait()
 	}
+}
+
+// PeakRSS returns the most resident memory the process has used so far, in bytes: VmHWM of /proc/<pid>/status,
+// what the kernel's memory accounting (and a container's limit) sees.
+func (p *Process) PeakRSS(t testing.TB) int64 {
+	t.Helper()
+	return PeakRSS(t, p.cmd.Process.Pid)
+}
+
+// PeakRSS returns the peak resident memory of process pid in bytes, from VmHWM of /proc/<pid>/status.
+func PeakRSS(t testing.TB, pid int) int64 {
+	t.Helper()
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatalf("reading the peak memory of process %d: %v", pid, err)
+	}
+	for line := range strings.Lines(string(status)) {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				t.Fatalf("VmHWM of process %d: %v", pid, err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatalf("process %d reports no VmHWM", pid)
+	return 0
 }
 
 // Logs returns what the process wrote to its standard error.

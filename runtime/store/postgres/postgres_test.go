@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -286,7 +287,7 @@ func TestKnowledgeRevisionAcrossReplicas(t *testing.T) {
 		}},
 		{"update", func() error {
 			k.Content = "Three days."
-			return chat.UpdateKnowledge(ctx, writer, k)
+			return chat.UpdateKnowledge(ctx, writer, k, 0)
 		}, func() bool {
 			all, err := reader.AllKnowledge(ctx, "m1")
 			return err == nil && len(all) == 1 && all[0].Content == "Three days."
@@ -466,5 +467,30 @@ func TestExchangeAndFormTakeLocksInOneOrder(t *testing.T) {
 	}
 	if deadlocks != 0 {
 		t.Errorf("PostgreSQL detected %d deadlocks", deadlocks)
+	}
+}
+
+// TestEraseCoversEveryTable: every table with a merchant_id column is one EraseMerchant deletes from, so that a
+// table added later cannot keep a deleted merchant's data.
+func TestEraseCoversEveryTable(t *testing.T) {
+	ctx := t.Context()
+	url := server.Database(t)
+	open(t, url) // migrates
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.Close(ctx) }()
+	rows, err := conn.Query(ctx, `SELECT table_name FROM information_schema.columns
+		WHERE table_schema = current_schema() AND column_name = 'merchant_id' ORDER BY table_name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := slices.Sorted(slices.Values(postgres.MerchantTables)); !slices.Equal(got, tables) {
+		t.Errorf("EraseMerchant deletes from %v; the tables with a merchant_id are %v", got, tables)
 	}
 }

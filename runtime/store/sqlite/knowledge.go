@@ -28,6 +28,11 @@ func (tx writeTx) ClaimKnowledgeSlot(ctx context.Context, merchantID string, max
 	return true, tx.TouchKnowledge(ctx, merchantID, 1)
 }
 
+// KnowledgeCharacters counts the characters of the merchant's items but except, in the write transaction.
+func (tx writeTx) KnowledgeCharacters(ctx context.Context, merchantID, except string) (int, error) {
+	return storeutil.KnowledgeCharacters(tx.context(ctx), dialect{}, tx.rows, merchantID, except)
+}
+
 // TouchKnowledge changes the merchant's knowledge revision. The item count needs no bookkeeping here: SQLite
 // serialises writes, so ClaimKnowledgeSlot counts the items themselves.
 func (tx writeTx) TouchKnowledge(ctx context.Context, merchantID string, _ int) error {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -223,5 +224,43 @@ func TestOpenErrors(t *testing.T) {
 	}
 	if _, err := sqlite.Open(ctx, notDB); err == nil {
 		t.Error("Open of a non-database file succeeded")
+	}
+}
+
+// TestEraseCoversEveryTable: every table with a merchant_id column is one EraseMerchant deletes from, so that a
+// table added later cannot keep a deleted merchant's data.
+func TestEraseCoversEveryTable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "parley.db")
+	s, err := sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	rows, err := db.QueryContext(t.Context(), `SELECT m.name FROM sqlite_master m JOIN pragma_table_info(m.name) c
+		WHERE m.type = 'table' AND c.name = 'merchant_id' ORDER BY m.name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = rows.Close() }()
+	var tables []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		tables = append(tables, name)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := slices.Sorted(slices.Values(sqlite.MerchantTables)), tables; !slices.Equal(got, want) {
+		t.Errorf("EraseMerchant deletes from %v; the tables with a merchant_id are %v", got, want)
 	}
 }

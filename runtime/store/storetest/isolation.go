@@ -92,7 +92,7 @@ func (h harness) isolatedKnowledge(t *testing.T) {
 	_, err := s.GetKnowledge(t.Context(), "B", "k1")
 	wantErr(t, "B getting A's item", err, store.ErrNotFound)
 	hijack := item("B", "k1", base)
-	wantErr(t, "B updating A's item", chat.UpdateKnowledge(t.Context(), s, hijack), store.ErrNotFound)
+	wantErr(t, "B updating A's item", chat.UpdateKnowledge(t.Context(), s, hijack, 0), store.ErrNotFound)
 	wantErr(t, "B deleting A's item", chat.DeleteKnowledge(t.Context(), s, "B", "k1"), store.ErrNotFound)
 	items, _, err := s.ListKnowledge(t.Context(), "B", store.KnowledgeFilter{Query: "secret"})
 	if err != nil || len(items) != 0 {

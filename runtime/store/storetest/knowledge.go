@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/parley-dev/parley/runtime/assistant"
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/tenant"
 )
 
 func (h harness) knowledge(t *testing.T) {
@@ -19,6 +22,7 @@ func (h harness) knowledge(t *testing.T) {
 	t.Run("Revision", h.knowledgeRevision)
 	t.Run("UseCount", h.knowledgeUseCount)
 	t.Run("Characters", h.knowledgeCharacters)
+	t.Run("CharactersConcurrent", h.knowledgeCharactersConcurrent)
 }
 
 // knowledgeCharacters counts characters, not bytes, of titles and contents, per merchant and without the item
@@ -27,7 +31,11 @@ func (h harness) knowledgeCharacters(t *testing.T) {
 	s := h.store(t)
 	count := func(merchantID, except string) int {
 		t.Helper()
-		n, err := s.KnowledgeCharacters(t.Context(), merchantID, except)
+		var n int
+		err := s.Write(t.Context(), func(tx store.Tx) (err error) {
+			n, err = tx.KnowledgeCharacters(t.Context(), merchantID, except)
+			return err
+		})
 		if err != nil {
 			t.Fatalf("KnowledgeCharacters: %v", err)
 		}
@@ -134,7 +142,7 @@ func (h harness) knowledgeCRUD(t *testing.T) {
 	updated.Tags = []string{"returns"}
 	updated.CreatedAt = base.Add(100 * time.Hour) // ignored: only UpdatedAt changes
 	updated.UpdatedAt = base.Add(time.Hour)
-	if err := chat.UpdateKnowledge(t.Context(), s, updated); err != nil {
+	if err := chat.UpdateKnowledge(t.Context(), s, updated, 0); err != nil {
 		t.Fatalf("UpdateKnowledge: %v", err)
 	}
 	want := updated
@@ -147,7 +155,7 @@ func (h harness) knowledgeCRUD(t *testing.T) {
 	_, err := s.GetKnowledge(t.Context(), "m1", "k1")
 	wantErr(t, "GetKnowledge after delete", err, store.ErrNotFound)
 	wantErr(t, "DeleteKnowledge twice", chat.DeleteKnowledge(t.Context(), s, "m1", "k1"), store.ErrNotFound)
-	wantErr(t, "UpdateKnowledge of a deleted item", chat.UpdateKnowledge(t.Context(), s, updated), store.ErrNotFound)
+	wantErr(t, "UpdateKnowledge of a deleted item", chat.UpdateKnowledge(t.Context(), s, updated, 0), store.ErrNotFound)
 	checkIDs(t, "remaining items", allKnowledgeIDs(t, s, "m1"), []string{"k2"})
 
 	if err := chat.CreateKnowledge(t.Context(), s, item("", "k9", base), 0); err == nil {
@@ -201,6 +209,57 @@ func (h harness) knowledgeLimitConcurrent(t *testing.T) {
 	}
 	if n := len(allKnowledgeIDs(t, s, "m1")); n != 5 {
 		t.Errorf("%d items stored, want 5", n)
+	}
+}
+
+// knowledgeCharactersConcurrent races creations, then updates, against the plan's knowledgeCharacters through
+// the chat service: the ceiling is checked in each write's transaction, so no two writes pass it together.
+func (h harness) knowledgeCharactersConcurrent(t *testing.T) {
+	s := h.store(t)
+	svc, err := chat.New(chat.Config{Store: s, Responder: assistant.Retrieval{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &tenant.Bundle{MerchantID: "m1", Plan: tenant.Plan{KnowledgeCharacters: 1000}}
+	sized := func(chars int) store.Knowledge { // chars characters of title and content
+		return store.Knowledge{Title: "0123456789", Content: strings.Repeat("x", chars-10)}
+	}
+	errs := runConcurrently(20, func(int) error {
+		_, err := svc.CreateKnowledge(context.Background(), m, sized(100))
+		return err
+	})
+	if ok, refused := countErrors(t, errs, store.ErrKnowledgeSizeLimit); ok != 10 || refused != 10 {
+		t.Errorf("creations of 100 characters under a ceiling of 1000: %d created and %d refused, want 10 and 10", ok, refused)
+	}
+
+	// Halve the items, then grow them all at once: 5 x 50 + 5 x 100 = 750 characters, room for 2 of 5 to
+	// grow by 100.
+	items, err := s.AllKnowledge(t.Context(), "m1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, k := range items[:5] {
+		if _, err := svc.UpdateKnowledge(t.Context(), m, k, sized(50)); err != nil {
+			t.Fatal(err)
+		}
+		items[i] = mustGetKnowledge(t, s, "m1", k.ID)
+	}
+	errs = runConcurrently(5, func(i int) error {
+		_, err := svc.UpdateKnowledge(context.Background(), m, items[i], sized(150))
+		return err
+	})
+	if ok, refused := countErrors(t, errs, store.ErrKnowledgeSizeLimit); ok != 2 || refused != 3 {
+		t.Errorf("growths of 100 characters with 250 to spare: %d made and %d refused, want 2 and 3", ok, refused)
+	}
+	err = s.Write(t.Context(), func(tx store.Tx) error {
+		n, err := tx.KnowledgeCharacters(t.Context(), "m1", "")
+		if err == nil && n > 1000 {
+			t.Errorf("the merchant's items hold %d characters, past the ceiling of 1000", n)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -264,7 +323,7 @@ func (h harness) knowledgeRevision(t *testing.T) {
 	}
 	allKnowledgeIDs(t, s, "m1")
 	unchanged("reading", rev)
-	wantErr(t, "update of a missing item", chat.UpdateKnowledge(t.Context(), s, item("m1", "nope", base)), store.ErrNotFound)
+	wantErr(t, "update of a missing item", chat.UpdateKnowledge(t.Context(), s, item("m1", "nope", base), 0), store.ErrNotFound)
 	wantErr(t, "delete of a missing item", chat.DeleteKnowledge(t.Context(), s, "m1", "nope"), store.ErrNotFound)
 	unchanged("failed writes", rev)
 	mustCreateKnowledge(t, s, item("m2", "k1", base), 0)
@@ -272,7 +331,7 @@ func (h harness) knowledgeRevision(t *testing.T) {
 
 	k := item("m1", "k1", base)
 	k.Title = "changed"
-	if err := chat.UpdateKnowledge(t.Context(), s, k); err != nil {
+	if err := chat.UpdateKnowledge(t.Context(), s, k, 0); err != nil {
 		t.Fatal(err)
 	}
 	changed("update")

@@ -33,6 +33,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Outbox", h.outbox)
 	t.Run("APIKeys", h.apiKeys)
 	t.Run("Lifecycle", h.lifecycle)
+	t.Run("Erase", h.erase)
 }
 
 // harness opens the stores of the subtests.

@@ -215,11 +215,12 @@ func (l Reads) ListKnowledge(ctx context.Context, merchantID string, f store.Kno
 }
 
 // KnowledgeCharacters returns how many characters the titles and contents of the merchant's items hold, without
-// the item except. LENGTH counts characters in both SQLite and PostgreSQL.
-func (l Reads) KnowledgeCharacters(ctx context.Context, merchantID, except string) (int, error) {
-	w := NewWhere(l.Dialect)
+// the item except, queried with q (a write transaction's, see store.Tx). LENGTH counts characters in both SQLite
+// and PostgreSQL.
+func KnowledgeCharacters(ctx context.Context, d Dialect, q QueryFunc, merchantID, except string) (int, error) {
+	w := NewWhere(d)
 	w.Add("k.merchant_id = ? AND k.id <> ?", merchantID, except)
-	n, err := QueryList(ctx, l.Query, `SELECT COALESCE(SUM(LENGTH(k.title) + LENGTH(k.content)), 0) FROM knowledge k WHERE `+w.String(), w.Args, scanInt)
+	n, err := QueryList(ctx, q, `SELECT COALESCE(SUM(LENGTH(k.title) + LENGTH(k.content)), 0) FROM knowledge k WHERE `+w.String(), w.Args, scanInt)
 	if err != nil {
 		return 0, fmt.Errorf("counting knowledge characters: %w", err)
 	}

@@ -1,0 +1,142 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
+	"github.com/parley-dev/parley/internal/contract"
+)
+
+// maxUsageReport bounds the report read from a runtime: about a hundred bytes a merchant.
+const maxUsageReport = 16 << 20
+
+// UsagePoller copies each merchant's usage, which only its runtime knows, into the Merchant's status: every
+// Interval it reads each ChatRuntime's report from the runtime's metrics listener (never its public port) and
+// patches the Merchants whose figures changed.
+type UsagePoller struct {
+	Client client.Client
+	// Namespace is where the ChatRuntimes live.
+	Namespace string
+	Interval  time.Duration
+	// Address is the host:port of a ChatRuntime's metrics listener: its Service's metrics port in the cluster, or
+	// one address for an operator run outside it (--usage-address).
+	Address func(rt *chatv1alpha1.ChatRuntime) string
+	HTTP    *http.Client
+	Log     logr.Logger
+}
+
+// NeedLeaderElection makes only the leader poll, as only it writes status.
+func (p *UsagePoller) NeedLeaderElection() bool { return true }
+
+// Start polls every Interval until ctx ends.
+func (p *UsagePoller) Start(ctx context.Context) error {
+	t := time.NewTicker(p.Interval)
+	defer t.Stop()
+	for {
+		p.poll(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// poll reads every ChatRuntime's report and updates its Merchants. A runtime that does not answer (not started,
+// rolling out) is logged and skipped: its Merchants keep their last usage.
+func (p *UsagePoller) poll(ctx context.Context) {
+	var runtimes chatv1alpha1.ChatRuntimeList
+	if err := p.Client.List(ctx, &runtimes, client.InNamespace(p.Namespace)); err != nil {
+		p.Log.Error(err, "listing ChatRuntimes for their usage")
+		return
+	}
+	for i := range runtimes.Items {
+		rt := &runtimes.Items[i]
+		report, err := p.fetch(ctx, rt)
+		if err != nil {
+			p.Log.V(1).Info("reading a runtime's usage", "chatRuntime", rt.Name, "error", err.Error())
+			continue
+		}
+		if err := p.update(ctx, rt, report); err != nil {
+			p.Log.Error(err, "writing usage to Merchants", "chatRuntime", rt.Name)
+		}
+	}
+}
+
+func (p *UsagePoller) fetch(ctx context.Context, rt *chatv1alpha1.ChatRuntime) (contract.UsageReport, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.Address(rt)+contract.UsagePath, nil)
+	if err != nil {
+		return contract.UsageReport{}, err
+	}
+	res, err := p.HTTP.Do(req)
+	if err != nil {
+		return contract.UsageReport{}, err
+	}
+	defer func() { _ = res.Body.Close() }()
+	if res.StatusCode != http.StatusOK {
+		return contract.UsageReport{}, fmt.Errorf("the runtime answered %s", res.Status)
+	}
+	var report contract.UsageReport
+	if err := json.NewDecoder(http.MaxBytesReader(nil, res.Body, maxUsageReport)).Decode(&report); err != nil {
+		return contract.UsageReport{}, fmt.Errorf("decoding the usage report: %w", err)
+	}
+	return report, nil
+}
+
+// update patches the usage of the runtime's Merchants whose figures changed.
+func (p *UsagePoller) update(ctx context.Context, rt *chatv1alpha1.ChatRuntime, report contract.UsageReport) error {
+	var merchants chatv1alpha1.MerchantList
+	if err := p.Client.List(ctx, &merchants, client.MatchingFields{merchantRuntimeIndex: rt.Name}); err != nil {
+		return fmt.Errorf("listing the Merchants of ChatRuntime %s: %w", rt.Name, err)
+	}
+	for i := range merchants.Items {
+		m := &merchants.Items[i]
+		next, ok := usageFrom(report, m.Status.MerchantID)
+		if !ok || !usageChanged(m.Status.Usage, next) {
+			continue
+		}
+		before := m.DeepCopy()
+		m.Status.Usage = next
+		if err := p.Client.Status().Patch(ctx, m, client.MergeFrom(before)); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("writing the usage of Merchant %s/%s: %w", m.Namespace, m.Name, err)
+		}
+	}
+	return nil
+}
+
+// usageFrom is the status.usage the report gives merchantID, or false when the report does not name it (a
+// merchant the runtime has not loaded yet, or one without a merchant ID).
+func usageFrom(report contract.UsageReport, merchantID string) (*chatv1alpha1.MerchantUsage, bool) {
+	u, ok := report.Merchants[merchantID]
+	if !ok || merchantID == "" {
+		return nil, false
+	}
+	summary := strconv.Itoa(u.Conversations)
+	if u.ConversationLimit > 0 {
+		summary += "/" + strconv.Itoa(u.ConversationLimit)
+	}
+	return &chatv1alpha1.MerchantUsage{Month: report.MonthStart.UTC().Format("2006-01"), Conversations: count(u.Conversations),
+		ConversationLimit: count(u.ConversationLimit), Summary: summary, ObservedTime: metav1.NewTime(report.ObservedAt)}, true
+}
+
+// usageChanged reports whether next says anything current does not, the time observed aside.
+func usageChanged(current, next *chatv1alpha1.MerchantUsage) bool {
+	if current == nil {
+		return next != nil
+	}
+	a, b := *current, *next
+	a.ObservedTime, b.ObservedTime = metav1.Time{}, metav1.Time{}
+	return !equality.Semantic.DeepEqual(a, b)
+}

@@ -1,0 +1,98 @@
+package assistant
+
+import (
+	"math"
+	"testing"
+)
+
+func TestGeneralRarity(t *testing.T) {
+	tests := []struct {
+		word string
+		want float64
+	}{
+		{"the", 0},        // among the commonest words of all
+		{"even", 0},       // Zipf 5.9
+		{"leave", 0},      // Zipf 5.8
+		{"car", 0.2},      // Zipf 5.7
+		{"business", 0.6}, // Zipf 5.5
+		{"dog", 1},        // Zipf 5.3
+		{"tattoo", 1},     // rarer than the table lists
+		{"quickbooks", 1}, // a name no general list has
+	}
+	for _, tt := range tests {
+		if got := generalRarity(tt.word); math.Abs(got-tt.want) > 1e-9 {
+			t.Errorf("generalRarity(%q) = %v, want %v", tt.word, got, tt.want)
+		}
+	}
+}
+
+func TestLemma(t *testing.T) {
+	tests := []struct{ word, want string }{
+		{"spent", "spend"},
+		{"children", "child"},
+		{"bought", "buy"},
+		{"mice", "mouse"},
+		{"best", "best"},   // the adjective list ("best" as "good") is left out
+		{"boots", "boots"}, // regular forms are the stemmer's
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := lemma(tt.word); got != tt.want {
+			t.Errorf("lemma(%q) = %q, want %q", tt.word, got, tt.want)
+		}
+	}
+}
+
+// An irregular form finds the item that uses another form of the same word.
+func TestIrregularFormsMatch(t *testing.T) {
+	for _, pair := range [][2]string{{"spent", "spending"}, {"children", "child"}, {"went", "going"}, {"bought", "buys"}} {
+		if a, b := stem(pair[0]), stem(pair[1]); a != b {
+			t.Errorf("stem(%q) = %q, stem(%q) = %q: want the same stem", pair[0], a, pair[1], b)
+		}
+	}
+	ix := NewIndex([]Item{
+		{ID: "expenses", Title: "Recording expenses", Content: "Add what you spend on supplies under Expenses."},
+		{ID: "kids", Title: "Travelling with a child", Content: "A cot is free for any child under three."},
+	})
+	for q, want := range map[string]string{"where do I log what I spent": "expenses", "are children welcome": "kids"} {
+		if hits := ix.Search(q, 1); len(hits) == 0 || hits[0].Item.ID != want {
+			t.Errorf("Search(%q) = %v, want %s first", q, hits, want)
+		}
+	}
+}
+
+// The decline rule weighs a question word no item contains by its rarity in general English: a paraphrase that
+// wraps the topic in common words the knowledge base never uses is answered, while a question about something
+// the knowledge base never mentions, with a rare word for it, is declined.
+func TestDeclineWeighsUnknownWordsByGeneralRarity(t *testing.T) {
+	ix := NewIndex([]Item{
+		{ID: "hours", Title: "Opening hours", Content: "The practice is open Monday to Thursday from 8am to 6pm and on Friday from 8am to 4pm."},
+		{ID: "parking", Title: "Parking", Content: "There are four free parking spaces behind the building."},
+		{ID: "whitening", Title: "Teeth whitening", Content: "We offer home whitening kits and in-surgery whitening."},
+		{ID: "fees", Title: "Prices", Content: "A check-up costs 45 and a hygiene visit costs 60."},
+	})
+	tests := []struct {
+		question string
+		want     string // "" for a decline
+	}{
+		{"are you still open on friday night", "hours"},
+		{"what money do I need to bring for a check-up", "fees"},
+		{"do you do tattoo removal", ""},
+		{"can I get botox with my whitening", ""},
+	}
+	for _, tt := range tests {
+		reply := respond(t, Request{Message: tt.question, Index: ix})
+		got := ""
+		if reply.Answered {
+			got = reply.Sources[0].KnowledgeID
+		}
+		if got != tt.want {
+			t.Errorf("%q: answered from %q, want %q", tt.question, got, tt.want)
+		}
+	}
+	// The unknown words themselves: "even" is among the commonest words of English, "tattoo" is not.
+	q := ix.parseQuery("even tattoo")
+	if len(q.terms) != 2 || q.terms[0].idf != 0 || q.terms[1].idf != ix.unknownIDF {
+		t.Errorf("parseQuery(even tattoo) = %+v, want idf 0 for even and %v for tattoo", q.terms, ix.unknownIDF)
+	}
+}

@@ -1,0 +1,96 @@
+package assistant
+
+import (
+	"math/bits"
+	"unsafe"
+)
+
+// Size returns an estimate of the bytes of heap the index holds: its items' strings, sentences, postings, pair
+// lists and maps, as counted by estimateSize when the index was built. It is what a cache of indexes is bounded
+// by; a test checks it against the heap's growth when an index is built.
+func (ix *Index) Size() int64 {
+	if ix == nil {
+		return 0
+	}
+	return ix.size
+}
+
+// The sizes of the values the index keeps, for estimateSize.
+const (
+	stringHeader = int64(unsafe.Sizeof(""))
+	sliceHeader  = int64(unsafe.Sizeof([]int32(nil)))
+	itemSize     = int64(unsafe.Sizeof(Item{}))
+	docSize      = int64(unsafe.Sizeof(doc{}))
+	sentenceSize = int64(unsafe.Sizeof(sentence{}))
+	postingSize  = int64(unsafe.Sizeof(posting{}))
+)
+
+// estimateSize adds up what the index holds, each string and array rounded up as the allocator rounds it.
+// Strings shared between fields (a word that is its own stem, the cache's keys and the words map's) are counted
+// once per field that keeps them, which errs on the large side. The per-document scratch of searches lives in a
+// sync.Pool that the garbage collector empties, and is left out.
+func (ix *Index) estimateSize() int64 {
+	n := alloc(int64(unsafe.Sizeof(*ix)))
+	n += alloc(int64(cap(ix.items)) * itemSize)
+	for _, it := range ix.items {
+		n += alloc(int64(len(it.ID))) + alloc(int64(len(it.Title))) + alloc(int64(len(it.Content))) +
+			alloc(int64(len(it.URL))) + alloc(int64(cap(it.Tags))*stringHeader)
+		for _, t := range it.Tags {
+			n += alloc(int64(len(t)))
+		}
+	}
+	n += alloc(int64(cap(ix.docs)) * docSize)
+	for _, d := range ix.docs {
+		n += alloc(int64(cap(d.title))*4) + alloc(int64(cap(d.sentences))*sentenceSize)
+		for _, s := range d.sentences {
+			n += alloc(int64(len(s.text))) + alloc(int64(cap(s.terms))*4)
+		}
+	}
+	n += mapSize(len(ix.stems), stringHeader+4)
+	for s := range ix.stems {
+		n += alloc(int64(len(s)))
+	}
+	n += alloc(int64(cap(ix.idf))*8) + alloc(int64(cap(ix.postings))*sliceHeader)
+	for _, p := range ix.postings {
+		n += alloc(int64(cap(p)) * postingSize)
+	}
+	n += alloc(int64(cap(ix.sorted)) * stringHeader) // the strings are the stems map's keys
+	n += mapSize(len(ix.words), stringHeader+4)
+	for w := range ix.words {
+		n += alloc(int64(len(w)))
+	}
+	n += mapSize(len(ix.deletions), stringHeader+sliceHeader)
+	for k, words := range ix.deletions {
+		n += alloc(int64(len(k))) + alloc(int64(cap(words))*stringHeader)
+	}
+	n += mapSize(len(ix.pairs), 8+sliceHeader)
+	for _, docs := range ix.pairs {
+		n += alloc(int64(cap(docs)) * 4)
+	}
+	n += mapSize(len(ix.cache.stems), 2*stringHeader)
+	for w, s := range ix.cache.stems {
+		n += alloc(int64(len(w))) + alloc(int64(len(s)))
+	}
+	return n
+}
+
+// alloc is n rounded up as the allocator's size classes round an allocation: to 8 bytes for small ones, and to
+// steps of an eighth of the power of two at or below n above that, which the classes follow within a few
+// percent.
+func alloc(n int64) int64 {
+	if n <= 0 {
+		return 0
+	}
+	step := int64(8)
+	if n > 128 {
+		step = int64(1) << (bits.Len64(uint64(n)) - 4)
+	}
+	return (n + step - 1) / step * step
+}
+
+// mapSize estimates the bytes of a map of n entries whose key and value take slot bytes: Go's maps keep slots in
+// groups of eight with a control byte each, at most seven eighths full and doubling when full, so between 7/16
+// and 7/8 of the slots are used, and each entry costs about 7/4 of its slot.
+func mapSize(n int, slot int64) int64 {
+	return int64(n) * (slot + 1) * 7 / 4
+}

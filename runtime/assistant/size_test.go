@@ -1,0 +1,66 @@
+package assistant
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/parley-dev/parley/internal/testutil/synthkb"
+)
+
+// TestSizeMatchesHeapGrowth checks Index.Size against what building an index adds to the heap once the garbage
+// is collected: the items' text (kept by the index) and everything NewIndex made. The estimate must stay within
+// a quarter of the measured growth, for a small shop, a typical one and one at a plan's character limit.
+func TestSizeMatchesHeapGrowth(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a 2,000,000-character index; not in -short")
+	}
+	tests := []struct{ items, chars int }{
+		{items: 100, chars: 400},
+		{items: 500, chars: 2000},
+		{items: 100, chars: 20000}, // 2,000,000 characters: the default knowledgeCharacters
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%dx%d", tt.items, tt.chars), func(t *testing.T) {
+			before := heapInUse()
+			ix := NewIndex(synthItems(1, tt.items, tt.chars))
+			grown := heapInUse() - before
+			size := ix.Size()
+			runtime.KeepAlive(ix)
+			ratio := float64(size) / float64(grown)
+			t.Logf("Size %d bytes, heap grew %d bytes: %.2f", size, grown, ratio)
+			if ratio < 0.8 || ratio > 1.2 {
+				t.Errorf("Size() = %d bytes, but the heap grew by %d bytes (ratio %.2f, want 0.8 to 1.2)", size, grown, ratio)
+			}
+		})
+	}
+}
+
+// heapInUse is the bytes of live heap objects after a full collection.
+func heapInUse() int64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
+
+func synthItems(seed uint64, n, chars int) []Item {
+	g := synthkb.New(seed)
+	items := make([]Item, n)
+	for i := range items {
+		it := g.Item(chars)
+		items[i] = Item{ID: fmt.Sprintf("kn_%08d", i), Title: it.Title, Content: it.Content, URL: "https://shop.example/help/" + fmt.Sprint(i), Tags: it.Tags}
+	}
+	return items
+}
+
+// BenchmarkNewIndex100 builds the index of a typical small shop: what a merchant whose index was evicted waits
+// for on its next question.
+func BenchmarkNewIndex100(b *testing.B) {
+	items := synthItems(1, 100, 400)
+	b.ReportAllocs()
+	for b.Loop() {
+		NewIndex(items)
+	}
+}

@@ -1,0 +1,123 @@
+package chat
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/parley-dev/parley/runtime/store"
+)
+
+// KnowledgeInput is a knowledge item as a merchant writes it, through the API, a dashboard form or an import row.
+// Each transport parses its own format into it; Validate is the one place that decides what an item may hold.
+type KnowledgeInput struct {
+	Title   string
+	Content string
+	URL     string
+	Tags    []string
+}
+
+// The fields of a knowledge item, as FieldError names them (the API's JSON names).
+const (
+	FieldTitle   = "title"
+	FieldContent = "content"
+	FieldURL     = "url"
+	FieldTags    = "tags"
+)
+
+// Problem says what is wrong with a field; each transport words it in its own language.
+type Problem string
+
+// The problems Validate reports.
+const (
+	// ProblemMissing is an empty or blank title, content or tag.
+	ProblemMissing Problem = "missing"
+	// ProblemTooLong is a title, content, URL or tag longer than Limit (runes; bytes for the URL).
+	ProblemTooLong Problem = "too_long"
+	// ProblemTooMany is more than Limit tags.
+	ProblemTooMany Problem = "too_many"
+	// ProblemNotHTTPURL is a URL that is not an absolute http or https address.
+	ProblemNotHTTPURL Problem = "not_http_url"
+	// ProblemNotText is text that is not UTF-8 or holds NUL, which not every store keeps as it is.
+	ProblemNotText Problem = "not_text"
+)
+
+// FieldError is one problem of one field.
+type FieldError struct {
+	// Field is one of the Field constants.
+	Field string
+	// Index is the tag's position for a problem of one tag, else -1.
+	Index   int
+	Problem Problem
+	// Limit is the most allowed, for ProblemTooLong and ProblemTooMany.
+	Limit int
+	// Length is what was given, for ProblemTooLong and ProblemTooMany.
+	Length int
+}
+
+// Error words the problem in English, for logs and tests; transports word it for their own callers.
+func (e FieldError) Error() string {
+	name := e.Field
+	if e.Index >= 0 {
+		name = fmt.Sprintf("%s[%d]", e.Field, e.Index)
+	}
+	switch e.Problem {
+	case ProblemTooLong, ProblemTooMany:
+		return fmt.Sprintf("%s: %s (%d, at most %d)", name, e.Problem, e.Length, e.Limit)
+	default:
+		return fmt.Sprintf("%s: %s", name, e.Problem)
+	}
+}
+
+// Validate checks in against the limits of one knowledge item and returns it trimmed as an item to store, or
+// every problem found, in the order of the fields. Blank tags are refused, not dropped: a transport whose
+// format lists tags in one text (a form field, a CSV cell) drops the blanks of its own splitting.
+func (in KnowledgeInput) Validate() (store.Knowledge, []FieldError) {
+	var problems []FieldError
+	add := func(field string, index int, p Problem, limit, length int) {
+		problems = append(problems, FieldError{Field: field, Index: index, Problem: p, Limit: limit, Length: length})
+	}
+	text := func(field string, index int, s string, required bool, maxRunes int) string {
+		s = strings.TrimSpace(s)
+		switch n := utf8.RuneCountInString(s); {
+		case !storable(s):
+			add(field, index, ProblemNotText, 0, 0)
+		case s == "" && required:
+			add(field, index, ProblemMissing, 0, 0)
+		case n > maxRunes:
+			add(field, index, ProblemTooLong, maxRunes, n)
+		}
+		return s
+	}
+	k := store.Knowledge{
+		Title:   text(FieldTitle, -1, in.Title, true, MaxTitleRunes),
+		Content: text(FieldContent, -1, in.Content, true, MaxContentRunes),
+		URL:     strings.TrimSpace(in.URL),
+		Tags:    make([]string, 0, len(in.Tags)),
+	}
+	switch u, err := url.Parse(k.URL); {
+	case k.URL == "":
+	case !storable(k.URL):
+		add(FieldURL, -1, ProblemNotText, 0, 0)
+	case len(k.URL) > MaxURLBytes:
+		add(FieldURL, -1, ProblemTooLong, MaxURLBytes, len(k.URL))
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		add(FieldURL, -1, ProblemNotHTTPURL, 0, 0)
+	}
+	if len(in.Tags) > MaxTags {
+		add(FieldTags, -1, ProblemTooMany, MaxTags, len(in.Tags))
+	}
+	for i, t := range in.Tags {
+		k.Tags = append(k.Tags, text(FieldTags, i, t, true, MaxTagRunes))
+	}
+	if problems != nil {
+		return store.Knowledge{}, problems
+	}
+	return k, nil
+}
+
+// storable reports whether s is text both stores keep as it is: valid UTF-8 without NUL.
+func storable(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
+}

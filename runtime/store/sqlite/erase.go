@@ -1,0 +1,27 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+)
+
+// merchantTables are the tables holding a merchant's rows, children before their parents (deliveries refer to
+// events, messages to conversations).
+var merchantTables = []string{
+	"delivery_attempts", "deliveries", "events", "disabled_endpoints",
+	"messages", "conversations", "monthly_conversations", "monthly_tokens",
+	"knowledge", "knowledge_revisions", "leads", "api_keys",
+}
+
+// EraseMerchant deletes the merchant's rows from every table, in the caller's transaction.
+func (tx writeTx) EraseMerchant(ctx context.Context, merchantID string) (int64, error) {
+	var total int64
+	for _, table := range merchantTables {
+		n, err := affected(tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE merchant_id = ?`, merchantID))
+		if err != nil {
+			return 0, fmt.Errorf("erasing %s: %w", table, err)
+		}
+		total += n
+	}
+	return total, nil
+}

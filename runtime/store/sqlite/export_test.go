@@ -1,0 +1,4 @@
+package sqlite
+
+// MerchantTables are the tables EraseMerchant deletes from, for the schema test.
+var MerchantTables = merchantTables

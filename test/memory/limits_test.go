@@ -1,0 +1,195 @@
+// Package memory checks that a merchant at its plan's knowledge limits cannot push a real `parley runtime`
+// process past the memory the operator requests for it by default.
+package memory
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
+	"github.com/parley-dev/parley/internal/contract"
+	"github.com/parley-dev/parley/internal/credentials"
+	"github.com/parley-dev/parley/internal/render"
+	"github.com/parley-dev/parley/internal/testutil/runtimeproc"
+	"github.com/parley-dev/parley/internal/testutil/synthkb"
+	"github.com/parley-dev/parley/runtime/chat"
+	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/store/sqlite"
+	"github.com/parley-dev/parley/runtime/tenant"
+)
+
+// The pro plan of the chart and the samples: 1,000 items, and the default knowledgeCharacters.
+const (
+	planItems      = 1000
+	planCharacters = 2_000_000
+)
+
+// TestMerchantAtItsLimitsStaysWithinTheMemoryRequest fills one merchant's knowledge base to its plan's limits,
+// runs `parley runtime` as the operator renders it for a ChatRuntime with the default resources, chats, changes
+// the knowledge so that the old and the new index live side by side while the new one is built, chats again,
+// and checks the process's peak resident memory against the default memory request.
+func TestMerchantAtItsLimitsStaysWithinTheMemoryRequest(t *testing.T) {
+	rt := &chatv1alpha1.ChatRuntime{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: "parley-system"}}
+	d := render.RuntimeDeployment(rt, "parley:test")
+	request := (*d.Spec.Template.Spec.Containers[0].Resources.Requests)[corev1.ResourceMemory]
+	if request.IsZero() {
+		t.Fatal("the operator renders no default memory request for the runtime")
+	}
+
+	dir := t.TempDir()
+	dbPath := filepath.Join(dir, "parley.db")
+	key := writeBundle(t, filepath.Join(dir, "tenants"))
+	ids := fillKnowledge(t, dbPath)
+
+	bin := runtimeproc.Build(t)
+	p := runtimeproc.Start(t, bin, nil, "--tenants-dir="+filepath.Join(dir, "tenants"), "--sqlite-path="+dbPath,
+		"--log-level=warn", contract.Arg(contract.FlagIndexCacheBytes, strconv.FormatInt(render.IndexCacheBytes(rt), 10)))
+	g := synthkb.New(99)
+	for range 20 {
+		ask(t, p.URL, key, g.Question())
+	}
+	first := p.PeakRSS(t)
+
+	// A knowledge write through another process (a second replica, as far as this one knows): the runtime
+	// notices the new revision and builds the new index while the old one answers.
+	st, err := sqlite.Open(t.Context(), dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := st.GetKnowledge(t.Context(), "big", ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.Content = "Zyzzogeton. " + old.Content[12:] // as many characters as before
+	old.UpdatedAt = time.Now().UTC()
+	if err := chat.UpdateKnowledge(t.Context(), st, old, planCharacters); err != nil {
+		t.Fatal(err)
+	}
+	_ = st.Close()
+	deadline := time.Now().Add(time.Minute)
+	for !cites(ask(t, p.URL, key, "Tell me about zyzzogeton"), ids[0]) {
+		if time.Now().After(deadline) {
+			t.Fatal("the runtime never answered from the changed knowledge")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for range 20 {
+		ask(t, p.URL, key, g.Question())
+	}
+
+	peak := p.PeakRSS(t)
+	t.Logf("peak RSS %.1f MiB (%.1f MiB before the rebuild) with %d items of %d characters in all; memory request %s, index cache %d MiB",
+		float64(peak)/(1<<20), float64(first)/(1<<20), planItems, planCharacters, request.String(), render.IndexCacheBytes(rt)>>20)
+	if peak > request.Value() {
+		t.Errorf("peak RSS %.1f MiB is past the default memory request %s", float64(peak)/(1<<20), request.String())
+	}
+}
+
+// writeBundle writes the bundle of merchant "big" on the pro plan and returns its secret key.
+func writeBundle(t *testing.T, dir string) string {
+	t.Helper()
+	key, err := credentials.NewAPIKey(credentials.SecretPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc, err := credentials.Describe(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := tenant.Marshal(&tenant.Bundle{APIVersion: tenant.APIVersion, MerchantID: "big", DisplayName: "Big",
+		Plan: tenant.Plan{Name: "pro", RequestsPerSecond: 1000, Burst: 1000, APIAccess: true,
+			KnowledgeItems: planItems, KnowledgeCharacters: planCharacters},
+		APIKeys: []tenant.APIKey{{ID: desc.ID, Type: tenant.KeySecret, SHA256: desc.SHA256}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "big.json"), doc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
+// fillKnowledge writes planItems items holding planCharacters characters in all, within the plan's limits as
+// the runtime checks them, and returns their IDs.
+func fillKnowledge(t *testing.T, path string) []string {
+	t.Helper()
+	st, err := sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = st.Close() }()
+	g := synthkb.New(7)
+	now := time.Now().UTC()
+	ids := make([]string, planItems)
+	total := 0
+	for i := range planItems {
+		it := g.Item(planCharacters / planItems)
+		// Each item holds exactly its share of the characters, title included.
+		it.Content = it.Content[:planCharacters/planItems-utf8.RuneCountInString(it.Title)]
+		ids[i] = fmt.Sprintf("kn_%04d", i)
+		k := store.Knowledge{ID: ids[i], MerchantID: "big", Title: it.Title, Content: it.Content, Tags: it.Tags,
+			CreatedAt: now, UpdatedAt: now}
+		if err := chat.CreateKnowledge(t.Context(), st, k, planItems); err != nil {
+			t.Fatal(err)
+		}
+		total += utf8.RuneCountInString(it.Title) + utf8.RuneCountInString(it.Content)
+	}
+	if total != planCharacters {
+		t.Fatalf("the knowledge holds %d characters, want the plan's %d", total, planCharacters)
+	}
+	return ids
+}
+
+// answer is what the test reads of POST /api/v1/chat's answer.
+type answer struct {
+	Sources []struct {
+		KnowledgeID string `json:"knowledge_id"`
+	} `json:"sources"`
+}
+
+// ask asks the merchant a question with its secret key.
+func ask(t *testing.T, base, key, question string) answer {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"message": question})
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, base+"/api/v1/chat", strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-API-Key", key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var a answer
+	if err := json.NewDecoder(resp.Body).Decode(&a); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("chat: %d, %v", resp.StatusCode, err)
+	}
+	return a
+}
+
+// cites reports whether the answer cites the item id.
+func cites(a answer, id string) bool {
+	for _, s := range a.Sources {
+		if s.KnowledgeID == id {
+			return true
+		}
+	}
+	return false
+}
