@@ -28,8 +28,8 @@ func TestRenderedRuntimeStarts(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rt := &chatv1alpha1.ChatRuntime{ObjectMeta: metav1.ObjectMeta{Name: "blue", Namespace: "parley-system"}, Spec: tc.spec}
 			got := parseRendered(t, rt)
-			if got.Namespace != rt.Namespace || got.RuntimeName != rt.Name {
-				t.Errorf("the runtime serves the bundles of %s/%s, want %s/%s", got.Namespace, got.RuntimeName, rt.Namespace, rt.Name)
+			if want := TargetNamespace(rt); got.Namespace != want || got.RuntimeName != rt.Name {
+				t.Errorf("the runtime serves the bundles of %s/%s, want %s/%s", got.Namespace, got.RuntimeName, want, rt.Name)
 			}
 			if got.Storage != string(rt.Spec.Storage.Type) || got.Assistant != string(rt.Spec.Assistant.Provider) {
 				t.Errorf("storage %q, assistant %q", got.Storage, got.Assistant)
@@ -179,6 +179,7 @@ func runtimeShapes(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) 
 		s.OIDC = &chatv1alpha1.OIDCSpec{IssuerURL: "https://login.example.com", Audience: "parley",
 			SessionKeySecretRef: &chatv1alpha1.SecretKeySelector{Name: "dashboard-session-key"}}
 	}, base)
+	add("a target namespace of its own", func(s *chatv1alpha1.ChatRuntimeSpec) { s.TargetNamespace = "parley-runtime-blue" }, postgres)
 	add("autoscaling", func(s *chatv1alpha1.ChatRuntimeSpec) {
 		s.Autoscaling = &chatv1alpha1.AutoscalingSpec{MinReplicas: &three, MaxReplicas: 10}
 	}, postgres)
