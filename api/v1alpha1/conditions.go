@@ -76,7 +76,8 @@ const (
 	// ReasonDeploymentNotReady means the runtime Deployment has fewer ready replicas than desired. ChatRuntime.
 	ReasonDeploymentNotReady = "DeploymentNotReady"
 	// ReasonTargetNamespaceInUse means another, older ChatRuntime already has the same target namespace; this
-	// one renders nothing, as its runtime could read the other's bundles. ChatRuntime.
+	// one renders nothing, as its runtime could read the other's bundles, and its Merchants publish none (chat
+	// stops in a bundle published before). ChatRuntime, Merchant.
 	ReasonTargetNamespaceInUse = "TargetNamespaceInUse"
 	// ReasonApplyFailed means writing a rendered object to the API server failed. ChatRuntime.
 	ReasonApplyFailed = "ApplyFailed"

@@ -56,14 +56,22 @@ func ServiceName(rt *chatv1alpha1.ChatRuntime) string { return "parley-runtime-"
 // DataClaimName is the PersistentVolumeClaim that holds a SQLite runtime's database.
 func DataClaimName(rt *chatv1alpha1.ChatRuntime) string { return ServiceName(rt) + "-data" }
 
+// Labels the operator finds a runtime's objects by.
+const (
+	// InstanceLabel names the ChatRuntime an object was rendered for.
+	InstanceLabel = "app.kubernetes.io/instance"
+	// ManagedByLabel is FieldOwner on every object the operator renders.
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+)
+
 // RuntimeLabels are the operator's own labels on everything it renders for a runtime. The ChatRuntime's labels
 // are deliberately not copied: GitOps tools would then prune or fight the generated objects.
 func RuntimeLabels(rt *chatv1alpha1.ChatRuntime) map[string]string {
 	return map[string]string{
-		"app.kubernetes.io/name":       "parley-runtime",
-		"app.kubernetes.io/instance":   rt.Name,
-		"app.kubernetes.io/component":  "runtime",
-		"app.kubernetes.io/managed-by": FieldOwner,
+		"app.kubernetes.io/name":      "parley-runtime",
+		InstanceLabel:                 rt.Name,
+		"app.kubernetes.io/component": "runtime",
+		ManagedByLabel:                FieldOwner,
 	}
 }
 
