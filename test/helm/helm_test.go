@@ -107,6 +107,28 @@ func TestTemplate(t *testing.T) {
 		t.Errorf("operator args %v", args)
 	}
 
+	// The default runtime gets a namespace of its own, where the operator is granted its workload and bundles.
+	if ns := all["Namespace/parley-runtime"]; ns == nil ||
+		ns["metadata"].(map[string]any)["annotations"].(map[string]any)["helm.sh/resource-policy"] != "keep" {
+		t.Errorf("the runtime's namespace is not created, or not kept: %v", ns)
+	}
+	if rt := all["ChatRuntime/default"]; rt["spec"].(map[string]any)["targetNamespace"] != "parley-runtime" {
+		t.Errorf("the default ChatRuntime's spec is %v, want targetNamespace parley-runtime", rt["spec"])
+	}
+	rtb := all["RoleBinding/parley-runtime-namespace"]
+	if rtb == nil || rtb["metadata"].(map[string]any)["namespace"] != "parley-runtime" ||
+		rtb["roleRef"].(map[string]any)["name"] != "parley-runtime-namespace" {
+		t.Errorf("the runtime namespace's grant is %v", rtb)
+	}
+	if _, ok := all["ClusterRole/parley-runtime-namespace"]; !ok {
+		t.Error("ClusterRole/parley-runtime-namespace is not rendered")
+	}
+	shared := objects(t, helm(t, "template", "parley", chart, "--kube-version", "1.37.0", "-n", "parley-system",
+		"--set", "defaults.enabled=true,runtime.namespace="))
+	if _, ok := shared["ChatRuntime/default"]["spec"].(map[string]any)["targetNamespace"]; ok || shared["RoleBinding/parley-runtime-namespace"] != nil {
+		t.Errorf("runtime.namespace empty still moves the runtime: %v", shared["ChatRuntime/default"]["spec"])
+	}
+
 	if _, ok := all["RoleBinding/parley-tenant-secrets"]; ok {
 		t.Error("the operator is granted Secrets in tenant namespaces nobody listed")
 	}
