@@ -118,3 +118,55 @@ func isolated(t *testing.T, rt *chatv1alpha1.ChatRuntime, status metav1.Conditio
 	}
 	return nil
 }
+
+// TestRuntimeMovesToTargetNamespace sets targetNamespace on a ChatRuntime that ran in the operator's namespace:
+// its workload moves (the old Deployment is deleted), its merchant's bundle is published in the new namespace,
+// and the old bundle is retired, keeping the merchant ID and serving nothing.
+func TestRuntimeMovesToTargetNamespace(t *testing.T) {
+	target, tenantNS := newNamespace(t), newNamespace(t)
+	create(t, plan("rtns-move-plan", 5, false))
+	rt := runtimeObj("rtns-move")
+	create(t, rt)
+	m := merchant(tenantNS, "mover", "rtns-move-plan", rt.Name)
+	create(t, m)
+	waitReady(t, m, metav1.ConditionTrue, chatv1alpha1.ReasonReconciled)
+	old := types.NamespacedName{Namespace: operatorNS, Name: render.ServiceName(rt)}
+	eventually(t, "the Deployment in the operator's namespace", func() error { return k8s.Get(ctxT(t), old, &appsv1.Deployment{}) })
+
+	update(t, rt, func(rt *chatv1alpha1.ChatRuntime) { rt.Spec.TargetNamespace = target })
+	eventually(t, "the workload moved", func() error {
+		if err := k8s.Get(ctxT(t), types.NamespacedName{Namespace: target, Name: render.ServiceName(rt)}, &appsv1.Deployment{}); err != nil {
+			return err
+		}
+		if err := k8s.Get(ctxT(t), old, &appsv1.Deployment{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the old Deployment: %w", err)
+		}
+		return nil
+	})
+	want := target + "/" + tenant.SecretName(m.Status.MerchantID)
+	eventually(t, "the bundle moved", func() error {
+		if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(m), m); err != nil {
+			return err
+		}
+		if m.Status.BundleSecret != want {
+			return fmt.Errorf("bundle %s, want %s", m.Status.BundleSecret, want)
+		}
+		var s corev1.Secret
+		if err := k8s.Get(ctxT(t), types.NamespacedName{Namespace: operatorNS, Name: tenant.SecretName(m.Status.MerchantID)}, &s); err != nil {
+			return err
+		}
+		if _, retired := s.Annotations[render.RetiredAnnotation]; !retired || len(s.Data) != 0 {
+			return fmt.Errorf("the old bundle is not retired: %v", s.Annotations)
+		}
+		return nil
+	})
+
+	for _, changed := range []string{"", "elsewhere"} {
+		moved := rt.DeepCopy()
+		moved.ResourceVersion = "" // unconditional: the operator writes the ChatRuntime meanwhile
+		moved.Spec.TargetNamespace = changed
+		if err := k8s.Update(ctxT(t), moved); !apierrors.IsInvalid(err) {
+			t.Errorf("targetNamespace changed to %q: %v", changed, err)
+		}
+	}
+}
