@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
@@ -280,10 +281,32 @@ func (r *ChatRuntimeReconciler) enqueueRuntime() handler.EventHandler {
 	})
 }
 
+// sharingTarget maps a ChatRuntime to the others with the same target namespace, so that a runtime refused for
+// TargetNamespaceInUse starts once the runtime that had the namespace is deleted.
+func (r *ChatRuntimeReconciler) sharingTarget(ctx context.Context, o client.Object) []reconcile.Request {
+	changed, ok := o.(*chatv1alpha1.ChatRuntime)
+	if !ok || render.TargetNamespace(changed) == r.Namespace {
+		return nil
+	}
+	var all chatv1alpha1.ChatRuntimeList
+	if err := r.List(ctx, &all, client.InNamespace(r.Namespace)); err != nil {
+		logf.FromContext(ctx).Error(err, "listing ChatRuntimes to enqueue")
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range all.Items {
+		if rt := &all.Items[i]; rt.Name != changed.Name && render.TargetNamespace(rt) == render.TargetNamespace(changed) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(rt)})
+		}
+	}
+	return reqs
+}
+
 // SetupWithManager watches ChatRuntimes, what is rendered for them, and tenant bundles (for the tenant count).
 func (r *ChatRuntimeReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&chatv1alpha1.ChatRuntime{}).
+		Watches(&chatv1alpha1.ChatRuntime{}, handler.EnqueueRequestsFromMapFunc(r.sharingTarget)).
 		Watches(&appsv1.Deployment{}, r.enqueueRuntime()).
 		Watches(&corev1.Service{}, r.enqueueRuntime()).
 		Watches(&corev1.ServiceAccount{}, r.enqueueRuntime()).

@@ -84,6 +84,14 @@ func TestRuntimeReadsOnlyItsOwnBundles(t *testing.T) {
 	create(t, mC)
 	waitReady(t, mC, metav1.ConditionFalse, chatv1alpha1.ReasonTargetNamespaceInUse)
 
+	// Once the runtime that had the namespace is gone, the refused one starts.
+	if err := k8s.Delete(ctxT(t), rtA); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the refused runtime's Deployment", func() error {
+		return k8s.Get(ctxT(t), types.NamespacedName{Namespace: nsA, Name: render.ServiceName(intruder)}, &d)
+	})
+
 	// Without a target namespace the runtime shares the operator's, and says so.
 	shared := runtimeObj("rtns-shared")
 	create(t, shared)

@@ -381,7 +381,8 @@ type ChatRuntimeStatus struct {
 }
 
 // ChatRuntime is a deployment of the shared chat runtime that serves every merchant referring to it. It lives in
-// the operator's namespace; Merchants in any namespace name it in their runtimeRef.
+// the operator's namespace, its workload and tenant bundles in its spec.targetNamespace; Merchants in any
+// namespace name it in their runtimeRef.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:categories=parley,shortName=cr;chatrt
@@ -390,6 +391,8 @@ type ChatRuntimeStatus struct {
 // +kubebuilder:printcolumn:name="Tenants",type=integer,JSONPath=`.status.tenants`
 // +kubebuilder:printcolumn:name="Storage",type=string,JSONPath=`.spec.storage.type`
 // +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.spec.publicURL`
+// +kubebuilder:printcolumn:name="Target Namespace",type=string,JSONPath=`.spec.targetNamespace`
+// +kubebuilder:printcolumn:name="Isolated",type=string,JSONPath=`.status.conditions[?(@.type=="Isolated")].status`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ChatRuntime struct {
