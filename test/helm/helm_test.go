@@ -213,7 +213,8 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	}
 
 	// The CRDs exist now, so the release can create the default plans and runtime.
-	helm(t, append([]string{"upgrade", "parley", chart, "--reuse-values", "--set", "defaults.enabled=true"}, k...)...)
+	// As a release of a chart from before runtime.namespace: the default runtime in the release's namespace.
+	helm(t, append([]string{"upgrade", "parley", chart, "--reuse-values", "--set", "defaults.enabled=true,runtime.namespace="}, k...)...)
 	waitFor(t, func() error {
 		return c.Get(ctx, client.ObjectKey{Namespace: "parley-system", Name: "default"}, &chatv1alpha1.ChatRuntime{})
 	})
@@ -223,7 +224,9 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	applySamples(ctx, t, c)
 
 	// The scale-out example the README gives: the API server accepts it and the runtime gets every part.
-	helm(t, append([]string{"upgrade", "parley", chart, "--reuse-values", "-f", filepath.Join(chart, "examples", "scale-out.yaml")}, k...)...)
+	// Upgraded to runtime.namespace, the runtime is not moved from under its data.
+	helm(t, append([]string{"upgrade", "parley", chart, "--reuse-values", "--set", "runtime.namespace=parley-runtime",
+		"-f", filepath.Join(chart, "examples", "scale-out.yaml")}, k...)...)
 	waitFor(t, func() error {
 		var rt chatv1alpha1.ChatRuntime
 		if err := c.Get(ctx, client.ObjectKey{Namespace: "parley-system", Name: "default"}, &rt); err != nil {
@@ -233,6 +236,9 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 		if s.Storage.Type != chatv1alpha1.StoragePostgres || s.Storage.SQLite != nil || s.Autoscaling == nil ||
 			s.Autoscaling.MaxReplicas != 10 || s.RateLimiter == nil || s.RateLimiter.Redis == nil {
 			return fmt.Errorf("the runtime after the scale-out upgrade: %+v", s)
+		}
+		if s.TargetNamespace != "" {
+			return fmt.Errorf("the upgrade moved the installed runtime to %s", s.TargetNamespace)
 		}
 		return nil
 	})
@@ -250,6 +256,10 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: "acme", Name: "acme"}, &chatv1alpha1.Merchant{}); err != nil {
 		t.Errorf("a merchant went with the release: %v", err)
+	}
+	var ns corev1.Namespace
+	if err := c.Get(ctx, client.ObjectKey{Name: "parley-runtime"}, &ns); err != nil || !ns.DeletionTimestamp.IsZero() {
+		t.Errorf("the runtime's namespace went with the release: %v", err)
 	}
 }
 
