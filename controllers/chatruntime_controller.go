@@ -91,6 +91,10 @@ func (r *ChatRuntimeReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, fmt.Errorf("listing ChatRuntimes: %w", err)
 	}
 	if targetTaken(&rt, all.Items, r.Namespace) {
+		// An older runtime moved into the namespace after this one: this one's workload goes.
+		if err := r.deleteWorkload(ctx, &rt, target); err != nil {
+			return ctrl.Result{}, err
+		}
 		setReady(r.Recorder, &rt, &rt.Status.Conditions, ready(rt.Generation, metav1.ConditionFalse, chatv1alpha1.ReasonTargetNamespaceInUse,
 			fmt.Sprintf("another ChatRuntime already runs in namespace %s; give this one a namespace of its own", target)))
 		return ctrl.Result{}, patchStatus(ctx, r.Client, before, &rt, runtimeStatus)

@@ -3,6 +3,7 @@ package controllers
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -83,6 +84,24 @@ func TestRuntimeReadsOnlyItsOwnBundles(t *testing.T) {
 	mC := merchant(tenantNS, "gamma", "rtns-plan", intruder.Name)
 	create(t, mC)
 	waitReady(t, mC, metav1.ConditionFalse, chatv1alpha1.ReasonTargetNamespaceInUse)
+
+	// An older runtime moving into a younger one's namespace takes it over: the younger one's workload goes.
+	older, younger := runtimeObj("rtns-older"), runtimeObj("rtns-younger")
+	create(t, older)
+	time.Sleep(1100 * time.Millisecond) // creation timestamps have a resolution of one second
+	nsY := newNamespace(t)
+	younger.Spec.TargetNamespace = nsY
+	create(t, younger)
+	youngerKey := types.NamespacedName{Namespace: nsY, Name: render.ServiceName(younger)}
+	eventually(t, "the younger runtime's Deployment", func() error { return k8s.Get(ctxT(t), youngerKey, &d) })
+	update(t, older, func(rt *chatv1alpha1.ChatRuntime) { rt.Spec.TargetNamespace = nsY })
+	waitReady(t, younger, metav1.ConditionFalse, chatv1alpha1.ReasonTargetNamespaceInUse)
+	eventually(t, "the younger runtime's workload deleted", func() error {
+		if err := k8s.Get(ctxT(t), youngerKey, &appsv1.Deployment{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("its Deployment: %w", err)
+		}
+		return nil
+	})
 
 	// Once the runtime that had the namespace is gone, the refused one starts.
 	if err := k8s.Delete(ctxT(t), rtA); err != nil {
