@@ -10,19 +10,26 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
 	"github.com/parley-dev/parley/internal/render"
 )
+
+// runtimeFinalizer deletes a runtime's workload in a target namespace of its own, which the ChatRuntime cannot
+// own across namespaces.
+const runtimeFinalizer = "chat.parley.dev/runtime-workload"
 
 // ChatRuntimeReconciler renders each ChatRuntime into its Deployment, Service, ServiceAccount, Role, RoleBinding,
 // PersistentVolumeClaim, PodDisruptionBudget and HorizontalPodAutoscaler, applied with server-side apply under
@@ -38,25 +45,58 @@ type ChatRuntimeReconciler struct {
 
 // +kubebuilder:rbac:groups=chat.parley.dev,resources=chatruntimes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=chat.parley.dev,resources=chatruntimes/status,verbs=get;update;patch
-// What the operator renders for runtimes lives only in its own namespace: a Role there, not a ClusterRole
-// (`make chart` puts the release's namespace in place of parley-system).
-// +kubebuilder:rbac:groups=apps,namespace=parley-system,resources=deployments,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",namespace=parley-system,resources=services;serviceaccounts;persistentvolumeclaims,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,namespace=parley-system,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=policy,namespace=parley-system,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=autoscaling,namespace=parley-system,resources=horizontalpodautoscalers,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=chat.parley.dev,resources=chatruntimes,verbs=update;patch
+// +kubebuilder:rbac:groups=chat.parley.dev,resources=chatruntimes/finalizers,verbs=update
+// The operator reads what it renders for runtimes in every namespace (its cache keeps only its own, by label),
+// and writes it only in its own namespace: a Role there (`make chart` puts the release's namespace in place of
+// parley-system), whose rules the ClusterRole parley-runtime-namespace repeats for the platform team to bind in
+// each runtime's target namespace.
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=services;serviceaccounts;persistentvolumeclaims,verbs=get;list;watch
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,namespace=parley-system,resources=deployments,verbs=create;update;patch;delete
+// +kubebuilder:rbac:groups="",namespace=parley-system,resources=services;serviceaccounts;persistentvolumeclaims,verbs=create;update;patch;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,namespace=parley-system,resources=roles;rolebindings,verbs=create;update;patch;delete
+// +kubebuilder:rbac:groups=policy,namespace=parley-system,resources=poddisruptionbudgets,verbs=create;update;patch;delete
+// +kubebuilder:rbac:groups=autoscaling,namespace=parley-system,resources=horizontalpodautoscalers,verbs=create;update;patch;delete
 
 // Reconcile loads a ChatRuntime, applies its rendered objects and reports the Deployment's state.
 func (r *ChatRuntimeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var rt chatv1alpha1.ChatRuntime
-	if done, err := load(ctx, r.Client, req, &rt); done {
-		return ctrl.Result{}, err
+	if err := r.Get(ctx, req.NamespacedName, &rt); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !rt.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.finalize(ctx, &rt)
 	}
 	before := rt.DeepCopy()
 	rt.Status.ObservedGeneration = rt.Generation
 	if rt.Namespace != r.Namespace {
 		setReady(r.Recorder, &rt, &rt.Status.Conditions, ready(rt.Generation, metav1.ConditionFalse, chatv1alpha1.ReasonWrongNamespace,
 			fmt.Sprintf("ChatRuntimes are served only from the operator's namespace %s", r.Namespace)))
+		return ctrl.Result{}, patchStatus(ctx, r.Client, before, &rt, runtimeStatus)
+	}
+
+	target := render.TargetNamespace(&rt)
+	if target != rt.Namespace && controllerutil.AddFinalizer(&rt, runtimeFinalizer) {
+		if err := r.Update(ctx, &rt); err != nil {
+			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
+		}
+	}
+	setIsolated(&rt, r.Namespace)
+	var all chatv1alpha1.ChatRuntimeList
+	if err := r.List(ctx, &all, client.InNamespace(r.Namespace)); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing ChatRuntimes: %w", err)
+	}
+	if targetTaken(&rt, all.Items, r.Namespace) {
+		// An older runtime moved into the namespace after this one: this one's workload goes.
+		if err := r.deleteWorkload(ctx, &rt, target); err != nil {
+			return ctrl.Result{}, err
+		}
+		setReady(r.Recorder, &rt, &rt.Status.Conditions, ready(rt.Generation, metav1.ConditionFalse, chatv1alpha1.ReasonTargetNamespaceInUse,
+			fmt.Sprintf("another ChatRuntime already runs in namespace %s; give this one a namespace of its own", target)))
 		return ctrl.Result{}, patchStatus(ctx, r.Client, before, &rt, runtimeStatus)
 	}
 
@@ -68,10 +108,16 @@ func (r *ChatRuntimeReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 		return ctrl.Result{}, err
 	}
+	if target != rt.Namespace {
+		// A ChatRuntime given a targetNamespace after it ran in its own namespace moves there.
+		if err := r.deleteWorkload(ctx, &rt, rt.Namespace); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 
 	var deploy appsv1.Deployment
 	var current *appsv1.Deployment
-	switch err := r.Get(ctx, types.NamespacedName{Namespace: rt.Namespace, Name: render.ServiceName(&rt)}, &deploy); {
+	switch err := r.Get(ctx, types.NamespacedName{Namespace: target, Name: render.ServiceName(&rt)}, &deploy); {
 	case err == nil:
 		current = &deploy
 		rt.Status.Replicas, rt.Status.ReadyReplicas = deploy.Status.Replicas, deploy.Status.ReadyReplicas
@@ -80,7 +126,7 @@ func (r *ChatRuntimeReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	var bundles corev1.SecretList
 	// Only counted: the cache's bundles are read without copying them, 10,000 copies a reconcile otherwise.
-	if err := r.List(ctx, &bundles, client.InNamespace(rt.Namespace), client.UnsafeDisableDeepCopy,
+	if err := r.List(ctx, &bundles, client.InNamespace(target), client.UnsafeDisableDeepCopy,
 		client.MatchingLabels{chatv1alpha1.TenantLabel: "true", chatv1alpha1.RuntimeLabel: rt.Name}); err != nil {
 		return ctrl.Result{}, fmt.Errorf("counting tenant bundles: %w", err)
 	}
@@ -90,6 +136,78 @@ func (r *ChatRuntimeReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 }
 
 func runtimeStatus(rt *chatv1alpha1.ChatRuntime) any { return rt.Status }
+
+// setIsolated reports whether the runtime can read only its own tenant bundles: it can read every Secret of its
+// target namespace, so not when that is the operator's namespace.
+func setIsolated(rt *chatv1alpha1.ChatRuntime, operatorNamespace string) {
+	cond := metav1.Condition{Type: chatv1alpha1.ConditionIsolated, ObservedGeneration: rt.Generation,
+		Status: metav1.ConditionTrue, Reason: chatv1alpha1.ReasonOwnNamespace,
+		Message: "the runtime reads Secrets only in namespace " + render.TargetNamespace(rt)}
+	if render.TargetNamespace(rt) == operatorNamespace {
+		cond.Status, cond.Reason = metav1.ConditionFalse, chatv1alpha1.ReasonSharesNamespace
+		cond.Message = "the runtime can read every Secret of namespace " + operatorNamespace +
+			": other runtimes' tenant bundles and the platform's credentials; set spec.targetNamespace"
+	}
+	meta.SetStatusCondition(&rt.Status.Conditions, cond)
+}
+
+// targetTaken decides whether another ChatRuntime of runtimes, older than rt (or as old, with a smaller name),
+// already has rt's target namespace, where each runtime could read the other's bundles. The operator's own
+// namespace is shared as before targetNamespace existed; those runtimes report Isolated=False instead.
+func targetTaken(rt *chatv1alpha1.ChatRuntime, runtimes []chatv1alpha1.ChatRuntime, operatorNamespace string) bool {
+	target := render.TargetNamespace(rt)
+	if target == operatorNamespace {
+		return false
+	}
+	for i := range runtimes {
+		o := &runtimes[i]
+		if o.Name == rt.Name || render.TargetNamespace(o) != target {
+			continue
+		}
+		if o.CreationTimestamp.Before(&rt.CreationTimestamp) ||
+			(o.CreationTimestamp.Equal(&rt.CreationTimestamp) && o.Name < rt.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+// finalize deletes the workload of a runtime in a target namespace of its own, then removes the finalizer. Its
+// PersistentVolumeClaim stays, as in the ChatRuntime's own namespace: its conversations are not deleted with it.
+func (r *ChatRuntimeReconciler) finalize(ctx context.Context, rt *chatv1alpha1.ChatRuntime) error {
+	if !controllerutil.ContainsFinalizer(rt, runtimeFinalizer) {
+		return nil
+	}
+	if err := r.deleteWorkload(ctx, rt, render.TargetNamespace(rt)); err != nil {
+		return err
+	}
+	controllerutil.RemoveFinalizer(rt, runtimeFinalizer)
+	return r.Update(ctx, rt)
+}
+
+// deleteWorkload deletes what the operator rendered for a runtime in namespace, but for its data volume. It reads
+// the cache first, so that a reconcile with nothing to delete sends no requests.
+func (r *ChatRuntimeReconciler) deleteWorkload(ctx context.Context, rt *chatv1alpha1.ChatRuntime, namespace string) error {
+	om := metav1.ObjectMeta{Namespace: namespace, Name: render.ServiceName(rt)}
+	for _, obj := range []client.Object{
+		&appsv1.Deployment{ObjectMeta: om}, &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: om},
+		&policyv1.PodDisruptionBudget{ObjectMeta: om}, &corev1.Service{ObjectMeta: om},
+		&rbacv1.RoleBinding{ObjectMeta: om}, &rbacv1.Role{ObjectMeta: om}, &corev1.ServiceAccount{ObjectMeta: om},
+	} {
+		if err := r.Get(ctx, client.ObjectKeyFromObject(obj), obj); apierrors.IsNotFound(err) {
+			continue
+		} else if err != nil {
+			return fmt.Errorf("reading %T %s/%s: %w", obj, namespace, om.Name, err)
+		}
+		if obj.GetLabels()[render.InstanceLabel] != rt.Name || obj.GetLabels()[render.ManagedByLabel] != render.FieldOwner {
+			continue
+		}
+		if err := r.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting %T %s/%s: %w", obj, namespace, om.Name, err)
+		}
+	}
+	return nil
+}
 
 // apply writes every rendered object with server-side apply, and removes the PodDisruptionBudget when the
 // runtime may run a single replica and the HorizontalPodAutoscaler when it has no autoscaling.
@@ -156,21 +274,55 @@ func (r *ChatRuntimeReconciler) handOffReplicas(ctx context.Context, rt *chatv1a
 	return nil
 }
 
-// SetupWithManager watches ChatRuntimes, what they own, and tenant bundles (for the tenant count).
+// enqueueRuntime maps an object rendered for a runtime, by its labels, to its ChatRuntime: owner references do
+// not reach across namespaces.
+func (r *ChatRuntimeReconciler) enqueueRuntime() handler.EventHandler {
+	return handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+		name := o.GetLabels()[render.InstanceLabel]
+		if name == "" || o.GetLabels()[render.ManagedByLabel] != render.FieldOwner {
+			return nil
+		}
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: r.Namespace, Name: name}}}
+	})
+}
+
+// sharingTarget maps a ChatRuntime to the others with the same target namespace, so that a runtime refused for
+// TargetNamespaceInUse starts once the runtime that had the namespace is deleted.
+func (r *ChatRuntimeReconciler) sharingTarget(ctx context.Context, o client.Object) []reconcile.Request {
+	changed, ok := o.(*chatv1alpha1.ChatRuntime)
+	if !ok || render.TargetNamespace(changed) == r.Namespace {
+		return nil
+	}
+	var all chatv1alpha1.ChatRuntimeList
+	if err := r.List(ctx, &all, client.InNamespace(r.Namespace)); err != nil {
+		logf.FromContext(ctx).Error(err, "listing ChatRuntimes to enqueue")
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range all.Items {
+		if rt := &all.Items[i]; rt.Name != changed.Name && render.TargetNamespace(rt) == render.TargetNamespace(changed) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(rt)})
+		}
+	}
+	return reqs
+}
+
+// SetupWithManager watches ChatRuntimes, what is rendered for them, and tenant bundles (for the tenant count).
 func (r *ChatRuntimeReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&chatv1alpha1.ChatRuntime{}).
-		Owns(&appsv1.Deployment{}).
-		Owns(&corev1.Service{}).
-		Owns(&corev1.ServiceAccount{}).
-		Owns(&rbacv1.Role{}).
-		Owns(&rbacv1.RoleBinding{}).
-		Owns(&policyv1.PodDisruptionBudget{}).
-		Owns(&autoscalingv2.HorizontalPodAutoscaler{}).
+		Watches(&chatv1alpha1.ChatRuntime{}, handler.EnqueueRequestsFromMapFunc(r.sharingTarget)).
+		Watches(&appsv1.Deployment{}, r.enqueueRuntime()).
+		Watches(&corev1.Service{}, r.enqueueRuntime()).
+		Watches(&corev1.ServiceAccount{}, r.enqueueRuntime()).
+		Watches(&rbacv1.Role{}, r.enqueueRuntime()).
+		Watches(&rbacv1.RoleBinding{}, r.enqueueRuntime()).
+		Watches(&policyv1.PodDisruptionBudget{}, r.enqueueRuntime()).
+		Watches(&autoscalingv2.HorizontalPodAutoscaler{}, r.enqueueRuntime()).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(
 			func(_ context.Context, o client.Object) []reconcile.Request {
 				return []reconcile.Request{{NamespacedName: types.NamespacedName{
-					Namespace: o.GetNamespace(), Name: o.GetLabels()[chatv1alpha1.RuntimeLabel]}}}
+					Namespace: r.Namespace, Name: o.GetLabels()[chatv1alpha1.RuntimeLabel]}}}
 			}), builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelTenant))).
 		Named("chatruntime").
 		Complete(r)

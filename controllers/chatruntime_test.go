@@ -76,7 +76,10 @@ func TestSamplesBecomeReady(t *testing.T) {
 
 	for _, u := range objs {
 		if u.GetKind() == "ChatRuntime" {
-			markDeploymentAvailable(t, u.GetNamespace(), render.ServiceName(&chatv1alpha1.ChatRuntime{ObjectMeta: metav1.ObjectMeta{Name: u.GetName()}}))
+			target, _, _ := unstructured.NestedString(u.Object, "spec", "targetNamespace")
+			rt := &chatv1alpha1.ChatRuntime{ObjectMeta: metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace()},
+				Spec: chatv1alpha1.ChatRuntimeSpec{TargetNamespace: target}}
+			markDeploymentAvailable(t, render.TargetNamespace(rt), render.ServiceName(rt))
 		}
 	}
 	for _, u := range objs {

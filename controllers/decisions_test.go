@@ -387,3 +387,72 @@ func TestWebhookTarget(t *testing.T) {
 		})
 	}
 }
+
+func TestIDTaken(t *testing.T) {
+	early := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	late := metav1.NewTime(early.Add(time.Hour))
+	bundle := func(ns, source string, created metav1.Time, retired bool) corev1.Secret {
+		s := corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant-shop", CreationTimestamp: created,
+			Annotations: map[string]string{render.SourceAnnotation: source}}}
+		if retired {
+			s.Annotations[render.RetiredAnnotation] = early.Format(time.RFC3339)
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		name                string
+		bundles             []corev1.Secret
+		taken, takenRetired bool
+	}{
+		{name: "free", bundles: nil},
+		{name: "ours, on another runtime", bundles: []corev1.Secret{bundle("rt-b", "a/shop", early, false)}},
+		{name: "ours, retired on another runtime", bundles: []corev1.Secret{bundle("rt-b", "a/shop", early, true)}},
+		{name: "another merchant's, on another runtime", bundles: []corev1.Secret{bundle("rt-b", "b/shop", late, false)}, taken: true},
+		{name: "a deleted merchant's, on another runtime", bundles: []corev1.Secret{bundle("rt-b", "b/shop", late, true)},
+			taken: true, takenRetired: true},
+		{name: "published at once, ours older", bundles: []corev1.Secret{bundle("rt-a", "a/shop", early, false),
+			bundle("rt-b", "b/shop", late, false)}},
+		{name: "published at once, theirs older", bundles: []corev1.Secret{bundle("rt-a", "a/shop", late, false),
+			bundle("rt-b", "b/shop", early, false)}, taken: true},
+		{name: "published in the same second, namespace decides", bundles: []corev1.Secret{bundle("rt-b", "a/shop", early, false),
+			bundle("rt-a", "b/shop", early, false)}, taken: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			taken, retired := idTaken(tc.bundles, "a/shop")
+			if taken != tc.taken || (taken && retired != tc.takenRetired) {
+				t.Errorf("idTaken = %v (retired %v), want %v (retired %v)", taken, retired, tc.taken, tc.takenRetired)
+			}
+		})
+	}
+}
+
+func TestTargetTaken(t *testing.T) {
+	early := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	late := metav1.NewTime(early.Add(time.Hour))
+	rt := func(name, target string, created metav1.Time) chatv1alpha1.ChatRuntime {
+		return chatv1alpha1.ChatRuntime{ObjectMeta: metav1.ObjectMeta{Namespace: "parley-system", Name: name, CreationTimestamp: created},
+			Spec: chatv1alpha1.ChatRuntimeSpec{TargetNamespace: target}}
+	}
+	for _, tc := range []struct {
+		name   string
+		self   chatv1alpha1.ChatRuntime
+		others []chatv1alpha1.ChatRuntime
+		want   bool
+	}{
+		{"alone", rt("b", "rt-b", late), nil, false},
+		{"another namespace", rt("b", "rt-b", late), []chatv1alpha1.ChatRuntime{rt("a", "rt-a", early)}, false},
+		{"an older runtime there", rt("b", "rt-a", late), []chatv1alpha1.ChatRuntime{rt("a", "rt-a", early)}, true},
+		{"a younger runtime there", rt("a", "rt-a", early), []chatv1alpha1.ChatRuntime{rt("b", "rt-a", late)}, false},
+		{"as old, name decides", rt("b", "rt-a", early), []chatv1alpha1.ChatRuntime{rt("a", "rt-a", early)}, true},
+		{"itself in the list", rt("a", "rt-a", early), []chatv1alpha1.ChatRuntime{rt("a", "rt-a", early)}, false},
+		{"the operator's namespace is shared", rt("b", "", late), []chatv1alpha1.ChatRuntime{rt("a", "", early)}, false},
+		{"named as target, the operator's namespace is shared", rt("b", "parley-system", late),
+			[]chatv1alpha1.ChatRuntime{rt("a", "", early)}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := targetTaken(&tc.self, tc.others, "parley-system"); got != tc.want {
+				t.Errorf("targetTaken = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -39,7 +39,7 @@ func bundleKeyHashes(o client.Object) []string {
 type keyHolder struct {
 	// source is the Merchant (namespace/name) the bundle was rendered from.
 	source string
-	// created is when the bundle was first published; name breaks ties.
+	// created is when the bundle was first published; name (namespace/name) breaks ties.
 	created metav1.Time
 	name    string
 }
@@ -69,18 +69,51 @@ func keyTakenByOther(holders []keyHolder, source string) bool {
 
 // keyInUse reports as a KeyInUse problem that a key hash belongs to a Merchant other than source. The problem
 // names neither the other Merchant nor any Secret: they are another tenant's business.
-func keyInUse(ctx context.Context, c client.Reader, namespace, sha256Hex, source string) error {
+// Bundles of every runtime's target namespace count: a key belongs to one merchant in the whole cluster.
+func keyInUse(ctx context.Context, c client.Reader, sha256Hex, source string) error {
 	var list corev1.SecretList
-	if err := c.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{bundleKeyHashIndex: sha256Hex}); err != nil {
+	if err := c.List(ctx, &list, client.MatchingFields{bundleKeyHashIndex: sha256Hex}); err != nil {
 		return fmt.Errorf("listing tenant bundles by key: %w", err)
 	}
 	holders := make([]keyHolder, 0, len(list.Items))
 	for _, s := range list.Items {
-		holders = append(holders, keyHolder{source: s.Annotations[render.SourceAnnotation], created: s.CreationTimestamp, name: s.Name})
+		holders = append(holders, holderOf(&s))
 	}
 	if keyTakenByOther(holders, source) {
 		return newProblem(chatv1alpha1.ReasonKeyInUse,
 			"another merchant already uses a key with this value; generate a new key or bring another one")
 	}
 	return nil
+}
+
+func holderOf(s *corev1.Secret) keyHolder {
+	return keyHolder{source: s.Annotations[render.SourceAnnotation], created: s.CreationTimestamp, name: s.Namespace + "/" + s.Name}
+}
+
+// merchantBundles lists the tenant bundles that carry merchant ID id, in every namespace: a Merchant's bundle is
+// in its runtime's target namespace, and it may have left retired bundles in the target namespaces of runtimes
+// it was on before.
+func merchantBundles(ctx context.Context, c client.Reader, id string) ([]corev1.Secret, error) {
+	var list corev1.SecretList
+	if err := c.List(ctx, &list, client.MatchingLabels{
+		chatv1alpha1.SecretLabel: chatv1alpha1.SecretLabelTenant, chatv1alpha1.MerchantIDLabel: id}); err != nil {
+		return nil, fmt.Errorf("listing tenant bundles of merchant ID %s: %w", id, err)
+	}
+	return list.Items, nil
+}
+
+// idTaken decides whether a merchant ID, carried by bundles (of any namespace), belongs to a Merchant other than
+// source, as keyTakenByOther decides for keys: the first to publish it keeps it, even after it was deleted
+// (retired is then true). Each runtime's target namespace has its own bundle Secrets, so that creating one
+// cannot decide alone between two Merchants of different runtimes.
+func idTaken(bundles []corev1.Secret, source string) (taken, retired bool) {
+	holders := make([]keyHolder, 0, len(bundles))
+	for i := range bundles {
+		holders = append(holders, holderOf(&bundles[i]))
+		if holders[i].source != source {
+			_, r := bundles[i].Annotations[render.RetiredAnnotation]
+			retired = retired || r
+		}
+	}
+	return keyTakenByOther(holders, source), retired
 }

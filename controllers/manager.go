@@ -35,7 +35,8 @@ import (
 
 // Options configure the operator.
 type Options struct {
-	// Namespace is the operator's namespace: ChatRuntimes and tenant bundles live there.
+	// Namespace is the operator's namespace: ChatRuntimes live there, and the tenant bundles of runtimes without
+	// a targetNamespace.
 	Namespace string
 	// RuntimeImage is the image of runtime Deployments whose ChatRuntime names none.
 	RuntimeImage string
@@ -79,11 +80,8 @@ func NewManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	// What the operator renders for runtimes lives only in its own namespace, under its own label.
-	rendered := cache.ByObject{
-		Namespaces: map[string]cache.Config{opts.Namespace: {}},
-		Label:      labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": render.FieldOwner}),
-	}
+	// What the operator renders for runtimes lives in their target namespaces, under its own label.
+	rendered := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{render.ManagedByLabel: render.FieldOwner})}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  Scheme(),
 		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},

@@ -41,7 +41,8 @@ type MerchantReconciler struct {
 	Recorder recorder.EventRecorder
 	Metrics  *merchantMetrics
 	Now      func() time.Time
-	// Namespace is where ChatRuntimes and tenant bundles live: the operator's namespace.
+	// Namespace is where ChatRuntimes live: the operator's namespace. Bundles live in each runtime's target
+	// namespace.
 	Namespace string
 }
 
@@ -133,6 +134,14 @@ func (r *MerchantReconciler) publish(ctx context.Context, m *chatv1alpha1.Mercha
 		return published{}, newProblem(chatv1alpha1.ReasonRuntimeNotAllowed,
 			"ChatRuntime %s is not granted to namespace %s; ask the platform team", rt.Name, m.Namespace)
 	}
+	var runtimes chatv1alpha1.ChatRuntimeList
+	if err := r.List(ctx, &runtimes, client.InNamespace(r.Namespace)); err != nil {
+		return published{}, fmt.Errorf("listing ChatRuntimes: %w", err)
+	}
+	if targetTaken(&rt, runtimes.Items, r.Namespace) {
+		return published{}, newProblem(chatv1alpha1.ReasonTargetNamespaceInUse,
+			"ChatRuntime %s shares its target namespace with another runtime, which could read the bundle; ask the platform team", rt.Name)
+	}
 	keys, err := r.usableKeys(ctx, m)
 	if err != nil {
 		return published{}, err
@@ -152,12 +161,29 @@ func (r *MerchantReconciler) publish(ctx context.Context, m *chatv1alpha1.Mercha
 	if err != nil {
 		return published{}, newProblem(chatv1alpha1.ReasonInvalidBundle, "the tenant bundle is invalid: %s", err)
 	}
-	if err := r.applyBundle(ctx, render.BundleSecret(&rt, id, render.Source(m), doc)); err != nil {
+	bundles, err := merchantBundles(ctx, r.Client, id)
+	if err != nil {
+		return published{}, err
+	}
+	if taken, retired := idTaken(bundles, render.Source(m)); taken {
+		// Of two Merchants of different runtimes that published one ID at once, the later withdraws its bundle.
+		if err := r.retireOwn(ctx, m, bundles, ""); err != nil {
+			return published{}, err
+		}
+		return published{}, idConflict(id, retired)
+	}
+	want := render.BundleSecret(&rt, id, render.Source(m), doc)
+	if err := r.applyBundle(ctx, want); err != nil {
+		return published{}, err
+	}
+	// A Merchant moved to a runtime with another target namespace leaves its old runtime, which erases its data
+	// there once deletedMerchantRetention has passed.
+	if err := r.retireOwn(ctx, m, bundles, want.Namespace); err != nil {
 		return published{}, err
 	}
 	m.Status.APIKeys = count(len(bundle.APIKeys))
 	m.Status.Webhooks = count(len(bundle.Webhooks))
-	m.Status.BundleSecret = r.Namespace + "/" + tenant.SecretName(id)
+	m.Status.BundleSecret = want.Namespace + "/" + want.Name
 	m.Status.EmbedSnippet = render.EmbedSnippet(&rt, id)
 	out.requeue = render.NextExpiry(keys, now)
 	return out, nil
@@ -167,16 +193,16 @@ func (r *MerchantReconciler) publish(ctx context.Context, m *chatv1alpha1.Mercha
 // last published bundle stays, without the keys that are no longer usable (deleted, expired, refused), and with
 // chat stopped when the platform's grant no longer covers it. The problem returned says so as well.
 func (r *MerchantReconciler) withdrawRevoked(ctx context.Context, m *chatv1alpha1.Merchant, id string, p *problem) (*problem, error) {
-	var s corev1.Secret
-	key := types.NamespacedName{Namespace: r.Namespace, Name: tenant.SecretName(id)}
-	if err := r.Get(ctx, key, &s); apierrors.IsNotFound(err) {
-		return p, nil
-	} else if err != nil {
-		return nil, fmt.Errorf("reading tenant bundle %s: %w", key.Name, err)
+	bundles, err := merchantBundles(ctx, r.Client, id)
+	if err != nil {
+		return nil, err
 	}
-	if _, retired := s.Annotations[render.RetiredAnnotation]; retired || s.Annotations[render.SourceAnnotation] != render.Source(m) {
+	i := slices.IndexFunc(bundles, func(b corev1.Secret) bool { return ownLive(&b, m) })
+	if i < 0 {
 		return p, nil
 	}
+	s := &bundles[i]
+	key := client.ObjectKeyFromObject(s)
 	published, err := tenant.Parse(s.Data[tenant.DataKey])
 	if err != nil {
 		return nil, fmt.Errorf("reading tenant bundle %s: %w", key.Name, err)
@@ -187,7 +213,8 @@ func (r *MerchantReconciler) withdrawRevoked(ctx context.Context, m *chatv1alpha
 	}
 	withdrawn := newProblem(p.reason, "%s; keys no longer usable are withdrawn from the last published bundle, "+
 		"which otherwise stays in effect", p.message)
-	stop := p.reason == chatv1alpha1.ReasonPlanNotAllowed || p.reason == chatv1alpha1.ReasonRuntimeNotAllowed
+	stop := p.reason == chatv1alpha1.ReasonPlanNotAllowed || p.reason == chatv1alpha1.ReasonRuntimeNotAllowed ||
+		p.reason == chatv1alpha1.ReasonTargetNamespaceInUse
 	if stop {
 		withdrawn = newProblem(p.reason, "%s; chat is stopped in the last published bundle", p.message)
 	}
@@ -202,7 +229,7 @@ func (r *MerchantReconciler) withdrawRevoked(ctx context.Context, m *chatv1alpha
 		return nil, fmt.Errorf("withdrawing keys from tenant bundle %s: %w", key.Name, err)
 	}
 	s.Data = map[string][]byte{tenant.DataKey: doc}
-	if err := r.Update(ctx, &s); err != nil {
+	if err := r.Update(ctx, s); err != nil {
 		return nil, fmt.Errorf("withdrawing keys from tenant bundle %s: %w", key.Name, err)
 	}
 	return withdrawn, nil
@@ -309,7 +336,7 @@ func (r *MerchantReconciler) usableKeys(ctx context.Context, m *chatv1alpha1.Mer
 		}
 		resolved, _, err := resolveKey(ctx, r.Secrets, k)
 		if err == nil {
-			err = keyInUse(ctx, r.Client, r.Namespace, resolved.SHA256, render.Source(m))
+			err = keyInUse(ctx, r.Client, resolved.SHA256, render.Source(m))
 		}
 		if p, err := asProblem(err); err != nil {
 			return nil, err
@@ -403,21 +430,36 @@ func (r *MerchantReconciler) finalize(ctx context.Context, m *chatv1alpha1.Merch
 	if !controllerutil.ContainsFinalizer(m, merchantFinalizer) {
 		return nil
 	}
-	var bundle corev1.Secret
-	key := types.NamespacedName{Namespace: r.Namespace, Name: tenant.SecretName(render.MerchantID(m))}
-	err := r.Get(ctx, key, &bundle)
-	switch {
-	case apierrors.IsNotFound(err):
-	case err != nil:
-		return fmt.Errorf("reading tenant bundle %s: %w", key.Name, err)
-	case bundle.Annotations[render.SourceAnnotation] == render.Source(m):
-		if err := r.Update(ctx, retire(&bundle, r.Now())); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("retiring tenant bundle %s: %w", key.Name, err)
-		}
+	bundles, err := merchantBundles(ctx, r.Client, render.MerchantID(m))
+	if err != nil {
+		return err
+	}
+	if err := r.retireOwn(ctx, m, bundles, ""); err != nil {
+		return err
 	}
 	r.Metrics.forget(m.Namespace, m.Name)
 	controllerutil.RemoveFinalizer(m, merchantFinalizer)
 	return r.Update(ctx, m)
+}
+
+// ownLive reports whether a tenant bundle is the Merchant's and not retired.
+func ownLive(bundle *corev1.Secret, m *chatv1alpha1.Merchant) bool {
+	_, retired := bundle.Annotations[render.RetiredAnnotation]
+	return !retired && bundle.Annotations[render.SourceAnnotation] == render.Source(m)
+}
+
+// retireOwn retires the Merchant's live bundles among bundles, but for the one in namespace keep.
+func (r *MerchantReconciler) retireOwn(ctx context.Context, m *chatv1alpha1.Merchant, bundles []corev1.Secret, keep string) error {
+	for i := range bundles {
+		b := &bundles[i]
+		if b.Namespace == keep || !ownLive(b, m) {
+			continue
+		}
+		if err := r.Update(ctx, retire(b, r.Now())); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("retiring tenant bundle %s/%s: %w", b.Namespace, b.Name, err)
+		}
+	}
+	return nil
 }
 
 // retire empties a tenant bundle and labels it retired, so that no runtime serves it (its keys are revoked at

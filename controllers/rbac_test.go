@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,8 +21,9 @@ import (
 )
 
 // TestOperatorRBAC installs the operator's generated RBAC (config/rbac/role.yaml) for a ServiceAccount and acts as
-// that ServiceAccount on the real API server: it writes what it renders for runtimes only in its own namespace,
-// and never deletes a tenant's Secrets.
+// that ServiceAccount on the real API server: it writes what it renders for runtimes only in its own namespace
+// and in runtime namespaces granted with the ClusterRole parley-runtime-namespace, and never deletes a tenant's
+// Secrets.
 func TestOperatorRBAC(t *testing.T) {
 	const sa = "rbac-test-operator"
 	subject := []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa, Namespace: operatorNS}}
@@ -55,6 +57,25 @@ func TestOperatorRBAC(t *testing.T) {
 			t.Errorf("the operator may create %T in a tenant's namespace: %v", obj, err)
 		}
 	}
+	// A runtime's target namespace, granted as the platform team does: the ClusterRole parley-runtime-namespace.
+	runtimeNS := newNamespace(t)
+	docs := rbacDocs(t, "runtime_namespace_role.yaml")
+	if len(docs) != 1 || docs[0].Kind != "ClusterRole" || docs[0].Metadata.Name != "parley-runtime-namespace" {
+		t.Fatalf("config/rbac/runtime_namespace_role.yaml holds %+v, want the ClusterRole parley-runtime-namespace", docs)
+	}
+	grant := sa + "-" + docs[0].Metadata.Name
+	create(t, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: grant}, Rules: docs[0].Rules},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: grant, Namespace: runtimeNS}, Subjects: subject,
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: grant}},
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "rbac-probe", Namespace: runtimeNS},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch"}}}})
+	for _, obj := range []client.Object{deployment(runtimeNS), roleBinding(runtimeNS),
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tenant-bundle", Namespace: runtimeNS}}} {
+		eventually(t, fmt.Sprintf("creating %T in a granted runtime namespace", obj), func() error {
+			return as.Create(ctxT(t), obj.DeepCopyObject().(client.Object), dry)
+		})
+	}
+
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tenant-own", Namespace: tenantNS}}
 	create(t, secret)
 	if err := as.Delete(ctxT(t), secret, dry); !apierrors.IsForbidden(err) {

@@ -23,6 +23,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
+	"github.com/parley-dev/parley/internal/render"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
 
@@ -186,9 +187,19 @@ func waitReady(t *testing.T, obj client.Object, status metav1.ConditionStatus, r
 	})
 }
 
-// bundleSecret reads a tenant bundle Secret.
+// bundleSecret reads a tenant bundle Secret, in the target namespace of the merchant's runtime: the live one of
+// that merchant ID, or else the one in the operator's namespace.
 func bundleSecret(t *testing.T, merchantID string) (*corev1.Secret, error) {
 	t.Helper()
+	var list corev1.SecretList
+	if err := k8s.List(ctxT(t), &list, client.MatchingLabels{chatv1alpha1.MerchantIDLabel: merchantID}); err != nil {
+		return nil, err
+	}
+	for i := range list.Items {
+		if _, retired := list.Items[i].Annotations[render.RetiredAnnotation]; !retired && list.Items[i].Namespace != operatorNS {
+			return &list.Items[i], nil
+		}
+	}
 	var s corev1.Secret
 	err := k8s.Get(ctxT(t), types.NamespacedName{Namespace: operatorNS, Name: tenant.SecretName(merchantID)}, &s)
 	return &s, err

@@ -43,7 +43,24 @@ type ChatRuntimeWebhooks struct {
 // ChatRuntimeSpec describes a deployment of the shared chat runtime.
 // +kubebuilder:validation:XValidation:rule="self.storage.type == 'postgres' || self.replicas <= 1",message="sqlite storage supports one replica only; use storage.type postgres to run more"
 // +kubebuilder:validation:XValidation:rule="self.storage.type == 'postgres' || !has(self.autoscaling)",message="autoscaling needs storage.type postgres: sqlite storage supports one replica only"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.targetNamespace) || has(self.targetNamespace)",message="targetNamespace cannot be removed once set"
 type ChatRuntimeSpec struct {
+	// TargetNamespace is where the operator puts the runtime's workload (Deployment, Services, ServiceAccount,
+	// Role and RoleBinding, PersistentVolumeClaim, PodDisruptionBudget, HorizontalPodAutoscaler) and the tenant
+	// bundles of its merchants. The runtime's Role lets it read every Secret of that namespace, so each runtime
+	// should have a namespace of its own, holding nothing but its bundles and the Secrets this spec names
+	// (which must be there too). The operator must be granted it: a RoleBinding there to the ClusterRole
+	// parley-runtime-namespace. Empty keeps the ChatRuntime's own namespace, where the runtime can read the
+	// platform's Secrets and other runtimes' bundles; the ChatRuntime then reports Isolated=False. Two
+	// ChatRuntimes cannot share a target namespace: the younger is Ready=False with reason TargetNamespaceInUse.
+	// It can be set on an existing ChatRuntime, which moves the workload there (the old one is deleted; a SQLite
+	// runtime's data stays in the old PersistentVolumeClaim), but not changed or removed once set.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="targetNamespace cannot be changed"
+	TargetNamespace string `json:"targetNamespace,omitempty"`
+
 	// AllowedNamespaces selects, by their labels, the namespaces whose Merchants may be placed on this runtime,
 	// in the manner of Gateway API's allowedRoutes. Unset or empty grants the runtime to every namespace. A
 	// Merchant outside the grant is Ready=False with reason RuntimeNotAllowed.
@@ -367,7 +384,8 @@ type ChatRuntimeStatus struct {
 }
 
 // ChatRuntime is a deployment of the shared chat runtime that serves every merchant referring to it. It lives in
-// the operator's namespace; Merchants in any namespace name it in their runtimeRef.
+// the operator's namespace, its workload and tenant bundles in its spec.targetNamespace; Merchants in any
+// namespace name it in their runtimeRef.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:categories=parley,shortName=cr;chatrt
@@ -376,6 +394,8 @@ type ChatRuntimeStatus struct {
 // +kubebuilder:printcolumn:name="Tenants",type=integer,JSONPath=`.status.tenants`
 // +kubebuilder:printcolumn:name="Storage",type=string,JSONPath=`.spec.storage.type`
 // +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.spec.publicURL`
+// +kubebuilder:printcolumn:name="Target Namespace",type=string,JSONPath=`.spec.targetNamespace`
+// +kubebuilder:printcolumn:name="Isolated",type=string,JSONPath=`.status.conditions[?(@.type=="Isolated")].status`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ChatRuntime struct {

@@ -5,6 +5,9 @@ package v1alpha1
 const (
 	// ConditionReady is True when the object is fully reconciled and in effect.
 	ConditionReady = "Ready"
+	// ConditionIsolated is True when a ChatRuntime's runtime has a namespace of its own (spec.targetNamespace),
+	// where it can read only its own tenant bundles. ChatRuntime.
+	ConditionIsolated = "Isolated"
 )
 
 // Reasons of the Ready condition. The operator also records each change of reason as an Event with the reason
@@ -72,8 +75,21 @@ const (
 	ReasonWrongNamespace = "WrongNamespace"
 	// ReasonDeploymentNotReady means the runtime Deployment has fewer ready replicas than desired. ChatRuntime.
 	ReasonDeploymentNotReady = "DeploymentNotReady"
+	// ReasonTargetNamespaceInUse means another, older ChatRuntime already has the same target namespace; this
+	// one renders nothing, as its runtime could read the other's bundles, and its Merchants publish none (chat
+	// stops in a bundle published before). ChatRuntime, Merchant.
+	ReasonTargetNamespaceInUse = "TargetNamespaceInUse"
 	// ReasonApplyFailed means writing a rendered object to the API server failed. ChatRuntime.
 	ReasonApplyFailed = "ApplyFailed"
+)
+
+// Reasons of the Isolated condition of a ChatRuntime.
+const (
+	// ReasonOwnNamespace means the runtime's workload and bundles are in a namespace of their own.
+	ReasonOwnNamespace = "OwnNamespace"
+	// ReasonSharesNamespace means the runtime runs in the operator's namespace (no spec.targetNamespace), where
+	// it can read every Secret: other runtimes' bundles and the platform's credentials.
+	ReasonSharesNamespace = "SharesNamespace"
 )
 
 // Reasons of Events that are not about the Ready condition.

@@ -25,7 +25,7 @@ func runOperator(ctx context.Context, args []string, stderr io.Writer) error {
 	var opts controllers.Options
 	var level slog.Level
 	fs.StringVar(&opts.Namespace, "namespace", cmp.Or(os.Getenv("POD_NAMESPACE"), defaultNamespace),
-		"the operator's namespace, where ChatRuntimes and tenant bundles live (default: the pod's namespace, else parley-system)")
+		"the operator's namespace, where ChatRuntimes live, and the tenant bundles of runtimes without a targetNamespace (default: the pod's namespace, else parley-system)")
 	fs.StringVar(&opts.RuntimeImage, "runtime-image", cmp.Or(os.Getenv("PARLEY_RUNTIME_IMAGE"), "ghcr.io/parley-dev/parley:"+version),
 		"image of runtime Deployments whose ChatRuntime names none (default: $PARLEY_RUNTIME_IMAGE, the operator's own image)")
 	fs.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", `address of the Prometheus metrics endpoint; "0" disables it`)

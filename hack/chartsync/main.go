@@ -90,6 +90,7 @@ func renderRBAC(dir string) ([]byte, error) {
 		{"parley_viewer_role.yaml", "ClusterRole", `{{ include "parley.fullname" . }}-viewer`,
 			"    rbac.authorization.k8s.io/aggregate-to-view: \"true\"\n"},
 		{"tenant_secrets_role.yaml", "ClusterRole", `{{ include "parley.fullname" . }}-tenant-secrets`, ""},
+		{"runtime_namespace_role.yaml", "ClusterRole", `{{ include "parley.fullname" . }}-runtime-namespace`, ""},
 	} {
 		data, err := os.ReadFile(filepath.Join(dir, r.file)) //nolint:gosec // files of the repository
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -22,5 +23,27 @@ func TestChartMatchesConfig(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Errorf("charts/parley/%s differs from config/: run `make chart`", name)
 		}
+	}
+}
+
+// The ClusterRole bound in runtimes' target namespaces grants what the markers grant the operator in its own.
+func TestRuntimeNamespaceRoleMatchesMarkers(t *testing.T) {
+	rules := func(file string, doc int) string {
+		data, err := os.ReadFile(filepath.Join("..", "..", "config", "rbac", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs := strings.Split(string(data), "\n---\n")
+		if len(docs) <= doc {
+			t.Fatalf("%s has no document %d", file, doc)
+		}
+		_, r, ok := strings.Cut(docs[doc], "\nrules:\n")
+		if !ok {
+			t.Fatalf("%s has no rules", file)
+		}
+		return r
+	}
+	if got, want := rules("runtime_namespace_role.yaml", 0), rules("role.yaml", 1); got != want {
+		t.Errorf("config/rbac/runtime_namespace_role.yaml's rules differ from the Role in role.yaml:\n%s\nwant\n%s", got, want)
 	}
 }

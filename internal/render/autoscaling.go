@@ -36,8 +36,8 @@ func RuntimeHorizontalPodAutoscaler(rt *chatv1alpha1.ChatRuntime) *autoscalingv2
 	if a.TargetMemoryUtilizationPercentage != nil {
 		metrics = append(metrics, utilization(corev1.ResourceMemory, *a.TargetMemoryUtilizationPercentage))
 	}
-	return autoscalingv2ac.HorizontalPodAutoscaler(ServiceName(rt), rt.Namespace).
-		WithLabels(RuntimeLabels(rt)).WithOwnerReferences(owner(rt)).
+	return autoscalingv2ac.HorizontalPodAutoscaler(ServiceName(rt), TargetNamespace(rt)).
+		WithLabels(RuntimeLabels(rt)).WithOwnerReferences(owners(rt)...).
 		WithSpec(autoscalingv2ac.HorizontalPodAutoscalerSpec().
 			WithScaleTargetRef(autoscalingv2ac.CrossVersionObjectReference().
 				WithAPIVersion("apps/v1").WithKind("Deployment").WithName(ServiceName(rt))).

@@ -30,8 +30,8 @@ func TestRenderedRuntimeStarts(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rt := &chatv1alpha1.ChatRuntime{ObjectMeta: metav1.ObjectMeta{Name: "blue", Namespace: "parley-system"}, Spec: tc.spec}
 			got := parseRendered(t, rt)
-			if got.Namespace != rt.Namespace || got.RuntimeName != rt.Name {
-				t.Errorf("the runtime serves the bundles of %s/%s, want %s/%s", got.Namespace, got.RuntimeName, rt.Namespace, rt.Name)
+			if want := TargetNamespace(rt); got.Namespace != want || got.RuntimeName != rt.Name {
+				t.Errorf("the runtime serves the bundles of %s/%s, want %s/%s", got.Namespace, got.RuntimeName, want, rt.Name)
 			}
 			if got.Storage != string(rt.Spec.Storage.Type) || got.Assistant != string(rt.Spec.Assistant.Provider) {
 				t.Errorf("storage %q, assistant %q", got.Storage, got.Assistant)
@@ -193,6 +193,7 @@ func runtimeShapes(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) 
 	add("no memory resources", func(s *chatv1alpha1.ChatRuntimeSpec) {
 		s.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
 	}, base)
+	add("a target namespace of its own", func(s *chatv1alpha1.ChatRuntimeSpec) { s.TargetNamespace = "parley-runtime-blue" }, postgres)
 	add("autoscaling", func(s *chatv1alpha1.ChatRuntimeSpec) {
 		s.Autoscaling = &chatv1alpha1.AutoscalingSpec{MinReplicas: &three, MaxReplicas: 10}
 	}, postgres)

@@ -172,7 +172,7 @@ func NextExpiry(keys []ResolvedKey, now time.Time) time.Duration {
 	return next
 }
 
-// BundleSecret builds the Secret that carries a merchant's bundle document in the runtime's namespace.
+// BundleSecret builds the Secret that carries a merchant's bundle document in the runtime's target namespace.
 func BundleSecret(runtime *chatv1alpha1.ChatRuntime, merchantID, source string, doc []byte) *corev1.Secret {
 	labels := contract.BundleLabels(runtime.Name) // what the runtime selects its bundles by
 	labels[chatv1alpha1.SecretLabel] = chatv1alpha1.SecretLabelTenant
@@ -182,7 +182,7 @@ func BundleSecret(runtime *chatv1alpha1.ChatRuntime, merchantID, source string, 
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        tenant.SecretName(merchantID),
-			Namespace:   runtime.Namespace,
+			Namespace:   TargetNamespace(runtime),
 			Labels:      labels,
 			Annotations: map[string]string{SourceAnnotation: source},
 		},
@@ -198,7 +198,7 @@ func EmbedSnippet(runtime *chatv1alpha1.ChatRuntime, merchantID string) string {
 		base = runtime.Spec.PublicURL
 	}
 	if base == "" {
-		base = "http://" + ServiceName(runtime) + "." + runtime.Namespace + ".svc"
+		base = "http://" + ServiceName(runtime) + "." + TargetNamespace(runtime) + ".svc"
 	}
 	return fmt.Sprintf(`<script src="%s/widget.js" data-api-key="<API_KEY>" data-merchant-id="%s" async></script>`,
 		html.EscapeString(strings.TrimRight(base, "/")), html.EscapeString(merchantID))

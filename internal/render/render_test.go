@@ -236,3 +236,56 @@ func TestIndexCacheBytes(t *testing.T) {
 		})
 	}
 }
+
+// Everything rendered for a runtime, its tenant bundles included, goes to its target namespace; the Role and
+// RoleBinding grant the runtime's own ServiceAccount there. Only objects in the ChatRuntime's own namespace name it
+// as owner: the garbage collector would delete an object whose owner is in another namespace.
+func TestRuntimeTargetNamespace(t *testing.T) {
+	two := int32(2)
+	for _, tc := range []struct {
+		name, target, want string
+		owned              bool
+	}{
+		{name: "none: the ChatRuntime's namespace", want: "parley-system", owned: true},
+		{name: "a namespace of its own", target: "parley-runtime", want: "parley-runtime"},
+		{name: "its own namespace named", target: "parley-system", want: "parley-system", owned: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := &chatv1alpha1.ChatRuntime{ObjectMeta: metav1.ObjectMeta{Name: "blue", Namespace: "parley-system", UID: "u"}}
+			rt.Spec.TargetNamespace = tc.target
+			rt.Spec.Storage.Type = chatv1alpha1.StoragePostgres
+			rt.Spec.Replicas = &two
+			rt.Spec.Autoscaling = &chatv1alpha1.AutoscalingSpec{MinReplicas: &two, MaxReplicas: 4}
+			type placed struct {
+				kind      string
+				namespace *string
+				owners    int
+			}
+			rb := RuntimeRoleBinding(rt)
+			objs := []placed{
+				{"ServiceAccount", RuntimeServiceAccount(rt).Namespace, len(RuntimeServiceAccount(rt).OwnerReferences)},
+				{"Role", RuntimeRole(rt).Namespace, len(RuntimeRole(rt).OwnerReferences)},
+				{"RoleBinding", rb.Namespace, len(rb.OwnerReferences)},
+				{"RoleBinding subject", rb.Subjects[0].Namespace, 1},
+				{"Service", RuntimeService(rt).Namespace, len(RuntimeService(rt).OwnerReferences)},
+				{"PodDisruptionBudget", RuntimePodDisruptionBudget(rt).Namespace, len(RuntimePodDisruptionBudget(rt).OwnerReferences)},
+				{"HorizontalPodAutoscaler", RuntimeHorizontalPodAutoscaler(rt).Namespace, len(RuntimeHorizontalPodAutoscaler(rt).OwnerReferences)},
+				{"Deployment", RuntimeDeployment(rt, "img").Namespace, len(RuntimeDeployment(rt, "img").OwnerReferences)},
+			}
+			for _, o := range objs {
+				if *o.namespace != tc.want {
+					t.Errorf("%s in %s, want %s", o.kind, *o.namespace, tc.want)
+				}
+				if o.kind != "RoleBinding subject" && (o.owners == 1) != tc.owned {
+					t.Errorf("%s has %d owner references, owned %v", o.kind, o.owners, tc.owned)
+				}
+			}
+			if s := BundleSecret(rt, "shop", "acme/shop", []byte("{}")); s.Namespace != tc.want {
+				t.Errorf("tenant bundle in %s, want %s", s.Namespace, tc.want)
+			}
+			if !slices.Contains(RuntimeArgs(rt), "--namespace="+tc.want) {
+				t.Errorf("the runtime reads bundles elsewhere: %v", RuntimeArgs(rt))
+			}
+		})
+	}
+}

@@ -62,14 +62,22 @@ func MetricsAddress(rt *chatv1alpha1.ChatRuntime) string {
 // DataClaimName is the PersistentVolumeClaim that holds a SQLite runtime's database.
 func DataClaimName(rt *chatv1alpha1.ChatRuntime) string { return ServiceName(rt) + "-data" }
 
+// Labels the operator finds a runtime's objects by.
+const (
+	// InstanceLabel names the ChatRuntime an object was rendered for.
+	InstanceLabel = "app.kubernetes.io/instance"
+	// ManagedByLabel is FieldOwner on every object the operator renders.
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+)
+
 // RuntimeLabels are the operator's own labels on everything it renders for a runtime. The ChatRuntime's labels
 // are deliberately not copied: GitOps tools would then prune or fight the generated objects.
 func RuntimeLabels(rt *chatv1alpha1.ChatRuntime) map[string]string {
 	return map[string]string{
-		"app.kubernetes.io/name":       "parley-runtime",
-		"app.kubernetes.io/instance":   rt.Name,
-		"app.kubernetes.io/component":  "runtime",
-		"app.kubernetes.io/managed-by": FieldOwner,
+		"app.kubernetes.io/name":      "parley-runtime",
+		InstanceLabel:                 rt.Name,
+		"app.kubernetes.io/component": "runtime",
+		ManagedByLabel:                FieldOwner,
 	}
 }
 
@@ -77,35 +85,50 @@ func selectorLabels(rt *chatv1alpha1.ChatRuntime) map[string]string {
 	return map[string]string{"app.kubernetes.io/name": "parley-runtime", "app.kubernetes.io/instance": rt.Name}
 }
 
-func owner(rt *chatv1alpha1.ChatRuntime) *metav1ac.OwnerReferenceApplyConfiguration {
-	return metav1ac.OwnerReference().
+// TargetNamespace is where a runtime's workload and tenant bundles live: spec.targetNamespace, or the
+// ChatRuntime's own namespace.
+func TargetNamespace(rt *chatv1alpha1.ChatRuntime) string {
+	if rt.Spec.TargetNamespace != "" {
+		return rt.Spec.TargetNamespace
+	}
+	return rt.Namespace
+}
+
+// owners makes the ChatRuntime the controller of an object in its own namespace. In a target namespace of its
+// own there is none: the garbage collector deletes a namespaced object whose owner is in another namespace, so
+// the operator deletes those objects itself.
+func owners(rt *chatv1alpha1.ChatRuntime) []*metav1ac.OwnerReferenceApplyConfiguration {
+	if TargetNamespace(rt) != rt.Namespace {
+		return nil
+	}
+	return []*metav1ac.OwnerReferenceApplyConfiguration{metav1ac.OwnerReference().
 		WithAPIVersion(chatv1alpha1.GroupVersion.String()).WithKind("ChatRuntime").
-		WithName(rt.Name).WithUID(rt.UID).WithController(true).WithBlockOwnerDeletion(true)
+		WithName(rt.Name).WithUID(rt.UID).WithController(true).WithBlockOwnerDeletion(true)}
 }
 
 // RuntimeServiceAccount is the identity the runtime's pods use to watch their tenant bundles.
 func RuntimeServiceAccount(rt *chatv1alpha1.ChatRuntime) *corev1ac.ServiceAccountApplyConfiguration {
-	return corev1ac.ServiceAccount(ServiceName(rt), rt.Namespace).
-		WithLabels(RuntimeLabels(rt)).WithOwnerReferences(owner(rt))
+	return corev1ac.ServiceAccount(ServiceName(rt), TargetNamespace(rt)).
+		WithLabels(RuntimeLabels(rt)).WithOwnerReferences(owners(rt)...)
 }
 
 // RuntimeRole lets the runtime read Secrets in its own namespace, and nothing else. The label selector for
 // tenant bundles is applied by the runtime's informer; RBAC cannot express label selectors.
 func RuntimeRole(rt *chatv1alpha1.ChatRuntime) *rbacv1ac.RoleApplyConfiguration {
-	return rbacv1ac.Role(ServiceName(rt), rt.Namespace).
-		WithLabels(RuntimeLabels(rt)).WithOwnerReferences(owner(rt)).
+	return rbacv1ac.Role(ServiceName(rt), TargetNamespace(rt)).
+		WithLabels(RuntimeLabels(rt)).WithOwnerReferences(owners(rt)...).
 		WithRules(rbacv1ac.PolicyRule().
 			WithAPIGroups("").WithResources("secrets").WithVerbs("get", "list", "watch"))
 }
 
 // RuntimeRoleBinding grants RuntimeRole to RuntimeServiceAccount.
 func RuntimeRoleBinding(rt *chatv1alpha1.ChatRuntime) *rbacv1ac.RoleBindingApplyConfiguration {
-	return rbacv1ac.RoleBinding(ServiceName(rt), rt.Namespace).
-		WithLabels(RuntimeLabels(rt)).WithOwnerReferences(owner(rt)).
+	return rbacv1ac.RoleBinding(ServiceName(rt), TargetNamespace(rt)).
+		WithLabels(RuntimeLabels(rt)).WithOwnerReferences(owners(rt)...).
 		WithRoleRef(rbacv1ac.RoleRef().
 			WithAPIGroup("rbac.authorization.k8s.io").WithKind("Role").WithName(ServiceName(rt))).
 		WithSubjects(rbacv1ac.Subject().
-			WithKind("ServiceAccount").WithName(ServiceName(rt)).WithNamespace(rt.Namespace))
+			WithKind("ServiceAccount").WithName(ServiceName(rt)).WithNamespace(TargetNamespace(rt)))
 }
 
 // RuntimeService exposes the runtime's HTTP (or HTTPS, with spec.tls) port inside the cluster.
@@ -114,8 +137,8 @@ func RuntimeService(rt *chatv1alpha1.ChatRuntime) *corev1ac.ServiceApplyConfigur
 	if rt.Spec.TLS != nil {
 		port, name = 443, "https"
 	}
-	return corev1ac.Service(ServiceName(rt), rt.Namespace).
-		WithLabels(RuntimeLabels(rt)).WithOwnerReferences(owner(rt)).
+	return corev1ac.Service(ServiceName(rt), TargetNamespace(rt)).
+		WithLabels(RuntimeLabels(rt)).WithOwnerReferences(owners(rt)...).
 		WithSpec(corev1ac.ServiceSpec().
 			WithType(corev1.ServiceTypeClusterIP).
 			WithSelector(selectorLabels(rt)).
@@ -147,7 +170,7 @@ func RuntimeDataClaim(rt *chatv1alpha1.ChatRuntime) *corev1ac.PersistentVolumeCl
 	spec = spec.WithResources(corev1ac.VolumeResourceRequirements().
 		WithRequests(corev1.ResourceList{corev1.ResourceStorage: size}))
 	// No owner reference: deleting a ChatRuntime must not delete its conversations with it.
-	return corev1ac.PersistentVolumeClaim(DataClaimName(rt), rt.Namespace).
+	return corev1ac.PersistentVolumeClaim(DataClaimName(rt), TargetNamespace(rt)).
 		WithLabels(RuntimeLabels(rt)).WithSpec(spec)
 }
 
@@ -158,8 +181,8 @@ func RuntimePodDisruptionBudget(rt *chatv1alpha1.ChatRuntime) *policyv1ac.PodDis
 	if minReplicas(rt) <= 1 {
 		return nil
 	}
-	return policyv1ac.PodDisruptionBudget(ServiceName(rt), rt.Namespace).
-		WithLabels(RuntimeLabels(rt)).WithOwnerReferences(owner(rt)).
+	return policyv1ac.PodDisruptionBudget(ServiceName(rt), TargetNamespace(rt)).
+		WithLabels(RuntimeLabels(rt)).WithOwnerReferences(owners(rt)...).
 		WithSpec(policyv1ac.PodDisruptionBudgetSpec().
 			WithMaxUnavailable(intstr.FromInt32(1)).
 			WithSelector(metav1ac.LabelSelector().WithMatchLabels(selectorLabels(rt))))
@@ -169,7 +192,7 @@ func RuntimePodDisruptionBudget(rt *chatv1alpha1.ChatRuntime) *policyv1ac.PodDis
 func RuntimeArgs(rt *chatv1alpha1.ChatRuntime) []string {
 	args := []string{
 		contract.RuntimeCommand,
-		contract.Arg(contract.FlagNamespace, rt.Namespace),
+		contract.Arg(contract.FlagNamespace, TargetNamespace(rt)),
 		contract.Arg(contract.FlagRuntimeName, rt.Name),
 		contract.Arg(contract.FlagListen, fmt.Sprintf(":%d", httpPort)),
 		contract.Arg(contract.FlagMetricsListen, fmt.Sprintf(":%d", metricsPort)),
@@ -339,8 +362,8 @@ func RuntimeDeployment(rt *chatv1alpha1.ChatRuntime, defaultImage string) *appsv
 		// what the HorizontalPodAutoscaler sets.
 		spec = spec.WithReplicas(replicas(rt))
 	}
-	return appsv1ac.Deployment(ServiceName(rt), rt.Namespace).
-		WithLabels(RuntimeLabels(rt)).WithOwnerReferences(owner(rt)).
+	return appsv1ac.Deployment(ServiceName(rt), TargetNamespace(rt)).
+		WithLabels(RuntimeLabels(rt)).WithOwnerReferences(owners(rt)...).
 		WithSpec(spec.
 			WithStrategy(strategy).
 			WithSelector(metav1ac.LabelSelector().WithMatchLabels(selectorLabels(rt))).

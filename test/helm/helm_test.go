@@ -107,6 +107,28 @@ func TestTemplate(t *testing.T) {
 		t.Errorf("operator args %v", args)
 	}
 
+	// The default runtime gets a namespace of its own, where the operator is granted its workload and bundles.
+	if ns := all["Namespace/parley-runtime"]; ns == nil ||
+		ns["metadata"].(map[string]any)["annotations"].(map[string]any)["helm.sh/resource-policy"] != "keep" {
+		t.Errorf("the runtime's namespace is not created, or not kept: %v", ns)
+	}
+	if rt := all["ChatRuntime/default"]; rt["spec"].(map[string]any)["targetNamespace"] != "parley-runtime" {
+		t.Errorf("the default ChatRuntime's spec is %v, want targetNamespace parley-runtime", rt["spec"])
+	}
+	rtb := all["RoleBinding/parley-runtime-namespace"]
+	if rtb == nil || rtb["metadata"].(map[string]any)["namespace"] != "parley-runtime" ||
+		rtb["roleRef"].(map[string]any)["name"] != "parley-runtime-namespace" {
+		t.Errorf("the runtime namespace's grant is %v", rtb)
+	}
+	if _, ok := all["ClusterRole/parley-runtime-namespace"]; !ok {
+		t.Error("ClusterRole/parley-runtime-namespace is not rendered")
+	}
+	shared := objects(t, helm(t, "template", "parley", chart, "--kube-version", "1.37.0", "-n", "parley-system",
+		"--set", "defaults.enabled=true,runtime.namespace="))
+	if _, ok := shared["ChatRuntime/default"]["spec"].(map[string]any)["targetNamespace"]; ok || shared["RoleBinding/parley-runtime-namespace"] != nil {
+		t.Errorf("runtime.namespace empty still moves the runtime: %v", shared["ChatRuntime/default"]["spec"])
+	}
+
 	if _, ok := all["RoleBinding/parley-tenant-secrets"]; ok {
 		t.Error("the operator is granted Secrets in tenant namespaces nobody listed")
 	}
@@ -191,7 +213,8 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	}
 
 	// The CRDs exist now, so the release can create the default plans and runtime.
-	helm(t, append([]string{"upgrade", "parley", chart, "--reuse-values", "--set", "defaults.enabled=true"}, k...)...)
+	// As a release of a chart from before runtime.namespace: the default runtime in the release's namespace.
+	helm(t, append([]string{"upgrade", "parley", chart, "--reuse-values", "--set", "defaults.enabled=true,runtime.namespace="}, k...)...)
 	waitFor(t, func() error {
 		return c.Get(ctx, client.ObjectKey{Namespace: "parley-system", Name: "default"}, &chatv1alpha1.ChatRuntime{})
 	})
@@ -201,7 +224,9 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	applySamples(ctx, t, c)
 
 	// The scale-out example the README gives: the API server accepts it and the runtime gets every part.
-	helm(t, append([]string{"upgrade", "parley", chart, "--reuse-values", "-f", filepath.Join(chart, "examples", "scale-out.yaml")}, k...)...)
+	// Upgraded to runtime.namespace, the runtime is not moved from under its data.
+	helm(t, append([]string{"upgrade", "parley", chart, "--reuse-values", "--set", "runtime.namespace=parley-runtime",
+		"-f", filepath.Join(chart, "examples", "scale-out.yaml")}, k...)...)
 	waitFor(t, func() error {
 		var rt chatv1alpha1.ChatRuntime
 		if err := c.Get(ctx, client.ObjectKey{Namespace: "parley-system", Name: "default"}, &rt); err != nil {
@@ -211,6 +236,9 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 		if s.Storage.Type != chatv1alpha1.StoragePostgres || s.Storage.SQLite != nil || s.Autoscaling == nil ||
 			s.Autoscaling.MaxReplicas != 10 || s.RateLimiter == nil || s.RateLimiter.Redis == nil {
 			return fmt.Errorf("the runtime after the scale-out upgrade: %+v", s)
+		}
+		if s.TargetNamespace != "" {
+			return fmt.Errorf("the upgrade moved the installed runtime to %s", s.TargetNamespace)
 		}
 		return nil
 	})
@@ -228,6 +256,10 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: "acme", Name: "acme"}, &chatv1alpha1.Merchant{}); err != nil {
 		t.Errorf("a merchant went with the release: %v", err)
+	}
+	var ns corev1.Namespace
+	if err := c.Get(ctx, client.ObjectKey{Name: "parley-runtime"}, &ns); err != nil || !ns.DeletionTimestamp.IsZero() {
+		t.Errorf("the runtime's namespace went with the release: %v", err)
 	}
 }
 
