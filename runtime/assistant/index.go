@@ -51,10 +51,9 @@ type Hit struct {
 //
 // Typo tolerance: a query word whose stem is not in the index (and that is at least minFuzzyLen letters long) is
 // matched to the indexed words at Damerau-Levenshtein distance 1 (one letter added, removed, replaced, or two
-// neighbours swapped) that start with the same letter, such as "retrun" to "return". The candidates are found with a
-// symmetric-deletion table built with the index: every indexed word is stored under itself and under each way of
-// deleting one of its letters, so a lookup is a handful of map reads of the query word and its own deletions,
-// followed by an exact distance check. Such matches count fuzzyFactor times as much as exact ones.
+// neighbours swapped) that start with the same letter, such as "retrun" to "return". Such a word is rare, so nothing
+// is built for it ahead: its variants that keep the first letter are looked up in the indexed words when it is
+// asked (see typoCandidates). Such matches count fuzzyFactor times as much as exact ones.
 type Index struct {
 	items []Item
 	docs  []doc
@@ -66,8 +65,9 @@ type Index struct {
 	sorted []string
 	// words maps each indexed surface word to its term ID, for typo matching.
 	words map[string]int32
-	// deletions maps a word, and each one-letter deletion of it, to the indexed words that produce it.
-	deletions map[string][]string
+	// alphabet holds the letters of the indexed words typo matching may find, after their first letter: the
+	// only ones a variant of a query word needs to be tried with.
+	alphabet []rune
 	// pairs maps a pair of terms (pairKey) to the documents in which the second directly follows the first,
 	// stop words aside, in the title, a tag or the content, in document order.
 	pairs map[uint64][]int32
@@ -109,13 +109,12 @@ func NewIndex(items []Item) *Index { return NewIndexForLocale(items, "") }
 // locale: German ("de", "de-AT") is stemmed and searched as German, any other locale as English.
 func NewIndexForLocale(items []Item, locale string) *Index {
 	ix := &Index{
-		items:     slices.Clone(items),
-		docs:      make([]doc, len(items)),
-		stems:     make(map[string]int32),
-		words:     make(map[string]int32),
-		deletions: make(map[string][]string),
-		pairs:     make(map[uint64][]int32),
-		cache:     newStemCache(languageOf(locale)),
+		items: slices.Clone(items),
+		docs:  make([]doc, len(items)),
+		stems: make(map[string]int32),
+		words: make(map[string]int32),
+		pairs: make(map[uint64][]int32),
+		cache: newStemCache(languageOf(locale)),
 	}
 	counts := make([]map[int32]int, len(items))
 	lengths := make([]int, len(items))
@@ -124,7 +123,7 @@ func NewIndexForLocale(items []Item, locale string) *Index {
 		ix.docs[i] = doc{sentences: ix.sentences(it.Content), title: ix.termIDs(it.Title)}
 	}
 	ix.computeWeights(counts, lengths)
-	ix.buildDeletions()
+	ix.alphabet = typoAlphabet(ix.words)
 	ix.sorted = slices.Sorted(maps.Keys(ix.stems))
 	ix.cache.writable = false
 	ix.size = ix.estimateSize()
@@ -255,29 +254,25 @@ func (ix *Index) computeWeights(counts []map[int32]int, lengths []int) {
 	ix.unknownIDF = math.Log(1 + (idfN+0.5)/0.5)
 }
 
-// buildDeletions fills the symmetric-deletion table used for typo matching.
-func (ix *Index) buildDeletions() {
-	for w := range ix.words {
-		if len([]rune(w)) < minFuzzyLen || isNumber(w) {
+// typoAlphabet returns the letters that follow the first one in the words typo matching may find, in order.
+func typoAlphabet(words map[string]int32) []rune {
+	seen := make(map[rune]struct{})
+	for w := range words {
+		if !fuzzyWord(w) {
 			continue
 		}
-		for _, key := range withDeletions(w) {
-			if !slices.Contains(ix.deletions[key], w) {
-				ix.deletions[key] = append(ix.deletions[key], w)
-			}
+		_, first := utf8.DecodeRuneInString(w)
+		for _, r := range w[first:] {
+			seen[r] = struct{}{}
 		}
 	}
+	return slices.Sorted(maps.Keys(seen))
 }
 
-// withDeletions returns w followed by every string made by deleting one of its letters.
-func withDeletions(w string) []string {
-	r := []rune(w)
-	out := make([]string, 0, len(r)+1)
-	out = append(out, w)
-	for i := range r {
-		out = append(out, string(r[:i])+string(r[i+1:]))
-	}
-	return out
+// fuzzyWord reports whether typo matching is tried for w, as a query word or as the indexed word it may find:
+// words shorter than minFuzzyLen have too many neighbours, and a number with a wrong digit is another number.
+func fuzzyWord(w string) bool {
+	return utf8.RuneCountInString(w) >= minFuzzyLen && !isNumber(w)
 }
 
 // prefixed returns the term IDs of the indexed stems that start with stem and are at most maxPrefixExtra letters
@@ -297,20 +292,67 @@ func (ix *Index) prefixed(stem string) []int32 {
 	return ids
 }
 
-// typoCandidates returns the term IDs of the indexed words at Damerau-Levenshtein distance 1 from w.
+// typoCandidates returns the term IDs of the indexed words at Damerau-Levenshtein distance 1 from w that start
+// with the same letter. It looks up each variant of w that keeps its first letter (a letter deleted, two neighbours
+// swapped, a letter of the alphabet replacing one or inserted), a few hundred map reads; when the index has fewer
+// words than that, as with a large alphabet, it compares w with each of them instead. Both find the same words.
 func (ix *Index) typoCandidates(w string) []int32 {
-	if len([]rune(w)) < minFuzzyLen || isNumber(w) {
+	if !fuzzyWord(w) {
 		return nil
 	}
+	r := []rune(w)
+	n, a := len(r), len(ix.alphabet)
+	if variants := 2*n - 3 + (2*n-1)*a; variants > len(ix.words) {
+		return ix.scanTypos(w)
+	}
 	var ids []int32
-	for _, key := range withDeletions(w) {
-		for _, cand := range ix.deletions[key] {
-			id := ix.words[cand]
-			if !slices.Contains(ids, id) && sameFirstLetter(w, cand) && editDistanceOne(w, cand) {
-				ids = append(ids, id)
+	v := make([]rune, 0, n+1)
+	buf := make([]byte, 0, len(w)+utf8.UTFMax)
+	try := func(v []rune) {
+		buf = buf[:0]
+		for _, c := range v {
+			buf = utf8.AppendRune(buf, c)
+		}
+		// The conversion in the index expression does not allocate.
+		if id, ok := ix.words[string(buf)]; ok && !slices.Contains(ids, id) && fuzzyWord(string(buf)) {
+			ids = append(ids, id)
+		}
+	}
+	for i := 1; i < n; i++ {
+		try(append(append(v[:0], r[:i]...), r[i+1:]...)) // deleted
+		if i+1 < n && r[i] != r[i+1] {
+			v = append(v[:0], r...)
+			v[i], v[i+1] = v[i+1], v[i]
+			try(v) // swapped
+		}
+		v = append(v[:0], r...)
+		for _, c := range ix.alphabet {
+			if c != r[i] {
+				v[i] = c
+				try(v) // replaced
 			}
 		}
 	}
+	for i := 1; i <= n; i++ {
+		v = append(append(v[:0], r[:i]...), 0)
+		v = append(v, r[i:]...)
+		for _, c := range ix.alphabet {
+			v[i] = c
+			try(v) // inserted
+		}
+	}
+	return ids
+}
+
+// scanTypos is typoCandidates by comparing w with every indexed word.
+func (ix *Index) scanTypos(w string) []int32 {
+	var ids []int32
+	for cand, id := range ix.words {
+		if !slices.Contains(ids, id) && fuzzyWord(cand) && sameFirstLetter(w, cand) && editDistanceOne(w, cand) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids) // the words map's order is random
 	return ids
 }
 

@@ -2,6 +2,7 @@ package assistant
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -223,4 +224,66 @@ func TestSearchConcurrent(t *testing.T) {
 	for e := range errs {
 		t.Error(e)
 	}
+}
+
+// TestTypoCandidates checks the variants typoCandidates looks up against a comparison of the query word with every
+// indexed word, for typos of the indexed words and for the questions' own words, in English and German and with an
+// alphabet large enough that the comparison is used.
+func TestTypoCandidates(t *testing.T) {
+	large := []Item{{ID: "cjk", Title: "配送について", Content: "ご注文から三日以内に発送いたします。返品は三十日以内に受け付けます。"}}
+	for _, tt := range []struct {
+		name   string
+		items  []Item
+		locale string
+	}{
+		{"acme", fixtureItems(t), ""},
+		{"acme-de", fixtureItems(t), "de"},
+		{"german", []Item{{ID: "versand", Title: "Versand", Content: "Wir versenden innerhalb von drei Werktagen. Rücksendungen sind kostenlos."}}, "de"},
+		{"large-alphabet", large, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ix := NewIndexForLocale(tt.items, tt.locale)
+			var queries []string
+			for i, w := range slices.Sorted(maps.Keys(ix.words)) {
+				if i%4 == 0 { // a quarter of the words keeps the test short
+					queries = append(queries, typos(w)...)
+				}
+			}
+			for _, q := range fixtureQuestions(t) {
+				queries = append(queries, tokenize(q.Q)...)
+			}
+			found := 0
+			for _, q := range queries {
+				got := slices.Sorted(slices.Values(ix.typoCandidates(q)))
+				want := ix.scanTypos(q)
+				if !fuzzyWord(q) {
+					want = nil
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("typoCandidates(%q) = %v, comparing with every word finds %v", q, got, want)
+				}
+				found += len(got)
+			}
+			if found == 0 {
+				t.Errorf("no typo of %d queries found a word", len(queries))
+			}
+		})
+	}
+}
+
+// typos returns w with each of its letters deleted, doubled and replaced, and each pair of neighbours swapped.
+func typos(w string) []string {
+	r := []rune(w)
+	var out []string
+	for i := range r {
+		out = append(out,
+			string(r[:i])+string(r[i+1:]),
+			string(r[:i+1])+string(r[i:]),
+			string(r[:i])+"x"+string(r[i+1:]),
+			string(r[:i])+"ü"+string(r[i+1:]))
+		if i+1 < len(r) {
+			out = append(out, string(r[:i])+string(r[i+1])+string(r[i])+string(r[i+2:]))
+		}
+	}
+	return out
 }

@@ -59,10 +59,7 @@ func (ix *Index) estimateSize() int64 {
 	for w := range ix.words {
 		n += alloc(int64(len(w)))
 	}
-	n += mapSize(len(ix.deletions), stringHeader+sliceHeader)
-	for k, words := range ix.deletions {
-		n += alloc(int64(len(k))) + alloc(int64(cap(words))*stringHeader)
-	}
+	n += alloc(int64(cap(ix.alphabet)) * 4)
 	n += mapSize(len(ix.pairs), 8+sliceHeader)
 	for _, docs := range ix.pairs {
 		n += alloc(int64(cap(docs)) * 4)
