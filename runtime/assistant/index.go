@@ -1,7 +1,6 @@
 package assistant
 
 import (
-	"cmp"
 	"maps"
 	"math"
 	"slices"
@@ -58,9 +57,12 @@ type Index struct {
 	items []Item
 	docs  []doc
 	// stems maps a stem to its term ID, the position in idf and postings.
-	stems    map[string]int32
-	idf      []float64
-	postings [][]posting
+	stems map[string]int32
+	idf   []float64
+	// postings holds every term's postings, term after term: those of term t are
+	// postings[postingsAt[t]:postingsAt[t+1]].
+	postings   []posting
+	postingsAt []int32
 	// sorted lists the stems in order, for prefix matching.
 	sorted []string
 	// words maps each indexed surface word to its term ID, for typo matching.
@@ -85,11 +87,11 @@ type Index struct {
 // doc is what the index keeps of one item besides the postings.
 type doc struct {
 	sentences []sentence
-	// title holds the term IDs of the title.
+	// title holds the term IDs of the title; it shares its array with the sentences' terms.
 	title []int32
 }
 
-// sentence is one sentence of an item's content with the term IDs it contains.
+// sentence is one sentence of an item's content, a part of the item's Content, with the term IDs it contains.
 type sentence struct {
 	text  string
 	terms []int32
@@ -116,13 +118,11 @@ func NewIndexForLocale(items []Item, locale string) *Index {
 		pairs: make(map[uint64][]int32),
 		cache: newStemCache(languageOf(locale)),
 	}
-	counts := make([]map[int32]int, len(items))
-	lengths := make([]int, len(items))
+	var c counter
 	for i, it := range ix.items {
-		counts[i], lengths[i] = ix.countTerms(int32(i), it)
-		ix.docs[i] = doc{sentences: ix.sentences(it.Content), title: ix.termIDs(it.Title)}
+		ix.docs[i] = ix.addDoc(int32(i), it, &c)
 	}
-	ix.computeWeights(counts, lengths)
+	ix.computeWeights(&c)
 	ix.alphabet = typoAlphabet(ix.words)
 	ix.sorted = slices.Sorted(maps.Keys(ix.stems))
 	ix.cache.writable = false
@@ -148,29 +148,94 @@ func (ix *Index) Search(query string, k int) []Hit {
 	return hits
 }
 
-// countTerms returns the weighted term frequencies of item d and its weighted length, adding new terms to the
-// vocabulary and the item's pairs of neighbouring words to the pair postings.
-func (ix *Index) countTerms(d int32, it Item) (map[int32]int, int) {
-	counts := make(map[int32]int)
+// postingsOf returns the postings of a term.
+func (ix *Index) postingsOf(id int32) []posting {
+	return ix.postings[ix.postingsAt[id]:ix.postingsAt[id+1]]
+}
+
+// counter gathers the term frequencies of the documents while an index is built.
+type counter struct {
+	// tf holds the current document's weighted frequency of each term, and terms the terms it has, in order.
+	tf    []int32
+	terms []int32
+	// docTerms holds each document's terms with their frequencies, document after document; the terms of
+	// document d are docTerms[docAt[d]:docAt[d+1]].
+	docTerms []termCount
+	docAt    []int32
+	// lengths holds each document's weighted length.
+	lengths []int
+	// refs collects a document's title and sentence term IDs.
+	refs []int32
+}
+
+// termCount is a term's weighted frequency in a document.
+type termCount struct {
+	id, tf int32
+}
+
+// addDoc indexes item d: it adds its terms to the vocabulary, counts them in c, records its pairs of neighbouring
+// words, and returns what the index keeps of it. The content is tokenized once, sentence by sentence; its words
+// are the words of its sentences, since sentences end only where words do.
+func (ix *Index) addDoc(d int32, it Item, c *counter) doc {
 	length := 0
-	add := func(text string, weight int) {
-		prev := int32(-1)
-		for _, t := range ix.cache.terms(text) {
+	prev := int32(-1)
+	// add counts the terms of a text with weight, as neighbours of each other, and, when refs is set, appends
+	// their IDs to c.refs, each once; it returns the end of c.refs.
+	add := func(terms []term, weight int32, refs bool) int {
+		start := len(c.refs)
+		for _, t := range terms {
 			id := ix.termID(t)
-			counts[id] += weight
-			length += weight
+			if int(id) == len(c.tf) {
+				c.tf = append(c.tf, 0)
+			}
+			if c.tf[id] == 0 {
+				c.terms = append(c.terms, id)
+			}
+			c.tf[id] += weight
+			length += int(weight)
 			if prev >= 0 {
 				ix.addPair(prev, id, d)
 			}
 			prev = id
+			if refs && !slices.Contains(c.refs[start:], id) {
+				c.refs = append(c.refs, id)
+			}
+		}
+		return len(c.refs)
+	}
+	c.refs = c.refs[:0]
+	titleEnd := add(ix.cache.terms(it.Title), titleWeight, true)
+	for _, tag := range it.Tags {
+		prev = -1
+		add(ix.cache.terms(tag), tagWeight, false)
+	}
+	text := it.Content
+	if !utf8.ValidString(text) {
+		text = string([]rune(text)) // each invalid byte becomes U+FFFD, as tokenizing does
+	}
+	prev = -1
+	texts := splitSentences(text)
+	bounds := make([]int, len(texts)+1)
+	bounds[0] = titleEnd
+	for i, s := range texts {
+		bounds[i+1] = add(ix.cache.terms(s), 1, true)
+	}
+	refs := slices.Clone(c.refs)
+	dc := doc{title: refs[:titleEnd:titleEnd]}
+	if len(texts) > 0 {
+		dc.sentences = make([]sentence, len(texts))
+		for i, s := range texts {
+			dc.sentences[i] = sentence{text: s, terms: refs[bounds[i]:bounds[i+1]:bounds[i+1]]}
 		}
 	}
-	add(it.Title, titleWeight)
-	for _, tag := range it.Tags {
-		add(tag, tagWeight)
+	c.docAt = append(c.docAt, int32(len(c.docTerms))) //nolint:gosec // far fewer than 2^31 postings
+	for _, id := range c.terms {
+		c.docTerms = append(c.docTerms, termCount{id: id, tf: c.tf[id]})
+		c.tf[id] = 0
 	}
-	add(it.Content, 1)
-	return counts, length
+	c.terms = c.terms[:0]
+	c.lengths = append(c.lengths, length)
+	return dc
 }
 
 // addPair records that the term b follows the term a in document d.
@@ -199,57 +264,39 @@ func (ix *Index) termID(t term) int32 {
 	return id
 }
 
-// sentences splits content into sentences and records the term IDs of each.
-func (ix *Index) sentences(content string) []sentence {
-	texts := splitSentences(content)
-	out := make([]sentence, len(texts))
-	for i, s := range texts {
-		out[i] = sentence{text: s, terms: ix.termIDs(s)}
-	}
-	return out
-}
-
-// termIDs returns the distinct known term IDs of text.
-func (ix *Index) termIDs(text string) []int32 {
-	var ids []int32
-	for _, t := range ix.cache.terms(text) {
-		if id, ok := ix.stems[t.stem]; ok && !slices.Contains(ids, id) {
-			ids = append(ids, id)
-		}
-	}
-	return ids
-}
-
 // computeWeights fills idf and the postings with each term's full BM25 weight in each document, so that a search
-// only adds numbers up.
-func (ix *Index) computeWeights(counts []map[int32]int, lengths []int) {
+// only adds numbers up. The postings are laid out term after term, each term's in document order.
+func (ix *Index) computeWeights(c *counter) {
 	n := float64(len(ix.items))
 	idfN := max(n, minCollection)
 	total := 0
-	for _, l := range lengths {
+	for _, l := range c.lengths {
 		total += l
 	}
 	avgLen := 1.0
 	if total > 0 {
 		avgLen = float64(total) / n
 	}
-	ix.postings = make([][]posting, len(ix.stems))
-	for d, c := range counts {
-		for id := range c {
-			ix.postings[id] = append(ix.postings[id], posting{doc: int32(d)})
-		}
+	c.docAt = append(c.docAt, int32(len(c.docTerms))) //nolint:gosec // far fewer than 2^31 postings
+	ix.postingsAt = make([]int32, len(ix.stems)+1)
+	for _, tc := range c.docTerms {
+		ix.postingsAt[tc.id+1]++
 	}
 	ix.idf = make([]float64, len(ix.stems))
-	for id, list := range ix.postings {
-		df := float64(len(list))
+	for id := range ix.idf {
+		df := float64(ix.postingsAt[id+1])
 		ix.idf[id] = math.Log(1 + (idfN-df+0.5)/(df+0.5))
-		for j := range list {
-			d := list[j].doc
-			tf := float64(counts[d][int32(id)])
-			norm := bm25K1 * (1 - bm25B + bm25B*float64(lengths[d])/avgLen)
-			list[j].weight = ix.idf[id] * tf * (bm25K1 + 1) / (tf + norm)
+		ix.postingsAt[id+1] += ix.postingsAt[id]
+	}
+	ix.postings = make([]posting, len(c.docTerms))
+	next := slices.Clone(ix.postingsAt[:len(ix.stems)])
+	for d := range c.lengths {
+		norm := bm25K1 * (1 - bm25B + bm25B*float64(c.lengths[d])/avgLen)
+		for _, tc := range c.docTerms[c.docAt[d]:c.docAt[d+1]] {
+			tf := float64(tc.tf)
+			ix.postings[next[tc.id]] = posting{doc: int32(d), weight: ix.idf[tc.id] * tf * (bm25K1 + 1) / (tf + norm)}
+			next[tc.id]++
 		}
-		slices.SortFunc(list, func(a, b posting) int { return cmp.Compare(a.doc, b.doc) })
 	}
 	ix.unknownIDF = math.Log(1 + (idfN+0.5)/0.5)
 }

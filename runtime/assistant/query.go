@@ -210,7 +210,7 @@ func (ix *Index) rank(q query, k int) []match {
 // index terms it matches, and appends the documents to touched.
 func (ix *Index) termHits(qt queryTerm, hits []termHit, touched []int32) []int32 {
 	for _, a := range qt.alts {
-		for _, p := range ix.postings[a.id] {
+		for _, p := range ix.postingsOf(a.id) {
 			w := p.weight * a.scale
 			if hits[p.doc].weight == 0 {
 				touched = append(touched, p.doc)

@@ -23,6 +23,11 @@ const (
 	docSize      = int64(unsafe.Sizeof(doc{}))
 	sentenceSize = int64(unsafe.Sizeof(sentence{}))
 	postingSize  = int64(unsafe.Sizeof(posting{}))
+	// idSlotSize is a map slot of a string key and a term ID, padded to the key's alignment.
+	idSlotSize = int64(unsafe.Sizeof(struct {
+		k string
+		v int32
+	}{}))
 )
 
 // estimateSize adds up what the index holds, each string and array rounded up as the allocator rounds it.
@@ -41,21 +46,20 @@ func (ix *Index) estimateSize() int64 {
 	}
 	n += alloc(int64(cap(ix.docs)) * docSize)
 	for _, d := range ix.docs {
-		n += alloc(int64(cap(d.title))*4) + alloc(int64(cap(d.sentences))*sentenceSize)
+		// The title's and the sentences' terms share one array; the sentences' text is the item's content.
+		refs := len(d.title)
 		for _, s := range d.sentences {
-			n += alloc(int64(len(s.text))) + alloc(int64(cap(s.terms))*4)
+			refs += len(s.terms)
 		}
+		n += alloc(int64(refs)*4) + alloc(int64(cap(d.sentences))*sentenceSize)
 	}
-	n += mapSize(len(ix.stems), stringHeader+4)
+	n += mapSize(len(ix.stems), idSlotSize)
 	for s := range ix.stems {
 		n += alloc(int64(len(s)))
 	}
-	n += alloc(int64(cap(ix.idf))*8) + alloc(int64(cap(ix.postings))*sliceHeader)
-	for _, p := range ix.postings {
-		n += alloc(int64(cap(p)) * postingSize)
-	}
+	n += alloc(int64(cap(ix.idf))*8) + alloc(int64(cap(ix.postings))*postingSize) + alloc(int64(cap(ix.postingsAt))*4)
 	n += alloc(int64(cap(ix.sorted)) * stringHeader) // the strings are the stems map's keys
-	n += mapSize(len(ix.words), stringHeader+4)
+	n += mapSize(len(ix.words), idSlotSize)
 	for w := range ix.words {
 		n += alloc(int64(len(w)))
 	}

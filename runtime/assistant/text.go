@@ -3,6 +3,7 @@ package assistant
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/kljensen/snowball/english"
 )
@@ -134,40 +135,40 @@ func (c *stemCache) informative(words []string) []term {
 
 // splitSentences splits text into sentences at '.', '!' or '?' followed by white space, and at line breaks. A
 // full stop followed by a lower-case word ("e.g. a tent", "approx. two") does not end a sentence, nor one inside a
-// number ("0.1").
+// number ("0.1"). The sentences are parts of text, trimmed of white space.
 func splitSentences(text string) []string {
 	var out []string
-	runes := []rune(text)
 	start := 0
 	flush := func(end int) {
-		if s := strings.TrimSpace(string(runes[start:end])); s != "" {
+		if s := strings.TrimSpace(text[start:end]); s != "" {
 			out = append(out, s)
 		}
 		start = end
 	}
-	for i, r := range runes {
+	for i, r := range text {
 		switch r {
 		case '\n':
 			flush(i + 1)
 		case '.', '!', '?':
-			if i+1 < len(runes) && !unicode.IsSpace(runes[i+1]) {
+			rest := text[i+1:]
+			if next, _ := utf8.DecodeRuneInString(rest); rest != "" && !unicode.IsSpace(next) {
 				continue
 			}
-			if next := nextNonSpace(runes, i+1); next != 0 && unicode.IsLower(next) {
+			if next := nextNonSpace(rest); next != 0 && unicode.IsLower(next) {
 				continue
 			}
 			flush(i + 1)
 		}
 	}
-	flush(len(runes))
+	flush(len(text))
 	return out
 }
 
-// nextNonSpace returns the first rune at or after i that is not white space, or 0.
-func nextNonSpace(runes []rune, i int) rune {
-	for ; i < len(runes); i++ {
-		if !unicode.IsSpace(runes[i]) {
-			return runes[i]
+// nextNonSpace returns the first rune of s that is not white space, or 0.
+func nextNonSpace(s string) rune {
+	for _, r := range s {
+		if !unicode.IsSpace(r) {
+			return r
 		}
 	}
 	return 0
