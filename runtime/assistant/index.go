@@ -1,6 +1,7 @@
 package assistant
 
 import (
+	"cmp"
 	"maps"
 	"math"
 	"slices"
@@ -70,9 +71,12 @@ type Index struct {
 	// alphabet holds the letters of the indexed words typo matching may find, after their first letter: the
 	// only ones a variant of a query word needs to be tried with.
 	alphabet []rune
-	// pairs maps a pair of terms (pairKey) to the documents in which the second directly follows the first,
-	// stop words aside, in the title, a tag or the content, in document order.
-	pairs map[uint64][]int32
+	// pairKeys lists, in order, the pairs of terms (pairKey) of which the second directly follows the first,
+	// stop words aside, in the title, a tag or the content of a document; the documents of pairKeys[i] are
+	// pairDocs[pairAt[i]:pairAt[i+1]], in document order.
+	pairKeys []uint64
+	pairAt   []int32
+	pairDocs []int32
 	// cache holds the stems of the indexed words.
 	cache *stemCache
 	// unknownIDF is the IDF a word found in no item would have.
@@ -115,7 +119,6 @@ func NewIndexForLocale(items []Item, locale string) *Index {
 		docs:  make([]doc, len(items)),
 		stems: make(map[string]int32),
 		words: make(map[string]int32),
-		pairs: make(map[uint64][]int32),
 		cache: newStemCache(languageOf(locale)),
 	}
 	var c counter
@@ -123,6 +126,7 @@ func NewIndexForLocale(items []Item, locale string) *Index {
 		ix.docs[i] = ix.addDoc(int32(i), it, &c)
 	}
 	ix.computeWeights(&c)
+	ix.collectPairs(c.pairs)
 	ix.alphabet = typoAlphabet(ix.words)
 	ix.sorted = slices.Sorted(maps.Keys(ix.stems))
 	ix.cache.writable = false
@@ -166,6 +170,14 @@ type counter struct {
 	lengths []int
 	// refs collects a document's title and sentence term IDs.
 	refs []int32
+	// pairs holds each pair of neighbouring terms with the document it is in, in document order.
+	pairs []pairDoc
+}
+
+// pairDoc says that the pair of terms key is in document doc.
+type pairDoc struct {
+	key uint64
+	doc int32
 }
 
 // termCount is a term's weighted frequency in a document.
@@ -194,7 +206,7 @@ func (ix *Index) addDoc(d int32, it Item, c *counter) doc {
 			c.tf[id] += weight
 			length += int(weight)
 			if prev >= 0 {
-				ix.addPair(prev, id, d)
+				c.pairs = append(c.pairs, pairDoc{key: pairKey(prev, id), doc: d})
 			}
 			prev = id
 			if refs && !slices.Contains(c.refs[start:], id) {
@@ -238,12 +250,43 @@ func (ix *Index) addDoc(d int32, it Item, c *counter) doc {
 	return dc
 }
 
-// addPair records that the term b follows the term a in document d.
-func (ix *Index) addPair(a, b, d int32) {
-	key := pairKey(a, b)
-	if docs := ix.pairs[key]; len(docs) == 0 || docs[len(docs)-1] != d {
-		ix.pairs[key] = append(docs, d)
+// collectPairs fills pairKeys, pairAt and pairDocs with the pairs, each document once per pair.
+func (ix *Index) collectPairs(pairs []pairDoc) {
+	slices.SortFunc(pairs, func(a, b pairDoc) int {
+		return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.doc, b.doc))
+	})
+	keys, docs := 0, 0
+	for i, p := range pairs {
+		if i == 0 || p.key != pairs[i-1].key {
+			keys++
+			docs++
+		} else if p.doc != pairs[i-1].doc {
+			docs++
+		}
 	}
+	ix.pairKeys = make([]uint64, 0, keys)
+	ix.pairAt = make([]int32, 0, keys+1)
+	ix.pairDocs = make([]int32, 0, docs)
+	for i, p := range pairs {
+		switch {
+		case i == 0 || p.key != pairs[i-1].key:
+			ix.pairKeys = append(ix.pairKeys, p.key)
+			ix.pairAt = append(ix.pairAt, int32(len(ix.pairDocs))) //nolint:gosec // far fewer than 2^31 pairs
+		case p.doc == pairs[i-1].doc:
+			continue
+		}
+		ix.pairDocs = append(ix.pairDocs, p.doc)
+	}
+	ix.pairAt = append(ix.pairAt, int32(len(ix.pairDocs))) //nolint:gosec // far fewer than 2^31 pairs
+}
+
+// pairDocsOf returns the documents in which the pair of terms key occurs, in document order.
+func (ix *Index) pairDocsOf(key uint64) []int32 {
+	i, ok := slices.BinarySearch(ix.pairKeys, key)
+	if !ok {
+		return nil
+	}
+	return ix.pairDocs[ix.pairAt[i]:ix.pairAt[i+1]]
 }
 
 // pairKey identifies an ordered pair of terms.

@@ -190,7 +190,7 @@ func (ix *Index) rank(q query, k int) []match {
 		}
 	}
 	for _, p := range q.pairs {
-		for _, d := range ix.pairs[p.key] {
+		for _, d := range ix.pairDocsOf(p.key) {
 			if acc[d] == (docScore{}) {
 				scored = append(scored, d)
 			}

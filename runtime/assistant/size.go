@@ -64,10 +64,7 @@ func (ix *Index) estimateSize() int64 {
 		n += alloc(int64(len(w)))
 	}
 	n += alloc(int64(cap(ix.alphabet)) * 4)
-	n += mapSize(len(ix.pairs), 8+sliceHeader)
-	for _, docs := range ix.pairs {
-		n += alloc(int64(cap(docs)) * 4)
-	}
+	n += alloc(int64(cap(ix.pairKeys))*8) + alloc(int64(cap(ix.pairAt))*4) + alloc(int64(cap(ix.pairDocs))*4)
 	n += mapSize(len(ix.cache.stems), 2*stringHeader)
 	for w, s := range ix.cache.stems {
 		n += alloc(int64(len(w))) + alloc(int64(len(s)))
