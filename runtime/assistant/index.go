@@ -57,8 +57,6 @@ type Hit struct {
 type Index struct {
 	items []Item
 	docs  []doc
-	// stems maps a stem to its term ID, the position in idf and postings.
-	stems map[string]int32
 	idf   []float64
 	// postings holds every term's postings, term after term: those of term t are
 	// postings[postingsAt[t]:postingsAt[t+1]].
@@ -66,8 +64,6 @@ type Index struct {
 	postingsAt []int32
 	// sorted lists the stems in order, for prefix matching.
 	sorted []string
-	// words maps each indexed surface word to its term ID, for typo matching.
-	words map[string]int32
 	// alphabet holds the letters of the indexed words typo matching may find, after their first letter: the
 	// only ones a variant of a query word needs to be tried with.
 	alphabet []rune
@@ -77,7 +73,8 @@ type Index struct {
 	pairKeys []uint64
 	pairAt   []int32
 	pairDocs []int32
-	// cache holds the stems of the indexed words.
+	// cache is the vocabulary: it holds the stems of the indexed words and gives each stem its term ID, the
+	// position in idf and postings.
 	cache *stemCache
 	// unknownIDF is the IDF a word found in no item would have.
 	unknownIDF float64
@@ -117,8 +114,6 @@ func NewIndexForLocale(items []Item, locale string) *Index {
 	ix := &Index{
 		items: slices.Clone(items),
 		docs:  make([]doc, len(items)),
-		stems: make(map[string]int32),
-		words: make(map[string]int32),
 		cache: newStemCache(languageOf(locale)),
 	}
 	var c counter
@@ -127,8 +122,8 @@ func NewIndexForLocale(items []Item, locale string) *Index {
 	}
 	ix.computeWeights(&c)
 	ix.collectPairs(c.pairs)
-	ix.alphabet = typoAlphabet(ix.words)
-	ix.sorted = slices.Sorted(maps.Keys(ix.stems))
+	ix.alphabet = typoAlphabet(ix.cache.words)
+	ix.sorted = slices.Sorted(slices.Values(ix.cache.stems))
 	ix.cache.writable = false
 	ix.size = ix.estimateSize()
 	return ix
@@ -196,7 +191,7 @@ func (ix *Index) addDoc(d int32, it Item, c *counter) doc {
 	add := func(terms []term, weight int32, refs bool) int {
 		start := len(c.refs)
 		for _, t := range terms {
-			id := ix.termID(t)
+			id := t.id
 			if int(id) == len(c.tf) {
 				c.tf = append(c.tf, 0)
 			}
@@ -294,19 +289,6 @@ func pairKey(a, b int32) uint64 {
 	return uint64(uint32(a))<<32 | uint64(uint32(b)) //nolint:gosec // term IDs are non-negative
 }
 
-// termID returns the ID of a term's stem, adding it to the vocabulary when new.
-func (ix *Index) termID(t term) int32 {
-	id, ok := ix.stems[t.stem]
-	if !ok {
-		id = int32(len(ix.stems)) //nolint:gosec // a knowledge base has far fewer than 2^31 distinct words
-		ix.stems[t.stem] = id
-	}
-	if _, ok := ix.words[t.word]; !ok {
-		ix.words[t.word] = id
-	}
-	return id
-}
-
 // computeWeights fills idf and the postings with each term's full BM25 weight in each document, so that a search
 // only adds numbers up. The postings are laid out term after term, each term's in document order.
 func (ix *Index) computeWeights(c *counter) {
@@ -321,18 +303,18 @@ func (ix *Index) computeWeights(c *counter) {
 		avgLen = float64(total) / n
 	}
 	c.docAt = append(c.docAt, int32(len(c.docTerms))) //nolint:gosec // far fewer than 2^31 postings
-	ix.postingsAt = make([]int32, len(ix.stems)+1)
+	ix.postingsAt = make([]int32, len(ix.cache.stems)+1)
 	for _, tc := range c.docTerms {
 		ix.postingsAt[tc.id+1]++
 	}
-	ix.idf = make([]float64, len(ix.stems))
+	ix.idf = make([]float64, len(ix.cache.stems))
 	for id := range ix.idf {
 		df := float64(ix.postingsAt[id+1])
 		ix.idf[id] = math.Log(1 + (idfN-df+0.5)/(df+0.5))
 		ix.postingsAt[id+1] += ix.postingsAt[id]
 	}
 	ix.postings = make([]posting, len(c.docTerms))
-	next := slices.Clone(ix.postingsAt[:len(ix.stems)])
+	next := slices.Clone(ix.postingsAt[:len(ix.cache.stems)])
 	for d := range c.lengths {
 		norm := bm25K1 * (1 - bm25B + bm25B*float64(c.lengths[d])/avgLen)
 		for _, tc := range c.docTerms[c.docAt[d]:c.docAt[d+1]] {
@@ -376,7 +358,7 @@ func (ix *Index) prefixed(stem string) []int32 {
 	i, _ := slices.BinarySearch(ix.sorted, stem)
 	for ; i < len(ix.sorted) && strings.HasPrefix(ix.sorted[i], stem); i++ {
 		if extra := utf8.RuneCountInString(ix.sorted[i]) - n; extra > 0 && extra <= maxPrefixExtra {
-			ids = append(ids, ix.stems[ix.sorted[i]])
+			ids = append(ids, ix.cache.ids[ix.sorted[i]])
 		}
 	}
 	return ids
@@ -392,7 +374,7 @@ func (ix *Index) typoCandidates(w string) []int32 {
 	}
 	r := []rune(w)
 	n, a := len(r), len(ix.alphabet)
-	if variants := 2*n - 3 + (2*n-1)*a; variants > len(ix.words) {
+	if variants := 2*n - 3 + (2*n-1)*a; variants > len(ix.cache.words) {
 		return ix.scanTypos(w)
 	}
 	var ids []int32
@@ -404,7 +386,7 @@ func (ix *Index) typoCandidates(w string) []int32 {
 			buf = utf8.AppendRune(buf, c)
 		}
 		// The conversion in the index expression does not allocate.
-		if id, ok := ix.words[string(buf)]; ok && !slices.Contains(ids, id) && fuzzyWord(string(buf)) {
+		if id, ok := ix.cache.words[string(buf)]; ok && !slices.Contains(ids, id) && fuzzyWord(string(buf)) {
 			ids = append(ids, id)
 		}
 	}
@@ -437,7 +419,7 @@ func (ix *Index) typoCandidates(w string) []int32 {
 // scanTypos is typoCandidates by comparing w with every indexed word.
 func (ix *Index) scanTypos(w string) []int32 {
 	var ids []int32
-	for cand, id := range ix.words {
+	for cand, id := range ix.cache.words {
 		if !slices.Contains(ids, id) && fuzzyWord(cand) && sameFirstLetter(w, cand) && editDistanceOne(w, cand) {
 			ids = append(ids, id)
 		}

@@ -244,7 +244,7 @@ func TestTypoCandidates(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ix := NewIndexForLocale(tt.items, tt.locale)
 			var queries []string
-			for i, w := range slices.Sorted(maps.Keys(ix.words)) {
+			for i, w := range slices.Sorted(maps.Keys(ix.cache.words)) {
 				if i%4 == 0 { // a quarter of the words keeps the test short
 					queries = append(queries, typos(w)...)
 				}

@@ -89,7 +89,7 @@ func (ix *Index) stemID(stem string) (int32, bool) {
 	if ix.Len() == 0 {
 		return 0, false
 	}
-	id, ok := ix.stems[stem]
+	id, ok := ix.cache.ids[stem]
 	return id, ok
 }
 
@@ -100,14 +100,14 @@ func (ix *Index) resolve(t term) queryTerm {
 		return qt
 	}
 	qt.idf = ix.unknownIDF
-	id, known := ix.stems[t.stem]
+	id, known := ix.cache.ids[t.stem]
 	if known {
 		qt.alts = append(qt.alts, alt{id: id, factor: 1})
 		qt.idf = ix.idf[id]
 	}
 	english := ix.cache.language().english
 	for _, syn := range synonyms[t.stem] {
-		if id, ok := ix.stems[syn]; ok && english {
+		if id, ok := ix.cache.ids[syn]; ok && english {
 			qt.alts = addAlt(qt.alts, alt{id: id, factor: synonymFactor})
 		}
 	}

@@ -31,8 +31,8 @@ const (
 )
 
 // estimateSize adds up what the index holds, each string and array rounded up as the allocator rounds it.
-// Strings shared between fields (a word that is its own stem, the cache's keys and the words map's) are counted
-// once per field that keeps them, which errs on the large side. The per-document scratch of searches lives in a
+// A word that is its own stem may share its string with the stem, and is counted twice, which errs on the large
+// side; sentences are parts of the items' content and take no bytes of their own. The per-document scratch of searches lives in a
 // sync.Pool that the garbage collector empties, and is left out.
 func (ix *Index) estimateSize() int64 {
 	n := alloc(int64(unsafe.Sizeof(*ix)))
@@ -53,22 +53,19 @@ func (ix *Index) estimateSize() int64 {
 		}
 		n += alloc(int64(refs)*4) + alloc(int64(cap(d.sentences))*sentenceSize)
 	}
-	n += mapSize(len(ix.stems), idSlotSize)
-	for s := range ix.stems {
+	c := ix.cache
+	n += alloc(int64(unsafe.Sizeof(*c))) + mapSize(len(c.ids), idSlotSize) + alloc(int64(cap(c.stems))*stringHeader)
+	for _, s := range c.stems {
 		n += alloc(int64(len(s)))
 	}
 	n += alloc(int64(cap(ix.idf))*8) + alloc(int64(cap(ix.postings))*postingSize) + alloc(int64(cap(ix.postingsAt))*4)
-	n += alloc(int64(cap(ix.sorted)) * stringHeader) // the strings are the stems map's keys
-	n += mapSize(len(ix.words), idSlotSize)
-	for w := range ix.words {
+	n += alloc(int64(cap(ix.sorted)) * stringHeader) // the strings are the stems'
+	n += mapSize(len(c.words), idSlotSize)
+	for w := range c.words {
 		n += alloc(int64(len(w)))
 	}
 	n += alloc(int64(cap(ix.alphabet)) * 4)
 	n += alloc(int64(cap(ix.pairKeys))*8) + alloc(int64(cap(ix.pairAt))*4) + alloc(int64(cap(ix.pairDocs))*4)
-	n += mapSize(len(ix.cache.stems), 2*stringHeader)
-	for w, s := range ix.cache.stems {
-		n += alloc(int64(len(w))) + alloc(int64(len(s)))
-	}
 	return n
 }
 

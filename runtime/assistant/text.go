@@ -57,23 +57,29 @@ func isNumber(word string) bool {
 	return word != ""
 }
 
-// term is an informative word of a text: its surface form and its stem.
+// term is an informative word of a text: its surface form, its stem and the stem's term ID in the index, or -1
+// when the index has no such stem.
 type term struct {
 	word string
 	stem string
+	id   int32
 }
 
-// stemCache remembers the stems of words in the language of an index, because stemming is the slowest part of
-// building an index. NewIndex fills it; afterwards it is only read, so searches may share it. A nil cache
-// stems every English word.
+// stemCache is the vocabulary of an index in its language: the stem of each indexed word, as a term ID, and the
+// term ID of each stem. It remembers the stems because stemming is the slowest part of building an index.
+// NewIndex fills it; afterwards it is only read, so searches may share it. A nil cache stems every English word.
 type stemCache struct {
-	lang     *language
-	stems    map[string]string
+	lang *language
+	// words maps each indexed word to the term ID of its stem.
+	words map[string]int32
+	// ids maps each stem to its term ID, and stems each term ID to its stem.
+	ids      map[string]int32
+	stems    []string
 	writable bool
 }
 
 func newStemCache(lang *language) *stemCache {
-	return &stemCache{lang: lang, stems: make(map[string]string), writable: true}
+	return &stemCache{lang: lang, words: make(map[string]int32), ids: make(map[string]int32), writable: true}
 }
 
 // language returns the cache's language; English for a nil cache.
@@ -84,18 +90,28 @@ func (c *stemCache) language() *language {
 	return c.lang
 }
 
-// stem returns the stem of word, from the cache when it is there.
-func (c *stemCache) stem(word string) string {
-	if c != nil {
-		if s, ok := c.stems[word]; ok {
-			return s
+// stem returns the stem of word and its term ID, from the cache when it is there. While the cache is writable,
+// a new word is added, and a new stem given the next term ID.
+func (c *stemCache) stem(word string) (string, int32) {
+	if c == nil {
+		return englishLanguage.stem(word), -1
+	}
+	if id, ok := c.words[word]; ok {
+		return c.stems[id], id
+	}
+	s := c.lang.stem(word)
+	id, ok := c.ids[s]
+	if c.writable {
+		if !ok {
+			id = int32(len(c.stems)) //nolint:gosec // a knowledge base has far fewer than 2^31 distinct words
+			c.ids[s] = id
+			c.stems = append(c.stems, s)
 		}
+		c.words[word] = id
+	} else if !ok {
+		id = -1
 	}
-	s := c.language().stem(word)
-	if c != nil && c.writable {
-		c.stems[word] = s
-	}
-	return s
+	return s, id
 }
 
 // terms returns the informative words of text, in order, with their stems; stop words are left out and English
@@ -124,11 +140,13 @@ func (c *stemCache) informative(words []string) []term {
 		}
 		if long, ok := abbreviations[w]; ok && lang.english {
 			for _, lw := range strings.Fields(long) {
-				out = append(out, term{word: lw, stem: c.stem(lw)})
+				s, id := c.stem(lw)
+				out = append(out, term{word: lw, stem: s, id: id})
 			}
 			continue
 		}
-		out = append(out, term{word: w, stem: c.stem(w)})
+		s, id := c.stem(w)
+		out = append(out, term{word: w, stem: s, id: id})
 	}
 	return out
 }
