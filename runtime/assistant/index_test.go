@@ -19,6 +19,8 @@ func TestTokenize(t *testing.T) {
 		{"free over $75; €10 or £5", []string{"free", "over", "dollar", "75", "euro", "10", "or", "pound", "5"}},
 		{"tune-up & e-mail", []string{"tune", "up", "e", "mail"}},
 		{"the customers' bags", []string{"the", "customers", "bags"}},
+		{"O'Neil's tent", []string{"oneils", "tent"}},
+		{"a\xffb ok'\xff", []string{"a", "b", "ok"}}, // an invalid byte separates words, as U+FFFD does
 		{"", nil},
 		{"?!.", nil},
 	}

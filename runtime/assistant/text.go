@@ -10,31 +10,62 @@ import (
 
 // tokenize splits text into lower-case words made of Unicode letters and digits. Apostrophes inside a word are
 // dropped ("isn't" becomes "isnt"); a currency sign becomes its name ("$75" is "dollar", "75"); every other
-// character separates words.
+// character separates words. A word written in lower case in text is a part of text, not a copy.
 func tokenize(text string) []string {
 	var words []string
-	var b strings.Builder
-	runes := []rune(text)
-	for i, r := range runes {
+	start := -1 // where the current word starts, or -1 between words
+	// copied is set when the current word differs from text[start:], and b holds it then.
+	copied := false
+	var b []byte
+	flush := func(end int) {
+		switch {
+		case start < 0:
+			return
+		case copied:
+			words = append(words, string(b))
+		default:
+			words = append(words, text[start:end])
+		}
+		start, copied = -1, false
+	}
+	// copyWord starts b with the current word up to i.
+	copyWord := func(i int) {
+		if !copied {
+			b = append(b[:0], text[start:i]...)
+			copied = true
+		}
+	}
+	for i, r := range text {
 		switch {
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			b.WriteRune(unicode.ToLower(r))
-		case isApostrophe(r) && b.Len() > 0 && i+1 < len(runes) && unicode.IsLetter(runes[i+1]):
-			// Part of a contraction or possessive: skip it and keep the word together.
-		default:
-			if b.Len() > 0 {
-				words = append(words, b.String())
-				b.Reset()
+			if start < 0 {
+				start = i
 			}
+			lower := unicode.ToLower(r)
+			if lower != r {
+				copyWord(i)
+			}
+			if copied {
+				b = utf8.AppendRune(b, lower)
+			}
+		case isApostrophe(r) && start >= 0 && nextIsLetter(text[i+utf8.RuneLen(r):]):
+			// Part of a contraction or possessive: skip it and keep the word together.
+			copyWord(i)
+		default:
+			flush(i)
 			if name, ok := currencyNames[r]; ok {
 				words = append(words, name)
 			}
 		}
 	}
-	if b.Len() > 0 {
-		words = append(words, b.String())
-	}
+	flush(len(text))
 	return words
+}
+
+// nextIsLetter reports whether s starts with a letter.
+func nextIsLetter(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	return unicode.IsLetter(r)
 }
 
 func isApostrophe(r rune) bool {
