@@ -49,12 +49,17 @@ func (r *APIKeyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 
 	var requeue time.Duration
 	var resolved render.ResolvedKey
+	secrets := r.Secrets
 	p, err := check(
-		func() error { return provideSecret(ctx, r.Client, r.Secrets, r.Recorder, &key, generatedKey(&key)) },
+		func() error {
+			created, err := provideSecret(ctx, r.Client, r.Secrets, r.Recorder, &key, generatedKey(&key))
+			secrets = secrets.withCreated(created)
+			return err
+		},
 		func() error {
 			var described credentials.Key
 			var err error
-			if resolved, described, err = resolveKey(ctx, r.Secrets, &key); err == nil {
+			if resolved, described, err = resolveKey(ctx, secrets, &key); err == nil {
 				key.Status.KeyID, key.Status.Prefix = described.ID, described.Prefix
 			}
 			return err

@@ -79,7 +79,8 @@ func (r *ChatRuntimeReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, err
 	}
 	var bundles corev1.SecretList
-	if err := r.List(ctx, &bundles, client.InNamespace(rt.Namespace),
+	// Only counted: the cache's bundles are read without copying them, 10,000 copies a reconcile otherwise.
+	if err := r.List(ctx, &bundles, client.InNamespace(rt.Namespace), client.UnsafeDisableDeepCopy,
 		client.MatchingLabels{chatv1alpha1.TenantLabel: "true", chatv1alpha1.RuntimeLabel: rt.Name}); err != nil {
 		return ctrl.Result{}, fmt.Errorf("counting tenant bundles: %w", err)
 	}

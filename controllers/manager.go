@@ -43,6 +43,8 @@ type Options struct {
 	MetricsAddr string
 	// ProbeAddr serves /healthz and /readyz; "0" disables them.
 	ProbeAddr string
+	// PprofAddr serves net/http/pprof, to profile the operator under load; "" or "0" disables it.
+	PprofAddr string
 	// LeaderElection makes only one of several operator replicas reconcile at a time.
 	LeaderElection bool
 	// Workers is how many Merchants, APIKeys and Webhooks are reconciled at once.
@@ -86,20 +88,24 @@ func NewManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		Scheme:                  Scheme(),
 		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress:  opts.ProbeAddr,
+		PprofBindAddress:        opts.PprofAddr,
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        "parley-operator.chat.parley.dev",
 		LeaderElectionNamespace: opts.Namespace,
 		Controller:              config.Controller{SkipNameValidation: &opts.Rebuildable},
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&corev1.Secret{}:                         {Label: labels.NewSelector().Add(*secretSelector)},
-			&appsv1.Deployment{}:                     rendered,
-			&corev1.Service{}:                        rendered,
-			&corev1.ServiceAccount{}:                 rendered,
-			&rbacv1.Role{}:                           rendered,
-			&rbacv1.RoleBinding{}:                    rendered,
-			&policyv1.PodDisruptionBudget{}:          rendered,
-			&autoscalingv2.HorizontalPodAutoscaler{}: rendered,
-		}},
+		Cache: cache.Options{
+			// managedFields are a large share of every object and nothing reads them, except for Deployments below.
+			DefaultTransform: cache.TransformStripManagedFields(),
+			ByObject: map[client.Object]cache.ByObject{
+				&corev1.Secret{}:                         {Label: labels.NewSelector().Add(*secretSelector)},
+				&appsv1.Deployment{}:                     keepManagedFields(rendered),
+				&corev1.Service{}:                        rendered,
+				&corev1.ServiceAccount{}:                 rendered,
+				&rbacv1.Role{}:                           rendered,
+				&rbacv1.RoleBinding{}:                    rendered,
+				&policyv1.PodDisruptionBudget{}:          rendered,
+				&autoscalingv2.HorizontalPodAutoscaler{}: rendered,
+			}},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
@@ -108,6 +114,13 @@ func NewManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// keepManagedFields caches objects with their managedFields: a Deployment's tell the replicas handoff whether the
+// operator still owns spec.replicas (render.ManagesReplicas).
+func keepManagedFields(c cache.ByObject) cache.ByObject {
+	c.Transform = func(o any) (any, error) { return o, nil }
+	return c
 }
 
 func setup(mgr manager.Manager, opts Options) error {
@@ -123,6 +136,9 @@ func setup(mgr manager.Manager, opts Options) error {
 		return fmt.Errorf("registering metrics: %w", err)
 	}
 	secrets := secretReader{cache: mgr.GetClient(), api: mgr.GetAPIReader()}
+	// A bundle holds only usable keys and webhooks, so a Secret missing from the cache leaves its key or webhook
+	// out just as a missing one does, and brings the Merchant back when it arrives: no request to explain it.
+	cachedSecrets := secretReader{cache: mgr.GetClient()}
 	workers := max(opts.Workers, 1)
 	c := mgr.GetClient()
 
@@ -134,7 +150,7 @@ func setup(mgr manager.Manager, opts Options) error {
 		Namespace: opts.Namespace, Image: opts.RuntimeImage}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the ChatRuntime controller: %w", err)
 	}
-	if err := (&MerchantReconciler{Client: c, Secrets: secrets, Recorder: mgr.GetEventRecorder("parley-merchant"),
+	if err := (&MerchantReconciler{Client: c, Secrets: cachedSecrets, Recorder: mgr.GetEventRecorder("parley-merchant"),
 		Metrics: metrics, Now: time.Now, Namespace: opts.Namespace}).SetupWithManager(mgr, workers); err != nil {
 		return fmt.Errorf("setting up the Merchant controller: %w", err)
 	}

@@ -441,8 +441,10 @@ func retire(bundle *corev1.Secret, now time.Time) *corev1.Secret {
 func (r *MerchantReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&chatv1alpha1.Merchant{}).
-		Watches(&chatv1alpha1.Plan{}, handler.EnqueueRequestsFromMapFunc(r.merchantsOfPlan)).
-		Watches(&chatv1alpha1.ChatRuntime{}, handler.EnqueueRequestsFromMapFunc(r.merchantsOfRuntime)).
+		// Only a spec change reaches the bundles: a Plan's or ChatRuntime's status changes with every merchant
+		// added, and must not re-render every bundle each time.
+		Watches(&chatv1alpha1.Plan{}, handler.EnqueueRequestsFromMapFunc(r.merchantsOfPlan), specChanges()).
+		Watches(&chatv1alpha1.ChatRuntime{}, handler.EnqueueRequestsFromMapFunc(r.merchantsOfRuntime), specChanges()).
 		Watches(&chatv1alpha1.APIKey{}, handler.EnqueueRequestsFromMapFunc(merchantOf)).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.merchantsOfNamespace), builder.OnlyMetadata).
 		Watches(&chatv1alpha1.Webhook{}, handler.EnqueueRequestsFromMapFunc(merchantOf)).

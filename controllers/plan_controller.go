@@ -31,7 +31,8 @@ func (r *PlanReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	}
 	before := plan.DeepCopy()
 	var merchants chatv1alpha1.MerchantList
-	if err := r.List(ctx, &merchants, client.MatchingFields{merchantPlanIndex: plan.Name}); err != nil {
+	// Only counted: the cache's objects are read without copying them, 10,000 copies a reconcile otherwise.
+	if err := r.List(ctx, &merchants, client.MatchingFields{merchantPlanIndex: plan.Name}, client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing merchants of plan %s: %w", plan.Name, err)
 	}
 	plan.Status.Merchants = count(len(merchants.Items))
@@ -45,10 +46,11 @@ func (r *PlanReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 func (r *PlanReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&chatv1alpha1.Plan{}).
+		// The count changes when a Merchant comes, goes or names another plan, not when its status does.
 		Watches(&chatv1alpha1.Merchant{}, handler.EnqueueRequestsFromMapFunc(
 			func(_ context.Context, o client.Object) []reconcile.Request {
 				return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: o.(*chatv1alpha1.Merchant).Spec.PlanRef.Name}}}
-			})).
+			}), specChanges()).
 		Named("plan").
 		Complete(r)
 }

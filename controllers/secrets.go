@@ -35,12 +35,25 @@ func newProblem(reason, format string, args ...any) *problem {
 // API server.
 type secretReader struct {
 	cache client.Reader
-	api   client.Reader
+	// api explains a cache miss; without it a miss is a SecretNotFound problem, which suits a reader that only
+	// needs what is usable and is brought back by the Secret's event once the cache has it.
+	api client.Reader
+	// created is a Secret this reconcile has just created, which the cache may not hold yet.
+	created *corev1.Secret
+}
+
+// withCreated returns a reader that knows s, a Secret just created, without asking the API server for it.
+func (r secretReader) withCreated(s *corev1.Secret) secretReader {
+	r.created = s
+	return r
 }
 
 // get returns a labelled Secret, or a problem saying whether it is missing or merely unlabelled. A cache miss
 // is checked against the API server: a Secret created a moment ago may not be in the cache yet.
 func (r secretReader) get(ctx context.Context, namespace, name, label string) (*corev1.Secret, error) {
+	if c := r.created; c != nil && c.Namespace == namespace && c.Name == name {
+		return c.DeepCopy(), nil
+	}
 	key := types.NamespacedName{Namespace: namespace, Name: name}
 	var s corev1.Secret
 	err := r.cache.Get(ctx, key, &s)
@@ -49,6 +62,9 @@ func (r secretReader) get(ctx context.Context, namespace, name, label string) (*
 	}
 	if !apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("reading Secret %s/%s: %w", namespace, name, err)
+	}
+	if r.api == nil {
+		return nil, newProblem(chatv1alpha1.ReasonSecretNotFound, "Secret %s does not exist", name)
 	}
 	switch err := r.api.Get(ctx, key, &s); {
 	case apierrors.IsNotFound(err):
@@ -86,34 +102,41 @@ type generatedSecret struct {
 	reason, note string
 }
 
-// provideSecret makes sure the owner's generated Secret exists and records an event when it created it. A nil g
-// (the owner brings its own Secret) needs nothing.
+// provideSecret makes sure the owner's generated Secret exists and records an event when it created it. It
+// returns the Secret it created, nil when it created none. A nil g (the owner brings its own Secret) needs nothing.
 func provideSecret(ctx context.Context, c client.Client, r secretReader, rec recorder.EventRecorder,
-	owner client.Object, g *generatedSecret) error {
+	owner client.Object, g *generatedSecret) (*corev1.Secret, error) {
 	if g == nil {
-		return nil
+		return nil, nil
 	}
 	created, err := ensureGenerated(ctx, c, r, owner, g)
-	if created {
+	if created != nil {
 		rec.Eventf(owner, nil, corev1.EventTypeNormal, g.reason, actionGenerate, "%s", g.note)
 	}
-	return err
+	return created, err
 }
 
-// ensureGenerated creates an owned Secret holding a freshly generated value, once. An existing Secret is never
-// rewritten, not even after an operator restart; one owned by someone else is a conflict, not something to take.
-func ensureGenerated(ctx context.Context, c client.Client, r secretReader, owner client.Object, g *generatedSecret) (created bool, err error) {
-	existing, err := r.get(ctx, owner.GetNamespace(), g.ref.Name, g.label)
-	if generate, err := needsGenerating(existing, err, owner, g.ref.Name); !generate || err != nil {
-		return false, err
+// ensureGenerated creates an owned Secret holding a freshly generated value, once, and returns it. An existing
+// Secret is never rewritten, not even after an operator restart; one owned by someone else is a conflict, not
+// something to take. A Secret missing from the cache is created without asking the API server first: it is
+// almost always new, and one that exists after all (not cached yet, or unlabelled) makes the create fail and is
+// looked at then.
+func ensureGenerated(ctx context.Context, c client.Client, r secretReader, owner client.Object, g *generatedSecret) (*corev1.Secret, error) {
+	var cached corev1.Secret
+	switch err := r.cache.Get(ctx, types.NamespacedName{Namespace: owner.GetNamespace(), Name: g.ref.Name}, &cached); {
+	case err == nil:
+		_, err := needsGenerating(&cached, nil, owner, g.ref.Name)
+		return nil, err
+	case !apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("reading Secret %s/%s: %w", owner.GetNamespace(), g.ref.Name, err)
 	}
 	value, err := g.generate()
 	if err != nil {
-		return false, fmt.Errorf("generating the value of Secret %s: %w", g.ref.Name, err)
+		return nil, fmt.Errorf("generating the value of Secret %s: %w", g.ref.Name, err)
 	}
 	gvk, err := c.GroupVersionKindFor(owner)
 	if err != nil {
-		return false, fmt.Errorf("finding the kind of the owner of Secret %s: %w", g.ref.Name, err)
+		return nil, fmt.Errorf("finding the kind of the owner of Secret %s: %w", g.ref.Name, err)
 	}
 	s := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
@@ -129,16 +152,21 @@ func ensureGenerated(ctx context.Context, c client.Client, r secretReader, owner
 		Immutable: new(true),
 		Data:      map[string][]byte{g.ref.Key: []byte(value)},
 	}
-	if err := c.Create(ctx, s); err != nil {
-		if apierrors.IsAlreadyExists(err) {
-			return false, fmt.Errorf("creating Secret %s: it appeared meanwhile, retrying", g.ref.Name)
-		}
-		if apierrors.IsForbidden(err) {
-			return false, secretsNotGranted(owner.GetNamespace(), g.ref.Name)
-		}
-		return false, fmt.Errorf("creating Secret %s: %w", g.ref.Name, err)
+	err = c.Create(ctx, s)
+	if err == nil {
+		return s, nil
 	}
-	return true, nil
+	if apierrors.IsForbidden(err) {
+		return nil, secretsNotGranted(owner.GetNamespace(), g.ref.Name)
+	}
+	if !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("creating Secret %s: %w", g.ref.Name, err)
+	}
+	existing, err := r.get(ctx, owner.GetNamespace(), g.ref.Name, g.label)
+	if generate, err := needsGenerating(existing, err, owner, g.ref.Name); err != nil || !generate {
+		return nil, err
+	}
+	return nil, fmt.Errorf("creating Secret %s: it was deleted meanwhile, retrying", g.ref.Name)
 }
 
 // needsGenerating decides from the lookup of a Secret to generate (the Secret, or secretReader.get's error)

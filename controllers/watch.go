@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -58,6 +59,12 @@ func secretLabelled(value string) predicate.Predicate {
 	return predicate.NewPredicateFuncs(func(o client.Object) bool {
 		return o.GetLabels()[chatv1alpha1.SecretLabel] == value
 	})
+}
+
+// specChanges passes the creation and deletion of an object and changes of its spec (its generation), not of its
+// status or metadata alone.
+func specChanges() builder.Predicates {
+	return builder.WithPredicates(predicate.GenerationChangedPredicate{})
 }
 
 // controllerOptions lets a controller reconcile workers objects at once.

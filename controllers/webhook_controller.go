@@ -47,12 +47,15 @@ func (r *WebhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 
 	var plan chatv1alpha1.Plan
 	var rt chatv1alpha1.ChatRuntime
+	secrets := r.Secrets
 	p, err := check(
 		func() error {
-			return provideSecret(ctx, r.Client, r.Secrets, r.Recorder, &hook, generatedSigningSecret(&hook))
+			created, err := provideSecret(ctx, r.Client, r.Secrets, r.Recorder, &hook, generatedSigningSecret(&hook))
+			secrets = secrets.withCreated(created)
+			return err
 		},
 		func() error {
-			_, err := resolveSigningSecrets(ctx, r.Secrets, &hook)
+			_, err := resolveSigningSecrets(ctx, secrets, &hook)
 			return err
 		},
 		func() error {
@@ -148,9 +151,11 @@ func (r *WebhookReconciler) SetupWithManager(mgr ctrl.Manager, workers int) erro
 		For(&chatv1alpha1.Webhook{}).
 		Watches(&corev1.Secret{}, enqueueReferrers(r.Client, &chatv1alpha1.WebhookList{}, webhookSecretIndex),
 			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelSigningSecret))).
-		Watches(&chatv1alpha1.Merchant{}, enqueueReferrers(r.Client, &chatv1alpha1.WebhookList{}, webhookMerchantIndex)).
-		Watches(&chatv1alpha1.Plan{}, handler.EnqueueRequestsFromMapFunc(r.hooksOfPlan)).
-		Watches(&chatv1alpha1.ChatRuntime{}, handler.EnqueueRequestsFromMapFunc(r.hooksOfRuntime)).
+		// A webhook's condition follows the spec of its Merchant, Plan and ChatRuntime, never their status, which
+		// changes with every merchant added.
+		Watches(&chatv1alpha1.Merchant{}, enqueueReferrers(r.Client, &chatv1alpha1.WebhookList{}, webhookMerchantIndex), specChanges()).
+		Watches(&chatv1alpha1.Plan{}, handler.EnqueueRequestsFromMapFunc(r.hooksOfPlan), specChanges()).
+		Watches(&chatv1alpha1.ChatRuntime{}, handler.EnqueueRequestsFromMapFunc(r.hooksOfRuntime), specChanges()).
 		WithOptions(controllerOptions(workers)).
 		Named("webhook").
 		Complete(r)

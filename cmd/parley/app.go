@@ -105,13 +105,17 @@ func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *a
 	// Waits until an erasure in flight is written, before the store closes.
 	a.closers = append(a.closers, func() { <-eraserDone })
 
-	limiter, closeLimiter, err := redisLimiter(cfg, log, reg)
+	shared, closeLimiter, err := redisLimiter(cfg, log, reg)
 	if err != nil {
 		return nil, err
 	}
 	a.closers = append(a.closers, closeLimiter)
-	if limiter == nil {
-		limiter = ratelimit.NewLocal() // one, so that the API and the dashboard share the owners' budget
+	// One request limiter, so that the API and the dashboard share the owners' budget. Without Redis the server
+	// counts new conversations in this process.
+	var limiter ratelimit.Limiter = ratelimit.NewLocal()
+	var conversations ratelimit.KeyedLimiter
+	if shared != nil {
+		limiter, conversations = shared, shared.Keyed()
 	}
 
 	responder, err := newResponder(cfg, log, reg)
@@ -124,7 +128,7 @@ func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *a
 		return nil, fmt.Errorf("the chat service: %w", err)
 	}
 	a.chat = svc
-	scfg := server.Config{Tenants: a.tenants, Chat: svc, Limiter: limiter, Logger: log, Registry: reg,
+	scfg := server.Config{Tenants: a.tenants, Chat: svc, Limiter: limiter, Conversations: conversations, Logger: log, Registry: reg,
 		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxies}
 	if cfg.OIDCIssuer != "" {
 		scfg.Verifier = server.NewOIDCVerifier(cfg.OIDCIssuer, cfg.OIDCAudience, nil)

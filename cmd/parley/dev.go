@@ -14,6 +14,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -25,6 +26,7 @@ import (
 	"github.com/parley-dev/parley/internal/dev/demo"
 	"github.com/parley-dev/parley/internal/dev/devidp"
 	"github.com/parley-dev/parley/runtime/chat"
+	"github.com/parley-dev/parley/runtime/server"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
@@ -53,6 +55,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	dir := fs.String("dir", ".parley", "directory for the database, the demo tenant and its keys")
 	rate := fs.Int("rate", 20, "the demo plan's requests per second (raise it for load tests)")
 	hookURL := fs.String("webhook-url", "", "deliver the demo merchant's events ("+strings.Join(contract.Events(), ", ")+") here")
+	pprofAddr := fs.String("pprof-listen", "", "serve Go's profiles (net/http/pprof) on this address, e.g. localhost:6060; off when empty")
 	var level slog.Level
 	fs.TextVar(&level, "log-level", slog.LevelWarn, "log level: debug, info, warn or error")
 	var assistantName string
@@ -125,12 +128,31 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	mux.Handle("/oidc/", http.StripPrefix("/oidc", idp.Handler()))
 	mux.Handle("GET /{$}", demoPage(base, creds.PublishableKey))
 	mux.Handle("/", a.handler)
+	if *pprofAddr != "" {
+		pln, err := listen(*pprofAddr)
+		if err != nil {
+			return err
+		}
+		go func() { _ = server.Serve(ctx, pln, pprofHandler(), "", "", log) }()
+	}
 	printDevBanner(stdout, base, creds, token)
 	if *hookURL != "" {
 		fmt.Fprintf(stdout, "\nWebhooks go to %s, signed with the secret in %s.\n", *hookURL,
 			filepath.Join(*dir, "demo-credentials.json"))
 	}
 	return a.serve(ctx, ln, mux)
+}
+
+// pprofHandler serves Go's CPU, heap, allocation and other profiles under /debug/pprof/, for a listener of its
+// own: profiles are for finding where the time goes under load (see README, Benchmarks), never for visitors.
+func pprofHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
 }
 
 // devKeys loads the demo keys, generating them on the first start.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"regexp"
 	"strings"
@@ -65,6 +66,35 @@ func TestDev(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("parley dev did not stop")
+	}
+}
+
+// --pprof-listen serves Go's profiles on its own address, and never on the public one.
+func TestDevProfiles(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	out, w := io.Pipe()
+	go func() {
+		_ = run(ctx, []string{"dev", "--dir", t.TempDir(), "--listen", "127.0.0.1:0", "--pprof-listen", addr}, w, io.Discard)
+		_ = w.Close()
+	}()
+	banner := readBanner(t, out)
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	base := regexp.MustCompile(`PARLEY_URL=(\S+)`).FindStringSubmatch(banner)
+	if base == nil {
+		t.Fatalf("the banner lacks the URL:\n%s", banner)
+	}
+	if r := get(t, "http://"+addr+"/debug/pprof/allocs", nil); r.status != http.StatusOK || r.header.Get("Content-Type") != "application/octet-stream" {
+		t.Errorf("GET /debug/pprof/allocs on --pprof-listen: %d %s", r.status, r.header.Get("Content-Type"))
+	}
+	if r := get(t, base[1]+"/debug/pprof/allocs", nil); r.status != http.StatusNotFound {
+		t.Errorf("GET /debug/pprof/allocs on the public address: %d, want 404", r.status)
 	}
 }
 

@@ -8,13 +8,13 @@ import (
 
 	"github.com/parley-dev/parley/internal/contract"
 	"github.com/parley-dev/parley/runtime/ratelimit"
-	"github.com/parley-dev/parley/runtime/server"
 )
 
-// redisLimiter is the rate limiter the configuration asks for, and what closes it: nil (the server's in-process
-// limiter) without --redis-address. An unreachable Redis does not stop the runtime: the limiter falls back to
-// per-replica limits until Redis answers.
-func redisLimiter(c contract.Runtime, log *slog.Logger, reg prometheus.Registerer) (server.RateLimiter, func(), error) {
+// redisLimiter is the Redis limiter the configuration asks for, and what closes it: nil (in-process limiters)
+// without --redis-address. It limits the merchants' and owners' request rates, and its Keyed limiter the abuse
+// limits. An unreachable Redis does not stop the runtime: the limiters fall back to per-replica limits until Redis
+// answers.
+func redisLimiter(c contract.Runtime, log *slog.Logger, reg prometheus.Registerer) (*ratelimit.Redis, func(), error) {
 	if c.RedisAddress == "" {
 		return nil, func() {}, nil
 	}
@@ -27,6 +27,6 @@ func redisLimiter(c contract.Runtime, log *slog.Logger, reg prometheus.Registere
 		_ = client.Close()
 		return nil, nil, fmt.Errorf("the Redis rate limiter: %w", err)
 	}
-	log.Info("rate limits are shared through Redis", "redis", c.RedisAddress, "tls", c.RedisTLS)
+	log.Info("rate and abuse limits are shared through Redis", "redis", c.RedisAddress, "tls", c.RedisTLS)
 	return l, func() { _ = client.Close() }, nil
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/parley-dev/parley/internal/contract"
 	"github.com/parley-dev/parley/internal/testutil/redistest"
 	"github.com/parley-dev/parley/runtime/ratelimit"
-	"github.com/parley-dev/parley/runtime/server"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
 
@@ -31,7 +30,7 @@ func TestRedisFlags(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			var l server.RateLimiter
+			var l *ratelimit.Redis
 			closeLimiter := func() {}
 			c, err := contract.ParseRuntime(append([]string{"--tenants-dir=bundles"}, tc.args...), noEnv, io.Discard)
 			if err == nil {
@@ -47,15 +46,15 @@ func TestRedisFlags(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer closeLimiter()
-			if _, isRedis := l.(*ratelimit.Redis); isRedis != tc.redis || (!tc.redis && l != nil) {
-				t.Errorf("limiter %T", l)
+			if (l != nil) != tc.redis {
+				t.Errorf("Redis limiter %v, want one: %t", l, tc.redis)
 			}
 		})
 	}
 }
 
-// `parley runtime --redis-address` limits through that Redis, with the password from the environment, which it
-// never logs.
+// `parley runtime --redis-address` limits request rates and new conversations through that Redis, under its key
+// prefix, with the password from the environment, which it never logs.
 func TestRedisLimiterFromFlags(t *testing.T) {
 	const password = "from-the-secret"
 	srv := redistest.Start(t, redistest.Options{Password: password})
@@ -74,10 +73,16 @@ func TestRedisLimiterFromFlags(t *testing.T) {
 	if ok, _, _ := l.Allow(t.Context(), "acme", tenant.Plan{RequestsPerSecond: 1, Burst: 1}, time.Now()); !ok {
 		t.Fatal("the first request was refused")
 	}
+	conversations := l.Keyed()
+	if ok, _ := conversations.Allow(t.Context(), "acme\x00a\x00192.0.2.1", 1, time.Hour, time.Now()); !ok {
+		t.Fatal("the first new conversation was refused")
+	}
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Password: password})
 	defer func() { _ = c.Close() }()
-	if n, err := c.Exists(t.Context(), "test:acme").Result(); err != nil || n != 1 {
-		t.Errorf("no bucket test:acme in Redis: %d, %v", n, err)
+	for _, key := range []string{"test:acme", conversations.Key("acme\x00a\x00192.0.2.1")} {
+		if n, err := c.Exists(t.Context(), key).Result(); err != nil || n != 1 || !strings.HasPrefix(key, "test:") {
+			t.Errorf("no bucket %s in Redis: %d, %v", key, n, err)
+		}
 	}
 	if strings.Contains(logs.String(), password) || strings.Contains(logs.String(), "does not answer") {
 		t.Errorf("log:\n%s", logs.String())

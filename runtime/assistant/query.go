@@ -197,7 +197,6 @@ func (ix *Index) rank(q query, k int) []match {
 			acc[d].score += p.bonus
 		}
 	}
-	slices.Sort(scored) // topK breaks ties by document order
 	top := topK(acc, scored, q.weight, k)
 	for _, d := range scored {
 		acc[d] = docScore{}
@@ -223,17 +222,18 @@ func (ix *Index) termHits(qt queryTerm, hits []termHit, touched []int32) []int32
 	return touched
 }
 
-// topK returns the k best of the scored documents (in document order), best first; ties go to the earlier
-// document.
+// topK returns the k best of the scored documents (in any order), best first; ties go to the earlier document.
+// Comparing document numbers on ties, rather than sorting the scored documents first, keeps the order of the
+// result independent of the order of scored.
 func topK(acc []docScore, scored []int32, weight float64, k int) []match {
 	top := make([]match, 0, k+1)
 	for _, d := range scored {
 		a := acc[d]
-		if a.score <= 0 || (len(top) == k && a.score <= top[k-1].score) {
+		if a.score <= 0 || (len(top) == k && !better(a.score, d, top[k-1])) {
 			continue
 		}
 		i := len(top)
-		for i > 0 && top[i-1].score < a.score {
+		for i > 0 && better(a.score, d, top[i-1]) {
 			i--
 		}
 		top = slices.Insert(top, i, match{doc: d, score: a.score, covered: a.covered / weight, wordMatched: a.wordMatched})
@@ -242,4 +242,10 @@ func topK(acc []docScore, scored []int32, weight float64, k int) []match {
 		}
 	}
 	return top
+}
+
+// better reports whether document d with score ranks before m: a higher score, or the same and an earlier
+// document.
+func better(score float64, d int32, m match) bool {
+	return score > m.score || (score == m.score && d < m.doc)
 }

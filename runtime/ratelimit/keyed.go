@@ -1,11 +1,22 @@
 package ratelimit
 
 import (
+	"context"
 	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
 )
+
+// KeyedLimiter counts events per key rather than per merchant: new conversations per client address or visitor.
+type KeyedLimiter interface {
+	// Allow takes a token from key's bucket of n tokens refilled n per period. When none is left it reports
+	// false and how long until one is. now is the caller's clock; a shared limiter may use its own.
+	Allow(ctx context.Context, key string, n int, period time.Duration, now time.Time) (bool, time.Duration)
+}
+
+// DefaultMaxKeys bounds the client addresses and visitors whose new conversations a Keyed limiter counts at once.
+const DefaultMaxKeys = 200_000
 
 // Keyed is a token bucket per key, in this process, for limits counted per client rather than per merchant (new
 // conversations per client address or visitor). A bucket holds n tokens and refills n per period. Its memory is
@@ -27,9 +38,8 @@ func NewKeyed(maxKeys int) *Keyed {
 // sweepEvery is how often Allow forgets the buckets full again.
 const sweepEvery = time.Minute
 
-// Allow takes a token from key's bucket of n per period at now. When none is left it reports false and how long
-// until one is. A change of n or period takes effect with a new, full bucket.
-func (k *Keyed) Allow(key string, n int, period time.Duration, now time.Time) (bool, time.Duration) {
+// Allow implements KeyedLimiter. A change of n or period takes effect with a new, full bucket.
+func (k *Keyed) Allow(_ context.Context, key string, n int, period time.Duration, now time.Time) (bool, time.Duration) {
 	limit := rate.Limit(float64(n) / period.Seconds())
 	k.mu.Lock()
 	defer k.mu.Unlock()

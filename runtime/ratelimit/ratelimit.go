@@ -1,6 +1,7 @@
 // Package ratelimit applies the plans' request rates: per merchant, across all its API keys, as a token bucket
 // of the plan's requestsPerSecond and burst. Local keeps the buckets in this process; Redis keeps them in Redis
-// so that every replica of a runtime draws from the same bucket.
+// so that every replica of a runtime draws from the same bucket. Keyed and RedisKeyed do the same for the abuse
+// limits, counted per client address or visitor.
 package ratelimit
 
 import (

@@ -155,23 +155,37 @@ func (r *Redis) Key(merchantID string) string { return r.prefix + merchantID }
 // Allow implements Limiter: one token from the merchant's bucket in Redis, or from the fallback while Redis
 // fails. now is used only by the fallback; Redis uses its own clock.
 func (r *Redis) Allow(ctx context.Context, merchantID string, plan tenant.Plan, now time.Time) (bool, int, time.Duration) {
-	if time.Now().UnixNano() < r.downUntil.Load() {
-		r.fallbacks.Inc()
+	var ok bool
+	var remaining int
+	var wait time.Duration
+	if !r.decide(ctx, func() (err error) {
+		ok, remaining, wait, err = r.allow(ctx, merchantID, plan)
+		return err
+	}) {
 		return r.fallback.Allow(ctx, merchantID, plan, now)
 	}
-	ok, remaining, wait, err := r.allow(ctx, merchantID, plan)
-	if err != nil {
+	return ok, remaining, wait
+}
+
+// decide runs one decision in Redis unless Redis failed within the backoff, and keeps Redis's health: it reports
+// false when the caller must decide locally instead.
+func (r *Redis) decide(ctx context.Context, inRedis func() error) bool {
+	if time.Now().UnixNano() < r.downUntil.Load() {
+		r.fallbacks.Inc()
+		return false
+	}
+	if err := inRedis(); err != nil {
 		if ctx.Err() == nil { // a request that went away says nothing about Redis
 			r.failed(err)
 		}
 		r.fallbacks.Inc()
-		return r.fallback.Allow(ctx, merchantID, plan, now)
+		return false
 	}
 	if r.down.Swap(false) {
 		r.up.Set(1)
 		r.log.Info("redis answers rate limit decisions again; limits are shared by all replicas")
 	}
-	return ok, remaining, wait
+	return true
 }
 
 func (r *Redis) allow(ctx context.Context, merchantID string, plan tenant.Plan) (bool, int, time.Duration, error) {

@@ -1,6 +1,6 @@
--- A token bucket per key, refilled continuously at ARGV[1] tokens per second up to ARGV[2] tokens (the burst),
--- taking one token per call. Run atomically by Redis; the time is the Redis server's (TIME), so the clocks of the
--- replicas calling it never matter. A rate or burst other than last time applies at once: the tokens left are
+-- A token bucket per key, refilled continuously at ARGV[1] tokens per second (a fraction for limits per hour) up
+-- to ARGV[2] tokens (the burst), taking one token per call. Run atomically by Redis; the time is the Redis server's
+-- (TIME), so the clocks of the replicas calling it never matter. A rate or burst other than last time applies at once: the tokens left are
 -- kept, refilled at the new rate and capped at the new burst.
 -- State: a hash {tokens, ts} (ts in microseconds), expiring once the bucket would be full again, so idle
 -- merchants cost no memory.

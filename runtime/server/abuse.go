@@ -14,9 +14,6 @@ import (
 // abuseWindow is the period the plans' abuse limits count new conversations in.
 const abuseWindow = time.Hour
 
-// maxAbuseKeys bounds the client addresses and visitors whose new conversations are counted at once.
-const maxAbuseKeys = 200_000
-
 type callerKey struct{}
 
 // withCaller keeps the key caller in the request's context for the handlers behind s.visitor.
@@ -47,12 +44,12 @@ func (s *Server) admitConversation(w http.ResponseWriter, r *http.Request, m *te
 	}
 	now := s.now()
 	if visitor != "" {
-		if ok, wait := s.conversations.Allow(m.MerchantID+"\x00v\x00"+visitor, m.Plan.VisitorLimit(), abuseWindow, now); !ok {
+		if ok, wait := s.conversations.Allow(r.Context(), m.MerchantID+"\x00v\x00"+visitor, m.Plan.VisitorLimit(), abuseWindow, now); !ok {
 			return conversationRateLimited(w, wait, "this visitor started %d conversations within the hour", m.Plan.VisitorLimit())
 		}
 	}
 	addr := s.clientAddress(r)
-	if ok, wait := s.conversations.Allow(m.MerchantID+"\x00a\x00"+addressKey(addr), m.Plan.AddressLimit(), abuseWindow, now); !ok {
+	if ok, wait := s.conversations.Allow(r.Context(), m.MerchantID+"\x00a\x00"+addressKey(addr), m.Plan.AddressLimit(), abuseWindow, now); !ok {
 		logger(r).Info("new conversations refused for a client address", "merchant", m.MerchantID, "limit", m.Plan.AddressLimit())
 		return conversationRateLimited(w, wait, "%d conversations were started from this address within the hour", m.Plan.AddressLimit())
 	}

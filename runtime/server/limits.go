@@ -20,8 +20,8 @@ type RateLimiter = ratelimit.Limiter
 func (s *Server) limit(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
 	ok, remaining, wait := s.limiter.Allow(r.Context(), m.MerchantID, m.Plan, s.now())
 	h := w.Header()
-	h.Set(headerRateLimitPolicy, fmt.Sprintf(`"merchant";q=%d;w=1`, m.Plan.RequestsPerSecond))
-	h.Set(headerRateLimit, fmt.Sprintf(`"merchant";r=%d;t=%d`, remaining, ceilSeconds(wait)))
+	h.Set(headerRateLimitPolicy, `"merchant";q=`+strconv.Itoa(int(m.Plan.RequestsPerSecond))+`;w=1`)
+	h.Set(headerRateLimit, `"merchant";r=`+strconv.Itoa(remaining)+`;t=`+strconv.Itoa(ceilSeconds(wait)))
 	if !ok {
 		h.Set(headerRetryAfter, strconv.Itoa(max(1, ceilSeconds(wait))))
 		return newError(http.StatusTooManyRequests, codeRateLimited,

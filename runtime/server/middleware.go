@@ -36,10 +36,11 @@ type (
 // A caller's request ID is kept when it is short and plain, so that it can be followed across systems.
 var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{8,64}$`)
 
-// logger is the request's logger, which names its request ID.
+// logger is the request's logger, which names its request ID. It is made when first asked for: most requests
+// log nothing but the access line, and a logger with an attribute costs a handler of its own.
 func logger(r *http.Request) *slog.Logger {
 	if l, ok := r.Context().Value(loggerKey{}).(*slog.Logger); ok {
-		return l
+		return l.With("request_id", requestID(r))
 	}
 	return slog.Default()
 }
@@ -105,7 +106,7 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 			id = ids.New("req_")
 		}
 		w.Header().Set(headerRequestID, id)
-		log := s.log.With("request_id", id)
+		log := s.log
 		route := new(string)
 		ctx := context.WithValue(r.Context(), requestIDKey{}, id)
 		ctx = context.WithValue(ctx, loggerKey{}, log)
@@ -118,7 +119,7 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 				if err, ok := p.(error); ok && errors.Is(err, http.ErrAbortHandler) {
 					panic(p)
 				}
-				log.Error("panic serving request", "panic", p, "path", r.URL.Path)
+				log.Error("panic serving request", "request_id", id, "panic", p, "path", r.URL.Path)
 				if rec.status == 0 {
 					fail(rec, r, internalError()) // an apiError, so the panic is not logged twice
 				}
@@ -134,7 +135,7 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 			if rec.status >= 500 {
 				level = slog.LevelError
 			}
-			log.Log(r.Context(), level, "request", "method", r.Method, "route", label, "status", rec.status,
+			log.Log(r.Context(), level, "request", "request_id", id, "method", r.Method, "route", label, "status", rec.status,
 				"duration_ms", float64(elapsed.Microseconds())/1000)
 		}()
 		next.ServeHTTP(rec, r)

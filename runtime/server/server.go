@@ -44,6 +44,9 @@ type Config struct {
 	// TrustedProxies are the networks of the proxies in front of the runtime whose X-Forwarded-For names the
 	// client address the abuse limits count; from anyone else X-Forwarded-For is ignored.
 	TrustedProxies []netip.Prefix
+	// Conversations counts new conversations per client address and visitor for the plans' abuse limits
+	// (ratelimit.RedisKeyed shares them across replicas); in this process, bounded in memory, when nil.
+	Conversations ratelimit.KeyedLimiter
 	// Dashboard, when set, serves the merchants' dashboard under /dashboard/ (runtime/dashboard).
 	Dashboard http.Handler
 }
@@ -68,7 +71,7 @@ type Server struct {
 	publicOrigin   string
 	trustedProxies []netip.Prefix
 	// conversations counts new conversations per client address and visitor for the abuse limits.
-	conversations *ratelimit.Keyed
+	conversations ratelimit.KeyedLimiter
 	dashboard     http.Handler
 	handler       http.Handler
 }
@@ -86,7 +89,7 @@ func New(cfg Config) (*Server, error) {
 		tenants: cfg.Tenants, chat: cfg.Chat, store: cfg.Chat.Store(), verifier: cfg.Verifier,
 		limiter: cfg.Limiter, log: cfg.Logger, registry: cfg.Registry, now: cfg.Now, openAPI: doc, publicURL: strings.TrimRight(cfg.PublicURL, "/"),
 		dashboard:      cfg.Dashboard,
-		trustedProxies: cfg.TrustedProxies, conversations: ratelimit.NewKeyed(maxAbuseKeys),
+		trustedProxies: cfg.TrustedProxies, conversations: cfg.Conversations,
 	}
 	if s.publicURL != "" {
 		u, err := url.Parse(s.publicURL)
@@ -97,6 +100,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if s.limiter == nil {
 		s.limiter = ratelimit.NewLocal()
+	}
+	if s.conversations == nil {
+		s.conversations = ratelimit.NewKeyed(ratelimit.DefaultMaxKeys)
 	}
 	if s.log == nil {
 		s.log = slog.Default()

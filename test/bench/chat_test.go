@@ -33,45 +33,89 @@ const (
 	// rate is reported beside the latency.
 	rateConnections = 20
 	serviceTime     = time.Millisecond
+	wrkSeconds      = 10
 	wrkDuration     = "10s"
 	chatBody        = `{"message": "How long does shipping to Canada take?"}`
 )
 
 // BenchmarkChatHTTP loads POST /api/v1/chat of `parley dev` (a 1,000-item knowledge base, a plan with a limit far
 // above the load) with wrk, and in the same run a bare net/http handler that decodes and encodes the same JSON.
-// It reports both throughputs, their ratio, and the p99 latency of the chat endpoint at a fixed 2,000 requests/s.
-// Each request starts a new conversation, the most expensive kind: a search, an answer and a transaction writing
-// the conversation and both messages. Run it with `make bench`.
+// It reports both throughputs, their ratio, the runtime's CPU time per chat request, and the p99 latency of the
+// chat endpoint at a fixed 2,000 requests/s. Each request starts a new conversation, the most expensive kind: a
+// search, an answer and a transaction writing the conversation and both messages. Run it with `make bench`.
 func BenchmarkChatHTTP(b *testing.B) {
-	wrk, err := exec.LookPath("wrk")
-	if err != nil {
-		b.Fatal("wrk is not installed: run `make bench`, which installs it (apt-get install wrk)")
-	}
+	wrk := lookWrk(b)
 	dir := b.TempDir()
-	seedKnowledge(b, filepath.Join(dir, "parley.db"))
-	base, key := startDev(b, dir)
-	bare := startBare(b)
+	st, err := sqlite.Open(b.Context(), filepath.Join(dir, "parley.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	seedKnowledge(b, st, "demo")
+	if err := st.Close(); err != nil {
+		b.Fatal(err)
+	}
+	profiles := os.Getenv("PARLEY_BENCH_PROFILE")
+	var extra []string
+	var pprofURL string
+	if profiles != "" {
+		addr := freeAddr(b)
+		extra, pprofURL = []string{"--pprof-listen", addr}, "http://"+addr+"/debug/pprof/"
+	}
+	dev := startDev(b, dir, extra...)
+	var profile func(run func())
+	if pprofURL != "" {
+		profile = func(run func()) {
+			cpu := fetchAsync(b, pprofURL+"profile?seconds="+strconv.Itoa(wrkSeconds-2))
+			run()
+			saveProfiles(b, profiles, <-cpu, fetch(b, pprofURL+"allocs"))
+		}
+	}
+	loadChat(b, wrk, dev, profile)
+}
 
+// devProcess is a running runtime under load.
+type devProcess struct {
+	base, key string
+	pid       int
+}
+
+// loadChat loads the chat endpoint of rt and, in the same run, the bare handler, and reports what they did.
+// profile, when set, runs the chat load (its argument) while profiling it.
+func loadChat(b *testing.B, wrk string, rt devProcess, profile func(run func())) {
+	bare := startBare(b)
+	dir := b.TempDir()
 	script := filepath.Join(dir, "chat.lua")
 	writeScript(b, script, 0)
 	paced := filepath.Join(dir, "paced.lua")
 	writeScript(b, paced, time.Second*rateConnections/fixedRate-serviceTime)
-	headers := []string{"-H", "Content-Type: application/json", "-H", "X-API-Key: " + key}
+	headers := []string{"-H", "Content-Type: application/json", "-H", "X-API-Key: " + rt.key}
 
 	b.ResetTimer()
-	runWrk(b, wrk, "-t2", "-c32", "-d2s", "-s", script, headers, base+"/api/v1/chat") // warm-up
-	chat := runWrk(b, wrk, "-t2", "-c32", "-d"+wrkDuration, "--latency", "-s", script, headers, base+"/api/v1/chat")
+	runWrk(b, wrk, "-t2", "-c32", "-d2s", "-s", script, headers, rt.base+"/api/v1/chat") // warm-up
+	var chat wrkResult
+	cpu0 := processCPU(b, rt.pid)
+	run := func() {
+		chat = runWrk(b, wrk, "-t2", "-c32", "-d"+wrkDuration, "--latency", "-s", script, headers, rt.base+"/api/v1/chat")
+	}
+	if profile != nil {
+		profile(run)
+	} else {
+		run()
+	}
+	cpu := processCPU(b, rt.pid) - cpu0
 	plain := runWrk(b, wrk, "-t2", "-c32", "-d"+wrkDuration, "--latency", "-s", script, headers, bare+"/chat")
-	rate := runWrk(b, wrk, "-t2", fmt.Sprintf("-c%d", rateConnections), "-d"+wrkDuration, "--latency", "-s", paced, headers, base+"/api/v1/chat")
+	rate := runWrk(b, wrk, "-t2", fmt.Sprintf("-c%d", rateConnections), "-d"+wrkDuration, "--latency", "-s", paced, headers, rt.base+"/api/v1/chat")
 	b.StopTimer()
 
 	ratio := chat.rps / plain.rps
+	perRequest := cpu / time.Duration(max(1, chat.requests))
 	b.ReportMetric(chat.rps, "chat-req/s")
 	b.ReportMetric(plain.rps, "bare-req/s")
 	b.ReportMetric(ratio, "ratio")
+	b.ReportMetric(float64(perRequest.Microseconds()), "cpu-µs/chat")
 	b.ReportMetric(float64(rate.p99.Microseconds())/1000, "p99-ms@2000rps")
-	b.Logf("POST /api/v1/chat: %.0f req/s (p99 %s); bare net/http JSON handler: %.0f req/s (p99 %s); ratio %.2f",
-		chat.rps, chat.p99, plain.rps, plain.p99, ratio)
+	b.Logf("POST /api/v1/chat: %.0f req/s (p99 %s), %s of the runtime's CPU each; bare net/http JSON handler: %.0f req/s (p99 %s); ratio %.2f",
+		chat.rps, chat.p99, perRequest, plain.rps, plain.p99, ratio)
 	b.Logf("at a fixed %d req/s (measured %.0f req/s, %d errors): p50 %s, p99 %s", fixedRate, rate.rps, rate.errors, rate.p50, rate.p99)
 	for _, r := range []wrkResult{chat, plain, rate} {
 		if r.errors > 0 {
@@ -80,18 +124,79 @@ func BenchmarkChatHTTP(b *testing.B) {
 	}
 }
 
-// seedKnowledge fills the demo merchant's knowledge base with knowledgeItems items made from the demo shop's.
-func seedKnowledge(b *testing.B, path string) {
-	st, err := sqlite.Open(b.Context(), path)
+func lookWrk(b *testing.B) string {
+	wrk, err := exec.LookPath("wrk")
 	if err != nil {
+		b.Fatal("wrk is not installed: run `make bench`, which installs it (apt-get install wrk)")
+	}
+	return wrk
+}
+
+// processCPU is the CPU time (user and system) process pid has used, from /proc/<pid>/stat, whose times are in
+// clock ticks of 1/100 s on Linux.
+func processCPU(b *testing.B, pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatalf("reading the runtime's CPU time: %v", err)
+	}
+	// The fields after the command name (in parentheses, which may hold spaces) start with the state, field 3;
+	// utime and stime are fields 14 and 15.
+	_, rest, _ := strings.Cut(string(data), ") ")
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		b.Fatalf("unexpected /proc/%d/stat: %q", pid, data)
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		b.Fatalf("unexpected /proc/%d/stat: %q", pid, data)
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// fetchAsync GETs url in the background (a CPU profile takes as long as it samples).
+func fetchAsync(b *testing.B, url string) chan []byte {
+	out := make(chan []byte, 1)
+	go func() {
+		resp, err := http.Get(url) //nolint:noctx // a local URL of the benchmark's own
+		if err != nil {
+			b.Error(err)
+			out <- nil
+			return
+		}
+		defer func() { _ = resp.Body.Close() }()
+		data, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			b.Errorf("%s: %d %v", url, resp.StatusCode, err)
+		}
+		out <- data
+	}()
+	return out
+}
+
+func fetch(b *testing.B, url string) []byte { return <-fetchAsync(b, url) }
+
+// saveProfiles writes the CPU profile of the chat run and the allocations since parley dev started to dir, with
+// their symbols (pprof needs no binary).
+func saveProfiles(b *testing.B, dir string, cpu, allocs []byte) {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
 		b.Fatal(err)
 	}
-	defer func() { _ = st.Close() }()
+	for name, data := range map[string][]byte{"cpu.pprof": cpu, "allocs.pprof": allocs} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Logf("profiles of the chat run: go tool pprof -top %[1]s/cpu.pprof; go tool pprof -sample_index=alloc_space -top %[1]s/allocs.pprof", dir)
+}
+
+// seedKnowledge fills the merchant's knowledge base with knowledgeItems items made from the demo shop's.
+func seedKnowledge(b *testing.B, st store.Store, merchantID string) {
 	items := demo.Knowledge()
 	now := time.Now().UTC()
 	for i := range knowledgeItems {
 		a, c := items[i%len(items)], items[(i*7+3)%len(items)]
-		k := store.Knowledge{ID: fmt.Sprintf("kn_bench_%04d", i), MerchantID: "demo",
+		k := store.Knowledge{ID: fmt.Sprintf("kn_bench_%04d", i), MerchantID: merchantID,
 			Title: fmt.Sprintf("%s (range %d)", a.Title, i), Content: a.Content + " " + c.Content,
 			URL: a.URL, Tags: a.Tags, CreatedAt: now, UpdatedAt: now}
 		if err := chat.CreateKnowledge(b.Context(), st, k, 0); err != nil {
@@ -100,9 +205,9 @@ func seedKnowledge(b *testing.B, path string) {
 	}
 }
 
-// startDev runs `parley dev` on a free port with a limit far above the load, and returns its URL and the demo
-// merchant's secret key, read from the banner it prints.
-func startDev(b *testing.B, dir string, extra ...string) (base, key string) {
+// startDev runs `parley dev` on a free port with a limit far above the load, and returns its URL, the demo
+// merchant's secret key, read from the banner it prints, and its process ID.
+func startDev(b *testing.B, dir string, extra ...string) devProcess {
 	bin := filepath.Join(b.TempDir(), "parley")
 	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/parley").CombinedOutput(); err != nil {
 		b.Fatalf("building parley: %v\n%s", err, out)
@@ -118,6 +223,7 @@ func startDev(b *testing.B, dir string, extra ...string) (base, key string) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() })
+	var key string
 	secret := regexp.MustCompile(`Secret key \(servers\):\s+(sk_\S+)`)
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {
@@ -130,9 +236,9 @@ func startDev(b *testing.B, dir string, extra ...string) (base, key string) {
 	if key == "" {
 		b.Fatal("parley dev printed no secret key")
 	}
-	base = "http://" + addr
+	base := "http://" + addr
 	waitReady(b, base+"/readyz")
-	return base, key
+	return devProcess{base: base, key: key, pid: cmd.Process.Pid}
 }
 
 // chatRequest and chatAnswer have the shapes of POST /api/v1/chat.
@@ -199,15 +305,17 @@ func writeScript(b *testing.B, path string, pause time.Duration) {
 // wrkResult is what wrk measured.
 type wrkResult struct {
 	rps      float64
+	requests int
 	p50, p99 time.Duration
 	errors   int
 	output   string
 }
 
 var (
-	rpsLine     = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
-	latencyLine = regexp.MustCompile(`(?m)^\s+(50|99)%\s+([0-9.]+)(us|ms|s)\s*$`)
-	errorLines  = regexp.MustCompile(`(?m)^\s+(?:Non-2xx or 3xx responses: (\d+)|Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+))`)
+	rpsLine      = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
+	requestsLine = regexp.MustCompile(`(\d+) requests in `)
+	latencyLine  = regexp.MustCompile(`(?m)^\s+(50|99)%\s+([0-9.]+)(us|ms|s)\s*$`)
+	errorLines   = regexp.MustCompile(`(?m)^\s+(?:Non-2xx or 3xx responses: (\d+)|Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+))`)
 )
 
 func runWrk(b *testing.B, wrk string, args ...any) wrkResult {
@@ -230,6 +338,9 @@ func runWrk(b *testing.B, wrk string, args ...any) wrkResult {
 		b.Fatalf("no Requests/sec in wrk's output:\n%s", out)
 	}
 	r.rps, _ = strconv.ParseFloat(m[1], 64)
+	if m := requestsLine.FindStringSubmatch(r.output); m != nil {
+		r.requests, _ = strconv.Atoi(m[1])
+	}
 	for _, m := range latencyLine.FindAllStringSubmatch(r.output, -1) {
 		d, err := time.ParseDuration(m[2] + strings.Replace(m[3], "us", "µs", 1))
 		if err != nil {

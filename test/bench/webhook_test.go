@@ -33,7 +33,8 @@ func BenchmarkWebhookLag(b *testing.B) {
 	rcv := &lagReceiver{}
 	srv := httptest.NewServer(rcv)
 	b.Cleanup(srv.Close)
-	base, key := startDev(b, dir, "--webhook-url", srv.URL)
+	dev := startDev(b, dir, "--webhook-url", srv.URL)
+	base, key := dev.base, dev.key
 	creds, err := os.ReadFile(filepath.Join(dir, "demo-credentials.json"))
 	if err != nil {
 		b.Fatal(err)

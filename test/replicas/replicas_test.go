@@ -1,6 +1,6 @@
 // Package replicas runs two `parley runtime` processes as replicas on one PostgreSQL and one Redis, each
-// started by the test, and checks what they must share: the merchant's rate, conversations, the monthly ceiling
-// and webhook delivery, including when the replica holding deliveries is killed. Run with `make test`.
+// started by the test, and checks what they must share: the merchant's rate, conversations, the monthly ceiling,
+// the abuse limits and webhook delivery, including when the replica holding deliveries is killed. Run with `make test`.
 package replicas
 
 import (
@@ -37,6 +37,7 @@ type pair struct {
 	a, b     *runtimeproc.Process
 	store    *postgres.Store
 	keys     map[string]string // merchant -> secret key
+	pks      map[string]string // merchant -> publishable key, from https://<merchant>.example
 	receiver *hookreceiver.Receiver
 	// owner is a dashboard ID token of the merchants' owner, from the test's OIDC issuer.
 	owner string
@@ -53,7 +54,7 @@ func newPair(t *testing.T) *pair {
 	t.Cleanup(func() { _ = pg.Stop() })
 	url := pg.Database(t)
 	redis := redistest.Start(t)
-	p := &pair{t: t, bin: runtimeproc.Build(t), keys: map[string]string{}, receiver: hookreceiver.Start(t)}
+	p := &pair{t: t, bin: runtimeproc.Build(t), keys: map[string]string{}, pks: map[string]string{}, receiver: hookreceiver.Start(t)}
 	idpMux := http.NewServeMux()
 	idpServer := httptest.NewServer(idpMux)
 	t.Cleanup(idpServer.Close)
@@ -75,6 +76,8 @@ func newPair(t *testing.T) *pair {
 	p.addMerchant(tenants, "hooks", tenant.Plan{RequestsPerSecond: 10000, Burst: 10000, Webhooks: true},
 		[]tenant.Webhook{{ID: "crm", URL: p.receiver.URL, SigningSecrets: []string{p.receiver.Secret},
 			Events: []tenant.Event{tenant.EventConversationCreated, tenant.EventLeadCreated}}})
+	p.addMerchant(tenants, "abuse", tenant.Plan{RequestsPerSecond: 10000, Burst: 10000, MonthlyConversations: 1000,
+		ConversationsPerAddressPerHour: 8, ConversationsPerVisitorPerHour: 4}, nil)
 
 	p.env = []string{"PARLEY_DATABASE_URL=" + url}
 	p.args = []string{"--storage=postgres", "--tenants-dir=" + tenants, "--redis-address=" + redis.Addr,
@@ -95,17 +98,26 @@ func (p *pair) start() *runtimeproc.Process {
 
 func (p *pair) addMerchant(dir, id string, plan tenant.Plan, hooks []tenant.Webhook) {
 	p.t.Helper()
-	key, err := credentials.NewAPIKey(credentials.SecretPrefix)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	d, err := credentials.Describe(key)
-	if err != nil {
-		p.t.Fatal(err)
+	var keys []tenant.APIKey
+	for _, k := range []struct {
+		prefix string
+		typ    tenant.KeyType
+		into   map[string]string
+	}{{credentials.SecretPrefix, tenant.KeySecret, p.keys}, {credentials.PublishablePrefix, tenant.KeyPublishable, p.pks}} {
+		key, err := credentials.NewAPIKey(k.prefix)
+		if err != nil {
+			p.t.Fatal(err)
+		}
+		d, err := credentials.Describe(key)
+		if err != nil {
+			p.t.Fatal(err)
+		}
+		keys = append(keys, tenant.APIKey{ID: d.ID, Type: k.typ, SHA256: d.SHA256})
+		k.into[id] = key
 	}
 	plan.Name, plan.APIAccess = id, true
 	doc, err := tenant.Marshal(&tenant.Bundle{APIVersion: tenant.APIVersion, MerchantID: id, DisplayName: id, Plan: plan,
-		APIKeys: []tenant.APIKey{{ID: d.ID, Type: tenant.KeySecret, SHA256: d.SHA256}}, Webhooks: hooks,
+		APIKeys: keys, Webhooks: hooks, AllowedOrigins: []string{"https://" + id + ".example"},
 		Owners: []tenant.Owner{{Email: "owner@example.com"}}})
 	if err != nil {
 		p.t.Fatal(err)
@@ -113,7 +125,6 @@ func (p *pair) addMerchant(dir, id string, plan tenant.Plan, hooks []tenant.Webh
 	if err := os.WriteFile(filepath.Join(dir, id+".json"), doc, 0o600); err != nil {
 		p.t.Fatal(err)
 	}
-	p.keys[id] = key
 }
 
 // chat sends a message to a replica and returns the status.
@@ -149,6 +160,7 @@ func TestReplicas(t *testing.T) {
 	t.Run("ConversationMovesBetweenReplicas", p.conversationMoves)
 	t.Run("KnowledgeReachesTheOtherReplica", p.knowledgeReachesOther)
 	t.Run("MonthlyCeilingIsExact", p.monthlyCeiling)
+	t.Run("AbuseLimitsHoldAcrossThePair", p.abuseLimits)
 	t.Run("WebhooksDeliveredOnce", p.webhooksOnce)
 	t.Run("WebhooksSurviveTheHolderDying", p.webhooksSurviveKill)
 }
@@ -267,6 +279,32 @@ func (p *pair) monthlyCeiling(t *testing.T) {
 	}
 	if n != 20 || int(ok.Load()) != 20-before {
 		t.Errorf("%d conversations this month (%d started now, %d refused); want exactly the ceiling of 20", n, ok.Load(), refused.Load())
+	}
+}
+
+// abuseLimits starts new conversations with the publishable key from one address (the test's), alternating
+// between the replicas: the pair allows the plan's 4 per visitor and 8 per address in all, not per replica.
+func (p *pair) abuseLimits(t *testing.T) {
+	count := func(visitor func(i int) string, attempts int) (ok int) {
+		for i := range attempts {
+			rt := []*runtimeproc.Process{p.a, p.b}[i%2]
+			status, answer := p.post(rt, "/api/v1/chat", map[string]string{"X-API-Key": p.pks["abuse"],
+				"Origin": "https://abuse.example", "X-Visitor-ID": visitor(i)}, `{"message": "hello"}`)
+			switch {
+			case status == http.StatusOK:
+				ok++
+			case status != http.StatusTooManyRequests || !strings.Contains(answer, "conversation_rate_limited"):
+				t.Fatalf("new conversation %d: %d %s", i, status, answer)
+			}
+		}
+		return ok
+	}
+	if got := count(func(int) string { return "one-visitor" }, 12); got != 4 {
+		t.Errorf("one visitor started %d conversations through the pair; the plan allows 4 an hour in all", got)
+	}
+	// The visitor's 4 came from this address too: 4 more from it, whoever the visitor.
+	if got := count(func(i int) string { return fmt.Sprint("visitor-", i) }, 12); got != 4 {
+		t.Errorf("the address started %d more conversations through the pair; the plan allows 8 an hour in all", got)
 	}
 }
 

@@ -94,6 +94,9 @@ func (p *Process) Kill() {
 	}
 }
 
+// Pid is the process's ID.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
 // PeakRSS returns the most resident memory the process has used so far, in bytes: VmHWM of /proc/<pid>/status,
 // what the kernel's memory accounting (and a container's limit) sees.
 func (p *Process) PeakRSS(t testing.TB) int64 {

@@ -1,0 +1,63 @@
+package bench
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/parley-dev/parley/internal/contract"
+	"github.com/parley-dev/parley/internal/credentials"
+	"github.com/parley-dev/parley/internal/testutil/pgtest"
+	"github.com/parley-dev/parley/internal/testutil/redistest"
+	"github.com/parley-dev/parley/internal/testutil/runtimeproc"
+	"github.com/parley-dev/parley/runtime/store/postgres"
+	"github.com/parley-dev/parley/runtime/tenant"
+)
+
+// BenchmarkChatHTTPScaleOut is BenchmarkChatHTTP on the scale-out set-up: `parley runtime` on PostgreSQL, with
+// the rate limit kept in Redis, both throwaway servers the benchmark starts (Debian's postgresql and
+// redis-server), and the same 1,000-item knowledge base, load and bare handler. Run it with `make bench`.
+func BenchmarkChatHTTPScaleOut(b *testing.B) {
+	wrk := lookWrk(b)
+	pg, err := pgtest.Start(b.Context())
+	if err != nil {
+		b.Fatalf("starting PostgreSQL: %v", err)
+	}
+	b.Cleanup(func() { _ = pg.Stop() })
+	url := pg.Database(b)
+	redis := redistest.Start(b)
+
+	st, err := postgres.Open(b.Context(), url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	seedKnowledge(b, st, "bench")
+	if err := st.Close(); err != nil {
+		b.Fatal(err)
+	}
+
+	key, err := credentials.NewAPIKey(credentials.SecretPrefix)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d, err := credentials.Describe(key)
+	if err != nil {
+		b.Fatal(err)
+	}
+	doc, err := tenant.Marshal(&tenant.Bundle{APIVersion: tenant.APIVersion, MerchantID: "bench", DisplayName: "bench",
+		Plan:    tenant.Plan{Name: "bench", RequestsPerSecond: 1_000_000, Burst: 2_000_000, APIAccess: true},
+		APIKeys: []tenant.APIKey{{ID: d.ID, Type: tenant.KeySecret, SHA256: d.SHA256}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tenants := filepath.Join(b.TempDir(), "tenants")
+	if err := os.MkdirAll(tenants, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tenants, "bench.json"), doc, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	rt := runtimeproc.Start(b, runtimeproc.Build(b), []string{contract.EnvDatabaseURL + "=" + url},
+		"--storage=postgres", "--tenants-dir="+tenants, "--redis-address="+redis.Addr, "--log-level=error")
+	loadChat(b, wrk, devProcess{base: rt.URL, key: key, pid: rt.Pid()}, nil)
+}
