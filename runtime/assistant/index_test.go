@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestTokenize(t *testing.T) {
@@ -288,4 +290,17 @@ func typos(w string) []string {
 		}
 	}
 	return out
+}
+
+// TestInvalidUTF8Content checks that content with invalid bytes, which the knowledge API refuses but a caller of
+// the package may pass, is indexed and quoted as valid text.
+func TestInvalidUTF8Content(t *testing.T) {
+	ix := NewIndex([]Item{{ID: "returns", Title: "Returns", Content: "Returns within 30 days.\xff Refunds take a w\xffeek."}})
+	reply, err := Retrieval{}.Respond(t.Context(), Request{Message: "how long do refunds take", Index: ix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reply.Answered || !utf8.ValidString(reply.Text) || !strings.Contains(reply.Text, "Refunds take") {
+		t.Errorf("reply = %+v, want an answer quoting the refunds sentence as valid UTF-8", reply)
+	}
 }

@@ -2,6 +2,7 @@ package assistant
 
 import (
 	"math/bits"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -42,6 +43,10 @@ func (ix *Index) estimateSize() int64 {
 			alloc(int64(len(it.URL))) + alloc(int64(cap(it.Tags))*stringHeader)
 		for _, t := range it.Tags {
 			n += alloc(int64(len(t)))
+		}
+		if !utf8.ValidString(it.Content) {
+			// The sentences share a valid copy, in which each invalid byte takes three.
+			n += alloc(int64(len(it.Content)) * 3)
 		}
 	}
 	n += alloc(int64(cap(ix.docs)) * docSize)
