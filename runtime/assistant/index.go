@@ -167,6 +167,16 @@ type counter struct {
 	refs []int32
 	// pairs holds each pair of neighbouring terms with the document it is in, in document order.
 	pairs []pairDoc
+	// tokens and text hold the words and the informative terms of the text being indexed.
+	tokens []string
+	text   []term
+}
+
+// informative returns the informative words of text, in the counter's buffers: they are valid until the next call.
+func (c *counter) informative(cache *stemCache, text string) []term {
+	c.tokens = appendTokens(c.tokens[:0], text)
+	c.text = cache.appendInformative(c.text[:0], c.tokens)
+	return c.text
 }
 
 // pairDoc says that the pair of terms key is in document doc.
@@ -211,10 +221,10 @@ func (ix *Index) addDoc(d int32, it Item, c *counter) doc {
 		return len(c.refs)
 	}
 	c.refs = c.refs[:0]
-	titleEnd := add(ix.cache.terms(it.Title), titleWeight, true)
+	titleEnd := add(c.informative(ix.cache, it.Title), titleWeight, true)
 	for _, tag := range it.Tags {
 		prev = -1
-		add(ix.cache.terms(tag), tagWeight, false)
+		add(c.informative(ix.cache, tag), tagWeight, false)
 	}
 	text := it.Content
 	if !utf8.ValidString(text) {
@@ -225,7 +235,7 @@ func (ix *Index) addDoc(d int32, it Item, c *counter) doc {
 	bounds := make([]int, len(texts)+1)
 	bounds[0] = titleEnd
 	for i, s := range texts {
-		bounds[i+1] = add(ix.cache.terms(s), 1, true)
+		bounds[i+1] = add(c.informative(ix.cache, s), 1, true)
 	}
 	refs := slices.Clone(c.refs)
 	dc := doc{title: refs[:titleEnd:titleEnd]}

@@ -49,7 +49,7 @@ func TestTermsStemsAndDropsStopWords(t *testing.T) {
 	for _, tt := range tests {
 		var got []string
 		var noCache *stemCache
-		for _, term := range noCache.terms(tt.in) {
+		for _, term := range noCache.informative(tokenize(tt.in)) {
 			got = append(got, term.stem)
 		}
 		if !slices.Equal(got, tt.want) {

@@ -11,8 +11,10 @@ import (
 // tokenize splits text into lower-case words made of Unicode letters and digits. Apostrophes inside a word are
 // dropped ("isn't" becomes "isnt"); a currency sign becomes its name ("$75" is "dollar", "75"); every other
 // character separates words. A word written in lower case in text is a part of text, not a copy.
-func tokenize(text string) []string {
-	var words []string
+func tokenize(text string) []string { return appendTokens(nil, text) }
+
+// appendTokens appends the words of text, as tokenize splits it, to words.
+func appendTokens(words []string, text string) []string {
 	start := -1 // where the current word starts, or -1 between words
 	// copied is set when the current word differs from text[start:], and b holds it then.
 	copied := false
@@ -145,12 +147,6 @@ func (c *stemCache) stem(word string) (string, int32) {
 	return s, id
 }
 
-// terms returns the informative words of text, in order, with their stems; stop words are left out and English
-// abbreviations are spelt out.
-func (c *stemCache) terms(text string) []term {
-	return c.informative(tokenize(text))
-}
-
 // queryTerms is terms for a visitor's question: common English shopper idioms are first rewritten into the words
 // help pages use.
 func (c *stemCache) queryTerms(text string) []term {
@@ -161,10 +157,15 @@ func (c *stemCache) queryTerms(text string) []term {
 	return c.informative(words)
 }
 
-// informative returns the informative words of a list of words with their stems.
+// informative returns the informative words of a list of words, in order, with their stems; stop words are left
+// out and English abbreviations are spelt out.
 func (c *stemCache) informative(words []string) []term {
+	return c.appendInformative(make([]term, 0, len(words)), words)
+}
+
+// appendInformative appends the informative words of a list of words to out.
+func (c *stemCache) appendInformative(out []term, words []string) []term {
 	lang := c.language()
-	out := make([]term, 0, len(words))
 	for _, w := range words {
 		if _, stop := lang.stopWords[w]; stop {
 			continue
