@@ -51,27 +51,30 @@ type Hit struct {
 //
 // Typo tolerance: a query word whose stem is not in the index (and that is at least minFuzzyLen letters long) is
 // matched to the indexed words at Damerau-Levenshtein distance 1 (one letter added, removed, replaced, or two
-// neighbours swapped) that start with the same letter, such as "retrun" to "return". The candidates are found with a
-// symmetric-deletion table built with the index: every indexed word is stored under itself and under each way of
-// deleting one of its letters, so a lookup is a handful of map reads of the query word and its own deletions,
-// followed by an exact distance check. Such matches count fuzzyFactor times as much as exact ones.
+// neighbours swapped) that start with the same letter, such as "retrun" to "return". Such a word is rare, so nothing
+// is built for it ahead: its variants that keep the first letter are looked up in the indexed words when it is
+// asked (see typoCandidates). Such matches count fuzzyFactor times as much as exact ones.
 type Index struct {
 	items []Item
 	docs  []doc
-	// stems maps a stem to its term ID, the position in idf and postings.
-	stems    map[string]int32
-	idf      []float64
-	postings [][]posting
+	idf   []float64
+	// postings holds every term's postings, term after term: those of term t are
+	// postings[postingsAt[t]:postingsAt[t+1]].
+	postings   []posting
+	postingsAt []int32
 	// sorted lists the stems in order, for prefix matching.
 	sorted []string
-	// words maps each indexed surface word to its term ID, for typo matching.
-	words map[string]int32
-	// deletions maps a word, and each one-letter deletion of it, to the indexed words that produce it.
-	deletions map[string][]string
-	// pairs maps a pair of terms (pairKey) to the documents in which the second directly follows the first,
-	// stop words aside, in the title, a tag or the content, in document order.
-	pairs map[uint64][]int32
-	// cache holds the stems of the indexed words.
+	// alphabet holds the letters of the indexed words typo matching may find, after their first letter: the
+	// only ones a variant of a query word needs to be tried with.
+	alphabet []rune
+	// pairKeys lists, in order, the pairs of terms (pairKey) of which the second directly follows the first,
+	// stop words aside, in the title, a tag or the content of a document; the documents of pairKeys[i] are
+	// pairDocs[pairAt[i]:pairAt[i+1]], in document order.
+	pairKeys []uint64
+	pairAt   []int32
+	pairDocs []int32
+	// cache is the vocabulary: it holds the stems of the indexed words and gives each stem its term ID, the
+	// position in idf and postings.
 	cache *stemCache
 	// unknownIDF is the IDF a word found in no item would have.
 	unknownIDF float64
@@ -85,11 +88,11 @@ type Index struct {
 // doc is what the index keeps of one item besides the postings.
 type doc struct {
 	sentences []sentence
-	// title holds the term IDs of the title.
+	// title holds the term IDs of the title; it shares its array with the sentences' terms.
 	title []int32
 }
 
-// sentence is one sentence of an item's content with the term IDs it contains.
+// sentence is one sentence of an item's content, a part of the item's Content, with the term IDs it contains.
 type sentence struct {
 	text  string
 	terms []int32
@@ -109,23 +112,18 @@ func NewIndex(items []Item) *Index { return NewIndexForLocale(items, "") }
 // locale: German ("de", "de-AT") is stemmed and searched as German, any other locale as English.
 func NewIndexForLocale(items []Item, locale string) *Index {
 	ix := &Index{
-		items:     slices.Clone(items),
-		docs:      make([]doc, len(items)),
-		stems:     make(map[string]int32),
-		words:     make(map[string]int32),
-		deletions: make(map[string][]string),
-		pairs:     make(map[uint64][]int32),
-		cache:     newStemCache(languageOf(locale)),
+		items: slices.Clone(items),
+		docs:  make([]doc, len(items)),
+		cache: newStemCache(languageOf(locale)),
 	}
-	counts := make([]map[int32]int, len(items))
-	lengths := make([]int, len(items))
+	var c counter
 	for i, it := range ix.items {
-		counts[i], lengths[i] = ix.countTerms(int32(i), it)
-		ix.docs[i] = doc{sentences: ix.sentences(it.Content), title: ix.termIDs(it.Title)}
+		ix.docs[i] = ix.addDoc(int32(i), it, &c)
 	}
-	ix.computeWeights(counts, lengths)
-	ix.buildDeletions()
-	ix.sorted = slices.Sorted(maps.Keys(ix.stems))
+	ix.computeWeights(&c)
+	ix.collectPairs(c.pairs)
+	ix.alphabet = typoAlphabet(ix.cache.words)
+	ix.sorted = slices.Sorted(slices.Values(ix.cache.stems))
 	ix.cache.writable = false
 	ix.size = ix.estimateSize()
 	return ix
@@ -149,37 +147,151 @@ func (ix *Index) Search(query string, k int) []Hit {
 	return hits
 }
 
-// countTerms returns the weighted term frequencies of item d and its weighted length, adding new terms to the
-// vocabulary and the item's pairs of neighbouring words to the pair postings.
-func (ix *Index) countTerms(d int32, it Item) (map[int32]int, int) {
-	counts := make(map[int32]int)
-	length := 0
-	add := func(text string, weight int) {
-		prev := int32(-1)
-		for _, t := range ix.cache.terms(text) {
-			id := ix.termID(t)
-			counts[id] += weight
-			length += weight
-			if prev >= 0 {
-				ix.addPair(prev, id, d)
-			}
-			prev = id
-		}
-	}
-	add(it.Title, titleWeight)
-	for _, tag := range it.Tags {
-		add(tag, tagWeight)
-	}
-	add(it.Content, 1)
-	return counts, length
+// postingsOf returns the postings of a term.
+func (ix *Index) postingsOf(id int32) []posting {
+	return ix.postings[ix.postingsAt[id]:ix.postingsAt[id+1]]
 }
 
-// addPair records that the term b follows the term a in document d.
-func (ix *Index) addPair(a, b, d int32) {
-	key := pairKey(a, b)
-	if docs := ix.pairs[key]; len(docs) == 0 || docs[len(docs)-1] != d {
-		ix.pairs[key] = append(docs, d)
+// counter gathers the term frequencies of the documents while an index is built.
+type counter struct {
+	// tf holds the current document's weighted frequency of each term, and terms the terms it has, in order.
+	tf    []int32
+	terms []int32
+	// docTerms holds each document's terms with their frequencies, document after document; the terms of
+	// document d are docTerms[docAt[d]:docAt[d+1]].
+	docTerms []termCount
+	docAt    []int32
+	// lengths holds each document's weighted length.
+	lengths []int
+	// refs collects a document's title and sentence term IDs.
+	refs []int32
+	// pairs holds each pair of neighbouring terms with the document it is in, in document order.
+	pairs []pairDoc
+	// tokens and text hold the words and the informative terms of the text being indexed.
+	tokens []string
+	text   []term
+}
+
+// informative returns the informative words of text, in the counter's buffers: they are valid until the next call.
+func (c *counter) informative(cache *stemCache, text string) []term {
+	c.tokens = appendTokens(c.tokens[:0], text)
+	c.text = cache.appendInformative(c.text[:0], c.tokens)
+	return c.text
+}
+
+// pairDoc says that the pair of terms key is in document doc.
+type pairDoc struct {
+	key uint64
+	doc int32
+}
+
+// termCount is a term's weighted frequency in a document.
+type termCount struct {
+	id, tf int32
+}
+
+// addDoc indexes item d: it adds its terms to the vocabulary, counts them in c, records its pairs of neighbouring
+// words, and returns what the index keeps of it. The content is tokenized once, sentence by sentence; its words
+// are the words of its sentences, since sentences end only where words do.
+func (ix *Index) addDoc(d int32, it Item, c *counter) doc {
+	length := 0
+	prev := int32(-1)
+	// add counts the terms of a text with weight, as neighbours of each other, and, when refs is set, appends
+	// their IDs to c.refs, each once; it returns the end of c.refs.
+	add := func(terms []term, weight int32, refs bool) int {
+		start := len(c.refs)
+		for _, t := range terms {
+			id := t.id
+			if int(id) == len(c.tf) {
+				c.tf = append(c.tf, 0)
+			}
+			if c.tf[id] == 0 {
+				c.terms = append(c.terms, id)
+			}
+			c.tf[id] += weight
+			length += int(weight)
+			if prev >= 0 {
+				c.pairs = append(c.pairs, pairDoc{key: pairKey(prev, id), doc: d})
+			}
+			prev = id
+			if refs && !slices.Contains(c.refs[start:], id) {
+				c.refs = append(c.refs, id)
+			}
+		}
+		return len(c.refs)
 	}
+	c.refs = c.refs[:0]
+	titleEnd := add(c.informative(ix.cache, it.Title), titleWeight, true)
+	for _, tag := range it.Tags {
+		prev = -1
+		add(c.informative(ix.cache, tag), tagWeight, false)
+	}
+	text := it.Content
+	if !utf8.ValidString(text) {
+		text = string([]rune(text)) // each invalid byte becomes U+FFFD, as tokenizing does
+	}
+	prev = -1
+	texts := splitSentences(text)
+	bounds := make([]int, len(texts)+1)
+	bounds[0] = titleEnd
+	for i, s := range texts {
+		bounds[i+1] = add(c.informative(ix.cache, s), 1, true)
+	}
+	refs := slices.Clone(c.refs)
+	dc := doc{title: refs[:titleEnd:titleEnd]}
+	if len(texts) > 0 {
+		dc.sentences = make([]sentence, len(texts))
+		for i, s := range texts {
+			dc.sentences[i] = sentence{text: s, terms: refs[bounds[i]:bounds[i+1]:bounds[i+1]]}
+		}
+	}
+	c.docAt = append(c.docAt, int32(len(c.docTerms))) //nolint:gosec // far fewer than 2^31 postings
+	for _, id := range c.terms {
+		c.docTerms = append(c.docTerms, termCount{id: id, tf: c.tf[id]})
+		c.tf[id] = 0
+	}
+	c.terms = c.terms[:0]
+	c.lengths = append(c.lengths, length)
+	return dc
+}
+
+// collectPairs fills pairKeys, pairAt and pairDocs with the pairs, each document once per pair.
+func (ix *Index) collectPairs(pairs []pairDoc) {
+	slices.SortFunc(pairs, func(a, b pairDoc) int {
+		return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.doc, b.doc))
+	})
+	keys, docs := 0, 0
+	for i, p := range pairs {
+		if i == 0 || p.key != pairs[i-1].key {
+			keys++
+			docs++
+		} else if p.doc != pairs[i-1].doc {
+			docs++
+		}
+	}
+	ix.pairKeys = make([]uint64, 0, keys)
+	ix.pairAt = make([]int32, 0, keys+1)
+	ix.pairDocs = make([]int32, 0, docs)
+	for i, p := range pairs {
+		switch {
+		case i == 0 || p.key != pairs[i-1].key:
+			ix.pairKeys = append(ix.pairKeys, p.key)
+			ix.pairAt = append(ix.pairAt, int32(len(ix.pairDocs))) //nolint:gosec // far fewer than 2^31 pairs
+		case p.doc == pairs[i-1].doc:
+			continue
+		}
+		ix.pairDocs = append(ix.pairDocs, p.doc)
+	}
+	ix.pairAt = append(ix.pairAt, int32(len(ix.pairDocs))) //nolint:gosec // far fewer than 2^31 pairs
+}
+
+// pairDocsOf returns the documents in which the pair of terms key occurs, in document order.
+func (ix *Index) pairDocsOf(key uint64) []int32 {
+	i, ok := slices.BinarySearch(ix.pairKeys, key)
+	if !ok {
+		return nil
+	}
+	return ix.pairDocs[ix.pairAt[i]:ix.pairAt[i+1]]
 }
 
 // pairKey identifies an ordered pair of terms.
@@ -187,97 +299,62 @@ func pairKey(a, b int32) uint64 {
 	return uint64(uint32(a))<<32 | uint64(uint32(b)) //nolint:gosec // term IDs are non-negative
 }
 
-// termID returns the ID of a term's stem, adding it to the vocabulary when new.
-func (ix *Index) termID(t term) int32 {
-	id, ok := ix.stems[t.stem]
-	if !ok {
-		id = int32(len(ix.stems)) //nolint:gosec // a knowledge base has far fewer than 2^31 distinct words
-		ix.stems[t.stem] = id
-	}
-	if _, ok := ix.words[t.word]; !ok {
-		ix.words[t.word] = id
-	}
-	return id
-}
-
-// sentences splits content into sentences and records the term IDs of each.
-func (ix *Index) sentences(content string) []sentence {
-	texts := splitSentences(content)
-	out := make([]sentence, len(texts))
-	for i, s := range texts {
-		out[i] = sentence{text: s, terms: ix.termIDs(s)}
-	}
-	return out
-}
-
-// termIDs returns the distinct known term IDs of text.
-func (ix *Index) termIDs(text string) []int32 {
-	var ids []int32
-	for _, t := range ix.cache.terms(text) {
-		if id, ok := ix.stems[t.stem]; ok && !slices.Contains(ids, id) {
-			ids = append(ids, id)
-		}
-	}
-	return ids
-}
-
 // computeWeights fills idf and the postings with each term's full BM25 weight in each document, so that a search
-// only adds numbers up.
-func (ix *Index) computeWeights(counts []map[int32]int, lengths []int) {
+// only adds numbers up. The postings are laid out term after term, each term's in document order.
+func (ix *Index) computeWeights(c *counter) {
 	n := float64(len(ix.items))
 	idfN := max(n, minCollection)
 	total := 0
-	for _, l := range lengths {
+	for _, l := range c.lengths {
 		total += l
 	}
 	avgLen := 1.0
 	if total > 0 {
 		avgLen = float64(total) / n
 	}
-	ix.postings = make([][]posting, len(ix.stems))
-	for d, c := range counts {
-		for id := range c {
-			ix.postings[id] = append(ix.postings[id], posting{doc: int32(d)})
-		}
+	c.docAt = append(c.docAt, int32(len(c.docTerms))) //nolint:gosec // far fewer than 2^31 postings
+	ix.postingsAt = make([]int32, len(ix.cache.stems)+1)
+	for _, tc := range c.docTerms {
+		ix.postingsAt[tc.id+1]++
 	}
-	ix.idf = make([]float64, len(ix.stems))
-	for id, list := range ix.postings {
-		df := float64(len(list))
+	ix.idf = make([]float64, len(ix.cache.stems))
+	for id := range ix.idf {
+		df := float64(ix.postingsAt[id+1])
 		ix.idf[id] = math.Log(1 + (idfN-df+0.5)/(df+0.5))
-		for j := range list {
-			d := list[j].doc
-			tf := float64(counts[d][int32(id)])
-			norm := bm25K1 * (1 - bm25B + bm25B*float64(lengths[d])/avgLen)
-			list[j].weight = ix.idf[id] * tf * (bm25K1 + 1) / (tf + norm)
+		ix.postingsAt[id+1] += ix.postingsAt[id]
+	}
+	ix.postings = make([]posting, len(c.docTerms))
+	next := slices.Clone(ix.postingsAt[:len(ix.cache.stems)])
+	for d := range c.lengths {
+		norm := bm25K1 * (1 - bm25B + bm25B*float64(c.lengths[d])/avgLen)
+		for _, tc := range c.docTerms[c.docAt[d]:c.docAt[d+1]] {
+			tf := float64(tc.tf)
+			ix.postings[next[tc.id]] = posting{doc: int32(d), weight: ix.idf[tc.id] * tf * (bm25K1 + 1) / (tf + norm)}
+			next[tc.id]++
 		}
-		slices.SortFunc(list, func(a, b posting) int { return cmp.Compare(a.doc, b.doc) })
 	}
 	ix.unknownIDF = math.Log(1 + (idfN+0.5)/0.5)
 }
 
-// buildDeletions fills the symmetric-deletion table used for typo matching.
-func (ix *Index) buildDeletions() {
-	for w := range ix.words {
-		if len([]rune(w)) < minFuzzyLen || isNumber(w) {
+// typoAlphabet returns the letters that follow the first one in the words typo matching may find, in order.
+func typoAlphabet(words map[string]int32) []rune {
+	seen := make(map[rune]struct{})
+	for w := range words {
+		if !fuzzyWord(w) {
 			continue
 		}
-		for _, key := range withDeletions(w) {
-			if !slices.Contains(ix.deletions[key], w) {
-				ix.deletions[key] = append(ix.deletions[key], w)
-			}
+		_, first := utf8.DecodeRuneInString(w)
+		for _, r := range w[first:] {
+			seen[r] = struct{}{}
 		}
 	}
+	return slices.Sorted(maps.Keys(seen))
 }
 
-// withDeletions returns w followed by every string made by deleting one of its letters.
-func withDeletions(w string) []string {
-	r := []rune(w)
-	out := make([]string, 0, len(r)+1)
-	out = append(out, w)
-	for i := range r {
-		out = append(out, string(r[:i])+string(r[i+1:]))
-	}
-	return out
+// fuzzyWord reports whether typo matching is tried for w, as a query word or as the indexed word it may find:
+// words shorter than minFuzzyLen have too many neighbours, and a number with a wrong digit is another number.
+func fuzzyWord(w string) bool {
+	return utf8.RuneCountInString(w) >= minFuzzyLen && !isNumber(w)
 }
 
 // prefixed returns the term IDs of the indexed stems that start with stem and are at most maxPrefixExtra letters
@@ -291,26 +368,73 @@ func (ix *Index) prefixed(stem string) []int32 {
 	i, _ := slices.BinarySearch(ix.sorted, stem)
 	for ; i < len(ix.sorted) && strings.HasPrefix(ix.sorted[i], stem); i++ {
 		if extra := utf8.RuneCountInString(ix.sorted[i]) - n; extra > 0 && extra <= maxPrefixExtra {
-			ids = append(ids, ix.stems[ix.sorted[i]])
+			ids = append(ids, ix.cache.ids[ix.sorted[i]])
 		}
 	}
 	return ids
 }
 
-// typoCandidates returns the term IDs of the indexed words at Damerau-Levenshtein distance 1 from w.
+// typoCandidates returns the term IDs of the indexed words at Damerau-Levenshtein distance 1 from w that start
+// with the same letter. It looks up each variant of w that keeps its first letter (a letter deleted, two neighbours
+// swapped, a letter of the alphabet replacing one or inserted), a few hundred map reads; when the index has fewer
+// words than that, as with a large alphabet, it compares w with each of them instead. Both find the same words.
 func (ix *Index) typoCandidates(w string) []int32 {
-	if len([]rune(w)) < minFuzzyLen || isNumber(w) {
+	if !fuzzyWord(w) {
 		return nil
 	}
+	r := []rune(w)
+	n, a := len(r), len(ix.alphabet)
+	if variants := 2*n - 3 + (2*n-1)*a; variants > len(ix.cache.words) {
+		return ix.scanTypos(w)
+	}
 	var ids []int32
-	for _, key := range withDeletions(w) {
-		for _, cand := range ix.deletions[key] {
-			id := ix.words[cand]
-			if !slices.Contains(ids, id) && sameFirstLetter(w, cand) && editDistanceOne(w, cand) {
-				ids = append(ids, id)
+	v := make([]rune, 0, n+1)
+	buf := make([]byte, 0, len(w)+utf8.UTFMax)
+	try := func(v []rune) {
+		buf = buf[:0]
+		for _, c := range v {
+			buf = utf8.AppendRune(buf, c)
+		}
+		// The conversion in the index expression does not allocate.
+		if id, ok := ix.cache.words[string(buf)]; ok && !slices.Contains(ids, id) && fuzzyWord(string(buf)) {
+			ids = append(ids, id)
+		}
+	}
+	for i := 1; i < n; i++ {
+		try(append(append(v[:0], r[:i]...), r[i+1:]...)) // deleted
+		if i+1 < n && r[i] != r[i+1] {
+			v = append(v[:0], r...)
+			v[i], v[i+1] = v[i+1], v[i]
+			try(v) // swapped
+		}
+		v = append(v[:0], r...)
+		for _, c := range ix.alphabet {
+			if c != r[i] {
+				v[i] = c
+				try(v) // replaced
 			}
 		}
 	}
+	for i := 1; i <= n; i++ {
+		v = append(append(v[:0], r[:i]...), 0)
+		v = append(v, r[i:]...)
+		for _, c := range ix.alphabet {
+			v[i] = c
+			try(v) // inserted
+		}
+	}
+	return ids
+}
+
+// scanTypos is typoCandidates by comparing w with every indexed word.
+func (ix *Index) scanTypos(w string) []int32 {
+	var ids []int32
+	for cand, id := range ix.cache.words {
+		if !slices.Contains(ids, id) && fuzzyWord(cand) && sameFirstLetter(w, cand) && editDistanceOne(w, cand) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids) // the words map's order is random
 	return ids
 }
 

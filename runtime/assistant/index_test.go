@@ -2,9 +2,12 @@ package assistant
 
 import (
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestTokenize(t *testing.T) {
@@ -18,6 +21,8 @@ func TestTokenize(t *testing.T) {
 		{"free over $75; €10 or £5", []string{"free", "over", "dollar", "75", "euro", "10", "or", "pound", "5"}},
 		{"tune-up & e-mail", []string{"tune", "up", "e", "mail"}},
 		{"the customers' bags", []string{"the", "customers", "bags"}},
+		{"O'Neil's tent", []string{"oneils", "tent"}},
+		{"a\xffb ok'\xff", []string{"a", "b", "ok"}}, // an invalid byte separates words, as U+FFFD does
 		{"", nil},
 		{"?!.", nil},
 	}
@@ -44,7 +49,7 @@ func TestTermsStemsAndDropsStopWords(t *testing.T) {
 	for _, tt := range tests {
 		var got []string
 		var noCache *stemCache
-		for _, term := range noCache.terms(tt.in) {
+		for _, term := range noCache.informative(tokenize(tt.in)) {
 			got = append(got, term.stem)
 		}
 		if !slices.Equal(got, tt.want) {
@@ -222,5 +227,80 @@ func TestSearchConcurrent(t *testing.T) {
 	close(errs)
 	for e := range errs {
 		t.Error(e)
+	}
+}
+
+// TestTypoCandidates checks the variants typoCandidates looks up against a comparison of the query word with every
+// indexed word, for typos of the indexed words and for the questions' own words, in English and German and with an
+// alphabet large enough that the comparison is used.
+func TestTypoCandidates(t *testing.T) {
+	large := []Item{{ID: "cjk", Title: "配送について", Content: "ご注文から三日以内に発送いたします。返品は三十日以内に受け付けます。"}}
+	for _, tt := range []struct {
+		name   string
+		items  []Item
+		locale string
+	}{
+		{"acme", fixtureItems(t), ""},
+		{"acme-de", fixtureItems(t), "de"},
+		{"german", []Item{{ID: "versand", Title: "Versand", Content: "Wir versenden innerhalb von drei Werktagen. Rücksendungen sind kostenlos."}}, "de"},
+		{"large-alphabet", large, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ix := NewIndexForLocale(tt.items, tt.locale)
+			var queries []string
+			for i, w := range slices.Sorted(maps.Keys(ix.cache.words)) {
+				if i%4 == 0 { // a quarter of the words keeps the test short
+					queries = append(queries, typos(w)...)
+				}
+			}
+			for _, q := range fixtureQuestions(t) {
+				queries = append(queries, tokenize(q.Q)...)
+			}
+			found := 0
+			for _, q := range queries {
+				got := slices.Sorted(slices.Values(ix.typoCandidates(q)))
+				want := ix.scanTypos(q)
+				if !fuzzyWord(q) {
+					want = nil
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("typoCandidates(%q) = %v, comparing with every word finds %v", q, got, want)
+				}
+				found += len(got)
+			}
+			if found == 0 {
+				t.Errorf("no typo of %d queries found a word", len(queries))
+			}
+		})
+	}
+}
+
+// typos returns w with each of its letters deleted, doubled and replaced, and each pair of neighbours swapped.
+func typos(w string) []string {
+	r := []rune(w)
+	var out []string
+	for i := range r {
+		out = append(out,
+			string(r[:i])+string(r[i+1:]),
+			string(r[:i+1])+string(r[i:]),
+			string(r[:i])+"x"+string(r[i+1:]),
+			string(r[:i])+"ü"+string(r[i+1:]))
+		if i+1 < len(r) {
+			out = append(out, string(r[:i])+string(r[i+1])+string(r[i])+string(r[i+2:]))
+		}
+	}
+	return out
+}
+
+// TestInvalidUTF8Content checks that content with invalid bytes, which the knowledge API refuses but a caller of
+// the package may pass, is indexed and quoted as valid text.
+func TestInvalidUTF8Content(t *testing.T) {
+	ix := NewIndex([]Item{{ID: "returns", Title: "Returns", Content: "Returns within 30 days.\xff Refunds take a w\xffeek."}})
+	reply, err := Retrieval{}.Respond(t.Context(), Request{Message: "how long do refunds take", Index: ix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reply.Answered || !utf8.ValidString(reply.Text) || !strings.Contains(reply.Text, "Refunds take") {
+		t.Errorf("reply = %+v, want an answer quoting the refunds sentence as valid UTF-8", reply)
 	}
 }

@@ -89,7 +89,7 @@ func (ix *Index) stemID(stem string) (int32, bool) {
 	if ix.Len() == 0 {
 		return 0, false
 	}
-	id, ok := ix.stems[stem]
+	id, ok := ix.cache.ids[stem]
 	return id, ok
 }
 
@@ -100,14 +100,14 @@ func (ix *Index) resolve(t term) queryTerm {
 		return qt
 	}
 	qt.idf = ix.unknownIDF
-	id, known := ix.stems[t.stem]
+	id, known := ix.cache.ids[t.stem]
 	if known {
 		qt.alts = append(qt.alts, alt{id: id, factor: 1})
 		qt.idf = ix.idf[id]
 	}
 	english := ix.cache.language().english
 	for _, syn := range synonyms[t.stem] {
-		if id, ok := ix.stems[syn]; ok && english {
+		if id, ok := ix.cache.ids[syn]; ok && english {
 			qt.alts = addAlt(qt.alts, alt{id: id, factor: synonymFactor})
 		}
 	}
@@ -190,7 +190,7 @@ func (ix *Index) rank(q query, k int) []match {
 		}
 	}
 	for _, p := range q.pairs {
-		for _, d := range ix.pairs[p.key] {
+		for _, d := range ix.pairDocsOf(p.key) {
 			if acc[d] == (docScore{}) {
 				scored = append(scored, d)
 			}
@@ -209,7 +209,7 @@ func (ix *Index) rank(q query, k int) []match {
 // index terms it matches, and appends the documents to touched.
 func (ix *Index) termHits(qt queryTerm, hits []termHit, touched []int32) []int32 {
 	for _, a := range qt.alts {
-		for _, p := range ix.postings[a.id] {
+		for _, p := range ix.postingsOf(a.id) {
 			w := p.weight * a.scale
 			if hits[p.doc].weight == 0 {
 				touched = append(touched, p.doc)

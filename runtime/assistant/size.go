@@ -2,6 +2,7 @@ package assistant
 
 import (
 	"math/bits"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -23,11 +24,16 @@ const (
 	docSize      = int64(unsafe.Sizeof(doc{}))
 	sentenceSize = int64(unsafe.Sizeof(sentence{}))
 	postingSize  = int64(unsafe.Sizeof(posting{}))
+	// idSlotSize is a map slot of a string key and a term ID, padded to the key's alignment.
+	idSlotSize = int64(unsafe.Sizeof(struct {
+		k string
+		v int32
+	}{}))
 )
 
 // estimateSize adds up what the index holds, each string and array rounded up as the allocator rounds it.
-// Strings shared between fields (a word that is its own stem, the cache's keys and the words map's) are counted
-// once per field that keeps them, which errs on the large side. The per-document scratch of searches lives in a
+// A word that is its own stem may share its string with the stem, and is counted twice, which errs on the large
+// side; sentences are parts of the items' content and take no bytes of their own. The per-document scratch of searches lives in a
 // sync.Pool that the garbage collector empties, and is left out.
 func (ix *Index) estimateSize() int64 {
 	n := alloc(int64(unsafe.Sizeof(*ix)))
@@ -38,39 +44,33 @@ func (ix *Index) estimateSize() int64 {
 		for _, t := range it.Tags {
 			n += alloc(int64(len(t)))
 		}
+		if !utf8.ValidString(it.Content) {
+			// The sentences share a valid copy, in which each invalid byte takes three.
+			n += alloc(int64(len(it.Content)) * 3)
+		}
 	}
 	n += alloc(int64(cap(ix.docs)) * docSize)
 	for _, d := range ix.docs {
-		n += alloc(int64(cap(d.title))*4) + alloc(int64(cap(d.sentences))*sentenceSize)
+		// The title's and the sentences' terms share one array; the sentences' text is the item's content.
+		refs := len(d.title)
 		for _, s := range d.sentences {
-			n += alloc(int64(len(s.text))) + alloc(int64(cap(s.terms))*4)
+			refs += len(s.terms)
 		}
+		n += alloc(int64(refs)*4) + alloc(int64(cap(d.sentences))*sentenceSize)
 	}
-	n += mapSize(len(ix.stems), stringHeader+4)
-	for s := range ix.stems {
+	c := ix.cache
+	n += alloc(int64(unsafe.Sizeof(*c))) + mapSize(len(c.ids), idSlotSize) + alloc(int64(cap(c.stems))*stringHeader)
+	for _, s := range c.stems {
 		n += alloc(int64(len(s)))
 	}
-	n += alloc(int64(cap(ix.idf))*8) + alloc(int64(cap(ix.postings))*sliceHeader)
-	for _, p := range ix.postings {
-		n += alloc(int64(cap(p)) * postingSize)
-	}
-	n += alloc(int64(cap(ix.sorted)) * stringHeader) // the strings are the stems map's keys
-	n += mapSize(len(ix.words), stringHeader+4)
-	for w := range ix.words {
+	n += alloc(int64(cap(ix.idf))*8) + alloc(int64(cap(ix.postings))*postingSize) + alloc(int64(cap(ix.postingsAt))*4)
+	n += alloc(int64(cap(ix.sorted)) * stringHeader) // the strings are the stems'
+	n += mapSize(len(c.words), idSlotSize)
+	for w := range c.words {
 		n += alloc(int64(len(w)))
 	}
-	n += mapSize(len(ix.deletions), stringHeader+sliceHeader)
-	for k, words := range ix.deletions {
-		n += alloc(int64(len(k))) + alloc(int64(cap(words))*stringHeader)
-	}
-	n += mapSize(len(ix.pairs), 8+sliceHeader)
-	for _, docs := range ix.pairs {
-		n += alloc(int64(cap(docs)) * 4)
-	}
-	n += mapSize(len(ix.cache.stems), 2*stringHeader)
-	for w, s := range ix.cache.stems {
-		n += alloc(int64(len(w))) + alloc(int64(len(s)))
-	}
+	n += alloc(int64(cap(ix.alphabet)) * 4)
+	n += alloc(int64(cap(ix.pairKeys))*8) + alloc(int64(cap(ix.pairAt))*4) + alloc(int64(cap(ix.pairDocs))*4)
 	return n
 }
 

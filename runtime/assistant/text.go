@@ -3,37 +3,71 @@ package assistant
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/kljensen/snowball/english"
 )
 
 // tokenize splits text into lower-case words made of Unicode letters and digits. Apostrophes inside a word are
 // dropped ("isn't" becomes "isnt"); a currency sign becomes its name ("$75" is "dollar", "75"); every other
-// character separates words.
-func tokenize(text string) []string {
-	var words []string
-	var b strings.Builder
-	runes := []rune(text)
-	for i, r := range runes {
+// character separates words. A word written in lower case in text is a part of text, not a copy.
+func tokenize(text string) []string { return appendTokens(nil, text) }
+
+// appendTokens appends the words of text, as tokenize splits it, to words.
+func appendTokens(words []string, text string) []string {
+	start := -1 // where the current word starts, or -1 between words
+	// copied is set when the current word differs from text[start:], and b holds it then.
+	copied := false
+	var b []byte
+	flush := func(end int) {
+		switch {
+		case start < 0:
+			return
+		case copied:
+			words = append(words, string(b))
+		default:
+			words = append(words, text[start:end])
+		}
+		start, copied = -1, false
+	}
+	// copyWord starts b with the current word up to i.
+	copyWord := func(i int) {
+		if !copied {
+			b = append(b[:0], text[start:i]...)
+			copied = true
+		}
+	}
+	for i, r := range text {
 		switch {
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			b.WriteRune(unicode.ToLower(r))
-		case isApostrophe(r) && b.Len() > 0 && i+1 < len(runes) && unicode.IsLetter(runes[i+1]):
-			// Part of a contraction or possessive: skip it and keep the word together.
-		default:
-			if b.Len() > 0 {
-				words = append(words, b.String())
-				b.Reset()
+			if start < 0 {
+				start = i
 			}
+			lower := unicode.ToLower(r)
+			if lower != r {
+				copyWord(i)
+			}
+			if copied {
+				b = utf8.AppendRune(b, lower)
+			}
+		case isApostrophe(r) && start >= 0 && nextIsLetter(text[i+utf8.RuneLen(r):]):
+			// Part of a contraction or possessive: skip it and keep the word together.
+			copyWord(i)
+		default:
+			flush(i)
 			if name, ok := currencyNames[r]; ok {
 				words = append(words, name)
 			}
 		}
 	}
-	if b.Len() > 0 {
-		words = append(words, b.String())
-	}
+	flush(len(text))
 	return words
+}
+
+// nextIsLetter reports whether s starts with a letter.
+func nextIsLetter(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	return unicode.IsLetter(r)
 }
 
 func isApostrophe(r rune) bool {
@@ -56,23 +90,29 @@ func isNumber(word string) bool {
 	return word != ""
 }
 
-// term is an informative word of a text: its surface form and its stem.
+// term is an informative word of a text: its surface form, its stem and the stem's term ID in the index, or -1
+// when the index has no such stem.
 type term struct {
 	word string
 	stem string
+	id   int32
 }
 
-// stemCache remembers the stems of words in the language of an index, because stemming is the slowest part of
-// building an index. NewIndex fills it; afterwards it is only read, so searches may share it. A nil cache
-// stems every English word.
+// stemCache is the vocabulary of an index in its language: the stem of each indexed word, as a term ID, and the
+// term ID of each stem. It remembers the stems because stemming is the slowest part of building an index.
+// NewIndex fills it; afterwards it is only read, so searches may share it. A nil cache stems every English word.
 type stemCache struct {
-	lang     *language
-	stems    map[string]string
+	lang *language
+	// words maps each indexed word to the term ID of its stem.
+	words map[string]int32
+	// ids maps each stem to its term ID, and stems each term ID to its stem.
+	ids      map[string]int32
+	stems    []string
 	writable bool
 }
 
 func newStemCache(lang *language) *stemCache {
-	return &stemCache{lang: lang, stems: make(map[string]string), writable: true}
+	return &stemCache{lang: lang, words: make(map[string]int32), ids: make(map[string]int32), writable: true}
 }
 
 // language returns the cache's language; English for a nil cache.
@@ -83,24 +123,28 @@ func (c *stemCache) language() *language {
 	return c.lang
 }
 
-// stem returns the stem of word, from the cache when it is there.
-func (c *stemCache) stem(word string) string {
-	if c != nil {
-		if s, ok := c.stems[word]; ok {
-			return s
+// stem returns the stem of word and its term ID, from the cache when it is there. While the cache is writable,
+// a new word is added, and a new stem given the next term ID.
+func (c *stemCache) stem(word string) (string, int32) {
+	if c == nil {
+		return englishLanguage.stem(word), -1
+	}
+	if id, ok := c.words[word]; ok {
+		return c.stems[id], id
+	}
+	s := c.lang.stem(word)
+	id, ok := c.ids[s]
+	if c.writable {
+		if !ok {
+			id = int32(len(c.stems)) //nolint:gosec // a knowledge base has far fewer than 2^31 distinct words
+			c.ids[s] = id
+			c.stems = append(c.stems, s)
 		}
+		c.words[word] = id
+	} else if !ok {
+		id = -1
 	}
-	s := c.language().stem(word)
-	if c != nil && c.writable {
-		c.stems[word] = s
-	}
-	return s
-}
-
-// terms returns the informative words of text, in order, with their stems; stop words are left out and English
-// abbreviations are spelt out.
-func (c *stemCache) terms(text string) []term {
-	return c.informative(tokenize(text))
+	return s, id
 }
 
 // queryTerms is terms for a visitor's question: common English shopper idioms are first rewritten into the words
@@ -113,61 +157,68 @@ func (c *stemCache) queryTerms(text string) []term {
 	return c.informative(words)
 }
 
-// informative returns the informative words of a list of words with their stems.
+// informative returns the informative words of a list of words, in order, with their stems; stop words are left
+// out and English abbreviations are spelt out.
 func (c *stemCache) informative(words []string) []term {
+	return c.appendInformative(make([]term, 0, len(words)), words)
+}
+
+// appendInformative appends the informative words of a list of words to out.
+func (c *stemCache) appendInformative(out []term, words []string) []term {
 	lang := c.language()
-	out := make([]term, 0, len(words))
 	for _, w := range words {
 		if _, stop := lang.stopWords[w]; stop {
 			continue
 		}
 		if long, ok := abbreviations[w]; ok && lang.english {
 			for _, lw := range strings.Fields(long) {
-				out = append(out, term{word: lw, stem: c.stem(lw)})
+				s, id := c.stem(lw)
+				out = append(out, term{word: lw, stem: s, id: id})
 			}
 			continue
 		}
-		out = append(out, term{word: w, stem: c.stem(w)})
+		s, id := c.stem(w)
+		out = append(out, term{word: w, stem: s, id: id})
 	}
 	return out
 }
 
 // splitSentences splits text into sentences at '.', '!' or '?' followed by white space, and at line breaks. A
 // full stop followed by a lower-case word ("e.g. a tent", "approx. two") does not end a sentence, nor one inside a
-// number ("0.1").
+// number ("0.1"). The sentences are parts of text, trimmed of white space.
 func splitSentences(text string) []string {
 	var out []string
-	runes := []rune(text)
 	start := 0
 	flush := func(end int) {
-		if s := strings.TrimSpace(string(runes[start:end])); s != "" {
+		if s := strings.TrimSpace(text[start:end]); s != "" {
 			out = append(out, s)
 		}
 		start = end
 	}
-	for i, r := range runes {
+	for i, r := range text {
 		switch r {
 		case '\n':
 			flush(i + 1)
 		case '.', '!', '?':
-			if i+1 < len(runes) && !unicode.IsSpace(runes[i+1]) {
+			rest := text[i+1:]
+			if next, _ := utf8.DecodeRuneInString(rest); rest != "" && !unicode.IsSpace(next) {
 				continue
 			}
-			if next := nextNonSpace(runes, i+1); next != 0 && unicode.IsLower(next) {
+			if next := nextNonSpace(rest); next != 0 && unicode.IsLower(next) {
 				continue
 			}
 			flush(i + 1)
 		}
 	}
-	flush(len(runes))
+	flush(len(text))
 	return out
 }
 
-// nextNonSpace returns the first rune at or after i that is not white space, or 0.
-func nextNonSpace(runes []rune, i int) rune {
-	for ; i < len(runes); i++ {
-		if !unicode.IsSpace(runes[i]) {
-			return runes[i]
+// nextNonSpace returns the first rune of s that is not white space, or 0.
+func nextNonSpace(s string) rune {
+	for _, r := range s {
+		if !unicode.IsSpace(r) {
+			return r
 		}
 	}
 	return 0
