@@ -75,7 +75,8 @@ func (tx writeTx) InsertMessages(ctx context.Context, ex store.Exchange) error {
 	return nil
 }
 
-// CountCitations increments the use count of each of the knowledge items, in one statement.
+// CountCitations increments the use count of each of the knowledge items that exists, in one statement. The
+// counts live in knowledge_uses, a narrow table, so that counting rewrites a few bytes instead of the item's row.
 func (tx writeTx) CountCitations(ctx context.Context, merchantID string, ids []string) error {
 	args := make([]any, 0, len(ids)+1)
 	args = append(args, merchantID)
@@ -83,7 +84,11 @@ func (tx writeTx) CountCitations(ctx context.Context, merchantID string, ids []s
 		args = append(args, id)
 	}
 	placeholders := strings.Repeat(", ?", len(ids))[2:]
-	_, err := tx.ExecContext(ctx, `UPDATE knowledge SET use_count = use_count + 1 WHERE merchant_id = ? AND id IN (`+placeholders+`)`, args...)
+	// WHERE true: SQLite needs it to tell the upsert's ON CONFLICT from a join's ON.
+	_, err := tx.ExecContext(ctx, `
+		INSERT INTO knowledge_uses (merchant_id, id, uses)
+		SELECT merchant_id, id, 1 FROM knowledge WHERE merchant_id = ? AND id IN (`+placeholders+`) AND true
+		ON CONFLICT (merchant_id, id) DO UPDATE SET uses = uses + 1`, args...)
 	if err != nil {
 		return fmt.Errorf("counting citations: %w", err)
 	}
