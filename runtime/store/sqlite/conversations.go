@@ -10,23 +10,32 @@ import (
 	"github.com/parley-dev/parley/runtime/store/internal/storeutil"
 )
 
-// UpsertConversation creates the exchange's conversation or counts the exchange in the existing one, in one
-// statement, and reports whether it created the conversation.
+// UpsertConversation creates the exchange's conversation or counts the exchange in the existing one, and reports
+// whether it created the conversation. It is an update and, when that finds no conversation, an insert: the one
+// writing connection runs them with no other write between, and an upsert with RETURNING would make SQLite
+// collect its result in a temporary table.
 func (tx writeTx) UpsertConversation(ctx context.Context, ex store.Exchange) (bool, error) {
 	q, a := storeutil.Millis(ex.Question.CreatedAt), storeutil.Millis(ex.Answer.CreatedAt)
-	var count int
-	err := tx.QueryRowContext(ctx, `
-		INSERT INTO conversations
-			(merchant_id, id, visitor_id, created_at, updated_at, first_message, message_count, unanswered)
-		VALUES (?, ?, ?, ?, MAX(?, ?), ?, 2, ?)
-		ON CONFLICT (merchant_id, id) DO UPDATE SET message_count = message_count + 2,
-			unanswered = unanswered + excluded.unanswered, updated_at = MAX(updated_at, excluded.updated_at)
-		RETURNING message_count`,
-		ex.MerchantID, ex.ConversationID, ex.VisitorID, q, q, a, ex.Question.Text, boolInt(!ex.Answer.Answered)).Scan(&count)
+	updated, unanswered := max(q, a), boolInt(!ex.Answer.Answered)
+	n, err := affected(tx.ExecContext(ctx, `
+		UPDATE conversations SET message_count = message_count + 2, unanswered = unanswered + ?,
+			updated_at = MAX(updated_at, ?)
+		WHERE merchant_id = ? AND id = ?`, unanswered, updated, ex.MerchantID, ex.ConversationID))
 	if err != nil {
 		return false, fmt.Errorf("recording conversation: %w", err)
 	}
-	return count == 2, nil // an existing conversation had messages already
+	if n == 1 {
+		return false, nil
+	}
+	_, err = tx.ExecContext(ctx, `
+		INSERT INTO conversations
+			(merchant_id, id, visitor_id, created_at, updated_at, first_message, message_count, unanswered)
+		VALUES (?, ?, ?, ?, ?, ?, 2, ?)`,
+		ex.MerchantID, ex.ConversationID, ex.VisitorID, q, updated, ex.Question.Text, unanswered)
+	if err != nil {
+		return false, fmt.Errorf("recording conversation: %w", err)
+	}
+	return true, nil
 }
 
 // ClaimMonthlySlot adds one to the merchant's count for the month of at, or reports false when the count already
