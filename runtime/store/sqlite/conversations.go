@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -86,19 +87,23 @@ func (tx writeTx) InsertMessages(ctx context.Context, ex store.Exchange) error {
 
 // CountCitations increments the use count of each of the knowledge items that exists, in one statement. The
 // counts live in knowledge_uses, a narrow table, so that counting rewrites a few bytes instead of the item's row.
+// The items are looked up one per branch of a UNION ALL: SQLite would copy the values of an IN list into a
+// temporary table first.
 func (tx writeTx) CountCitations(ctx context.Context, merchantID string, ids []string) error {
 	args := make([]any, 0, len(ids)+1)
 	args = append(args, merchantID)
-	for _, id := range ids {
+	var q strings.Builder
+	q.WriteString(`INSERT INTO knowledge_uses (merchant_id, id, uses) `)
+	for i, id := range ids {
+		if i > 0 {
+			q.WriteString(` UNION ALL `)
+		}
 		args = append(args, id)
+		q.WriteString(`SELECT merchant_id, id, 1 FROM knowledge WHERE merchant_id = ?1 AND id = ?` + strconv.Itoa(len(args)))
 	}
-	placeholders := strings.Repeat(", ?", len(ids))[2:]
-	// WHERE true: SQLite needs it to tell the upsert's ON CONFLICT from a join's ON.
-	_, err := tx.ExecContext(ctx, `
-		INSERT INTO knowledge_uses (merchant_id, id, uses)
-		SELECT merchant_id, id, 1 FROM knowledge WHERE merchant_id = ? AND id IN (`+placeholders+`) AND true
-		ON CONFLICT (merchant_id, id) DO UPDATE SET uses = uses + 1`, args...)
-	if err != nil {
+	// AND true: SQLite needs a WHERE to tell the upsert's ON CONFLICT from a join's ON.
+	q.WriteString(` AND true ON CONFLICT (merchant_id, id) DO UPDATE SET uses = uses + 1`)
+	if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
 		return fmt.Errorf("counting citations: %w", err)
 	}
 	return nil
