@@ -135,8 +135,11 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 			if rec.status >= 500 {
 				level = slog.LevelError
 			}
-			log.Log(r.Context(), level, "request", "request_id", id, "method", r.Method, "route", label, "status", rec.status,
-				"duration_ms", float64(elapsed.Microseconds())/1000)
+			// Asked first: the access line's attributes cost allocations even when the level drops the line.
+			if log.Enabled(r.Context(), level) {
+				log.Log(r.Context(), level, "request", "request_id", id, "method", r.Method, "route", label,
+					"status", rec.status, "duration_ms", float64(elapsed.Microseconds())/1000)
+			}
 		}()
 		next.ServeHTTP(rec, r)
 	})

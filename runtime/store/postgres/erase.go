@@ -10,7 +10,7 @@ import (
 var merchantTables = []string{
 	"delivery_attempts", "deliveries", "events", "disabled_endpoints",
 	"messages", "conversations", "monthly_conversations", "monthly_tokens",
-	"knowledge", "knowledge_state", "leads", "api_keys",
+	"knowledge_uses", "knowledge", "knowledge_state", "leads", "api_keys",
 }
 
 // EraseMerchant deletes the merchant's rows from every table, in the caller's transaction.

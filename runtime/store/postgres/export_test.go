@@ -1,4 +1,20 @@
 package postgres
 
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+)
+
 // MerchantTables are the tables EraseMerchant deletes from, for the schema test.
 var MerchantTables = merchantTables
+
+// MigrateTo brings the database at url to the schema of the given migration version, for tests of what a later
+// migration does to existing rows.
+func MigrateTo(ctx context.Context, url string, version int64) error {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return err
+	}
+	return migrate(ctx, cfg, version)
+}

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"strconv"
 	"time"
 
@@ -66,16 +67,19 @@ func open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("connecting: %w", err)
 	}
-	if err := migrate(ctx, cfg.ConnConfig); err != nil {
+	if err := migrate(ctx, cfg.ConnConfig, latest); err != nil {
 		pool.Close()
 		return nil, err
 	}
 	return &Store{Reads: reads(pool), pool: pool}, nil
 }
 
-// migrate applies the embedded migrations, holding a session advisory lock so that concurrent replicas wait for
-// one another.
-func migrate(ctx context.Context, cfg *pgx.ConnConfig) (err error) {
+// latest is the version of the last migration, for migrate.
+const latest = math.MaxInt64
+
+// migrate applies the embedded migrations up to version (latest: all), holding a session advisory lock so that
+// concurrent replicas wait for one another.
+func migrate(ctx context.Context, cfg *pgx.ConnConfig, version int64) (err error) {
 	fsys, err := fs.Sub(migrations, "migrations")
 	if err != nil {
 		return err
@@ -92,7 +96,7 @@ func migrate(ctx context.Context, cfg *pgx.ConnConfig) (err error) {
 	if err != nil {
 		return fmt.Errorf("loading migrations: %w", err)
 	}
-	if _, err := p.Up(ctx); err != nil {
+	if _, err := p.UpTo(ctx, version); err != nil {
 		return fmt.Errorf("migrating: %w", err)
 	}
 	return nil

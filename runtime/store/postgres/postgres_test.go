@@ -494,3 +494,33 @@ func TestEraseCoversEveryTable(t *testing.T) {
 		t.Errorf("EraseMerchant deletes from %v; the tables with a merchant_id are %v", got, tables)
 	}
 }
+
+// TestMigrationMovesUseCounts checks that migration 5 moves the items' use counts out of their rows and keeps
+// them.
+func TestMigrationMovesUseCounts(t *testing.T) {
+	ctx := t.Context()
+	url := server.Database(t)
+	if err := postgres.MigrateTo(ctx, url, 4); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `INSERT INTO knowledge (merchant_id, id, title, content, created_at, updated_at, use_count)
+		VALUES ('m1', 'k1', 'T', 'C', now(), now(), 5), ('m1', 'k2', 'T', 'C', now(), now(), 0),
+			('m2', 'k1', 'T', 'C', now(), now(), 2)`); err != nil {
+		t.Fatal(err)
+	}
+	s := open(t, url)
+	for _, c := range []struct {
+		merchant, id string
+		want         int
+	}{{"m1", "k1", 5}, {"m1", "k2", 0}, {"m2", "k1", 2}} {
+		k, err := s.GetKnowledge(ctx, c.merchant, c.id)
+		if err != nil || k.UseCount != c.want {
+			t.Errorf("%s/%s: UseCount %d, %v; want %d", c.merchant, c.id, k.UseCount, err, c.want)
+		}
+	}
+}

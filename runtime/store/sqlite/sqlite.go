@@ -116,18 +116,27 @@ func openDB(ctx context.Context, dsn string, conns int) (*sql.DB, error) {
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {
-	fsys, err := fs.Sub(migrations, "migrations")
+	p, err := migrator(db)
 	if err != nil {
 		return err
-	}
-	p, err := goose.NewProvider(goose.DialectSQLite3, db, fsys, goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		return fmt.Errorf("loading migrations: %w", err)
 	}
 	if _, err := p.Up(ctx); err != nil {
 		return fmt.Errorf("migrating: %w", err)
 	}
 	return nil
+}
+
+// migrator is the provider of the store's migrations on db.
+func migrator(db *sql.DB) (*goose.Provider, error) {
+	fsys, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, fsys, goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		return nil, fmt.Errorf("loading migrations: %w", err)
+	}
+	return p, nil
 }
 
 var (

@@ -264,3 +264,35 @@ func TestEraseCoversEveryTable(t *testing.T) {
 		t.Errorf("EraseMerchant deletes from %v; the tables with a merchant_id are %v", got, want)
 	}
 }
+
+// TestMigrationMovesUseCounts checks that migration 5 moves the items' use counts out of their rows and keeps
+// them.
+func TestMigrationMovesUseCounts(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "parley.db")
+	db, err := sqlite.MigrateTo(ctx, path, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO knowledge (merchant_id, id, title, content, created_at, updated_at, use_count)
+		VALUES ('m1', 'k1', 'T', 'C', 0, 0, 5), ('m1', 'k2', 'T', 'C', 0, 0, 0), ('m2', 'k1', 'T', 'C', 0, 0, 2)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, c := range []struct {
+		merchant, id string
+		want         int
+	}{{"m1", "k1", 5}, {"m1", "k2", 0}, {"m2", "k1", 2}} {
+		k, err := s.GetKnowledge(ctx, c.merchant, c.id)
+		if err != nil || k.UseCount != c.want {
+			t.Errorf("%s/%s: UseCount %d, %v; want %d", c.merchant, c.id, k.UseCount, err, c.want)
+		}
+	}
+}

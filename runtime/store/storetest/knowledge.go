@@ -366,6 +366,37 @@ func (h harness) knowledgeUseCount(t *testing.T) {
 	if err != nil || len(items) != 1 || items[0].UseCount != 3 {
 		t.Errorf("ListKnowledge: %+v, %v; want k1 with UseCount 3", items, err)
 	}
+	all, err := s.AllKnowledge(t.Context(), "m1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range all {
+		if want := map[string]int{"k1": 3, "k2": 1}[k.ID]; k.UseCount != want {
+			t.Errorf("AllKnowledge: %s UseCount = %d, want %d", k.ID, k.UseCount, want)
+		}
+	}
+
+	// Editing an item keeps its count; deleting it deletes its count, so an item created again under the same
+	// ID starts from 0.
+	edited := item("m1", "k1", base)
+	edited.Content, edited.UpdatedAt = "edited", base.Add(time.Minute)
+	if err := chat.UpdateKnowledge(t.Context(), s, edited, 0); err != nil {
+		t.Fatal(err)
+	}
+	if k := mustGetKnowledge(t, s, "m1", "k1"); k.UseCount != 3 {
+		t.Errorf("after an edit: UseCount = %d, want 3", k.UseCount)
+	}
+	if err := chat.DeleteKnowledge(t.Context(), s, "m1", "k1"); err != nil {
+		t.Fatal(err)
+	}
+	record(t, s, citing(exchange("m1", "c3", base.Add(2*time.Hour), "q", "a"), "k1", "k2"))
+	mustCreateKnowledge(t, s, item("m1", "k1", base), 0)
+	if k := mustGetKnowledge(t, s, "m1", "k1"); k.UseCount != 0 {
+		t.Errorf("an item created again under a deleted one's ID: UseCount = %d, want 0", k.UseCount)
+	}
+	if k := mustGetKnowledge(t, s, "m1", "k2"); k.UseCount != 2 {
+		t.Errorf("k2 UseCount = %d, want 2", k.UseCount)
+	}
 }
 
 func (h harness) listKnowledge(t *testing.T) {
