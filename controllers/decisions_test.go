@@ -488,3 +488,28 @@ func TestSecretPending(t *testing.T) {
 		})
 	}
 }
+
+func TestBundleMerchantID(t *testing.T) {
+	secret := func(labels map[string]string) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "parley-system", Name: "parley-tenant-x", Labels: labels}}
+	}
+	for _, tc := range []struct {
+		name   string
+		secret *corev1.Secret
+		want   []string
+	}{
+		{"a served bundle", secret(map[string]string{chatv1alpha1.SecretLabel: chatv1alpha1.SecretLabelTenant,
+			chatv1alpha1.TenantLabel: "true", chatv1alpha1.MerchantIDLabel: "shop-1"}), []string{"shop-1"}},
+		{"a retired bundle keeps its ID", secret(map[string]string{chatv1alpha1.SecretLabel: chatv1alpha1.SecretLabelTenant,
+			chatv1alpha1.TenantLabel: "retired", chatv1alpha1.MerchantIDLabel: "shop-1"}), []string{"shop-1"}},
+		{"a key Secret with the label is no bundle", secret(map[string]string{chatv1alpha1.SecretLabel: chatv1alpha1.SecretLabelAPIKey,
+			chatv1alpha1.MerchantIDLabel: "shop-1"}), nil},
+		{"a bundle without an ID", secret(map[string]string{chatv1alpha1.SecretLabel: chatv1alpha1.SecretLabelTenant}), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := bundleMerchantID(tc.secret); !slices.Equal(got, tc.want) {
+				t.Errorf("bundleMerchantID = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
