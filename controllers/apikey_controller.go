@@ -52,7 +52,7 @@ func (r *APIKeyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	secrets := r.Secrets
 	p, err := check(
 		func() error {
-			created, err := provideSecret(ctx, r.Client, r.Secrets, r.Recorder, &key, generatedKey(&key))
+			created, err := provideSecret(ctx, r.Client, r.Secrets, r.Recorder, &key, before.Status.Conditions, generatedKey(&key))
 			secrets = secrets.withCreated(created)
 			return err
 		},
@@ -83,7 +83,7 @@ func (r *APIKeyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, err
 	}
 	key.Status.ObservedGeneration = key.Generation
-	setReady(r.Recorder, &key, &key.Status.Conditions, readyFrom(key.Generation, p, "the key is published to the runtime"))
+	setReady(r.Recorder, &key, &key.Status.Conditions, readyFrom(key.Generation, p, "the key is published to the runtime"), quietFirstReady)
 	if err := patchStatus(ctx, r.Client, before, &key, func(k *chatv1alpha1.APIKey) any { return k.Status }); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -127,7 +127,8 @@ func (r *APIKeyReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error
 		For(&chatv1alpha1.APIKey{}).
 		Watches(&corev1.Secret{}, enqueueReferrers(r.Client, &chatv1alpha1.APIKeyList{}, apiKeySecretIndex),
 			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelAPIKey))).
-		Watches(&chatv1alpha1.Merchant{}, enqueueReferrers(r.Client, &chatv1alpha1.APIKeyList{}, apiKeyMerchantIndex)).
+		// A key's condition follows whether its Merchant exists, never the Merchant's status.
+		Watches(&chatv1alpha1.Merchant{}, enqueueReferrers(r.Client, &chatv1alpha1.APIKeyList{}, apiKeyMerchantIndex), specChanges()).
 		WithOptions(controllerOptions(workers)).
 		Named("apikey").
 		Complete(r)

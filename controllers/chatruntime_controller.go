@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -75,7 +76,7 @@ func (r *ChatRuntimeReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	rt.Status.ObservedGeneration = rt.Generation
 	if rt.Namespace != r.Namespace {
 		setReady(r.Recorder, &rt, &rt.Status.Conditions, ready(rt.Generation, metav1.ConditionFalse, chatv1alpha1.ReasonWrongNamespace,
-			fmt.Sprintf("ChatRuntimes are served only from the operator's namespace %s", r.Namespace)))
+			fmt.Sprintf("ChatRuntimes are served only from the operator's namespace %s", r.Namespace)), announceFirstReady)
 		return ctrl.Result{}, patchStatus(ctx, r.Client, before, &rt, runtimeStatus)
 	}
 
@@ -96,13 +97,13 @@ func (r *ChatRuntimeReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			return ctrl.Result{}, err
 		}
 		setReady(r.Recorder, &rt, &rt.Status.Conditions, ready(rt.Generation, metav1.ConditionFalse, chatv1alpha1.ReasonTargetNamespaceInUse,
-			fmt.Sprintf("another ChatRuntime already runs in namespace %s; give this one a namespace of its own", target)))
+			fmt.Sprintf("another ChatRuntime already runs in namespace %s; give this one a namespace of its own", target)), announceFirstReady)
 		return ctrl.Result{}, patchStatus(ctx, r.Client, before, &rt, runtimeStatus)
 	}
 
 	if err := r.apply(ctx, &rt); err != nil {
 		setReady(r.Recorder, &rt, &rt.Status.Conditions,
-			ready(rt.Generation, metav1.ConditionFalse, chatv1alpha1.ReasonApplyFailed, err.Error()))
+			ready(rt.Generation, metav1.ConditionFalse, chatv1alpha1.ReasonApplyFailed, err.Error()), announceFirstReady)
 		if perr := patchStatus(ctx, r.Client, before, &rt, runtimeStatus); perr != nil {
 			return ctrl.Result{}, perr
 		}
@@ -131,7 +132,7 @@ func (r *ChatRuntimeReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, fmt.Errorf("counting tenant bundles: %w", err)
 	}
 	rt.Status.Tenants = count(len(bundles.Items))
-	setReady(r.Recorder, &rt, &rt.Status.Conditions, render.RuntimeReady(&rt, current))
+	setReady(r.Recorder, &rt, &rt.Status.Conditions, render.RuntimeReady(&rt, current), announceFirstReady)
 	return ctrl.Result{}, patchStatus(ctx, r.Client, before, &rt, runtimeStatus)
 }
 
@@ -307,6 +308,11 @@ func (r *ChatRuntimeReconciler) sharingTarget(ctx context.Context, o client.Obje
 	return reqs
 }
 
+// tenantCountDelay is how long a change of tenant bundles waits before its ChatRuntime is reconciled to count
+// them (enqueueAfter): while thousands of merchants are published, a runtime's status is patched and its objects
+// applied once every few seconds, not once a bundle.
+const tenantCountDelay = 5 * time.Second
+
 // SetupWithManager watches ChatRuntimes, what is rendered for them, and tenant bundles (for the tenant count).
 func (r *ChatRuntimeReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
@@ -319,11 +325,10 @@ func (r *ChatRuntimeReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&rbacv1.RoleBinding{}, r.enqueueRuntime()).
 		Watches(&policyv1.PodDisruptionBudget{}, r.enqueueRuntime()).
 		Watches(&autoscalingv2.HorizontalPodAutoscaler{}, r.enqueueRuntime()).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(
-			func(_ context.Context, o client.Object) []reconcile.Request {
-				return []reconcile.Request{{NamespacedName: types.NamespacedName{
-					Namespace: r.Namespace, Name: o.GetLabels()[chatv1alpha1.RuntimeLabel]}}}
-			}), builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelTenant))).
+		Watches(&corev1.Secret{}, enqueueAfter(tenantCountDelay, func(o client.Object) reconcile.Request {
+			return reconcile.Request{NamespacedName: types.NamespacedName{
+				Namespace: r.Namespace, Name: o.GetLabels()[chatv1alpha1.RuntimeLabel]}}
+		}), builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelTenant))).
 		Named("chatruntime").
 		Complete(r)
 }

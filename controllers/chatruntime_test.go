@@ -239,7 +239,8 @@ func TestScaledRuntimeOnPostgres(t *testing.T) {
 	var d appsv1.Deployment
 	eventually(t, "Deployment", func() error { return k8s.Get(ctxT(t), key, &d) })
 	env := d.Spec.Template.Spec.Containers[0].Env
-	if len(env) != 1 || env[0].Name != "PARLEY_DATABASE_URL" || env[0].ValueFrom.SecretKeyRef.Name != "pg" || env[0].ValueFrom.SecretKeyRef.Key != "url" {
+	i := slices.IndexFunc(env, func(e corev1.EnvVar) bool { return e.Name == "PARLEY_DATABASE_URL" })
+	if i < 0 || env[i].ValueFrom.SecretKeyRef.Name != "pg" || env[i].ValueFrom.SecretKeyRef.Key != "url" || env[i].Value != "" {
 		t.Errorf("database URL not wired from its Secret: %+v", env)
 	}
 	if *d.Spec.Replicas != 3 || d.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType {

@@ -77,24 +77,33 @@ func TestReadyEvent(t *testing.T) {
 		name      string
 		before    *metav1.Condition
 		now       *metav1.Condition
+		first     firstReady
 		eventType string
 		announce  bool
 	}{
-		{"first Ready=True", nil, cond(metav1.ConditionTrue, chatv1alpha1.ReasonReconciled, "ok"), corev1.EventTypeNormal, true},
-		{"first Ready=False", nil, cond(metav1.ConditionFalse, chatv1alpha1.ReasonPlanNotFound, "no plan"), corev1.EventTypeWarning, true},
+		{"first Ready=True, announced", nil, cond(metav1.ConditionTrue, chatv1alpha1.ReasonReconciled, "ok"),
+			announceFirstReady, corev1.EventTypeNormal, true},
+		{"first Ready=True, quiet", nil, cond(metav1.ConditionTrue, chatv1alpha1.ReasonReconciled, "ok"),
+			quietFirstReady, "", false},
+		{"first Ready=False", nil, cond(metav1.ConditionFalse, chatv1alpha1.ReasonPlanNotFound, "no plan"),
+			announceFirstReady, corev1.EventTypeWarning, true},
+		{"first Ready=False, even where a first Ready is quiet", nil,
+			cond(metav1.ConditionFalse, chatv1alpha1.ReasonSecretsNotGranted, "no grant"), quietFirstReady, corev1.EventTypeWarning, true},
 		{"became Ready", cond(metav1.ConditionFalse, chatv1alpha1.ReasonPlanNotFound, "no plan"),
-			cond(metav1.ConditionTrue, chatv1alpha1.ReasonReconciled, "ok"), corev1.EventTypeNormal, true},
+			cond(metav1.ConditionTrue, chatv1alpha1.ReasonReconciled, "ok"), announceFirstReady, corev1.EventTypeNormal, true},
+		{"became Ready where a first Ready is quiet", cond(metav1.ConditionFalse, chatv1alpha1.ReasonExpired, "expired"),
+			cond(metav1.ConditionTrue, chatv1alpha1.ReasonReconciled, "ok"), quietFirstReady, corev1.EventTypeNormal, true},
 		{"stopped being Ready", cond(metav1.ConditionTrue, chatv1alpha1.ReasonReconciled, "ok"),
-			cond(metav1.ConditionFalse, chatv1alpha1.ReasonExpired, "expired"), corev1.EventTypeWarning, true},
+			cond(metav1.ConditionFalse, chatv1alpha1.ReasonExpired, "expired"), quietFirstReady, corev1.EventTypeWarning, true},
 		{"another reason, same status", cond(metav1.ConditionTrue, chatv1alpha1.ReasonReconciled, "ok"),
-			cond(metav1.ConditionTrue, chatv1alpha1.ReasonDisabled, "paused"), corev1.EventTypeNormal, true},
+			cond(metav1.ConditionTrue, chatv1alpha1.ReasonDisabled, "paused"), quietFirstReady, corev1.EventTypeNormal, true},
 		{"unchanged", cond(metav1.ConditionTrue, chatv1alpha1.ReasonReconciled, "ok"),
-			cond(metav1.ConditionTrue, chatv1alpha1.ReasonReconciled, "ok"), "", false},
+			cond(metav1.ConditionTrue, chatv1alpha1.ReasonReconciled, "ok"), announceFirstReady, "", false},
 		{"a new message alone is quiet", cond(metav1.ConditionTrue, chatv1alpha1.ReasonReconciled, "1 merchant"),
-			cond(metav1.ConditionTrue, chatv1alpha1.ReasonReconciled, "2 merchants"), "", false},
+			cond(metav1.ConditionTrue, chatv1alpha1.ReasonReconciled, "2 merchants"), announceFirstReady, "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			eventType, announce := readyEvent(tc.before, *tc.now)
+			eventType, announce := readyEvent(tc.before, *tc.now, tc.first)
 			if eventType != tc.eventType || announce != tc.announce {
 				t.Errorf("readyEvent = (%q, %v), want (%q, %v)", eventType, announce, tc.eventType, tc.announce)
 			}
@@ -452,6 +461,54 @@ func TestTargetTaken(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := targetTaken(&tc.self, tc.others, "parley-system"); got != tc.want {
 				t.Errorf("targetTaken = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSecretPending(t *testing.T) {
+	missing := newProblem(chatv1alpha1.ReasonSecretNotFound, "Secret %s does not exist", "k-key")
+	for _, tc := range []struct {
+		name                 string
+		generated            bool
+		p                    *problem
+		observed, generation int64
+		want                 bool
+	}{
+		{"a new owner's generated Secret is yet to come", true, missing, 0, 1, true},
+		{"an edited owner's missing Secret is yet to come", true, missing, 1, 2, true},
+		{"once the owner is reconciled, a missing Secret is its problem", true, missing, 1, 1, false},
+		{"a Secret brought along is never waited for", false, missing, 0, 1, false},
+		{"another problem is not waited for", true, newProblem(chatv1alpha1.ReasonInvalidSecret, "bad"), 0, 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := secretPending(tc.generated, tc.p, tc.observed, tc.generation); got != tc.want {
+				t.Errorf("secretPending = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestBundleMerchantID(t *testing.T) {
+	secret := func(labels map[string]string) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "parley-system", Name: "parley-tenant-x", Labels: labels}}
+	}
+	for _, tc := range []struct {
+		name   string
+		secret *corev1.Secret
+		want   []string
+	}{
+		{"a served bundle", secret(map[string]string{chatv1alpha1.SecretLabel: chatv1alpha1.SecretLabelTenant,
+			chatv1alpha1.TenantLabel: "true", chatv1alpha1.MerchantIDLabel: "shop-1"}), []string{"shop-1"}},
+		{"a retired bundle keeps its ID", secret(map[string]string{chatv1alpha1.SecretLabel: chatv1alpha1.SecretLabelTenant,
+			chatv1alpha1.TenantLabel: "retired", chatv1alpha1.MerchantIDLabel: "shop-1"}), []string{"shop-1"}},
+		{"a key Secret with the label is no bundle", secret(map[string]string{chatv1alpha1.SecretLabel: chatv1alpha1.SecretLabelAPIKey,
+			chatv1alpha1.MerchantIDLabel: "shop-1"}), nil},
+		{"a bundle without an ID", secret(map[string]string{chatv1alpha1.SecretLabel: chatv1alpha1.SecretLabelTenant}), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := bundleMerchantID(tc.secret); !slices.Equal(got, tc.want) {
+				t.Errorf("bundleMerchantID = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -46,6 +46,7 @@ func setupIndexes(ctx context.Context, mgr manager.Manager) error {
 			return []string{o.(*chatv1alpha1.Webhook).SigningSecretRef().Name}
 		}},
 		{&corev1.Secret{}, bundleKeyHashIndex, bundleKeyHashes},
+		{&corev1.Secret{}, bundleMerchantIDIndex, bundleMerchantID},
 	}
 	for _, i := range indexes {
 		if err := idx.IndexField(ctx, i.obj, i.field, i.fn); err != nil {

@@ -92,14 +92,27 @@ func holderOf(s *corev1.Secret) keyHolder {
 
 // merchantBundles lists the tenant bundles that carry merchant ID id, in every namespace: a Merchant's bundle is
 // in its runtime's target namespace, and it may have left retired bundles in the target namespaces of runtimes
-// it was on before.
+// it was on before. It reads an index (bundleMerchantIDIndex): a label selector would look at every cached
+// Secret, on every Merchant's reconcile.
 func merchantBundles(ctx context.Context, c client.Reader, id string) ([]corev1.Secret, error) {
 	var list corev1.SecretList
-	if err := c.List(ctx, &list, client.MatchingLabels{
-		chatv1alpha1.SecretLabel: chatv1alpha1.SecretLabelTenant, chatv1alpha1.MerchantIDLabel: id}); err != nil {
+	if err := c.List(ctx, &list, client.MatchingFields{bundleMerchantIDIndex: id}); err != nil {
 		return nil, fmt.Errorf("listing tenant bundles of merchant ID %s: %w", id, err)
 	}
 	return list.Items, nil
+}
+
+// bundleMerchantIDIndex indexes tenant bundle Secrets, served or retired, by the merchant ID they carry.
+const bundleMerchantIDIndex = ".bundleMerchantID"
+
+// bundleMerchantID is the indexer of bundleMerchantIDIndex: the merchant ID label of a tenant bundle, none for
+// any other Secret.
+func bundleMerchantID(o client.Object) []string {
+	labels := o.GetLabels()
+	if id := labels[chatv1alpha1.MerchantIDLabel]; labels[chatv1alpha1.SecretLabel] == chatv1alpha1.SecretLabelTenant && id != "" {
+		return []string{id}
+	}
+	return nil
 }
 
 // idTaken decides whether a merchant ID, carried by bundles (of any namespace), belongs to a Merchant other than

@@ -3,6 +3,7 @@ package controllers
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -61,7 +62,10 @@ func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		return ctrl.Result{}, r.finalize(ctx, &m)
 	}
 	if controllerutil.AddFinalizer(&m, merchantFinalizer) {
-		if err := r.Update(ctx, &m); err != nil {
+		if err := r.Update(ctx, &m); apierrors.IsConflict(err) {
+			// The cache is behind (the finalizer was added a moment ago): the newer version's event comes back.
+			return ctrl.Result{}, nil
+		} else if err != nil {
 			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
 		}
 	}
@@ -73,6 +77,9 @@ func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	}
 
 	out, err := r.publish(ctx, &m, id, ns)
+	if errors.Is(err, errPending) {
+		return ctrl.Result{}, nil
+	}
 	p, err := asProblem(err)
 	if err == nil && p != nil && p.reason != chatv1alpha1.ReasonMerchantIDConflict {
 		p, err = r.withdrawRevoked(ctx, &m, id, p)
@@ -95,7 +102,7 @@ func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 			fmt.Sprintf("the tenant bundle is published without the owners outside the email domains and subjects "+
 				"granted to namespace %s: %s", m.Namespace, strings.Join(out.ownersLeftOut, ", ")))
 	}
-	setReady(r.Recorder, &m, &m.Status.Conditions, cond)
+	setReady(r.Recorder, &m, &m.Status.Conditions, cond, announceFirstReady)
 	r.Metrics.set(m.Namespace, m.Name, m.Spec.PlanRef.Name, cond.Status == metav1.ConditionTrue)
 	if err := patchStatus(ctx, r.Client, before, &m, func(m *chatv1alpha1.Merchant) any { return m.Status }); err != nil {
 		return ctrl.Result{}, err
@@ -142,15 +149,19 @@ func (r *MerchantReconciler) publish(ctx context.Context, m *chatv1alpha1.Mercha
 		return published{}, newProblem(chatv1alpha1.ReasonTargetNamespaceInUse,
 			"ChatRuntime %s shares its target namespace with another runtime, which could read the bundle; ask the platform team", rt.Name)
 	}
-	keys, err := r.usableKeys(ctx, m)
+	keys, keysPending, err := r.usableKeys(ctx, m)
 	if err != nil {
 		return published{}, err
 	}
 	var hooks []render.ResolvedWebhook
+	var hooksPending bool
 	if plan.Spec.Features.Webhooks {
-		if hooks, err = r.usableWebhooks(ctx, m); err != nil {
+		if hooks, hooksPending, err = r.usableWebhooks(ctx, m); err != nil {
 			return published{}, err
 		}
+	}
+	if keysPending || hooksPending {
+		return published{}, errPending
 	}
 	now := r.Now()
 	bundle := render.Bundle(m, id, &plan, keys, hooks, now)
@@ -207,7 +218,7 @@ func (r *MerchantReconciler) withdrawRevoked(ctx context.Context, m *chatv1alpha
 	if err != nil {
 		return nil, fmt.Errorf("reading tenant bundle %s: %w", key.Name, err)
 	}
-	usable, err := r.usableKeys(ctx, m)
+	usable, _, err := r.usableKeys(ctx, m)
 	if err != nil {
 		return nil, err
 	}
@@ -322,13 +333,13 @@ func withoutRevokedKeys(published []tenant.APIKey, usable []render.ResolvedKey) 
 }
 
 // usableKeys resolves the merchant's keys whose Secrets are in order and whose values no other merchant uses.
-// Keys with a problem are left out; the APIKey reconciler reports why.
-func (r *MerchantReconciler) usableKeys(ctx context.Context, m *chatv1alpha1.Merchant) ([]render.ResolvedKey, error) {
+// Keys with a problem are left out; the APIKey reconciler reports why. pending says that a key's generated Secret
+// is yet to come (secretPending).
+func (r *MerchantReconciler) usableKeys(ctx context.Context, m *chatv1alpha1.Merchant) (keys []render.ResolvedKey, pending bool, err error) {
 	var list chatv1alpha1.APIKeyList
 	if err := r.List(ctx, &list, client.InNamespace(m.Namespace), client.MatchingFields{apiKeyMerchantIndex: m.Name}); err != nil {
-		return nil, fmt.Errorf("listing API keys: %w", err)
+		return nil, false, fmt.Errorf("listing API keys: %w", err)
 	}
-	var keys []render.ResolvedKey
 	for i := range list.Items {
 		k := &list.Items[i]
 		if !k.DeletionTimestamp.IsZero() {
@@ -339,22 +350,23 @@ func (r *MerchantReconciler) usableKeys(ctx context.Context, m *chatv1alpha1.Mer
 			err = keyInUse(ctx, r.Client, resolved.SHA256, render.Source(m))
 		}
 		if p, err := asProblem(err); err != nil {
-			return nil, err
+			return nil, false, err
 		} else if p != nil {
+			pending = pending || secretPending(k.Spec.ExistingSecretRef == nil, p, k.Status.ObservedGeneration, k.Generation)
 			continue
 		}
 		keys = append(keys, resolved)
 	}
-	return keys, nil
+	return keys, pending, nil
 }
 
-// usableWebhooks resolves the merchant's webhooks whose signing secrets are in order.
-func (r *MerchantReconciler) usableWebhooks(ctx context.Context, m *chatv1alpha1.Merchant) ([]render.ResolvedWebhook, error) {
+// usableWebhooks resolves the merchant's webhooks whose signing secrets are in order. pending says that a
+// webhook's generated signing secret is yet to come (secretPending).
+func (r *MerchantReconciler) usableWebhooks(ctx context.Context, m *chatv1alpha1.Merchant) (hooks []render.ResolvedWebhook, pending bool, err error) {
 	var list chatv1alpha1.WebhookList
 	if err := r.List(ctx, &list, client.InNamespace(m.Namespace), client.MatchingFields{webhookMerchantIndex: m.Name}); err != nil {
-		return nil, fmt.Errorf("listing webhooks: %w", err)
+		return nil, false, fmt.Errorf("listing webhooks: %w", err)
 	}
-	var hooks []render.ResolvedWebhook
 	for i := range list.Items {
 		w := &list.Items[i]
 		if !w.DeletionTimestamp.IsZero() {
@@ -362,13 +374,27 @@ func (r *MerchantReconciler) usableWebhooks(ctx context.Context, m *chatv1alpha1
 		}
 		secrets, err := resolveSigningSecrets(ctx, r.Secrets, w)
 		if p, err := asProblem(err); err != nil {
-			return nil, err
+			return nil, false, err
 		} else if p != nil {
+			pending = pending || secretPending(w.Spec.SigningSecretRef == nil, p, w.Status.ObservedGeneration, w.Generation)
 			continue
 		}
 		hooks = append(hooks, render.ResolvedWebhook{Webhook: w, SigningSecrets: secrets})
 	}
-	return hooks, nil
+	return hooks, pending, nil
+}
+
+// errPending stops a Merchant's reconcile without a write while a generated Secret of one of its APIKeys or
+// Webhooks is yet to come (secretPending).
+var errPending = errors.New("a generated Secret is yet to come")
+
+// secretPending decides whether the Secret of an APIKey or Webhook, missing from the cache (p, its problem), is
+// yet to come: the operator generates it (generated) and has not reconciled the owner at its current generation.
+// A Merchant created with its keys and webhooks then publishes its bundle and status once, when their Secrets
+// are there, rather than once more for each: the Secret's event brings it back, or the owner's status when the
+// Secret cannot be made.
+func secretPending(generated bool, p *problem, observedGeneration, generation int64) bool {
+	return generated && p.reason == chatv1alpha1.ReasonSecretNotFound && observedGeneration != generation
 }
 
 // applyBundle creates the bundle Secret, or updates it when it is this Merchant's and its content changed. A

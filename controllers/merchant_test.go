@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -211,13 +212,19 @@ func TestGeneratedKey(t *testing.T) {
 	}
 	b := waitBundle(t, f.id, hasKeyHash(sha256Hex(pkValue)))
 	waitBundle(t, f.id, hasKeyHash(sha256Hex(skValue)))
-	var events eventsv1.EventList
-	if err := k8s.List(ctxT(t), &events, client.InNamespace(f.ns)); err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range events.Items {
-		if e.Regarding.Kind == "APIKey" && e.Type == corev1.EventTypeWarning {
-			t.Errorf("a freshly generated key raised a warning: %s: %s", e.Reason, e.Note)
+	// A merchant's first Ready is announced; its keys' creation is not (their status and the Merchant's tell),
+	// and raises no warning.
+	eventually(t, "the merchant's first Ready is announced", func() error {
+		if events := eventsOn(t, f.ns, "Merchant", f.merchant.Name); !slices.ContainsFunc(events, func(e eventsv1.Event) bool {
+			return e.Type == corev1.EventTypeNormal && e.Reason == chatv1alpha1.ReasonReconciled
+		}) {
+			return fmt.Errorf("events on the Merchant: %v", events)
+		}
+		return nil
+	})
+	for _, k := range []*chatv1alpha1.APIKey{pk, sk} {
+		for _, e := range eventsOn(t, f.ns, "APIKey", k.Name) {
+			t.Errorf("a freshly generated key raised an event: %s %s: %s", e.Type, e.Reason, e.Note)
 		}
 	}
 	for _, k := range b.APIKeys {
@@ -251,6 +258,36 @@ func TestGeneratedKey(t *testing.T) {
 	}
 	waitBundle(t, f.id, lacksKeyHash(sha256Hex(skValue)))
 	waitBundle(t, f.id, hasKeyHash(sha256Hex(pkValue)))
+
+	// A deleted key Secret is generated anew: the old key is revoked, and the new one is announced.
+	if err := k8s.Delete(ctxT(t), secretAgain); err != nil {
+		t.Fatal(err)
+	}
+	waitBundle(t, f.id, lacksKeyHash(sha256Hex(pkValue)))
+	eventually(t, "the replaced key is announced", func() error {
+		if events := eventsOn(t, f.ns, "APIKey", pk.Name); !slices.ContainsFunc(events, func(e eventsv1.Event) bool {
+			return e.Type == corev1.EventTypeNormal && e.Reason == chatv1alpha1.EventReasonKeyGenerated
+		}) {
+			return fmt.Errorf("events on the APIKey: %v", events)
+		}
+		return nil
+	})
+}
+
+// eventsOn lists the events about the object of a kind and name in namespace.
+func eventsOn(t *testing.T, namespace, kind, name string) []eventsv1.Event {
+	t.Helper()
+	var list eventsv1.EventList
+	if err := k8s.List(ctxT(t), &list, client.InNamespace(namespace)); err != nil {
+		t.Fatal(err)
+	}
+	var events []eventsv1.Event
+	for _, e := range list.Items {
+		if e.Regarding.Kind == kind && e.Regarding.Name == name {
+			events = append(events, e)
+		}
+	}
+	return events
 }
 
 // assertNoPlaintext checks that no secret value appears in any Parley status or any event, nor (for API keys,

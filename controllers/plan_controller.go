@@ -3,11 +3,11 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
@@ -38,19 +38,23 @@ func (r *PlanReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	plan.Status.Merchants = count(len(merchants.Items))
 	plan.Status.ObservedGeneration = plan.Generation
 	setReady(r.Recorder, &plan, &plan.Status.Conditions, readyFrom(plan.Generation, nil,
-		fmt.Sprintf("%d merchants are on this plan", plan.Status.Merchants)))
+		fmt.Sprintf("%d merchants are on this plan", plan.Status.Merchants)), announceFirstReady)
 	return ctrl.Result{}, patchStatus(ctx, r.Client, before, &plan, func(p *chatv1alpha1.Plan) any { return p.Status })
 }
+
+// merchantCountDelay is how long a Merchant's arrival, departure or move waits before its Plans count their
+// merchants again (enqueueAfter): a Plan's status is patched once every few seconds while thousands of merchants
+// are created, not once a merchant.
+const merchantCountDelay = 5 * time.Second
 
 // SetupWithManager watches Plans and the Merchants that refer to them.
 func (r *PlanReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&chatv1alpha1.Plan{}).
 		// The count changes when a Merchant comes, goes or names another plan, not when its status does.
-		Watches(&chatv1alpha1.Merchant{}, handler.EnqueueRequestsFromMapFunc(
-			func(_ context.Context, o client.Object) []reconcile.Request {
-				return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: o.(*chatv1alpha1.Merchant).Spec.PlanRef.Name}}}
-			}), specChanges()).
+		Watches(&chatv1alpha1.Merchant{}, enqueueAfter(merchantCountDelay, func(o client.Object) reconcile.Request {
+			return reconcile.Request{NamespacedName: types.NamespacedName{Name: o.(*chatv1alpha1.Merchant).Spec.PlanRef.Name}}
+		}), specChanges()).
 		Named("plan").
 		Complete(r)
 }

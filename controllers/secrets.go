@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -98,19 +99,21 @@ type generatedSecret struct {
 	ref      chatv1alpha1.SecretKeySelector
 	label    string
 	generate func() (string, error)
-	// reason and note make the Normal event recorded on the owner once the Secret is created.
+	// reason and note make the Normal event recorded on the owner when provideSecret announces the Secret.
 	reason, note string
 }
 
-// provideSecret makes sure the owner's generated Secret exists and records an event when it created it. It
-// returns the Secret it created, nil when it created none. A nil g (the owner brings its own Secret) needs nothing.
+// provideSecret makes sure the owner's generated Secret exists. It returns the Secret it created, nil when it
+// created none. A nil g (the owner brings its own Secret) needs nothing. A Secret created for an owner reconciled
+// before (it has a Ready condition) is announced as an event: it holds a new value where one was deleted, or
+// arrives after a problem was reported. One created with its owner is not: its owner's status tells.
 func provideSecret(ctx context.Context, c client.Client, r secretReader, rec recorder.EventRecorder,
-	owner client.Object, g *generatedSecret) (*corev1.Secret, error) {
+	owner client.Object, conds []metav1.Condition, g *generatedSecret) (*corev1.Secret, error) {
 	if g == nil {
 		return nil, nil
 	}
 	created, err := ensureGenerated(ctx, c, r, owner, g)
-	if created != nil {
+	if created != nil && meta.FindStatusCondition(conds, chatv1alpha1.ConditionReady) != nil {
 		rec.Eventf(owner, nil, corev1.EventTypeNormal, g.reason, actionGenerate, "%s", g.note)
 	}
 	return created, err

@@ -58,25 +58,42 @@ const (
 	actionGenerate  = "Generate"
 )
 
-// setReady puts cond into conds and announces a change of status or reason as an event.
-func setReady(rec recorder.EventRecorder, obj client.Object, conds *[]metav1.Condition, cond metav1.Condition) {
+// firstReady says whether an object's first Ready=True is announced as an event.
+type firstReady bool
+
+const (
+	// announceFirstReady is for objects a person waits on: a Merchant (its tenant waits to chat), a Plan, a
+	// ChatRuntime.
+	announceFirstReady firstReady = true
+	// quietFirstReady is for APIKeys and Webhooks: a merchant has one or more of each, and their first Ready shows
+	// in their Merchant's status (its key and webhook counts). An Event is a write to the API server, five a
+	// merchant otherwise.
+	quietFirstReady firstReady = false
+)
+
+// setReady puts cond into conds and announces a change a person needs to see as an event (readyEvent).
+func setReady(rec recorder.EventRecorder, obj client.Object, conds *[]metav1.Condition, cond metav1.Condition, first firstReady) {
 	before := meta.FindStatusCondition(*conds, chatv1alpha1.ConditionReady)
 	meta.SetStatusCondition(conds, cond)
-	if eventType, announce := readyEvent(before, cond); announce {
+	if eventType, announce := readyEvent(before, cond, first); announce {
 		rec.Eventf(obj, nil, eventType, cond.Reason, actionReconcile, "%s", cond.Message)
 	}
 }
 
 // readyEvent decides whether a new Ready condition is announced as an event, and of which type: a change of
-// status or reason is, Normal when the object became Ready and Warning otherwise; a new message alone is not.
-func readyEvent(before *metav1.Condition, cond metav1.Condition) (eventType string, announce bool) {
+// status or reason is, Normal when the object is Ready and Warning otherwise; a new message alone is not. A
+// first condition is announced when it is a problem, and when it is Ready only if first says so.
+func readyEvent(before *metav1.Condition, cond metav1.Condition, first firstReady) (eventType string, announce bool) {
 	if before != nil && before.Status == cond.Status && before.Reason == cond.Reason {
 		return "", false
 	}
-	if cond.Status == metav1.ConditionTrue {
-		return corev1.EventTypeNormal, true
+	if cond.Status != metav1.ConditionTrue {
+		return corev1.EventTypeWarning, true
 	}
-	return corev1.EventTypeWarning, true
+	if before == nil && !first {
+		return "", false
+	}
+	return corev1.EventTypeNormal, true
 }
 
 // count converts a length for a status field, saturating rather than overflowing.

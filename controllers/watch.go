@@ -2,13 +2,16 @@ package controllers
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -65,6 +68,22 @@ func secretLabelled(value string) predicate.Predicate {
 // status or metadata alone.
 func specChanges() builder.Predicates {
 	return builder.WithPredicates(predicate.GenerationChangedPredicate{})
+}
+
+// enqueueAfter enqueues the request of an object after delay; for an update, those of the old and the new
+// object. The workqueue keeps one request a key, at the earliest time asked for, so every event within delay of
+// the first is served by one reconcile: for counts (a Plan's merchants, a runtime's tenants) that would otherwise
+// be written once for every object added.
+func enqueueAfter(delay time.Duration, request func(client.Object) reconcile.Request) handler.EventHandler {
+	type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+	return handler.Funcs{
+		CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) { q.AddAfter(request(e.Object), delay) },
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q queue) {
+			q.AddAfter(request(e.ObjectOld), delay)
+			q.AddAfter(request(e.ObjectNew), delay)
+		},
+		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) { q.AddAfter(request(e.Object), delay) },
+	}
 }
 
 // controllerOptions lets a controller reconcile workers objects at once.

@@ -50,7 +50,7 @@ func (r *WebhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	secrets := r.Secrets
 	p, err := check(
 		func() error {
-			created, err := provideSecret(ctx, r.Client, r.Secrets, r.Recorder, &hook, generatedSigningSecret(&hook))
+			created, err := provideSecret(ctx, r.Client, r.Secrets, r.Recorder, &hook, before.Status.Conditions, generatedSigningSecret(&hook))
 			secrets = secrets.withCreated(created)
 			return err
 		},
@@ -80,7 +80,7 @@ func (r *WebhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 			webhookTarget(hook.Spec.URL, rt.Spec.Webhooks.AllowPrivateAddresses))
 	}
 	hook.Status.ObservedGeneration = hook.Generation
-	setReady(r.Recorder, &hook, &hook.Status.Conditions, cond)
+	setReady(r.Recorder, &hook, &hook.Status.Conditions, cond, quietFirstReady)
 	return ctrl.Result{}, patchStatus(ctx, r.Client, before, &hook, func(w *chatv1alpha1.Webhook) any { return w.Status })
 }
 

@@ -94,9 +94,10 @@ const (
 
 // Reasons of Events that are not about the Ready condition.
 const (
-	// EventReasonKeyGenerated is recorded on an APIKey when the operator generated its key into a new Secret.
+	// EventReasonKeyGenerated is recorded on an APIKey when the operator generated its key into a new Secret
+	// after the APIKey's first reconcile: its Secret was deleted (the key is replaced), or could not be created.
 	EventReasonKeyGenerated = "KeyGenerated"
 	// EventReasonSigningSecretGenerated is recorded on a Webhook when the operator generated its signing secret
-	// into a new Secret.
+	// into a new Secret after the Webhook's first reconcile, as EventReasonKeyGenerated.
 	EventReasonSigningSecretGenerated = "SigningSecretGenerated"
 )

@@ -10,7 +10,10 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
+
+	"github.com/parley-dev/parley/internal/contract"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -35,6 +38,9 @@ func main() {
 }
 
 func exitCode() int {
+	if limit, ok := contract.MemoryLimit(os.Getenv(contract.EnvMemoryLimit), os.Getenv("GOMEMLIMIT") != ""); ok {
+		debug.SetMemoryLimit(limit)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {

@@ -7,6 +7,8 @@
 // runtime accepts it. The package depends on the standard library only, so both sides can import it.
 package contract
 
+import "strconv"
+
 // RuntimeCommand is the parley subcommand that serves the chat runtime.
 const RuntimeCommand = "runtime"
 
@@ -67,11 +69,31 @@ const (
 	// EnvSessionKey signs the dashboard's session cookies (at least 32 bytes); replicas share it. Without it each
 	// process makes its own, and sessions end when it restarts.
 	EnvSessionKey = "PARLEY_SESSION_KEY"
+	// EnvMemoryLimit is the container's memory limit in bytes, from the downward API (limits.memory); every
+	// parley command sets the Go runtime's soft memory limit from it (MemoryLimit). The operator's Deployment
+	// sets it too.
+	EnvMemoryLimit = "PARLEY_MEMORY_LIMIT"
 )
+
+// MemoryLimit decides the Go runtime's soft memory limit from $PARLEY_MEMORY_LIMIT (containerLimit, in bytes)
+// and whether $GOMEMLIMIT is set: nine tenths of the container's limit, so that the garbage collector works
+// harder as the heap nears the limit instead of letting it grow to twice the live heap and the container be
+// killed; the tenth left covers what the Go runtime does not count (memory returned to the OS lazily, cgo). ok is
+// false when GOMEMLIMIT is set, which wins, or the limit is missing or not a positive number.
+func MemoryLimit(containerLimit string, goMemLimitSet bool) (limit int64, ok bool) {
+	if goMemLimitSet || containerLimit == "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(containerLimit, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, false
+	}
+	return n / 10 * 9, true
+}
 
 // RuntimeEnv lists every environment variable `parley runtime` reads.
 func RuntimeEnv() []string {
-	return []string{EnvPodNamespace, EnvDatabaseURL, EnvRedisPassword, EnvOpenAIAPIKey, EnvSessionKey}
+	return []string{EnvPodNamespace, EnvDatabaseURL, EnvRedisPassword, EnvOpenAIAPIKey, EnvSessionKey, EnvMemoryLimit}
 }
 
 // The values of --storage.

@@ -124,3 +124,26 @@ func TestBundleSelectorMatchesBundleLabels(t *testing.T) {
 		}
 	}
 }
+
+func TestMemoryLimit(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		limit    string
+		goMemSet bool
+		want     int64
+		wantOK   bool
+	}{
+		{"nine tenths of the container's limit", "536870912", false, 483183819, true},
+		{"GOMEMLIMIT wins", "536870912", true, 0, false},
+		{"no limit", "", false, 0, false},
+		{"not a number", "512Mi", false, 0, false},
+		{"zero", "0", false, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := MemoryLimit(tc.limit, tc.goMemSet)
+			if got != tc.want || ok != tc.wantOK {
+				t.Errorf("MemoryLimit(%q, %v) = %d, %v; want %d, %v", tc.limit, tc.goMemSet, got, ok, tc.want, tc.wantOK)
+			}
+		})
+	}
+}

@@ -223,6 +223,11 @@ func parseRendered(t *testing.T, rt *chatv1alpha1.ChatRuntime) contract.Runtime 
 			env[*e.Name] = *e.Value
 		case e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil:
 			env[*e.Name] = "from-secret-" + *e.ValueFrom.SecretKeyRef.Name + "-" + *e.ValueFrom.SecretKeyRef.Key
+		case e.ValueFrom != nil && e.ValueFrom.ResourceFieldRef != nil:
+			if r := e.ValueFrom.ResourceFieldRef; *r.ContainerName != *c.Name || *r.Resource != "limits.memory" {
+				t.Errorf("$%s is from %s of container %s", *e.Name, *r.Resource, *r.ContainerName)
+			}
+			env[*e.Name] = "536870912"
 		default:
 			t.Errorf("$%s has neither a value nor a Secret", *e.Name)
 		}

@@ -11,8 +11,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
+	"github.com/parley-dev/parley/internal/contract"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
 
@@ -232,6 +234,34 @@ func TestIndexCacheBytes(t *testing.T) {
 			rt := &chatv1alpha1.ChatRuntime{Spec: chatv1alpha1.ChatRuntimeSpec{Resources: tt.resources}}
 			if got := IndexCacheBytes(rt); got != tt.want {
 				t.Errorf("IndexCacheBytes = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+// The runtime's Go memory limit follows its container's memory limit, when it has one.
+func TestRuntimeMemoryLimitEnv(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		resources corev1.ResourceRequirements
+		want      bool
+	}{
+		{"the default resources have a limit", corev1.ResourceRequirements{}, true},
+		{"a limit", corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}, true},
+		{"a request alone", corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rt := &chatv1alpha1.ChatRuntime{Spec: chatv1alpha1.ChatRuntimeSpec{Resources: tt.resources}}
+			c := RuntimeDeployment(rt, "parley:test").Spec.Template.Spec.Containers[0]
+			i := slices.IndexFunc(c.Env, func(e corev1ac.EnvVarApplyConfiguration) bool { return *e.Name == contract.EnvMemoryLimit })
+			if (i >= 0) != tt.want {
+				t.Fatalf("$%s set: %v, want %v", contract.EnvMemoryLimit, i >= 0, tt.want)
+			}
+			if i >= 0 {
+				r := c.Env[i].ValueFrom.ResourceFieldRef
+				if r == nil || *r.Resource != "limits.memory" || *r.ContainerName != *c.Name {
+					t.Errorf("$%s is not the container's memory limit: %+v", contract.EnvMemoryLimit, c.Env[i].ValueFrom)
+				}
 			}
 		})
 	}

@@ -282,6 +282,9 @@ func redisRateLimiter(rt *chatv1alpha1.ChatRuntime) *chatv1alpha1.RedisRateLimit
 	return rt.Spec.RateLimiter.Redis
 }
 
+// runtimeContainer is the name of the runtime Deployment's container.
+const runtimeContainer = "runtime"
+
 // runtimeEnv carries secrets by reference, so that they never appear in the Deployment itself.
 func runtimeEnv(rt *chatv1alpha1.ChatRuntime) []*corev1ac.EnvVarApplyConfiguration {
 	var env []*corev1ac.EnvVarApplyConfiguration
@@ -300,6 +303,12 @@ func runtimeEnv(rt *chatv1alpha1.ChatRuntime) []*corev1ac.EnvVarApplyConfigurati
 	}
 	if o := rt.Spec.OIDC; o != nil && o.SessionKeySecretRef != nil {
 		fromSecret(contract.EnvSessionKey, *o.SessionKeySecretRef, chatv1alpha1.DefaultSessionKeyKey)
+	}
+	if q, ok := runtimeResources(rt.Spec.Resources).Limits[corev1.ResourceMemory]; ok && !q.IsZero() {
+		// The Go runtime's soft memory limit follows the container's (contract.MemoryLimit); from the downward
+		// API, so that a limit changed by hand or by an autoscaler is followed too.
+		env = append(env, corev1ac.EnvVar().WithName(contract.EnvMemoryLimit).WithValueFrom(corev1ac.EnvVarSource().
+			WithResourceFieldRef(corev1ac.ResourceFieldSelector().WithContainerName(runtimeContainer).WithResource("limits.memory"))))
 	}
 	return env
 }
@@ -320,7 +329,7 @@ func RuntimeDeployment(rt *chatv1alpha1.ChatRuntime, defaultImage string) *appsv
 			WithHTTPGet(corev1ac.HTTPGetAction().WithPath(path).WithPort(intstr.FromString("http")).WithScheme(scheme))
 	}
 	container := corev1ac.Container().
-		WithName("runtime").
+		WithName(runtimeContainer).
 		WithImage(image).
 		WithArgs(RuntimeArgs(rt)...).
 		WithEnv(runtimeEnv(rt)...).
