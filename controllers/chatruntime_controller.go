@@ -102,8 +102,9 @@ func (r *ChatRuntimeReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 
 	if err := r.apply(ctx, &rt); err != nil {
+		reason, message := applyProblem(err, target, r.Namespace)
 		setReady(r.Recorder, &rt, &rt.Status.Conditions,
-			ready(rt.Generation, metav1.ConditionFalse, chatv1alpha1.ReasonApplyFailed, err.Error()), announceFirstReady)
+			ready(rt.Generation, metav1.ConditionFalse, reason, message), announceFirstReady)
 		if perr := patchStatus(ctx, r.Client, before, &rt, runtimeStatus); perr != nil {
 			return ctrl.Result{}, perr
 		}
@@ -137,6 +138,17 @@ func (r *ChatRuntimeReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 }
 
 func runtimeStatus(rt *chatv1alpha1.ChatRuntime) any { return rt.Status }
+
+// applyProblem words why the runtime's objects could not be applied. Forbidden in a target namespace of its own
+// almost always means the platform team has not granted the operator that namespace yet, so the message says
+// what to bind rather than quoting the API server's refusal alone.
+func applyProblem(err error, target, operatorNamespace string) (reason, message string) {
+	if target != operatorNamespace && apierrors.IsForbidden(err) {
+		return chatv1alpha1.ReasonNamespaceNotGranted, fmt.Sprintf("the operator may not write in namespace %s: "+
+			"bind the ClusterRole parley-runtime-namespace there (with Helm: list it in runtimeNamespaces): %v", target, err)
+	}
+	return chatv1alpha1.ReasonApplyFailed, err.Error()
+}
 
 // setIsolated reports whether the runtime can read only its own tenant bundles: it can read every Secret of its
 // target namespace, so not when that is the operator's namespace.

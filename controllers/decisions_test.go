@@ -3,11 +3,14 @@ package controllers
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
@@ -509,6 +512,33 @@ func TestBundleMerchantID(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := bundleMerchantID(tc.secret); !slices.Equal(got, tc.want) {
 				t.Errorf("bundleMerchantID = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestApplyProblem(t *testing.T) {
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "deployments"}, "parley-runtime",
+		errors.New("no RBAC policy matched"))
+	for _, tc := range []struct {
+		name, target string
+		err          error
+		reason       string
+	}{
+		{"forbidden in a target namespace", "parley-runtime", forbidden, chatv1alpha1.ReasonNamespaceNotGranted},
+		{"forbidden in the operator's namespace", "parley-system", forbidden, chatv1alpha1.ReasonApplyFailed},
+		{"any other failure", "parley-runtime", errors.New("connection refused"), chatv1alpha1.ReasonApplyFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reason, message := applyProblem(tc.err, tc.target, "parley-system")
+			if reason != tc.reason {
+				t.Errorf("reason %s, want %s", reason, tc.reason)
+			}
+			if !strings.Contains(message, tc.err.Error()) {
+				t.Errorf("message %q lost the API server's error %q", message, tc.err)
+			}
+			if reason == chatv1alpha1.ReasonNamespaceNotGranted && !strings.Contains(message, "parley-runtime-namespace") {
+				t.Errorf("message %q does not say which ClusterRole to bind", message)
 			}
 		})
 	}

@@ -81,6 +81,9 @@ const (
 	ReasonTargetNamespaceInUse = "TargetNamespaceInUse"
 	// ReasonApplyFailed means writing a rendered object to the API server failed. ChatRuntime.
 	ReasonApplyFailed = "ApplyFailed"
+	// ReasonNamespaceNotGranted means the operator may not write the runtime's objects in its target namespace:
+	// the platform team has not bound the ClusterRole parley-runtime-namespace there. ChatRuntime.
+	ReasonNamespaceNotGranted = "NamespaceNotGranted"
 )
 
 // Reasons of the Isolated condition of a ChatRuntime.
