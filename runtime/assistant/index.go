@@ -76,6 +76,9 @@ type Index struct {
 	// cache is the vocabulary: it holds the stems of the indexed words and gives each stem its term ID, the
 	// position in idf and postings.
 	cache *stemCache
+	// termRows holds each term's row in the word vectors, or -1 (see termVectors); nil when the index is not
+	// English.
+	termRows []int32
 	// unknownIDF is the IDF a word found in no item would have.
 	unknownIDF float64
 	// size is what Size returns, estimated once the index is built.
@@ -125,6 +128,9 @@ func NewIndexForLocale(items []Item, locale string) *Index {
 	ix.alphabet = typoAlphabet(ix.cache.words)
 	ix.sorted = slices.Sorted(slices.Values(ix.cache.stems))
 	ix.cache.writable = false
+	if ix.cache.language().english {
+		ix.termRows = termVectors(ix.cache, vectors())
+	}
 	ix.size = ix.estimateSize()
 	return ix
 }

@@ -124,8 +124,11 @@ func (ix *Index) resolve(t term) queryTerm {
 		if len(qt.alts) == 0 && english {
 			// A word the knowledge base has nothing for counts as unexplained as much as general English
 			// makes it informative: "somewhere" or "even" in a paraphrase is not what the question is about,
-			// "tattoo" or "casino" is.
+			// "tattoo" or "casino" is. Its near neighbours in meaning explain it in part.
 			qt.idf *= generalRarity(t.word)
+			for _, n := range ix.neighbours(t.word) {
+				qt.alts = append(qt.alts, alt{id: n.id, factor: meaningShare(n.similarity)})
+			}
 		}
 	}
 	for i, a := range qt.alts {
