@@ -2,6 +2,7 @@ package assistant
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -55,7 +56,7 @@ func (r Retrieval) Respond(ctx context.Context, req Request) (Reply, error) {
 	if !r.answerable(ix, matches) {
 		return fallback(req, texts), nil
 	}
-	return ix.answer(q, matches), nil
+	return r.answer(ix, req.Message, q, matches, texts), nil
 }
 
 // answerable reports whether the best match is good enough to answer from.
@@ -101,18 +102,75 @@ func fallback(req Request, texts localeTexts) Reply {
 }
 
 // answer composes the reply from the best match's most relevant sentences and cites the matches close to it.
-func (ix *Index) answer(q query, matches []match) Reply {
+// When the message asks two things ("can I bring my dog, and is breakfast included?") and another item answers
+// the second on its own, the reply quotes that item as well and says so.
+func (r Retrieval) answer(ix *Index, message string, q query, matches []match, texts localeTexts) Reply {
 	top := matches[0]
 	used := ix.bestSentences(top.doc, q)
 	text := strings.Join(used, " ")
 	sources := []Source{ix.source(top, text)}
+	cited := []int32{top.doc}
+	if part, pq, ok := r.otherPart(ix, message, top.doc); ok {
+		quote := strings.Join(ix.bestSentences(part.doc, pq), " ")
+		text += "\n\n" + fmt.Sprintf(texts.otherPart, ix.items[part.doc].Title) + " " + quote
+		sources = append(sources, ix.source(part, quote))
+		cited = append(cited, part.doc)
+	}
 	for _, m := range matches[1:] {
 		if len(sources) == maxSources || m.score < closeScore*top.score {
 			break
 		}
-		sources = append(sources, ix.source(m, strings.Join(ix.bestSentences(m.doc, q)[:1], " ")))
+		if !slices.Contains(cited, m.doc) {
+			sources = append(sources, ix.source(m, strings.Join(ix.bestSentences(m.doc, q)[:1], " ")))
+		}
 	}
 	return Reply{Text: text, Sources: sources, Kind: KindAnswer, Answered: true}
+}
+
+// otherPart finds a part of message that an item other than doc answers on its own: the message is split into
+// clauses, and the first clause whose best match is another item, confidently, is the other part. It returns
+// the match and the clause's query.
+func (r Retrieval) otherPart(ix *Index, message string, doc int32) (match, query, bool) {
+	clauses := splitClauses(message)
+	if len(clauses) < 2 {
+		return match{}, query{}, false
+	}
+	for _, c := range clauses {
+		q := ix.parseQuery(c)
+		m := ix.rank(q, 1)
+		if len(m) > 0 && m[0].doc != doc && r.answerable(ix, m) {
+			return m[0], q, true
+		}
+	}
+	return match{}, query{}, false
+}
+
+// minClauseWords is the fewest words a clause needs to be asked on its own: "sleeping bag and tent" is one
+// question, "can I bring my dog and is breakfast included" two.
+const minClauseWords = 3
+
+// clauseBreaks are the words that may join two questions in one message.
+var clauseBreaks = []string{"and", "also", "plus"}
+
+// splitClauses splits a message into the questions it asks: at sentence ends, and at a joining word when both
+// sides have at least minClauseWords words. A message that asks one thing is one clause.
+func splitClauses(message string) []string {
+	var out []string
+	for _, sentence := range strings.FieldsFunc(message, func(r rune) bool { return strings.ContainsRune("?!;.\n", r) }) {
+		words := strings.Fields(sentence)
+		start := 0
+		for i, w := range words {
+			w = strings.ToLower(strings.Trim(w, ",:"))
+			if slices.Contains(clauseBreaks, w) && i-start >= minClauseWords && len(words)-i-1 >= minClauseWords {
+				out = append(out, strings.TrimRight(strings.Join(words[start:i], " "), ",:"))
+				start = i + 1
+			}
+		}
+		if start < len(words) {
+			out = append(out, strings.Join(words[start:], " "))
+		}
+	}
+	return out
 }
 
 // source describes a matched item as a citation.

@@ -3,6 +3,8 @@ package assistant
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -173,7 +175,7 @@ func TestLocaleTexts(t *testing.T) {
 		}
 	}
 	for lang, texts := range builtinTexts {
-		if texts.greeting == "" || texts.thanks == "" || texts.fallback == "" {
+		if texts.greeting == "" || texts.thanks == "" || texts.fallback == "" || !strings.Contains(texts.otherPart, "%s") {
 			t.Errorf("%s: missing text: %+v", lang, texts)
 		}
 	}
@@ -320,6 +322,52 @@ func TestIsFollowUp(t *testing.T) {
 	} {
 		if got := isFollowUp(msg); got != want {
 			t.Errorf("isFollowUp(%q) = %v", msg, got)
+		}
+	}
+}
+
+func TestSplitClauses(t *testing.T) {
+	tests := []struct {
+		message string
+		want    []string
+	}{
+		{"is breakfast included", []string{"is breakfast included"}},
+		{"do you rent a sleeping bag and tent", []string{"do you rent a sleeping bag and tent"}}, // one thing asked
+		{"can I bring my dog and is breakfast included?", []string{"can I bring my dog", "is breakfast included"}},
+		{"Where do I park? Is it free", []string{"Where do I park", "Is it free"}},
+		{"can I check in early, also do you have a lift", []string{"can I check in early", "do you have a lift"}},
+		{"", nil},
+	}
+	for _, tt := range tests {
+		if got := splitClauses(tt.message); !slices.Equal(got, tt.want) {
+			t.Errorf("splitClauses(%q) = %q, want %q", tt.message, got, tt.want)
+		}
+	}
+}
+
+// A message asking two things that two items answer gets both, and the reply says so; one asking one thing
+// quotes one item.
+func TestAnswerTwoParts(t *testing.T) {
+	ix := NewIndex([]Item{
+		{ID: "pets", Title: "Pets", Content: "Dogs are welcome in our ground-floor rooms for 15 a night."},
+		{ID: "breakfast", Title: "Breakfast", Content: "Breakfast is included in every rate and served from 7 to 10."},
+		{ID: "parking", Title: "Parking", Content: "Our car park behind the hotel costs 12 a night."},
+	})
+	for _, locale := range []string{"en", "de"} {
+		reply := respond(t, Request{Message: "can I bring my dog and is breakfast included?", Index: ix, Locale: locale})
+		other := fmt.Sprintf(textsFor(locale).otherPart, "Pets")
+		if reply.Kind != KindAnswer || !strings.HasPrefix(reply.Text, "Breakfast is included") ||
+			!strings.Contains(reply.Text, other+" Dogs are welcome") {
+			t.Errorf("%s: Text = %q, want both items, the second after %q", locale, reply.Text, other)
+		}
+		if len(reply.Sources) != 2 || reply.Sources[0].KnowledgeID != "breakfast" || reply.Sources[1].KnowledgeID != "pets" {
+			t.Errorf("%s: Sources = %+v, want breakfast then pets", locale, reply.Sources)
+		}
+	}
+	for _, msg := range []string{"is breakfast included", "can I bring my dog and also my cat"} {
+		reply := respond(t, Request{Message: msg, Index: ix})
+		if strings.Contains(reply.Text, "other part") {
+			t.Errorf("%q: Text = %q, want one item quoted", msg, reply.Text)
 		}
 	}
 }
