@@ -88,8 +88,11 @@ type Index struct {
 	scratch sync.Pool
 }
 
-// doc is what the index keeps of one item besides the postings.
+// doc is what the index keeps of one passage of an item besides the postings: an item is one passage, unless
+// its content is longer than maxItemChars (see splitPassages).
 type doc struct {
+	// item is the position of the passage's item in items.
+	item      int32
 	sentences []sentence
 	// title holds the term IDs of the title; it shares its array with the sentences' terms.
 	title []int32
@@ -116,12 +119,19 @@ func NewIndex(items []Item) *Index { return NewIndexForLocale(items, "") }
 func NewIndexForLocale(items []Item, locale string) *Index {
 	ix := &Index{
 		items: slices.Clone(items),
-		docs:  make([]doc, len(items)),
+		docs:  make([]doc, 0, len(items)),
 		cache: newStemCache(languageOf(locale)),
 	}
 	var c counter
 	for i, it := range ix.items {
-		ix.docs[i] = ix.addDoc(int32(i), it, &c)
+		text := it.Content
+		if !utf8.ValidString(text) {
+			text = string([]rune(text)) // each invalid byte becomes U+FFFD, as tokenizing does
+		}
+		c.passages = appendPassages(c.passages[:0], text)
+		for _, passage := range c.passages {
+			ix.docs = append(ix.docs, ix.addDoc(int32(len(ix.docs)), int32(i), it, passage, &c)) //nolint:gosec // far fewer than 2^31 passages
+		}
 	}
 	ix.computeWeights(&c)
 	ix.collectPairs(c.pairs)
@@ -148,7 +158,7 @@ func (ix *Index) Search(query string, k int) []Hit {
 	matches := ix.rank(ix.parseQuery(query), k)
 	hits := make([]Hit, len(matches))
 	for i, m := range matches {
-		hits[i] = Hit{Item: ix.items[m.doc], Score: m.score}
+		hits[i] = Hit{Item: ix.items[ix.docs[m.doc].item], Score: m.score}
 	}
 	return hits
 }
@@ -173,6 +183,8 @@ type counter struct {
 	refs []int32
 	// pairs holds each pair of neighbouring terms with the document it is in, in document order.
 	pairs []pairDoc
+	// passages holds the passages of the item being indexed.
+	passages []string
 	// tokens and text hold the words and the informative terms of the text being indexed.
 	tokens []string
 	text   []term
@@ -196,10 +208,11 @@ type termCount struct {
 	id, tf int32
 }
 
-// addDoc indexes item d: it adds its terms to the vocabulary, counts them in c, records its pairs of neighbouring
-// words, and returns what the index keeps of it. The content is tokenized once, sentence by sentence; its words
-// are the words of its sentences, since sentences end only where words do.
-func (ix *Index) addDoc(d int32, it Item, c *counter) doc {
+// addDoc indexes passage d, a part of the content of item number item, with the item's title and tags: it adds
+// its terms to the vocabulary, counts them in c, records its pairs of neighbouring words, and returns what the
+// index keeps of it. The passage is tokenized once, sentence by sentence; its words are the words of its
+// sentences, since sentences end only where words do.
+func (ix *Index) addDoc(d, item int32, it Item, passage string, c *counter) doc {
 	length := 0
 	prev := int32(-1)
 	// add counts the terms of a text with weight, as neighbours of each other, and, when refs is set, appends
@@ -232,19 +245,15 @@ func (ix *Index) addDoc(d int32, it Item, c *counter) doc {
 		prev = -1
 		add(c.informative(ix.cache, tag), tagWeight, false)
 	}
-	text := it.Content
-	if !utf8.ValidString(text) {
-		text = string([]rune(text)) // each invalid byte becomes U+FFFD, as tokenizing does
-	}
 	prev = -1
-	texts := splitSentences(text)
+	texts := splitSentences(passage)
 	bounds := make([]int, len(texts)+1)
 	bounds[0] = titleEnd
 	for i, s := range texts {
 		bounds[i+1] = add(c.informative(ix.cache, s), 1, true)
 	}
 	refs := slices.Clone(c.refs)
-	dc := doc{title: refs[:titleEnd:titleEnd]}
+	dc := doc{item: item, title: refs[:titleEnd:titleEnd]}
 	if len(texts) > 0 {
 		dc.sentences = make([]sentence, len(texts))
 		for i, s := range texts {
@@ -308,7 +317,7 @@ func pairKey(a, b int32) uint64 {
 // computeWeights fills idf and the postings with each term's full BM25 weight in each document, so that a search
 // only adds numbers up. The postings are laid out term after term, each term's in document order.
 func (ix *Index) computeWeights(c *counter) {
-	n := float64(len(ix.items))
+	n := float64(len(ix.docs))
 	idfN := max(n, minCollection)
 	total := 0
 	for _, l := range c.lengths {

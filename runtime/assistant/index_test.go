@@ -304,3 +304,67 @@ func TestInvalidUTF8Content(t *testing.T) {
 		t.Errorf("reply = %+v, want an answer quoting the refunds sentence as valid UTF-8", reply)
 	}
 }
+
+func TestSplitPassages(t *testing.T) {
+	if got := splitPassages("Short. Two sentences."); !slices.Equal(got, []string{"Short. Two sentences."}) {
+		t.Errorf("short text: %q, want it whole", got)
+	}
+	if got := splitPassages(""); !slices.Equal(got, []string{""}) {
+		t.Errorf("empty text: %q, want one empty passage", got)
+	}
+	// Eight paragraphs of three sentences, about 300 characters each.
+	var paragraphs []string
+	for p := range 8 {
+		var sentences []string
+		for s := range 3 {
+			sentences = append(sentences, fmt.Sprintf("Paragraph %d sentence %d says something about the topic at hand, at some length %s.", p, s, strings.Repeat("x", 10)))
+		}
+		paragraphs = append(paragraphs, strings.Join(sentences, " "))
+	}
+	text := strings.Join(paragraphs, "\n\n")
+	got := splitPassages(text)
+	if len(got) < 3 {
+		t.Fatalf("%d passages of a %d-character text, want several", len(got), len(text))
+	}
+	var all []string
+	for i, p := range got {
+		if len(p) > passageChars {
+			t.Errorf("passage %d has %d characters, want at most %d", i, len(p), passageChars)
+		}
+		if !strings.Contains(text, p) || !strings.HasSuffix(p, ".") {
+			t.Errorf("passage %d = %q, want whole sentences of the text", i, p)
+		}
+		if i < len(got)-1 && !strings.HasSuffix(p, "sentence 2 says something about the topic at hand, at some length xxxxxxxxxx.") {
+			t.Errorf("passage %d ends mid-paragraph: %q", i, p)
+		}
+		all = append(all, splitSentences(p)...)
+	}
+	if want := splitSentences(text); !slices.Equal(all, want) {
+		t.Errorf("the passages hold %d sentences, want the text's %d in order", len(all), len(want))
+	}
+}
+
+// A long item is searched passage by passage: the passage that matches ranks it, it is found once, and the
+// answer quotes that passage.
+func TestLongItemPassages(t *testing.T) {
+	var paragraphs []string
+	for _, topic := range []string{"rooms", "breakfast", "parking", "spa", "restaurant", "garden", "library", "terrace"} {
+		paragraphs = append(paragraphs, strings.Repeat(fmt.Sprintf("Our %s is lovely and open every day of the week for all our guests. ", topic), 4))
+	}
+	paragraphs[5] += "Dogs are welcome in the garden on a lead."
+	ix := NewIndex([]Item{
+		{ID: "guide", Title: "Guest guide", Content: strings.Join(paragraphs, "\n\n")},
+		{ID: "garden", Title: "The garden", Content: "Guests are welcome in the garden from 8am to dusk."},
+	})
+	if len(ix.docs) < 3 {
+		t.Errorf("%d passages, want the long item split", len(ix.docs))
+	}
+	hits := ix.Search("are dogs welcome in the garden", 5)
+	if ids := hitIDs(hits); len(ids) == 0 || ids[0] != "guide" || slices.Index(ids[1:], "guide") >= 0 {
+		t.Errorf("Search = %q, want guide first and once", ids)
+	}
+	reply := respond(t, Request{Message: "are dogs welcome in the garden", Index: ix})
+	if reply.Kind != KindAnswer || !strings.Contains(reply.Text, "Dogs are welcome in the garden") {
+		t.Errorf("Text = %q, want the garden passage quoted", reply.Text)
+	}
+}

@@ -175,7 +175,7 @@ func (ix *Index) rank(q query, k int) []match {
 	}
 	s, _ := ix.scratch.Get().(*rankScratch)
 	if s == nil {
-		s = &rankScratch{acc: make([]docScore, len(ix.items)), hits: make([]termHit, len(ix.items))}
+		s = &rankScratch{acc: make([]docScore, len(ix.docs)), hits: make([]termHit, len(ix.docs))}
 	}
 	defer ix.scratch.Put(s)
 	acc, scored := s.acc, s.scored[:0]
@@ -200,7 +200,7 @@ func (ix *Index) rank(q query, k int) []match {
 			acc[d].score += p.bonus
 		}
 	}
-	top := topK(acc, scored, q.weight, k)
+	top := topK(acc, scored, ix.docs, q.weight, k)
 	for _, d := range scored {
 		acc[d] = docScore{}
 	}
@@ -225,15 +225,21 @@ func (ix *Index) termHits(qt queryTerm, hits []termHit, touched []int32) []int32
 	return touched
 }
 
-// topK returns the k best of the scored documents (in any order), best first; ties go to the earlier document.
-// Comparing document numbers on ties, rather than sorting the scored documents first, keeps the order of the
-// result independent of the order of scored.
-func topK(acc []docScore, scored []int32, weight float64, k int) []match {
+// topK returns the k best of the scored documents (in any order), best first, each the best passage of a
+// different item; ties go to the earlier document. Comparing document numbers on ties, rather than sorting the
+// scored documents first, keeps the order of the result independent of the order of scored.
+func topK(acc []docScore, scored []int32, docs []doc, weight float64, k int) []match {
 	top := make([]match, 0, k+1)
 	for _, d := range scored {
 		a := acc[d]
 		if a.score <= 0 || (len(top) == k && !better(a.score, d, top[k-1])) {
 			continue
+		}
+		if j := slices.IndexFunc(top, func(m match) bool { return docs[m.doc].item == docs[d].item }); j >= 0 {
+			if !better(a.score, d, top[j]) {
+				continue // the item's better passage is in already
+			}
+			top = slices.Delete(top, j, j+1)
 		}
 		i := len(top)
 		for i > 0 && better(a.score, d, top[i-1]) {

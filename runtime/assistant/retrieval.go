@@ -109,28 +109,28 @@ func (r Retrieval) answer(ix *Index, message string, q query, matches []match, t
 	used := ix.bestSentences(top.doc, q)
 	text := strings.Join(used, " ")
 	sources := []Source{ix.source(top, text)}
-	cited := []int32{top.doc}
-	if part, pq, ok := r.otherPart(ix, message, top.doc); ok {
+	cited := []int32{ix.docs[top.doc].item}
+	if part, pq, ok := r.otherPart(ix, message, ix.docs[top.doc].item); ok {
 		quote := strings.Join(ix.bestSentences(part.doc, pq), " ")
-		text += "\n\n" + fmt.Sprintf(texts.otherPart, ix.items[part.doc].Title) + " " + quote
+		text += "\n\n" + fmt.Sprintf(texts.otherPart, ix.items[ix.docs[part.doc].item].Title) + " " + quote
 		sources = append(sources, ix.source(part, quote))
-		cited = append(cited, part.doc)
+		cited = append(cited, ix.docs[part.doc].item)
 	}
 	for _, m := range matches[1:] {
 		if len(sources) == maxSources || m.score < closeScore*top.score {
 			break
 		}
-		if !slices.Contains(cited, m.doc) {
+		if !slices.Contains(cited, ix.docs[m.doc].item) {
 			sources = append(sources, ix.source(m, strings.Join(ix.bestSentences(m.doc, q)[:1], " ")))
 		}
 	}
 	return Reply{Text: text, Sources: sources, Kind: KindAnswer, Answered: true}
 }
 
-// otherPart finds a part of message that an item other than doc answers on its own: the message is split into
-// clauses, and the first clause whose best match is another item, confidently, is the other part. It returns
-// the match and the clause's query.
-func (r Retrieval) otherPart(ix *Index, message string, doc int32) (match, query, bool) {
+// otherPart finds a part of message that another item than number item answers on its own: the message is split
+// into clauses, and the first clause whose best match is another item, confidently, is the other part. It
+// returns the match and the clause's query.
+func (r Retrieval) otherPart(ix *Index, message string, item int32) (match, query, bool) {
 	clauses := splitClauses(message)
 	if len(clauses) < 2 {
 		return match{}, query{}, false
@@ -138,7 +138,7 @@ func (r Retrieval) otherPart(ix *Index, message string, doc int32) (match, query
 	for _, c := range clauses {
 		q := ix.parseQuery(c)
 		m := ix.rank(q, 1)
-		if len(m) > 0 && m[0].doc != doc && r.answerable(ix, m) {
+		if len(m) > 0 && ix.docs[m[0].doc].item != item && r.answerable(ix, m) {
 			return m[0], q, true
 		}
 	}
@@ -175,7 +175,7 @@ func splitClauses(message string) []string {
 
 // source describes a matched item as a citation.
 func (ix *Index) source(m match, snippet string) Source {
-	it := ix.items[m.doc]
+	it := ix.items[ix.docs[m.doc].item]
 	return Source{KnowledgeID: it.ID, Title: it.Title, URL: it.URL, Snippet: snippet, Score: m.score}
 }
 
@@ -185,7 +185,7 @@ func (ix *Index) source(m match, snippet string) Source {
 func (ix *Index) bestSentences(d int32, q query) []string {
 	sentences := ix.docs[d].sentences
 	if len(sentences) == 0 {
-		return []string{ix.items[d].Title}
+		return []string{ix.items[ix.docs[d].item].Title}
 	}
 	scores := make([]float64, len(sentences))
 	order := make([]int, len(sentences))

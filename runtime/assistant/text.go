@@ -214,6 +214,57 @@ func splitSentences(text string) []string {
 	return out
 }
 
+// An item whose content is longer than maxItemChars, a few paragraphs, is indexed as passages of about
+// passageChars: BM25 would otherwise weigh a word the long item uses once as little as its length makes it, and
+// the answer quotes the passage that matches.
+const (
+	maxItemChars = 1500
+	passageChars = 800
+)
+
+// splitPassages splits an item's content into passages, parts of text: text itself when it is at most
+// maxItemChars long, else runs of whole sentences of up to passageChars (a longer sentence is a passage alone),
+// ended at the end of a paragraph when one ends past half that.
+func splitPassages(text string) []string { return appendPassages(nil, text) }
+
+// appendPassages appends the passages of text, as splitPassages splits it, to out.
+func appendPassages(out []string, text string) []string {
+	if len(text) <= maxItemChars {
+		return append(out, text)
+	}
+	start, end, pos := -1, 0, 0
+	for _, s := range splitSentences(text) {
+		at := pos + strings.Index(text[pos:], s) // sentences are parts of text, in order
+		pos = at + len(s)
+		if start >= 0 && pos-start > passageChars {
+			out = append(out, text[start:end])
+			start = -1
+		}
+		if start < 0 {
+			start = at
+		}
+		end = pos
+		if paragraphEnds(text[end:]) && end-start >= passageChars/2 {
+			out = append(out, text[start:end])
+			start = -1
+		}
+	}
+	if start >= 0 {
+		out = append(out, text[start:end])
+	}
+	return out
+}
+
+// paragraphEnds reports whether rest, the text after a sentence, starts with a blank line.
+func paragraphEnds(rest string) bool {
+	first, after, ok := strings.Cut(rest, "\n")
+	if !ok || strings.TrimSpace(first) != "" {
+		return false
+	}
+	line, _, _ := strings.Cut(after, "\n")
+	return strings.TrimSpace(line) == ""
+}
+
 // nextNonSpace returns the first rune of s that is not white space, or 0.
 func nextNonSpace(s string) rune {
 	for _, r := range s {
