@@ -31,8 +31,9 @@ const (
 // falls back to the merchant's message when nothing matches well enough. The zero value is ready to use and safe
 // for concurrent use.
 type Retrieval struct {
-	// MinConfidence is the confidence, from 0 to 1, the best item needs for an answer (see confidence);
-	// zero means DefaultMinConfidence.
+	// MinConfidence is the confidence, from 0 to 1, the best item needs for an answer (see confidence), or
+	// half of it when the question names the item's whole title (see confident); zero means
+	// DefaultMinConfidence.
 	MinConfidence float64
 }
 
@@ -53,14 +54,14 @@ func (r Retrieval) Respond(ctx context.Context, req Request) (Reply, error) {
 	ix := req.Index
 	q := ix.parseQuery(searchText(req))
 	matches := ix.rank(q, candidates)
-	if !r.answerable(ix, matches) {
+	if !r.answerable(ix, q, matches) {
 		return fallback(req, texts), nil
 	}
 	return r.answer(ix, req.Message, q, matches, texts), nil
 }
 
-// answerable reports whether the best match is good enough to answer from.
-func (r Retrieval) answerable(ix *Index, matches []match) bool {
+// answerable reports whether the best match is good enough to answer q from.
+func (r Retrieval) answerable(ix *Index, q query, matches []match) bool {
 	if len(matches) == 0 || !matches[0].wordMatched {
 		return false
 	}
@@ -68,7 +69,51 @@ func (r Retrieval) answerable(ix *Index, matches []match) bool {
 	if threshold <= 0 {
 		threshold = DefaultMinConfidence
 	}
-	return ix.confidence(matches[0]) >= threshold
+	about := q.allMatched() && ix.namesTitle(q, matches[0].doc)
+	return confident(ix.confidence(matches[0]), about, threshold)
+}
+
+// titleFloor is the share of the confidence threshold a match needs when the question is about its item (see
+// confident).
+const titleFloor = 0.5
+
+// confident decides whether to answer from a match of confidence conf (see confidence): when conf reaches the
+// threshold, or half of it when the question is about the match's item: it names everything the item's title
+// does, and the knowledge base has a match for each of its informative words. A paraphrase ("are x-rays safe"
+// for "X-rays", "how much is it to park overnight" for "Parking") brings words of its own that the item lacks,
+// which lower its confidence as much as an off-topic question's; but naming the whole title says the question
+// is about the item's subject, which an off-topic question that merely shares a word with the knowledge base
+// seldom does. A word the base has nothing for, not even a near neighbour ("can my horse clock in?"), says it
+// may be about something else.
+func confident(conf float64, about bool, threshold float64) bool {
+	return conf >= threshold || (about && conf >= titleFloor*threshold)
+}
+
+// allMatched reports whether every informative word of q matches some index term.
+func (q query) allMatched() bool {
+	return !slices.ContainsFunc(q.terms, func(qt queryTerm) bool { return qt.idf > 0 && len(qt.alts) == 0 })
+}
+
+// minTitleShare is the least share of an exact match through which a query word names a title word: a typo, a
+// longer form or a synonym does, a word merely of the same topic does not.
+const minTitleShare = 0.5
+
+// namesTitle reports whether q names every informative word of the title of document d, by the word itself or
+// one of its close matches (minTitleShare).
+func (ix *Index) namesTitle(q query, d int32) bool {
+	title := ix.docs[d].title
+	if len(title) == 0 {
+		return false
+	}
+	for _, id := range title {
+		named := slices.ContainsFunc(q.terms, func(qt queryTerm) bool {
+			return slices.ContainsFunc(qt.alts, func(a alt) bool { return a.id == id && a.factor >= minTitleShare })
+		})
+		if !named {
+			return false
+		}
+	}
+	return true
 }
 
 // confidence says, from 0 to 1, how sure we are that a match answers the query. Raw BM25 scores grow with the
@@ -138,7 +183,7 @@ func (r Retrieval) otherPart(ix *Index, message string, item int32) (match, quer
 	for _, c := range clauses {
 		q := ix.parseQuery(c)
 		m := ix.rank(q, 1)
-		if len(m) > 0 && ix.docs[m[0].doc].item != item && r.answerable(ix, m) {
+		if len(m) > 0 && ix.docs[m[0].doc].item != item && r.answerable(ix, q, m) {
 			return m[0], q, true
 		}
 	}

@@ -371,3 +371,101 @@ func TestAnswerTwoParts(t *testing.T) {
 		}
 	}
 }
+
+func TestConfident(t *testing.T) {
+	tests := []struct {
+		conf  float64
+		about bool
+		want  bool
+	}{
+		{0.5, false, true},
+		{0.9, false, true},
+		{0.49, false, false},
+		{0.3, false, false},
+		{0.3, true, true},   // a paraphrase of the whole title
+		{0.25, true, true},  // half the threshold is enough then
+		{0.24, true, false}, // but not less
+		{0, true, false},
+	}
+	for _, tt := range tests {
+		if got := confident(tt.conf, tt.about, 0.5); got != tt.want {
+			t.Errorf("confident(%v, %v, 0.5) = %v, want %v", tt.conf, tt.about, got, tt.want)
+		}
+	}
+}
+
+func TestNamesTitle(t *testing.T) {
+	ix := NewIndex([]Item{
+		{ID: "parking", Title: "Parking", Content: "Guests park in the garage under the hotel for 20 euros a night."},
+		{ID: "rooms", Title: "Room types and air conditioning", Content: "Every room has a desk and a safe."},
+		{ID: "breakfast", Title: "Breakfast", Content: "Breakfast is served in the restaurant from 7 to 10."},
+		{ID: "empty", Title: "The", Content: "Nothing in the title is informative."},
+	})
+	doc := func(id string) int32 {
+		for d, dc := range ix.docs {
+			if ix.items[dc.item].ID == id {
+				return int32(d)
+			}
+		}
+		t.Fatalf("no item %q", id)
+		return -1
+	}
+	tests := []struct {
+		question, item string
+		want           bool
+	}{
+		{"how much is it to park overnight", "parking", true},
+		{"brekfast hours", "breakfast", true}, // a typo names the word too
+		{"do the rooms have air con", "rooms", false},
+		{"do the rooms have air conditioning, what types are there", "rooms", true},
+		{"where is the garage", "parking", false},
+		{"is the title informative", "empty", false},
+	}
+	for _, tt := range tests {
+		if got := ix.namesTitle(ix.parseQuery(tt.question), doc(tt.item)); got != tt.want {
+			t.Errorf("namesTitle(%q, %s) = %v, want %v", tt.question, tt.item, got, tt.want)
+		}
+	}
+}
+
+func TestAllMatched(t *testing.T) {
+	ix := NewIndex(meaningItems)
+	tests := []struct {
+		question string
+		want     bool
+	}{
+		{"clock in", true},
+		{"how do workers clock in", true}, // "workers" is near "employees"
+		{"clockin in", true},              // a typo of an indexed word
+		{"can my horse clock in too", false},
+		{"even so, clock in", true}, // "even" and "so" are not informative
+	}
+	for _, tt := range tests {
+		if got := ix.parseQuery(tt.question).allMatched(); got != tt.want {
+			t.Errorf("allMatched(%q) = %v, want %v", tt.question, got, tt.want)
+		}
+	}
+}
+
+// A paraphrase that names the whole title of an item is answered although its own words lower the confidence
+// below the threshold; an off-topic question sharing a word with the knowledge base is still declined.
+func TestParaphraseOfTitleIsAnswered(t *testing.T) {
+	ix := NewIndex(baseItems(t, "hotel"))
+	tests := []struct {
+		question, want string // "" for a decline
+	}{
+		{"how much is it to park overnight", "parking"},
+		{"can I bring my horse", ""},
+		{"is there a ski room to store skis", ""},
+	}
+	for _, tt := range tests {
+		reply := respond(t, Request{Message: tt.question, Index: ix})
+		got := ""
+		if reply.Answered {
+			got = reply.Sources[0].KnowledgeID
+		}
+		if got != tt.want {
+			t.Errorf("%q: answered from %q, want %q", tt.question, got, tt.want)
+		}
+	}
+}
