@@ -21,7 +21,9 @@ func TestTokenize(t *testing.T) {
 		{"free over $75; €10 or £5", []string{"free", "over", "dollar", "75", "euro", "10", "or", "pound", "5"}},
 		{"tune-up & e-mail", []string{"tune", "up", "e", "mail"}},
 		{"the customers' bags", []string{"the", "customers", "bags"}},
-		{"O'Neil's tent", []string{"oneils", "tent"}},
+		{"O'Neil's tent", []string{"oneil", "tent"}},
+		{"We'd like a room, we're two; I'M late, it’s ok", []string{"we", "like", "a", "room", "we", "two", "i", "late", "it", "ok"}},
+		{"don't rock'n'roll", []string{"dont", "rocknroll"}},
 		{"a\xffb ok'\xff", []string{"a", "b", "ok"}}, // an invalid byte separates words, as U+FFFD does
 		{"", nil},
 		{"?!.", nil},

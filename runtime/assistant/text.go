@@ -9,7 +9,8 @@ import (
 )
 
 // tokenize splits text into lower-case words made of Unicode letters and digits. Apostrophes inside a word are
-// dropped ("isn't" becomes "isnt"); a currency sign becomes its name ("$75" is "dollar", "75"); every other
+// dropped ("isn't" becomes "isnt", "O'Neil" "oneil"), except that a clitic after one is ("we'd" is "we", not the
+// "wed" of "wedding"; "shop's" is "shop"); a currency sign becomes its name ("$75" is "dollar", "75"); every other
 // character separates words. A word written in lower case in text is a part of text, not a copy.
 func tokenize(text string) []string { return appendTokens(nil, text) }
 
@@ -37,8 +38,11 @@ func appendTokens(words []string, text string) []string {
 			copied = true
 		}
 	}
+	skip := 0 // text before skip is a clitic to leave out
 	for i, r := range text {
 		switch {
+		case i < skip:
+			continue
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
 			if start < 0 {
 				start = i
@@ -51,7 +55,13 @@ func appendTokens(words []string, text string) []string {
 				b = utf8.AppendRune(b, lower)
 			}
 		case isApostrophe(r) && start >= 0 && nextIsLetter(text[i+utf8.RuneLen(r):]):
-			// Part of a contraction or possessive: skip it and keep the word together.
+			after := i + utf8.RuneLen(r)
+			if n := cliticLen(text[after:]); n > 0 {
+				flush(i)
+				skip = after + n
+				continue
+			}
+			// Part of a contraction or a name: skip it and keep the word together.
 			copyWord(i)
 		default:
 			flush(i)
@@ -62,6 +72,24 @@ func appendTokens(words []string, text string) []string {
 	}
 	flush(len(text))
 	return words
+}
+
+// clitics are the endings English attaches to a word with an apostrophe that are words of their own ("we'd",
+// "they're", "I'm") or a possessive ("shop's").
+var clitics = []string{"s", "d", "ll", "re", "ve", "m"}
+
+// cliticLen returns the length of the clitic s starts with, if its first word is one, and 0 otherwise.
+func cliticLen(s string) int {
+	end := strings.IndexFunc(s, func(r rune) bool { return !unicode.IsLetter(r) })
+	if end < 0 {
+		end = len(s)
+	}
+	for _, c := range clitics {
+		if strings.EqualFold(s[:end], c) {
+			return end
+		}
+	}
+	return 0
 }
 
 // nextIsLetter reports whether s starts with a letter.
