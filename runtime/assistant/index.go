@@ -185,9 +185,10 @@ type counter struct {
 	pairs []pairDoc
 	// passages holds the passages of the item being indexed.
 	passages []string
-	// tokens and text hold the words and the informative terms of the text being indexed.
-	tokens []string
-	text   []term
+	// tokens and text hold the words and the informative terms of the text being indexed, compounds and joined
+	// its compounds.
+	tokens, compounds []string
+	text, joined      []term
 }
 
 // informative returns the informative words of text, in the counter's buffers: they are valid until the next call.
@@ -195,6 +196,14 @@ func (c *counter) informative(cache *stemCache, text string) []term {
 	c.tokens = appendTokens(c.tokens[:0], text)
 	c.text = cache.appendInformative(c.text[:0], c.tokens)
 	return c.text
+}
+
+// joinedCompounds returns the compounds of text (appendCompounds) as terms, in the counter's buffers: they are
+// valid until the next call.
+func (c *counter) joinedCompounds(cache *stemCache, text string) []term {
+	c.compounds = appendCompounds(c.compounds[:0], text)
+	c.joined = cache.appendInformative(c.joined[:0], c.compounds)
+	return c.joined
 }
 
 // pairDoc says that the pair of terms key is in document doc.
@@ -215,42 +224,50 @@ type termCount struct {
 func (ix *Index) addDoc(d, item int32, it Item, passage string, c *counter) doc {
 	length := 0
 	prev := int32(-1)
-	// add counts the terms of a text with weight, as neighbours of each other, and, when refs is set, appends
-	// their IDs to c.refs, each once; it returns the end of c.refs.
-	add := func(terms []term, weight int32, refs bool) int {
+	// count counts a term with weight and, when refs is set, appends its ID to c.refs unless it is there after
+	// start.
+	count := func(id, weight int32, refs bool, start int) {
+		if int(id) == len(c.tf) {
+			c.tf = append(c.tf, 0)
+		}
+		if c.tf[id] == 0 {
+			c.terms = append(c.terms, id)
+		}
+		c.tf[id] += weight
+		if refs && !slices.Contains(c.refs[start:], id) {
+			c.refs = append(c.refs, id)
+		}
+	}
+	// add counts the words and compounds of a text with weight, the words as neighbours of each other, and, when
+	// refs is set, appends their IDs to c.refs, each once; it returns the end of c.refs. A compound is counted
+	// besides its parts but adds nothing to the length: it is another spelling of words already counted.
+	add := func(text string, weight int32, refs bool) int {
 		start := len(c.refs)
-		for _, t := range terms {
-			id := t.id
-			if int(id) == len(c.tf) {
-				c.tf = append(c.tf, 0)
-			}
-			if c.tf[id] == 0 {
-				c.terms = append(c.terms, id)
-			}
-			c.tf[id] += weight
+		for _, t := range c.informative(ix.cache, text) {
+			count(t.id, weight, refs, start)
 			length += int(weight)
 			if prev >= 0 {
-				c.pairs = append(c.pairs, pairDoc{key: pairKey(prev, id), doc: d})
+				c.pairs = append(c.pairs, pairDoc{key: pairKey(prev, t.id), doc: d})
 			}
-			prev = id
-			if refs && !slices.Contains(c.refs[start:], id) {
-				c.refs = append(c.refs, id)
-			}
+			prev = t.id
+		}
+		for _, t := range c.joinedCompounds(ix.cache, text) {
+			count(t.id, weight, refs, start)
 		}
 		return len(c.refs)
 	}
 	c.refs = c.refs[:0]
-	titleEnd := add(c.informative(ix.cache, it.Title), titleWeight, true)
+	titleEnd := add(it.Title, titleWeight, true)
 	for _, tag := range it.Tags {
 		prev = -1
-		add(c.informative(ix.cache, tag), tagWeight, false)
+		add(tag, tagWeight, false)
 	}
 	prev = -1
 	texts := splitSentences(passage)
 	bounds := make([]int, len(texts)+1)
 	bounds[0] = titleEnd
 	for i, s := range texts {
-		bounds[i+1] = add(c.informative(ix.cache, s), 1, true)
+		bounds[i+1] = add(s, 1, true)
 	}
 	refs := slices.Clone(c.refs)
 	dc := doc{item: item, title: refs[:titleEnd:titleEnd]}

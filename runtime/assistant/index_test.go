@@ -370,3 +370,78 @@ func TestLongItemPassages(t *testing.T) {
 		t.Errorf("Text = %q, want the garden passage quoted", reply.Text)
 	}
 }
+
+func TestCompounds(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"Why we take X-rays", []string{"xrays"}},
+		{"wi-fi and e‑bikes, check-in/out", []string{"wifi", "ebikes", "checkinout"}},
+		{"out-of-hours care", []string{"outofhours"}},
+		{"a long-winded-and-odd phrase", nil}, // four words are a phrase
+		{"24-hour desk, 2-day shipping, and/or", []string{"andor"}},
+		{"a - b, c-, -d, e--f", nil},
+		{"no compounds here", nil},
+		{"", nil},
+	}
+	for _, tt := range tests {
+		if got := appendCompounds(nil, tt.in); !slices.Equal(got, tt.want) {
+			t.Errorf("appendCompounds(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestQueryTermsJoinNeighbours(t *testing.T) {
+	ix := NewIndex([]Item{
+		{ID: "a", Title: "Login problems", Content: "If your login fails, reset your password."},
+		{ID: "b", Title: "X-rays", Content: "We take X-rays once a year. Check-out is at noon."},
+		{ID: "c", Title: "Away days", Content: "Book a team away day."},
+	})
+	tests := []struct {
+		in   string
+		want map[string][]string // the words whose joins are not empty: the stems joined, with shares
+	}{
+		{"I can't log in", map[string][]string{"log": {"login 1.0"}}},
+		{"why an x ray", map[string][]string{"x": {"xray 0.5"}, "ray": {"xray 0.5"}}},
+		{"check out time", map[string][]string{"check": {"checkout 1.0"}}},
+		{"is there a way to book", nil}, // "a" is a stop word of one letter
+		{"login", nil},
+	}
+	for _, tt := range tests {
+		got := make(map[string][]string)
+		for _, term := range ix.cache.queryTerms(tt.in) {
+			for _, j := range term.joins {
+				got[term.word] = append(got[term.word], fmt.Sprintf("%s %.1f", ix.cache.stems[j.id], j.share))
+			}
+		}
+		if len(got) != len(tt.want) || !maps.EqualFunc(got, tt.want, slices.Equal[[]string]) {
+			t.Errorf("queryTerms(%q) joins = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestSearchFindsCompoundSpellings(t *testing.T) {
+	ix := NewIndex([]Item{
+		{ID: "times", Title: "Arrival and departure", Content: "Check-in is from 3pm. Check-out is by 11am."},
+		{ID: "shop", Title: "Gift shop", Content: "Check our shop for gifts. You can pay at the till on the way out."},
+		{ID: "account", Title: "Your account", Content: "Use your login to see your bookings."},
+		{ID: "history", Title: "Booking history", Content: "Every change to your bookings is kept in a log."},
+		{ID: "imaging", Title: "Imaging", Content: "X-rays show decay between teeth."},
+		{ID: "hygiene", Title: "Hygiene", Content: "Decay between teeth is prevented by flossing."},
+	})
+	tests := []struct{ q, want string }{
+		{"checkout time", "times"},
+		{"check-out time", "times"},
+		{"when is check out", "times"},
+		{"I cannot log in", "account"},
+		{"log-in", "account"},
+		{"xray for decay", "imaging"},
+	}
+	for _, tt := range tests {
+		hits := ix.Search(tt.q, 1)
+		if len(hits) == 0 || hits[0].Item.ID != tt.want {
+			t.Errorf("Search(%q) = %v, want %s first", tt.q, hits, tt.want)
+		}
+	}
+}

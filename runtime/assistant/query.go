@@ -7,8 +7,10 @@ type alt struct {
 	id     int32
 	factor float64
 	// scale multiplies the term's BM25 weights: factor, further lowered when the term is rarer than the query
-	// word itself, so that a synonym or a longer word never counts for more than the word asked about.
+	// word itself, so that a synonym or a longer word never counts for more than the word asked about; or share.
 	scale float64
+	// share is set for a word the query word forms with a neighbour (join): the share of its weight it earns.
+	share float64
 }
 
 // queryTerm is one informative word of a query with the index terms it matches.
@@ -114,6 +116,9 @@ func (ix *Index) resolve(t term) queryTerm {
 	for _, id := range ix.prefixed(t.stem) {
 		qt.alts = addAlt(qt.alts, alt{id: id, factor: prefixFactor})
 	}
+	for _, j := range t.joins {
+		qt.alts = addAlt(qt.alts, alt{id: j.id, factor: 1, share: j.share})
+	}
 	if !known {
 		for _, id := range ix.typoCandidates(t.word) {
 			qt.alts = addAlt(qt.alts, alt{id: id, factor: fuzzyFactor})
@@ -132,16 +137,20 @@ func (ix *Index) resolve(t term) queryTerm {
 		}
 	}
 	for i, a := range qt.alts {
+		if a.share > 0 {
+			qt.alts[i].scale = a.share
+			continue
+		}
 		qt.alts[i].scale = a.factor * min(1, qt.idf/ix.idf[a.id])
 	}
 	return qt
 }
 
-// addAlt adds a to alts unless its term is there already with at least the same factor.
+// addAlt adds a to alts unless its term is there already; then it keeps the larger factor and share.
 func addAlt(alts []alt, a alt) []alt {
 	for i, b := range alts {
 		if b.id == a.id {
-			alts[i].factor = max(b.factor, a.factor)
+			alts[i].factor, alts[i].share = max(b.factor, a.factor), max(b.share, a.share)
 			return alts
 		}
 	}

@@ -74,6 +74,57 @@ func appendTokens(words []string, text string) []string {
 	return words
 }
 
+// maxCompoundParts is the most words a compound joins: longer runs of hyphenated words are phrases
+// ("out-of-hours-only-please"), not spellings of one word.
+const maxCompoundParts = 3
+
+// appendCompounds appends to out the compounds of text, lower case: two or three words of letters joined by
+// hyphens or slashes, written as one word ("X-rays" is "xrays", "wi-fi" "wifi"). Writers spell such words joined,
+// hyphenated or apart ("check-out", "checkout"), so the index also keeps the joined form. A run with a digit
+// ("24-hour") is no compound.
+func appendCompounds(out []string, text string) []string {
+	if !strings.ContainsAny(text, "-/\u2010\u2011") {
+		return out // the common case, without scanning
+	}
+	var b []byte
+	parts := 0           // words in the current run
+	inWord := false      // the last rune was a letter or digit
+	afterJoiner := false // the last rune was a joiner that followed a word
+	digit := false       // the current run has a digit
+	flush := func() {
+		if parts >= 2 && parts <= maxCompoundParts && !digit {
+			out = append(out, string(b))
+		}
+		b, parts, digit = b[:0], 0, false
+	}
+	for _, r := range text {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			if !inWord {
+				if !afterJoiner {
+					flush()
+				}
+				parts++
+				inWord, afterJoiner = true, false
+			}
+			digit = digit || unicode.IsDigit(r)
+			b = utf8.AppendRune(b, unicode.ToLower(r))
+		case isJoiner(r) && inWord:
+			inWord, afterJoiner = false, true
+		default:
+			flush()
+			inWord, afterJoiner = false, false
+		}
+	}
+	flush()
+	return out
+}
+
+// isJoiner reports whether r joins the words of a compound: a hyphen or a slash.
+func isJoiner(r rune) bool {
+	return r == '-' || r == '/' || r == '\u2010' || r == '\u2011'
+}
+
 // clitics are the endings English attaches to a word with an apostrophe that are words of their own ("we'd",
 // "they're", "I'm") or a possessive ("shop's").
 var clitics = []string{"s", "d", "ll", "re", "ve", "m"}
@@ -124,6 +175,16 @@ type term struct {
 	word string
 	stem string
 	id   int32
+	// joins holds, for a query word, the words it forms with a neighbour written as one ("log in" as "login";
+	// see queryTerms).
+	joins []join
+}
+
+// join is an indexed word that a query word forms with a neighbour, with the share of the word's BM25 weight
+// the query word earns: all of it, or half when the neighbour is informative too and earns the other half.
+type join struct {
+	id    int32
+	share float64
 }
 
 // stemCache is the vocabulary of an index in its language: the stem of each indexed word, as a term ID, and the
@@ -177,12 +238,59 @@ func (c *stemCache) stem(word string) (string, int32) {
 
 // queryTerms is terms for a visitor's question: common English shopper idioms are first rewritten into the words
 // help pages use.
+//
+// Two neighbouring words the index has written as one ("log in" for "login", "x ray" for the "x-rays" indexed as
+// "xrays") give each of them that word as a further match (joins); so does a hyphenated one, which tokenizing
+// splits. The joined word is worth its own weight, not the part's: it matches more of the question than the
+// part does alone, and its weight is shared between the parts so that it counts once.
 func (c *stemCache) queryTerms(text string) []term {
 	words := tokenize(text)
 	if c.language().english {
 		words = rewriteIdioms(words)
 	}
-	return c.informative(words)
+	out := make([]term, 0, len(words))
+	for i := range words {
+		n := len(out)
+		out = c.appendInformative(out, words[i:i+1])
+		for _, at := range [2]int{i - 1, i} {
+			id := c.joined(words, at)
+			if id < 0 {
+				continue
+			}
+			share := 1.0
+			if c.language().informative(words[at]) && c.language().informative(words[at+1]) {
+				share = 0.5
+			}
+			for j := n; j < len(out); j++ {
+				out[j].joins = append(out[j].joins, join{id: id, share: share})
+			}
+		}
+	}
+	return out
+}
+
+// joined returns the term ID of words[i] and words[i+1] written as one word, or -1 when there are no such words,
+// either is not a compound part (compoundPart) or the index lacks the joined word.
+func (c *stemCache) joined(words []string, i int) int32 {
+	if c == nil || i < 0 || i+1 >= len(words) || !c.compoundPart(words[i]) || !c.compoundPart(words[i+1]) {
+		return -1
+	}
+	_, id := c.stem(words[i] + words[i+1])
+	return id
+}
+
+// compoundPart reports whether w may be a part of a compound written apart: a word of letters, and at least two
+// of them unless it is no stop word ("x ray", but not "a way" for "away").
+func (c *stemCache) compoundPart(w string) bool {
+	for _, r := range w {
+		if !unicode.IsLetter(r) {
+			return false
+		}
+	}
+	if utf8.RuneCountInString(w) >= 2 {
+		return true
+	}
+	return c.language().informative(w)
 }
 
 // informative returns the informative words of a list of words, in order, with their stems; stop words are left
