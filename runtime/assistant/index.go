@@ -34,6 +34,15 @@ const (
 	// longer stem may add.
 	minPrefixLen   = 4
 	maxPrefixExtra = 3
+	// minSuffixLen and maxSuffixLen are the fewest and most letters a query word's stem that the index lacks
+	// may have beyond an indexed stem it is matched to, at prefixFactor, when nothing else matches it. Snowball
+	// removes the endings of one or two letters itself (and matching them would take "Lieferungen" for an
+	// English "Lieferung"); what it leaves is a derivational suffix, such as the "-able" of "changeable".
+	minSuffixLen = 3
+	maxSuffixLen = 4
+	// splitFactor scales the contribution of a query word matched to the parts the index has of it apart
+	// ("checkout" to "check out"); a part is not the whole word.
+	splitFactor = 0.8
 	// minCollection is the fewest items IDF is computed for: a smaller knowledge base counts as padded with
 	// items that share none of its words. With two items every word would otherwise look common and a question's
 	// matched words would weigh little next to the ones the shop never uses.

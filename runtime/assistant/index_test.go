@@ -445,3 +445,60 @@ func TestSearchFindsCompoundSpellings(t *testing.T) {
 		}
 	}
 }
+
+func TestSplitParts(t *testing.T) {
+	ix := NewIndex([]Item{
+		{ID: "a", Title: "Check out", Content: "Log in to check out. Gum shields and e-bikes. Sign up at the desk."},
+	})
+	tests := []struct {
+		in   string
+		want []string // the words of the parts found
+	}{
+		{"checkout", []string{"check"}},
+		{"login", []string{"log"}},
+		{"gumshields", []string{"gum", "shields"}},
+		{"edesk", nil},               // "e" is shorter than minSplitPart
+		{"signup", []string{"sign"}}, // "up" is a stop word
+		{"eat", nil},                 // not "e" and "at"
+		{"deskshields", []string{"desk", "shields"}},
+		{"tothe", nil}, // two stop words
+		{"", nil},
+	}
+	for _, tt := range tests {
+		var got []string
+		for _, id := range ix.splitParts(tt.in) {
+			for w, wid := range ix.cache.words {
+				if wid == id {
+					got = append(got, w)
+				}
+			}
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("splitParts(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestShorterStems(t *testing.T) {
+	ix := NewIndex([]Item{{ID: "a", Title: "Changes", Content: "Change your booking or your room at the front desk."}})
+	tests := []struct {
+		stem string
+		want []string
+	}{
+		{"changeabl", []string{"chang"}},
+		{"changeabilities", nil}, // more than maxSuffixLen letters beyond it
+		{"bookish", []string{"book"}},
+		{"chang", nil},  // the stem itself is no shorter stem
+		{"booker", nil}, // fewer than minSuffixLen letters beyond "book"
+		{"room", nil},   // nothing at least minPrefixLen long is shorter
+	}
+	for _, tt := range tests {
+		var got []string
+		for _, id := range ix.shorterStems(tt.stem) {
+			got = append(got, ix.cache.stems[id])
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("shorterStems(%q) = %q, want %q", tt.stem, got, tt.want)
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package assistant
 
-import "slices"
+import (
+	"slices"
+	"unicode"
+)
 
 // alt is an index term a query word matches, with the share of the word's weight the match is worth.
 type alt struct {
@@ -123,6 +126,9 @@ func (ix *Index) resolve(t term) queryTerm {
 		for _, id := range ix.typoCandidates(t.word) {
 			qt.alts = addAlt(qt.alts, alt{id: id, factor: fuzzyFactor})
 		}
+		for _, id := range ix.splitParts(t.word) {
+			qt.alts = addAlt(qt.alts, alt{id: id, factor: splitFactor})
+		}
 		for _, a := range qt.alts {
 			qt.idf = min(qt.idf, ix.idf[a.id])
 		}
@@ -133,6 +139,14 @@ func (ix *Index) resolve(t term) queryTerm {
 			qt.idf *= generalRarity(t.word)
 			for _, n := range ix.neighbours(t.word) {
 				qt.alts = append(qt.alts, alt{id: n.id, factor: meaningShare(n.similarity)})
+			}
+			// Last, a word nothing else explains may be a derived form whose stem Snowball leaves longer
+			// than the base's ("changeable" is "changeabl", "change" "chang"). Tried before the neighbours in
+			// meaning, it took compounds apart instead ("suitcases" to "suit").
+			if len(qt.alts) == 0 {
+				for _, id := range ix.shorterStems(t.stem) {
+					qt.alts = addAlt(qt.alts, alt{id: id, factor: prefixFactor})
+				}
 			}
 		}
 	}
@@ -266,4 +280,62 @@ func topK(acc []docScore, scored []int32, docs []doc, weight float64, k int) []m
 // document.
 func better(score float64, d int32, m match) bool {
 	return score > m.score || (score == m.score && d < m.doc)
+}
+
+// splitParts returns the term IDs of the parts of w, a word the index lacks, when it is two words written as one
+// that the index has apart ("checkout" for "check out"): the first way of cutting w in two of which each part is
+// an indexed word of at least minSplitPart letters or a stop word of at least two, at least one of them indexed.
+// Shorter parts would split ordinary words ("eat" into the "e" of "e-bikes" and "at").
+func (ix *Index) splitParts(w string) []int32 {
+	var ids []int32
+	for i := range w {
+		if i == 0 {
+			continue
+		}
+		a, oka := ix.splitPart(w[:i])
+		b, okb := ix.splitPart(w[i:])
+		if !oka || !okb || a < 0 && b < 0 {
+			continue
+		}
+		for _, id := range [2]int32{a, b} {
+			if id >= 0 && !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+		return ids
+	}
+	return nil
+}
+
+// minSplitPart is the fewest letters an indexed part of a split word has.
+const minSplitPart = 3
+
+// splitPart reports whether part may be a part of a split word, with its term ID when it is an indexed word and
+// -1 when it is a stop word.
+func (ix *Index) splitPart(part string) (int32, bool) {
+	n := 0
+	for _, r := range part {
+		if !unicode.IsLetter(r) {
+			return -1, false
+		}
+		n++
+	}
+	if id, ok := ix.cache.words[part]; ok && n >= minSplitPart {
+		return id, true
+	}
+	return -1, n >= 2 && !ix.cache.language().informative(part)
+}
+
+// shorterStems returns the term IDs of the indexed stems that stem starts with, at least minPrefixLen letters
+// long and minSuffixLen to maxSuffixLen letters shorter, longest first: the stems a derived form Snowball leaves
+// longer may come from ("changeabl" from "chang").
+func (ix *Index) shorterStems(stem string) []int32 {
+	r := []rune(stem)
+	var ids []int32
+	for n := len(r) - minSuffixLen; n >= minPrefixLen && n >= len(r)-maxSuffixLen; n-- {
+		if id, ok := ix.cache.ids[string(r[:n])]; ok {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
