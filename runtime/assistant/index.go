@@ -146,6 +146,7 @@ func NewIndexForLocale(items []Item, locale string) *Index {
 	ix.collectPairs(c.pairs)
 	ix.alphabet = typoAlphabet(ix.cache.words)
 	ix.sorted = slices.Sorted(slices.Values(ix.cache.stems))
+	ix.cache.sorted = ix.sorted
 	ix.cache.writable = false
 	if ix.cache.language().english {
 		ix.termRows = termVectors(ix.cache, vectors())

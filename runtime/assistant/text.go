@@ -1,6 +1,7 @@
 package assistant
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -195,8 +196,10 @@ type stemCache struct {
 	// words maps each indexed word to the term ID of its stem.
 	words map[string]int32
 	// ids maps each stem to its term ID, and stems each term ID to its stem.
-	ids      map[string]int32
-	stems    []string
+	ids   map[string]int32
+	stems []string
+	// sorted lists the stems in order, for prefix matching; the index shares it.
+	sorted   []string
 	writable bool
 }
 
@@ -249,11 +252,14 @@ func (c *stemCache) queryTerms(text string) []term {
 		words = rewriteIdioms(words)
 	}
 	out := make([]term, 0, len(words))
+	next := int32(-1) // the join of words[i] and words[i+1]
 	for i := range words {
+		prev := next
+		next = c.joined(words, i)
 		n := len(out)
 		out = c.appendInformative(out, words[i:i+1])
-		for _, at := range [2]int{i - 1, i} {
-			id := c.joined(words, at)
+		for at, id := range [2]int32{prev, next} {
+			at += i - 1 // the first of the two words joined
 			if id < 0 {
 				continue
 			}
@@ -270,12 +276,23 @@ func (c *stemCache) queryTerms(text string) []term {
 }
 
 // joined returns the term ID of words[i] and words[i+1] written as one word, or -1 when there are no such words,
-// either is not a compound part (compoundPart) or the index lacks the joined word.
+// either is not a compound part (compoundPart) or the index lacks the joined word. Stemming is the costly part,
+// so the joined word is only stemmed when some indexed stem starts with the first word and the second's first
+// letter, as its stem would.
 func (c *stemCache) joined(words []string, i int) int32 {
-	if c == nil || i < 0 || i+1 >= len(words) || !c.compoundPart(words[i]) || !c.compoundPart(words[i+1]) {
+	if c == nil || i+1 >= len(words) || !c.compoundPart(words[i]) || !c.compoundPart(words[i+1]) {
 		return -1
 	}
-	_, id := c.stem(words[i] + words[i+1])
+	w := words[i] + words[i+1]
+	if id, ok := c.words[w]; ok {
+		return id
+	}
+	_, first := utf8.DecodeRuneInString(words[i+1])
+	prefix := w[:len(words[i])+first]
+	if at, _ := slices.BinarySearch(c.sorted, prefix); at == len(c.sorted) || !strings.HasPrefix(c.sorted[at], prefix) {
+		return -1
+	}
+	_, id := c.stem(w)
 	return id
 }
 
