@@ -34,6 +34,15 @@ const (
 	// longer stem may add.
 	minPrefixLen   = 4
 	maxPrefixExtra = 3
+	// minSuffixLen and maxSuffixLen are the fewest and most letters a query word's stem that the index lacks
+	// may have beyond an indexed stem it is matched to, at prefixFactor, when nothing else matches it. Snowball
+	// removes the endings of one or two letters itself (and matching them would take "Lieferungen" for an
+	// English "Lieferung"); what it leaves is a derivational suffix, such as the "-able" of "changeable".
+	minSuffixLen = 3
+	maxSuffixLen = 4
+	// splitFactor scales the contribution of a query word matched to the parts the index has of it apart
+	// ("checkout" to "check out"); a part is not the whole word.
+	splitFactor = 0.8
 	// minCollection is the fewest items IDF is computed for: a smaller knowledge base counts as padded with
 	// items that share none of its words. With two items every word would otherwise look common and a question's
 	// matched words would weigh little next to the ones the shop never uses.
@@ -76,6 +85,9 @@ type Index struct {
 	// cache is the vocabulary: it holds the stems of the indexed words and gives each stem its term ID, the
 	// position in idf and postings.
 	cache *stemCache
+	// termRows holds each term's row in the word vectors, or -1 (see termVectors); nil when the index is not
+	// English.
+	termRows []int32
 	// unknownIDF is the IDF a word found in no item would have.
 	unknownIDF float64
 	// size is what Size returns, estimated once the index is built.
@@ -85,8 +97,11 @@ type Index struct {
 	scratch sync.Pool
 }
 
-// doc is what the index keeps of one item besides the postings.
+// doc is what the index keeps of one passage of an item besides the postings: an item is one passage, unless
+// its content is longer than maxItemChars (see splitPassages).
 type doc struct {
+	// item is the position of the passage's item in items.
+	item      int32
 	sentences []sentence
 	// title holds the term IDs of the title; it shares its array with the sentences' terms.
 	title []int32
@@ -113,18 +128,29 @@ func NewIndex(items []Item) *Index { return NewIndexForLocale(items, "") }
 func NewIndexForLocale(items []Item, locale string) *Index {
 	ix := &Index{
 		items: slices.Clone(items),
-		docs:  make([]doc, len(items)),
+		docs:  make([]doc, 0, len(items)),
 		cache: newStemCache(languageOf(locale)),
 	}
 	var c counter
 	for i, it := range ix.items {
-		ix.docs[i] = ix.addDoc(int32(i), it, &c)
+		text := it.Content
+		if !utf8.ValidString(text) {
+			text = string([]rune(text)) // each invalid byte becomes U+FFFD, as tokenizing does
+		}
+		c.passages = appendPassages(c.passages[:0], text)
+		for _, passage := range c.passages {
+			ix.docs = append(ix.docs, ix.addDoc(int32(len(ix.docs)), int32(i), it, passage, &c)) //nolint:gosec // far fewer than 2^31 passages
+		}
 	}
 	ix.computeWeights(&c)
 	ix.collectPairs(c.pairs)
 	ix.alphabet = typoAlphabet(ix.cache.words)
 	ix.sorted = slices.Sorted(slices.Values(ix.cache.stems))
+	ix.cache.sorted = ix.sorted
 	ix.cache.writable = false
+	if ix.cache.language().english {
+		ix.termRows = termVectors(ix.cache, vectors())
+	}
 	ix.size = ix.estimateSize()
 	return ix
 }
@@ -142,7 +168,7 @@ func (ix *Index) Search(query string, k int) []Hit {
 	matches := ix.rank(ix.parseQuery(query), k)
 	hits := make([]Hit, len(matches))
 	for i, m := range matches {
-		hits[i] = Hit{Item: ix.items[m.doc], Score: m.score}
+		hits[i] = Hit{Item: ix.items[ix.docs[m.doc].item], Score: m.score}
 	}
 	return hits
 }
@@ -167,9 +193,12 @@ type counter struct {
 	refs []int32
 	// pairs holds each pair of neighbouring terms with the document it is in, in document order.
 	pairs []pairDoc
-	// tokens and text hold the words and the informative terms of the text being indexed.
-	tokens []string
-	text   []term
+	// passages holds the passages of the item being indexed.
+	passages []string
+	// tokens and text hold the words and the informative terms of the text being indexed, compounds and joined
+	// its compounds.
+	tokens, compounds []string
+	text, joined      []term
 }
 
 // informative returns the informative words of text, in the counter's buffers: they are valid until the next call.
@@ -177,6 +206,14 @@ func (c *counter) informative(cache *stemCache, text string) []term {
 	c.tokens = appendTokens(c.tokens[:0], text)
 	c.text = cache.appendInformative(c.text[:0], c.tokens)
 	return c.text
+}
+
+// joinedCompounds returns the compounds of text (appendCompounds) as terms, in the counter's buffers: they are
+// valid until the next call.
+func (c *counter) joinedCompounds(cache *stemCache, text string) []term {
+	c.compounds = appendCompounds(c.compounds[:0], text)
+	c.joined = cache.appendInformative(c.joined[:0], c.compounds)
+	return c.joined
 }
 
 // pairDoc says that the pair of terms key is in document doc.
@@ -190,55 +227,60 @@ type termCount struct {
 	id, tf int32
 }
 
-// addDoc indexes item d: it adds its terms to the vocabulary, counts them in c, records its pairs of neighbouring
-// words, and returns what the index keeps of it. The content is tokenized once, sentence by sentence; its words
-// are the words of its sentences, since sentences end only where words do.
-func (ix *Index) addDoc(d int32, it Item, c *counter) doc {
+// addDoc indexes passage d, a part of the content of item number item, with the item's title and tags: it adds
+// its terms to the vocabulary, counts them in c, records its pairs of neighbouring words, and returns what the
+// index keeps of it. The passage is tokenized once, sentence by sentence; its words are the words of its
+// sentences, since sentences end only where words do.
+func (ix *Index) addDoc(d, item int32, it Item, passage string, c *counter) doc {
 	length := 0
 	prev := int32(-1)
-	// add counts the terms of a text with weight, as neighbours of each other, and, when refs is set, appends
-	// their IDs to c.refs, each once; it returns the end of c.refs.
-	add := func(terms []term, weight int32, refs bool) int {
+	// count counts a term with weight and, when refs is set, appends its ID to c.refs unless it is there after
+	// start.
+	count := func(id, weight int32, refs bool, start int) {
+		if int(id) == len(c.tf) {
+			c.tf = append(c.tf, 0)
+		}
+		if c.tf[id] == 0 {
+			c.terms = append(c.terms, id)
+		}
+		c.tf[id] += weight
+		if refs && !slices.Contains(c.refs[start:], id) {
+			c.refs = append(c.refs, id)
+		}
+	}
+	// add counts the words and compounds of a text with weight, the words as neighbours of each other, and, when
+	// refs is set, appends their IDs to c.refs, each once; it returns the end of c.refs. A compound is counted
+	// besides its parts but adds nothing to the length: it is another spelling of words already counted.
+	add := func(text string, weight int32, refs bool) int {
 		start := len(c.refs)
-		for _, t := range terms {
-			id := t.id
-			if int(id) == len(c.tf) {
-				c.tf = append(c.tf, 0)
-			}
-			if c.tf[id] == 0 {
-				c.terms = append(c.terms, id)
-			}
-			c.tf[id] += weight
+		for _, t := range c.informative(ix.cache, text) {
+			count(t.id, weight, refs, start)
 			length += int(weight)
 			if prev >= 0 {
-				c.pairs = append(c.pairs, pairDoc{key: pairKey(prev, id), doc: d})
+				c.pairs = append(c.pairs, pairDoc{key: pairKey(prev, t.id), doc: d})
 			}
-			prev = id
-			if refs && !slices.Contains(c.refs[start:], id) {
-				c.refs = append(c.refs, id)
-			}
+			prev = t.id
+		}
+		for _, t := range c.joinedCompounds(ix.cache, text) {
+			count(t.id, weight, refs, start)
 		}
 		return len(c.refs)
 	}
 	c.refs = c.refs[:0]
-	titleEnd := add(c.informative(ix.cache, it.Title), titleWeight, true)
+	titleEnd := add(it.Title, titleWeight, true)
 	for _, tag := range it.Tags {
 		prev = -1
-		add(c.informative(ix.cache, tag), tagWeight, false)
-	}
-	text := it.Content
-	if !utf8.ValidString(text) {
-		text = string([]rune(text)) // each invalid byte becomes U+FFFD, as tokenizing does
+		add(tag, tagWeight, false)
 	}
 	prev = -1
-	texts := splitSentences(text)
+	texts := splitSentences(passage)
 	bounds := make([]int, len(texts)+1)
 	bounds[0] = titleEnd
 	for i, s := range texts {
-		bounds[i+1] = add(c.informative(ix.cache, s), 1, true)
+		bounds[i+1] = add(s, 1, true)
 	}
 	refs := slices.Clone(c.refs)
-	dc := doc{title: refs[:titleEnd:titleEnd]}
+	dc := doc{item: item, title: refs[:titleEnd:titleEnd]}
 	if len(texts) > 0 {
 		dc.sentences = make([]sentence, len(texts))
 		for i, s := range texts {
@@ -302,7 +344,7 @@ func pairKey(a, b int32) uint64 {
 // computeWeights fills idf and the postings with each term's full BM25 weight in each document, so that a search
 // only adds numbers up. The postings are laid out term after term, each term's in document order.
 func (ix *Index) computeWeights(c *counter) {
-	n := float64(len(ix.items))
+	n := float64(len(ix.docs))
 	idfN := max(n, minCollection)
 	total := 0
 	for _, l := range c.lengths {

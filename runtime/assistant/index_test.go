@@ -21,7 +21,9 @@ func TestTokenize(t *testing.T) {
 		{"free over $75; €10 or £5", []string{"free", "over", "dollar", "75", "euro", "10", "or", "pound", "5"}},
 		{"tune-up & e-mail", []string{"tune", "up", "e", "mail"}},
 		{"the customers' bags", []string{"the", "customers", "bags"}},
-		{"O'Neil's tent", []string{"oneils", "tent"}},
+		{"O'Neil's tent", []string{"oneil", "tent"}},
+		{"We'd like a room, we're two; I'M late, it’s ok", []string{"we", "like", "a", "room", "we", "two", "i", "late", "it", "ok"}},
+		{"don't rock'n'roll", []string{"dont", "rocknroll"}},
 		{"a\xffb ok'\xff", []string{"a", "b", "ok"}}, // an invalid byte separates words, as U+FFFD does
 		{"", nil},
 		{"?!.", nil},
@@ -302,5 +304,201 @@ func TestInvalidUTF8Content(t *testing.T) {
 	}
 	if !reply.Answered || !utf8.ValidString(reply.Text) || !strings.Contains(reply.Text, "Refunds take") {
 		t.Errorf("reply = %+v, want an answer quoting the refunds sentence as valid UTF-8", reply)
+	}
+}
+
+func TestSplitPassages(t *testing.T) {
+	if got := splitPassages("Short. Two sentences."); !slices.Equal(got, []string{"Short. Two sentences."}) {
+		t.Errorf("short text: %q, want it whole", got)
+	}
+	if got := splitPassages(""); !slices.Equal(got, []string{""}) {
+		t.Errorf("empty text: %q, want one empty passage", got)
+	}
+	// Eight paragraphs of three sentences, about 300 characters each.
+	var paragraphs []string
+	for p := range 8 {
+		var sentences []string
+		for s := range 3 {
+			sentences = append(sentences, fmt.Sprintf("Paragraph %d sentence %d says something about the topic at hand, at some length %s.", p, s, strings.Repeat("x", 10)))
+		}
+		paragraphs = append(paragraphs, strings.Join(sentences, " "))
+	}
+	text := strings.Join(paragraphs, "\n\n")
+	got := splitPassages(text)
+	if len(got) < 3 {
+		t.Fatalf("%d passages of a %d-character text, want several", len(got), len(text))
+	}
+	var all []string
+	for i, p := range got {
+		if len(p) > passageChars {
+			t.Errorf("passage %d has %d characters, want at most %d", i, len(p), passageChars)
+		}
+		if !strings.Contains(text, p) || !strings.HasSuffix(p, ".") {
+			t.Errorf("passage %d = %q, want whole sentences of the text", i, p)
+		}
+		if i < len(got)-1 && !strings.HasSuffix(p, "sentence 2 says something about the topic at hand, at some length xxxxxxxxxx.") {
+			t.Errorf("passage %d ends mid-paragraph: %q", i, p)
+		}
+		all = append(all, splitSentences(p)...)
+	}
+	if want := splitSentences(text); !slices.Equal(all, want) {
+		t.Errorf("the passages hold %d sentences, want the text's %d in order", len(all), len(want))
+	}
+}
+
+// A long item is searched passage by passage: the passage that matches ranks it, it is found once, and the
+// answer quotes that passage.
+func TestLongItemPassages(t *testing.T) {
+	var paragraphs []string
+	for _, topic := range []string{"rooms", "breakfast", "parking", "spa", "restaurant", "garden", "library", "terrace"} {
+		paragraphs = append(paragraphs, strings.Repeat(fmt.Sprintf("Our %s is lovely and open every day of the week for all our guests. ", topic), 4))
+	}
+	paragraphs[5] += "Dogs are welcome in the garden on a lead."
+	ix := NewIndex([]Item{
+		{ID: "guide", Title: "Guest guide", Content: strings.Join(paragraphs, "\n\n")},
+		{ID: "garden", Title: "The garden", Content: "Guests are welcome in the garden from 8am to dusk."},
+	})
+	if len(ix.docs) < 3 {
+		t.Errorf("%d passages, want the long item split", len(ix.docs))
+	}
+	hits := ix.Search("are dogs welcome in the garden", 5)
+	if ids := hitIDs(hits); len(ids) == 0 || ids[0] != "guide" || slices.Index(ids[1:], "guide") >= 0 {
+		t.Errorf("Search = %q, want guide first and once", ids)
+	}
+	reply := respond(t, Request{Message: "are dogs welcome in the garden", Index: ix})
+	if reply.Kind != KindAnswer || !strings.Contains(reply.Text, "Dogs are welcome in the garden") {
+		t.Errorf("Text = %q, want the garden passage quoted", reply.Text)
+	}
+}
+
+func TestCompounds(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"Why we take X-rays", []string{"xrays"}},
+		{"wi-fi and e‑bikes, check-in/out", []string{"wifi", "ebikes", "checkinout"}},
+		{"out-of-hours care", []string{"outofhours"}},
+		{"a long-winded-and-odd phrase", nil}, // four words are a phrase
+		{"24-hour desk, 2-day shipping, and/or", []string{"andor"}},
+		{"a - b, c-, -d, e--f", nil},
+		{"no compounds here", nil},
+		{"", nil},
+	}
+	for _, tt := range tests {
+		if got := appendCompounds(nil, tt.in); !slices.Equal(got, tt.want) {
+			t.Errorf("appendCompounds(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestQueryTermsJoinNeighbours(t *testing.T) {
+	ix := NewIndex([]Item{
+		{ID: "a", Title: "Login problems", Content: "If your login fails, reset your password."},
+		{ID: "b", Title: "X-rays", Content: "We take X-rays once a year. Check-out is at noon."},
+		{ID: "c", Title: "Away days", Content: "Book a team away day."},
+	})
+	tests := []struct {
+		in   string
+		want map[string][]string // the words whose joins are not empty: the stems joined, with shares
+	}{
+		{"I can't log in", map[string][]string{"log": {"login 1.0"}}},
+		{"why an x ray", map[string][]string{"x": {"xray 0.5"}, "ray": {"xray 0.5"}}},
+		{"check out time", map[string][]string{"check": {"checkout 1.0"}}},
+		{"is there a way to book", nil}, // "a" is a stop word of one letter
+		{"login", nil},
+	}
+	for _, tt := range tests {
+		got := make(map[string][]string)
+		for _, term := range ix.cache.queryTerms(tt.in) {
+			for _, j := range term.joins {
+				got[term.word] = append(got[term.word], fmt.Sprintf("%s %.1f", ix.cache.stems[j.id], j.share))
+			}
+		}
+		if len(got) != len(tt.want) || !maps.EqualFunc(got, tt.want, slices.Equal[[]string]) {
+			t.Errorf("queryTerms(%q) joins = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestSearchFindsCompoundSpellings(t *testing.T) {
+	ix := NewIndex([]Item{
+		{ID: "times", Title: "Arrival and departure", Content: "Check-in is from 3pm. Check-out is by 11am."},
+		{ID: "shop", Title: "Gift shop", Content: "Check our shop for gifts. You can pay at the till on the way out."},
+		{ID: "account", Title: "Your account", Content: "Use your login to see your bookings."},
+		{ID: "history", Title: "Booking history", Content: "Every change to your bookings is kept in a log."},
+		{ID: "imaging", Title: "Imaging", Content: "X-rays show decay between teeth."},
+		{ID: "hygiene", Title: "Hygiene", Content: "Decay between teeth is prevented by flossing."},
+	})
+	tests := []struct{ q, want string }{
+		{"checkout time", "times"},
+		{"check-out time", "times"},
+		{"when is check out", "times"},
+		{"I cannot log in", "account"},
+		{"log-in", "account"},
+		{"xray for decay", "imaging"},
+	}
+	for _, tt := range tests {
+		hits := ix.Search(tt.q, 1)
+		if len(hits) == 0 || hits[0].Item.ID != tt.want {
+			t.Errorf("Search(%q) = %v, want %s first", tt.q, hits, tt.want)
+		}
+	}
+}
+
+func TestSplitParts(t *testing.T) {
+	ix := NewIndex([]Item{
+		{ID: "a", Title: "Check out", Content: "Log in to check out. Gum shields and e-bikes. Sign up at the desk."},
+	})
+	tests := []struct {
+		in   string
+		want []string // the words of the parts found
+	}{
+		{"checkout", []string{"check"}},
+		{"login", []string{"log"}},
+		{"gumshields", []string{"gum", "shields"}},
+		{"edesk", nil},               // "e" is shorter than minSplitPart
+		{"signup", []string{"sign"}}, // "up" is a stop word
+		{"eat", nil},                 // not "e" and "at"
+		{"deskshields", []string{"desk", "shields"}},
+		{"tothe", nil}, // two stop words
+		{"", nil},
+	}
+	for _, tt := range tests {
+		var got []string
+		for _, id := range ix.splitParts(tt.in) {
+			for w, wid := range ix.cache.words {
+				if wid == id {
+					got = append(got, w)
+				}
+			}
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("splitParts(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestShorterStems(t *testing.T) {
+	ix := NewIndex([]Item{{ID: "a", Title: "Changes", Content: "Change your booking or your room at the front desk."}})
+	tests := []struct {
+		stem string
+		want []string
+	}{
+		{"changeabl", []string{"chang"}},
+		{"changeabilities", nil}, // more than maxSuffixLen letters beyond it
+		{"bookish", []string{"book"}},
+		{"chang", nil},  // the stem itself is no shorter stem
+		{"booker", nil}, // fewer than minSuffixLen letters beyond "book"
+		{"room", nil},   // nothing at least minPrefixLen long is shorter
+	}
+	for _, tt := range tests {
+		var got []string
+		for _, id := range ix.shorterStems(tt.stem) {
+			got = append(got, ix.cache.stems[id])
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("shorterStems(%q) = %q, want %q", tt.stem, got, tt.want)
+		}
 	}
 }

@@ -51,3 +51,9 @@ var germanStopWords = toSet(`aber alle allem allen aller alles als also am an an
 	muessen nach nicht noch nun nur ob oder ohne sehr sein seine sich sie sind so soll sollte über ueber um und
 	uns unser unsere unter viel vom von vor war waren warum was weil welche welcher welches wenn wer werde werden
 	wie wieso wieviel wieviele will wir wird wo woher wohin wollen würde wuerde zu zum zur`)
+
+// informative reports whether a word says something about a question's topic: it is no stop word.
+func (l *language) informative(word string) bool {
+	_, stop := l.stopWords[word]
+	return !stop
+}

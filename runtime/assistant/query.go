@@ -1,14 +1,19 @@
 package assistant
 
-import "slices"
+import (
+	"slices"
+	"unicode"
+)
 
 // alt is an index term a query word matches, with the share of the word's weight the match is worth.
 type alt struct {
 	id     int32
 	factor float64
 	// scale multiplies the term's BM25 weights: factor, further lowered when the term is rarer than the query
-	// word itself, so that a synonym or a longer word never counts for more than the word asked about.
+	// word itself, so that a synonym or a longer word never counts for more than the word asked about; or share.
 	scale float64
+	// share is set for a word the query word forms with a neighbour (join): the share of its weight it earns.
+	share float64
 }
 
 // queryTerm is one informative word of a query with the index terms it matches.
@@ -114,9 +119,15 @@ func (ix *Index) resolve(t term) queryTerm {
 	for _, id := range ix.prefixed(t.stem) {
 		qt.alts = addAlt(qt.alts, alt{id: id, factor: prefixFactor})
 	}
+	for _, j := range t.joins {
+		qt.alts = addAlt(qt.alts, alt{id: j.id, factor: 1, share: j.share})
+	}
 	if !known {
 		for _, id := range ix.typoCandidates(t.word) {
 			qt.alts = addAlt(qt.alts, alt{id: id, factor: fuzzyFactor})
+		}
+		for _, id := range ix.splitParts(t.word) {
+			qt.alts = addAlt(qt.alts, alt{id: id, factor: splitFactor})
 		}
 		for _, a := range qt.alts {
 			qt.idf = min(qt.idf, ix.idf[a.id])
@@ -124,21 +135,36 @@ func (ix *Index) resolve(t term) queryTerm {
 		if len(qt.alts) == 0 && english {
 			// A word the knowledge base has nothing for counts as unexplained as much as general English
 			// makes it informative: "somewhere" or "even" in a paraphrase is not what the question is about,
-			// "tattoo" or "casino" is.
+			// "tattoo" or "casino" is. Its near neighbours in meaning explain it in part.
 			qt.idf *= generalRarity(t.word)
+			for _, n := range ix.neighbours(t.word) {
+				qt.alts = append(qt.alts, alt{id: n.id, factor: meaningShare(n.similarity)})
+			}
+			// Last, a word nothing else explains may be a derived form whose stem Snowball leaves longer
+			// than the base's ("changeable" is "changeabl", "change" "chang"). Tried before the neighbours in
+			// meaning, it took compounds apart instead ("suitcases" to "suit").
+			if len(qt.alts) == 0 {
+				for _, id := range ix.shorterStems(t.stem) {
+					qt.alts = addAlt(qt.alts, alt{id: id, factor: prefixFactor})
+				}
+			}
 		}
 	}
 	for i, a := range qt.alts {
+		if a.share > 0 {
+			qt.alts[i].scale = a.share
+			continue
+		}
 		qt.alts[i].scale = a.factor * min(1, qt.idf/ix.idf[a.id])
 	}
 	return qt
 }
 
-// addAlt adds a to alts unless its term is there already with at least the same factor.
+// addAlt adds a to alts unless its term is there already; then it keeps the larger factor and share.
 func addAlt(alts []alt, a alt) []alt {
 	for i, b := range alts {
 		if b.id == a.id {
-			alts[i].factor = max(b.factor, a.factor)
+			alts[i].factor, alts[i].share = max(b.factor, a.factor), max(b.share, a.share)
 			return alts
 		}
 	}
@@ -172,7 +198,7 @@ func (ix *Index) rank(q query, k int) []match {
 	}
 	s, _ := ix.scratch.Get().(*rankScratch)
 	if s == nil {
-		s = &rankScratch{acc: make([]docScore, len(ix.items)), hits: make([]termHit, len(ix.items))}
+		s = &rankScratch{acc: make([]docScore, len(ix.docs)), hits: make([]termHit, len(ix.docs))}
 	}
 	defer ix.scratch.Put(s)
 	acc, scored := s.acc, s.scored[:0]
@@ -197,7 +223,7 @@ func (ix *Index) rank(q query, k int) []match {
 			acc[d].score += p.bonus
 		}
 	}
-	top := topK(acc, scored, q.weight, k)
+	top := topK(acc, scored, ix.docs, q.weight, k)
 	for _, d := range scored {
 		acc[d] = docScore{}
 	}
@@ -222,15 +248,21 @@ func (ix *Index) termHits(qt queryTerm, hits []termHit, touched []int32) []int32
 	return touched
 }
 
-// topK returns the k best of the scored documents (in any order), best first; ties go to the earlier document.
-// Comparing document numbers on ties, rather than sorting the scored documents first, keeps the order of the
-// result independent of the order of scored.
-func topK(acc []docScore, scored []int32, weight float64, k int) []match {
+// topK returns the k best of the scored documents (in any order), best first, each the best passage of a
+// different item; ties go to the earlier document. Comparing document numbers on ties, rather than sorting the
+// scored documents first, keeps the order of the result independent of the order of scored.
+func topK(acc []docScore, scored []int32, docs []doc, weight float64, k int) []match {
 	top := make([]match, 0, k+1)
 	for _, d := range scored {
 		a := acc[d]
 		if a.score <= 0 || (len(top) == k && !better(a.score, d, top[k-1])) {
 			continue
+		}
+		if j := slices.IndexFunc(top, func(m match) bool { return docs[m.doc].item == docs[d].item }); j >= 0 {
+			if !better(a.score, d, top[j]) {
+				continue // the item's better passage is in already
+			}
+			top = slices.Delete(top, j, j+1)
 		}
 		i := len(top)
 		for i > 0 && better(a.score, d, top[i-1]) {
@@ -248,4 +280,62 @@ func topK(acc []docScore, scored []int32, weight float64, k int) []match {
 // document.
 func better(score float64, d int32, m match) bool {
 	return score > m.score || (score == m.score && d < m.doc)
+}
+
+// splitParts returns the term IDs of the parts of w, a word the index lacks, when it is two words written as one
+// that the index has apart ("checkout" for "check out"): the first way of cutting w in two of which each part is
+// an indexed word of at least minSplitPart letters or a stop word of at least two, at least one of them indexed.
+// Shorter parts would split ordinary words ("eat" into the "e" of "e-bikes" and "at").
+func (ix *Index) splitParts(w string) []int32 {
+	var ids []int32
+	for i := range w {
+		if i == 0 {
+			continue
+		}
+		a, oka := ix.splitPart(w[:i])
+		b, okb := ix.splitPart(w[i:])
+		if !oka || !okb || a < 0 && b < 0 {
+			continue
+		}
+		for _, id := range [2]int32{a, b} {
+			if id >= 0 && !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+		return ids
+	}
+	return nil
+}
+
+// minSplitPart is the fewest letters an indexed part of a split word has.
+const minSplitPart = 3
+
+// splitPart reports whether part may be a part of a split word, with its term ID when it is an indexed word and
+// -1 when it is a stop word.
+func (ix *Index) splitPart(part string) (int32, bool) {
+	n := 0
+	for _, r := range part {
+		if !unicode.IsLetter(r) {
+			return -1, false
+		}
+		n++
+	}
+	if id, ok := ix.cache.words[part]; ok && n >= minSplitPart {
+		return id, true
+	}
+	return -1, n >= 2 && !ix.cache.language().informative(part)
+}
+
+// shorterStems returns the term IDs of the indexed stems that stem starts with, at least minPrefixLen letters
+// long and minSuffixLen to maxSuffixLen letters shorter, longest first: the stems a derived form Snowball leaves
+// longer may come from ("changeabl" from "chang").
+func (ix *Index) shorterStems(stem string) []int32 {
+	r := []rune(stem)
+	var ids []int32
+	for n := len(r) - minSuffixLen; n >= minPrefixLen && n >= len(r)-maxSuffixLen; n-- {
+		if id, ok := ix.cache.ids[string(r[:n])]; ok {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }

@@ -2,6 +2,7 @@ package assistant
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -30,8 +31,9 @@ const (
 // falls back to the merchant's message when nothing matches well enough. The zero value is ready to use and safe
 // for concurrent use.
 type Retrieval struct {
-	// MinConfidence is the confidence, from 0 to 1, the best item needs for an answer (see confidence);
-	// zero means DefaultMinConfidence.
+	// MinConfidence is the confidence, from 0 to 1, the best item needs for an answer (see confidence), or
+	// half of it when the question names the item's whole title (see confident); zero means
+	// DefaultMinConfidence.
 	MinConfidence float64
 }
 
@@ -52,14 +54,14 @@ func (r Retrieval) Respond(ctx context.Context, req Request) (Reply, error) {
 	ix := req.Index
 	q := ix.parseQuery(searchText(req))
 	matches := ix.rank(q, candidates)
-	if !r.answerable(ix, matches) {
+	if !r.answerable(ix, q, matches) {
 		return fallback(req, texts), nil
 	}
-	return ix.answer(q, matches), nil
+	return r.answer(ix, req.Message, q, matches, texts), nil
 }
 
-// answerable reports whether the best match is good enough to answer from.
-func (r Retrieval) answerable(ix *Index, matches []match) bool {
+// answerable reports whether the best match is good enough to answer q from.
+func (r Retrieval) answerable(ix *Index, q query, matches []match) bool {
 	if len(matches) == 0 || !matches[0].wordMatched {
 		return false
 	}
@@ -67,7 +69,51 @@ func (r Retrieval) answerable(ix *Index, matches []match) bool {
 	if threshold <= 0 {
 		threshold = DefaultMinConfidence
 	}
-	return ix.confidence(matches[0]) >= threshold
+	about := q.allMatched() && ix.namesTitle(q, matches[0].doc)
+	return confident(ix.confidence(matches[0]), about, threshold)
+}
+
+// titleFloor is the share of the confidence threshold a match needs when the question is about its item (see
+// confident).
+const titleFloor = 0.5
+
+// confident decides whether to answer from a match of confidence conf (see confidence): when conf reaches the
+// threshold, or half of it when the question is about the match's item: it names everything the item's title
+// does, and the knowledge base has a match for each of its informative words. A paraphrase ("are x-rays safe"
+// for "X-rays", "how much is it to park overnight" for "Parking") brings words of its own that the item lacks,
+// which lower its confidence as much as an off-topic question's; but naming the whole title says the question
+// is about the item's subject, which an off-topic question that merely shares a word with the knowledge base
+// seldom does. A word the base has nothing for, not even a near neighbour ("can my horse clock in?"), says it
+// may be about something else.
+func confident(conf float64, about bool, threshold float64) bool {
+	return conf >= threshold || (about && conf >= titleFloor*threshold)
+}
+
+// allMatched reports whether every informative word of q matches some index term.
+func (q query) allMatched() bool {
+	return !slices.ContainsFunc(q.terms, func(qt queryTerm) bool { return qt.idf > 0 && len(qt.alts) == 0 })
+}
+
+// minTitleShare is the least share of an exact match through which a query word names a title word: a typo, a
+// longer form or a synonym does, a word merely of the same topic does not.
+const minTitleShare = 0.5
+
+// namesTitle reports whether q names every informative word of the title of document d, by the word itself or
+// one of its close matches (minTitleShare).
+func (ix *Index) namesTitle(q query, d int32) bool {
+	title := ix.docs[d].title
+	if len(title) == 0 {
+		return false
+	}
+	for _, id := range title {
+		named := slices.ContainsFunc(q.terms, func(qt queryTerm) bool {
+			return slices.ContainsFunc(qt.alts, func(a alt) bool { return a.id == id && a.factor >= minTitleShare })
+		})
+		if !named {
+			return false
+		}
+	}
+	return true
 }
 
 // confidence says, from 0 to 1, how sure we are that a match answers the query. Raw BM25 scores grow with the
@@ -101,23 +147,80 @@ func fallback(req Request, texts localeTexts) Reply {
 }
 
 // answer composes the reply from the best match's most relevant sentences and cites the matches close to it.
-func (ix *Index) answer(q query, matches []match) Reply {
+// When the message asks two things ("can I bring my dog, and is breakfast included?") and another item answers
+// the second on its own, the reply quotes that item as well and says so.
+func (r Retrieval) answer(ix *Index, message string, q query, matches []match, texts localeTexts) Reply {
 	top := matches[0]
 	used := ix.bestSentences(top.doc, q)
 	text := strings.Join(used, " ")
 	sources := []Source{ix.source(top, text)}
+	cited := []int32{ix.docs[top.doc].item}
+	if part, pq, ok := r.otherPart(ix, message, ix.docs[top.doc].item); ok {
+		quote := strings.Join(ix.bestSentences(part.doc, pq), " ")
+		text += "\n\n" + fmt.Sprintf(texts.otherPart, ix.items[ix.docs[part.doc].item].Title) + " " + quote
+		sources = append(sources, ix.source(part, quote))
+		cited = append(cited, ix.docs[part.doc].item)
+	}
 	for _, m := range matches[1:] {
 		if len(sources) == maxSources || m.score < closeScore*top.score {
 			break
 		}
-		sources = append(sources, ix.source(m, strings.Join(ix.bestSentences(m.doc, q)[:1], " ")))
+		if !slices.Contains(cited, ix.docs[m.doc].item) {
+			sources = append(sources, ix.source(m, strings.Join(ix.bestSentences(m.doc, q)[:1], " ")))
+		}
 	}
 	return Reply{Text: text, Sources: sources, Kind: KindAnswer, Answered: true}
 }
 
+// otherPart finds a part of message that another item than number item answers on its own: the message is split
+// into clauses, and the first clause whose best match is another item, confidently, is the other part. It
+// returns the match and the clause's query.
+func (r Retrieval) otherPart(ix *Index, message string, item int32) (match, query, bool) {
+	clauses := splitClauses(message)
+	if len(clauses) < 2 {
+		return match{}, query{}, false
+	}
+	for _, c := range clauses {
+		q := ix.parseQuery(c)
+		m := ix.rank(q, 1)
+		if len(m) > 0 && ix.docs[m[0].doc].item != item && r.answerable(ix, q, m) {
+			return m[0], q, true
+		}
+	}
+	return match{}, query{}, false
+}
+
+// minClauseWords is the fewest words a clause needs to be asked on its own: "sleeping bag and tent" is one
+// question, "can I bring my dog and is breakfast included" two.
+const minClauseWords = 3
+
+// clauseBreaks are the words that may join two questions in one message.
+var clauseBreaks = []string{"and", "also", "plus"}
+
+// splitClauses splits a message into the questions it asks: at sentence ends, and at a joining word when both
+// sides have at least minClauseWords words. A message that asks one thing is one clause.
+func splitClauses(message string) []string {
+	var out []string
+	for _, sentence := range strings.FieldsFunc(message, func(r rune) bool { return strings.ContainsRune("?!;.\n", r) }) {
+		words := strings.Fields(sentence)
+		start := 0
+		for i, w := range words {
+			w = strings.ToLower(strings.Trim(w, ",:"))
+			if slices.Contains(clauseBreaks, w) && i-start >= minClauseWords && len(words)-i-1 >= minClauseWords {
+				out = append(out, strings.TrimRight(strings.Join(words[start:i], " "), ",:"))
+				start = i + 1
+			}
+		}
+		if start < len(words) {
+			out = append(out, strings.Join(words[start:], " "))
+		}
+	}
+	return out
+}
+
 // source describes a matched item as a citation.
 func (ix *Index) source(m match, snippet string) Source {
-	it := ix.items[m.doc]
+	it := ix.items[ix.docs[m.doc].item]
 	return Source{KnowledgeID: it.ID, Title: it.Title, URL: it.URL, Snippet: snippet, Score: m.score}
 }
 
@@ -127,7 +230,7 @@ func (ix *Index) source(m match, snippet string) Source {
 func (ix *Index) bestSentences(d int32, q query) []string {
 	sentences := ix.docs[d].sentences
 	if len(sentences) == 0 {
-		return []string{ix.items[d].Title}
+		return []string{ix.items[ix.docs[d].item].Title}
 	}
 	scores := make([]float64, len(sentences))
 	order := make([]int, len(sentences))

@@ -3,6 +3,8 @@ package assistant
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -173,7 +175,7 @@ func TestLocaleTexts(t *testing.T) {
 		}
 	}
 	for lang, texts := range builtinTexts {
-		if texts.greeting == "" || texts.thanks == "" || texts.fallback == "" {
+		if texts.greeting == "" || texts.thanks == "" || texts.fallback == "" || !strings.Contains(texts.otherPart, "%s") {
 			t.Errorf("%s: missing text: %+v", lang, texts)
 		}
 	}
@@ -320,6 +322,150 @@ func TestIsFollowUp(t *testing.T) {
 	} {
 		if got := isFollowUp(msg); got != want {
 			t.Errorf("isFollowUp(%q) = %v", msg, got)
+		}
+	}
+}
+
+func TestSplitClauses(t *testing.T) {
+	tests := []struct {
+		message string
+		want    []string
+	}{
+		{"is breakfast included", []string{"is breakfast included"}},
+		{"do you rent a sleeping bag and tent", []string{"do you rent a sleeping bag and tent"}}, // one thing asked
+		{"can I bring my dog and is breakfast included?", []string{"can I bring my dog", "is breakfast included"}},
+		{"Where do I park? Is it free", []string{"Where do I park", "Is it free"}},
+		{"can I check in early, also do you have a lift", []string{"can I check in early", "do you have a lift"}},
+		{"", nil},
+	}
+	for _, tt := range tests {
+		if got := splitClauses(tt.message); !slices.Equal(got, tt.want) {
+			t.Errorf("splitClauses(%q) = %q, want %q", tt.message, got, tt.want)
+		}
+	}
+}
+
+// A message asking two things that two items answer gets both, and the reply says so; one asking one thing
+// quotes one item.
+func TestAnswerTwoParts(t *testing.T) {
+	ix := NewIndex([]Item{
+		{ID: "pets", Title: "Pets", Content: "Dogs are welcome in our ground-floor rooms for 15 a night."},
+		{ID: "breakfast", Title: "Breakfast", Content: "Breakfast is included in every rate and served from 7 to 10."},
+		{ID: "parking", Title: "Parking", Content: "Our car park behind the hotel costs 12 a night."},
+	})
+	for _, locale := range []string{"en", "de"} {
+		reply := respond(t, Request{Message: "can I bring my dog and is breakfast included?", Index: ix, Locale: locale})
+		other := fmt.Sprintf(textsFor(locale).otherPart, "Pets")
+		if reply.Kind != KindAnswer || !strings.HasPrefix(reply.Text, "Breakfast is included") ||
+			!strings.Contains(reply.Text, other+" Dogs are welcome") {
+			t.Errorf("%s: Text = %q, want both items, the second after %q", locale, reply.Text, other)
+		}
+		if len(reply.Sources) != 2 || reply.Sources[0].KnowledgeID != "breakfast" || reply.Sources[1].KnowledgeID != "pets" {
+			t.Errorf("%s: Sources = %+v, want breakfast then pets", locale, reply.Sources)
+		}
+	}
+	for _, msg := range []string{"is breakfast included", "can I bring my dog and also my cat"} {
+		reply := respond(t, Request{Message: msg, Index: ix})
+		if strings.Contains(reply.Text, "other part") {
+			t.Errorf("%q: Text = %q, want one item quoted", msg, reply.Text)
+		}
+	}
+}
+
+func TestConfident(t *testing.T) {
+	tests := []struct {
+		conf  float64
+		about bool
+		want  bool
+	}{
+		{0.5, false, true},
+		{0.9, false, true},
+		{0.49, false, false},
+		{0.3, false, false},
+		{0.3, true, true},   // a paraphrase of the whole title
+		{0.25, true, true},  // half the threshold is enough then
+		{0.24, true, false}, // but not less
+		{0, true, false},
+	}
+	for _, tt := range tests {
+		if got := confident(tt.conf, tt.about, 0.5); got != tt.want {
+			t.Errorf("confident(%v, %v, 0.5) = %v, want %v", tt.conf, tt.about, got, tt.want)
+		}
+	}
+}
+
+func TestNamesTitle(t *testing.T) {
+	ix := NewIndex([]Item{
+		{ID: "parking", Title: "Parking", Content: "Guests park in the garage under the hotel for 20 euros a night."},
+		{ID: "rooms", Title: "Room types and air conditioning", Content: "Every room has a desk and a safe."},
+		{ID: "breakfast", Title: "Breakfast", Content: "Breakfast is served in the restaurant from 7 to 10."},
+		{ID: "empty", Title: "The", Content: "Nothing in the title is informative."},
+	})
+	doc := func(id string) int32 {
+		for d, dc := range ix.docs {
+			if ix.items[dc.item].ID == id {
+				return int32(d)
+			}
+		}
+		t.Fatalf("no item %q", id)
+		return -1
+	}
+	tests := []struct {
+		question, item string
+		want           bool
+	}{
+		{"how much is it to park overnight", "parking", true},
+		{"brekfast hours", "breakfast", true}, // a typo names the word too
+		{"do the rooms have air con", "rooms", false},
+		{"do the rooms have air conditioning, what types are there", "rooms", true},
+		{"where is the garage", "parking", false},
+		{"is the title informative", "empty", false},
+	}
+	for _, tt := range tests {
+		if got := ix.namesTitle(ix.parseQuery(tt.question), doc(tt.item)); got != tt.want {
+			t.Errorf("namesTitle(%q, %s) = %v, want %v", tt.question, tt.item, got, tt.want)
+		}
+	}
+}
+
+func TestAllMatched(t *testing.T) {
+	ix := NewIndex(meaningItems)
+	tests := []struct {
+		question string
+		want     bool
+	}{
+		{"clock in", true},
+		{"how do workers clock in", true}, // "workers" is near "employees"
+		{"clockin in", true},              // a typo of an indexed word
+		{"can my horse clock in too", false},
+		{"even so, clock in", true}, // "even" and "so" are not informative
+	}
+	for _, tt := range tests {
+		if got := ix.parseQuery(tt.question).allMatched(); got != tt.want {
+			t.Errorf("allMatched(%q) = %v, want %v", tt.question, got, tt.want)
+		}
+	}
+}
+
+// A paraphrase that names the whole title of an item is answered although its own words lower the confidence
+// below the threshold; an off-topic question sharing a word with the knowledge base is still declined.
+func TestParaphraseOfTitleIsAnswered(t *testing.T) {
+	ix := NewIndex(baseItems(t, "hotel"))
+	tests := []struct {
+		question, want string // "" for a decline
+	}{
+		{"how much is it to park overnight", "parking"},
+		{"can I bring my horse", ""},
+		{"is there a ski room to store skis", ""},
+	}
+	for _, tt := range tests {
+		reply := respond(t, Request{Message: tt.question, Index: ix})
+		got := ""
+		if reply.Answered {
+			got = reply.Sources[0].KnowledgeID
+		}
+		if got != tt.want {
+			t.Errorf("%q: answered from %q, want %q", tt.question, got, tt.want)
 		}
 	}
 }

@@ -69,7 +69,7 @@ func (ix *Index) estimateSize() int64 {
 	for w := range c.words {
 		n += alloc(int64(len(w)))
 	}
-	n += alloc(int64(cap(ix.alphabet)) * 4)
+	n += alloc(int64(cap(ix.alphabet))*4) + alloc(int64(cap(ix.termRows))*4)
 	n += alloc(int64(cap(ix.pairKeys))*8) + alloc(int64(cap(ix.pairAt))*4) + alloc(int64(cap(ix.pairDocs))*4)
 	return n
 }

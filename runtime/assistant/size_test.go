@@ -20,6 +20,10 @@ func TestSizeMatchesHeapGrowth(t *testing.T) {
 		{items: 500, chars: 2000},
 		{items: 100, chars: 20000}, // 2,000,000 characters: the default knowledgeCharacters
 	}
+	// The word tables are decoded once per process, not per index: decode them before measuring.
+	vectors()
+	zipfs()
+	irregularLemmas()
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%dx%d", tt.items, tt.chars), func(t *testing.T) {
 			before := heapInUse()

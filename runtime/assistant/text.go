@@ -1,6 +1,7 @@
 package assistant
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -9,7 +10,8 @@ import (
 )
 
 // tokenize splits text into lower-case words made of Unicode letters and digits. Apostrophes inside a word are
-// dropped ("isn't" becomes "isnt"); a currency sign becomes its name ("$75" is "dollar", "75"); every other
+// dropped ("isn't" becomes "isnt", "O'Neil" "oneil"), except that a clitic after one is ("we'd" is "we", not the
+// "wed" of "wedding"; "shop's" is "shop"); a currency sign becomes its name ("$75" is "dollar", "75"); every other
 // character separates words. A word written in lower case in text is a part of text, not a copy.
 func tokenize(text string) []string { return appendTokens(nil, text) }
 
@@ -37,8 +39,11 @@ func appendTokens(words []string, text string) []string {
 			copied = true
 		}
 	}
+	skip := 0 // text before skip is a clitic to leave out
 	for i, r := range text {
 		switch {
+		case i < skip:
+			continue
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
 			if start < 0 {
 				start = i
@@ -51,7 +56,13 @@ func appendTokens(words []string, text string) []string {
 				b = utf8.AppendRune(b, lower)
 			}
 		case isApostrophe(r) && start >= 0 && nextIsLetter(text[i+utf8.RuneLen(r):]):
-			// Part of a contraction or possessive: skip it and keep the word together.
+			after := i + utf8.RuneLen(r)
+			if n := cliticLen(text[after:]); n > 0 {
+				flush(i)
+				skip = after + n
+				continue
+			}
+			// Part of a contraction or a name: skip it and keep the word together.
 			copyWord(i)
 		default:
 			flush(i)
@@ -62,6 +73,82 @@ func appendTokens(words []string, text string) []string {
 	}
 	flush(len(text))
 	return words
+}
+
+// maxCompoundParts is the most words a compound joins: longer runs of hyphenated words are phrases
+// ("out-of-hours-only-please"), not spellings of one word.
+const maxCompoundParts = 3
+
+// appendCompounds appends to out the compounds of text, lower case: two or three words of letters joined by
+// hyphens or slashes, written as one word ("X-rays" is "xrays", "wi-fi" "wifi"). Writers spell such words joined,
+// hyphenated or apart ("check-out", "checkout"), so the index also keeps the joined form. A run with a digit
+// ("24-hour") is no compound.
+func appendCompounds(out []string, text string) []string {
+	if !hasJoiner(text) {
+		return out // the common case, without scanning
+	}
+	var b []byte
+	parts := 0           // words in the current run
+	inWord := false      // the last rune was a letter or digit
+	afterJoiner := false // the last rune was a joiner that followed a word
+	digit := false       // the current run has a digit
+	flush := func() {
+		if parts >= 2 && parts <= maxCompoundParts && !digit {
+			out = append(out, string(b))
+		}
+		b, parts, digit = b[:0], 0, false
+	}
+	for _, r := range text {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			if !inWord {
+				if !afterJoiner {
+					flush()
+				}
+				parts++
+				inWord, afterJoiner = true, false
+			}
+			digit = digit || unicode.IsDigit(r)
+			b = utf8.AppendRune(b, unicode.ToLower(r))
+		case isJoiner(r) && inWord:
+			inWord, afterJoiner = false, true
+		default:
+			flush()
+			inWord, afterJoiner = false, false
+		}
+	}
+	flush()
+	return out
+}
+
+// hasJoiner reports whether text has a rune isJoiner reports. Searching for each byte sequence is several times
+// faster than strings.ContainsAny with runes beyond ASCII, which decodes text rune by rune.
+func hasJoiner(text string) bool {
+	return strings.IndexByte(text, '-') >= 0 || strings.IndexByte(text, '/') >= 0 ||
+		strings.Contains(text, "\u2010") || strings.Contains(text, "\u2011")
+}
+
+// isJoiner reports whether r joins the words of a compound: a hyphen or a slash.
+func isJoiner(r rune) bool {
+	return r == '-' || r == '/' || r == '\u2010' || r == '\u2011'
+}
+
+// clitics are the endings English attaches to a word with an apostrophe that are words of their own ("we'd",
+// "they're", "I'm") or a possessive ("shop's").
+var clitics = []string{"s", "d", "ll", "re", "ve", "m"}
+
+// cliticLen returns the length of the clitic s starts with, if its first word is one, and 0 otherwise.
+func cliticLen(s string) int {
+	end := strings.IndexFunc(s, func(r rune) bool { return !unicode.IsLetter(r) })
+	if end < 0 {
+		end = len(s)
+	}
+	for _, c := range clitics {
+		if strings.EqualFold(s[:end], c) {
+			return end
+		}
+	}
+	return 0
 }
 
 // nextIsLetter reports whether s starts with a letter.
@@ -96,6 +183,16 @@ type term struct {
 	word string
 	stem string
 	id   int32
+	// joins holds, for a query word, the words it forms with a neighbour written as one ("log in" as "login";
+	// see queryTerms).
+	joins []join
+}
+
+// join is an indexed word that a query word forms with a neighbour, with the share of the word's BM25 weight
+// the query word earns: all of it, or half when the neighbour is informative too and earns the other half.
+type join struct {
+	id    int32
+	share float64
 }
 
 // stemCache is the vocabulary of an index in its language: the stem of each indexed word, as a term ID, and the
@@ -106,8 +203,10 @@ type stemCache struct {
 	// words maps each indexed word to the term ID of its stem.
 	words map[string]int32
 	// ids maps each stem to its term ID, and stems each term ID to its stem.
-	ids      map[string]int32
-	stems    []string
+	ids   map[string]int32
+	stems []string
+	// sorted lists the stems in order, for prefix matching; the index shares it.
+	sorted   []string
 	writable bool
 }
 
@@ -149,12 +248,73 @@ func (c *stemCache) stem(word string) (string, int32) {
 
 // queryTerms is terms for a visitor's question: common English shopper idioms are first rewritten into the words
 // help pages use.
+//
+// Two neighbouring words the index has written as one ("log in" for "login", "x ray" for the "x-rays" indexed as
+// "xrays") give each of them that word as a further match (joins); so does a hyphenated one, which tokenizing
+// splits. The joined word is worth its own weight, not the part's: it matches more of the question than the
+// part does alone, and its weight is shared between the parts so that it counts once.
 func (c *stemCache) queryTerms(text string) []term {
 	words := tokenize(text)
 	if c.language().english {
 		words = rewriteIdioms(words)
 	}
-	return c.informative(words)
+	out := make([]term, 0, len(words))
+	next := int32(-1) // the join of words[i] and words[i+1]
+	for i := range words {
+		prev := next
+		next = c.joined(words, i)
+		n := len(out)
+		out = c.appendInformative(out, words[i:i+1])
+		for at, id := range [2]int32{prev, next} {
+			at += i - 1 // the first of the two words joined
+			if id < 0 {
+				continue
+			}
+			share := 1.0
+			if c.language().informative(words[at]) && c.language().informative(words[at+1]) {
+				share = 0.5
+			}
+			for j := n; j < len(out); j++ {
+				out[j].joins = append(out[j].joins, join{id: id, share: share})
+			}
+		}
+	}
+	return out
+}
+
+// joined returns the term ID of words[i] and words[i+1] written as one word, or -1 when there are no such words,
+// either is not a compound part (compoundPart) or the index lacks the joined word. Stemming is the costly part,
+// so the joined word is only stemmed when some indexed stem starts with the first word and the second's first
+// letter, as its stem would.
+func (c *stemCache) joined(words []string, i int) int32 {
+	if c == nil || i+1 >= len(words) || !c.compoundPart(words[i]) || !c.compoundPart(words[i+1]) {
+		return -1
+	}
+	w := words[i] + words[i+1]
+	if id, ok := c.words[w]; ok {
+		return id
+	}
+	_, first := utf8.DecodeRuneInString(words[i+1])
+	prefix := w[:len(words[i])+first]
+	if at, _ := slices.BinarySearch(c.sorted, prefix); at == len(c.sorted) || !strings.HasPrefix(c.sorted[at], prefix) {
+		return -1
+	}
+	_, id := c.stem(w)
+	return id
+}
+
+// compoundPart reports whether w may be a part of a compound written apart: a word of letters, and at least two
+// of them unless it is no stop word ("x ray", but not "a way" for "away").
+func (c *stemCache) compoundPart(w string) bool {
+	for _, r := range w {
+		if !unicode.IsLetter(r) {
+			return false
+		}
+	}
+	if utf8.RuneCountInString(w) >= 2 {
+		return true
+	}
+	return c.language().informative(w)
 }
 
 // informative returns the informative words of a list of words, in order, with their stems; stop words are left
@@ -212,6 +372,57 @@ func splitSentences(text string) []string {
 	}
 	flush(len(text))
 	return out
+}
+
+// An item whose content is longer than maxItemChars, a few paragraphs, is indexed as passages of about
+// passageChars: BM25 would otherwise weigh a word the long item uses once as little as its length makes it, and
+// the answer quotes the passage that matches.
+const (
+	maxItemChars = 1500
+	passageChars = 800
+)
+
+// splitPassages splits an item's content into passages, parts of text: text itself when it is at most
+// maxItemChars long, else runs of whole sentences of up to passageChars (a longer sentence is a passage alone),
+// ended at the end of a paragraph when one ends past half that.
+func splitPassages(text string) []string { return appendPassages(nil, text) }
+
+// appendPassages appends the passages of text, as splitPassages splits it, to out.
+func appendPassages(out []string, text string) []string {
+	if len(text) <= maxItemChars {
+		return append(out, text)
+	}
+	start, end, pos := -1, 0, 0
+	for _, s := range splitSentences(text) {
+		at := pos + strings.Index(text[pos:], s) // sentences are parts of text, in order
+		pos = at + len(s)
+		if start >= 0 && pos-start > passageChars {
+			out = append(out, text[start:end])
+			start = -1
+		}
+		if start < 0 {
+			start = at
+		}
+		end = pos
+		if paragraphEnds(text[end:]) && end-start >= passageChars/2 {
+			out = append(out, text[start:end])
+			start = -1
+		}
+	}
+	if start >= 0 {
+		out = append(out, text[start:end])
+	}
+	return out
+}
+
+// paragraphEnds reports whether rest, the text after a sentence, starts with a blank line.
+func paragraphEnds(rest string) bool {
+	first, after, ok := strings.Cut(rest, "\n")
+	if !ok || strings.TrimSpace(first) != "" {
+		return false
+	}
+	line, _, _ := strings.Cut(after, "\n")
+	return strings.TrimSpace(line) == ""
 }
 
 // nextNonSpace returns the first rune of s that is not white space, or 0.

@@ -1,0 +1,89 @@
+package assistant
+
+import "slices"
+
+// Matching by meaning: a question word no item contains, nor a typo or a longer form of it, is matched to the
+// indexed words nearest to it in meaning by the cosine similarity of their word vectors ("voucher" to "coupon",
+// "employees" to "staff"). Such a match is worth a share of an exact one that grows with the similarity, both in
+// the item's score and in how much of the question the item explains, which the decision to decline rests on: a
+// paraphrase is explained in part by the knowledge base's own words, a question about something else is not.
+const (
+	// unrelatedSimilarity is the cosine at which a word's share of an exact match falls to 0: GloVe puts words
+	// merely of one topic ("tooth" and "dentist", "weather" and "rain") about as near.
+	unrelatedSimilarity = 0.5
+	// minSimilarity is the lowest cosine at which an indexed word counts as near in meaning, worth a fifth of
+	// an exact match; nearer words are worth more.
+	minSimilarity = 0.6
+	// maxNeighbours is the most indexed terms a question word is matched to by meaning.
+	maxNeighbours = 3
+)
+
+// meaningShare is the share of an exact match a word at a similarity is worth: from 0 at unrelatedSimilarity
+// up to 1 for the same meaning.
+func meaningShare(similarity float64) float64 {
+	return max(0, (similarity-unrelatedSimilarity)/(1-unrelatedSimilarity))
+}
+
+// neighbour is an indexed term near a word in meaning.
+type neighbour struct {
+	id         int32
+	similarity float64
+}
+
+// termVectors returns, for each term of the vocabulary, the row of its vector in vecs, or -1: the row of the
+// commonest of its indexed words and its stem that the table has. A term with one of the commonest words of
+// English ("even", "well", "thing") gets -1: such words are near many others and say nothing about what a
+// question is about, so they are nobody's neighbours.
+func termVectors(c *stemCache, vecs *wordVectors) []int32 {
+	rows := make([]int32, len(c.stems))
+	for id, s := range c.stems {
+		rows[id] = -1
+		if r, ok := vecs.rows[s]; ok {
+			rows[id] = r
+		}
+	}
+	for w, id := range c.words {
+		// The table lists words most frequent first, so the lowest row is the commonest form.
+		if r, ok := vecs.rows[w]; ok && (rows[id] < 0 || r < rows[id]) {
+			rows[id] = r
+		}
+	}
+	for w, id := range c.words {
+		if generalRarity(w) == 0 {
+			rows[id] = -1
+		}
+	}
+	return rows
+}
+
+// neighbours returns the indexed terms nearest to word in meaning, with a similarity of at least minSimilarity,
+// most similar first, at most maxNeighbours. One of the commonest words of English has none.
+func (ix *Index) neighbours(word string) []neighbour {
+	if ix.termRows == nil || generalRarity(word) == 0 {
+		return nil
+	}
+	vecs := vectors()
+	row, ok := vecs.row(word)
+	if !ok {
+		return nil
+	}
+	var out []neighbour
+	for id, r := range ix.termRows {
+		if r < 0 {
+			continue
+		}
+		s := vecs.cosine(row, r)
+		if s < minSimilarity || (len(out) == maxNeighbours && s <= out[len(out)-1].similarity) {
+			continue
+		}
+		i := len(out)
+		for i > 0 && s > out[i-1].similarity {
+			i--
+		}
+		out = slices.Insert(out, i, neighbour{id: int32(id), similarity: s})
+		if len(out) > maxNeighbours {
+			out = out[:maxNeighbours]
+		}
+	}
+	return out
+}

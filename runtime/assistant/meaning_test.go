@@ -1,0 +1,154 @@
+package assistant
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+)
+
+// Words alike in meaning are nearer than unrelated ones, and the table finds a form it lacks through its stem.
+func TestWordVectorsNeighbours(t *testing.T) {
+	vecs := vectors()
+	tests := []struct {
+		word, near string
+		far        []string
+	}{
+		{"close", "closing", []string{"banana", "voucher", "dentist"}},
+		{"close", "shut", []string{"banana", "voucher", "invoice"}},
+		{"voucher", "coupon", []string{"banana", "tent", "dentist"}},
+		{"workers", "employees", []string{"tent", "banana", "breakfast"}},
+		{"physician", "doctor", []string{"invoice", "parking", "tent"}},
+		{"purchase", "buy", []string{"dentist", "weather", "banana"}},
+	}
+	for _, tt := range tests {
+		near, ok := vecs.similarity(tt.word, tt.near)
+		if !ok {
+			t.Fatalf("similarity(%q, %q): a word is missing from the table", tt.word, tt.near)
+		}
+		for _, far := range tt.far {
+			if s, ok := vecs.similarity(tt.word, far); !ok || s >= near {
+				t.Errorf("similarity(%q, %q) = %.2f, want below similarity(%q, %q) = %.2f", tt.word, far, s, tt.word,
+					tt.near, near)
+			}
+		}
+	}
+	if s, ok := vecs.similarity("refundable", "refund"); !ok || s < 0.99 {
+		t.Errorf("similarity(refundable, refund) = %.2f, %v; want the stem's own vector", s, ok)
+	}
+	if _, ok := vecs.similarity("qwxzzy", "refund"); ok {
+		t.Error("similarity of a word the table lacks: want false")
+	}
+}
+
+func TestParseWordVectors(t *testing.T) {
+	// Two words of four dimensions: "a" is (1, -1, 7, 0), "b" is (2, -2, 14, 0)/2 rounded, the same direction.
+	good := "parley-wordvec 1 2 4\na\nb\n" + string([]byte{0xF1, 0x07, 0xF1, 0x07})
+	v, err := parseWordVectors(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := v.similarity("a", "b"); !ok || math.Abs(s-1) > 1e-6 {
+		t.Errorf("similarity(a, b) = %v, %v; want 1", s, ok)
+	}
+	for name, table := range map[string]string{
+		"no header":     "",
+		"bad header":    "wordvec 2 4\na\nb\n",
+		"odd dims":      "parley-wordvec 1 1 3\na\n12",
+		"missing words": "parley-wordvec 1 3 4\na\nb\n",
+		"short vectors": "parley-wordvec 1 2 4\na\nb\n\x01\x02\x03",
+	} {
+		if _, err := parseWordVectors(table); err == nil {
+			t.Errorf("%s: want an error", name)
+		}
+	}
+}
+
+func TestMeaningShare(t *testing.T) {
+	tests := []struct{ similarity, want float64 }{
+		{1, 1},
+		{0.75, 0.5},
+		{unrelatedSimilarity, 0},
+		{minSimilarity, 0.2},
+		{0.3, 0},
+		{-0.2, 0},
+	}
+	for _, tt := range tests {
+		if got := meaningShare(tt.similarity); math.Abs(got-tt.want) > 1e-9 {
+			t.Errorf("meaningShare(%v) = %v, want %v", tt.similarity, got, tt.want)
+		}
+	}
+}
+
+// meaningItems is a small knowledge base for the matching by meaning.
+var meaningItems = []Item{
+	{ID: "clocking", Title: "Clocking in", Content: "Employees record the start of their shift on the tablet at the entrance."},
+	{ID: "payslips", Title: "Payslips", Content: "Payslips are emailed on the last Friday of the month."},
+	{ID: "holidays", Title: "Holiday requests", Content: "Request annual leave in the app at least two weeks ahead."},
+}
+
+// A question word the base lacks but whose near neighbour it has is matched to the neighbour, for a share, and
+// is not counted as unknown; one with no neighbour in the base is.
+func TestNeighbourIsNotUnknown(t *testing.T) {
+	ix := NewIndex(meaningItems)
+	employees, ok := ix.stemID(stem("employees"))
+	if !ok {
+		t.Fatal("the index lacks employees")
+	}
+	q := ix.parseQuery("workers")
+	if len(q.terms) != 1 {
+		t.Fatalf("parseQuery(workers) = %+v, want one term", q)
+	}
+	var share float64
+	for _, a := range q.terms[0].alts {
+		if a.id == employees {
+			share = a.factor
+		}
+	}
+	if share <= 0 || share >= 1 {
+		t.Errorf("workers matches employees for a share of %v, want between 0 and 1", share)
+	}
+	m := ix.rank(q, 1)
+	if len(m) == 0 || ix.items[m[0].doc].ID != "clocking" || m[0].covered <= 0 {
+		t.Errorf("rank(workers) = %+v, want clocking, with the word partly explained", m)
+	}
+	if q := ix.parseQuery("tattoo"); len(q.terms) != 1 || len(q.terms[0].alts) != 0 {
+		t.Errorf("parseQuery(tattoo) = %+v, want one term with no match", q)
+	}
+}
+
+// The decline rule: a question whose informative word the base explains through a near neighbour is answered;
+// one about what the base has nothing near to is declined, though it shares the same small words.
+func TestDeclineByMeaning(t *testing.T) {
+	ix := NewIndex(meaningItems)
+	r := Retrieval{}
+	for q, want := range map[string]string{
+		"how do workers clock in":   "clocking", // declined if "workers" counted as unknown
+		"where do I get a tattoo":   "",
+		"do you sell bicycles":      "",
+		"can my horse clock in too": "",
+	} {
+		reply, err := r.Respond(context.Background(), Request{Message: q, Index: ix})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		if reply.Kind == KindAnswer {
+			got = reply.Sources[0].KnowledgeID
+		}
+		if got != want {
+			t.Errorf("Respond(%q) = %s %q, want %q", q, reply.Kind, got, want)
+		}
+	}
+}
+
+// Without vectors, as for a German index, no word is matched by meaning.
+func TestNoNeighboursInGerman(t *testing.T) {
+	ix := NewIndexForLocale([]Item{{ID: "a", Title: "Mitarbeiter", Content: "Mitarbeiter stempeln am Eingang."}}, "de")
+	if n := ix.neighbours("arbeiter"); n != nil || ix.termRows != nil {
+		t.Errorf("German index: neighbours = %v, termRows = %v; want none", n, ix.termRows)
+	}
+	if strings.TrimSpace(wordvecTable) == "" {
+		t.Error("the embedded table is empty")
+	}
+}

@@ -1,0 +1,136 @@
+package assistant
+
+import (
+	_ "embed"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+)
+
+// wordvecTable is lexicon/wordvec.bin: GloVe vectors of the commonest English words, quantised to 4 bits a
+// component (see hack/wordvec for the format).
+//
+//go:embed lexicon/wordvec.bin
+var wordvecTable string
+
+// wordVectors are word vectors: words used in like contexts have vectors pointing in like directions, so the
+// cosine of two words' vectors says how close they are in meaning ("voucher" and "coupon", "shut" and "close").
+type wordVectors struct {
+	// rows maps each word to its vector's row.
+	rows map[string]int32
+	// width is the bytes of a vector, two components each.
+	width int
+	// data holds the vectors, row after row; it is the embedded table, not a copy.
+	data string
+	// inverse holds the inverse of each vector's length.
+	inverse []float32
+	// products holds, for each two bytes a and b of vectors, the dot product of their two components, at
+	// a<<8|b, so that a dot product takes one look-up a byte.
+	products *[1 << 16]int8
+}
+
+// vectors decodes wordvecTable once, when a knowledge base is first indexed; the table is generated and
+// embedded, so a malformed one is a build defect.
+var vectors = sync.OnceValue(func() *wordVectors {
+	v, err := parseWordVectors(wordvecTable)
+	if err != nil {
+		panic("assistant: lexicon/wordvec.bin: " + err.Error())
+	}
+	return v
+})
+
+// parseWordVectors decodes a table written by hack/wordvec.
+func parseWordVectors(table string) (*wordVectors, error) {
+	header, rest, ok := strings.Cut(table, "\n")
+	if !ok {
+		return nil, fmt.Errorf("no header")
+	}
+	var count, dims int
+	if _, err := fmt.Sscanf(header, "parley-wordvec 1 %d %d", &count, &dims); err != nil {
+		return nil, fmt.Errorf("header %q: %w", header, err)
+	}
+	if dims%2 != 0 {
+		return nil, fmt.Errorf("%d dimensions, want an even number", dims)
+	}
+	v := &wordVectors{rows: make(map[string]int32, count), width: dims / 2, inverse: make([]float32, count)}
+	for i := range count {
+		w, after, ok := strings.Cut(rest, "\n")
+		if !ok {
+			return nil, fmt.Errorf("%d words, header says %d", i, count)
+		}
+		v.rows[w] = int32(i)
+		rest = after
+	}
+	if len(rest) != count*v.width {
+		return nil, fmt.Errorf("%d bytes of vectors, want %d", len(rest), count*v.width)
+	}
+	v.data = rest
+	v.products = new([1 << 16]int8)
+	for a := range 256 {
+		for b := range 256 {
+			v.products[a<<8|b] = int8(nibble(a)*nibble(b) + nibble(a>>4)*nibble(b>>4)) //nolint:gosec // at most 98
+		}
+	}
+	for i := range count {
+		x := v.vector(int32(i))
+		if sum := v.dot(x, x); sum > 0 {
+			v.inverse[i] = float32(1 / math.Sqrt(float64(sum)))
+		}
+	}
+	return v, nil
+}
+
+// nibble returns the component in the low four bits of b, a two's complement integer from -8 to 7.
+func nibble(b int) int {
+	return int(int8(b<<4)) >> 4 //nolint:gosec // the cast keeps the low byte, whose sign is the nibble's
+}
+
+// dot returns the dot product of two vectors.
+func (v *wordVectors) dot(x, y string) int {
+	sum := 0
+	y = y[:len(x)]
+	for i := range len(x) {
+		sum += int(v.products[uint16(x[i])<<8|uint16(y[i])]) // a uint16 index needs no bounds check
+	}
+	return sum
+}
+
+// vector returns the components of a row.
+func (v *wordVectors) vector(row int32) string {
+	at := int(row) * v.width
+	return v.data[at : at+v.width]
+}
+
+// row returns the row of a word's vector, trying the word, then its lemma and its stem, so that an inflection
+// the table lacks ("refundable") finds its root ("refund").
+func (v *wordVectors) row(word string) (int32, bool) {
+	if r, ok := v.rows[word]; ok {
+		return r, true
+	}
+	if l := lemma(word); l != word {
+		if r, ok := v.rows[l]; ok {
+			return r, true
+		}
+	}
+	r, ok := v.rows[stem(word)]
+	return r, ok
+}
+
+// cosine returns the cosine similarity of two rows' vectors, from -1 to 1.
+func (v *wordVectors) cosine(a, b int32) float64 {
+	return float64(v.dot(v.vector(a), v.vector(b))) * float64(v.inverse[a]) * float64(v.inverse[b])
+}
+
+// similarity returns the cosine similarity of two words, and false when the table lacks either.
+func (v *wordVectors) similarity(a, b string) (float64, bool) {
+	ra, ok := v.row(a)
+	if !ok {
+		return 0, false
+	}
+	rb, ok := v.row(b)
+	if !ok {
+		return 0, false
+	}
+	return v.cosine(ra, rb), true
+}
