@@ -28,14 +28,14 @@ const (
 	knowledgeItems = 1000
 	// fixedRate is the request rate at which latency is measured.
 	fixedRate = 2000
-	// rateConnections share fixedRate: each sends a request, waits for the answer, then pauses so that a cycle
-	// takes rateConnections/fixedRate seconds. serviceTime is the answer time the pause allows for; the measured
-	// rate is reported beside the latency.
+	// rateConnections share fixedRate: requests leave on a schedule (see pacedScript), not when an answer
+	// arrives, so a slow answer does not lower the rate; the measured rate is reported beside the latency.
 	rateConnections = 20
-	serviceTime     = time.Millisecond
-	wrkSeconds      = 10
-	wrkDuration     = "10s"
-	chatBody        = `{"message": "How long does shipping to Canada take?"}`
+	// wrkThreads is wrk's threads; each keeps its own schedule, of fixedRate/wrkThreads requests a second.
+	wrkThreads  = 2
+	wrkSeconds  = 10
+	wrkDuration = "10s"
+	chatBody    = `{"message": "How long does shipping to Canada take?"}`
 )
 
 // BenchmarkChatHTTP loads POST /api/v1/chat of `parley dev` (a 1,000-item knowledge base, a plan with a limit far
@@ -87,15 +87,15 @@ func loadChat(b *testing.B, wrk string, rt devProcess, profile func(run func()))
 	script := filepath.Join(dir, "chat.lua")
 	writeScript(b, script, 0)
 	paced := filepath.Join(dir, "paced.lua")
-	writeScript(b, paced, time.Second*rateConnections/fixedRate-serviceTime)
+	writeScript(b, paced, fixedRate/wrkThreads)
 	headers := []string{"-H", "Content-Type: application/json", "-H", "X-API-Key: " + rt.key}
 
 	b.ResetTimer()
-	runWrk(b, wrk, "-t2", "-c32", "-d2s", "-s", script, headers, rt.base+"/api/v1/chat") // warm-up
+	runWrk(b, wrk, "-t"+strconv.Itoa(wrkThreads), "-c32", "-d2s", "-s", script, headers, rt.base+"/api/v1/chat") // warm-up
 	var chat wrkResult
 	cpu0 := processCPU(b, rt.pid)
 	run := func() {
-		chat = runWrk(b, wrk, "-t2", "-c32", "-d"+wrkDuration, "--latency", "-s", script, headers, rt.base+"/api/v1/chat")
+		chat = runWrk(b, wrk, "-t"+strconv.Itoa(wrkThreads), "-c32", "-d"+wrkDuration, "--latency", "-s", script, headers, rt.base+"/api/v1/chat")
 	}
 	if profile != nil {
 		profile(run)
@@ -103,8 +103,8 @@ func loadChat(b *testing.B, wrk string, rt devProcess, profile func(run func()))
 		run()
 	}
 	cpu := processCPU(b, rt.pid) - cpu0
-	plain := runWrk(b, wrk, "-t2", "-c32", "-d"+wrkDuration, "--latency", "-s", script, headers, bare+"/chat")
-	rate := runWrk(b, wrk, "-t2", fmt.Sprintf("-c%d", rateConnections), "-d"+wrkDuration, "--latency", "-s", paced, headers, rt.base+"/api/v1/chat")
+	plain := runWrk(b, wrk, "-t"+strconv.Itoa(wrkThreads), "-c32", "-d"+wrkDuration, "--latency", "-s", script, headers, bare+"/chat")
+	rate := runWrk(b, wrk, "-t"+strconv.Itoa(wrkThreads), fmt.Sprintf("-c%d", rateConnections), "-d"+wrkDuration, "--latency", "-s", paced, headers, rt.base+"/api/v1/chat")
 	b.StopTimer()
 
 	ratio := chat.rps / plain.rps
@@ -291,16 +291,44 @@ func startBare(b *testing.B) string {
 	return "http://" + ln.Addr().String()
 }
 
-// writeScript writes a wrk script posting chatBody, waiting pause between a connection's requests.
-func writeScript(b *testing.B, path string, pause time.Duration) {
+// writeScript writes a wrk script posting chatBody: as fast as the connections allow when perThread is 0, else
+// perThread requests a second from each wrk thread.
+func writeScript(b *testing.B, path string, perThread int) {
 	script := fmt.Sprintf("wrk.method = \"POST\"\nwrk.body = %q\n", chatBody)
-	if pause > 0 {
-		script += fmt.Sprintf("function delay() return %d end\n", pause.Milliseconds())
+	if perThread > 0 {
+		script += fmt.Sprintf(pacedScript, 1000/float64(perThread))
 	}
 	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {
 		b.Fatal(err)
 	}
 }
+
+// pacedScript gives each request of a wrk thread (its Lua state, shared by the thread's connections) a slot on a
+// fixed schedule, the given milliseconds apart, and delays it until then: the rate holds whatever the answers'
+// latency, as long as a connection is free when a slot comes (wrk's own delay waits a fixed time after each
+// answer, which lowers the rate as answers slow down). wrk has no clock for scripts, so LuaJIT's FFI reads the
+// monotonic one; delays are whole milliseconds, early or late by at most half of one, so the slots keep the rate.
+const pacedScript = `
+local ffi = require("ffi")
+ffi.cdef[[
+typedef struct { long tv_sec; long tv_nsec; } parley_timespec;
+int clock_gettime(int clock, parley_timespec *ts);
+]]
+local ts = ffi.new("parley_timespec")
+local function now_ms()
+  ffi.C.clock_gettime(1, ts) -- CLOCK_MONOTONIC
+  return tonumber(ts.tv_sec) * 1000 + tonumber(ts.tv_nsec) / 1e6
+end
+local spacing, slot = %g, nil
+function delay()
+  local now = now_ms()
+  slot = slot or now
+  local wait = slot - now
+  slot = slot + spacing
+  if wait <= 0 then return 0 end
+  return math.floor(wait + 0.5)
+end
+`
 
 // wrkResult is what wrk measured.
 type wrkResult struct {
