@@ -41,11 +41,7 @@ func TestGermanKnowledgeBase(t *testing.T) {
 	}
 	for _, tt := range tests {
 		reply := respond(t, Request{Message: tt.question, Index: de, Locale: "de-DE"})
-		got := ""
-		if reply.Answered {
-			got = reply.Sources[0].KnowledgeID
-		}
-		if got != tt.want {
+		if got := answeredFrom(reply); got != tt.want {
 			t.Errorf("%q: answered from %q, want %q", tt.question, got, tt.want)
 		}
 		if !reply.Answered && reply.Text != textsFor("de").fallback {

@@ -82,11 +82,7 @@ func TestDeclineWeighsUnknownWordsByGeneralRarity(t *testing.T) {
 	}
 	for _, tt := range tests {
 		reply := respond(t, Request{Message: tt.question, Index: ix})
-		got := ""
-		if reply.Answered {
-			got = reply.Sources[0].KnowledgeID
-		}
-		if got != tt.want {
+		if got := answeredFrom(reply); got != tt.want {
 			t.Errorf("%q: answered from %q, want %q", tt.question, got, tt.want)
 		}
 	}

@@ -18,6 +18,14 @@ func respond(t *testing.T, req Request) Reply {
 	return reply
 }
 
+// answeredFrom returns the ID of the item a reply answers from, or "" when it declines.
+func answeredFrom(reply Reply) string {
+	if !reply.Answered {
+		return ""
+	}
+	return reply.Sources[0].KnowledgeID
+}
+
 func TestClassifySmallTalk(t *testing.T) {
 	tests := []struct {
 		msg  string
@@ -276,11 +284,7 @@ func TestTinyKnowledgeBase(t *testing.T) {
 	}
 	for _, tt := range tests {
 		reply := respond(t, Request{Message: tt.question, Index: tt.ix})
-		got := ""
-		if reply.Answered {
-			got = reply.Sources[0].KnowledgeID
-		}
-		if got != tt.want {
+		if got := answeredFrom(reply); got != tt.want {
 			t.Errorf("%q: answered from %q, want %q (%q)", tt.question, got, tt.want, reply.Text)
 		}
 	}
@@ -460,11 +464,7 @@ func TestParaphraseOfTitleIsAnswered(t *testing.T) {
 	}
 	for _, tt := range tests {
 		reply := respond(t, Request{Message: tt.question, Index: ix})
-		got := ""
-		if reply.Answered {
-			got = reply.Sources[0].KnowledgeID
-		}
-		if got != tt.want {
+		if got := answeredFrom(reply); got != tt.want {
 			t.Errorf("%q: answered from %q, want %q", tt.question, got, tt.want)
 		}
 	}
