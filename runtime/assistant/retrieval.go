@@ -194,8 +194,9 @@ func (r Retrieval) otherPart(ix *Index, message string, item int32) (match, quer
 // question, "can I bring my dog and is breakfast included" two.
 const minClauseWords = 3
 
-// clauseBreaks are the words that may join two questions in one message.
-var clauseBreaks = []string{"and", "also", "plus"}
+// clauseBreaks are the words that may join two questions in one message, in English and in German, the languages
+// the index stems.
+var clauseBreaks = []string{"and", "also", "plus", "und", "außerdem", "ausserdem"}
 
 // splitClauses splits a message into the questions it asks: at sentence ends, and at a joining word when both
 // sides have at least minClauseWords words. A message that asks one thing is one clause.

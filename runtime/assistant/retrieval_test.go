@@ -340,6 +340,7 @@ func TestSplitClauses(t *testing.T) {
 		{"can I bring my dog and is breakfast included?", []string{"can I bring my dog", "is breakfast included"}},
 		{"Where do I park? Is it free", []string{"Where do I park", "Is it free"}},
 		{"can I check in early, also do you have a lift", []string{"can I check in early", "do you have a lift"}},
+		{"darf mein Hund mit und ist das Frühstück inklusive", []string{"darf mein Hund mit", "ist das Frühstück inklusive"}},
 		{"", nil},
 	}
 	for _, tt := range tests {
@@ -367,6 +368,15 @@ func TestAnswerTwoParts(t *testing.T) {
 		if len(reply.Sources) != 2 || reply.Sources[0].KnowledgeID != "breakfast" || reply.Sources[1].KnowledgeID != "pets" {
 			t.Errorf("%s: Sources = %+v, want breakfast then pets", locale, reply.Sources)
 		}
+	}
+	de := NewIndexForLocale([]Item{
+		{ID: "haustiere", Title: "Haustiere", Content: "Hunde sind in unseren Zimmern im Erdgeschoss für 15 Euro pro Nacht willkommen."},
+		{ID: "fruehstueck", Title: "Frühstück", Content: "Das Frühstück ist in jedem Preis inbegriffen und wird von 7 bis 10 Uhr serviert."},
+		{ID: "parken", Title: "Parken", Content: "Unser Parkplatz hinter dem Hotel kostet 12 Euro pro Nacht."},
+	}, "de")
+	reply := respond(t, Request{Message: "Sind Hunde willkommen und ist das Frühstück inbegriffen?", Index: de, Locale: "de-DE"})
+	if other := fmt.Sprintf(textsFor("de").otherPart, "Haustiere"); len(reply.Sources) != 2 || !strings.Contains(reply.Text, other) {
+		t.Errorf("German: Text = %q, Sources = %+v, want both items, the second after %q", reply.Text, reply.Sources, other)
 	}
 	for _, msg := range []string{"is breakfast included", "can I bring my dog and also my cat"} {
 		reply := respond(t, Request{Message: msg, Index: ix})
