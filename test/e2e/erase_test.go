@@ -25,8 +25,8 @@ func TestDeletedMerchantsDataIsErased(t *testing.T) {
 	keptKey := tenant(t, "e2e-erase-kept", "e2e-erase")
 	for _, key := range []string{goneKey, keptKey} {
 		eventually(t, 30*time.Second, func() error {
-			if r := chat(t, key, "hello"); r.status != http.StatusOK {
-				return fmt.Errorf("chat answered %d: %s", r.status, r.body)
+			if r := chat(t, key, "hello"); r.Status != http.StatusOK {
+				return fmt.Errorf("chat answered %d: %s", r.Status, r.Body)
 			}
 			return nil
 		})

@@ -2,11 +2,12 @@ package e2e
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/parley-dev/parley/internal/testutil/apiclient"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -48,32 +49,10 @@ func tenant(t *testing.T, ns, plan string) (key string) {
 	return key
 }
 
-// reply is one answer of the runtime.
-type reply struct {
-	status int
-	header http.Header
-	body   string
-}
-
-func chat(t *testing.T, key, message string) reply {
+// chat sends a message in the conversation "e2e" with the API key.
+func chat(t *testing.T, key, message string) apiclient.Response {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, cluster.runtimeURL+"/api/v1/chat",
-		strings.NewReader(fmt.Sprintf(`{"message": %q, "conversation_id": "e2e"}`, message)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-API-Key", key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reply{status: resp.StatusCode, header: resp.Header, body: string(body)}
+	return apiclient.Chat(t, cluster.runtimeURL, key, fmt.Sprintf(`{"message": %q, "conversation_id": "e2e"}`, message))
 }
 
 // eventually calls f until it succeeds or the timeout passes, and returns how long that took.
@@ -106,14 +85,14 @@ func TestKeyFromSecretChatsAndIsRevoked(t *testing.T) {
 	createPlan(t, "e2e-keys", 50)
 	key := tenant(t, "e2e-keys", "e2e-keys")
 	took := eventually(t, 30*time.Second, func() error {
-		if r := chat(t, key, "hello"); r.status != http.StatusOK {
-			return fmt.Errorf("chat answered %d: %s", r.status, r.body)
+		if r := chat(t, key, "hello"); r.Status != http.StatusOK {
+			return fmt.Errorf("chat answered %d: %s", r.Status, r.Body)
 		}
 		return nil
 	})
 	t.Logf("a new merchant's key answered %s after its Secret appeared", took.Round(time.Millisecond))
-	if r := chat(t, key, "hello again"); !strings.Contains(r.body, `"conversation_id":"e2e"`) {
-		t.Errorf("the answer does not continue the conversation: %s", r.body)
+	if r := chat(t, key, "hello again"); !strings.Contains(r.Body, `"conversation_id":"e2e"`) {
+		t.Errorf("the answer does not continue the conversation: %s", r.Body)
 	}
 
 	var k chatv1alpha1.APIKey
@@ -124,8 +103,8 @@ func TestKeyFromSecretChatsAndIsRevoked(t *testing.T) {
 		t.Fatal(err)
 	}
 	took = eventually(t, 10*time.Second, func() error {
-		if r := chat(t, key, "still there?"); r.status != http.StatusUnauthorized {
-			return fmt.Errorf("chat with the deleted key answered %d", r.status)
+		if r := chat(t, key, "still there?"); r.Status != http.StatusUnauthorized {
+			return fmt.Errorf("chat with the deleted key answered %d", r.Status)
 		}
 		return nil
 	})
@@ -140,13 +119,13 @@ func TestPlanRateChangeIsLive(t *testing.T) {
 	createPlan(t, "e2e-rate", 1)
 	key := tenant(t, "e2e-rate", "e2e-rate")
 	eventually(t, 30*time.Second, func() error {
-		if r := chat(t, key, "hello"); r.status != http.StatusOK {
-			return fmt.Errorf("chat answered %d: %s", r.status, r.body)
+		if r := chat(t, key, "hello"); r.Status != http.StatusOK {
+			return fmt.Errorf("chat answered %d: %s", r.Status, r.Body)
 		}
 		return nil
 	})
-	if r := chat(t, key, "hello"); r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" {
-		t.Fatalf("a second request within a second on a 1/s plan answered %d (Retry-After %q)", r.status, r.header.Get("Retry-After"))
+	if r := chat(t, key, "hello"); r.Status != http.StatusTooManyRequests || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("a second request within a second on a 1/s plan answered %d (Retry-After %q)", r.Status, r.Header.Get("Retry-After"))
 	}
 
 	var plan chatv1alpha1.Plan
@@ -160,8 +139,8 @@ func TestPlanRateChangeIsLive(t *testing.T) {
 	const want = `"merchant";q=100;w=1`
 	took := eventually(t, 10*time.Second, func() error {
 		r := chat(t, key, "hello")
-		if got := r.header.Get("RateLimit-Policy"); got != want {
-			return fmt.Errorf("RateLimit-Policy is %q (status %d), want %q", got, r.status, want)
+		if got := r.Header.Get("RateLimit-Policy"); got != want {
+			return fmt.Errorf("RateLimit-Policy is %q (status %d), want %q", got, r.Status, want)
 		}
 		return nil
 	})
@@ -170,8 +149,8 @@ func TestPlanRateChangeIsLive(t *testing.T) {
 		t.Errorf("the new rate applied after %s; want within %s", took, liveWithin)
 	}
 	for i := range 20 {
-		if r := chat(t, key, "hello"); r.status != http.StatusOK {
-			t.Fatalf("request %d of 20 at the new rate answered %d: %s", i+1, r.status, r.body)
+		if r := chat(t, key, "hello"); r.Status != http.StatusOK {
+			t.Fatalf("request %d of 20 at the new rate answered %d: %s", i+1, r.Status, r.Body)
 		}
 	}
 }
@@ -181,8 +160,8 @@ func TestMerchantDeletionRemovesTenant(t *testing.T) {
 	createPlan(t, "e2e-delete", 50)
 	key := tenant(t, "e2e-delete", "e2e-delete")
 	eventually(t, 30*time.Second, func() error {
-		if r := chat(t, key, "hello"); r.status != http.StatusOK {
-			return fmt.Errorf("chat answered %d: %s", r.status, r.body)
+		if r := chat(t, key, "hello"); r.Status != http.StatusOK {
+			return fmt.Errorf("chat answered %d: %s", r.Status, r.Body)
 		}
 		return nil
 	})
@@ -191,8 +170,8 @@ func TestMerchantDeletionRemovesTenant(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 10*time.Second, func() error {
-		if r := chat(t, key, "hello"); r.status != http.StatusUnauthorized {
-			return fmt.Errorf("chat for a deleted merchant answered %d", r.status)
+		if r := chat(t, key, "hello"); r.Status != http.StatusUnauthorized {
+			return fmt.Errorf("chat for a deleted merchant answered %d", r.Status)
 		}
 		err := cluster.client.Get(t.Context(), client.ObjectKeyFromObject(m), m)
 		if !apierrors.IsNotFound(err) {
@@ -212,8 +191,8 @@ func TestUsageInMerchantStatus(t *testing.T) {
 	}
 	key := tenant(t, "e2e-usage", "e2e-usage")
 	eventually(t, 30*time.Second, func() error {
-		if r := chat(t, key, "hello"); r.status != http.StatusOK {
-			return fmt.Errorf("chat answered %d: %s", r.status, r.body)
+		if r := chat(t, key, "hello"); r.Status != http.StatusOK {
+			return fmt.Errorf("chat answered %d: %s", r.Status, r.Body)
 		}
 		return nil
 	})

@@ -6,10 +6,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/parley-dev/parley/internal/testutil/apiclient"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	corev1 "k8s.io/api/core/v1"
@@ -67,19 +68,8 @@ func (e *events) has(want string) bool {
 // chatIn sends a message in a conversation and returns the status.
 func chatIn(t *testing.T, key, conversationID, message string) int {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, cluster.runtimeURL+"/api/v1/chat",
-		strings.NewReader(fmt.Sprintf(`{"message": %q, "conversation_id": %q}`, message, conversationID)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-API-Key", key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = resp.Body.Close()
-	return resp.StatusCode
+	return apiclient.Chat(t, cluster.runtimeURL, key,
+		fmt.Sprintf(`{"message": %q, "conversation_id": %q}`, message, conversationID)).Status
 }
 
 // A Webhook of an enterprise merchant receives its events, signed with the secret from the Webhook's Secret;

@@ -3,17 +3,17 @@
 package memory
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/parley-dev/parley/internal/testutil/apiclient"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -166,20 +166,10 @@ type answer struct {
 func ask(t *testing.T, base, key, question string) answer {
 	t.Helper()
 	body, _ := json.Marshal(map[string]string{"message": question})
-	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, base+"/api/v1/chat", strings.NewReader(string(body)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-API-Key", key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
+	resp := apiclient.Chat(t, base, key, string(body))
 	var a answer
-	if err := json.NewDecoder(resp.Body).Decode(&a); err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("chat: %d, %v", resp.StatusCode, err)
+	if err := json.Unmarshal([]byte(resp.Body), &a); err != nil || resp.Status != http.StatusOK {
+		t.Fatalf("chat: %d, %v", resp.Status, err)
 	}
 	return a
 }

@@ -6,7 +6,6 @@ package replicas
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/parley-dev/parley/internal/testutil/apiclient"
 
 	"github.com/parley-dev/parley/internal/credentials"
 	"github.com/parley-dev/parley/internal/dev/devidp"
@@ -135,23 +136,12 @@ func (p *pair) chat(rt *runtimeproc.Process, merchant, body string) int {
 
 // post sends a JSON body to a replica and returns the status and the answer.
 func (p *pair) post(rt *runtimeproc.Process, path string, headers map[string]string, body string) (int, string) {
-	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, rt.URL+path, strings.NewReader(body))
+	resp, err := apiclient.Post(context.Background(), rt.URL+path, headers, body)
 	if err != nil {
 		p.t.Error(err)
 		return 0, ""
 	}
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		p.t.Error(err)
-		return 0, ""
-	}
-	answer, _ := io.ReadAll(resp.Body)
-	_ = resp.Body.Close()
-	return resp.StatusCode, string(answer)
+	return resp.Status, resp.Body
 }
 
 func TestReplicas(t *testing.T) {

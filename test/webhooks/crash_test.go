@@ -3,8 +3,6 @@
 package webhooks
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -12,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/parley-dev/parley/internal/testutil/apiclient"
 
 	"github.com/parley-dev/parley/internal/credentials"
 	"github.com/parley-dev/parley/internal/testutil/hookreceiver"
@@ -57,19 +57,9 @@ func TestDeliveriesSurviveSIGKILL(t *testing.T) {
 	rt := runtimeproc.Start(t, bin, nil, args...)
 	const chats = 20
 	for i := range chats {
-		req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, rt.URL+"/api/v1/chat",
-			strings.NewReader(fmt.Sprintf(`{"message": "I am visitor%d@example.com, do you ship to Oslo?"}`, i)))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("X-API-Key", key)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var body map[string]any
-		_ = json.NewDecoder(resp.Body).Decode(&body)
-		_ = resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("chat %d: %d %v", i, resp.StatusCode, body)
+		resp := apiclient.Chat(t, rt.URL, key, fmt.Sprintf(`{"message": "I am visitor%d@example.com, do you ship to Oslo?"}`, i))
+		if resp.Status != http.StatusOK {
+			t.Fatalf("chat %d: %d %s", i, resp.Status, resp.Body)
 		}
 	}
 	// Kill the runtime once its dispatcher has as many attempts as one merchant may have in flight, held by the
