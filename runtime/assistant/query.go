@@ -129,14 +129,20 @@ func (ix *Index) resolve(t term) queryTerm {
 		for _, id := range ix.splitParts(t.word) {
 			qt.alts = addAlt(qt.alts, alt{id: id, factor: splitFactor})
 		}
+		for _, id := range ix.heads(t.stem) {
+			qt.alts = addAlt(qt.alts, alt{id: id, factor: prefixFactor})
+		}
 		for _, a := range qt.alts {
 			qt.idf = min(qt.idf, ix.idf[a.id])
 		}
-		if len(qt.alts) == 0 && english {
-			// A word the knowledge base has nothing for counts as unexplained as much as general English
+		if len(qt.alts) == 0 {
+			// A word the knowledge base has nothing for counts as unexplained as much as the language in general
 			// makes it informative: "somewhere" or "even" in a paraphrase is not what the question is about,
-			// "tattoo" or "casino" is. Its near neighbours in meaning explain it in part.
-			qt.idf *= generalRarity(t.word)
+			// "tattoo" or "casino" is.
+			qt.idf *= ix.cache.language().rarity(t.word)
+		}
+		if len(qt.alts) == 0 && english {
+			// Its near neighbours in meaning explain it in part.
 			for _, n := range ix.neighbours(t.word) {
 				qt.alts = append(qt.alts, alt{id: n.id, factor: meaningShare(n.similarity)})
 			}
