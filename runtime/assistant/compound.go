@@ -58,6 +58,22 @@ func (c *stemCache) splitCompound(w string) []term {
 	return nil
 }
 
+// zuInfinitive returns the infinitive of w, a word the index lacks, when w is the zu-infinitive of a separable
+// verb the index has ("vorzubereiten" of "vorbereiten", "anzumelden" of "anmelden"): German puts the "zu"
+// between the particle and the verb, so the word Snowball stems is neither form.
+func (c *stemCache) zuInfinitive(w string) (term, bool) {
+	for i := 2; i+2+minCompoundHead <= len(w); i++ {
+		if w[i:i+2] != "zu" {
+			continue
+		}
+		inf := w[:i] + w[i+2:]
+		if s, id := c.stem(inf); id >= 0 {
+			return term{word: inf, stem: s, id: id}, true
+		}
+	}
+	return term{}, false
+}
+
 // heads returns the term IDs of the indexed stems that end with stem and have at least minCompoundModifier
 // letters before it: the compounds whose head a word the index lacks may be ("Bahn" of "Straßenbahn"). It needs
 // the index's reversed stems, which only German indexes keep.

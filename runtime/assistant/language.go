@@ -53,7 +53,7 @@ func stemGerman(word string) string {
 var germanStopWords = toSet(`aber alle allem allen aller alles als also am an ander andere anderem anderen anderer
 	anderes auch auf aus bei beim bekomme bekommen bekommst bekommt bin bis bist bitte brauche brauchen brauchst
 	braucht da dabei damit danke dann darf darfst das dass daß dein deine deinem deinen deiner dem den denn der des
-	dich dies diese diesem diesen dieser dieses dir doch dort du durch dürfen duerfen dürft duerft ein eine einem
+	dich die dies diese diesem diesen dieser dieses dir doch dort du durch dürfen duerfen dürft duerft ein eine einem
 	einen einer eines eigentlich einfach er es etwa komme kommen kommst kommt etwas euch euer eure eurem euren eurer finde finden findet
 	für fuer gern gerne gibt gut hab habe haben habt hallo hast hat hatte hätte haette hätten haetten hey hi ich
 	ihm ihn ihnen ihr ihre ihrem ihren ihrer im in irgendwie ist ja jemand jetzt kann kannst kein keine keinem

@@ -266,7 +266,9 @@ func (c *stemCache) queryTerms(text string) []term {
 		n := len(out)
 		out = c.appendInformative(out, words[i:i+1])
 		if len(out) > n && out[n].id < 0 && c != nil && c.language().compounds {
-			if parts := c.splitCompound(out[n].word); parts != nil {
+			if inf, ok := c.zuInfinitive(out[n].word); ok {
+				out[n] = inf
+			} else if parts := c.splitCompound(out[n].word); parts != nil {
 				out = append(out[:n], parts...)
 			}
 		}
