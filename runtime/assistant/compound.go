@@ -99,3 +99,18 @@ func reverse(s string) string {
 	slices.Reverse(r)
 	return string(r)
 }
+
+// eVariant returns the term ID of the other form of a German word, with or without a final "e", when the index
+// has it under another stem. Snowball strips a final "s" after some letters but not the "s" of a final "se", so
+// it stems the singular "Kurs" as "kur" and the plural "Kurse" as "kurs"; trying the other form relates them.
+func (c *stemCache) eVariant(w string) (int32, bool) {
+	if c == nil || c.lang != germanLanguage || utf8.RuneCountInString(w) < minCompoundHead {
+		return -1, false
+	}
+	other := w + "e"
+	if base, ok := strings.CutSuffix(w, "e"); ok {
+		other = base
+	}
+	_, id := c.stem(other)
+	return id, id >= 0
+}

@@ -91,6 +91,11 @@ func TestGermanCompounds(t *testing.T) {
 	if hits := ix.Search("Bahn", 1); len(hits) == 0 || hits[0].Item.ID != "anfahrt" {
 		t.Errorf("Search(Bahn) = %v, want anfahrt", hits)
 	}
+	// "Kurs" and "Kurse", which Snowball stems as "kur" and "kurs", find each other.
+	kurse := NewIndexForLocale([]Item{{ID: "kurse", Title: "Angebot", Content: "Unsere Kurse beginnen im März."}}, "de")
+	if hits := kurse.Search("Kurs", 1); len(hits) == 0 {
+		t.Error("Search(Kurs) found nothing in an index with Kurse")
+	}
 	// English indexes do not split: "Hundeleine" is one unknown word there.
 	if got := words(NewIndex(dogsItems).cache.queryTerms("Hundeleine")); !slices.Equal(got, []string{"hundeleine"}) {
 		t.Errorf("English queryTerms(Hundeleine) = %q, want it whole", got)
