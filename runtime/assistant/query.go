@@ -110,7 +110,7 @@ func (ix *Index) resolve(t term) queryTerm {
 		qt.alts = append(qt.alts, alt{id: id, factor: 1})
 		qt.idf = ix.idf[id]
 	}
-	if id, ok := ix.cache.eVariant(t.word); ok && id != qt.firstAlt() {
+	if id, ok := ix.cache.eVariant(t.word); ok {
 		qt.alts = addAlt(qt.alts, alt{id: id, factor: 1})
 		if !known {
 			known, qt.idf = true, ix.idf[id]
@@ -170,14 +170,6 @@ func (ix *Index) resolve(t term) queryTerm {
 		qt.alts[i].scale = a.factor * min(1, qt.idf/ix.idf[a.id])
 	}
 	return qt
-}
-
-// firstAlt returns the term ID of the first index term qt matches, or -1.
-func (qt queryTerm) firstAlt() int32 {
-	if len(qt.alts) == 0 {
-		return -1
-	}
-	return qt.alts[0].id
 }
 
 // addAlt adds a to alts unless its term is there already; then it keeps the larger factor and share.
