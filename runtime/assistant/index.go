@@ -73,6 +73,9 @@ type Index struct {
 	postingsAt []int32
 	// sorted lists the stems in order, for prefix matching.
 	sorted []string
+	// reversed lists the stems spelt backwards, in order, for matching compounds by their head (heads); only
+	// languages that write compounds as one word keep it.
+	reversed []string
 	// alphabet holds the letters of the indexed words typo matching may find, after their first letter: the
 	// only ones a variant of a query word needs to be tried with.
 	alphabet []rune
@@ -147,6 +150,13 @@ func NewIndexForLocale(items []Item, locale string) *Index {
 	ix.alphabet = typoAlphabet(ix.cache.words)
 	ix.sorted = slices.Sorted(slices.Values(ix.cache.stems))
 	ix.cache.sorted = ix.sorted
+	if ix.cache.language().compounds {
+		ix.reversed = make([]string, len(ix.cache.stems))
+		for i, s := range ix.cache.stems {
+			ix.reversed[i] = reverse(s)
+		}
+		slices.Sort(ix.reversed)
+	}
 	ix.cache.writable = false
 	if ix.cache.language().english {
 		ix.termRows = termVectors(ix.cache, vectors())

@@ -13,15 +13,20 @@ type language struct {
 	stem func(word string) string
 	// stopWords are the language's words that say nothing about a question's topic.
 	stopWords map[string]struct{}
+	// rarity says, from 0 to 1, how informative a lower-case word is in the language in general (generalRarity).
+	rarity func(word string) float64
+	// compounds is true for a language that writes compounds as one word, whose parts are matched (see
+	// splitCompound).
+	compounds bool
 	// english is true for English, the only language with idioms, abbreviations, synonyms, irregular forms and
-	// general word frequencies.
+	// word vectors.
 	english bool
 }
 
 // englishLanguage is the default language, and germanLanguage is used when the merchant's widget speaks German.
 var (
-	englishLanguage = &language{stem: stem, stopWords: stopWords, english: true}
-	germanLanguage  = &language{stem: stemGerman, stopWords: germanStopWords}
+	englishLanguage = &language{stem: stem, stopWords: stopWords, rarity: generalRarity, english: true}
+	germanLanguage  = &language{stem: stemGerman, stopWords: germanStopWords, rarity: germanRarity, compounds: true}
 )
 
 // languageOf returns the language of a BCP 47 locale such as "de-AT": German for German, English otherwise.
@@ -42,15 +47,24 @@ func stemGerman(word string) string {
 }
 
 // germanStopWords are common German words, question words and chat filler that say nothing about the topic;
-// "ss" spellings of "ß" and umlauts written as "ae", "oe", "ue" are included.
+// "ss" spellings of "ß" and umlauts written as "ae", "oe", "ue" are included. Like the English list, it holds
+// the forms of the auxiliary and modal verbs and of the verbs any request is made with (get, find, know, need,
+// want), in both the familiar (du, ihr) and the polite (Sie) forms visitors write in.
 var germanStopWords = toSet(`aber alle allem allen aller alles als also am an ander andere anderem anderen anderer
-	anderes auch auf aus bei beim bin bis bitte bist da dabei damit dann das dass daß dem den denn der des dich
-	dir doch dort du durch ein eine einem einen einer eines er es etwa etwas euch euer eure für fuer gibt gern
-	gerne habe haben hab hallo hast hat hatte hätte haette ich ihm ihn ihnen ihr ihre im in ist ja jemand jetzt
-	kann kannst können koennen könnte koennte man mehr mein meine meinem meinen meiner mich mir mit muss müssen
-	muessen nach nicht noch nun nur ob oder ohne sehr sein seine sich sie sind so soll sollte über ueber um und
-	uns unser unsere unter viel vom von vor war waren warum was weil welche welcher welches wenn wer werde werden
-	wie wieso wieviel wieviele will wir wird wo woher wohin wollen würde wuerde zu zum zur`)
+	anderes auch auf aus bei beim bekomme bekommen bekommst bekommt bin bis bist bitte brauche brauchen brauchst
+	braucht da dabei damit danke dann darf darfst das dass daß dein deine deinem deinen deiner dem den denn der des
+	dich die dies diese diesem diesen dieser dieses dir doch dort du durch dürfen duerfen dürft duerft ein eine einem
+	einen einer eines eigentlich einfach er es etwa komme kommen kommst kommt etwas euch euer eure eurem euren eurer finde finden findet
+	für fuer gern gerne gibt gut hab habe haben habt hallo hast hat hatte hätte haette hätten haetten hey hi ich
+	ihm ihn ihnen ihr ihre ihrem ihren ihrer im in irgendwie ist ja jemand jetzt kann kannst kein keine keinem
+	keinen keiner können koennen könnt koennt könnte koennte könnten koennten kriege kriegen mag mal man mehr mein
+	meine meinem meinen meiner mich mir mit möchte moechte möchten moechten möchtest moechtest muss musst müssen
+	muessen müsst muesst müsste muesste nach nein nicht noch nun nur ob oder ohne okay schon sehr sei sein seid
+	seine sich sie sind so soll sollen sollst sollt sollte sollten über ueber um und uns unser unsere unserem
+	unseren unserer unter viel vom von vor wann war wäre waere wären waeren waren warum was weil weiß weiss weißt
+	weisst welche welchem welchen welcher welches wenn wer werde werden werdet wie wieso wieviel wieviele will
+	willst wir wird wirst wissen wo wofür wofuer woher wohin wollen wollt wollte würde wuerde würden wuerden
+	würdest wuerdest zu zum zur`)
 
 // informative reports whether a word says something about a question's topic: it is no stop word.
 func (l *language) informative(word string) bool {

@@ -8,7 +8,17 @@ import "testing"
 // be: its figures estimate how the retriever does on questions nobody tuned for.
 //
 // testdata/bases/NAME_items.json holds the items; NAME_tune.json and NAME_holdout.json the two parts.
-var qualityBases = []string{"dental", "software", "hotel"}
+var qualityBases = []qualityBase{
+	{name: "dental"},
+	{name: "software"},
+	{name: "hotel"},
+	{name: "sprachschule", locale: "de"},
+}
+
+// qualityBase is an evaluation base with the widget locale of its merchant, which its index is built for.
+type qualityBase struct {
+	name, locale string
+}
 
 // qualityParts are the two parts each base's questions are split into.
 var qualityParts = []string{"tune", "holdout"}
@@ -41,7 +51,8 @@ func baseQuestions(tb testing.TB, base, part string) []fixtureQuestion {
 // TestQualityBases checks that every evaluation base is as large as the harness promises and that every expected
 // answer names one of its items.
 func TestQualityBases(t *testing.T) {
-	for _, base := range qualityBases {
+	for _, qb := range qualityBases {
+		base := qb.name
 		items := baseItems(t, base)
 		if len(items) < 30 {
 			t.Errorf("%s: %d items, want at least 30", base, len(items))
@@ -74,8 +85,9 @@ func TestQualityBases(t *testing.T) {
 // and recall@5 (the share of answerable questions whose item is among the first five hits) for each part of each
 // evaluation base. The misses are logged for the tuning parts only.
 func BenchmarkQuality(b *testing.B) {
-	for _, base := range qualityBases {
-		ix := NewIndex(baseItems(b, base))
+	for _, qb := range qualityBases {
+		base := qb.name
+		ix := NewIndexForLocale(baseItems(b, base), qb.locale)
 		for _, part := range qualityParts {
 			qs := baseQuestions(b, base, part)
 			b.Run(base+"/"+part, func(b *testing.B) {

@@ -110,6 +110,12 @@ func (ix *Index) resolve(t term) queryTerm {
 		qt.alts = append(qt.alts, alt{id: id, factor: 1})
 		qt.idf = ix.idf[id]
 	}
+	if id, ok := ix.cache.eVariant(t.word); ok {
+		qt.alts = addAlt(qt.alts, alt{id: id, factor: 1})
+		if !known {
+			known, qt.idf = true, ix.idf[id]
+		}
+	}
 	english := ix.cache.language().english
 	for _, syn := range synonyms[t.stem] {
 		if id, ok := ix.cache.ids[syn]; ok && english {
@@ -129,14 +135,20 @@ func (ix *Index) resolve(t term) queryTerm {
 		for _, id := range ix.splitParts(t.word) {
 			qt.alts = addAlt(qt.alts, alt{id: id, factor: splitFactor})
 		}
+		for _, id := range ix.heads(t.stem) {
+			qt.alts = addAlt(qt.alts, alt{id: id, factor: prefixFactor})
+		}
 		for _, a := range qt.alts {
 			qt.idf = min(qt.idf, ix.idf[a.id])
 		}
-		if len(qt.alts) == 0 && english {
-			// A word the knowledge base has nothing for counts as unexplained as much as general English
+		if len(qt.alts) == 0 {
+			// A word the knowledge base has nothing for counts as unexplained as much as the language in general
 			// makes it informative: "somewhere" or "even" in a paraphrase is not what the question is about,
-			// "tattoo" or "casino" is. Its near neighbours in meaning explain it in part.
-			qt.idf *= generalRarity(t.word)
+			// "tattoo" or "casino" is.
+			qt.idf *= ix.cache.language().rarity(t.word)
+		}
+		if len(qt.alts) == 0 && english {
+			// Its near neighbours in meaning explain it in part.
 			for _, n := range ix.neighbours(t.word) {
 				qt.alts = append(qt.alts, alt{id: n.id, factor: meaningShare(n.similarity)})
 			}

@@ -265,6 +265,13 @@ func (c *stemCache) queryTerms(text string) []term {
 		next = c.joined(words, i)
 		n := len(out)
 		out = c.appendInformative(out, words[i:i+1])
+		if len(out) > n && out[n].id < 0 && c != nil && c.language().compounds {
+			if inf, ok := c.zuInfinitive(out[n].word); ok {
+				out[n] = inf
+			} else if parts := c.splitCompound(out[n].word); parts != nil {
+				out = append(out[:n], parts...)
+			}
+		}
 		for at, id := range [2]int32{prev, next} {
 			at += i - 1 // the first of the two words joined
 			if id < 0 {

@@ -2,6 +2,7 @@ package assistant
 
 import (
 	_ "embed"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,4 +53,44 @@ func generalRarity(word string) float64 {
 		return 1
 	}
 	return min(1, max(0, (commonZipf-z)/(commonZipf-rareZipf)))
+}
+
+// wordfreqGermanTable is lexicon/wordfreq-de.txt: the commonest words of general German, most frequent first (see
+// hack/wordfreqde). The source gives their order, not their counts.
+//
+//go:embed lexicon/wordfreq-de.txt
+var wordfreqGermanTable string
+
+// Ranks bounding how informative a German word is, as commonZipf and rareZipf do for English: a word among the
+// germanCommonRank commonest ("leute", "passiert", "genug") says next to nothing about a question's topic, and one
+// ranked germanRareRank or lower ("ausgebucht"), or not in the table, says as much as a word can. The
+// ranks are further apart than English's: German spreads a word's occurrences over its inflected forms and
+// writes compounds as one word, so a common German word ranks lower than its English equivalent.
+const (
+	germanCommonRank = 300
+	germanRareRank   = 12000
+)
+
+// germanRanks parses wordfreqGermanTable once.
+var germanRanks = sync.OnceValue(func() map[string]int {
+	out := make(map[string]int, 12000)
+	for line := range strings.Lines(wordfreqGermanTable) {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		if w := strings.TrimSpace(line); w != "" {
+			out[w] = len(out) + 1
+		}
+	}
+	return out
+})
+
+// germanRarity is generalRarity for German: 0 for the commonest words, 1 for rare ones, and in between by the
+// logarithm of the rank, as Zipf values are logarithms of frequencies.
+func germanRarity(word string) float64 {
+	rank, ok := germanRanks()[word]
+	if !ok {
+		return 1
+	}
+	return min(1, max(0, math.Log(float64(rank)/germanCommonRank)/math.Log(float64(germanRareRank)/germanCommonRank)))
 }

@@ -1,0 +1,103 @@
+package assistant
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestGermanRarity(t *testing.T) {
+	tests := []struct {
+		word     string
+		min, max float64
+	}{
+		{"ich", 0, 0},      // the commonest word of German subtitles
+		{"leute", 0, 0},    // among the germanCommonRank commonest
+		{"hund", 0.2, 0.4}, // common, but a topic
+		{"studenten", 0.6, 0.8},
+		{"ausgebucht", 0.99, 1}, // ranked last but one
+		{"schwimmkurs", 1, 1},
+	}
+	for _, tt := range tests {
+		if got := germanRarity(tt.word); got < tt.min-1e-9 || got > tt.max+1e-9 {
+			t.Errorf("germanRarity(%q) = %v, want %v to %v", tt.word, got, tt.min, tt.max)
+		}
+	}
+	if n := len(germanRanks()); n != germanRareRank {
+		t.Errorf("the German table has %d words, want germanRareRank = %d: regenerate it with hack/wordfreqde", n, germanRareRank)
+	}
+}
+
+// dogsItems is a German knowledge base in which dogs are welcome, in the plural only.
+var dogsItems = []Item{
+	{ID: "hunde", Title: "Tiere im Laden", Content: "Hunde sind bei uns an der Leine herzlich willkommen. Bringen Sie gern einen Napf mit."},
+	{ID: "anfahrt", Title: "Anfahrt", Content: "Mit der Straßenbahn erreichen Sie uns von der Haltestelle Markt in fünf Minuten."},
+	{ID: "kurse", Title: "Kurse und Preise", Content: "Ein Kurs kostet 420 Euro. Die Kursgebühr ist vor Kursbeginn fällig."},
+	{ID: "anmeldung", Title: "Anmeldung", Content: "Sie können sich online oder im Büro anmelden."},
+}
+
+// A German question word the knowledge base lacks counts by its rarity in general German, as English ones do:
+// "mitbringen" and the modal "darf" do not make a question about dogs look off-topic, a rare word does.
+func TestGermanDeclineWeighsUnknownWordsByGeneralRarity(t *testing.T) {
+	ix := NewIndexForLocale(dogsItems, "de")
+	tests := []struct {
+		question string
+		want     string // "" for a decline
+	}{
+		{"Darf ich meinen Hund mitbringen?", "hunde"},
+		{"Sind Hunde erlaubt?", "hunde"},
+		{"Wie komme ich mit der Bahn zu euch?", "anfahrt"},
+		{"Verkauft ihr Hundefutter aus Kängurufleisch?", ""},
+	}
+	for _, tt := range tests {
+		reply := respond(t, Request{Message: tt.question, Index: ix, Locale: "de"})
+		if got := answeredFrom(reply); got != tt.want {
+			t.Errorf("%q: answered from %q, want %q", tt.question, got, tt.want)
+		}
+	}
+	// "gestern" is a common word of German, "känguru" is not: an unknown common word weighs little.
+	q := ix.parseQuery("gestern känguru")
+	if len(q.terms) != 2 || q.terms[0].idf > 0.3*ix.unknownIDF || q.terms[1].idf != ix.unknownIDF {
+		t.Errorf("parseQuery(gestern känguru) = %+v, want a low idf for gestern and %v for känguru", q.terms, ix.unknownIDF)
+	}
+}
+
+func TestGermanCompounds(t *testing.T) {
+	ix := NewIndexForLocale(append(slices.Clone(dogsItems),
+		Item{ID: "leinen", Title: "Leinen", Content: "Wir verkaufen Leinen in drei Längen."}), "de")
+	words := func(terms []term) []string {
+		var out []string
+		for _, t := range terms {
+			out = append(out, t.word)
+		}
+		return out
+	}
+	tests := []struct {
+		question string
+		want     []string
+	}{
+		{"Hundeleine", []string{"hunde", "leine"}}, // the index has both parts; "Hund-e-leine" keeps its linking e
+		{"Kursgebühr", []string{"kursgebühr"}},     // the index has the compound itself
+		{"Schwimmkurs", []string{"schwimmkurs"}},   // the index lacks "schwimm": not split
+		{"mitbringen", []string{"bringen"}},        // the particle "mit" is a stop word
+		{"anzumelden", []string{"anmelden"}},       // the zu-infinitive of "anmelden"
+		{"Onlinekurs", []string{"online", "kurs"}}, // two indexed words written as one
+	}
+	for _, tt := range tests {
+		if got := words(ix.cache.queryTerms(tt.question)); !slices.Equal(got, tt.want) {
+			t.Errorf("queryTerms(%q) = %q, want %q", tt.question, got, tt.want)
+		}
+	}
+	// A word the index has only as the head of a compound finds the compound: "Bahn" finds "Straßenbahn".
+	if hits := ix.Search("Bahn", 1); len(hits) == 0 || hits[0].Item.ID != "anfahrt" {
+		t.Errorf("Search(Bahn) = %v, want anfahrt", hits)
+	}
+	// "Kurs" and "Kurse", which Snowball stems as "kur" and "kurs", find each other.
+	kurse := NewIndexForLocale([]Item{{ID: "kurse", Title: "Angebot", Content: "Unsere Kurse beginnen im März."}}, "de")
+	if hits := kurse.Search("Kurs", 1); len(hits) == 0 {
+		t.Error("Search(Kurs) found nothing in an index with Kurse")
+	}
+	// English indexes do not split: "Hundeleine" is one unknown word there.
+	if got := words(NewIndex(dogsItems).cache.queryTerms("Hundeleine")); !slices.Equal(got, []string{"hundeleine"}) {
+		t.Errorf("English queryTerms(Hundeleine) = %q, want it whole", got)
+	}
+}
