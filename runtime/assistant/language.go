@@ -53,18 +53,17 @@ func stemGerman(word string) string {
 var germanStopWords = toSet(`aber alle allem allen aller alles als also am an ander andere anderem anderen anderer
 	anderes auch auf aus bei beim bekomme bekommen bekommst bekommt bin bis bist bitte brauche brauchen brauchst
 	braucht da dabei damit danke dann darf darfst das dass daß dein deine deinem deinen deiner dem den denn der des
-	dich die dies diese diesem diesen dieser dieses dir doch dort du durch dürfen duerfen dürft duerft ein eine einem
-	einen einer eines eigentlich einfach er es etwa komme kommen kommst kommt etwas euch euer eure eurem euren eurer finde finden findet
-	für fuer gern gerne gibt gut hab habe haben habt hallo hast hat hatte hätte haette hätten haetten hey hi ich
-	ihm ihn ihnen ihr ihre ihrem ihren ihrer im in irgendwie ist ja jemand jetzt kann kannst kein keine keinem
-	keinen keiner können koennen könnt koennt könnte koennte könnten koennten kriege kriegen mag mal man mehr mein
-	meine meinem meinen meiner mich mir mit möchte moechte möchten moechten möchtest moechtest muss musst müssen
-	muessen müsst muesst müsste muesste nach nein nicht noch nun nur ob oder ohne okay schon sehr sei sein seid
-	seine sich sie sind so soll sollen sollst sollt sollte sollten über ueber um und uns unser unsere unserem
-	unseren unserer unter viel vom von vor wann war wäre waere wären waeren waren warum was weil weiß weiss weißt
-	weisst welche welchem welchen welcher welches wenn wer werde werden werdet wie wieso wieviel wieviele will
-	willst wir wird wirst wissen wo wofür wofuer woher wohin wollen wollt wollte würde wuerde würden wuerden
-	würdest wuerdest zu zum zur`)
+	dich die dies diese diesem diesen dieser dieses dir doch dort du duerfen duerft durch dürfen dürft eigentlich ein
+	eine einem einen einer eines einfach er es etwa etwas euch euer eure eurem euren eurer finde finden findet fuer für
+	gern gerne gibt gut hab habe haben habt haette haetten hallo hast hat hatte hätte hätten hey hi ich ihm ihn ihnen
+	ihr ihre ihrem ihren ihrer im in irgendwie ist ja jemand jetzt kann kannst kein keine keinem keinen keiner koennen
+	koennt koennte koennten komme kommen kommst kommt können könnt könnte könnten kriege kriegen mag mal man mehr mein
+	meine meinem meinen meiner mich mir mit möchte möchten möchtest moechte moechten moechtest muessen muesst muesste
+	muss müssen musst müsst müsste nach nein nicht noch nun nur ob oder ohne okay schon sehr sei seid sein seine sich
+	sie sind so soll sollen sollst sollt sollte sollten über ueber um und uns unser unsere unserem unseren unserer
+	unter viel vom von vor waere waeren wann war wäre waren wären warum was weil weiss weiß weisst weißt welche welchem
+	welchen welcher welches wenn wer werde werden werdet wie wieso wieviel wieviele will willst wir wird wirst wissen
+	wo wofuer wofür woher wohin wollen wollt wollte wuerde wuerden wuerdest würde würden würdest zu zum zur`)
 
 // informative reports whether a word says something about a question's topic: it is no stop word.
 func (l *language) informative(word string) bool {
