@@ -100,7 +100,7 @@ type Reply struct {
 // transaction. A new conversation past the plan's monthly ceiling is refused with store.ErrQuotaExceeded before
 // any work is done, and exactly again when it is written.
 func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Reply, error) {
-	exists := false
+	exists, made := false, false
 	var history []assistant.Turn
 	if q.ConversationID != "" {
 		_, msgs, err := s.store.GetConversation(ctx, m.MerchantID, q.ConversationID)
@@ -111,7 +111,7 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 			return Reply{}, fmt.Errorf("loading conversation %s: %w", q.ConversationID, err)
 		}
 	} else {
-		q.ConversationID = ids.New("conv_")
+		q.ConversationID, made = ids.New("conv_"), true
 	}
 	if !exists {
 		if err := s.checkQuota(ctx, m); err != nil {
@@ -136,7 +136,7 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
 	ex := store.Exchange{
-		MerchantID: m.MerchantID, ConversationID: q.ConversationID, VisitorID: q.VisitorID,
+		MerchantID: m.MerchantID, ConversationID: q.ConversationID, NewConversation: made, VisitorID: q.VisitorID,
 		MonthlyLimit: int(m.Plan.MonthlyConversations),
 		Question:     store.Message{ID: ids.New("msg_"), Role: store.RoleVisitor, Text: q.Message, CreatedAt: now, Answered: true},
 		Answer: store.Message{ID: ids.New("msg_"), Role: store.RoleAssistant, Text: reply.Text, CreatedAt: now,

@@ -239,6 +239,9 @@ type Event struct {
 type Exchange struct {
 	MerchantID     string
 	ConversationID string
+	// NewConversation says the runtime has just made ConversationID, so no conversation has it yet: a store may
+	// insert the conversation without first looking for it.
+	NewConversation bool
 	// VisitorID identifies the visitor across conversations for the visitors count; may be empty.
 	VisitorID string
 	// MonthlyLimit is the plan's monthly conversation ceiling; 0 means none.

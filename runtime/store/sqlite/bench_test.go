@@ -46,7 +46,7 @@ func BenchmarkRecordExchange(b *testing.B) {
 			var n atomic.Int64
 			write := func() {
 				at := now.Add(time.Duration(n.Add(1)) * time.Millisecond)
-				ex := store.Exchange{MerchantID: "m1", ConversationID: ids.New("conv_"), VisitorID: "v1", MonthlyLimit: 1 << 30,
+				ex := store.Exchange{MerchantID: "m1", ConversationID: ids.New("conv_"), NewConversation: true, VisitorID: "v1", MonthlyLimit: 1 << 30,
 					Question: store.Message{ID: ids.New("msg_"), Role: store.RoleVisitor, Text: "How long does shipping to Canada take?", CreatedAt: at, Answered: true},
 					Answer: store.Message{ID: ids.New("msg_"), Role: store.RoleAssistant, Text: "Orders to Canada arrive in 5 to 10 business days.",
 						CreatedAt: at, Answered: true, Sources: cited}}

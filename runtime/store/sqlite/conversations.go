@@ -14,21 +14,24 @@ import (
 // UpsertConversation creates the exchange's conversation or counts the exchange in the existing one, and reports
 // whether it created the conversation. It is an update and, when that finds no conversation, an insert: the one
 // writing connection runs them with no other write between, and an upsert with RETURNING would make SQLite
-// collect its result in a temporary table.
+// collect its result in a temporary table. A conversation the runtime has just named (ex.NewConversation) is
+// inserted at once: the update could not find it.
 func (tx writeTx) UpsertConversation(ctx context.Context, ex store.Exchange) (bool, error) {
 	q, a := storeutil.Millis(ex.Question.CreatedAt), storeutil.Millis(ex.Answer.CreatedAt)
 	updated, unanswered := max(q, a), boolInt(!ex.Answer.Answered)
-	n, err := affected(tx.ExecContext(ctx, `
-		UPDATE conversations SET message_count = message_count + 2, unanswered = unanswered + ?,
-			updated_at = MAX(updated_at, ?)
-		WHERE merchant_id = ? AND id = ?`, unanswered, updated, ex.MerchantID, ex.ConversationID))
-	if err != nil {
-		return false, fmt.Errorf("recording conversation: %w", err)
+	if !ex.NewConversation {
+		n, err := affected(tx.ExecContext(ctx, `
+			UPDATE conversations SET message_count = message_count + 2, unanswered = unanswered + ?,
+				updated_at = MAX(updated_at, ?)
+			WHERE merchant_id = ? AND id = ?`, unanswered, updated, ex.MerchantID, ex.ConversationID))
+		if err != nil {
+			return false, fmt.Errorf("recording conversation: %w", err)
+		}
+		if n == 1 {
+			return false, nil
+		}
 	}
-	if n == 1 {
-		return false, nil
-	}
-	_, err = tx.ExecContext(ctx, `
+	_, err := tx.ExecContext(ctx, `
 		INSERT INTO conversations
 			(merchant_id, id, visitor_id, created_at, updated_at, first_message, message_count, unanswered)
 		VALUES (?, ?, ?, ?, ?, ?, 2, ?)`,

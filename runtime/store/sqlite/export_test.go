@@ -5,6 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"path/filepath"
+
+	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/store/internal/storeutil"
 )
 
 // MerchantTables are the tables EraseMerchant deletes from, for the schema test.
@@ -29,4 +32,10 @@ func MigrateTo(ctx context.Context, path string, version int64) (*sql.DB, error)
 		return nil, errors.Join(err, db.Close())
 	}
 	return db, nil
+}
+
+// ConversationsQuery is the first page's query of a conversation listing and its arguments, for the query plan
+// test.
+func ConversationsQuery(merchantID string, f store.ConversationFilter) (string, []any) {
+	return storeutil.ConversationsQuery(dialect{}, merchantID, nil, f, 21)
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -295,4 +296,63 @@ func TestMigrationMovesUseCounts(t *testing.T) {
 			t.Errorf("%s/%s: UseCount %d, %v; want %d", c.merchant, c.id, k.UseCount, err, c.want)
 		}
 	}
+}
+
+// TestConversationListingsUseIndexes checks that a conversation listing reads an index in its order, whatever
+// its lead filter: conversations with a lead have a partial index of their own (migration 6), which a listing
+// of them must use rather than walk every conversation.
+func TestConversationListingsUseIndexes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "parley.db")
+	s, err := sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	yes, no := true, false
+	for _, c := range []struct {
+		name   string
+		filter store.ConversationFilter
+		index  string
+	}{
+		{"all", store.ConversationFilter{}, "conversations_by_created"},
+		{"with a lead", store.ConversationFilter{HasLead: &yes}, "conversations_with_lead"},
+		{"without a lead", store.ConversationFilter{HasLead: &no}, "conversations_by_created"},
+		{"with a lead, in a month", store.ConversationFilter{HasLead: &yes, From: at, To: at.AddDate(0, 1, 0)}, "conversations_with_lead"},
+	} {
+		query, args := sqlite.ConversationsQuery("m1", c.filter)
+		plan := queryPlan(t, db, query, args)
+		if !strings.Contains(plan, "USING INDEX "+c.index+" ") || strings.Contains(plan, "TEMP B-TREE") {
+			t.Errorf("listing of conversations %s: plan %q, want a search of %s in its order", c.name, plan, c.index)
+		}
+	}
+}
+
+// queryPlan is what EXPLAIN QUERY PLAN says of query with args bound, one step a line.
+func queryPlan(t *testing.T, db *sql.DB, query string, args []any) string {
+	t.Helper()
+	rows, err := db.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = rows.Close() }()
+	var plan strings.Builder
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan.WriteString(detail + "\n")
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return plan.String()
 }

@@ -12,7 +12,8 @@ import (
 )
 
 func (h harness) conversations(t *testing.T) {
-	t.Run("CreateThenContinue", h.createThenContinue)
+	t.Run("CreateThenContinue", func(t *testing.T) { h.createThenContinue(t, false) })
+	t.Run("CreateNewThenContinue", func(t *testing.T) { h.createThenContinue(t, true) })
 	t.Run("MessagesRoundTrip", h.messagesRoundTrip)
 	t.Run("NotFound", h.conversationNotFound)
 	t.Run("ConcurrentFirstExchange", h.concurrentFirstExchange)
@@ -21,10 +22,13 @@ func (h harness) conversations(t *testing.T) {
 	t.Run("CanceledContext", h.canceledExchange)
 }
 
-func (h harness) createThenContinue(t *testing.T) {
+// createThenContinue starts a conversation, its ID named by the runtime (newConversation) or by the visitor, and
+// continues it.
+func (h harness) createThenContinue(t *testing.T, newConversation bool) {
 	s := h.store(t)
 	first := exchange("m1", "c1", base, "Hello there", "Hi! How can I help?")
 	first.VisitorID = "v1"
+	first.NewConversation = newConversation
 	if res := record(t, s, first); !res.Created {
 		t.Error("first exchange: Created = false, want true")
 	}
