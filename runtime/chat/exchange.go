@@ -25,18 +25,11 @@ func RecordExchange(ctx context.Context, st store.Store, ex store.Exchange) (sto
 		res = store.ExchangeResult{}
 		created, err := tx.UpsertConversation(ctx, ex)
 		if err != nil {
-			return err
+			return err // store.ErrQuotaExceeded rolls the conversation's insert back
 		}
 		res.Created = created
 		var happened []event.Happened
 		if created {
-			claimed, err := tx.ClaimMonthlySlot(ctx, ex.MerchantID, ex.Question.CreatedAt, ex.MonthlyLimit)
-			if err != nil {
-				return err
-			}
-			if !claimed {
-				return store.ErrQuotaExceeded // the conversation's insert is rolled back
-			}
 			happened = append(happened, event.ConversationStarted(ex))
 		}
 		if err := tx.InsertMessages(ctx, ex); err != nil {

@@ -114,13 +114,11 @@ type Reader interface {
 type Tx interface {
 	// UpsertConversation creates the exchange's conversation with the exchange's two messages counted, or counts
 	// them in the existing one, and reports whether it created it. Two first exchanges of one conversation
-	// racing on replicas see exactly one creation.
+	// racing on replicas see exactly one creation. A conversation it creates takes one of the merchant's
+	// conversations of the UTC month of the question; when ex.MonthlyLimit of them (0: no ceiling) are taken
+	// already it returns ErrQuotaExceeded, and the transaction must not be committed. Exact under concurrency,
+	// across replicas. It is one step so that a store can make it one round trip.
 	UpsertConversation(ctx context.Context, ex Exchange) (created bool, err error)
-
-	// ClaimMonthlySlot adds one to the merchant's conversations of the UTC month of at and reports true, or
-	// reports false, changing nothing, when the count already is at limit (0: no ceiling). Exact under
-	// concurrency, across replicas.
-	ClaimMonthlySlot(ctx context.Context, merchantID string, at time.Time, limit int) (bool, error)
 
 	// InsertMessages inserts the exchange's question and answer, the answer with the exchange's model tokens.
 	InsertMessages(ctx context.Context, ex Exchange) error

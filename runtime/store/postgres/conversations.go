@@ -9,54 +9,50 @@ import (
 	"github.com/parley-dev/parley/runtime/store/internal/storeutil"
 )
 
-// UpsertConversation creates the exchange's conversation or counts the exchange in the existing one, in one
-// statement, and reports whether it created the conversation. A first exchange sent twice at once waits on the
-// other's insert and then counts itself in the conversation, so exactly one creates it.
+// UpsertConversation creates the exchange's conversation or counts the exchange in the existing one, and a
+// conversation it creates claims a slot of the merchant's month, in one statement. A first exchange sent twice at
+// once waits on the other's insert and then counts itself in the conversation, so exactly one creates it. The
+// claim is a conditional upsert that locks the month's counter row and evaluates its condition on the latest
+// committed count, so concurrent claims, from any replica, never pass the limit; without a slot left the
+// conversation is still inserted, and store.ErrQuotaExceeded makes Write roll it back.
 func (tx writeTx) UpsertConversation(ctx context.Context, ex store.Exchange) (bool, error) {
 	unanswered := 0
 	if !ex.Answer.Answered {
 		unanswered = 1
 	}
-	var count int
+	var created, claimed bool
 	err := tx.QueryRow(ctx, `
-		INSERT INTO conversations AS c
-			(merchant_id, id, visitor_id, created_at, updated_at, first_message, message_count, unanswered)
-		VALUES ($1, $2, $3, $4, GREATEST($4::timestamptz, $5::timestamptz), $6, 2, $7)
-		ON CONFLICT (merchant_id, id) DO UPDATE SET message_count = c.message_count + 2,
-			unanswered = c.unanswered + excluded.unanswered, updated_at = GREATEST(c.updated_at, excluded.updated_at)
-		RETURNING message_count`,
+		WITH conv AS (
+			INSERT INTO conversations AS c
+				(merchant_id, id, visitor_id, created_at, updated_at, first_message, message_count, unanswered)
+			VALUES ($1, $2, $3, $4, GREATEST($4::timestamptz, $5::timestamptz), $6, 2, $7)
+			ON CONFLICT (merchant_id, id) DO UPDATE SET message_count = c.message_count + 2,
+				unanswered = c.unanswered + excluded.unanswered, updated_at = GREATEST(c.updated_at, excluded.updated_at)
+			RETURNING message_count = 2 AS created),
+		slot AS (
+			INSERT INTO monthly_conversations AS mc (merchant_id, month, count)
+			SELECT $1, $8, 1 FROM conv WHERE conv.created
+			ON CONFLICT (merchant_id, month) DO UPDATE SET count = mc.count + 1
+			WHERE $9::integer = 0 OR mc.count < $9::integer
+			RETURNING 1)
+		SELECT conv.created, EXISTS (SELECT FROM slot) FROM conv`,
 		ex.MerchantID, ex.ConversationID, ex.VisitorID, stamp(ex.Question.CreatedAt), stamp(ex.Answer.CreatedAt),
-		ex.Question.Text, unanswered).Scan(&count)
+		ex.Question.Text, unanswered, storeutil.Month(ex.Question.CreatedAt), ex.MonthlyLimit).Scan(&created, &claimed)
 	if err != nil {
 		return false, fmt.Errorf("recording conversation: %w", err)
 	}
-	return count == 2, nil // an existing conversation had messages already
-}
-
-// ClaimMonthlySlot adds one to the merchant's count for the month of at, or reports false when the count already
-// is at limit (limit 0: no ceiling). The upsert locks the counter row and evaluates its
-// condition on the latest committed count, so concurrent claims, from any replica, never pass the limit.
-func (tx writeTx) ClaimMonthlySlot(ctx context.Context, merchantID string, at time.Time, limit int) (bool, error) {
-	tag, err := tx.Exec(ctx, `
-		INSERT INTO monthly_conversations AS mc (merchant_id, month, count) VALUES ($1, $2, 1)
-		ON CONFLICT (merchant_id, month) DO UPDATE SET count = mc.count + 1
-		WHERE $3::integer = 0 OR mc.count < $3::integer`,
-		merchantID, storeutil.Month(at), limit)
-	if err != nil {
-		return false, fmt.Errorf("counting conversation: %w", err)
+	if created && !claimed {
+		return false, store.ErrQuotaExceeded
 	}
-	return tag.RowsAffected() == 1, nil
+	return created, nil // an existing conversation had messages already
 }
 
 // AddMonthlyTokens adds n to the merchant's model tokens of the month of at.
 func (tx writeTx) AddMonthlyTokens(ctx context.Context, merchantID string, at time.Time, n int64) error {
-	_, err := tx.Exec(ctx, `
+	tx.queue("counting model tokens", `
 		INSERT INTO monthly_tokens AS mt (merchant_id, month, tokens) VALUES ($1, $2, $3)
 		ON CONFLICT (merchant_id, month) DO UPDATE SET tokens = mt.tokens + excluded.tokens`,
 		merchantID, storeutil.Month(at), n)
-	if err != nil {
-		return fmt.Errorf("counting model tokens: %w", err)
-	}
 	return nil
 }
 
@@ -67,16 +63,13 @@ func (tx writeTx) InsertMessages(ctx context.Context, ex store.Exchange) error {
 	if err != nil {
 		return err
 	}
-	_, err = tx.Exec(ctx, `
+	tx.queue(fmt.Sprintf("inserting messages %s and %s", q.ID, a.ID), `
 		INSERT INTO messages
 			(merchant_id, conversation_id, id, role, text, normalized, reply_to, created_at, sources, answered, tokens)
 		VALUES ($1, $2, $3, $4, $5, $6, '', $7, $8, $9, 0), ($1, $2, $10, $11, $12, '', $3, $13, $14, $15, $16)`,
 		ex.MerchantID, ex.ConversationID, q.ID, string(store.RoleVisitor), q.Text, storeutil.NormalizeQuestion(q.Text),
 		stamp(q.CreatedAt), qSources, q.Answered,
 		a.ID, string(store.RoleAssistant), a.Text, stamp(a.CreatedAt), aSources, a.Answered, ex.Tokens)
-	if err != nil {
-		return fmt.Errorf("inserting messages %s and %s: %w", q.ID, a.ID, err)
-	}
 	return nil
 }
 
@@ -86,13 +79,10 @@ func (tx writeTx) InsertMessages(ctx context.Context, ex store.Exchange) error {
 // deleted with it), edits of the items are not blocked, and concurrent exchanges citing the same items in
 // another order cannot deadlock.
 func (tx writeTx) CountCitations(ctx context.Context, merchantID string, ids []string) error {
-	_, err := tx.Exec(ctx, `
+	tx.queue("counting citations", `
 		INSERT INTO knowledge_uses AS u (merchant_id, id, uses)
 		SELECT merchant_id, id, 1 FROM knowledge WHERE merchant_id = $1 AND id = ANY($2::text[])
 		ORDER BY id FOR KEY SHARE
 		ON CONFLICT (merchant_id, id) DO UPDATE SET uses = u.uses + 1`, merchantID, ids)
-	if err != nil {
-		return fmt.Errorf("counting citations: %w", err)
-	}
 	return nil
 }

@@ -121,14 +121,33 @@ const maxWriteRuns = 5
 
 // Write runs fn in a read-committed transaction, committed when fn returns nil and rolled back otherwise. A run
 // that lost a race to a concurrent transaction, of this replica or another, is rolled back and fn is run again,
-// up to maxWriteRuns times in all: see retryable.
+// up to maxWriteRuns times in all: see retryable. The transaction's statements are pipelined (see pipeline).
 func (s *Store) Write(ctx context.Context, fn func(store.Tx) error) error {
 	for run := 1; ; run++ {
-		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return fn(writeTx{tx}) })
+		err := s.write(ctx, fn)
 		if err == nil || run == maxWriteRuns || !retryable(err) || ctx.Err() != nil {
 			return err
 		}
 	}
+}
+
+// write runs fn in one transaction, on a connection of the pool.
+func (s *Store) write(ctx context.Context, fn func(store.Tx) error) error {
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("acquiring a connection: %w", err)
+	}
+	defer c.Release()
+	p := begin(c.Conn())
+	if err := fn(writeTx{p}); err != nil {
+		p.rollback(ctx)
+		return err
+	}
+	if err := p.commit(ctx); err != nil {
+		p.rollback(ctx)
+		return err
+	}
+	return nil
 }
 
 // retryable reports whether err means that the transaction lost a race and that running it again, on the data
@@ -158,7 +177,7 @@ const (
 )
 
 // writeTx is a write transaction's statements (store.Tx).
-type writeTx struct{ pgx.Tx }
+type writeTx struct{ *pipeline }
 
 var _ store.Tx = writeTx{}
 
