@@ -25,7 +25,7 @@ func RecordExchange(ctx context.Context, st store.Store, ex store.Exchange) (sto
 		res = store.ExchangeResult{}
 		created, err := tx.UpsertConversation(ctx, ex)
 		if err != nil {
-			return err // store.ErrQuotaExceeded rolls the conversation's insert back
+			return err
 		}
 		res.Created = created
 		var happened []event.Happened
@@ -56,8 +56,15 @@ func RecordExchange(ctx context.Context, st store.Store, ex store.Exchange) (sto
 				happened = append(happened, event.LeadSaved(l, leadCreated))
 			}
 		}
-		res.Deliveries, err = writeEvents(ctx, tx, ex.MerchantID, ex.Outbox, happened)
-		return err
+		if res.Deliveries, err = writeEvents(ctx, tx, ex.MerchantID, ex.Outbox, happened); err != nil {
+			return err
+		}
+		if created {
+			// Last: every new conversation of the merchant updates the month's counter row, which stays locked
+			// until the commit. store.ErrQuotaExceeded rolls the conversation back.
+			return tx.ClaimMonthlySlot(ctx, ex.MerchantID, ex.Question.CreatedAt, ex.MonthlyLimit)
+		}
+		return nil
 	})
 	if err != nil {
 		return store.ExchangeResult{}, fmt.Errorf("recording exchange in conversation %s: %w", ex.ConversationID, err)

@@ -114,11 +114,14 @@ type Reader interface {
 type Tx interface {
 	// UpsertConversation creates the exchange's conversation with the exchange's two messages counted, or counts
 	// them in the existing one, and reports whether it created it. Two first exchanges of one conversation
-	// racing on replicas see exactly one creation. A conversation it creates takes one of the merchant's
-	// conversations of the UTC month of the question; when ex.MonthlyLimit of them (0: no ceiling) are taken
-	// already it returns ErrQuotaExceeded, and the transaction must not be committed. Exact under concurrency,
-	// across replicas. It is one step so that a store can make it one round trip.
+	// racing on replicas see exactly one creation.
 	UpsertConversation(ctx context.Context, ex Exchange) (created bool, err error)
+
+	// ClaimMonthlySlot adds one to the merchant's conversations of the UTC month of at, or returns
+	// ErrQuotaExceeded, changing nothing, when the count already is at limit (0: no ceiling). Exact under
+	// concurrency, across replicas. A store that sends statements together may return ErrQuotaExceeded from a
+	// later step or from the commit instead, as the transaction's error.
+	ClaimMonthlySlot(ctx context.Context, merchantID string, at time.Time, limit int) error
 
 	// InsertMessages inserts the exchange's question and answer, the answer with the exchange's model tokens.
 	InsertMessages(ctx context.Context, ex Exchange) error

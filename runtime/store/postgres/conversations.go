@@ -9,42 +9,41 @@ import (
 	"github.com/parley-dev/parley/runtime/store/internal/storeutil"
 )
 
-// UpsertConversation creates the exchange's conversation or counts the exchange in the existing one, and a
-// conversation it creates claims a slot of the merchant's month, in one statement. A first exchange sent twice at
-// once waits on the other's insert and then counts itself in the conversation, so exactly one creates it. The
-// claim is a conditional upsert that locks the month's counter row and evaluates its condition on the latest
-// committed count, so concurrent claims, from any replica, never pass the limit; without a slot left the
-// conversation is still inserted, and store.ErrQuotaExceeded makes Write roll it back.
+// UpsertConversation creates the exchange's conversation or counts the exchange in the existing one, in one
+// statement, and reports whether it created the conversation. A first exchange sent twice at once waits on the
+// other's insert and then counts itself in the conversation, so exactly one creates it.
 func (tx writeTx) UpsertConversation(ctx context.Context, ex store.Exchange) (bool, error) {
 	unanswered := 0
 	if !ex.Answer.Answered {
 		unanswered = 1
 	}
-	var created, claimed bool
+	var count int
 	err := tx.QueryRow(ctx, `
-		WITH conv AS (
-			INSERT INTO conversations AS c
-				(merchant_id, id, visitor_id, created_at, updated_at, first_message, message_count, unanswered)
-			VALUES ($1, $2, $3, $4, GREATEST($4::timestamptz, $5::timestamptz), $6, 2, $7)
-			ON CONFLICT (merchant_id, id) DO UPDATE SET message_count = c.message_count + 2,
-				unanswered = c.unanswered + excluded.unanswered, updated_at = GREATEST(c.updated_at, excluded.updated_at)
-			RETURNING message_count = 2 AS created),
-		slot AS (
-			INSERT INTO monthly_conversations AS mc (merchant_id, month, count)
-			SELECT $1, $8, 1 FROM conv WHERE conv.created
-			ON CONFLICT (merchant_id, month) DO UPDATE SET count = mc.count + 1
-			WHERE $9::integer = 0 OR mc.count < $9::integer
-			RETURNING 1)
-		SELECT conv.created, EXISTS (SELECT FROM slot) FROM conv`,
+		INSERT INTO conversations AS c
+			(merchant_id, id, visitor_id, created_at, updated_at, first_message, message_count, unanswered)
+		VALUES ($1, $2, $3, $4, GREATEST($4::timestamptz, $5::timestamptz), $6, 2, $7)
+		ON CONFLICT (merchant_id, id) DO UPDATE SET message_count = c.message_count + 2,
+			unanswered = c.unanswered + excluded.unanswered, updated_at = GREATEST(c.updated_at, excluded.updated_at)
+		RETURNING message_count`,
 		ex.MerchantID, ex.ConversationID, ex.VisitorID, stamp(ex.Question.CreatedAt), stamp(ex.Answer.CreatedAt),
-		ex.Question.Text, unanswered, storeutil.Month(ex.Question.CreatedAt), ex.MonthlyLimit).Scan(&created, &claimed)
+		ex.Question.Text, unanswered).Scan(&count)
 	if err != nil {
 		return false, fmt.Errorf("recording conversation: %w", err)
 	}
-	if created && !claimed {
-		return false, store.ErrQuotaExceeded
-	}
-	return created, nil // an existing conversation had messages already
+	return count == 2, nil // an existing conversation had messages already
+}
+
+// ClaimMonthlySlot adds one to the merchant's count for the month of at, under the ceiling limit (0: none), which
+// the row keeps and its CHECK constraint enforces: the upsert locks the counter row and counts on the latest
+// committed count, so concurrent claims, from any replica, never pass the limit. A claim past it fails the
+// statement, which needs no answer: it goes to the server with the COMMIT, and the error, store.ErrQuotaExceeded,
+// comes back from Write.
+func (tx writeTx) ClaimMonthlySlot(ctx context.Context, merchantID string, at time.Time, limit int) error {
+	tx.queue("counting conversation", `
+		INSERT INTO monthly_conversations AS mc (merchant_id, month, count, ceiling) VALUES ($1, $2, 1, $3)
+		ON CONFLICT (merchant_id, month) DO UPDATE SET count = mc.count + 1, ceiling = excluded.ceiling`,
+		merchantID, storeutil.Month(at), limit)
+	return nil
 }
 
 // AddMonthlyTokens adds n to the merchant's model tokens of the month of at.

@@ -11,7 +11,7 @@ import (
 // pipeline is a write transaction that saves round trips: BEGIN and the statements whose results the caller does
 // not need (queue) wait, and go to the server in one batch with the next statement that has a result, or with
 // the COMMIT. An exchange is then two round trips, the conversation's upsert and the rest with the COMMIT,
-// instead of one per statement. The server runs a batch's statements in order and stops at the first that
+// instead of one per statement (see ClaimMonthlySlot). The server runs a batch's statements in order and stops at the first that
 // fails, so the statements run as they would one by one; only the error of a queued one comes later, from the
 // call that sends it or from the commit, and rolls the transaction back all the same.
 type pipeline struct {
@@ -62,7 +62,7 @@ func (p *pipeline) flush(ctx context.Context, read func(pgx.BatchResults) error)
 			if what == "" {
 				return err
 			}
-			return fmt.Errorf("%s: %w", what, err)
+			return fmt.Errorf("%s: %w", what, refusal(err))
 		}
 	}
 	if read != nil {

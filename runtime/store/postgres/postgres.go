@@ -169,11 +169,22 @@ func retryable(err error) bool {
 	return false
 }
 
-// The SQLSTATE codes of the errors retryable looks for.
+// refusal is the store's error for a statement the database refused by a rule of the store's (a constraint
+// that the store's methods count on), or err.
+func refusal(err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == checkViolation && pgErr.ConstraintName == "monthly_conversations_within_ceiling" {
+		return store.ErrQuotaExceeded
+	}
+	return err
+}
+
+// The SQLSTATE codes of the errors retryable and refusal look for.
 const (
 	serializationFailure = "40001"
 	deadlockDetected     = "40P01"
 	uniqueViolation      = "23505"
+	checkViolation       = "23514"
 )
 
 // writeTx is a write transaction's statements (store.Tx).

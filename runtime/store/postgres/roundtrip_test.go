@@ -13,8 +13,8 @@ import (
 )
 
 // TestExchangeRoundTrips counts the round trips an exchange takes, through a proxy between the store and the
-// server: the conversation's upsert with the claim of the month's slot, then the messages, tokens and citations
-// with the COMMIT; a refused one, the upsert and the ROLLBACK.
+// server: the conversation's upsert, then the messages, tokens, citations and the claim of the month's slot with
+// the COMMIT; a refused one, whose claim fails, then the ROLLBACK.
 func TestExchangeRoundTrips(t *testing.T) {
 	ctx := t.Context()
 	p := startProxy(t, server.Database(t))
@@ -34,21 +34,22 @@ func TestExchangeRoundTrips(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		name string
-		ex   store.Exchange
-		err  error
+		name  string
+		ex    store.Exchange
+		err   error
+		trips int
 	}{
-		{"new conversation", ex("c2"), nil},
-		{"existing conversation", func() store.Exchange { e := ex("c1"); e.Question.ID, e.Answer.ID = "q3", "a3"; return e }(), nil},
-		{"refused conversation", ex("c3"), store.ErrQuotaExceeded},
+		{"new conversation", ex("c2"), nil, 2},
+		{"existing conversation", func() store.Exchange { e := ex("c1"); e.Question.ID, e.Answer.ID = "q3", "a3"; return e }(), nil, 2},
+		{"refused conversation", ex("c3"), store.ErrQuotaExceeded, 3},
 	} {
 		p.reset()
 		_, err := chat.RecordExchange(ctx, s, c.ex)
 		if !errors.Is(err, c.err) {
 			t.Fatalf("%s: error %v, want %v", c.name, err, c.err)
 		}
-		if n := p.roundTrips(); n != 2 {
-			t.Errorf("%s: %d round trips, want 2", c.name, n)
+		if n := p.roundTrips(); n != c.trips {
+			t.Errorf("%s: %d round trips, want %d", c.name, n, c.trips)
 		}
 	}
 }

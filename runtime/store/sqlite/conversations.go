@@ -11,10 +11,10 @@ import (
 	"github.com/parley-dev/parley/runtime/store/internal/storeutil"
 )
 
-// UpsertConversation creates the exchange's conversation or counts the exchange in the existing one, reports
-// whether it created the conversation, and has a conversation it creates claim a slot of the month. It is an
-// update and, when that finds no conversation, an insert: the one writing connection runs them with no other
-// write between, and an upsert with RETURNING would make SQLite collect its result in a temporary table.
+// UpsertConversation creates the exchange's conversation or counts the exchange in the existing one, and reports
+// whether it created the conversation. It is an update and, when that finds no conversation, an insert: the one
+// writing connection runs them with no other write between, and an upsert with RETURNING would make SQLite
+// collect its result in a temporary table.
 func (tx writeTx) UpsertConversation(ctx context.Context, ex store.Exchange) (bool, error) {
 	q, a := storeutil.Millis(ex.Question.CreatedAt), storeutil.Millis(ex.Answer.CreatedAt)
 	updated, unanswered := max(q, a), boolInt(!ex.Answer.Answered)
@@ -28,9 +28,6 @@ func (tx writeTx) UpsertConversation(ctx context.Context, ex store.Exchange) (bo
 	if n == 1 {
 		return false, nil
 	}
-	if err := tx.claimMonthlySlot(ctx, ex.MerchantID, ex.Question.CreatedAt, ex.MonthlyLimit); err != nil {
-		return false, err
-	}
 	_, err = tx.ExecContext(ctx, `
 		INSERT INTO conversations
 			(merchant_id, id, visitor_id, created_at, updated_at, first_message, message_count, unanswered)
@@ -42,10 +39,10 @@ func (tx writeTx) UpsertConversation(ctx context.Context, ex store.Exchange) (bo
 	return true, nil
 }
 
-// claimMonthlySlot adds one to the merchant's count for the month of at, or returns store.ErrQuotaExceeded,
+// ClaimMonthlySlot adds one to the merchant's count for the month of at, or returns store.ErrQuotaExceeded,
 // changing nothing, when the count already is at limit (limit 0: no ceiling). The conditional upsert keeps the
 // ceiling exact.
-func (tx writeTx) claimMonthlySlot(ctx context.Context, merchantID string, at time.Time, limit int) error {
+func (tx writeTx) ClaimMonthlySlot(ctx context.Context, merchantID string, at time.Time, limit int) error {
 	n, err := affected(tx.ExecContext(ctx, `
 		INSERT INTO monthly_conversations (merchant_id, month, count) VALUES (?, ?, 1)
 		ON CONFLICT (merchant_id, month) DO UPDATE SET count = count + 1 WHERE ? = 0 OR count < ?`,
