@@ -30,13 +30,6 @@ func RecordExchange(ctx context.Context, st store.Store, ex store.Exchange) (sto
 		res.Created = created
 		var happened []event.Happened
 		if created {
-			claimed, err := tx.ClaimMonthlySlot(ctx, ex.MerchantID, ex.Question.CreatedAt, ex.MonthlyLimit)
-			if err != nil {
-				return err
-			}
-			if !claimed {
-				return store.ErrQuotaExceeded // the conversation's insert is rolled back
-			}
 			happened = append(happened, event.ConversationStarted(ex))
 		}
 		if err := tx.InsertMessages(ctx, ex); err != nil {
@@ -63,8 +56,15 @@ func RecordExchange(ctx context.Context, st store.Store, ex store.Exchange) (sto
 				happened = append(happened, event.LeadSaved(l, leadCreated))
 			}
 		}
-		res.Deliveries, err = writeEvents(ctx, tx, ex.MerchantID, ex.Outbox, happened)
-		return err
+		if res.Deliveries, err = writeEvents(ctx, tx, ex.MerchantID, ex.Outbox, happened); err != nil {
+			return err
+		}
+		if created {
+			// Last: every new conversation of the merchant updates the month's counter row, which stays locked
+			// until the commit. store.ErrQuotaExceeded rolls the conversation back.
+			return tx.ClaimMonthlySlot(ctx, ex.MerchantID, ex.Question.CreatedAt, ex.MonthlyLimit)
+		}
+		return nil
 	})
 	if err != nil {
 		return store.ExchangeResult{}, fmt.Errorf("recording exchange in conversation %s: %w", ex.ConversationID, err)

@@ -117,10 +117,11 @@ type Tx interface {
 	// racing on replicas see exactly one creation.
 	UpsertConversation(ctx context.Context, ex Exchange) (created bool, err error)
 
-	// ClaimMonthlySlot adds one to the merchant's conversations of the UTC month of at and reports true, or
-	// reports false, changing nothing, when the count already is at limit (0: no ceiling). Exact under
-	// concurrency, across replicas.
-	ClaimMonthlySlot(ctx context.Context, merchantID string, at time.Time, limit int) (bool, error)
+	// ClaimMonthlySlot adds one to the merchant's conversations of the UTC month of at, or returns
+	// ErrQuotaExceeded, changing nothing, when the count already is at limit (0: no ceiling). Exact under
+	// concurrency, across replicas. A store that sends statements together may return ErrQuotaExceeded from a
+	// later step or from the commit instead, as the transaction's error.
+	ClaimMonthlySlot(ctx context.Context, merchantID string, at time.Time, limit int) error
 
 	// InsertMessages inserts the exchange's question and answer, the answer with the exchange's model tokens.
 	InsertMessages(ctx context.Context, ex Exchange) error

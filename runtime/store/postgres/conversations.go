@@ -33,30 +33,25 @@ func (tx writeTx) UpsertConversation(ctx context.Context, ex store.Exchange) (bo
 	return count == 2, nil // an existing conversation had messages already
 }
 
-// ClaimMonthlySlot adds one to the merchant's count for the month of at, or reports false when the count already
-// is at limit (limit 0: no ceiling). The upsert locks the counter row and evaluates its
-// condition on the latest committed count, so concurrent claims, from any replica, never pass the limit.
-func (tx writeTx) ClaimMonthlySlot(ctx context.Context, merchantID string, at time.Time, limit int) (bool, error) {
-	tag, err := tx.Exec(ctx, `
-		INSERT INTO monthly_conversations AS mc (merchant_id, month, count) VALUES ($1, $2, 1)
-		ON CONFLICT (merchant_id, month) DO UPDATE SET count = mc.count + 1
-		WHERE $3::integer = 0 OR mc.count < $3::integer`,
+// ClaimMonthlySlot adds one to the merchant's count for the month of at, under the ceiling limit (0: none), which
+// the row keeps and its CHECK constraint enforces: the upsert locks the counter row and counts on the latest
+// committed count, so concurrent claims, from any replica, never pass the limit. A claim past it fails the
+// statement, which needs no answer: it goes to the server with the COMMIT, and the error, store.ErrQuotaExceeded,
+// comes back from Write.
+func (tx writeTx) ClaimMonthlySlot(ctx context.Context, merchantID string, at time.Time, limit int) error {
+	tx.queue("counting conversation", `
+		INSERT INTO monthly_conversations AS mc (merchant_id, month, count, ceiling) VALUES ($1, $2, 1, $3)
+		ON CONFLICT (merchant_id, month) DO UPDATE SET count = mc.count + 1, ceiling = excluded.ceiling`,
 		merchantID, storeutil.Month(at), limit)
-	if err != nil {
-		return false, fmt.Errorf("counting conversation: %w", err)
-	}
-	return tag.RowsAffected() == 1, nil
+	return nil
 }
 
 // AddMonthlyTokens adds n to the merchant's model tokens of the month of at.
 func (tx writeTx) AddMonthlyTokens(ctx context.Context, merchantID string, at time.Time, n int64) error {
-	_, err := tx.Exec(ctx, `
+	tx.queue("counting model tokens", `
 		INSERT INTO monthly_tokens AS mt (merchant_id, month, tokens) VALUES ($1, $2, $3)
 		ON CONFLICT (merchant_id, month) DO UPDATE SET tokens = mt.tokens + excluded.tokens`,
 		merchantID, storeutil.Month(at), n)
-	if err != nil {
-		return fmt.Errorf("counting model tokens: %w", err)
-	}
 	return nil
 }
 
@@ -67,16 +62,13 @@ func (tx writeTx) InsertMessages(ctx context.Context, ex store.Exchange) error {
 	if err != nil {
 		return err
 	}
-	_, err = tx.Exec(ctx, `
+	tx.queue(fmt.Sprintf("inserting messages %s and %s", q.ID, a.ID), `
 		INSERT INTO messages
 			(merchant_id, conversation_id, id, role, text, normalized, reply_to, created_at, sources, answered, tokens)
 		VALUES ($1, $2, $3, $4, $5, $6, '', $7, $8, $9, 0), ($1, $2, $10, $11, $12, '', $3, $13, $14, $15, $16)`,
 		ex.MerchantID, ex.ConversationID, q.ID, string(store.RoleVisitor), q.Text, storeutil.NormalizeQuestion(q.Text),
 		stamp(q.CreatedAt), qSources, q.Answered,
 		a.ID, string(store.RoleAssistant), a.Text, stamp(a.CreatedAt), aSources, a.Answered, ex.Tokens)
-	if err != nil {
-		return fmt.Errorf("inserting messages %s and %s: %w", q.ID, a.ID, err)
-	}
 	return nil
 }
 
@@ -86,13 +78,10 @@ func (tx writeTx) InsertMessages(ctx context.Context, ex store.Exchange) error {
 // deleted with it), edits of the items are not blocked, and concurrent exchanges citing the same items in
 // another order cannot deadlock.
 func (tx writeTx) CountCitations(ctx context.Context, merchantID string, ids []string) error {
-	_, err := tx.Exec(ctx, `
+	tx.queue("counting citations", `
 		INSERT INTO knowledge_uses AS u (merchant_id, id, uses)
 		SELECT merchant_id, id, 1 FROM knowledge WHERE merchant_id = $1 AND id = ANY($2::text[])
 		ORDER BY id FOR KEY SHARE
 		ON CONFLICT (merchant_id, id) DO UPDATE SET uses = u.uses + 1`, merchantID, ids)
-	if err != nil {
-		return fmt.Errorf("counting citations: %w", err)
-	}
 	return nil
 }

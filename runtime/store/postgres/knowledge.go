@@ -43,7 +43,7 @@ func (tx writeTx) TouchKnowledge(ctx context.Context, merchantID string, delta i
 // KnowledgeCharacters counts the characters of the merchant's items but except, in the write transaction: after
 // the knowledge_state row is locked, read committed shows every other knowledge write committed.
 func (tx writeTx) KnowledgeCharacters(ctx context.Context, merchantID, except string) (int, error) {
-	return storeutil.KnowledgeCharacters(ctx, dialect{}, queryFunc(tx.Tx), merchantID, except)
+	return storeutil.KnowledgeCharacters(ctx, dialect{}, queryFunc(tx.pipeline), merchantID, except)
 }
 
 // InsertKnowledge stores a new item.

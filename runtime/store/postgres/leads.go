@@ -25,34 +25,25 @@ func (tx writeTx) FindLead(ctx context.Context, merchantID, conversationID, visi
 
 // InsertLead stores a new lead.
 func (tx writeTx) InsertLead(ctx context.Context, l store.Lead) error {
-	_, err := tx.Exec(ctx, `INSERT INTO leads (merchant_id, id, conversation_id, visitor_id, name, email, phone, message, consent,
+	tx.queue("inserting lead "+l.ID, `INSERT INTO leads (merchant_id, id, conversation_id, visitor_id, name, email, phone, message, consent,
 		source, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 		l.MerchantID, l.ID, l.ConversationID, l.VisitorID, l.Name, l.Email, l.Phone, l.Message, l.Consent, l.Source,
 		stamp(l.CreatedAt), stamp(l.UpdatedAt))
-	if err != nil {
-		return fmt.Errorf("inserting: %w", err)
-	}
 	return nil
 }
 
 // UpdateLead replaces a lead's contact details and UpdatedAt.
 func (tx writeTx) UpdateLead(ctx context.Context, l store.Lead) error {
-	_, err := tx.Exec(ctx, `UPDATE leads SET name = $1, email = $2, phone = $3, message = $4, consent = $5,
+	tx.queue("updating lead "+l.ID, `UPDATE leads SET name = $1, email = $2, phone = $3, message = $4, consent = $5,
 		updated_at = $6 WHERE merchant_id = $7 AND id = $8`,
 		l.Name, l.Email, l.Phone, l.Message, l.Consent, stamp(l.UpdatedAt), l.MerchantID, l.ID)
-	if err != nil {
-		return fmt.Errorf("updating: %w", err)
-	}
 	return nil
 }
 
 // MarkHasLead records that a conversation has a lead; a conversation marked already is left as it is.
 func (tx writeTx) MarkHasLead(ctx context.Context, merchantID, conversationID string) error {
-	_, err := tx.Exec(ctx, `UPDATE conversations SET has_lead = TRUE WHERE merchant_id = $1 AND id = $2 AND NOT has_lead`,
+	tx.queue("marking conversation "+conversationID+" as having a lead", `UPDATE conversations SET has_lead = TRUE WHERE merchant_id = $1 AND id = $2 AND NOT has_lead`,
 		merchantID, conversationID)
-	if err != nil {
-		return fmt.Errorf("updating: %w", err)
-	}
 	return nil
 }
 

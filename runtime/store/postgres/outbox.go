@@ -15,16 +15,16 @@ import (
 
 // InsertEvent writes an event to the outbox.
 func (tx writeTx) InsertEvent(ctx context.Context, merchantID string, e store.Event) error {
-	_, err := tx.Exec(ctx, `INSERT INTO events (merchant_id, id, type, payload, created_at) VALUES ($1, $2, $3, $4, $5)`,
+	tx.queue("writing event "+e.ID, `INSERT INTO events (merchant_id, id, type, payload, created_at) VALUES ($1, $2, $3, $4, $5)`,
 		merchantID, e.ID, e.Type, string(e.Payload), stamp(e.CreatedAt))
-	return err
+	return nil
 }
 
 // InsertDelivery writes the delivery of an event to an endpoint: pending, or cancelled when the endpoint is
 // disabled, so that the log shows it.
 func (tx writeTx) InsertDelivery(ctx context.Context, merchantID string, e store.Event, ep store.Endpoint) error {
 	at := stamp(e.CreatedAt)
-	_, err := tx.Exec(ctx, `
+	tx.queue(fmt.Sprintf("writing delivery of event %s to %s", e.ID, ep.WebhookID), `
 		INSERT INTO deliveries (merchant_id, id, event_id, webhook_id, url, status, last_error, next_attempt_at,
 			created_at, updated_at)
 		SELECT $1, $2, $3, $4, $5,
@@ -33,7 +33,7 @@ func (tx writeTx) InsertDelivery(ctx context.Context, merchantID string, e store
 		FROM (SELECT 1) one LEFT JOIN disabled_endpoints d
 			ON d.merchant_id = $1 AND d.webhook_id = $4 AND d.url = $5`,
 		merchantID, store.DeliveryID(e.ID, ep.WebhookID), e.ID, ep.WebhookID, ep.URL, at, store.EndpointDisabled)
-	return err
+	return nil
 }
 
 // ClaimDeliveries leases the due pending deliveries, oldest due first, each merchant's up to perMerchant leases.

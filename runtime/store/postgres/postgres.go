@@ -121,14 +121,33 @@ const maxWriteRuns = 5
 
 // Write runs fn in a read-committed transaction, committed when fn returns nil and rolled back otherwise. A run
 // that lost a race to a concurrent transaction, of this replica or another, is rolled back and fn is run again,
-// up to maxWriteRuns times in all: see retryable.
+// up to maxWriteRuns times in all: see retryable. The transaction's statements are pipelined (see pipeline).
 func (s *Store) Write(ctx context.Context, fn func(store.Tx) error) error {
 	for run := 1; ; run++ {
-		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return fn(writeTx{tx}) })
+		err := s.write(ctx, fn)
 		if err == nil || run == maxWriteRuns || !retryable(err) || ctx.Err() != nil {
 			return err
 		}
 	}
+}
+
+// write runs fn in one transaction, on a connection of the pool.
+func (s *Store) write(ctx context.Context, fn func(store.Tx) error) error {
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("acquiring a connection: %w", err)
+	}
+	defer c.Release()
+	p := begin(c.Conn())
+	if err := fn(writeTx{p}); err != nil {
+		p.rollback(ctx)
+		return err
+	}
+	if err := p.commit(ctx); err != nil {
+		p.rollback(ctx)
+		return err
+	}
+	return nil
 }
 
 // retryable reports whether err means that the transaction lost a race and that running it again, on the data
@@ -150,15 +169,26 @@ func retryable(err error) bool {
 	return false
 }
 
-// The SQLSTATE codes of the errors retryable looks for.
+// refusal is the store's error for a statement the database refused by a rule of the store's (a constraint
+// that the store's methods count on), or err.
+func refusal(err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == checkViolation && pgErr.ConstraintName == "monthly_conversations_within_ceiling" {
+		return store.ErrQuotaExceeded
+	}
+	return err
+}
+
+// The SQLSTATE codes of the errors retryable and refusal look for.
 const (
 	serializationFailure = "40001"
 	deadlockDetected     = "40P01"
 	uniqueViolation      = "23505"
+	checkViolation       = "23514"
 )
 
 // writeTx is a write transaction's statements (store.Tx).
-type writeTx struct{ pgx.Tx }
+type writeTx struct{ *pipeline }
 
 var _ store.Tx = writeTx{}
 

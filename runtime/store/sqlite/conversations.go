@@ -42,17 +42,21 @@ func (tx writeTx) UpsertConversation(ctx context.Context, ex store.Exchange) (bo
 	return true, nil
 }
 
-// ClaimMonthlySlot adds one to the merchant's count for the month of at, or reports false when the count already
-// is at limit (limit 0: no ceiling). The conditional upsert keeps the ceiling exact.
-func (tx writeTx) ClaimMonthlySlot(ctx context.Context, merchantID string, at time.Time, limit int) (bool, error) {
+// ClaimMonthlySlot adds one to the merchant's count for the month of at, or returns store.ErrQuotaExceeded,
+// changing nothing, when the count already is at limit (limit 0: no ceiling). The conditional upsert keeps the
+// ceiling exact.
+func (tx writeTx) ClaimMonthlySlot(ctx context.Context, merchantID string, at time.Time, limit int) error {
 	n, err := affected(tx.ExecContext(ctx, `
 		INSERT INTO monthly_conversations (merchant_id, month, count) VALUES (?, ?, 1)
 		ON CONFLICT (merchant_id, month) DO UPDATE SET count = count + 1 WHERE ? = 0 OR count < ?`,
 		merchantID, storeutil.Month(at), limit, limit))
 	if err != nil {
-		return false, fmt.Errorf("counting conversation: %w", err)
+		return fmt.Errorf("counting conversation: %w", err)
 	}
-	return n == 1, nil
+	if n == 0 {
+		return store.ErrQuotaExceeded
+	}
+	return nil
 }
 
 // AddMonthlyTokens adds n to the merchant's model tokens of the month of at.
