@@ -11,9 +11,9 @@ import (
 // pipeline is a write transaction that saves round trips: BEGIN and the statements whose results the caller does
 // not need (queue) wait, and go to the server in one batch with the next statement that has a result, or with
 // the COMMIT. An exchange is then two round trips, the conversation's upsert and the rest with the COMMIT,
-// instead of one per statement (see ClaimMonthlySlot). The server runs a batch's statements in order and stops at the first that
-// fails, so the statements run as they would one by one; only the error of a queued one comes later, from the
-// call that sends it or from the commit, and rolls the transaction back all the same.
+// instead of one per statement (see ClaimMonthlySlot). The server runs a batch's statements in order and stops at
+// the first that fails, so the statements run as they would one by one; only the error of a queued one comes
+// later, from the call that sends it or from the commit, and rolls the transaction back all the same.
 type pipeline struct {
 	conn *pgx.Conn
 	// batch holds the statements not sent yet, and whats what each is about, for its error ("" for BEGIN).
