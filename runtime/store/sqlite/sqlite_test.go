@@ -231,19 +231,7 @@ func TestOpenErrors(t *testing.T) {
 // TestEraseCoversEveryTable: every table with a merchant_id column is one EraseMerchant deletes from, so that a
 // table added later cannot keep a deleted merchant's data.
 func TestEraseCoversEveryTable(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "parley.db")
-	s, err := sqlite.Open(t.Context(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = db.Close() }()
+	db := migratedReadOnly(t)
 	rows, err := db.QueryContext(t.Context(), `SELECT m.name FROM sqlite_master m JOIN pragma_table_info(m.name) c
 		WHERE m.type = 'table' AND c.name = 'merchant_id' ORDER BY m.name`)
 	if err != nil {
@@ -302,19 +290,7 @@ func TestMigrationMovesUseCounts(t *testing.T) {
 // its lead filter: conversations with a lead have a partial index of their own (migration 6), which a listing
 // of them must use rather than walk every conversation.
 func TestConversationListingsUseIndexes(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "parley.db")
-	s, err := sqlite.Open(t.Context(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = db.Close() }()
+	db := migratedReadOnly(t)
 	yes, no := true, false
 	for _, c := range []struct {
 		name   string
@@ -355,4 +331,24 @@ func queryPlan(t *testing.T, db *sql.DB, query string, args []any) string {
 		t.Fatal(err)
 	}
 	return plan.String()
+}
+
+// migratedReadOnly creates a database with every migration applied and opens it read-only, to inspect its schema
+// and query plans.
+func migratedReadOnly(t *testing.T) *sql.DB {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "parley.db")
+	s, err := sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
 }
