@@ -18,8 +18,12 @@ func TestGermanRarity(t *testing.T) {
 		{"schwimmkurs", 1, 1},
 	}
 	for _, tt := range tests {
-		if got := germanRarity(tt.word); got < tt.min-1e-9 || got > tt.max+1e-9 {
+		got, listed := germanRarity(tt.word)
+		if got < tt.min-1e-9 || got > tt.max+1e-9 {
 			t.Errorf("germanRarity(%q) = %v, want %v to %v", tt.word, got, tt.min, tt.max)
+		}
+		if want := tt.word != "schwimmkurs"; listed != want {
+			t.Errorf("germanRarity(%q) listed = %v, want %v", tt.word, listed, want)
 		}
 	}
 	if n := len(germanRanks()); n != germanRareRank {
@@ -58,6 +62,35 @@ func TestGermanDeclineWeighsUnknownWordsByGeneralRarity(t *testing.T) {
 	q := ix.parseQuery("gestern känguru")
 	if len(q.terms) != 2 || q.terms[0].idf > 0.3*ix.unknownIDF || q.terms[1].idf != ix.unknownIDF {
 		t.Errorf("parseQuery(gestern känguru) = %+v, want a low idf for gestern and %v for känguru", q.terms, ix.unknownIDF)
+	}
+}
+
+// A common German word the knowledge base lacks does not become informative by looking like one of its words:
+// "Wetter", a word of the language, is no typo of "weiter", and "spielen", matched loosely to "spielerisch" and
+// "Beispiel", weighs no more than its rarity in general German allows. A word no list has is still a typo.
+func TestGermanDeclineCommonWordsMatchedLoosely(t *testing.T) {
+	ix := NewIndexForLocale(append(slices.Clone(dogsItems), Item{ID: "spieleabend", Title: "Spieleabend",
+		Content: "Jeden Freitag ist Spieleabend im Café, mit Schach zum Beispiel, spielerisch erklärt. Danach geht es weiter mit Karaoke."}), "de")
+	tests := []struct {
+		question string
+		want     string // "" for a decline
+	}{
+		{"Wie wird das Wetter?", ""},
+		{"Wann ist der Spieleabnd?", "spieleabend"},
+	}
+	for _, tt := range tests {
+		reply := respond(t, Request{Message: tt.question, Index: ix, Locale: "de"})
+		if got := answeredFrom(reply); got != tt.want {
+			t.Errorf("%q: answered from %q, want %q", tt.question, got, tt.want)
+		}
+	}
+	if q := ix.parseQuery("Wetter"); len(q.terms) != 1 || len(q.terms[0].alts) != 0 {
+		t.Errorf("parseQuery(Wetter) = %+v, want a word with no match", q.terms)
+	}
+	q := ix.parseQuery("spielen")
+	rarity, _ := germanRarity("spielen")
+	if len(q.terms) != 1 || len(q.terms[0].alts) == 0 || q.terms[0].idf > rarity*ix.unknownIDF+1e-9 {
+		t.Errorf("parseQuery(spielen) = %+v, want loose matches and an idf of at most %v", q.terms, rarity*ix.unknownIDF)
 	}
 }
 

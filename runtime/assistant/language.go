@@ -13,8 +13,9 @@ type language struct {
 	stem func(word string) string
 	// stopWords are the language's words that say nothing about a question's topic.
 	stopWords map[string]struct{}
-	// rarity says, from 0 to 1, how informative a lower-case word is in the language in general (generalRarity).
-	rarity func(word string) float64
+	// rarity says, from 0 to 1, how informative a lower-case word is in the language in general, and whether
+	// the language's frequency list has it (generalRarity).
+	rarity func(word string) (rarity float64, listed bool)
 	// compounds is true for a language that writes compounds as one word, whose parts are matched (see
 	// splitCompound).
 	compounds bool

@@ -20,8 +20,12 @@ func TestGeneralRarity(t *testing.T) {
 		{"quickbooks", 1}, // a name no general list has
 	}
 	for _, tt := range tests {
-		if got := generalRarity(tt.word); math.Abs(got-tt.want) > 1e-9 {
+		got, listed := generalRarity(tt.word)
+		if math.Abs(got-tt.want) > 1e-9 {
 			t.Errorf("generalRarity(%q) = %v, want %v", tt.word, got, tt.want)
+		}
+		if want := tt.word != "tattoo" && tt.word != "quickbooks"; listed != want {
+			t.Errorf("generalRarity(%q) listed = %v, want %v", tt.word, listed, want)
 		}
 	}
 }

@@ -49,7 +49,7 @@ func termVectors(c *stemCache, vecs *wordVectors) []int32 {
 		}
 	}
 	for w, id := range c.words {
-		if generalRarity(w) == 0 {
+		if r, _ := generalRarity(w); r == 0 {
 			rows[id] = -1
 		}
 	}
@@ -59,7 +59,7 @@ func termVectors(c *stemCache, vecs *wordVectors) []int32 {
 // neighbours returns the indexed terms nearest to word in meaning, with a similarity of at least minSimilarity,
 // most similar first, at most maxNeighbours. One of the commonest words of English has none.
 func (ix *Index) neighbours(word string) []neighbour {
-	if ix.termRows == nil || generalRarity(word) == 0 {
+	if r, _ := generalRarity(word); ix.termRows == nil || r == 0 {
 		return nil
 	}
 	vecs := vectors()

@@ -23,7 +23,8 @@ type queryTerm struct {
 	// stem of the start of, and, when its own stem is unknown, the words one typo away.
 	alts []alt
 	// idf is how informative the word is: its IDF in the index, or for a word no item contains, the highest
-	// possible IDF scaled by the word's rarity in general English (generalRarity).
+	// possible IDF scaled by the word's rarity in its language (generalRarity), or less when it is matched loosely
+	// to a term of lower IDF.
 	idf float64
 	// numeric is true for words made of digits only.
 	numeric bool
@@ -116,10 +117,13 @@ func (ix *Index) resolve(t term) queryTerm {
 			known, qt.idf = true, ix.idf[id]
 		}
 	}
-	english := ix.cache.language().english
+	lang := ix.cache.language()
+	english := lang.english
+	synonym := false
 	for _, syn := range synonyms[t.stem] {
 		if id, ok := ix.cache.ids[syn]; ok && english {
 			qt.alts = addAlt(qt.alts, alt{id: id, factor: synonymFactor})
+			synonym = true
 		}
 	}
 	for _, id := range ix.prefixed(t.stem) {
@@ -128,9 +132,16 @@ func (ix *Index) resolve(t term) queryTerm {
 	for _, j := range t.joins {
 		qt.alts = addAlt(qt.alts, alt{id: j.id, factor: 1, share: j.share})
 	}
+	rarity := 1.0 // for a word the base has, whose IDF in the base says how informative it is
 	if !known {
-		for _, id := range ix.typoCandidates(t.word) {
-			qt.alts = addAlt(qt.alts, alt{id: id, factor: fuzzyFactor})
+		var listed bool
+		rarity, listed = lang.rarity(t.word)
+		if !listed {
+			// A word of the language's frequency list is spelt right: "Wetter" is weather, not a typo of
+			// "weiter".
+			for _, id := range ix.typoCandidates(t.word) {
+				qt.alts = addAlt(qt.alts, alt{id: id, factor: fuzzyFactor})
+			}
 		}
 		for _, id := range ix.splitParts(t.word) {
 			qt.alts = addAlt(qt.alts, alt{id: id, factor: splitFactor})
@@ -145,7 +156,7 @@ func (ix *Index) resolve(t term) queryTerm {
 			// A word the knowledge base has nothing for counts as unexplained as much as the language in general
 			// makes it informative: "somewhere" or "even" in a paraphrase is not what the question is about,
 			// "tattoo" or "casino" is.
-			qt.idf *= ix.cache.language().rarity(t.word)
+			qt.idf *= rarity
 		}
 		if len(qt.alts) == 0 && english {
 			// Its near neighbours in meaning explain it in part.
@@ -168,6 +179,13 @@ func (ix *Index) resolve(t term) queryTerm {
 			continue
 		}
 		qt.alts[i].scale = a.factor * min(1, qt.idf/ix.idf[a.id])
+	}
+	if !synonym {
+		// Nor does a common word the base lacks say more because it looks like one the base has ("spielen" like
+		// "spielerisch" or "Beispiel"): when deciding whether the base explains the question (confidence), it
+		// weighs no more than its rarity allows. A synonym says what the word means, and a match's weight in the
+		// ranking (scale, above) is left as it is.
+		qt.idf = min(qt.idf, ix.unknownIDF*rarity)
 	}
 	return qt
 }

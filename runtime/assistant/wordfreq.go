@@ -46,13 +46,13 @@ var zipfs = sync.OnceValue(func() map[string]float64 {
 
 // generalRarity says, from 0 to 1, how informative a lower-case word is in general English, whatever a
 // knowledge base contains: 0 for the commonest words, 1 for rare ones, which the table leaves out, and so for
-// names, typos and jargon.
-func generalRarity(word string) float64 {
+// names, typos and jargon. listed reports whether the table has the word, which is then spelt right.
+func generalRarity(word string) (rarity float64, listed bool) {
 	z, ok := zipfs()[word]
 	if !ok {
-		return 1
+		return 1, false
 	}
-	return min(1, max(0, (commonZipf-z)/(commonZipf-rareZipf)))
+	return min(1, max(0, (commonZipf-z)/(commonZipf-rareZipf))), true
 }
 
 // wordfreqGermanTable is lexicon/wordfreq-de.txt: the commonest words of general German, most frequent first (see
@@ -87,10 +87,10 @@ var germanRanks = sync.OnceValue(func() map[string]int {
 
 // germanRarity is generalRarity for German: 0 for the commonest words, 1 for rare ones, and in between by the
 // logarithm of the rank, as Zipf values are logarithms of frequencies.
-func germanRarity(word string) float64 {
+func germanRarity(word string) (rarity float64, listed bool) {
 	rank, ok := germanRanks()[word]
 	if !ok {
-		return 1
+		return 1, false
 	}
-	return min(1, max(0, math.Log(float64(rank)/germanCommonRank)/math.Log(float64(germanRareRank)/germanCommonRank)))
+	return min(1, max(0, math.Log(float64(rank)/germanCommonRank)/math.Log(float64(germanRareRank)/germanCommonRank))), true
 }
