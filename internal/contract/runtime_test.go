@@ -133,7 +133,10 @@ func TestMemoryLimit(t *testing.T) {
 		want     int64
 		wantOK   bool
 	}{
-		{"nine tenths of the container's limit", "536870912", false, 483183819, true},
+		{"a large limit keeps a tenth for what Go does not count", "2147483648", false, 2147483648 - 214748364, true},
+		{"a 512 MiB limit keeps the least reserve, 96 MiB", "536870912", false, 416 << 20, true},
+		{"a 400 MiB limit keeps 96 MiB", "419430400", false, 304 << 20, true},
+		{"a limit under twice the reserve keeps half for Go", "134217728", false, 64 << 20, true},
 		{"GOMEMLIMIT wins", "536870912", true, 0, false},
 		{"no limit", "", false, 0, false},
 		{"not a number", "512Mi", false, 0, false},
