@@ -1,6 +1,7 @@
 package assistant
 
 import (
+	"cmp"
 	"slices"
 	"unicode"
 )
@@ -221,7 +222,8 @@ type rankScratch struct {
 	scored  []int32
 }
 
-// rank scores every document containing a query term and returns the best k, best first.
+// rank scores every document containing a query term and returns the best k, best first, those naming their
+// title moved up (see byTitle).
 func (ix *Index) rank(q query, k int) []match {
 	if ix.Len() == 0 || k <= 0 || q.weight == 0 {
 		return nil
@@ -253,12 +255,54 @@ func (ix *Index) rank(q query, k int) []match {
 			acc[d].score += p.bonus
 		}
 	}
-	top := topK(acc, scored, ix.docs, q.weight, k)
+	top := topK(acc, scored, ix.docs, q.weight, k+titleCandidates)
 	for _, d := range scored {
 		acc[d] = docScore{}
 	}
 	s.scored = scored
-	return top
+	return ix.byTitle(q, top, k)
+}
+
+// Reordering by title: a question that names what an item's title names is about that item, even when another
+// item matches a rarer word of the question ("what time is breakfast" is about "Breakfast", not about "Check-in
+// and check-out times"; "do you use white fillings" about "Fillings", not about the price list naming white
+// fillings). BM25 weighs a title word as a few content words, which a rare word elsewhere outweighs.
+const (
+	// titleBonus is the share of the highest IDF (unknownIDF) a document earns, in the order of the ranking,
+	// for naming the whole of its title; naming a part earns that part's IDF-weighted share.
+	titleBonus = 0.25
+	// titleCandidates is how many documents beyond those asked for may move up by their title.
+	titleCandidates = 5
+)
+
+// byTitle returns the k best of top, reordered by their scores plus the title bonus (see titleBonus). The
+// scores themselves, which confidence and citing compare, stay BM25's.
+func (ix *Index) byTitle(q query, top []match, k int) []match {
+	order := func(m match) float64 { return m.score + titleBonus*ix.unknownIDF*ix.titleShare(q, m.doc) }
+	slices.SortStableFunc(top, func(a, b match) int { return cmp.Compare(order(b), order(a)) })
+	return top[:min(k, len(top))]
+}
+
+// titleShare is the IDF-weighted share of the informative words of document d's title that q names, each by its
+// best match.
+func (ix *Index) titleShare(q query, d int32) float64 {
+	total, named := 0.0, 0.0
+	for _, id := range ix.docs[d].title {
+		best := 0.0
+		for _, qt := range q.terms {
+			for _, a := range qt.alts {
+				if a.id == id {
+					best = max(best, a.factor)
+				}
+			}
+		}
+		total += ix.idf[id]
+		named += best * ix.idf[id]
+	}
+	if total == 0 {
+		return 0
+	}
+	return named / total
 }
 
 // termHits records in hits a query term's BM25 contribution to each document containing it, the best over the
