@@ -264,9 +264,9 @@ func (ix *Index) rank(q query, k int) []match {
 }
 
 // Reordering by title: a question that names what an item's title names is about that item, even when another
-// item matches a rarer word of the question ("what time is breakfast" is about "Breakfast", not about "Check-in
-// and check-out times"; "do you use white fillings" about "Fillings", not about the price list naming white
-// fillings). BM25 weighs a title word as a few content words, which a rare word elsewhere outweighs.
+// item matches a rarer word of the question ("do you use white fillings or metal ones" is about "Fillings", not
+// about the price list naming white fillings; "I want to open an account for my business" about "Creating your
+// account"). BM25 weighs a title word as a few content words, which a rare word elsewhere outweighs.
 const (
 	// titleBonus is the share of the highest IDF (unknownIDF) a document earns, in the order of the ranking,
 	// for naming the whole of its title; naming a part earns that part's IDF-weighted share.
