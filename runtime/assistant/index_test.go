@@ -68,9 +68,13 @@ func TestRewriteIdioms(t *testing.T) {
 		{"send it to my address and bring it back", "send it to my address and bring it back"},
 	}
 	for _, tt := range tests {
-		got := rewriteIdioms(tokenize(tt.in))
+		got, fromIdiom := rewriteIdioms(tokenize(tt.in))
 		if want := tokenize(tt.want); !slices.Equal(got, want) {
 			t.Errorf("rewriteIdioms(%q) = %q, want %q", tt.in, got, want)
+		}
+		if marked := slices.Index(fromIdiom, true) >= 0; marked != (tt.in != tt.want) ||
+			marked && len(fromIdiom) != len(got) {
+			t.Errorf("rewriteIdioms(%q) marks %v as put in by an idiom", tt.in, fromIdiom)
 		}
 	}
 }
