@@ -29,19 +29,29 @@ var idioms = []idiom{
 	{words: []string{"speak", "human"}, replace: "contact"},
 }
 
-// rewriteIdioms replaces the idioms found in words.
-func rewriteIdioms(words []string) []string {
-	out := make([]string, 0, len(words))
+// rewriteIdioms replaces the idioms found in words. fromIdiom reports, for each word of out, whether a
+// replacement put it there; it is nil when there is no idiom, as in most questions.
+func rewriteIdioms(words []string) (out []string, fromIdiom []bool) {
+	out = make([]string, 0, len(words))
 	for i := 0; i < len(words); i++ {
 		end, replace := matchIdiom(words, i)
 		if end < 0 {
 			out = append(out, words[i])
+			if fromIdiom != nil {
+				fromIdiom = append(fromIdiom, false)
+			}
 			continue
 		}
-		out = append(out, strings.Fields(replace)...)
+		if fromIdiom == nil {
+			fromIdiom = make([]bool, len(out), len(words))
+		}
+		for _, w := range strings.Fields(replace) {
+			out = append(out, w)
+			fromIdiom = append(fromIdiom, true)
+		}
 		i = end
 	}
-	return out
+	return out, fromIdiom
 }
 
 // matchIdiom returns the index of the last word of the first idiom starting at words[start], and its

@@ -68,9 +68,13 @@ func TestRewriteIdioms(t *testing.T) {
 		{"send it to my address and bring it back", "send it to my address and bring it back"},
 	}
 	for _, tt := range tests {
-		got := rewriteIdioms(tokenize(tt.in))
+		got, fromIdiom := rewriteIdioms(tokenize(tt.in))
 		if want := tokenize(tt.want); !slices.Equal(got, want) {
 			t.Errorf("rewriteIdioms(%q) = %q, want %q", tt.in, got, want)
+		}
+		if marked := slices.Index(fromIdiom, true) >= 0; marked != (tt.in != tt.want) ||
+			marked && len(fromIdiom) != len(got) {
+			t.Errorf("rewriteIdioms(%q) marks %v as put in by an idiom", tt.in, fromIdiom)
 		}
 	}
 }
@@ -500,5 +504,41 @@ func TestShorterStems(t *testing.T) {
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("shorterStems(%q) = %q, want %q", tt.stem, got, tt.want)
 		}
+	}
+}
+
+// TestSearchPrefersNamedTitle checks that a question naming an item's title ranks that item first even when
+// another item matches a rarer word of the question, and that the hit's score stays the item's BM25 score.
+func TestSearchPrefersNamedTitle(t *testing.T) {
+	items := []Item{
+		{ID: "breakfast", Title: "Breakfast", Content: "Breakfast is served in the Harbour Room from seven to ten."},
+		{ID: "arrival", Title: "Arrival and departure", Content: "Rooms are ready on the day of arrival. Check-out time is eleven."},
+		{ID: "rates", Title: "Room rates", Content: "Our rates include breakfast for two."},
+		{ID: "family", Title: "Families", Content: "Children eat breakfast free of charge."},
+		{ID: "groups", Title: "Groups", Content: "Groups can book breakfast in a private room."},
+		{ID: "vegan", Title: "Dietary needs", Content: "Vegan and gluten-free breakfast dishes are available."},
+		{ID: "service", Title: "Room service", Content: "Order breakfast to your room the evening before."},
+	}
+	ix := NewIndex(items)
+	q := ix.parseQuery("what time is breakfast")
+	bm25 := ix.rank(q, 1)[0]
+	if got := ix.items[ix.docs[bm25.doc].item].ID; got != "breakfast" {
+		t.Fatalf("first hit %q, want breakfast", got)
+	}
+	// Without its title, "Breakfast" would lose to the item with the rarer word "time".
+	arrival, breakfast := -1.0, -1.0
+	for _, m := range ix.rank(q, len(items)) {
+		switch ix.items[ix.docs[m.doc].item].ID {
+		case "arrival":
+			arrival = m.score
+		case "breakfast":
+			breakfast = m.score
+		}
+	}
+	if arrival <= breakfast {
+		t.Errorf("BM25 scores: arrival %.3f, breakfast %.3f; want arrival's higher, or the test shows nothing", arrival, breakfast)
+	}
+	if hits := ix.Search("what time is breakfast", 2); len(hits) != 2 || hits[0].Item.ID != "breakfast" || hits[0].Score != breakfast {
+		t.Errorf("Search = %+v, want breakfast first with its BM25 score %.3f", hits, breakfast)
 	}
 }

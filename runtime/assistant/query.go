@@ -1,6 +1,7 @@
 package assistant
 
 import (
+	"cmp"
 	"slices"
 	"unicode"
 )
@@ -28,6 +29,10 @@ type queryTerm struct {
 	idf float64
 	// numeric is true for words made of digits only.
 	numeric bool
+	// optional is set for a word an idiom put in the question ("days" for "how long"): a guess at the words help
+	// pages use, it counts for an item that has it but not against one that lacks it ("the initial
+	// examination takes 45 minutes").
+	optional bool
 }
 
 // query is a parsed search query.
@@ -36,8 +41,9 @@ type query struct {
 	// pairs are the neighbouring query words both found in the index, with the bonus a document containing them
 	// as neighbours earns.
 	pairs []queryPair
-	// weight is the sum of the terms' idf, the most a document can cover.
-	weight float64
+	// weight is the sum of the idf of the terms but the optional ones, which a document must cover; optional is
+	// that of the optional ones, which it may cover besides.
+	weight, optional float64
 }
 
 // queryPair is two neighbouring query words.
@@ -76,8 +82,13 @@ func (ix *Index) parseQuery(text string) query {
 		}
 		seen[t.stem] = true
 		qt := ix.resolve(t)
+		qt.optional = t.optional
 		q.terms = append(q.terms, qt)
-		q.weight += qt.idf
+		if qt.optional {
+			q.optional += qt.idf
+		} else {
+			q.weight += qt.idf
+		}
 	}
 	return q
 }
@@ -201,10 +212,11 @@ func addAlt(alts []alt, a alt) []alt {
 	return append(alts, a)
 }
 
-// docScore accumulates a document's result while ranking.
+// docScore accumulates a document's result while ranking: covered sums the idf of the query words it contains,
+// optional that of the optional ones among them.
 type docScore struct {
-	score, covered float64
-	wordMatched    bool
+	score, covered, optional float64
+	wordMatched              bool
 }
 
 // termHit is a query term's best match in one document.
@@ -221,9 +233,10 @@ type rankScratch struct {
 	scored  []int32
 }
 
-// rank scores every document containing a query term and returns the best k, best first.
+// rank scores every document containing a query term and returns the best k, best first, those naming their
+// title moved up (see byTitle).
 func (ix *Index) rank(q query, k int) []match {
-	if ix.Len() == 0 || k <= 0 || q.weight == 0 {
+	if ix.Len() == 0 || k <= 0 || q.weight+q.optional == 0 {
 		return nil
 	}
 	s, _ := ix.scratch.Get().(*rankScratch)
@@ -241,6 +254,9 @@ func (ix *Index) rank(q query, k int) []match {
 			}
 			a.score += s.hits[d].weight
 			a.covered += qt.idf * s.hits[d].factor
+			if qt.optional {
+				a.optional += qt.idf
+			}
 			a.wordMatched = a.wordMatched || !qt.numeric
 			s.hits[d] = termHit{}
 		}
@@ -253,12 +269,54 @@ func (ix *Index) rank(q query, k int) []match {
 			acc[d].score += p.bonus
 		}
 	}
-	top := topK(acc, scored, ix.docs, q.weight, k)
+	top := topK(acc, scored, ix.docs, q.weight, k+titleCandidates)
 	for _, d := range scored {
 		acc[d] = docScore{}
 	}
 	s.scored = scored
-	return top
+	return ix.byTitle(q, top, k)
+}
+
+// Reordering by title: a question that names what an item's title names is about that item, even when another
+// item matches a rarer word of the question ("do you use white fillings or metal ones" is about "Fillings", not
+// about the price list naming white fillings; "I want to open an account for my business" about "Creating your
+// account"). BM25 weighs a title word as a few content words, which a rare word elsewhere outweighs.
+const (
+	// titleBonus is the share of the highest IDF (unknownIDF) a document earns, in the order of the ranking,
+	// for naming the whole of its title; naming a part earns that part's IDF-weighted share.
+	titleBonus = 0.25
+	// titleCandidates is how many documents beyond those asked for may move up by their title.
+	titleCandidates = 5
+)
+
+// byTitle returns the k best of top, reordered by their scores plus the title bonus (see titleBonus). The
+// scores themselves, which confidence and citing compare, stay BM25's.
+func (ix *Index) byTitle(q query, top []match, k int) []match {
+	order := func(m match) float64 { return m.score + titleBonus*ix.unknownIDF*ix.titleShare(q, m.doc) }
+	slices.SortStableFunc(top, func(a, b match) int { return cmp.Compare(order(b), order(a)) })
+	return top[:min(k, len(top))]
+}
+
+// titleShare is the IDF-weighted share of the informative words of document d's title that q names, each by its
+// best match.
+func (ix *Index) titleShare(q query, d int32) float64 {
+	total, named := 0.0, 0.0
+	for _, id := range ix.docs[d].title {
+		best := 0.0
+		for _, qt := range q.terms {
+			for _, a := range qt.alts {
+				if a.id == id {
+					best = max(best, a.factor)
+				}
+			}
+		}
+		total += ix.idf[id]
+		named += best * ix.idf[id]
+	}
+	if total == 0 {
+		return 0
+	}
+	return named / total
 }
 
 // termHits records in hits a query term's BM25 contribution to each document containing it, the best over the
@@ -279,7 +337,7 @@ func (ix *Index) termHits(qt queryTerm, hits []termHit, touched []int32) []int32
 }
 
 // topK returns the k best of the scored documents (in any order), best first, each the best passage of a
-// different item; ties go to the earlier document. Comparing document numbers on ties, rather than sorting the
+// different item, with the share of weight and of the optional words it contains that it covers; ties go to the earlier document. Comparing document numbers on ties, rather than sorting the
 // scored documents first, keeps the order of the result independent of the order of scored.
 func topK(acc []docScore, scored []int32, docs []doc, weight float64, k int) []match {
 	top := make([]match, 0, k+1)
@@ -298,7 +356,11 @@ func topK(acc []docScore, scored []int32, docs []doc, weight float64, k int) []m
 		for i > 0 && better(a.score, d, top[i-1]) {
 			i--
 		}
-		top = slices.Insert(top, i, match{doc: d, score: a.score, covered: a.covered / weight, wordMatched: a.wordMatched})
+		covered := 0.0
+		if w := weight + a.optional; w > 0 { // zero for a document matching only words of no weight
+			covered = a.covered / w
+		}
+		top = slices.Insert(top, i, match{doc: d, score: a.score, covered: covered, wordMatched: a.wordMatched})
 		if len(top) > k {
 			top = top[:k]
 		}

@@ -89,9 +89,9 @@ func confident(conf float64, about bool, threshold float64) bool {
 	return conf >= threshold || (about && conf >= titleFloor*threshold)
 }
 
-// allMatched reports whether every informative word of q matches some index term.
+// allMatched reports whether every informative word of q but the optional ones matches some index term.
 func (q query) allMatched() bool {
-	return !slices.ContainsFunc(q.terms, func(qt queryTerm) bool { return qt.idf > 0 && len(qt.alts) == 0 })
+	return !slices.ContainsFunc(q.terms, func(qt queryTerm) bool { return qt.idf > 0 && len(qt.alts) == 0 && !qt.optional })
 }
 
 // minTitleShare is the least share of an exact match through which a query word names a title word: a typo, a

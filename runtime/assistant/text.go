@@ -186,6 +186,8 @@ type term struct {
 	// joins holds, for a query word, the words it forms with a neighbour written as one ("log in" as "login";
 	// see queryTerms).
 	joins []join
+	// optional is set for a query word an idiom put in ("days" for "how long"; see queryTerms).
+	optional bool
 }
 
 // join is an indexed word that a query word forms with a neighbour, with the share of the word's BM25 weight
@@ -247,7 +249,7 @@ func (c *stemCache) stem(word string) (string, int32) {
 }
 
 // queryTerms is terms for a visitor's question: common English shopper idioms are first rewritten into the words
-// help pages use.
+// help pages use, which are marked optional (see queryTerm).
 //
 // Two neighbouring words the index has written as one ("log in" for "login", "x ray" for the "x-rays" indexed as
 // "xrays") give each of them that word as a further match (joins); so does a hyphenated one, which tokenizing
@@ -255,8 +257,9 @@ func (c *stemCache) stem(word string) (string, int32) {
 // part does alone, and its weight is shared between the parts so that it counts once.
 func (c *stemCache) queryTerms(text string) []term {
 	words := tokenize(text)
+	var fromIdiom []bool
 	if c.language().english {
-		words = rewriteIdioms(words)
+		words, fromIdiom = rewriteIdioms(words)
 	}
 	out := make([]term, 0, len(words))
 	next := int32(-1) // the join of words[i] and words[i+1]
@@ -265,6 +268,11 @@ func (c *stemCache) queryTerms(text string) []term {
 		next = c.joined(words, i)
 		n := len(out)
 		out = c.appendInformative(out, words[i:i+1])
+		if fromIdiom != nil && fromIdiom[i] {
+			for j := n; j < len(out); j++ {
+				out[j].optional = true
+			}
+		}
 		if len(out) > n && out[n].id < 0 && c != nil && c.language().compounds {
 			if inf, ok := c.zuInfinitive(out[n].word); ok {
 				out[n] = inf
