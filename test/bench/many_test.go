@@ -72,6 +72,9 @@ func BenchmarkManyMerchants(b *testing.B) {
 	p := runtimeproc.Start(b, bin, nil, "--tenants-dir="+tenants, "--sqlite-path="+db, "--log-level=error",
 		contract.Arg(contract.FlagIndexCacheBytes, cacheBytes))
 	loaded := time.Since(start)
+	sampleCtx, stopSampling := context.WithCancel(b.Context())
+	parts := make(chan rssParts, 1)
+	go func() { parts <- peakRSSParts(sampleCtx, p.Pid()) }()
 	if n := metric(b, p.MetricsURL, "parley_runtime_tenants"); n != float64(merchants) {
 		b.Fatalf("the runtime serves %v merchants once ready, want %d", n, merchants)
 	}
@@ -99,7 +102,8 @@ func BenchmarkManyMerchants(b *testing.B) {
 	missed := metric(b, p.MetricsURL, "parley_runtime_index_cache_misses_total") - misses
 	b.StopTimer()
 
-	peak := p.PeakRSS(b)
+	stopSampling()
+	peak, peakParts := p.PeakRSS(b), <-parts
 	ev := summarise(evicted, 0)
 	b.ReportMetric(loaded.Seconds(), "load-s")
 	b.ReportMetric(uniform.rps, "uniform-req/s")
@@ -108,15 +112,17 @@ func BenchmarkManyMerchants(b *testing.B) {
 	b.ReportMetric(ms(skewed.p99), "zipf-p99-ms")
 	b.ReportMetric(ms(ev.p99), "evicted-p99-ms")
 	b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MiB")
+	b.ReportMetric(peakParts.anon, "peak-anon-MiB")
 	b.Logf("%d merchants x %d items; index cache %s bytes; all bundles loaded %s after start", merchants, itemsPerMerchant, cacheBytes, loaded.Round(time.Millisecond))
 	b.Logf("uniform: %.0f req/s, p50 %s, p99 %s (%d errors)", uniform.rps, uniform.p50, uniform.p99, uniform.errors)
 	b.Logf("zipf s=%.1f: %.0f req/s, p50 %s, p99 %s (%d errors)", manyZipfExponent, skewed.rps, skewed.p50, skewed.p99, skewed.errors)
 	b.Logf("evicted merchants, one at a time: p50 %s, p99 %s (%v of %d were cache misses)", ev.p50, ev.p99, missed, evictedQuestions)
-	b.Logf("index cache: %v bytes in %v indexes, %v hits, %v misses, %v rebuilds, %v evictions; runtime peak RSS %.1f MiB",
+	b.Logf("index cache: %v bytes in %v indexes, %v hits, %v misses, %v rebuilds, %v evictions; runtime peak RSS %.1f MiB "+
+		"(anonymous at most %.1f MiB, files at most %.1f MiB)",
 		metric(b, p.MetricsURL, "parley_runtime_index_cache_bytes"), metric(b, p.MetricsURL, "parley_runtime_index_cache_entries"),
 		metric(b, p.MetricsURL, "parley_runtime_index_cache_hits_total"), metric(b, p.MetricsURL, "parley_runtime_index_cache_misses_total"),
 		metric(b, p.MetricsURL, "parley_runtime_index_cache_rebuilds_total"), metric(b, p.MetricsURL, "parley_runtime_index_cache_evictions_total"),
-		float64(peak)/(1<<20))
+		float64(peak)/(1<<20), peakParts.anon, peakParts.file)
 	if uniform.errors+skewed.errors > 0 {
 		b.Errorf("%d questions failed", uniform.errors+skewed.errors)
 	}
