@@ -43,21 +43,12 @@ var dogsItems = []Item{
 // "mitbringen" and the modal "darf" do not make a question about dogs look off-topic, a rare word does.
 func TestGermanDeclineWeighsUnknownWordsByGeneralRarity(t *testing.T) {
 	ix := NewIndexForLocale(dogsItems, "de")
-	tests := []struct {
-		question string
-		want     string // "" for a decline
-	}{
+	checkAnswers(t, ix, "de", []answerCase{
 		{"Darf ich meinen Hund mitbringen?", "hunde"},
 		{"Sind Hunde erlaubt?", "hunde"},
 		{"Wie komme ich mit der Bahn zu euch?", "anfahrt"},
 		{"Verkauft ihr Hundefutter aus Kängurufleisch?", ""},
-	}
-	for _, tt := range tests {
-		reply := respond(t, Request{Message: tt.question, Index: ix, Locale: "de"})
-		if got := answeredFrom(reply); got != tt.want {
-			t.Errorf("%q: answered from %q, want %q", tt.question, got, tt.want)
-		}
-	}
+	})
 	// "gestern" is a common word of German, "känguru" is not: an unknown common word weighs little.
 	q := ix.parseQuery("gestern känguru")
 	if len(q.terms) != 2 || q.terms[0].idf > 0.3*ix.unknownIDF || q.terms[1].idf != ix.unknownIDF {
@@ -71,19 +62,10 @@ func TestGermanDeclineWeighsUnknownWordsByGeneralRarity(t *testing.T) {
 func TestGermanDeclineCommonWordsMatchedLoosely(t *testing.T) {
 	ix := NewIndexForLocale(append(slices.Clone(dogsItems), Item{ID: "spieleabend", Title: "Spieleabend",
 		Content: "Jeden Freitag ist Spieleabend im Café, mit Schach zum Beispiel, spielerisch erklärt. Danach geht es weiter mit Karaoke."}), "de")
-	tests := []struct {
-		question string
-		want     string // "" for a decline
-	}{
+	checkAnswers(t, ix, "de", []answerCase{
 		{"Wie wird das Wetter?", ""},
 		{"Wann ist der Spieleabnd?", "spieleabend"},
-	}
-	for _, tt := range tests {
-		reply := respond(t, Request{Message: tt.question, Index: ix, Locale: "de"})
-		if got := answeredFrom(reply); got != tt.want {
-			t.Errorf("%q: answered from %q, want %q", tt.question, got, tt.want)
-		}
-	}
+	})
 	if q := ix.parseQuery("Wetter"); len(q.terms) != 1 || len(q.terms[0].alts) != 0 {
 		t.Errorf("parseQuery(Wetter) = %+v, want a word with no match", q.terms)
 	}

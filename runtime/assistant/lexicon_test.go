@@ -75,21 +75,12 @@ func TestDeclineWeighsUnknownWordsByGeneralRarity(t *testing.T) {
 		{ID: "whitening", Title: "Teeth whitening", Content: "We offer home whitening kits and in-surgery whitening."},
 		{ID: "fees", Title: "Prices", Content: "A check-up costs 45 and a hygiene visit costs 60."},
 	})
-	tests := []struct {
-		question string
-		want     string // "" for a decline
-	}{
+	checkAnswers(t, ix, "", []answerCase{
 		{"are you still open on friday night", "hours"},
 		{"what money do I need to bring for a check-up", "fees"},
 		{"do you do tattoo removal", ""},
 		{"can I get botox with my whitening", ""},
-	}
-	for _, tt := range tests {
-		reply := respond(t, Request{Message: tt.question, Index: ix})
-		if got := answeredFrom(reply); got != tt.want {
-			t.Errorf("%q: answered from %q, want %q", tt.question, got, tt.want)
-		}
-	}
+	})
 	// The unknown words themselves: "even" is among the commonest words of English, "tattoo" is not.
 	q := ix.parseQuery("even tattoo")
 	if len(q.terms) != 2 || q.terms[0].idf != 0 || q.terms[1].idf != ix.unknownIDF {

@@ -26,6 +26,23 @@ func answeredFrom(reply Reply) string {
 	return reply.Sources[0].KnowledgeID
 }
 
+// answerCase is a question and the item that should answer it, "" when it should be declined.
+type answerCase struct{ question, want string }
+
+// checkAnswers asks ix each question of cases in the locale and reports those answered from another item than
+// wanted, or declined when wanted; it returns the replies, in order, for further checks.
+func checkAnswers(t *testing.T, ix *Index, locale string, cases []answerCase) []Reply {
+	t.Helper()
+	replies := make([]Reply, len(cases))
+	for i, c := range cases {
+		replies[i] = respond(t, Request{Message: c.question, Index: ix, Locale: locale})
+		if got := answeredFrom(replies[i]); got != c.want {
+			t.Errorf("%q: answered from %q, want %q (%q)", c.question, got, c.want, replies[i].Text)
+		}
+	}
+	return replies
+}
+
 func TestClassifySmallTalk(t *testing.T) {
 	tests := []struct {
 		msg  string
@@ -270,24 +287,16 @@ func TestTinyKnowledgeBase(t *testing.T) {
 		{ID: "returns", Title: "Returns", Content: "You can return unworn items within 60 days for a full refund."},
 		{ID: "hours", Title: "Opening hours", Content: "The store is open from 9 to 6, Monday to Saturday."},
 	})
-	tests := []struct {
-		ix       *Index
-		question string
-		want     string // "" for a decline
-	}{
-		{one, "Do you offer kayak rentals?", "kayak"},
-		{one, "can I rent a kayak in june", "kayak"},
-		{one, "Do you sell second-hand tractors?", ""},
-		{two, "How do returns work?", "returns"},
-		{two, "when are you open on saturday", "hours"},
-		{two, "Do you sell tractors?", ""},
-	}
-	for _, tt := range tests {
-		reply := respond(t, Request{Message: tt.question, Index: tt.ix})
-		if got := answeredFrom(reply); got != tt.want {
-			t.Errorf("%q: answered from %q, want %q (%q)", tt.question, got, tt.want, reply.Text)
-		}
-	}
+	checkAnswers(t, one, "", []answerCase{
+		{"Do you offer kayak rentals?", "kayak"},
+		{"can I rent a kayak in june", "kayak"},
+		{"Do you sell second-hand tractors?", ""},
+	})
+	checkAnswers(t, two, "", []answerCase{
+		{"How do returns work?", "returns"},
+		{"when are you open on saturday", "hours"},
+		{"Do you sell tractors?", ""},
+	})
 }
 
 // A follow-up is understood with the previous question: "and how long does it take?" after "Do you ship to
@@ -465,19 +474,11 @@ func TestAllMatched(t *testing.T) {
 // below the threshold; an off-topic question sharing a word with the knowledge base is still declined.
 func TestParaphraseOfTitleIsAnswered(t *testing.T) {
 	ix := NewIndex(baseItems(t, "hotel"))
-	tests := []struct {
-		question, want string // "" for a decline
-	}{
+	checkAnswers(t, ix, "", []answerCase{
 		{"how much is it to park overnight", "parking"},
 		{"can I bring my horse", ""},
 		{"is there a ski room to store skis", ""},
-	}
-	for _, tt := range tests {
-		reply := respond(t, Request{Message: tt.question, Index: ix})
-		if got := answeredFrom(reply); got != tt.want {
-			t.Errorf("%q: answered from %q, want %q", tt.question, got, tt.want)
-		}
-	}
+	})
 }
 
 // TestIdiomWordsAreOptional checks that a word an idiom puts in a question ("days" for "how long") counts for an
