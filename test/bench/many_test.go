@@ -44,8 +44,9 @@ const (
 // index cache has the budget the operator gives a runtime with the default resources. It reports the time until
 // every bundle is loaded (start to /readyz), the throughput and p99 of questions spread uniformly over all
 // merchants and skewed (Zipf, s=1.1: a few merchants get most questions), the p99 of questions to merchants whose
-// index was evicted (asked one at a time, each a cache miss), and the runtime's peak RSS. Run it with
-// `make bench-many`.
+// index was evicted (asked one at a time, each a cache miss), and the runtime's peak RSS with its anonymous and
+// file-backed parts. Run it with `make bench-many`; the runtime inherits the environment, so PARLEY_MEMORY_LIMIT
+// set for it gives the runtime a container's memory limit, as the operator's Deployment does.
 func BenchmarkManyMerchants(b *testing.B) {
 	merchants := manyMerchants
 	if v := os.Getenv(manyMerchantsEnv); v != "" {
