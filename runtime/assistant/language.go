@@ -19,6 +19,8 @@ type language struct {
 	// compounds is true for a language that writes compounds as one word, whose parts are matched (see
 	// splitCompound).
 	compounds bool
+	// clauseBreaks are the words that may join two questions in one message ("and", "also"; see splitClauses).
+	clauseBreaks []string
 	// english is true for English, the only language with idioms, abbreviations, synonyms, irregular forms and
 	// word vectors.
 	english bool
@@ -26,8 +28,10 @@ type language struct {
 
 // englishLanguage is the default language, and germanLanguage is used when the merchant's widget speaks German.
 var (
-	englishLanguage = &language{stem: stem, stopWords: stopWords, rarity: generalRarity, english: true}
-	germanLanguage  = &language{stem: stemGerman, stopWords: germanStopWords, rarity: germanRarity, compounds: true}
+	englishLanguage = &language{stem: stem, stopWords: stopWords, rarity: generalRarity,
+		clauseBreaks: []string{"and", "also", "plus"}, english: true}
+	germanLanguage = &language{stem: stemGerman, stopWords: germanStopWords, rarity: germanRarity,
+		clauseBreaks: []string{"und", "außerdem", "ausserdem"}, compounds: true}
 )
 
 // languageOf returns the language of a BCP 47 locale such as "de-AT": German for German, English otherwise.

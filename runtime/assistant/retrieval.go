@@ -176,7 +176,7 @@ func (r Retrieval) answer(ix *Index, message string, q query, matches []match, t
 // into clauses, and the first clause whose best match is another item, confidently, is the other part. It
 // returns the match and the clause's query.
 func (r Retrieval) otherPart(ix *Index, message string, item int32) (match, query, bool) {
-	clauses := splitClauses(message)
+	clauses := ix.cache.language().splitClauses(message)
 	if len(clauses) < 2 {
 		return match{}, query{}, false
 	}
@@ -194,20 +194,17 @@ func (r Retrieval) otherPart(ix *Index, message string, item int32) (match, quer
 // question, "can I bring my dog and is breakfast included" two.
 const minClauseWords = 3
 
-// clauseBreaks are the words that may join two questions in one message, in English and in German, the languages
-// the index stems.
-var clauseBreaks = []string{"and", "also", "plus", "und", "außerdem", "ausserdem"}
-
-// splitClauses splits a message into the questions it asks: at sentence ends, and at a joining word when both
-// sides have at least minClauseWords words. A message that asks one thing is one clause.
-func splitClauses(message string) []string {
+// splitClauses splits a message into the questions it asks: at sentence ends, and at a word of the language that
+// joins two questions (clauseBreaks) when both sides have at least minClauseWords words. A message that asks one
+// thing is one clause.
+func (l *language) splitClauses(message string) []string {
 	var out []string
 	for _, sentence := range strings.FieldsFunc(message, func(r rune) bool { return strings.ContainsRune("?!;.\n", r) }) {
 		words := strings.Fields(sentence)
 		start := 0
 		for i, w := range words {
 			w = strings.ToLower(strings.Trim(w, ",:"))
-			if slices.Contains(clauseBreaks, w) && i-start >= minClauseWords && len(words)-i-1 >= minClauseWords {
+			if slices.Contains(l.clauseBreaks, w) && i-start >= minClauseWords && len(words)-i-1 >= minClauseWords {
 				out = append(out, strings.TrimRight(strings.Join(words[start:i], " "), ",:"))
 				start = i + 1
 			}

@@ -341,19 +341,22 @@ func TestIsFollowUp(t *testing.T) {
 
 func TestSplitClauses(t *testing.T) {
 	tests := []struct {
+		lang    *language
 		message string
 		want    []string
 	}{
-		{"is breakfast included", []string{"is breakfast included"}},
-		{"do you rent a sleeping bag and tent", []string{"do you rent a sleeping bag and tent"}}, // one thing asked
-		{"can I bring my dog and is breakfast included?", []string{"can I bring my dog", "is breakfast included"}},
-		{"Where do I park? Is it free", []string{"Where do I park", "Is it free"}},
-		{"can I check in early, also do you have a lift", []string{"can I check in early", "do you have a lift"}},
-		{"darf mein Hund mit und ist das Frühstück inklusive", []string{"darf mein Hund mit", "ist das Frühstück inklusive"}},
-		{"", nil},
+		{englishLanguage, "is breakfast included", []string{"is breakfast included"}},
+		{englishLanguage, "do you rent a sleeping bag and tent", []string{"do you rent a sleeping bag and tent"}}, // one thing asked
+		{englishLanguage, "can I bring my dog and is breakfast included?", []string{"can I bring my dog", "is breakfast included"}},
+		{englishLanguage, "Where do I park? Is it free", []string{"Where do I park", "Is it free"}},
+		{englishLanguage, "can I check in early, also do you have a lift", []string{"can I check in early", "do you have a lift"}},
+		{germanLanguage, "darf mein Hund mit und ist das Frühstück inklusive", []string{"darf mein Hund mit", "ist das Frühstück inklusive"}},
+		{germanLanguage, "kann ich den Hund mitbringen, außerdem gibt es Parkplätze", []string{"kann ich den Hund mitbringen", "gibt es Parkplätze"}},
+		{germanLanguage, "kann ich den Hund mitbringen and the cat too please", []string{"kann ich den Hund mitbringen and the cat too please"}}, // "and" joins nothing in German
+		{englishLanguage, "", nil},
 	}
 	for _, tt := range tests {
-		if got := splitClauses(tt.message); !slices.Equal(got, tt.want) {
+		if got := tt.lang.splitClauses(tt.message); !slices.Equal(got, tt.want) {
 			t.Errorf("splitClauses(%q) = %q, want %q", tt.message, got, tt.want)
 		}
 	}
