@@ -337,8 +337,9 @@ func (ix *Index) termHits(qt queryTerm, hits []termHit, touched []int32) []int32
 }
 
 // topK returns the k best of the scored documents (in any order), best first, each the best passage of a
-// different item, with the share of weight and of the optional words it contains that it covers; ties go to the earlier document. Comparing document numbers on ties, rather than sorting the
-// scored documents first, keeps the order of the result independent of the order of scored.
+// different item, with the share of weight and of the optional words it contains that it covers; ties go to the
+// earlier document. Comparing document numbers on ties, rather than sorting the scored documents first, keeps the
+// order of the result independent of the order of scored.
 func topK(acc []docScore, scored []int32, docs []doc, weight float64, k int) []match {
 	top := make([]match, 0, k+1)
 	for _, d := range scored {

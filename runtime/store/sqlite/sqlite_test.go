@@ -93,19 +93,9 @@ func TestMigrationsRunOnce(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "parley.db")
 	for range 2 {
-		s, err := sqlite.Open(ctx, path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
+		migrate(t, path)
 	}
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openReadOnly(t, path)
 
 	rows, err := db.QueryContext(ctx, `SELECT version_id, COUNT(*) FROM goose_db_version
 		WHERE version_id > 0 AND is_applied GROUP BY version_id`)
@@ -338,6 +328,13 @@ func queryPlan(t *testing.T, db *sql.DB, query string, args []any) string {
 func migratedReadOnly(t *testing.T) *sql.DB {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "parley.db")
+	migrate(t, path)
+	return openReadOnly(t, path)
+}
+
+// migrate opens the database at path with the store, which applies the migrations it lacks, and closes it.
+func migrate(t *testing.T, path string) {
+	t.Helper()
 	s, err := sqlite.Open(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
@@ -345,6 +342,11 @@ func migratedReadOnly(t *testing.T) *sql.DB {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// openReadOnly opens the database at path read-only, past the store, closed when t ends.
+func openReadOnly(t *testing.T, path string) *sql.DB {
+	t.Helper()
 	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
 	if err != nil {
 		t.Fatal(err)
