@@ -221,6 +221,19 @@ func (h harness) quotaCeiling(t *testing.T) {
 	if o := mustOverview(t, s, "m1", base.AddDate(0, -1, 0), base.AddDate(0, 1, 0)); o.Messages != 4 {
 		t.Errorf("Overview.Messages = %d, want 4", o.Messages)
 	}
+	// The ceiling is the merchant's own: another merchant at the same plan starts its conversation, with the same
+	// conversation ID, and does not count against m1's month.
+	other := exchange("m2", "c3", base.Add(time.Hour), "q", "a")
+	other.MonthlyLimit = 2
+	if res := record(t, s, other); !res.Created {
+		t.Error("another merchant's first conversation was not created")
+	}
+	if n := thisMonth(t, s, "m1", base); n != 2 {
+		t.Errorf("m1's ConversationsThisMonth = %d after m2's conversation, want 2", n)
+	}
+	if n := thisMonth(t, s, "m2", base); n != 1 {
+		t.Errorf("m2's ConversationsThisMonth = %d, want 1", n)
+	}
 }
 
 func (h harness) quotaExistingGoOn(t *testing.T) {
