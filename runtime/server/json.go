@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 )
 
 // writeJSON answers v as JSON with status.
@@ -36,7 +37,7 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) erro
 	if err := dec.Decode(v); err != nil {
 		return jsonError(err, limit)
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+	if len(bytes.TrimLeft(body[dec.InputOffset():], jsonSpace)) > 0 {
 		return newError(http.StatusBadRequest, codeInvalidRequest, "the body must hold exactly one JSON object")
 	}
 	if err := exactFields(body, reflect.TypeOf(v).Elem()); err != nil {
@@ -48,71 +49,115 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) erro
 	return nil
 }
 
+// jsonSpace is the white space JSON allows between values.
+const jsonSpace = " \t\n\r"
+
 // exactFields checks what encoding/json lets through: no object in body has a field twice, and the top-level
-// object's field names are t's exactly, not merely equal ignoring case. body is valid JSON.
+// object's field names are t's exactly, not merely equal ignoring case. body is one valid JSON value, which
+// lets it be scanned byte by byte, without the allocations of a token stream.
 func exactFields(body []byte, t reflect.Type) error {
-	known := map[string]bool{}
-	if t.Kind() == reflect.Struct {
-		for i := range t.NumField() {
-			known[jsonName(t.Field(i))] = true
-		}
-	}
-	var stack []*jsonObject // nil entries are arrays
-	dec := json.NewDecoder(bytes.NewReader(body))
-	for {
-		tok, err := dec.Token()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return newError(http.StatusBadRequest, codeInvalidRequest, "the body is not valid JSON")
-		}
-		var top *jsonObject
-		if len(stack) > 0 {
-			top = stack[len(stack)-1]
-		}
-		if top != nil && top.wantKey {
-			if d, ok := tok.(json.Delim); ok && d == '}' {
-				stack = stack[:len(stack)-1]
-				valueDone(stack)
-				continue
-			}
-			name, _ := tok.(string)
-			if top.seen[name] {
-				return newError(http.StatusBadRequest, codeInvalidRequest, "field %q appears twice", name)
-			}
-			if len(stack) == 1 && len(known) > 0 && !known[name] {
-				return newError(http.StatusBadRequest, codeInvalidRequest, "unknown field %q (field names are case-sensitive)", name)
-			}
-			top.seen[name] = true
-			top.wantKey = false
-			continue
-		}
-		switch tok {
-		case json.Delim('{'):
-			stack = append(stack, &jsonObject{seen: map[string]bool{}, wantKey: true})
-		case json.Delim('['):
-			stack = append(stack, nil)
-		case json.Delim(']'):
+	var buf [8]jsonObject
+	stack := buf[:0] // the containers the scan is inside, innermost last
+	for i := 0; i < len(body); i++ {
+		switch body[i] {
+		case '{':
+			stack = append(stack, jsonObject{isObject: true, wantKey: true})
+		case '[':
+			stack = append(stack, jsonObject{})
+		case '}', ']':
 			stack = stack[:len(stack)-1]
-			valueDone(stack)
-		default:
-			valueDone(stack)
+		case ',':
+			if top := len(stack) - 1; stack[top].isObject {
+				stack[top].wantKey = true
+			}
+		case '"':
+			end := stringEnd(body, i)
+			if top := len(stack) - 1; top >= 0 && stack[top].wantKey {
+				name := jsonKey(body[i : end+1])
+				if !stack[top].add(name) {
+					return newError(http.StatusBadRequest, codeInvalidRequest, "field %q appears twice", name)
+				}
+				if top == 0 && !knownField(t, name) {
+					return newError(http.StatusBadRequest, codeInvalidRequest, "unknown field %q (field names are case-sensitive)", name)
+				}
+				stack[top].wantKey = false
+			}
+			i = end
 		}
 	}
+	return nil
 }
 
-// jsonObject is an object exactFields is inside.
-type jsonObject struct {
-	seen    map[string]bool
-	wantKey bool // the next token is a field name
-}
-
-// valueDone notes that a value ended: inside an object, a field name comes next.
-func valueDone(stack []*jsonObject) {
-	if len(stack) > 0 && stack[len(stack)-1] != nil {
-		stack[len(stack)-1].wantKey = true
+// stringEnd returns the index of the quote that ends the JSON string starting at body[start].
+func stringEnd(body []byte, start int) int {
+	for i := start + 1; i < len(body); i++ {
+		switch body[i] {
+		case '\\':
+			i++ // the escaped character, which may be a quote
+		case '"':
+			return i
+		}
 	}
+	return len(body) - 1 // not reached: body is valid JSON
+}
+
+// jsonKey returns the text of a quoted JSON string, as encoding/json decodes it.
+func jsonKey(quoted []byte) []byte {
+	raw := quoted[1 : len(quoted)-1]
+	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		return raw
+	}
+	var s string
+	_ = json.Unmarshal(quoted, &s) // valid: it is part of a valid body
+	return []byte(s)
+}
+
+// knownField reports whether name is the JSON name of one of t's fields; anything is known when t is no struct.
+func knownField(t reflect.Type, name []byte) bool {
+	if t.Kind() != reflect.Struct || t.NumField() == 0 {
+		return true
+	}
+	for i := range t.NumField() {
+		if jsonName(t.Field(i)) == string(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// jsonObject is a container exactFields is inside: an object, or an array.
+type jsonObject struct {
+	isObject bool
+	wantKey  bool // the next string is a field name
+	// names are the object's field names so far; past a few, in many too, so that a body of many fields
+	// cannot make the check quadratic.
+	names [][]byte
+	many  map[string]bool
+}
+
+// add notes an object's field name, and reports false when the object already has it.
+func (o *jsonObject) add(name []byte) bool {
+	if o.many != nil {
+		if o.many[string(name)] {
+			return false
+		}
+		o.many[string(name)] = true
+		return true
+	}
+	for _, n := range o.names {
+		if bytes.Equal(n, name) {
+			return false
+		}
+	}
+	o.names = append(o.names, name)
+	if len(o.names) > 8 {
+		o.many = make(map[string]bool, 2*len(o.names))
+		for _, n := range o.names {
+			o.many[string(n)] = true
+		}
+		o.names = nil
+	}
+	return true
 }
 
 func isJSON(contentType string) bool {
