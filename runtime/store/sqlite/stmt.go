@@ -26,6 +26,8 @@ type db struct {
 	stmts map[string]*sql.Stmt
 	// wanted are queries seen inside transactions, to prepare once the connection is free.
 	wanted map[string]struct{}
+	// citations are the texts of CountCitations' statements by number of items (see countCitationsQuery).
+	citations [maxCachedCitations + 1]string
 }
 
 func newDB(d *sql.DB) *db {
