@@ -13,6 +13,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -74,6 +75,8 @@ type Server struct {
 	conversations ratelimit.KeyedLimiter
 	dashboard     http.Handler
 	handler       http.Handler
+	// replies are buffers for encoding chat replies (*[]byte), reused as encoding/json reuses its own.
+	replies sync.Pool
 }
 
 // New builds a Server.
