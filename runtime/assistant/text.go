@@ -1,7 +1,7 @@
 package assistant
 
 import (
-	"slices"
+	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -309,16 +309,20 @@ func (c *stemCache) joined(words []string, i int) int32 {
 	if c == nil || i+1 >= len(words) || !c.compoundPart(words[i]) || !c.compoundPart(words[i+1]) {
 		return -1
 	}
-	w := words[i] + words[i+1]
-	if id, ok := c.words[w]; ok {
+	// Joined in a buffer on the stack: most joins are not indexed words, and need no string of their own.
+	var buf [64]byte
+	w := append(append(buf[:0], words[i]...), words[i+1]...)
+	if id, ok := c.words[string(w)]; ok {
 		return id
 	}
 	_, first := utf8.DecodeRuneInString(words[i+1])
 	prefix := w[:len(words[i])+first]
-	if at, _ := slices.BinarySearch(c.sorted, prefix); at == len(c.sorted) || !strings.HasPrefix(c.sorted[at], prefix) {
+	// slices.BinarySearch, written out so that prefix is compared as bytes without a string made of it.
+	at := sort.Search(len(c.sorted), func(k int) bool { return c.sorted[k] >= string(prefix) })
+	if at == len(c.sorted) || len(c.sorted[at]) < len(prefix) || c.sorted[at][:len(prefix)] != string(prefix) {
 		return -1
 	}
-	_, id := c.stem(w)
+	_, id := c.stem(string(w))
 	return id
 }
 
