@@ -157,7 +157,11 @@ func EncodeSources(sources []store.Source) (string, error) {
 	if len(sources) == 0 {
 		return "[]", nil
 	}
-	b := make([]byte, 0, 128*len(sources))
+	size := 2 // the text's length, unless some of it needs escaping: one allocation
+	for _, s := range sources {
+		size += len(s.KnowledgeID) + len(s.Title) + len(s.URL) + len(s.Snippet) + 80 // names, quotes, score
+	}
+	b := make([]byte, 0, size)
 	b = append(b, '[')
 	for i, s := range sources {
 		if i > 0 {
