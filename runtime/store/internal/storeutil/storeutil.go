@@ -102,13 +102,22 @@ func Page[T any](list []T, size int, kind, merchantID string, key func(T) (time.
 func NormalizeQuestion(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
+	space := false // white space since the last word written
 	for _, r := range s {
-		if unicode.IsPunct(r) {
+		switch {
+		case unicode.IsPunct(r):
 			continue
+		case unicode.IsSpace(r):
+			space = b.Len() > 0
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
 		}
 		b.WriteRune(unicode.ToLower(r))
 	}
-	return strings.Join(strings.Fields(b.String()), " ")
+	return b.String()
 }
 
 // ContainsFold reports whether needle is a substring of haystack, ignoring case.

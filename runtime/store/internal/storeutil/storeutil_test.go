@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/parley-dev/parley/runtime/store"
 )
@@ -124,6 +126,25 @@ func FuzzEncodeSources(f *testing.F) {
 		want, wantErr := json.Marshal(ref)
 		if (err != nil) != (wantErr != nil) || err == nil && got != string(want) {
 			t.Fatalf("got %s %v, want %s %v", got, err, want, wantErr)
+		}
+	})
+}
+
+// FuzzNormalizeQuestion checks NormalizeQuestion's one pass against its definition: punctuation removed, lower
+// case, the words joined by one space.
+func FuzzNormalizeQuestion(f *testing.F) {
+	for _, seed := range []string{"What's the price?", "  Où   est\tla boutique ?! ", "a . b", "\xff\xfe x", "İSTANBUL\u00a0\u2003 x", ""} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var b strings.Builder
+		for _, r := range s {
+			if !unicode.IsPunct(r) {
+				b.WriteRune(unicode.ToLower(r))
+			}
+		}
+		if got, want := NormalizeQuestion(s), strings.Join(strings.Fields(b.String()), " "); got != want {
+			t.Fatalf("%q: got %q, want %q", s, got, want)
 		}
 	})
 }
