@@ -2,6 +2,7 @@ package assistant
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -86,4 +87,30 @@ func TestDeclineWeighsUnknownWordsByGeneralRarity(t *testing.T) {
 	if len(q.terms) != 2 || q.terms[0].idf != 0 || q.terms[1].idf != ix.unknownIDF {
 		t.Errorf("parseQuery(even tattoo) = %+v, want idf 0 for even and %v for tattoo", q.terms, ix.unknownIDF)
 	}
+}
+
+// A question word the base lacks but a synonym of which it has (here a spelling of another variety of English) is
+// matched to the synonym, at synonymFactor, and is not counted as unknown: the question is answered. A word with
+// neither is unknown, and the question declined.
+func TestSynonymIsNotUnknown(t *testing.T) {
+	ix := NewIndex([]Item{
+		{ID: "colors", Title: "Color options", Content: "Every model comes in three colors: black, navy and red."},
+		{ID: "returns", Title: "Returns", Content: "Return unworn items within 30 days for a full refund."},
+		{ID: "delivery", Title: "Delivery", Content: "Orders arrive in two to four working days."},
+	})
+	color, ok := ix.stemID(stem("color"))
+	if !ok {
+		t.Fatal("the index lacks color")
+	}
+	q := ix.parseQuery("colour")
+	if len(q.terms) != 1 || !slices.ContainsFunc(q.terms[0].alts, func(a alt) bool { return a.id == color && a.factor == synonymFactor }) {
+		t.Fatalf("parseQuery(colour) = %+v, want color as a synonym", q.terms)
+	}
+	if !q.allMatched() {
+		t.Errorf("parseQuery(colour): a word with a synonym in the base counted as unknown")
+	}
+	checkAnswers(t, ix, "", []answerCase{
+		{"which colours can I get", "colors"},
+		{"which casino can I get", ""},
+	})
 }
