@@ -137,6 +137,13 @@ func (ix *Index) resolve(t term) queryTerm {
 			synonym = true
 		}
 	}
+	if english {
+		for _, d := range derivedStems()[t.stem] {
+			if id, ok := ix.cache.ids[d]; ok {
+				qt.alts = addAlt(qt.alts, alt{id: id, factor: derivedFactor})
+			}
+		}
+	}
 	for _, id := range ix.prefixed(t.stem) {
 		qt.alts = addAlt(qt.alts, alt{id: id, factor: prefixFactor})
 	}
