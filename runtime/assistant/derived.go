@@ -14,15 +14,18 @@ import (
 //go:embed lexicon/derived.txt
 var derivedTable string
 
-// derivedStems parses derivedTable once into the stems related to each stem, both ways.
-var derivedStems = sync.OnceValue(func() map[string][]string {
+// derivedStems parses derivedTable once (parseDerived).
+var derivedStems = sync.OnceValue(func() map[string][]string { return parseDerived(derivedTable) })
+
+// parseDerived returns the stems related to each stem by a table of derived forms, both ways.
+func parseDerived(table string) map[string][]string {
 	out := make(map[string][]string, 12000)
 	add := func(a, b string) {
 		if a != b && !slices.Contains(out[a], b) {
 			out[a] = append(out[a], b)
 		}
 	}
-	for line := range strings.Lines(derivedTable) {
+	for line := range strings.Lines(table) {
 		if strings.HasPrefix(line, "#") {
 			continue
 		}
@@ -38,4 +41,4 @@ var derivedStems = sync.OnceValue(func() map[string][]string {
 		}
 	}
 	return out
-})
+}
