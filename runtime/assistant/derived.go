@@ -9,7 +9,8 @@ import (
 
 // derivedTable is lexicon/derived.txt: English words with the words WordNet 3.0 links to them as derivationally
 // related forms in one of their senses ("pregnancy pregnant", "decide decision"), each pair once, under the word
-// that sorts first, and only when Snowball stems the two apart (see hack/wordnet).
+// that sorts first, and only when Snowball stems the two apart (see hack/wordnet): so not the "-ant" words stem
+// keeps apart from their root, deliberately.
 //
 //go:embed lexicon/derived.txt
 var derivedTable string

@@ -157,3 +157,27 @@ func TestSearchFindsDerivedForm(t *testing.T) {
 		t.Errorf("Search = %+v, want pregnancy", hits)
 	}
 }
+
+func TestStemKeepsAnt(t *testing.T) {
+	tests := []struct{ a, b string }{
+		{"accountant", "account"},
+		{"assistant", "assist"},
+		{"important", "import"},
+	}
+	for _, tt := range tests {
+		if stem(tt.a) == stem(tt.b) {
+			t.Errorf("stem(%q) = stem(%q) = %q, want them apart", tt.a, tt.b, stem(tt.a))
+		}
+	}
+	for _, w := range []string{"accountants", "Accountant's"} {
+		if got := stem(tokenize(w)[0]); got != stem("accountant") {
+			t.Errorf("stem(%q) = %q, want %q", w, got, stem("accountant"))
+		}
+	}
+	// Words Snowball leaves whole stay whole ("pregnant", "restaurant").
+	for _, w := range []string{"pregnant", "restaurant", "plant"} {
+		if got := stem(w); got != w {
+			t.Errorf("stem(%q) = %q, want it whole", w, got)
+		}
+	}
+}
