@@ -107,10 +107,11 @@ func MemoryLimit(containerLimit string, goMemLimitSet bool) (limit int64, ok boo
 }
 
 // minMemoryReserve is the least MemoryLimit leaves for what the Go runtime does not count. The executable's
-// pages the process has touched are resident and charged to its container: `parley operator` kept 64 to 83 MiB
-// of them (RssFile in /proc/PID/status) at 1,000 merchants as at 10,000 (`make bench-operator`), and with a Go
-// limit of nine tenths of 400 MiB its peak resident set reached 418 to 425 MiB. The rest covers C's malloc and
-// the stacks of threads Go did not start.
+// pages the process has touched are resident and charged to its container: when one binary held operator and
+// runtime, the operator kept 64 to 83 MiB of them (RssFile in /proc/PID/status) at 1,000 merchants as at 10,000
+// (`make bench-operator`), and with a Go limit of nine tenths of 400 MiB its peak resident set reached 418 to 425
+// MiB. parley-operator alone keeps about 27 MiB, the runtime about 46; the rest covers SQLite's shared memory,
+// C's malloc and the stacks of threads Go did not start.
 const minMemoryReserve = 96 << 20
 
 // RuntimeEnv lists every environment variable `parley runtime` reads.
