@@ -389,9 +389,9 @@ func (ix *Index) computeWeights(c *counter) {
 }
 
 // typoAlphabet returns the letters that follow the first one in the words typo matching may find, in order.
-func typoAlphabet(words map[string]int32) []rune {
+func typoAlphabet(words []string) []rune {
 	seen := make(map[rune]struct{})
-	for w := range words {
+	for _, w := range words {
 		if !fuzzyWord(w) {
 			continue
 		}
@@ -420,7 +420,8 @@ func (ix *Index) prefixed(stem string) []int32 {
 	i, _ := slices.BinarySearch(ix.sorted, stem)
 	for ; i < len(ix.sorted) && strings.HasPrefix(ix.sorted[i], stem); i++ {
 		if extra := utf8.RuneCountInString(ix.sorted[i]) - n; extra > 0 && extra <= maxPrefixExtra {
-			ids = append(ids, ix.cache.ids[ix.sorted[i]])
+			id, _ := ix.cache.stemID(ix.sorted[i])
+			ids = append(ids, id)
 		}
 	}
 	return ids
@@ -447,8 +448,8 @@ func (ix *Index) typoCandidates(w string) []int32 {
 		for _, c := range v {
 			buf = utf8.AppendRune(buf, c)
 		}
-		// The conversion in the index expression does not allocate.
-		if id, ok := ix.cache.words[string(buf)]; ok && !slices.Contains(ids, id) && fuzzyWord(string(buf)) {
+		// The conversion does not escape: for a word of up to 32 bytes it allocates nothing.
+		if id, ok := ix.cache.wordID(string(buf)); ok && !slices.Contains(ids, id) && fuzzyWord(string(buf)) {
 			ids = append(ids, id)
 		}
 	}
@@ -481,12 +482,12 @@ func (ix *Index) typoCandidates(w string) []int32 {
 // scanTypos is typoCandidates by comparing w with every indexed word.
 func (ix *Index) scanTypos(w string) []int32 {
 	var ids []int32
-	for cand, id := range ix.cache.words {
-		if !slices.Contains(ids, id) && fuzzyWord(cand) && sameFirstLetter(w, cand) && editDistanceOne(w, cand) {
+	for i, cand := range ix.cache.words {
+		if id := ix.cache.wordIDs[i]; !slices.Contains(ids, id) && fuzzyWord(cand) && sameFirstLetter(w, cand) && editDistanceOne(w, cand) {
 			ids = append(ids, id)
 		}
 	}
-	slices.Sort(ids) // the words map's order is random
+	slices.Sort(ids)
 	return ids
 }
 

@@ -254,7 +254,7 @@ func TestTypoCandidates(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ix := NewIndexForLocale(tt.items, tt.locale)
 			var queries []string
-			for i, w := range slices.Sorted(maps.Keys(ix.cache.words)) {
+			for i, w := range slices.Sorted(slices.Values(ix.cache.words)) {
 				if i%4 == 0 { // a quarter of the words keeps the test short
 					queries = append(queries, typos(w)...)
 				}
@@ -471,8 +471,8 @@ func TestSplitParts(t *testing.T) {
 	for _, tt := range tests {
 		var got []string
 		for _, id := range ix.splitParts(tt.in) {
-			for w, wid := range ix.cache.words {
-				if wid == id {
+			for i, w := range ix.cache.words {
+				if ix.cache.wordIDs[i] == id {
 					got = append(got, w)
 				}
 			}
