@@ -129,12 +129,31 @@ func NewIndex(items []Item) *Index { return NewIndexForLocale(items, "") }
 // NewIndexForLocale builds an index of items written in the language of a BCP 47 locale, the merchant's widget
 // locale: German ("de", "de-AT") is stemmed and searched as German, any other locale as English.
 func NewIndexForLocale(items []Item, locale string) *Index {
+	var b Builder
+	return b.Build(items, locale)
+}
+
+// Builder builds indexes as NewIndexForLocale does, reusing its buffers from one build to the next: most of the
+// garbage of a build is the growth of its buffers. A Builder is not safe for concurrent use; the zero value is
+// ready to use.
+type Builder struct {
+	c counter
+}
+
+// maxKeptPairs bounds the buffers a Builder keeps between builds: those of a knowledge base past about 3,000
+// items of 400 characters are dropped, so that one large merchant does not leave megabytes behind for good.
+const maxKeptPairs = 1 << 16
+
+// Build builds an index of items written in the language of locale, as NewIndexForLocale.
+func (b *Builder) Build(items []Item, locale string) *Index {
 	ix := &Index{
 		items: slices.Clone(items),
 		docs:  make([]doc, 0, len(items)),
 		cache: newStemCache(languageOf(locale)),
 	}
-	var c counter
+	c := &b.c
+	c.reset()
+	defer c.release()
 	for i, it := range ix.items {
 		text := it.Content
 		if !utf8.ValidString(text) {
@@ -142,10 +161,10 @@ func NewIndexForLocale(items []Item, locale string) *Index {
 		}
 		c.passages = appendPassages(c.passages[:0], text)
 		for _, passage := range c.passages {
-			ix.docs = append(ix.docs, ix.addDoc(int32(len(ix.docs)), int32(i), it, passage, &c)) //nolint:gosec // far fewer than 2^31 passages
+			ix.docs = append(ix.docs, ix.addDoc(int32(len(ix.docs)), int32(i), it, passage, c)) //nolint:gosec // far fewer than 2^31 passages
 		}
 	}
-	ix.computeWeights(&c)
+	ix.computeWeights(c)
 	ix.collectPairs(c.pairs)
 	ix.alphabet = typoAlphabet(ix.cache.words)
 	ix.sorted = slices.Sorted(slices.Values(ix.cache.stems))
@@ -209,6 +228,26 @@ type counter struct {
 	// its compounds.
 	tokens, compounds []string
 	text, joined      []term
+}
+
+// reset empties the counter for a new index, keeping its buffers.
+func (c *counter) reset() {
+	c.tf, c.terms, c.docTerms, c.docAt = c.tf[:0], c.terms[:0], c.docTerms[:0], c.docAt[:0]
+	c.lengths, c.refs, c.pairs = c.lengths[:0], c.refs[:0], c.pairs[:0]
+}
+
+// release forgets the strings of the last build, which would keep its items' text alive, and drops the buffers
+// when they are past maxKeptPairs.
+func (c *counter) release() {
+	if cap(c.pairs) > maxKeptPairs {
+		*c = counter{}
+		return
+	}
+	clear(c.passages[:cap(c.passages)])
+	clear(c.tokens[:cap(c.tokens)])
+	clear(c.compounds[:cap(c.compounds)])
+	clear(c.text[:cap(c.text)])
+	clear(c.joined[:cap(c.joined)])
 }
 
 // informative returns the informative words of text, in the counter's buffers: they are valid until the next call.

@@ -209,6 +209,25 @@ func TestIndexIsImmutable(t *testing.T) {
 	}
 }
 
+// TestBuilderReuse checks that a Builder's buffers carry nothing from one build into the next: an index built
+// after others, of another language and of more items, answers every question as one built anew.
+func TestBuilderReuse(t *testing.T) {
+	var b Builder
+	b.Build(synthItems(2, 300, 2000), "")
+	b.Build([]Item{{ID: "versand", Title: "Versand", Content: "Wir versenden innerhalb von drei Werktagen."}}, "de")
+	reused, fresh := b.Build(fixtureItems(t), ""), NewIndex(fixtureItems(t))
+	if reused.Size() != fresh.Size() {
+		t.Errorf("Size() = %d after other builds, %d built anew", reused.Size(), fresh.Size())
+	}
+	for _, q := range fixtureQuestions(t) {
+		if got, want := reused.Search(q.Q, 5), fresh.Search(q.Q, 5); !slices.EqualFunc(got, want, func(a, b Hit) bool {
+			return a.Item.ID == b.Item.ID && a.Score == b.Score
+		}) {
+			t.Errorf("Search(%q) = %v after other builds, %v built anew", q.Q, got, want)
+		}
+	}
+}
+
 func TestSearchConcurrent(t *testing.T) {
 	ix := NewIndex(fixtureItems(t))
 	qs := fixtureQuestions(t)
