@@ -199,6 +199,11 @@ func (c *indexCache) keep(e *indexEntry, index *assistant.Index, revision int64,
 	for c.budget > 0 && c.bytes > c.budget {
 		victim, _ := c.lru.Back().Value.(*indexEntry)
 		c.drop(victim)
+		if victim.building == nil {
+			// Nothing of it is left to keep; a runtime of many merchants would otherwise keep an entry for
+			// each merchant ever asked.
+			delete(c.entries, victim.merchantID)
+		}
 		c.metrics.evictions.Inc()
 	}
 	c.report()
