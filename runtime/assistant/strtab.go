@@ -20,7 +20,7 @@ func (t *stringTable) find(list []string, s string) (int32, bool) {
 	if len(t.slots) == 0 {
 		return -1, false
 	}
-	mask := uint64(len(t.slots) - 1)
+	mask := uint64(len(t.slots) - 1) //nolint:gosec // a length, not negative
 	for i := maphash.String(t.seed, s) & mask; ; i = (i + 1) & mask {
 		p := t.slots[i]
 		if p == 0 {
@@ -46,7 +46,7 @@ func (t *stringTable) added(list []string) {
 
 // put puts the position p of list in the first free slot from the hash of its string.
 func (t *stringTable) put(list []string, p int) {
-	mask := uint64(len(t.slots) - 1)
+	mask := uint64(len(t.slots) - 1) //nolint:gosec // a length, not negative
 	i := maphash.String(t.seed, list[p]) & mask
 	for t.slots[i] != 0 {
 		i = (i + 1) & mask

@@ -52,8 +52,8 @@ func (c *replyCounters) count(merchantID string, answered bool, prompt, completi
 	} else {
 		n.unanswered.Add(1)
 	}
-	n.prompt.Add(uint64(max(prompt, 0)))         //nolint:gosec // not negative
-	n.completion.Add(uint64(max(completion, 0))) //nolint:gosec // not negative
+	n.prompt.Add(uint64(max(prompt, 0)))
+	n.completion.Add(uint64(max(completion, 0)))
 }
 
 // Describe implements prometheus.Collector.
