@@ -1,6 +1,8 @@
 package server
 
 import (
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -31,4 +33,33 @@ parley_runtime_chat_replies_total{answered="true",merchant="beta"} 1
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want)); err != nil {
 		t.Error(err)
 	}
+}
+
+// BenchmarkReplyCounters10000 reports the heap the reply counters of 10,000 merchants keep, each with replies
+// (heap-bytes/merchant), as a runtime of as many merchants keeps them for its life.
+func BenchmarkReplyCounters10000(b *testing.B) {
+	ids := make([]string, 10_000)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("shop%05d", i)
+	}
+	var grown uint64
+	for b.Loop() {
+		before := heapAlloc()
+		c := newReplyCounters()
+		for _, id := range ids {
+			c.count(id, true, 0, 0)
+			c.count(id, false, 0, 0)
+		}
+		grown = heapAlloc() - before
+		runtime.KeepAlive(c)
+	}
+	b.ReportMetric(float64(grown)/float64(len(ids)), "heap-bytes/merchant")
+}
+
+// heapAlloc is the bytes of live heap objects after a full collection.
+func heapAlloc() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }
