@@ -154,6 +154,8 @@ func (b *Builder) Build(items []Item, locale string) *Index {
 	c := &b.c
 	c.reset()
 	defer c.release()
+	// The vocabulary grows in the builder's buffers; the index gets arrays of the exact size once it is complete.
+	ix.cache.words, ix.cache.wordIDs, ix.cache.stems = c.words[:0], c.wordIDs[:0], c.stems[:0]
 	for i, it := range ix.items {
 		text := it.Content
 		if !utf8.ValidString(text) {
@@ -167,7 +169,8 @@ func (b *Builder) Build(items []Item, locale string) *Index {
 	ix.computeWeights(c)
 	ix.collectPairs(c.pairs)
 	ix.alphabet = typoAlphabet(ix.cache.words)
-	ix.sorted = slices.Sorted(slices.Values(ix.cache.stems))
+	ix.sorted = slices.Clone(ix.cache.stems)
+	slices.Sort(ix.sorted)
 	ix.cache.sorted = ix.sorted
 	if ix.cache.language().compounds {
 		ix.reversed = make([]string, len(ix.cache.stems))
@@ -180,6 +183,9 @@ func (b *Builder) Build(items []Item, locale string) *Index {
 	if ix.cache.language().english {
 		ix.termRows = termVectors(ix.cache, vectors())
 	}
+	vc := ix.cache
+	c.words, c.wordIDs, c.stems = vc.words, vc.wordIDs, vc.stems
+	vc.words, vc.wordIDs, vc.stems = slices.Clone(vc.words), slices.Clone(vc.wordIDs), slices.Clone(vc.stems)
 	ix.size = ix.estimateSize()
 	return ix
 }
@@ -222,6 +228,9 @@ type counter struct {
 	refs []int32
 	// pairs holds each pair of neighbouring terms with the document it is in, in document order.
 	pairs []pairDoc
+	// words, wordIDs and stems hold the vocabulary of the last index while it was built (see stemCache).
+	words, stems []string
+	wordIDs      []int32
 	// passages holds the passages of the item being indexed.
 	passages []string
 	// tokens and text hold the words and the informative terms of the text being indexed, compounds and joined
@@ -243,6 +252,8 @@ func (c *counter) release() {
 		*c = counter{}
 		return
 	}
+	clear(c.words[:cap(c.words)])
+	clear(c.stems[:cap(c.stems)])
 	clear(c.passages[:cap(c.passages)])
 	clear(c.tokens[:cap(c.tokens)])
 	clear(c.compounds[:cap(c.compounds)])
