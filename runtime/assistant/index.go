@@ -67,10 +67,12 @@ type Index struct {
 	items []Item
 	docs  []doc
 	idf   []float64
-	// postings holds every term's postings, term after term: those of term t are
-	// postings[postingsAt[t]:postingsAt[t+1]].
-	postings   []posting
-	postingsAt []int32
+	// postingDocs and postingWeights hold every term's postings, term after term: the documents term t occurs in
+	// are postingDocs[postingsAt[t]:postingsAt[t+1]], with the term's precomputed BM25 weight in each at the same
+	// positions of postingWeights. Two arrays, because a struct of the two would pad each posting to 16 bytes.
+	postingDocs    []int32
+	postingWeights []float64
+	postingsAt     []int32
 	// sorted lists the stems in order, for prefix matching.
 	sorted []string
 	// reversed lists the stems spelt backwards, in order, for matching compounds by their head (heads); only
@@ -114,12 +116,6 @@ type doc struct {
 type sentence struct {
 	text  string
 	terms []int32
-}
-
-// posting says that a term occurs in a document, with the term's precomputed BM25 weight there.
-type posting struct {
-	doc    int32
-	weight float64
 }
 
 // NewIndex builds an index of items written in English. The items are copied; the index never changes
@@ -208,9 +204,10 @@ func (ix *Index) Search(query string, k int) []Hit {
 	return hits
 }
 
-// postingsOf returns the postings of a term.
-func (ix *Index) postingsOf(id int32) []posting {
-	return ix.postings[ix.postingsAt[id]:ix.postingsAt[id+1]]
+// postingsOf returns the documents a term occurs in and its weights there.
+func (ix *Index) postingsOf(id int32) (docs []int32, weights []float64) {
+	from, to := ix.postingsAt[id], ix.postingsAt[id+1]
+	return ix.postingDocs[from:to], ix.postingWeights[from:to]
 }
 
 // counter gathers the term frequencies of the documents while an index is built.
@@ -425,13 +422,14 @@ func (ix *Index) computeWeights(c *counter) {
 		ix.idf[id] = math.Log(1 + (idfN-df+0.5)/(df+0.5))
 		ix.postingsAt[id+1] += ix.postingsAt[id]
 	}
-	ix.postings = make([]posting, len(c.docTerms))
+	ix.postingDocs, ix.postingWeights = make([]int32, len(c.docTerms)), make([]float64, len(c.docTerms))
 	next := slices.Clone(ix.postingsAt[:len(ix.cache.stems)])
 	for d := range c.lengths {
 		norm := bm25K1 * (1 - bm25B + bm25B*float64(c.lengths[d])/avgLen)
 		for _, tc := range c.docTerms[c.docAt[d]:c.docAt[d+1]] {
 			tf := float64(tc.tf)
-			ix.postings[next[tc.id]] = posting{doc: int32(d), weight: ix.idf[tc.id] * tf * (bm25K1 + 1) / (tf + norm)}
+			ix.postingDocs[next[tc.id]] = int32(d)
+			ix.postingWeights[next[tc.id]] = ix.idf[tc.id] * tf * (bm25K1 + 1) / (tf + norm)
 			next[tc.id]++
 		}
 	}

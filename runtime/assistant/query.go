@@ -322,13 +322,14 @@ func (ix *Index) titleShare(q query, d int32) float64 {
 // index terms it matches, and appends the documents to touched.
 func (ix *Index) termHits(qt queryTerm, hits []termHit, touched []int32) []int32 {
 	for _, a := range qt.alts {
-		for _, p := range ix.postingsOf(a.id) {
-			w := p.weight * a.scale
-			if hits[p.doc].weight == 0 {
-				touched = append(touched, p.doc)
+		docs, weights := ix.postingsOf(a.id)
+		for i, d := range docs {
+			w := weights[i] * a.scale
+			if hits[d].weight == 0 {
+				touched = append(touched, d)
 			}
-			if w > hits[p.doc].weight {
-				hits[p.doc] = termHit{weight: w, factor: a.factor}
+			if w > hits[d].weight {
+				hits[d] = termHit{weight: w, factor: a.factor}
 			}
 		}
 	}

@@ -23,7 +23,6 @@ const (
 	itemSize     = int64(unsafe.Sizeof(Item{}))
 	docSize      = int64(unsafe.Sizeof(doc{}))
 	sentenceSize = int64(unsafe.Sizeof(sentence{}))
-	postingSize  = int64(unsafe.Sizeof(posting{}))
 )
 
 // estimateSize adds up what the index holds, each string and array rounded up as the allocator rounds it.
@@ -62,7 +61,7 @@ func (ix *Index) estimateSize() int64 {
 	for _, w := range c.words {
 		n += alloc(int64(len(w)))
 	}
-	n += alloc(int64(cap(ix.idf))*8) + alloc(int64(cap(ix.postings))*postingSize) + alloc(int64(cap(ix.postingsAt))*4)
+	n += alloc(int64(cap(ix.idf))*8) + alloc(int64(cap(ix.postingDocs))*4) + alloc(int64(cap(ix.postingWeights))*8) + alloc(int64(cap(ix.postingsAt))*4)
 	n += alloc(int64(cap(ix.sorted)) * stringHeader) // the strings are the stems'
 	n += alloc(int64(cap(ix.alphabet))*4) + alloc(int64(cap(ix.termRows))*4)
 	n += alloc(int64(cap(ix.pairKeys))*8) + alloc(int64(cap(ix.pairAt))*4) + alloc(int64(cap(ix.pairDocs))*4)
