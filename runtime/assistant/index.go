@@ -73,8 +73,8 @@ type Index struct {
 	postingDocs    []int32
 	postingWeights []float64
 	postingsAt     []int32
-	// sorted lists the stems in order, for prefix matching.
-	sorted []string
+	// sorted lists the term IDs in the order of their stems, for prefix matching.
+	sorted []int32
 	// reversed lists the stems spelt backwards, in order, for matching compounds by their head (heads); only
 	// languages that write compounds as one word keep it.
 	reversed []string
@@ -165,8 +165,7 @@ func (b *Builder) Build(items []Item, locale string) *Index {
 	ix.computeWeights(c)
 	ix.collectPairs(c.pairs)
 	ix.alphabet = typoAlphabet(ix.cache.words)
-	ix.sorted = slices.Clone(ix.cache.stems)
-	slices.Sort(ix.sorted)
+	ix.sorted = ix.cache.sortedIDs()
 	ix.cache.sorted = ix.sorted
 	if ix.cache.language().compounds {
 		ix.reversed = make([]string, len(ix.cache.stems))
@@ -465,10 +464,12 @@ func (ix *Index) prefixed(stem string) []int32 {
 		return nil
 	}
 	var ids []int32
-	i, _ := slices.BinarySearch(ix.sorted, stem)
-	for ; i < len(ix.sorted) && strings.HasPrefix(ix.sorted[i], stem); i++ {
-		if extra := utf8.RuneCountInString(ix.sorted[i]) - n; extra > 0 && extra <= maxPrefixExtra {
-			id, _ := ix.cache.stemID(ix.sorted[i])
+	stems := ix.cache.stems
+	for _, id := range ix.sorted[ix.cache.firstSorted(stem):] {
+		if !strings.HasPrefix(stems[id], stem) {
+			break
+		}
+		if extra := utf8.RuneCountInString(stems[id]) - n; extra > 0 && extra <= maxPrefixExtra {
 			ids = append(ids, id)
 		}
 	}

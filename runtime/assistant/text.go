@@ -209,8 +209,8 @@ type stemCache struct {
 	// stems lists the stems, each at its term ID; stemTable finds a stem.
 	stems     []string
 	stemTable stringTable
-	// sorted lists the stems in order, for prefix matching; the index shares it.
-	sorted   []string
+	// sorted lists the term IDs in the order of their stems, for prefix matching; the index shares it.
+	sorted   []int32
 	writable bool
 }
 
@@ -225,6 +225,22 @@ func (c *stemCache) wordID(word string) (int32, bool) {
 		return -1, false
 	}
 	return c.wordIDs[at], true
+}
+
+// sortedIDs returns the term IDs in the order of their stems.
+func (c *stemCache) sortedIDs() []int32 {
+	ids := make([]int32, len(c.stems))
+	for i := range ids {
+		ids[i] = int32(i)
+	}
+	slices.SortFunc(ids, func(a, b int32) int { return strings.Compare(c.stems[a], c.stems[b]) })
+	return ids
+}
+
+// firstSorted returns the position in sorted of the first stem at or after s in order.
+func (c *stemCache) firstSorted(s string) int {
+	at, _ := slices.BinarySearchFunc(c.sorted, s, func(id int32, s string) int { return strings.Compare(c.stems[id], s) })
+	return at
 }
 
 // stemID returns the term ID of a stem.
@@ -326,7 +342,7 @@ func (c *stemCache) joined(words []string, i int) int32 {
 	}
 	_, first := utf8.DecodeRuneInString(words[i+1])
 	prefix := w[:len(words[i])+first]
-	if at, _ := slices.BinarySearch(c.sorted, prefix); at == len(c.sorted) || !strings.HasPrefix(c.sorted[at], prefix) {
+	if at := c.firstSorted(prefix); at == len(c.sorted) || !strings.HasPrefix(c.stems[c.sorted[at]], prefix) {
 		return -1
 	}
 	_, id := c.stem(w)
