@@ -24,6 +24,9 @@ const (
 	minFuzzyLen = 5
 	// synonymFactor scales the contribution of a query word matched through a synonym.
 	synonymFactor = 0.8
+	// derivedFactor scales the contribution of a query word matched through a word WordNet derives from the
+	// same root ("pregnant" to "pregnancy"), often of another part of speech.
+	derivedFactor = 0.8
 	// prefixFactor scales the contribution of a query word matched to a longer indexed stem that starts with it
 	// ("rent" to "rental", "program" to "programme").
 	prefixFactor = 0.7

@@ -531,7 +531,7 @@ func TestShorterStems(t *testing.T) {
 func TestSearchPrefersNamedTitle(t *testing.T) {
 	items := []Item{
 		{ID: "breakfast", Title: "Breakfast", Content: "Breakfast is served in the Harbour Room from seven to ten."},
-		{ID: "arrival", Title: "Arrival and departure", Content: "Rooms are ready on the day of arrival. Check-out time is eleven."},
+		{ID: "arrival", Title: "Arrival and departure", Content: "Rooms are ready on the day of arrival. Check-out hours end at eleven."},
 		{ID: "rates", Title: "Room rates", Content: "Our rates include breakfast for two."},
 		{ID: "family", Title: "Families", Content: "Children eat breakfast free of charge."},
 		{ID: "groups", Title: "Groups", Content: "Groups can book breakfast in a private room."},
@@ -539,12 +539,12 @@ func TestSearchPrefersNamedTitle(t *testing.T) {
 		{ID: "service", Title: "Room service", Content: "Order breakfast to your room the evening before."},
 	}
 	ix := NewIndex(items)
-	q := ix.parseQuery("what time is breakfast")
+	q := ix.parseQuery("what are the breakfast hours")
 	bm25 := ix.rank(q, 1)[0]
 	if got := ix.items[ix.docs[bm25.doc].item].ID; got != "breakfast" {
 		t.Fatalf("first hit %q, want breakfast", got)
 	}
-	// Without its title, "Breakfast" would lose to the item with the rarer word "time".
+	// Without its title, "Breakfast" would lose to the item with the rarer word "hours".
 	arrival, breakfast := -1.0, -1.0
 	for _, m := range ix.rank(q, len(items)) {
 		switch ix.items[ix.docs[m.doc].item].ID {
@@ -557,7 +557,28 @@ func TestSearchPrefersNamedTitle(t *testing.T) {
 	if arrival <= breakfast {
 		t.Errorf("BM25 scores: arrival %.3f, breakfast %.3f; want arrival's higher, or the test shows nothing", arrival, breakfast)
 	}
-	if hits := ix.Search("what time is breakfast", 2); len(hits) != 2 || hits[0].Item.ID != "breakfast" || hits[0].Score != breakfast {
+	if hits := ix.Search("what are the breakfast hours", 2); len(hits) != 2 || hits[0].Item.ID != "breakfast" || hits[0].Score != breakfast {
 		t.Errorf("Search = %+v, want breakfast first with its BM25 score %.3f", hits, breakfast)
+	}
+}
+
+// TestSearchCommonWordCountsLess checks that one of the commonest English words, found in a single item, does not
+// outrank a rarer word in general English that the base has more often (commonWordShare): "time" is in one item,
+// "breakfast" in two.
+func TestSearchCommonWordCountsLess(t *testing.T) {
+	items := []Item{
+		{ID: "mornings", Title: "Mornings", Content: "Breakfast is served in the Harbour Room from seven."},
+		{ID: "arrival", Title: "Arrival and departure", Content: "Rooms are ready on the day of arrival. Check-out time is eleven."},
+		{ID: "rates", Title: "Room rates", Content: "Our rates include breakfast for two."},
+		{ID: "family", Title: "Families", Content: "Children stay free of charge."},
+		{ID: "vegan", Title: "Dietary needs", Content: "Vegan and gluten-free dishes are available."},
+	}
+	ix := NewIndex(items)
+	if hits := ix.Search("what time is breakfast", 1); len(hits) != 1 || hits[0].Item.ID != "mornings" {
+		t.Errorf("Search(what time is breakfast) = %+v, want mornings", hits)
+	}
+	// A word that is not among the commonest keeps its full weight: "departure", in one item, wins.
+	if hits := ix.Search("breakfast on departure", 1); len(hits) != 1 || hits[0].Item.ID != "arrival" {
+		t.Errorf("Search(breakfast on departure) = %+v, want arrival", hits)
 	}
 }

@@ -136,6 +136,13 @@ func (ix *Index) resolve(t term) queryTerm {
 			synonym = true
 		}
 	}
+	if english {
+		for _, d := range derivedStems()[t.stem] {
+			if id, ok := ix.cache.stemID(d); ok {
+				qt.alts = addAlt(qt.alts, alt{id: id, factor: derivedFactor})
+			}
+		}
+	}
 	for _, id := range ix.prefixed(t.stem) {
 		qt.alts = addAlt(qt.alts, alt{id: id, factor: prefixFactor})
 	}
@@ -190,6 +197,13 @@ func (ix *Index) resolve(t term) queryTerm {
 		}
 		qt.alts[i].scale = a.factor * min(1, qt.idf/ix.idf[a.id])
 	}
+	if known && english {
+		if r, _ := lang.rarity(t.word); r == 0 {
+			for i := range qt.alts {
+				qt.alts[i].scale *= commonWordShare
+			}
+		}
+	}
 	if !synonym {
 		// Nor does a common word the base lacks say more because it looks like one the base has ("spielen" like
 		// "spielerisch" or "Beispiel"): when deciding whether the base explains the question (confidence), it
@@ -199,6 +213,15 @@ func (ix *Index) resolve(t term) queryTerm {
 	}
 	return qt
 }
+
+// commonWordShare scales the ranking weight of an English query word among the commonest of the language
+// (generalRarity 0: "time", "made", "money", "leave"). In a knowledge base of a few dozen items such a word may
+// occur in one item and so get as high an IDF as the word the question is about ("what time is breakfast" would
+// rank the check-in times above "Breakfast"); general English says it is seldom what a question is about. Only
+// the weights of its matches are scaled: its share of the question, by which coverage judges an item, stays
+// the base's IDF. German is left alone: its frequency list gives ranks, not frequencies, and
+// lowering its common words moved no German tuning question first and lost one from the first five.
+const commonWordShare = 0.8
 
 // addAlt adds a to alts unless its term is there already; then it keeps the larger factor and share.
 func addAlt(alts []alt, a alt) []alt {

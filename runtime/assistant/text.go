@@ -162,9 +162,18 @@ func isApostrophe(r rune) bool {
 }
 
 // stem reduces an English word to its Snowball stem. An irregular form is stemmed as its lemma (lemma), so that
-// "spent" finds "spending" and "children" finds "child".
+// "spent" finds "spending" and "children" finds "child". A word Snowball would reduce by a final "-ant" keeps it,
+// less a plural "s": the suffix makes another word ("accountant" is no "account", "assistant" no "assist",
+// "important" no "import"). Conflated, "account" counted the items about the accountant as well and weighed
+// too little for "is it safe to give you access to my bank account" to be answered. Derived forms (derivedStems)
+// leave such pairs out: "accountant" matched to "account" answers "can you recommend an accountant near me".
 func stem(word string) string {
-	return english.Stem(lemma(word), true)
+	l := lemma(word)
+	s := english.Stem(l, true)
+	if singular := strings.TrimSuffix(l, "s"); singular == s+"ant" {
+		return singular
+	}
+	return s
 }
 
 // isNumber reports whether a word is made of digits only.
