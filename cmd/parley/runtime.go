@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/parley-dev/parley/internal/contract"
+	"github.com/parley-dev/parley/internal/logging"
 	"github.com/parley-dev/parley/runtime/server"
 )
 
@@ -16,7 +17,7 @@ func runRuntime(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	log := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
+	log := logging.New(stderr, cfg.LogLevel, cfg.LogFormat)
 	a, err := assemble(ctx, cfg, log)
 	if err != nil {
 		return err

@@ -7,7 +7,11 @@
 // runtime accepts it. The package depends on the standard library only, so both sides can import it.
 package contract
 
-import "strconv"
+import (
+	"os"
+	"runtime/debug"
+	"strconv"
+)
 
 // RuntimeCommand is the parley subcommand that serves the chat runtime.
 const RuntimeCommand = "runtime"
@@ -75,6 +79,13 @@ const (
 	// sets it too.
 	EnvMemoryLimit = "PARLEY_MEMORY_LIMIT"
 )
+
+// SetMemoryLimit sets the Go runtime's soft memory limit from the environment, as MemoryLimit decides.
+func SetMemoryLimit() {
+	if limit, ok := MemoryLimit(os.Getenv(EnvMemoryLimit), os.Getenv("GOMEMLIMIT") != ""); ok {
+		debug.SetMemoryLimit(limit)
+	}
+}
 
 // MemoryLimit decides the Go runtime's soft memory limit from $PARLEY_MEMORY_LIMIT (containerLimit, in bytes)
 // and whether $GOMEMLIMIT is set: the container's limit less a reserve for what the Go runtime does not count, so
