@@ -40,6 +40,7 @@ const (
 	FlagTrustedProxies           = "trusted-proxies"
 	FlagMetricsListen            = "metrics-listen"
 	FlagIndexCacheBytes          = "index-cache-bytes"
+	FlagPprofListen              = "pprof-listen"
 	FlagOpenAIBaseURL            = "openai-base-url"
 	FlagOpenAIModel              = "openai-model"
 	FlagOpenAITimeout            = "openai-timeout"

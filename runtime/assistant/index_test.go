@@ -209,6 +209,25 @@ func TestIndexIsImmutable(t *testing.T) {
 	}
 }
 
+// TestBuilderReuse checks that a Builder's buffers carry nothing from one build into the next: an index built
+// after others, of another language and of more items, answers every question as one built anew.
+func TestBuilderReuse(t *testing.T) {
+	var b Builder
+	b.Build(synthItems(2, 300, 2000), "")
+	b.Build([]Item{{ID: "versand", Title: "Versand", Content: "Wir versenden innerhalb von drei Werktagen."}}, "de")
+	reused, fresh := b.Build(fixtureItems(t), ""), NewIndex(fixtureItems(t))
+	if reused.Size() != fresh.Size() {
+		t.Errorf("Size() = %d after other builds, %d built anew", reused.Size(), fresh.Size())
+	}
+	for _, q := range fixtureQuestions(t) {
+		if got, want := reused.Search(q.Q, 5), fresh.Search(q.Q, 5); !slices.EqualFunc(got, want, func(a, b Hit) bool {
+			return a.Item.ID == b.Item.ID && a.Score == b.Score
+		}) {
+			t.Errorf("Search(%q) = %v after other builds, %v built anew", q.Q, got, want)
+		}
+	}
+}
+
 func TestSearchConcurrent(t *testing.T) {
 	ix := NewIndex(fixtureItems(t))
 	qs := fixtureQuestions(t)
@@ -254,7 +273,7 @@ func TestTypoCandidates(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ix := NewIndexForLocale(tt.items, tt.locale)
 			var queries []string
-			for i, w := range slices.Sorted(maps.Keys(ix.cache.words)) {
+			for i, w := range slices.Sorted(slices.Values(ix.cache.words)) {
 				if i%4 == 0 { // a quarter of the words keeps the test short
 					queries = append(queries, typos(w)...)
 				}
@@ -471,8 +490,8 @@ func TestSplitParts(t *testing.T) {
 	for _, tt := range tests {
 		var got []string
 		for _, id := range ix.splitParts(tt.in) {
-			for w, wid := range ix.cache.words {
-				if wid == id {
+			for i, w := range ix.cache.words {
+				if ix.cache.wordIDs[i] == id {
 					got = append(got, w)
 				}
 			}

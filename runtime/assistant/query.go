@@ -106,8 +106,7 @@ func (ix *Index) stemID(stem string) (int32, bool) {
 	if ix.Len() == 0 {
 		return 0, false
 	}
-	id, ok := ix.cache.ids[stem]
-	return id, ok
+	return ix.cache.stemID(stem)
 }
 
 // resolve finds the index terms a query word matches.
@@ -117,7 +116,7 @@ func (ix *Index) resolve(t term) queryTerm {
 		return qt
 	}
 	qt.idf = ix.unknownIDF
-	id, known := ix.cache.ids[t.stem]
+	id, known := ix.cache.stemID(t.stem)
 	if known {
 		qt.alts = append(qt.alts, alt{id: id, factor: 1})
 		qt.idf = ix.idf[id]
@@ -132,14 +131,14 @@ func (ix *Index) resolve(t term) queryTerm {
 	english := lang.english
 	synonym := false
 	for _, syn := range synonyms[t.stem] {
-		if id, ok := ix.cache.ids[syn]; ok && english {
+		if id, ok := ix.cache.stemID(syn); ok && english {
 			qt.alts = addAlt(qt.alts, alt{id: id, factor: synonymFactor})
 			synonym = true
 		}
 	}
 	if english {
 		for _, d := range derivedStems()[t.stem] {
-			if id, ok := ix.cache.ids[d]; ok {
+			if id, ok := ix.cache.stemID(d); ok {
 				qt.alts = addAlt(qt.alts, alt{id: id, factor: derivedFactor})
 			}
 		}
@@ -346,13 +345,14 @@ func (ix *Index) titleShare(q query, d int32) float64 {
 // index terms it matches, and appends the documents to touched.
 func (ix *Index) termHits(qt queryTerm, hits []termHit, touched []int32) []int32 {
 	for _, a := range qt.alts {
-		for _, p := range ix.postingsOf(a.id) {
-			w := p.weight * a.scale
-			if hits[p.doc].weight == 0 {
-				touched = append(touched, p.doc)
+		docs, weights := ix.postingsOf(a.id)
+		for i, d := range docs {
+			w := weights[i] * a.scale
+			if hits[d].weight == 0 {
+				touched = append(touched, d)
 			}
-			if w > hits[p.doc].weight {
-				hits[p.doc] = termHit{weight: w, factor: a.factor}
+			if w > hits[d].weight {
+				hits[d] = termHit{weight: w, factor: a.factor}
 			}
 		}
 	}
@@ -436,7 +436,7 @@ func (ix *Index) splitPart(part string) (int32, bool) {
 		}
 		n++
 	}
-	if id, ok := ix.cache.words[part]; ok && n >= minSplitPart {
+	if id, ok := ix.cache.wordID(part); ok && n >= minSplitPart {
 		return id, true
 	}
 	return -1, n >= 2 && !ix.cache.language().informative(part)
@@ -449,7 +449,7 @@ func (ix *Index) shorterStems(stem string) []int32 {
 	r := []rune(stem)
 	var ids []int32
 	for n := len(r) - minSuffixLen; n >= minPrefixLen && n >= len(r)-maxSuffixLen; n-- {
-		if id, ok := ix.cache.ids[string(r[:n])]; ok {
+		if id, ok := ix.cache.stemID(string(r[:n])); ok {
 			ids = append(ids, id)
 		}
 	}

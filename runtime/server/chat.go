@@ -85,9 +85,7 @@ func (s *Server) chatError(m *tenant.Bundle, err error) error {
 
 // counted counts a reply in the metrics.
 func (s *Server) counted(m *tenant.Bundle, reply chat.Reply) {
-	s.chats.WithLabelValues(m.MerchantID, boolLabel(reply.Message.Answered)).Inc()
-	s.tokens.WithLabelValues(m.MerchantID, "prompt").Add(float64(reply.Usage.PromptTokens))
-	s.tokens.WithLabelValues(m.MerchantID, "completion").Add(float64(reply.Usage.CompletionTokens))
+	s.replies.count(m.MerchantID, reply.Message.Answered, reply.Usage.PromptTokens, reply.Usage.CompletionTokens)
 }
 
 func replyJSON(reply chat.Reply) chatResponse {
@@ -134,11 +132,4 @@ func sourcesJSON(in []store.Source) []sourceJSON {
 		out[i] = sourceJSON{KnowledgeID: src.KnowledgeID, Title: src.Title, URL: src.URL, Snippet: src.Snippet, Score: src.Score}
 	}
 	return out
-}
-
-func boolLabel(b bool) string {
-	if b {
-		return "true"
-	}
-	return "false"
 }
