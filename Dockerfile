@@ -4,9 +4,10 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /out/parley ./cmd/parley
+RUN CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /out/parley ./cmd/parley && \
+    CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /out/parley-operator ./cmd/parley-operator
 
 FROM gcr.io/distroless/static-debian12:nonroot
-COPY --from=build /out/parley /parley
+COPY --from=build /out/parley /out/parley-operator /
 USER 65532:65532
 ENTRYPOINT ["/parley"]

@@ -80,13 +80,15 @@ test-wordpress: ## Test the WordPress plugin in a real WordPress (installs Debia
 ##@ Build
 
 .PHONY: build
-build: ## Build the parley binary into bin/.
+build: ## Build the parley (chat runtime) and parley-operator binaries into bin/.
 	CGO_ENABLED=0 go build -trimpath -o $(BIN)/parley ./cmd/parley
+	CGO_ENABLED=0 go build -trimpath -o $(BIN)/parley-operator ./cmd/parley-operator
 
 .PHONY: image
 image: ## Build the container image as an OCI image tarball, bin/parley-image.tar, without a Docker daemon.
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -trimpath -ldflags='-s -w' -o $(BIN)/linux/parley ./cmd/parley
-	go run ./hack/image -binary $(BIN)/linux/parley -out $(BIN)/parley-image.tar -tag $(IMG)
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -trimpath -ldflags='-s -w' -o $(BIN)/linux/parley-operator ./cmd/parley-operator
+	go run ./hack/image -binary $(BIN)/linux/parley -operator-binary $(BIN)/linux/parley-operator -out $(BIN)/parley-image.tar -tag $(IMG)
 
 .PHONY: wordpress-plugin
 wordpress-plugin: ## Build the installable WordPress plugin into bin/parley-chat.zip.
@@ -94,7 +96,7 @@ wordpress-plugin: ## Build the installable WordPress plugin into bin/parley-chat
 
 .PHONY: run
 run: manifests generate ## Run the operator against the cluster of the current kubeconfig.
-	go run ./cmd/parley operator --namespace=$${NAMESPACE:-parley-system}
+	go run ./cmd/parley-operator --namespace=$${NAMESPACE:-parley-system}
 
 .PHONY: install
 install: manifests ## Install the CRDs into the cluster of the current kubeconfig.

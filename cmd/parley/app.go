@@ -11,8 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"k8s.io/client-go/kubernetes"
-	ctrl "sigs.k8s.io/controller-runtime"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/parley-dev/parley/internal/contract"
 	"github.com/parley-dev/parley/runtime/assistant"
@@ -222,13 +221,11 @@ func openStore(ctx context.Context, cfg contract.Runtime) (store.Store, error) {
 
 // watchSecrets loads the tenant bundle Secrets of the configured runtime from the cluster and keeps them current.
 func watchSecrets(ctx context.Context, cfg contract.Runtime, tenants *tenant.Registry) error {
-	kcfg, err := ctrl.GetConfig()
+	// $KUBECONFIG or ~/.kube/config when there is one, else the pod's service account.
+	kcfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(clientcmd.NewDefaultClientConfigLoadingRules(),
+		&clientcmd.ConfigOverrides{}).ClientConfig()
 	if err != nil {
 		return fmt.Errorf("finding the cluster: %w", err)
 	}
-	client, err := kubernetes.NewForConfig(kcfg)
-	if err != nil {
-		return fmt.Errorf("creating a Kubernetes client: %w", err)
-	}
-	return tenant.WatchSecrets(ctx, client, cfg.Namespace, cfg.RuntimeName, tenants)
+	return tenant.WatchSecrets(ctx, kcfg, cfg.Namespace, cfg.RuntimeName, tenants)
 }

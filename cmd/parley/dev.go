@@ -25,6 +25,7 @@ import (
 	"github.com/parley-dev/parley/internal/credentials"
 	"github.com/parley-dev/parley/internal/dev/demo"
 	"github.com/parley-dev/parley/internal/dev/devidp"
+	"github.com/parley-dev/parley/internal/logging"
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/server"
 	"github.com/parley-dev/parley/runtime/store"
@@ -71,7 +72,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *rate < 1 || *rate > math.MaxInt32/2 {
 		return errors.New("--rate must be between 1 and 1073741823")
 	}
-	log := newLogger(stderr, level, "text")
+	log := logging.New(stderr, level, "text")
 
 	ln, err := listen(*listenAddr)
 	if err != nil {

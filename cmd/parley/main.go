@@ -1,4 +1,6 @@
-// Command parley is Parley's one binary: the operator and the chat runtime.
+// Command parley is Parley's chat runtime: `parley runtime` as the operator deploys it, and `parley dev` on one
+// machine. The operator is its own command, parley-operator, in the same image: apart, neither keeps the other's
+// code resident.
 package main
 
 import (
@@ -7,10 +9,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
 
 	"github.com/parley-dev/parley/internal/contract"
@@ -25,12 +25,11 @@ Usage:
   parley <command> [flags]
 
 Commands:
-  operator   run the controller manager that reconciles Plans, ChatRuntimes, Merchants, APIKeys and Webhooks
   runtime    serve the chat runtime: the /api/v1 interface for the merchants of one ChatRuntime
   dev        run the chat runtime on this machine with a demo merchant: no cluster, no configuration
   version    print the version
 
-Run 'parley <command> --help' for a command's flags.
+Run 'parley <command> --help' for a command's flags. The operator is the parley-operator command.
 `
 
 func main() {
@@ -38,9 +37,7 @@ func main() {
 }
 
 func exitCode() int {
-	if limit, ok := contract.MemoryLimit(os.Getenv(contract.EnvMemoryLimit), os.Getenv("GOMEMLIMIT") != ""); ok {
-		debug.SetMemoryLimit(limit)
-	}
+	contract.SetMemoryLimit()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
@@ -59,7 +56,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	switch args[0] {
 	case "operator":
-		return runOperator(ctx, args[1:], stderr)
+		return errors.New("the operator is its own command: parley-operator, beside parley in the image")
 	case "runtime":
 		return runRuntime(ctx, args[1:], stderr)
 	case "dev":
@@ -74,12 +71,4 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stderr, usage)
 		return fmt.Errorf("unknown command %q", args[0])
 	}
-}
-
-func newLogger(w io.Writer, level slog.Level, format string) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: level}
-	if format == "text" {
-		return slog.New(slog.NewTextHandler(w, opts))
-	}
-	return slog.New(slog.NewJSONHandler(w, opts))
 }

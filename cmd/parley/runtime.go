@@ -7,6 +7,8 @@ import (
 	"os"
 
 	"github.com/parley-dev/parley/internal/contract"
+	"github.com/parley-dev/parley/internal/logging"
+	"github.com/parley-dev/parley/runtime/server"
 )
 
 // runRuntime serves the chat runtime as the operator deploys it, configured by its arguments and environment.
@@ -15,7 +17,7 @@ func runRuntime(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	log := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
+	log := logging.New(stderr, cfg.LogLevel, cfg.LogFormat)
 	a, err := assemble(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -25,6 +27,22 @@ func runRuntime(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// The listeners stop together: when ctx ends, or when the public or the metrics one fails.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if cfg.PprofListen != "" {
+		pln, err := listen(cfg.PprofListen)
+		if err != nil {
+			_ = ln.Close()
+			return err
+		}
+		pprofDone := make(chan struct{})
+		defer func() { cancel(); <-pprofDone }()
+		go func() {
+			defer close(pprofDone)
+			_ = server.Serve(ctx, pln, pprofHandler(), "", "", log)
+		}()
+	}
 	if cfg.MetricsListen == "" {
 		return a.serve(ctx, ln, a.handler)
 	}
@@ -33,9 +51,6 @@ func runRuntime(ctx context.Context, args []string, stderr io.Writer) error {
 		_ = ln.Close()
 		return err
 	}
-	// The two listeners stop together: when ctx ends, or when either fails.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	metricsDone := make(chan error, 1)
 	go func() {
 		err := a.serveMetrics(ctx, mln)

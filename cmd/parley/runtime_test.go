@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"regexp"
@@ -162,6 +163,58 @@ func TestRuntimeMetricsApart(t *testing.T) {
 	if r := get(t, "http://"+metrics+"/metrics", nil); r.status != http.StatusOK ||
 		!strings.Contains(r.body, `parley_runtime_http_requests_total{code="404",route="unmatched"}`) {
 		t.Errorf("the metrics listener: %d %s", r.status, r.body)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("parley runtime: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("parley runtime did not stop")
+	}
+}
+
+// --pprof-listen serves Go's profiles on its own address, never on the public or the metrics one, and stops with
+// the runtime.
+func TestRuntimeProfiles(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	profiles := ln.Addr().String()
+	_ = ln.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	dir := t.TempDir()
+	logs, w := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"runtime", "--tenants-dir", dir, "--sqlite-path", dir + "/parley.db", "--listen", "127.0.0.1:0",
+			"--metrics-listen", "127.0.0.1:0", "--pprof-listen", profiles, "--log-format", "text"}, io.Discard, w)
+		_ = w.Close()
+	}()
+	addrs := map[string]string{}
+	sc := bufio.NewScanner(logs)
+	for len(addrs) < 2 && sc.Scan() {
+		for _, key := range []string{" listen", " metrics_listen"} {
+			if m := regexp.MustCompile(key + `=(\S+)`).FindStringSubmatch(sc.Text()); m != nil {
+				addrs[key] = m[1]
+			}
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, logs) }()
+	public, metrics := addrs[" listen"], addrs[" metrics_listen"]
+	if public == "" || metrics == "" {
+		t.Fatalf("listening on %q, metrics on %q: %v", public, metrics, <-done)
+	}
+	if r := get(t, "http://"+profiles+"/debug/pprof/heap", nil); r.status != http.StatusOK || r.header.Get("Content-Type") != "application/octet-stream" {
+		t.Errorf("GET /debug/pprof/heap on --pprof-listen: %d %s", r.status, r.header.Get("Content-Type"))
+	}
+	for _, addr := range []string{public, metrics} {
+		if r := get(t, "http://"+addr+"/debug/pprof/heap", nil); r.status != http.StatusNotFound {
+			t.Errorf("GET /debug/pprof/heap on %s: %d, want 404", addr, r.status)
+		}
 	}
 	cancel()
 	select {

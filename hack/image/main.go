@@ -28,25 +28,29 @@ import (
 const User = "65532:65532"
 
 func main() {
-	binary := flag.String("binary", "bin/linux/parley", "the static parley binary for linux")
+	binary := flag.String("binary", "bin/linux/parley", "the static parley binary (the chat runtime) for linux")
+	operator := flag.String("operator-binary", "bin/linux/parley-operator", "the static parley-operator binary for linux")
 	certs := flag.String("ca-certificates", "/etc/ssl/certs/ca-certificates.crt", "the CA certificate bundle to include")
 	out := flag.String("out", "bin/parley-image.tar", "the image tarball to write")
 	tag := flag.String("tag", "ghcr.io/parley-dev/parley:dev", "the image's name in the tarball")
 	version := flag.String("version", "dev", "the version label")
 	flag.Parse()
-	if err := build(*binary, *certs, *out, *tag, *version); err != nil {
+	if err := build(Binaries{Runtime: *binary, Operator: *operator}, *certs, *out, *tag, *version); err != nil {
 		fmt.Fprintln(os.Stderr, "image:", err)
 		os.Exit(1)
 	}
 	fmt.Println(*out)
 }
 
-func build(binary, certs, out, tag, version string) error {
+// Binaries are the paths of the image's two executables.
+type Binaries struct{ Runtime, Operator string }
+
+func build(bins Binaries, certs, out, tag, version string) error {
 	ref, err := name.NewTag(tag)
 	if err != nil {
 		return fmt.Errorf("image name: %w", err)
 	}
-	img, err := Image(binary, certs, version)
+	img, err := Image(bins, certs, version)
 	if err != nil {
 		return err
 	}
@@ -82,8 +86,9 @@ func tarDir(dir, out string) (err error) {
 	return tw.Close()
 }
 
-// Image assembles the image from the binary and the certificate bundle.
-func Image(binary, certs, version string) (v1.Image, error) {
+// Image assembles the image from the binaries and the certificate bundle. Its entrypoint is /parley, the chat
+// runtime; the operator's Deployment runs /parley-operator.
+func Image(bins Binaries, certs, version string) (v1.Image, error) {
 	files := []file{
 		{path: "etc/passwd", mode: 0o644, data: []byte("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n")},
 		{path: "etc/group", mode: 0o644, data: []byte("root:x:0:\nnonroot:x:65532:\n")},
@@ -91,7 +96,7 @@ func Image(binary, certs, version string) (v1.Image, error) {
 	for _, f := range []struct {
 		src, path string
 		mode      int64
-	}{{certs, "etc/ssl/certs/ca-certificates.crt", 0o644}, {binary, "parley", 0o755}} {
+	}{{certs, "etc/ssl/certs/ca-certificates.crt", 0o644}, {bins.Runtime, "parley", 0o755}, {bins.Operator, "parley-operator", 0o755}} {
 		data, err := os.ReadFile(f.src)
 		if err != nil {
 			return nil, err

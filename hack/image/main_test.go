@@ -16,17 +16,19 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/validate"
 )
 
-// The tarball is a valid OCI image whose entrypoint, extracted and run, is parley.
+// The tarball is a valid OCI image whose entrypoint, extracted and run, is parley, with parley-operator beside it.
 func TestImage(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "parley")
-	gobuild := exec.Command("go", "build", "-trimpath", "-o", bin, "../../cmd/parley")
-	gobuild.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
-	if out, err := gobuild.CombinedOutput(); err != nil {
-		t.Fatalf("building parley: %v\n%s", err, out)
+	bins := Binaries{Runtime: filepath.Join(dir, "parley"), Operator: filepath.Join(dir, "parley-operator")}
+	for bin, pkg := range map[string]string{bins.Runtime: "../../cmd/parley", bins.Operator: "../../cmd/parley-operator"} {
+		gobuild := exec.Command("go", "build", "-trimpath", "-o", bin, pkg)
+		gobuild.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
+		if out, err := gobuild.CombinedOutput(); err != nil {
+			t.Fatalf("building %s: %v\n%s", pkg, err, out)
+		}
 	}
 	out := filepath.Join(dir, "parley-image.tar")
-	if err := build(bin, "/etc/ssl/certs/ca-certificates.crt", out, "ghcr.io/parley-dev/parley:test", "test"); err != nil {
+	if err := build(bins, "/etc/ssl/certs/ca-certificates.crt", out, "ghcr.io/parley-dev/parley:test", "test"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -47,15 +49,20 @@ func TestImage(t *testing.T) {
 
 	rootfs := filepath.Join(dir, "rootfs")
 	seen := untar(t, img, rootfs)
-	for _, want := range []string{"parley", "etc/ssl/certs/ca-certificates.crt", "etc/passwd"} {
+	for _, want := range []string{"parley", "parley-operator", "etc/ssl/certs/ca-certificates.crt", "etc/passwd"} {
 		if !seen[want] {
 			t.Errorf("the layer lacks %s", want)
 		}
 	}
 	entry := filepath.Join(rootfs, cfg.Config.Entrypoint[0])
 	help, err := exec.Command(entry, "--help").CombinedOutput()
-	if err != nil || !strings.Contains(string(help), "operator") || !strings.Contains(string(help), "runtime") {
+	if err != nil || !strings.Contains(string(help), "runtime") || !strings.Contains(string(help), "dev") {
 		t.Errorf("%s --help: %v\n%s", cfg.Config.Entrypoint[0], err, help)
+	}
+	// The operator's flags: --help ends its run with status 2, after them.
+	help, _ = exec.Command(filepath.Join(rootfs, "parley-operator"), "--help").CombinedOutput()
+	if !strings.Contains(string(help), "-leader-elect") {
+		t.Errorf("parley-operator --help:\n%s", help)
 	}
 }
 

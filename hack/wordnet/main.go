@@ -1,6 +1,7 @@
 // Command wordnet writes runtime/assistant/lexicon/irregular.txt, the irregular English inflections the offline
-// assistant lemmatises before stemming ("spent spend", "children child"), from the exception lists of WordNet 3.0
-// as Debian's wordnet-base package installs them:
+// assistant lemmatises before stemming ("spent spend", "children child"), from the exception lists of WordNet 3.0,
+// and lexicon/derived.txt, the words WordNet links as derivationally related forms ("pregnant pregnancy", "white
+// whiten"), as Debian's wordnet-base package installs them:
 //
 //	apt-get install wordnet-base
 //	go run ./hack/wordnet -dict /usr/share/wordnet
@@ -30,9 +31,14 @@ var poses = []string{"noun", "verb"}
 
 func main() {
 	dict := flag.String("dict", "/usr/share/wordnet", "WordNet's dict directory")
-	out := flag.String("out", "runtime/assistant/lexicon/irregular.txt", "table to write")
+	out := flag.String("out", "runtime/assistant/lexicon/irregular.txt", "table of irregular forms to write")
+	derivedOut := flag.String("derived", "runtime/assistant/lexicon/derived.txt", "table of derived forms to write")
 	flag.Parse()
 	if err := run(*dict, *out); err != nil {
+		slog.Error("wordnet", "error", err)
+		os.Exit(1)
+	}
+	if err := runDerived(*dict, *derivedOut); err != nil {
 		slog.Error("wordnet", "error", err)
 		os.Exit(1)
 	}

@@ -39,6 +39,9 @@ type Runtime struct {
 	// MetricsListen is the address the Prometheus metrics are served on, apart from the public port
 	// (--metrics-listen); empty serves none.
 	MetricsListen string
+	// PprofListen, when set, is the address Go's profiles (net/http/pprof) are served on, apart from the
+	// public port and the metrics (--pprof-listen): for profiling a runtime under load, never for visitors.
+	PprofListen string
 	// PublicURL is the address visitors reach the API at, written into widget.js (--public-url).
 	PublicURL string
 	// WidgetURL is the address widget.js is served from (--widget-url).
@@ -114,6 +117,7 @@ func (c *Runtime) flagSet(getenv func(string) string) *flag.FlagSet {
 	fs.StringVar(&c.TenantsDir, FlagTenantsDir, "", "read tenant bundles from this directory instead of Kubernetes Secrets")
 	fs.StringVar(&c.Listen, FlagListen, ":8080", "address to serve on")
 	fs.StringVar(&c.MetricsListen, FlagMetricsListen, ":9090", "address to serve the Prometheus metrics on (/metrics), apart from the public port; empty serves none")
+	fs.StringVar(&c.PprofListen, FlagPprofListen, "", "serve Go's profiles (net/http/pprof) on this address, e.g. localhost:6060, apart from the public port; off when empty")
 	fs.StringVar(&c.PublicURL, FlagPublicURL, "", "the address visitors reach the API at (written into widget.js)")
 	fs.StringVar(&c.WidgetURL, FlagWidgetURL, "", "the address widget.js is served from (default: --"+FlagPublicURL+")")
 	fs.StringVar(&c.Storage, FlagStorage, StorageSQLite, "store: "+StorageSQLite+" (a file, one replica) or "+StoragePostgres+
@@ -157,6 +161,8 @@ func (c Runtime) Validate() error {
 		return fmt.Errorf("--%s is required to read tenant bundles from Kubernetes (or give --%s)", FlagNamespace, FlagTenantsDir)
 	case c.MetricsListen != "" && c.MetricsListen == c.Listen && !strings.HasSuffix(c.Listen, ":0"):
 		return fmt.Errorf("--%s must differ from --%s: the metrics are not for the public port", FlagMetricsListen, FlagListen)
+	case c.PprofListen != "" && (c.PprofListen == c.Listen || c.PprofListen == c.MetricsListen) && !strings.HasSuffix(c.PprofListen, ":0"):
+		return fmt.Errorf("--%s must differ from --%s and --%s: the profiles are not for visitors", FlagPprofListen, FlagListen, FlagMetricsListen)
 	case c.IndexCacheBytes < 0:
 		return fmt.Errorf("--%s must not be negative", FlagIndexCacheBytes)
 	case c.RedisTLS && c.RedisAddress == "":

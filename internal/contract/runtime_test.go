@@ -60,6 +60,8 @@ func TestParseRuntimeRefuses(t *testing.T) {
 		{"redis address without port", []string{"--redis-address=redis"}, nil, "is not host:port"},
 		{"bad log level", []string{"--log-level=loud"}, nil, "invalid value"},
 		{"metrics on the public port", []string{"--metrics-listen=:8080"}, nil, "must differ"},
+		{"profiles on the public port", []string{"--pprof-listen=:8080"}, nil, "must differ"},
+		{"profiles on the metrics port", []string{"--pprof-listen=:9090"}, nil, "must differ"},
 		{"a negative retention", []string{"--deleted-merchant-retention=-1h"}, nil, "--deleted-merchant-retention must not be negative"},
 		{"a trusted proxy that is no network", []string{"--trusted-proxies=10.0.0.1"}, nil, "not a network in CIDR notation"},
 		{"a negative index cache", []string{"--index-cache-bytes=-1"}, nil, "--index-cache-bytes must not be negative"},

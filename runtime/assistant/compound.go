@@ -87,7 +87,8 @@ func (ix *Index) heads(stem string) []int32 {
 	i, _ := slices.BinarySearch(ix.reversed, rev)
 	for ; i < len(ix.reversed) && strings.HasPrefix(ix.reversed[i], rev); i++ {
 		if utf8.RuneCountInString(ix.reversed[i])-n >= minCompoundModifier {
-			ids = append(ids, ix.cache.ids[reverse(ix.reversed[i])])
+			id, _ := ix.cache.stemID(reverse(ix.reversed[i]))
+			ids = append(ids, id)
 		}
 	}
 	return ids

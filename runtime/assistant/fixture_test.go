@@ -62,6 +62,9 @@ func loadQuestions(tb testing.TB, name string) []fixtureQuestion {
 type accuracy struct {
 	answerable, correct    int
 	unanswerable, declined int
+	// first counts the answerable questions whose item is the first hit, answered or declined: the ranking's
+	// share of top-1, apart from the decision to answer.
+	first int
 	// recalled counts the answerable questions whose item is among the first recallDepth hits.
 	recalled int
 	failures []string
@@ -73,11 +76,13 @@ const recallDepth = 5
 func (a accuracy) top1() float64     { return float64(a.correct) / float64(a.answerable) }
 func (a accuracy) declines() float64 { return float64(a.declined) / float64(a.unanswerable) }
 func (a accuracy) recall() float64   { return float64(a.recalled) / float64(a.answerable) }
+func (a accuracy) ranked() float64   { return float64(a.first) / float64(a.answerable) }
 
 func (a accuracy) String() string {
 	return fmt.Sprintf("top-1 accuracy on answerable: %d/%d = %.3f; unanswerable declined: %d/%d = %.3f; "+
-		"recall@%d: %d/%d = %.3f", a.correct, a.answerable, a.top1(), a.declined, a.unanswerable, a.declines(),
-		recallDepth, a.recalled, a.answerable, a.recall())
+		"ranked first, declined or not: %d/%d = %.3f; recall@%d: %d/%d = %.3f", a.correct, a.answerable, a.top1(),
+		a.declined, a.unanswerable, a.declines(), a.first, a.answerable, a.ranked(), recallDepth, a.recalled,
+		a.answerable, a.recall())
 }
 
 // runFixture asks every fixture question and scores the replies.
@@ -102,7 +107,11 @@ func runFixture(tb testing.TB, ix *Index, qs []fixtureQuestion) accuracy {
 			}
 		} else {
 			acc.answerable++
-			if slices.ContainsFunc(ix.Search(q.Q, recallDepth), func(h Hit) bool { return h.Item.ID == *q.Expect }) {
+			hits := ix.Search(q.Q, recallDepth)
+			if len(hits) > 0 && hits[0].Item.ID == *q.Expect {
+				acc.first++
+			}
+			if slices.ContainsFunc(hits, func(h Hit) bool { return h.Item.ID == *q.Expect }) {
 				acc.recalled++
 			}
 			if reply.Kind == KindAnswer && reply.Sources[0].KnowledgeID == *q.Expect {
@@ -113,6 +122,9 @@ func runFixture(tb testing.TB, ix *Index, qs []fixtureQuestion) accuracy {
 		want := "<fallback>"
 		if q.Expect != nil {
 			want = *q.Expect
+		}
+		if first := ix.Search(q.Q, 1); reply.Kind != KindAnswer && len(first) > 0 {
+			got += ", ranked first " + first[0].Item.ID
 		}
 		acc.failures = append(acc.failures, fmt.Sprintf("%q: want %s, got %s", q.Q, want, got))
 	}
@@ -182,6 +194,7 @@ func BenchmarkFixture(b *testing.B) {
 	b.ReportMetric(acc.top1(), "top1")
 	b.ReportMetric(acc.declines(), "declined")
 	b.ReportMetric(acc.recall(), "recall@5")
+	b.ReportMetric(acc.ranked(), "first")
 	b.Log(acc)
 }
 

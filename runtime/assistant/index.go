@@ -24,6 +24,9 @@ const (
 	minFuzzyLen = 5
 	// synonymFactor scales the contribution of a query word matched through a synonym.
 	synonymFactor = 0.8
+	// derivedFactor scales the contribution of a query word matched through a word WordNet derives from the
+	// same root ("pregnant" to "pregnancy"), often of another part of speech.
+	derivedFactor = 0.8
 	// prefixFactor scales the contribution of a query word matched to a longer indexed stem that starts with it
 	// ("rent" to "rental", "program" to "programme").
 	prefixFactor = 0.7
@@ -67,12 +70,14 @@ type Index struct {
 	items []Item
 	docs  []doc
 	idf   []float64
-	// postings holds every term's postings, term after term: those of term t are
-	// postings[postingsAt[t]:postingsAt[t+1]].
-	postings   []posting
-	postingsAt []int32
-	// sorted lists the stems in order, for prefix matching.
-	sorted []string
+	// postingDocs and postingWeights hold every term's postings, term after term: the documents term t occurs in
+	// are postingDocs[postingsAt[t]:postingsAt[t+1]], with the term's precomputed BM25 weight in each at the same
+	// positions of postingWeights. Two arrays, because a struct of the two would pad each posting to 16 bytes.
+	postingDocs    []int32
+	postingWeights []float64
+	postingsAt     []int32
+	// sorted lists the term IDs in the order of their stems, for prefix matching.
+	sorted []int32
 	// reversed lists the stems spelt backwards, in order, for matching compounds by their head (heads); only
 	// languages that write compounds as one word keep it.
 	reversed []string
@@ -116,12 +121,6 @@ type sentence struct {
 	terms []int32
 }
 
-// posting says that a term occurs in a document, with the term's precomputed BM25 weight there.
-type posting struct {
-	doc    int32
-	weight float64
-}
-
 // NewIndex builds an index of items written in English. The items are copied; the index never changes
 // afterwards.
 func NewIndex(items []Item) *Index { return NewIndexForLocale(items, "") }
@@ -129,12 +128,33 @@ func NewIndex(items []Item) *Index { return NewIndexForLocale(items, "") }
 // NewIndexForLocale builds an index of items written in the language of a BCP 47 locale, the merchant's widget
 // locale: German ("de", "de-AT") is stemmed and searched as German, any other locale as English.
 func NewIndexForLocale(items []Item, locale string) *Index {
+	var b Builder
+	return b.Build(items, locale)
+}
+
+// Builder builds indexes as NewIndexForLocale does, reusing its buffers from one build to the next: most of the
+// garbage of a build is the growth of its buffers. A Builder is not safe for concurrent use; the zero value is
+// ready to use.
+type Builder struct {
+	c counter
+}
+
+// maxKeptPairs bounds the buffers a Builder keeps between builds: those of a knowledge base past about 3,000
+// items of 400 characters are dropped, so that one large merchant does not leave megabytes behind for good.
+const maxKeptPairs = 1 << 16
+
+// Build builds an index of items written in the language of locale, as NewIndexForLocale.
+func (b *Builder) Build(items []Item, locale string) *Index {
 	ix := &Index{
 		items: slices.Clone(items),
 		docs:  make([]doc, 0, len(items)),
 		cache: newStemCache(languageOf(locale)),
 	}
-	var c counter
+	c := &b.c
+	c.reset()
+	defer c.release()
+	// The vocabulary grows in the builder's buffers; the index gets arrays of the exact size once it is complete.
+	ix.cache.words, ix.cache.wordIDs, ix.cache.stems = c.words[:0], c.wordIDs[:0], c.stems[:0]
 	for i, it := range ix.items {
 		text := it.Content
 		if !utf8.ValidString(text) {
@@ -142,13 +162,13 @@ func NewIndexForLocale(items []Item, locale string) *Index {
 		}
 		c.passages = appendPassages(c.passages[:0], text)
 		for _, passage := range c.passages {
-			ix.docs = append(ix.docs, ix.addDoc(int32(len(ix.docs)), int32(i), it, passage, &c)) //nolint:gosec // far fewer than 2^31 passages
+			ix.docs = append(ix.docs, ix.addDoc(int32(len(ix.docs)), int32(i), it, passage, c)) //nolint:gosec // far fewer than 2^31 passages
 		}
 	}
-	ix.computeWeights(&c)
+	ix.computeWeights(c)
 	ix.collectPairs(c.pairs)
 	ix.alphabet = typoAlphabet(ix.cache.words)
-	ix.sorted = slices.Sorted(slices.Values(ix.cache.stems))
+	ix.sorted = ix.cache.sortedIDs()
 	ix.cache.sorted = ix.sorted
 	if ix.cache.language().compounds {
 		ix.reversed = make([]string, len(ix.cache.stems))
@@ -161,6 +181,9 @@ func NewIndexForLocale(items []Item, locale string) *Index {
 	if ix.cache.language().english {
 		ix.termRows = termVectors(ix.cache, vectors())
 	}
+	vc := ix.cache
+	c.words, c.wordIDs, c.stems = vc.words, vc.wordIDs, vc.stems
+	vc.words, vc.wordIDs, vc.stems = slices.Clone(vc.words), slices.Clone(vc.wordIDs), slices.Clone(vc.stems)
 	ix.size = ix.estimateSize()
 	return ix
 }
@@ -183,9 +206,10 @@ func (ix *Index) Search(query string, k int) []Hit {
 	return hits
 }
 
-// postingsOf returns the postings of a term.
-func (ix *Index) postingsOf(id int32) []posting {
-	return ix.postings[ix.postingsAt[id]:ix.postingsAt[id+1]]
+// postingsOf returns the documents a term occurs in and its weights there.
+func (ix *Index) postingsOf(id int32) (docs []int32, weights []float64) {
+	from, to := ix.postingsAt[id], ix.postingsAt[id+1]
+	return ix.postingDocs[from:to], ix.postingWeights[from:to]
 }
 
 // counter gathers the term frequencies of the documents while an index is built.
@@ -203,12 +227,37 @@ type counter struct {
 	refs []int32
 	// pairs holds each pair of neighbouring terms with the document it is in, in document order.
 	pairs []pairDoc
+	// words, wordIDs and stems hold the vocabulary of the last index while it was built (see stemCache).
+	words, stems []string
+	wordIDs      []int32
 	// passages holds the passages of the item being indexed.
 	passages []string
 	// tokens and text hold the words and the informative terms of the text being indexed, compounds and joined
 	// its compounds.
 	tokens, compounds []string
 	text, joined      []term
+}
+
+// reset empties the counter for a new index, keeping its buffers.
+func (c *counter) reset() {
+	c.tf, c.terms, c.docTerms, c.docAt = c.tf[:0], c.terms[:0], c.docTerms[:0], c.docAt[:0]
+	c.lengths, c.refs, c.pairs = c.lengths[:0], c.refs[:0], c.pairs[:0]
+}
+
+// release forgets the strings of the last build, which would keep its items' text alive, and drops the buffers
+// when they are past maxKeptPairs.
+func (c *counter) release() {
+	if cap(c.pairs) > maxKeptPairs {
+		*c = counter{}
+		return
+	}
+	clear(c.words[:cap(c.words)])
+	clear(c.stems[:cap(c.stems)])
+	clear(c.passages[:cap(c.passages)])
+	clear(c.tokens[:cap(c.tokens)])
+	clear(c.compounds[:cap(c.compounds)])
+	clear(c.text[:cap(c.text)])
+	clear(c.joined[:cap(c.joined)])
 }
 
 // informative returns the informative words of text, in the counter's buffers: they are valid until the next call.
@@ -375,13 +424,14 @@ func (ix *Index) computeWeights(c *counter) {
 		ix.idf[id] = math.Log(1 + (idfN-df+0.5)/(df+0.5))
 		ix.postingsAt[id+1] += ix.postingsAt[id]
 	}
-	ix.postings = make([]posting, len(c.docTerms))
+	ix.postingDocs, ix.postingWeights = make([]int32, len(c.docTerms)), make([]float64, len(c.docTerms))
 	next := slices.Clone(ix.postingsAt[:len(ix.cache.stems)])
 	for d := range c.lengths {
 		norm := bm25K1 * (1 - bm25B + bm25B*float64(c.lengths[d])/avgLen)
 		for _, tc := range c.docTerms[c.docAt[d]:c.docAt[d+1]] {
 			tf := float64(tc.tf)
-			ix.postings[next[tc.id]] = posting{doc: int32(d), weight: ix.idf[tc.id] * tf * (bm25K1 + 1) / (tf + norm)}
+			ix.postingDocs[next[tc.id]] = int32(d)
+			ix.postingWeights[next[tc.id]] = ix.idf[tc.id] * tf * (bm25K1 + 1) / (tf + norm)
 			next[tc.id]++
 		}
 	}
@@ -389,9 +439,9 @@ func (ix *Index) computeWeights(c *counter) {
 }
 
 // typoAlphabet returns the letters that follow the first one in the words typo matching may find, in order.
-func typoAlphabet(words map[string]int32) []rune {
+func typoAlphabet(words []string) []rune {
 	seen := make(map[rune]struct{})
-	for w := range words {
+	for _, w := range words {
 		if !fuzzyWord(w) {
 			continue
 		}
@@ -417,10 +467,13 @@ func (ix *Index) prefixed(stem string) []int32 {
 		return nil
 	}
 	var ids []int32
-	i, _ := slices.BinarySearch(ix.sorted, stem)
-	for ; i < len(ix.sorted) && strings.HasPrefix(ix.sorted[i], stem); i++ {
-		if extra := utf8.RuneCountInString(ix.sorted[i]) - n; extra > 0 && extra <= maxPrefixExtra {
-			ids = append(ids, ix.cache.ids[ix.sorted[i]])
+	stems := ix.cache.stems
+	for _, id := range ix.sorted[ix.cache.firstSorted(stem):] {
+		if !strings.HasPrefix(stems[id], stem) {
+			break
+		}
+		if extra := utf8.RuneCountInString(stems[id]) - n; extra > 0 && extra <= maxPrefixExtra {
+			ids = append(ids, id)
 		}
 	}
 	return ids
@@ -447,8 +500,8 @@ func (ix *Index) typoCandidates(w string) []int32 {
 		for _, c := range v {
 			buf = utf8.AppendRune(buf, c)
 		}
-		// The conversion in the index expression does not allocate.
-		if id, ok := ix.cache.words[string(buf)]; ok && !slices.Contains(ids, id) && fuzzyWord(string(buf)) {
+		// The conversion does not escape: for a word of up to 32 bytes it allocates nothing.
+		if id, ok := ix.cache.wordID(string(buf)); ok && !slices.Contains(ids, id) && fuzzyWord(string(buf)) {
 			ids = append(ids, id)
 		}
 	}
@@ -481,12 +534,12 @@ func (ix *Index) typoCandidates(w string) []int32 {
 // scanTypos is typoCandidates by comparing w with every indexed word.
 func (ix *Index) scanTypos(w string) []int32 {
 	var ids []int32
-	for cand, id := range ix.cache.words {
-		if !slices.Contains(ids, id) && fuzzyWord(cand) && sameFirstLetter(w, cand) && editDistanceOne(w, cand) {
+	for i, cand := range ix.cache.words {
+		if id := ix.cache.wordIDs[i]; !slices.Contains(ids, id) && fuzzyWord(cand) && sameFirstLetter(w, cand) && editDistanceOne(w, cand) {
 			ids = append(ids, id)
 		}
 	}
-	slices.Sort(ids) // the words map's order is random
+	slices.Sort(ids)
 	return ids
 }
 

@@ -209,6 +209,25 @@ func TestIndexIsImmutable(t *testing.T) {
 	}
 }
 
+// TestBuilderReuse checks that a Builder's buffers carry nothing from one build into the next: an index built
+// after others, of another language and of more items, answers every question as one built anew.
+func TestBuilderReuse(t *testing.T) {
+	var b Builder
+	b.Build(synthItems(2, 300, 2000), "")
+	b.Build([]Item{{ID: "versand", Title: "Versand", Content: "Wir versenden innerhalb von drei Werktagen."}}, "de")
+	reused, fresh := b.Build(fixtureItems(t), ""), NewIndex(fixtureItems(t))
+	if reused.Size() != fresh.Size() {
+		t.Errorf("Size() = %d after other builds, %d built anew", reused.Size(), fresh.Size())
+	}
+	for _, q := range fixtureQuestions(t) {
+		if got, want := reused.Search(q.Q, 5), fresh.Search(q.Q, 5); !slices.EqualFunc(got, want, func(a, b Hit) bool {
+			return a.Item.ID == b.Item.ID && a.Score == b.Score
+		}) {
+			t.Errorf("Search(%q) = %v after other builds, %v built anew", q.Q, got, want)
+		}
+	}
+}
+
 func TestSearchConcurrent(t *testing.T) {
 	ix := NewIndex(fixtureItems(t))
 	qs := fixtureQuestions(t)
@@ -254,7 +273,7 @@ func TestTypoCandidates(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ix := NewIndexForLocale(tt.items, tt.locale)
 			var queries []string
-			for i, w := range slices.Sorted(maps.Keys(ix.cache.words)) {
+			for i, w := range slices.Sorted(slices.Values(ix.cache.words)) {
 				if i%4 == 0 { // a quarter of the words keeps the test short
 					queries = append(queries, typos(w)...)
 				}
@@ -471,8 +490,8 @@ func TestSplitParts(t *testing.T) {
 	for _, tt := range tests {
 		var got []string
 		for _, id := range ix.splitParts(tt.in) {
-			for w, wid := range ix.cache.words {
-				if wid == id {
+			for i, w := range ix.cache.words {
+				if ix.cache.wordIDs[i] == id {
 					got = append(got, w)
 				}
 			}
@@ -512,7 +531,7 @@ func TestShorterStems(t *testing.T) {
 func TestSearchPrefersNamedTitle(t *testing.T) {
 	items := []Item{
 		{ID: "breakfast", Title: "Breakfast", Content: "Breakfast is served in the Harbour Room from seven to ten."},
-		{ID: "arrival", Title: "Arrival and departure", Content: "Rooms are ready on the day of arrival. Check-out time is eleven."},
+		{ID: "arrival", Title: "Arrival and departure", Content: "Rooms are ready on the day of arrival. Check-out hours end at eleven."},
 		{ID: "rates", Title: "Room rates", Content: "Our rates include breakfast for two."},
 		{ID: "family", Title: "Families", Content: "Children eat breakfast free of charge."},
 		{ID: "groups", Title: "Groups", Content: "Groups can book breakfast in a private room."},
@@ -520,12 +539,12 @@ func TestSearchPrefersNamedTitle(t *testing.T) {
 		{ID: "service", Title: "Room service", Content: "Order breakfast to your room the evening before."},
 	}
 	ix := NewIndex(items)
-	q := ix.parseQuery("what time is breakfast")
+	q := ix.parseQuery("what are the breakfast hours")
 	bm25 := ix.rank(q, 1)[0]
 	if got := ix.items[ix.docs[bm25.doc].item].ID; got != "breakfast" {
 		t.Fatalf("first hit %q, want breakfast", got)
 	}
-	// Without its title, "Breakfast" would lose to the item with the rarer word "time".
+	// Without its title, "Breakfast" would lose to the item with the rarer word "hours".
 	arrival, breakfast := -1.0, -1.0
 	for _, m := range ix.rank(q, len(items)) {
 		switch ix.items[ix.docs[m.doc].item].ID {
@@ -538,7 +557,28 @@ func TestSearchPrefersNamedTitle(t *testing.T) {
 	if arrival <= breakfast {
 		t.Errorf("BM25 scores: arrival %.3f, breakfast %.3f; want arrival's higher, or the test shows nothing", arrival, breakfast)
 	}
-	if hits := ix.Search("what time is breakfast", 2); len(hits) != 2 || hits[0].Item.ID != "breakfast" || hits[0].Score != breakfast {
+	if hits := ix.Search("what are the breakfast hours", 2); len(hits) != 2 || hits[0].Item.ID != "breakfast" || hits[0].Score != breakfast {
 		t.Errorf("Search = %+v, want breakfast first with its BM25 score %.3f", hits, breakfast)
+	}
+}
+
+// TestSearchCommonWordCountsLess checks that one of the commonest English words, found in a single item, does not
+// outrank a rarer word in general English that the base has more often (commonWordShare): "time" is in one item,
+// "breakfast" in two.
+func TestSearchCommonWordCountsLess(t *testing.T) {
+	items := []Item{
+		{ID: "mornings", Title: "Mornings", Content: "Breakfast is served in the Harbour Room from seven."},
+		{ID: "arrival", Title: "Arrival and departure", Content: "Rooms are ready on the day of arrival. Check-out time is eleven."},
+		{ID: "rates", Title: "Room rates", Content: "Our rates include breakfast for two."},
+		{ID: "family", Title: "Families", Content: "Children stay free of charge."},
+		{ID: "vegan", Title: "Dietary needs", Content: "Vegan and gluten-free dishes are available."},
+	}
+	ix := NewIndex(items)
+	if hits := ix.Search("what time is breakfast", 1); len(hits) != 1 || hits[0].Item.ID != "mornings" {
+		t.Errorf("Search(what time is breakfast) = %+v, want mornings", hits)
+	}
+	// A word that is not among the commonest keeps its full weight: "departure", in one item, wins.
+	if hits := ix.Search("breakfast on departure", 1); len(hits) != 1 || hits[0].Item.ID != "arrival" {
+		t.Errorf("Search(breakfast on departure) = %+v, want arrival", hits)
 	}
 }

@@ -2,6 +2,7 @@ package assistant
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -85,5 +86,98 @@ func TestDeclineWeighsUnknownWordsByGeneralRarity(t *testing.T) {
 	q := ix.parseQuery("even tattoo")
 	if len(q.terms) != 2 || q.terms[0].idf != 0 || q.terms[1].idf != ix.unknownIDF {
 		t.Errorf("parseQuery(even tattoo) = %+v, want idf 0 for even and %v for tattoo", q.terms, ix.unknownIDF)
+	}
+}
+
+// A question word the base lacks but a synonym of which it has (here a spelling of another variety of English) is
+// matched to the synonym, at synonymFactor, and is not counted as unknown: the question is answered. A word with
+// neither is unknown, and the question declined.
+func TestSynonymIsNotUnknown(t *testing.T) {
+	ix := NewIndex([]Item{
+		{ID: "colors", Title: "Color options", Content: "Every model comes in three colors: black, navy and red."},
+		{ID: "returns", Title: "Returns", Content: "Return unworn items within 30 days for a full refund."},
+		{ID: "delivery", Title: "Delivery", Content: "Orders arrive in two to four working days."},
+	})
+	color, ok := ix.stemID(stem("color"))
+	if !ok {
+		t.Fatal("the index lacks color")
+	}
+	q := ix.parseQuery("colour")
+	if len(q.terms) != 1 || !slices.ContainsFunc(q.terms[0].alts, func(a alt) bool { return a.id == color && a.factor == synonymFactor }) {
+		t.Fatalf("parseQuery(colour) = %+v, want color as a synonym", q.terms)
+	}
+	if !q.allMatched() {
+		t.Errorf("parseQuery(colour): a word with a synonym in the base counted as unknown")
+	}
+	checkAnswers(t, ix, "", []answerCase{
+		{"which colours can I get", "colors"},
+		{"which casino can I get", ""},
+	})
+}
+
+func TestDerivedStems(t *testing.T) {
+	tests := []struct {
+		word    string
+		related string
+		want    bool
+	}{
+		{"pregnant", "pregnancy", true},
+		{"pregnancy", "pregnant", true}, // the table lists each pair once; the lookup goes both ways
+		{"decision", "decide", true},
+		{"pregnant", "pregnant", false}, // a word is no form of its own
+		{"pregnant", "tooth", false},
+	}
+	for _, tt := range tests {
+		if got := slices.Contains(derivedStems()[stem(tt.word)], stem(tt.related)); got != tt.want {
+			t.Errorf("derivedStems()[%q] has %q: %v, want %v", stem(tt.word), stem(tt.related), got, tt.want)
+		}
+	}
+}
+
+// TestSearchFindsDerivedForm checks that a question word matches the form its item uses of the same root at
+// derivedFactor: "pregnant" finds the item about pregnancy and names its title, but counts for less than the word
+// itself.
+func TestSearchFindsDerivedForm(t *testing.T) {
+	items := []Item{
+		{ID: "pregnancy", Title: "Pregnancy", Content: "Check-ups are safe throughout pregnancy."},
+		{ID: "xrays", Title: "X-rays", Content: "We take X-rays only when needed and ask whether you might be pregnant."},
+		{ID: "hours", Title: "Opening hours", Content: "We are open on weekdays."},
+	}
+	ix := NewIndex(items)
+	q := ix.parseQuery("pregnant")
+	if len(q.terms) != 1 || !slices.ContainsFunc(q.terms[0].alts, func(a alt) bool {
+		return ix.cache.stems[a.id] == stem("pregnancy") && a.factor == derivedFactor
+	}) {
+		t.Fatalf("parseQuery(pregnant) = %+v, want pregnancy among its matches at %v", q.terms, derivedFactor)
+	}
+	if !ix.namesTitle(q, 0) {
+		t.Error("pregnant does not name the title Pregnancy")
+	}
+	if hits := ix.Search("is a check-up safe when pregnant", 1); len(hits) != 1 || hits[0].Item.ID != "pregnancy" {
+		t.Errorf("Search = %+v, want pregnancy", hits)
+	}
+}
+
+func TestStemKeepsAnt(t *testing.T) {
+	tests := []struct{ a, b string }{
+		{"accountant", "account"},
+		{"assistant", "assist"},
+		{"important", "import"},
+	}
+	for _, tt := range tests {
+		if stem(tt.a) == stem(tt.b) {
+			t.Errorf("stem(%q) = stem(%q) = %q, want them apart", tt.a, tt.b, stem(tt.a))
+		}
+	}
+	for _, w := range []string{"accountants", "Accountant's"} {
+		if got := stem(tokenize(w)[0]); got != stem("accountant") {
+			t.Errorf("stem(%q) = %q, want %q", w, got, stem("accountant"))
+		}
+	}
+	// Words Snowball leaves whole stay whole ("pregnant", "restaurant").
+	for _, w := range []string{"pregnant", "restaurant", "plant"} {
+		if got := stem(w); got != w {
+			t.Errorf("stem(%q) = %q, want it whole", w, got)
+		}
 	}
 }

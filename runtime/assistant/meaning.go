@@ -38,19 +38,20 @@ func termVectors(c *stemCache, vecs *wordVectors) []int32 {
 	rows := make([]int32, len(c.stems))
 	for id, s := range c.stems {
 		rows[id] = -1
-		if r, ok := vecs.rows[s]; ok {
+		if r, ok := vecs.wordTable.find(vecs.words, s); ok {
 			rows[id] = r
 		}
 	}
-	for w, id := range c.words {
+	for i, w := range c.words {
+		id := c.wordIDs[i]
 		// The table lists words most frequent first, so the lowest row is the commonest form.
-		if r, ok := vecs.rows[w]; ok && (rows[id] < 0 || r < rows[id]) {
+		if r, ok := vecs.wordTable.find(vecs.words, w); ok && (rows[id] < 0 || r < rows[id]) {
 			rows[id] = r
 		}
 	}
-	for w, id := range c.words {
+	for i, w := range c.words {
 		if r, _ := generalRarity(w); r == 0 {
-			rows[id] = -1
+			rows[c.wordIDs[i]] = -1
 		}
 	}
 	return rows

@@ -81,8 +81,9 @@ func TestQualityBases(t *testing.T) {
 	}
 }
 
-// BenchmarkQuality reports top-1 accuracy on the answerable questions, the share of unanswerable ones declined
-// and recall@5 (the share of answerable questions whose item is among the first five hits) for each part of each
+// BenchmarkQuality reports top-1 accuracy on the answerable questions, the share of unanswerable ones declined,
+// the share of answerable ones whose item is ranked first whether answered or declined (first: the ranking apart
+// from the decision to answer), and recall@5 (the share of answerable questions whose item is among the first five hits) for each part of each
 // evaluation base. The misses are logged for the tuning parts only.
 func BenchmarkQuality(b *testing.B) {
 	for _, qb := range qualityBases {
@@ -98,6 +99,7 @@ func BenchmarkQuality(b *testing.B) {
 				b.ReportMetric(acc.top1(), "top1")
 				b.ReportMetric(acc.declines(), "declined")
 				b.ReportMetric(acc.recall(), "recall@5")
+				b.ReportMetric(acc.ranked(), "first")
 				b.Log(acc)
 				if part == "tune" {
 					for _, f := range acc.failures {

@@ -108,8 +108,7 @@ func (ix *Index) stemID(stem string) (int32, bool) {
 	if ix.Len() == 0 {
 		return 0, false
 	}
-	id, ok := ix.cache.ids[stem]
-	return id, ok
+	return ix.cache.stemID(stem)
 }
 
 // resolve finds the index terms a query word matches.
@@ -119,7 +118,7 @@ func (ix *Index) resolve(t term) queryTerm {
 		return qt
 	}
 	qt.idf = ix.unknownIDF
-	id, known := ix.cache.ids[t.stem]
+	id, known := ix.cache.stemID(t.stem)
 	if known {
 		qt.alts = append(qt.alts, alt{id: id, factor: 1})
 		qt.idf = ix.idf[id]
@@ -134,9 +133,16 @@ func (ix *Index) resolve(t term) queryTerm {
 	english := lang.english
 	synonym := false
 	for _, syn := range synonyms[t.stem] {
-		if id, ok := ix.cache.ids[syn]; ok && english {
+		if id, ok := ix.cache.stemID(syn); ok && english {
 			qt.alts = addAlt(qt.alts, alt{id: id, factor: synonymFactor})
 			synonym = true
+		}
+	}
+	if english {
+		for _, d := range derivedStems()[t.stem] {
+			if id, ok := ix.cache.stemID(d); ok {
+				qt.alts = addAlt(qt.alts, alt{id: id, factor: derivedFactor})
+			}
 		}
 	}
 	for _, id := range ix.prefixed(t.stem) {
@@ -193,6 +199,13 @@ func (ix *Index) resolve(t term) queryTerm {
 		}
 		qt.alts[i].scale = a.factor * min(1, qt.idf/ix.idf[a.id])
 	}
+	if known && english {
+		if r, _ := lang.rarity(t.word); r == 0 {
+			for i := range qt.alts {
+				qt.alts[i].scale *= commonWordShare
+			}
+		}
+	}
 	if !synonym {
 		// Nor does a common word the base lacks say more because it looks like one the base has ("spielen" like
 		// "spielerisch" or "Beispiel"): when deciding whether the base explains the question (confidence), it
@@ -202,6 +215,15 @@ func (ix *Index) resolve(t term) queryTerm {
 	}
 	return qt
 }
+
+// commonWordShare scales the ranking weight of an English query word among the commonest of the language
+// (generalRarity 0: "time", "made", "money", "leave"). In a knowledge base of a few dozen items such a word may
+// occur in one item and so get as high an IDF as the word the question is about ("what time is breakfast" would
+// rank the check-in times above "Breakfast"); general English says it is seldom what a question is about. Only
+// the weights of its matches are scaled: its share of the question, by which coverage judges an item, stays
+// the base's IDF. German is left alone: its frequency list gives ranks, not frequencies, and
+// lowering its common words moved no German tuning question first and lost one from the first five.
+const commonWordShare = 0.8
 
 // addAlt adds a to alts unless its term is there already; then it keeps the larger factor and share.
 func addAlt(alts []alt, a alt) []alt {
@@ -325,13 +347,14 @@ func (ix *Index) titleShare(q query, d int32) float64 {
 // index terms it matches, and appends the documents to touched.
 func (ix *Index) termHits(qt queryTerm, hits []termHit, touched []int32) []int32 {
 	for _, a := range qt.alts {
-		for _, p := range ix.postingsOf(a.id) {
-			w := p.weight * a.scale
-			if hits[p.doc].weight == 0 {
-				touched = append(touched, p.doc)
+		docs, weights := ix.postingsOf(a.id)
+		for i, d := range docs {
+			w := weights[i] * a.scale
+			if hits[d].weight == 0 {
+				touched = append(touched, d)
 			}
-			if w > hits[p.doc].weight {
-				hits[p.doc] = termHit{weight: w, factor: a.factor}
+			if w > hits[d].weight {
+				hits[d] = termHit{weight: w, factor: a.factor}
 			}
 		}
 	}
@@ -415,7 +438,7 @@ func (ix *Index) splitPart(part string) (int32, bool) {
 		}
 		n++
 	}
-	if id, ok := ix.cache.words[part]; ok && n >= minSplitPart {
+	if id, ok := ix.cache.wordID(part); ok && n >= minSplitPart {
 		return id, true
 	}
 	return -1, n >= 2 && !ix.cache.language().informative(part)
@@ -428,7 +451,7 @@ func (ix *Index) shorterStems(stem string) []int32 {
 	r := []rune(stem)
 	var ids []int32
 	for n := len(r) - minSuffixLen; n >= minPrefixLen && n >= len(r)-maxSuffixLen; n-- {
-		if id, ok := ix.cache.ids[string(r[:n])]; ok {
+		if id, ok := ix.cache.stemID(string(r[:n])); ok {
 			ids = append(ids, id)
 		}
 	}

@@ -23,12 +23,6 @@ const (
 	itemSize     = int64(unsafe.Sizeof(Item{}))
 	docSize      = int64(unsafe.Sizeof(doc{}))
 	sentenceSize = int64(unsafe.Sizeof(sentence{}))
-	postingSize  = int64(unsafe.Sizeof(posting{}))
-	// idSlotSize is a map slot of a string key and a term ID, padded to the key's alignment.
-	idSlotSize = int64(unsafe.Sizeof(struct {
-		k string
-		v int32
-	}{}))
 )
 
 // estimateSize adds up what the index holds, each string and array rounded up as the allocator rounds it.
@@ -59,16 +53,16 @@ func (ix *Index) estimateSize() int64 {
 		n += alloc(int64(refs)*4) + alloc(int64(cap(d.sentences))*sentenceSize)
 	}
 	c := ix.cache
-	n += alloc(int64(unsafe.Sizeof(*c))) + mapSize(len(c.ids), idSlotSize) + alloc(int64(cap(c.stems))*stringHeader)
+	n += alloc(int64(unsafe.Sizeof(*c))) + alloc(int64(cap(c.stems))*stringHeader) + alloc(int64(cap(c.stemTable.slots))*4)
 	for _, s := range c.stems {
 		n += alloc(int64(len(s)))
 	}
-	n += alloc(int64(cap(ix.idf))*8) + alloc(int64(cap(ix.postings))*postingSize) + alloc(int64(cap(ix.postingsAt))*4)
-	n += alloc(int64(cap(ix.sorted)) * stringHeader) // the strings are the stems'
-	n += mapSize(len(c.words), idSlotSize)
-	for w := range c.words {
+	n += alloc(int64(cap(c.words))*stringHeader) + alloc(int64(cap(c.wordIDs))*4) + alloc(int64(cap(c.wordTable.slots))*4)
+	for _, w := range c.words {
 		n += alloc(int64(len(w)))
 	}
+	n += alloc(int64(cap(ix.idf))*8) + alloc(int64(cap(ix.postingDocs))*4) + alloc(int64(cap(ix.postingWeights))*8) + alloc(int64(cap(ix.postingsAt))*4)
+	n += alloc(int64(cap(ix.sorted)) * 4)
 	n += alloc(int64(cap(ix.alphabet))*4) + alloc(int64(cap(ix.termRows))*4)
 	n += alloc(int64(cap(ix.pairKeys))*8) + alloc(int64(cap(ix.pairAt))*4) + alloc(int64(cap(ix.pairDocs))*4)
 	return n
@@ -86,11 +80,4 @@ func alloc(n int64) int64 {
 		step = int64(1) << (bits.Len64(uint64(n)) - 4)
 	}
 	return (n + step - 1) / step * step
-}
-
-// mapSize estimates the bytes of a map of n entries whose key and value take slot bytes: Go's maps keep slots in
-// groups of eight with a control byte each, at most seven eighths full and doubling when full, so between 7/16
-// and 7/8 of the slots are used, and each entry costs about 7/4 of its slot.
-func mapSize(n int, slot int64) int64 {
-	return int64(n) * (slot + 1) * 7 / 4
 }

@@ -70,3 +70,14 @@ func BenchmarkNewIndex100(b *testing.B) {
 	}
 	b.ReportMetric(float64(ix.Size()), "size-bytes")
 }
+
+// BenchmarkBuilder100 is BenchmarkNewIndex100 with one Builder for all builds, as the chat runtime's index cache
+// builds them.
+func BenchmarkBuilder100(b *testing.B) {
+	items := synthItems(1, 100, 400)
+	b.ReportAllocs()
+	var builder Builder
+	for b.Loop() {
+		builder.Build(items, "")
+	}
+}

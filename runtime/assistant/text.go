@@ -1,7 +1,7 @@
 package assistant
 
 import (
-	"sort"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -166,9 +166,18 @@ func isApostrophe(r rune) bool {
 }
 
 // stem reduces an English word to its Snowball stem. An irregular form is stemmed as its lemma (lemma), so that
-// "spent" finds "spending" and "children" finds "child".
+// "spent" finds "spending" and "children" finds "child". A word Snowball would reduce by a final "-ant" keeps it,
+// less a plural "s": the suffix makes another word ("accountant" is no "account", "assistant" no "assist",
+// "important" no "import"). Conflated, "account" counted the items about the accountant as well and weighed
+// too little for "is it safe to give you access to my bank account" to be answered. Derived forms (derivedStems)
+// leave such pairs out: "accountant" matched to "account" answers "can you recommend an accountant near me".
 func stem(word string) string {
-	return english.Stem(lemma(word), true)
+	l := lemma(word)
+	s := english.Stem(l, true)
+	if singular := strings.TrimSuffix(l, "s"); singular == s+"ant" {
+		return singular
+	}
+	return s
 }
 
 // isNumber reports whether a word is made of digits only.
@@ -206,19 +215,49 @@ type join struct {
 // NewIndex fills it; afterwards it is only read, so searches may share it. A nil cache stems every English word.
 type stemCache struct {
 	lang *language
-	// words maps each indexed word to the term ID of its stem.
-	words map[string]int32
-	// ids maps each stem to its term ID, and stems each term ID to its stem.
-	ids   map[string]int32
-	stems []string
-	// sorted lists the stems in order, for prefix matching; the index shares it.
-	sorted   []string
+	// words lists the indexed words, and wordIDs the term ID of each word's stem; wordTable finds a word.
+	words     []string
+	wordIDs   []int32
+	wordTable stringTable
+	// stems lists the stems, each at its term ID; stemTable finds a stem.
+	stems     []string
+	stemTable stringTable
+	// sorted lists the term IDs in the order of their stems, for prefix matching; the index shares it.
+	sorted   []int32
 	writable bool
 }
 
 func newStemCache(lang *language) *stemCache {
-	return &stemCache{lang: lang, words: make(map[string]int32), ids: make(map[string]int32), writable: true}
+	return &stemCache{lang: lang, wordTable: newStringTable(), stemTable: newStringTable(), writable: true}
 }
+
+// wordID returns the term ID of an indexed word's stem.
+func (c *stemCache) wordID(word string) (int32, bool) {
+	at, ok := c.wordTable.find(c.words, word)
+	if !ok {
+		return -1, false
+	}
+	return c.wordIDs[at], true
+}
+
+// sortedIDs returns the term IDs in the order of their stems.
+func (c *stemCache) sortedIDs() []int32 {
+	ids := make([]int32, len(c.stems))
+	for i := range ids {
+		ids[i] = int32(i)
+	}
+	slices.SortFunc(ids, func(a, b int32) int { return strings.Compare(c.stems[a], c.stems[b]) })
+	return ids
+}
+
+// firstSorted returns the position in sorted of the first stem at or after s in order.
+func (c *stemCache) firstSorted(s string) int {
+	at, _ := slices.BinarySearchFunc(c.sorted, s, func(id int32, s string) int { return strings.Compare(c.stems[id], s) })
+	return at
+}
+
+// stemID returns the term ID of a stem.
+func (c *stemCache) stemID(stem string) (int32, bool) { return c.stemTable.find(c.stems, stem) }
 
 // language returns the cache's language; English for a nil cache.
 func (c *stemCache) language() *language {
@@ -234,18 +273,19 @@ func (c *stemCache) stem(word string) (string, int32) {
 	if c == nil {
 		return englishLanguage.stem(word), -1
 	}
-	if id, ok := c.words[word]; ok {
+	if id, ok := c.wordID(word); ok {
 		return c.stems[id], id
 	}
 	s := c.lang.stem(word)
-	id, ok := c.ids[s]
+	id, ok := c.stemID(s)
 	if c.writable {
 		if !ok {
 			id = int32(len(c.stems)) //nolint:gosec // a knowledge base has far fewer than 2^31 distinct words
-			c.ids[s] = id
 			c.stems = append(c.stems, s)
+			c.stemTable.added(c.stems)
 		}
-		c.words[word] = id
+		c.words, c.wordIDs = append(c.words, word), append(c.wordIDs, id)
+		c.wordTable.added(c.words)
 	} else if !ok {
 		id = -1
 	}
@@ -309,20 +349,16 @@ func (c *stemCache) joined(words []string, i int) int32 {
 	if c == nil || i+1 >= len(words) || !c.compoundPart(words[i]) || !c.compoundPart(words[i+1]) {
 		return -1
 	}
-	// Joined in a buffer on the stack: most joins are not indexed words, and need no string of their own.
-	var buf [64]byte
-	w := append(append(buf[:0], words[i]...), words[i+1]...)
-	if id, ok := c.words[string(w)]; ok {
+	w := words[i] + words[i+1]
+	if id, ok := c.wordID(w); ok {
 		return id
 	}
 	_, first := utf8.DecodeRuneInString(words[i+1])
 	prefix := w[:len(words[i])+first]
-	// slices.BinarySearch, written out so that prefix is compared as bytes without a string made of it.
-	at := sort.Search(len(c.sorted), func(k int) bool { return c.sorted[k] >= string(prefix) })
-	if at == len(c.sorted) || len(c.sorted[at]) < len(prefix) || c.sorted[at][:len(prefix)] != string(prefix) {
+	if at := c.firstSorted(prefix); at == len(c.sorted) || !strings.HasPrefix(c.stems[c.sorted[at]], prefix) {
 		return -1
 	}
-	_, id := c.stem(string(w))
+	_, id := c.stem(w)
 	return id
 }
 

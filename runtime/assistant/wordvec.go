@@ -17,8 +17,10 @@ var wordvecTable string
 // wordVectors are word vectors: words used in like contexts have vectors pointing in like directions, so the
 // cosine of two words' vectors says how close they are in meaning ("voucher" and "coupon", "shut" and "close").
 type wordVectors struct {
-	// rows maps each word to its vector's row.
-	rows map[string]int32
+	// words lists the words, each at its vector's row, and wordTable finds a word's row: a map of 50,000 words
+	// took twice the memory, for as long as the process lives.
+	words     []string
+	wordTable stringTable
 	// width is the bytes of a vector, two components each.
 	width int
 	// data holds the vectors, row after row; it is the embedded table, not a copy.
@@ -53,13 +55,17 @@ func parseWordVectors(table string) (*wordVectors, error) {
 	if dims%2 != 0 {
 		return nil, fmt.Errorf("%d dimensions, want an even number", dims)
 	}
-	v := &wordVectors{rows: make(map[string]int32, count), width: dims / 2, inverse: make([]float32, count)}
+	v := &wordVectors{words: make([]string, 0, count), wordTable: newStringTable(), width: dims / 2, inverse: make([]float32, count)}
 	for i := range count {
 		w, after, ok := strings.Cut(rest, "\n")
 		if !ok {
 			return nil, fmt.Errorf("%d words, header says %d", i, count)
 		}
-		v.rows[w] = int32(i)
+		if _, dup := v.wordTable.find(v.words, w); dup {
+			return nil, fmt.Errorf("word %q listed twice", w)
+		}
+		v.words = append(v.words, w)
+		v.wordTable.added(v.words)
 		rest = after
 	}
 	if len(rest) != count*v.width {
@@ -105,16 +111,15 @@ func (v *wordVectors) vector(row int32) string {
 // row returns the row of a word's vector, trying the word, then its lemma and its stem, so that an inflection
 // the table lacks ("refundable") finds its root ("refund").
 func (v *wordVectors) row(word string) (int32, bool) {
-	if r, ok := v.rows[word]; ok {
+	if r, ok := v.wordTable.find(v.words, word); ok {
 		return r, true
 	}
 	if l := lemma(word); l != word {
-		if r, ok := v.rows[l]; ok {
+		if r, ok := v.wordTable.find(v.words, l); ok {
 			return r, true
 		}
 	}
-	r, ok := v.rows[stem(word)]
-	return r, ok
+	return v.wordTable.find(v.words, stem(word))
 }
 
 // cosine returns the cosine similarity of two rows' vectors, from -1 to 1.

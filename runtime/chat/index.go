@@ -35,9 +35,10 @@ type indexCache struct {
 	// budget is the most bytes of indexes kept; 0 keeps every index.
 	budget  int64
 	metrics *indexMetrics
-	// builds holds a token per index being built. Builds are CPU-bound, so more of them than processors only
-	// adds the garbage of each to the heap at once; those past it wait their turn.
-	builds chan struct{}
+	// builders holds a Builder per processor, taken for each build, so that a build reuses the buffers of those
+	// before it. Builds are CPU-bound, so more of them than processors only adds the garbage of each to the heap
+	// at once; those past it wait their turn.
+	builders chan *assistant.Builder
 
 	mu      sync.Mutex
 	entries map[string]*indexEntry
@@ -83,8 +84,11 @@ func newIndexCache(s knowledgeSource, budget int64, reg prometheus.Registerer) (
 		return nil, err
 	}
 	m.budget.Set(float64(budget))
-	return &indexCache{store: s, budget: budget, metrics: m, builds: make(chan struct{}, runtime.GOMAXPROCS(0)),
-		entries: map[string]*indexEntry{}}, nil
+	builders := make(chan *assistant.Builder, runtime.GOMAXPROCS(0))
+	for range cap(builders) {
+		builders <- new(assistant.Builder)
+	}
+	return &indexCache{store: s, budget: budget, metrics: m, builders: builders, entries: map[string]*indexEntry{}}, nil
 }
 
 // entry returns the merchant's entry, made when new; c.mu must be held.
@@ -195,6 +199,11 @@ func (c *indexCache) keep(e *indexEntry, index *assistant.Index, revision int64,
 	for c.budget > 0 && c.bytes > c.budget {
 		victim, _ := c.lru.Back().Value.(*indexEntry)
 		c.drop(victim)
+		if victim.building == nil {
+			// Nothing of it is left to keep; a runtime of many merchants would otherwise keep an entry for
+			// each merchant ever asked.
+			delete(c.entries, victim.merchantID)
+		}
 		c.metrics.evictions.Inc()
 	}
 	c.report()
@@ -226,9 +235,10 @@ func (c *indexCache) build(ctx context.Context, merchantID string, have int64, l
 	if rev == have {
 		return nil, rev, nil
 	}
+	var builder *assistant.Builder
 	select {
-	case c.builds <- struct{}{}:
-		defer func() { <-c.builds }()
+	case builder = <-c.builders:
+		defer func() { c.builders <- builder }()
 	case <-ctx.Done():
 		return nil, 0, ctx.Err()
 	}
@@ -241,7 +251,7 @@ func (c *indexCache) build(ctx context.Context, merchantID string, have int64, l
 		ai[i] = assistant.Item{ID: k.ID, Title: k.Title, Content: k.Content, URL: k.URL, Tags: k.Tags}
 	}
 	c.metrics.rebuilds.Inc()
-	return assistant.NewIndexForLocale(ai, locale), rev, nil
+	return builder.Build(ai, locale), rev, nil
 }
 
 type indexMetrics struct {

@@ -87,7 +87,11 @@ func TestIndexCacheEvictsTheLeastRecentlyUsed(t *testing.T) {
 	c.mu.Lock()
 	kept := map[string]bool{}
 	for _, m := range []string{"a", "b", "c"} {
-		kept[m] = c.entries[m].index != nil
+		e, ok := c.entries[m]
+		kept[m] = ok && e.index != nil
+	}
+	if _, ok := c.entries["b"]; ok {
+		t.Error("the evicted merchant's entry is kept")
 	}
 	c.mu.Unlock()
 	if !kept["a"] || kept["b"] || !kept["c"] {

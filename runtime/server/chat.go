@@ -73,7 +73,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, m *tenant.Bundle
 		return s.chatError(m, err)
 	}
 	s.counted(m, reply)
-	buf, _ := s.replies.Get().(*[]byte)
+	buf, _ := s.replyBuffers.Get().(*[]byte)
 	if buf == nil {
 		buf = new([]byte)
 	}
@@ -84,7 +84,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, m *tenant.Bundle
 	writeJSONBody(w, http.StatusOK, body)
 	if cap(body) <= 64<<10 { // a rare huge reply is not kept
 		*buf = body
-		s.replies.Put(buf)
+		s.replyBuffers.Put(buf)
 	}
 	return nil
 }
@@ -99,9 +99,7 @@ func (s *Server) chatError(m *tenant.Bundle, err error) error {
 
 // counted counts a reply in the metrics.
 func (s *Server) counted(m *tenant.Bundle, reply chat.Reply) {
-	s.chats.WithLabelValues(m.MerchantID, boolLabel(reply.Message.Answered)).Inc()
-	s.tokens.WithLabelValues(m.MerchantID, "prompt").Add(float64(reply.Usage.PromptTokens))
-	s.tokens.WithLabelValues(m.MerchantID, "completion").Add(float64(reply.Usage.CompletionTokens))
+	s.replies.count(m.MerchantID, reply.Message.Answered, reply.Usage.PromptTokens, reply.Usage.CompletionTokens)
 }
 
 // appendJSON appends the response as encoding/json's Encoder writes it, newline included, without its
@@ -196,11 +194,4 @@ func sourcesJSON(in []store.Source) []sourceJSON {
 		out[i] = sourceJSON{KnowledgeID: src.KnowledgeID, Title: src.Title, URL: src.URL, Snippet: src.Snippet, Score: src.Score}
 	}
 	return out
-}
-
-func boolLabel(b bool) string {
-	if b {
-		return "true"
-	}
-	return "false"
 }

@@ -62,9 +62,8 @@ type Server struct {
 	log      *slog.Logger
 	registry *prometheus.Registry
 	metrics  *httpMetrics
-	chats    *prometheus.CounterVec
-	// tokens counts the model tokens of the answers by merchant.
-	tokens    *prometheus.CounterVec
+	// replies counts the replies and their model tokens by merchant.
+	replies   *replyCounters
 	now       func() time.Time
 	openAPI   []byte
 	publicURL string
@@ -75,8 +74,8 @@ type Server struct {
 	conversations ratelimit.KeyedLimiter
 	dashboard     http.Handler
 	handler       http.Handler
-	// replies are buffers for encoding chat replies (*[]byte), reused as encoding/json reuses its own.
-	replies sync.Pool
+	// replyBuffers are buffers for encoding chat replies (*[]byte), reused as encoding/json reuses its own.
+	replyBuffers sync.Pool
 }
 
 // New builds a Server.
@@ -116,18 +115,9 @@ func New(cfg Config) (*Server, error) {
 	if s.metrics, err = newHTTPMetrics(cfg.Registry); err != nil {
 		return nil, err
 	}
-	s.chats = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "parley_runtime_chat_replies_total",
-		Help: "Replies to visitors by merchant and whether the knowledge base could answer.",
-	}, []string{"merchant", "answered"})
-	s.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "parley_runtime_chat_model_tokens_total",
-		Help: "Model tokens the merchants' answers took, by merchant and kind (prompt, completion).",
-	}, []string{"merchant", "kind"})
-	for _, c := range []prometheus.Collector{s.chats, s.tokens} {
-		if err := cfg.Registry.Register(c); err != nil {
-			return nil, fmt.Errorf("registering chat metrics: %w", err)
-		}
+	s.replies = newReplyCounters()
+	if err := cfg.Registry.Register(s.replies); err != nil {
+		return nil, fmt.Errorf("registering chat metrics: %w", err)
 	}
 	s.handler = s.instrument(s.routes())
 	return s, nil

@@ -12,8 +12,9 @@ import (
 	"github.com/fsnotify/fsnotify"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/parley-dev/parley/internal/contract"
@@ -22,11 +23,14 @@ import (
 // WatchSecrets keeps the registry in step with the tenant bundle Secrets of one runtime in its namespace, until
 // ctx ends: bundles served are set, retired ones recorded as retirements. It returns once the initial list is
 // loaded.
-func WatchSecrets(ctx context.Context, client kubernetes.Interface, namespace, runtimeName string, r *Registry) error {
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0,
-		informers.WithNamespace(namespace),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = contract.BundleSelector(runtimeName) }))
-	informer := factory.Core().V1().Secrets().Informer()
+func WatchSecrets(ctx context.Context, cfg *rest.Config, namespace, runtimeName string, r *Registry) error {
+	client, err := secretsClient(cfg)
+	if err != nil {
+		return err
+	}
+	lw := cache.NewFilteredListWatchFromClient(client, "secrets", namespace,
+		func(o *metav1.ListOptions) { o.LabelSelector = contract.BundleSelector(runtimeName) })
+	informer := cache.NewSharedIndexInformer(lw, &corev1.Secret{}, 0, cache.Indexers{})
 	set := func(obj any) {
 		s, ok := obj.(*corev1.Secret)
 		if !ok {
@@ -59,13 +63,34 @@ func WatchSecrets(ctx context.Context, client kubernetes.Interface, namespace, r
 	}); err != nil {
 		return fmt.Errorf("watching tenant bundles: %w", err)
 	}
-	factory.Start(ctx.Done())
+	go informer.RunWithContext(ctx)
 	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
 		return errors.New("tenant bundles did not sync before shutdown")
 	}
 	r.MarkSynced()
-	go func() { <-ctx.Done(); factory.Shutdown() }()
 	return nil
+}
+
+// secretsClient is a REST client of the core API's version 1 that knows only that version's kinds. The runtime
+// watches Secrets and nothing else; client-go's clientset would link in and register every API group, tens of
+// MiB of executable that a runtime would keep resident for nothing.
+func secretsClient(cfg *rest.Config) (*rest.RESTClient, error) {
+	scheme := runtime.NewScheme()
+	if err := corev1.AddToScheme(scheme); err != nil {
+		return nil, fmt.Errorf("registering the core API's kinds: %w", err)
+	}
+	c := rest.CopyConfig(cfg)
+	c.APIPath = "/api"
+	c.GroupVersion = &corev1.SchemeGroupVersion
+	c.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
+	if c.UserAgent == "" {
+		c.UserAgent = rest.DefaultKubernetesUserAgent()
+	}
+	client, err := rest.RESTClientFor(c)
+	if err != nil {
+		return nil, fmt.Errorf("creating a Kubernetes client: %w", err)
+	}
+	return client, nil
 }
 
 // WatchDir keeps the registry in step with the *.json bundle files of a directory, until ctx ends. It returns

@@ -46,7 +46,8 @@ const (
 // merchants and skewed (Zipf, s=1.1: a few merchants get most questions), the p99 of questions to merchants whose
 // index was evicted (asked one at a time, each a cache miss), and the runtime's peak RSS with its anonymous and
 // file-backed parts. Run it with `make bench-many`; the runtime inherits the environment, so PARLEY_MEMORY_LIMIT
-// set for it gives the runtime a container's memory limit, as the operator's Deployment does.
+// set for it gives the runtime a container's memory limit, as the operator's Deployment does. With
+// PARLEY_BENCH_PPROF set to an address, the runtime serves net/http/pprof there while the benchmark runs.
 func BenchmarkManyMerchants(b *testing.B) {
 	merchants := manyMerchants
 	if v := os.Getenv(manyMerchantsEnv); v != "" {
@@ -70,8 +71,12 @@ func BenchmarkManyMerchants(b *testing.B) {
 	bin := runtimeproc.Build(b)
 	b.ResetTimer()
 	start = time.Now()
-	p := runtimeproc.Start(b, bin, nil, "--tenants-dir="+tenants, "--sqlite-path="+db, "--log-level=error",
-		contract.Arg(contract.FlagIndexCacheBytes, cacheBytes))
+	args := []string{"--tenants-dir=" + tenants, "--sqlite-path=" + db, "--log-level=error",
+		contract.Arg(contract.FlagIndexCacheBytes, cacheBytes)}
+	if addr := os.Getenv("PARLEY_BENCH_PPROF"); addr != "" {
+		args = append(args, contract.Arg(contract.FlagPprofListen, addr))
+	}
+	p := runtimeproc.Start(b, bin, nil, args...)
 	loaded := time.Since(start)
 	sampleCtx, stopSampling := context.WithCancel(b.Context())
 	parts := make(chan rssParts, 1)

@@ -36,7 +36,7 @@ const operatorNS = "parley-system"
 
 // BenchmarkOperatorScale creates merchants (10,000 by default, PARLEY_BENCH_MERCHANTS to change), each in its own
 // namespace with an API key and a webhook, and measures the time until every one is Ready with its key and webhook
-// in its bundle, and the operator's peak memory. The operator runs as its own process (`parley operator`), so its
+// in its bundle, and the operator's peak memory. The operator runs as its own process (`parley-operator`), so its
 // memory is its own: its peak resident set (VmHWM), and the peaks of its two parts, sampled: anonymous memory
 // (the Go heap and runtime, which a Go memory limit bounds) and file pages (the executable's, which it does not).
 // With PARLEY_BENCH_PPROF set to an address, the operator serves net/http/pprof there while the benchmark runs.
@@ -64,9 +64,9 @@ func BenchmarkOperatorScale(b *testing.B) {
 	}
 	ctx := b.Context()
 
-	bin := filepath.Join(b.TempDir(), "parley")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/parley").CombinedOutput(); err != nil {
-		b.Fatalf("building parley: %v\n%s", err, out)
+	bin := filepath.Join(b.TempDir(), "parley-operator")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/parley-operator").CombinedOutput(); err != nil {
+		b.Fatalf("building parley-operator: %v\n%s", err, out)
 	}
 	user, err := env.AddUser(envtest.User{Name: "operator", Groups: []string{"system:masters"}}, nil)
 	if err != nil {
@@ -102,7 +102,7 @@ func BenchmarkOperatorScale(b *testing.B) {
 	must(err)
 
 	metricsAddr := freeAddr(b)
-	args := []string{"operator", "--namespace=" + operatorNS,
+	args := []string{"--namespace=" + operatorNS,
 		"--metrics-bind-address=" + metricsAddr, "--health-probe-bind-address=0", "--log-level=error"}
 	if addr := os.Getenv("PARLEY_BENCH_PPROF"); addr != "" {
 		args = append(args, "--pprof-bind-address="+addr)

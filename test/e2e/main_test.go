@@ -78,9 +78,11 @@ func run(m *testing.M) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	bin := filepath.Join(tmp, "parley")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/parley").CombinedOutput(); err != nil {
-		return 1, fmt.Errorf("building parley: %w\n%s", err, out)
+	bin, operatorBin := filepath.Join(tmp, "parley"), filepath.Join(tmp, "parley-operator")
+	for out, pkg := range map[string]string{bin: "../../cmd/parley", operatorBin: "../../cmd/parley-operator"} {
+		if out, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
+			return 1, fmt.Errorf("building %s: %w\n%s", pkg, err, out)
+		}
 	}
 
 	if err := cluster.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNS}}); err != nil {
@@ -102,7 +104,7 @@ func run(m *testing.M) (int, error) {
 	}
 	logs := &processLogs{}
 	env1 := append(os.Environ(), "KUBECONFIG="+kubeconfig)
-	operator := exec.CommandContext(ctx, bin, "operator", "--namespace="+operatorNS,
+	operator := exec.CommandContext(ctx, operatorBin, "--namespace="+operatorNS,
 		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--usage-interval=200ms", "--usage-address="+metricsAddr)
 	operator.Env = env1
 	operator.Stderr = logs.writer("operator")

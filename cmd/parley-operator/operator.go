@@ -14,13 +14,14 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/parley-dev/parley/controllers"
+	"github.com/parley-dev/parley/internal/logging"
 )
 
 // defaultNamespace is the operator's namespace outside a cluster.
 const defaultNamespace = "parley-system"
 
 func runOperator(ctx context.Context, args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("parley operator", flag.ContinueOnError)
+	fs := flag.NewFlagSet("parley-operator", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var opts controllers.Options
 	var level slog.Level
@@ -46,7 +47,7 @@ func runOperator(ctx context.Context, args []string, stderr io.Writer) error {
 		return fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 
-	logger := newLogger(stderr, level, *logFormat)
+	logger := logging.New(stderr, level, *logFormat)
 	ctrl.SetLogger(logr.FromSlogHandler(logger.Handler()))
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
