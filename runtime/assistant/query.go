@@ -64,10 +64,12 @@ type match struct {
 
 // parseQuery turns text into query terms, resolving each to index terms. Repeated stems count once.
 func (ix *Index) parseQuery(text string) query {
-	var q query
+	terms := ix.wordCache().queryTerms(text)
+	// At most a pair and a term for each word.
+	q := query{pairs: make([]queryPair, 0, len(terms)), terms: make([]queryTerm, 0, len(terms))}
 	seen := make(map[string]bool)
 	prev := int32(-1)
-	for _, t := range ix.wordCache().queryTerms(text) {
+	for _, t := range terms {
 		id, known := ix.stemID(t.stem)
 		if known && prev >= 0 {
 			bonus := pairBonus * min(ix.idf[prev], ix.idf[id])

@@ -246,7 +246,8 @@ func (ix *Index) bestSentences(d int32, q query) []string {
 		return 0
 	})
 	best := scores[order[0]]
-	keep := []int{order[0]}
+	keep := make([]int, 1, maxAnswerSentences) // on the stack
+	keep[0] = order[0]
 	for _, i := range order[1:] {
 		if len(keep) == maxAnswerSentences || best == 0 || scores[i] < sentenceKeep*best {
 			break

@@ -13,7 +13,11 @@ import (
 // dropped ("isn't" becomes "isnt", "O'Neil" "oneil"), except that a clitic after one is ("we'd" is "we", not the
 // "wed" of "wedding"; "shop's" is "shop"); a currency sign becomes its name ("$75" is "dollar", "75"); every other
 // character separates words. A word written in lower case in text is a part of text, not a copy.
-func tokenize(text string) []string { return appendTokens(nil, text) }
+func tokenize(text string) []string {
+	// Room for words of four bytes and a separator on average, so that a question's words take one allocation
+	// instead of one per doubling.
+	return appendTokens(make([]string, 0, len(text)/5+1), text)
+}
 
 // appendTokens appends the words of text, as tokenize splits it, to words.
 func appendTokens(words []string, text string) []string {

@@ -18,5 +18,9 @@ func New(prefix string) string {
 	var b [12]byte
 	binary.BigEndian.PutUint64(b[:8], uint64(time.Now().UnixMilli())<<16)
 	_, _ = rand.Read(b[6:]) // crypto/rand.Read never fails on supported platforms
-	return prefix + encoding.EncodeToString(b[:])
+	// Encoded after the prefix in one buffer, so that the ID is the only allocation.
+	var buf [64]byte
+	out := append(buf[:0], prefix...)
+	out = encoding.AppendEncode(out, b[:])
+	return string(out)
 }

@@ -14,17 +14,24 @@ import (
 // abuseWindow is the period the plans' abuse limits count new conversations in.
 const abuseWindow = time.Hour
 
-type callerKey struct{}
-
-// withCaller keeps the key caller in the request's context for the handlers behind s.visitor.
+// withCaller keeps the key caller in the request's requestInfo for the handlers behind s.visitor; a request
+// that did not pass through instrument gets a requestInfo of its own.
 func withCaller(r *http.Request, c keyCaller) *http.Request {
-	return r.WithContext(context.WithValue(r.Context(), callerKey{}, c))
+	i := info(r)
+	if i == nil {
+		i = &requestInfo{}
+		r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, i))
+	}
+	i.caller, i.hasCaller = c, true
+	return r
 }
 
 // callerOf is the key caller s.visitor authenticated.
 func callerOf(r *http.Request) (keyCaller, bool) {
-	c, ok := r.Context().Value(callerKey{}).(keyCaller)
-	return c, ok
+	if i := info(r); i != nil && i.hasCaller {
+		return i.caller, true
+	}
+	return keyCaller{}, false
 }
 
 // admitConversation applies the plan's abuse limits before a publishable key starts a conversation: so many new

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/parley-dev/parley/internal/jsonenc"
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/tenant"
@@ -71,7 +73,19 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, m *tenant.Bundle
 		return s.chatError(m, err)
 	}
 	s.counted(m, reply)
-	writeJSON(w, http.StatusOK, replyJSON(reply))
+	buf, _ := s.replyBuffers.Get().(*[]byte)
+	if buf == nil {
+		buf = new([]byte)
+	}
+	body, err := replyJSON(reply).appendJSON((*buf)[:0])
+	if err != nil {
+		return fmt.Errorf("encoding the reply: %w", err)
+	}
+	writeJSONBody(w, http.StatusOK, body)
+	if cap(body) <= 64<<10 { // a rare huge reply is not kept
+		*buf = body
+		s.replyBuffers.Put(buf)
+	}
 	return nil
 }
 
@@ -86,6 +100,54 @@ func (s *Server) chatError(m *tenant.Bundle, err error) error {
 // counted counts a reply in the metrics.
 func (s *Server) counted(m *tenant.Bundle, reply chat.Reply) {
 	s.replies.count(m.MerchantID, reply.Message.Answered, reply.Usage.PromptTokens, reply.Usage.CompletionTokens)
+}
+
+// appendJSON appends the response as encoding/json's Encoder writes it, newline included, without its
+// reflection: every chat request encodes one.
+func (c chatResponse) appendJSON(b []byte) ([]byte, error) {
+	b = append(b, `{"conversation_id":`...)
+	b = jsonenc.AppendString(b, c.ConversationID)
+	b = append(b, `,"message_id":`...)
+	b = jsonenc.AppendString(b, c.MessageID)
+	b = append(b, `,"answer":`...)
+	b = jsonenc.AppendString(b, c.Answer)
+	b = append(b, `,"sources":`...)
+	if c.Sources == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+	}
+	var err error
+	for i, src := range c.Sources {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"knowledge_id":`...)
+		b = jsonenc.AppendString(b, src.KnowledgeID)
+		b = append(b, `,"title":`...)
+		b = jsonenc.AppendString(b, src.Title)
+		if src.URL != "" {
+			b = append(b, `,"url":`...)
+			b = jsonenc.AppendString(b, src.URL)
+		}
+		b = append(b, `,"snippet":`...)
+		b = jsonenc.AppendString(b, src.Snippet)
+		b = append(b, `,"score":`...)
+		if b, err = jsonenc.AppendFloat(b, src.Score); err != nil {
+			return nil, err
+		}
+		b = append(b, '}')
+	}
+	if c.Sources != nil {
+		b = append(b, ']')
+	}
+	b = append(b, `,"answered":`...)
+	b = strconv.AppendBool(b, c.Answered)
+	b = append(b, `,"created_at":"`...)
+	if b, err = c.CreatedAt.AppendText(b); err != nil { // what Time.MarshalJSON writes between its quotes
+		return nil, err
+	}
+	return append(b, "\"}\n"...), nil
 }
 
 func replyJSON(reply chat.Reply) chatResponse {

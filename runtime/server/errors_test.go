@@ -42,7 +42,7 @@ func TestFailAnswersEachErrorByTheTable(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs bytes.Buffer
 			r := httptest.NewRequest(http.MethodGet, "/", nil)
-			r = r.WithContext(context.WithValue(r.Context(), loggerKey{}, slog.New(slog.NewJSONHandler(&logs, nil))))
+			r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, &requestInfo{log: slog.New(slog.NewJSONHandler(&logs, nil))}))
 			w := httptest.NewRecorder()
 			fail(w, r, tc.err)
 			var body errorBody

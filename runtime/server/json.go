@@ -20,6 +20,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
+// writeJSONBody answers body, already encoded, as JSON with status.
+func writeJSONBody(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", contentTypeJSON)
+	w.WriteHeader(status)
+	_, _ = w.Write(body) //nolint:gosec // JSON, its strings escaped (HTML's <, > and & too), sent as application/json
+}
+
 // decodeJSON reads a JSON request body into v, a pointer to a struct: the content type must be JSON, the body at
 // most limit bytes, one object whose field names are v's exactly (no unknown, duplicate or differently cased
 // ones; JSON v2's rules, with unknown members rejected), valid UTF-8, and every string storable text (no NUL),

@@ -27,11 +27,24 @@ const (
 	contentTypeJSON       = "application/json"
 )
 
-type (
-	requestIDKey struct{}
-	loggerKey    struct{}
-	routeKey     struct{}
-)
+// requestInfoKey is the context key of a request's *requestInfo.
+type requestInfoKey struct{}
+
+// requestInfo is what instrument and the handlers after it know of a request, kept in its context as one value,
+// so that the request and its context are copied once rather than once for each.
+type requestInfo struct {
+	id        string
+	log       *slog.Logger
+	route     string    // set by named
+	caller    keyCaller // set by s.visitor (withCaller)
+	hasCaller bool
+}
+
+// info is the request's requestInfo, or nil outside instrument.
+func info(r *http.Request) *requestInfo {
+	i, _ := r.Context().Value(requestInfoKey{}).(*requestInfo)
+	return i
+}
 
 // A caller's request ID is kept when it is short and plain, so that it can be followed across systems.
 var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{8,64}$`)
@@ -39,16 +52,18 @@ var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{8,64}$`)
 // logger is the request's logger, which names its request ID. It is made when first asked for: most requests
 // log nothing but the access line, and a logger with an attribute costs a handler of its own.
 func logger(r *http.Request) *slog.Logger {
-	if l, ok := r.Context().Value(loggerKey{}).(*slog.Logger); ok {
-		return l.With("request_id", requestID(r))
+	if i := info(r); i != nil && i.log != nil {
+		return i.log.With("request_id", i.id)
 	}
 	return slog.Default()
 }
 
 // requestID is the ID instrument gave the request.
 func requestID(r *http.Request) string {
-	id, _ := r.Context().Value(requestIDKey{}).(string)
-	return id
+	if i := info(r); i != nil {
+		return i.id
+	}
+	return ""
 }
 
 // statusRecorder remembers the status written, for logs and metrics.
@@ -107,11 +122,8 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 		}
 		w.Header().Set(headerRequestID, id)
 		log := s.log
-		route := new(string)
-		ctx := context.WithValue(r.Context(), requestIDKey{}, id)
-		ctx = context.WithValue(ctx, loggerKey{}, log)
-		ctx = context.WithValue(ctx, routeKey{}, route)
-		r = r.WithContext(ctx)
+		ri := &requestInfo{id: id, log: log}
+		r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, ri))
 		rec := &statusRecorder{ResponseWriter: w}
 
 		defer func() {
@@ -125,7 +137,7 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 				}
 			}
 			elapsed := time.Since(start)
-			label := *route
+			label := ri.route
 			if label == "" {
 				label = "unmatched"
 			}

@@ -125,8 +125,8 @@ func (rt *router) mux() *http.ServeMux {
 // named records the route's name for the metrics and the access log written by instrument.
 func named(name string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p, ok := r.Context().Value(routeKey{}).(*string); ok {
-			*p = name
+		if i := info(r); i != nil {
+			i.route = name
 		}
 		h.ServeHTTP(w, r)
 	})

@@ -13,6 +13,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -73,6 +74,8 @@ type Server struct {
 	conversations ratelimit.KeyedLimiter
 	dashboard     http.Handler
 	handler       http.Handler
+	// replyBuffers are buffers for encoding chat replies (*[]byte), reused as encoding/json reuses its own.
+	replyBuffers sync.Pool
 }
 
 // New builds a Server.

@@ -99,19 +99,42 @@ func (tx writeTx) InsertMessages(ctx context.Context, ex store.Exchange) error {
 func (tx writeTx) CountCitations(ctx context.Context, merchantID string, ids []string) error {
 	args := make([]any, 0, len(ids)+1)
 	args = append(args, merchantID)
-	var q strings.Builder
-	q.WriteString(`INSERT INTO knowledge_uses (merchant_id, id, uses) `)
-	for i, id := range ids {
-		if i > 0 {
-			q.WriteString(` UNION ALL `)
-		}
+	for _, id := range ids {
 		args = append(args, id)
-		q.WriteString(`SELECT merchant_id, id, 1 FROM knowledge WHERE merchant_id = ?1 AND id = ?` + strconv.Itoa(len(args)))
 	}
-	// AND true: SQLite needs a WHERE to tell the upsert's ON CONFLICT from a join's ON.
-	q.WriteString(` AND true ON CONFLICT (merchant_id, id) DO UPDATE SET uses = uses + 1`)
-	if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+	if _, err := tx.ExecContext(ctx, tx.db.countCitationsQuery(len(ids)), args...); err != nil {
 		return fmt.Errorf("counting citations: %w", err)
 	}
 	return nil
+}
+
+// maxCachedCitations is the most citations whose CountCitations statement text is kept; an answer cites a few.
+const maxCachedCitations = 16
+
+// countCitationsQuery returns CountCitations' statement for n items, its text built once per n.
+func (d *db) countCitationsQuery(n int) string {
+	if n > maxCachedCitations {
+		return buildCountCitations(n)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.citations[n] == "" {
+		d.citations[n] = buildCountCitations(n)
+	}
+	return d.citations[n]
+}
+
+// buildCountCitations is CountCitations' statement for n items: ?1 is the merchant, ?2 to ?n+1 the items.
+func buildCountCitations(n int) string {
+	var q strings.Builder
+	q.WriteString(`INSERT INTO knowledge_uses (merchant_id, id, uses) `)
+	for i := range n {
+		if i > 0 {
+			q.WriteString(` UNION ALL `)
+		}
+		q.WriteString(`SELECT merchant_id, id, 1 FROM knowledge WHERE merchant_id = ?1 AND id = ?` + strconv.Itoa(i+2))
+	}
+	// AND true: SQLite needs a WHERE to tell the upsert's ON CONFLICT from a join's ON.
+	q.WriteString(` AND true ON CONFLICT (merchant_id, id) DO UPDATE SET uses = uses + 1`)
+	return q.String()
 }

@@ -26,6 +26,8 @@ type db struct {
 	stmts map[string]*sql.Stmt
 	// wanted are queries seen inside transactions, to prepare once the connection is free.
 	wanted map[string]struct{}
+	// citations are the texts of CountCitations' statements by number of items (see countCitationsQuery).
+	citations [maxCachedCitations + 1]string
 }
 
 func newDB(d *sql.DB) *db {
@@ -155,20 +157,42 @@ type txn struct {
 	// rolls back the whole transaction when a write statement is interrupted, and a write transaction holds the
 	// writes of several callers (see writer).
 	uninterruptible bool
+	// stmts are the transaction's forms of db's statements, made once per transaction rather than once per
+	// statement run: a group commit runs the same few statements for every write it holds.
+	stmts map[*sql.Stmt]*sql.Stmt
 }
 
+// context is the context the transaction's statements run under: ctx, or for an uninterruptible transaction
+// none that can be cancelled.
 func (t *txn) context(ctx context.Context) context.Context {
 	if t.uninterruptible {
-		return context.WithoutCancel(ctx)
+		return context.Background()
 	}
 	return ctx
+}
+
+// stmt returns the prepared statement of query for this transaction, or nil if it has none yet.
+func (t *txn) stmt(ctx context.Context, query string) *sql.Stmt {
+	st := t.db.lookup(query)
+	if st == nil {
+		return nil
+	}
+	if ts, ok := t.stmts[st]; ok {
+		return ts
+	}
+	if t.stmts == nil {
+		t.stmts = map[*sql.Stmt]*sql.Stmt{}
+	}
+	ts := t.StmtContext(ctx, st)
+	t.stmts[st] = ts
+	return ts
 }
 
 // ExecContext runs a statement in the transaction.
 func (t *txn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	ctx = t.context(ctx)
-	if st := t.db.lookup(query); st != nil {
-		return t.StmtContext(ctx, st).ExecContext(ctx, args...)
+	if st := t.stmt(ctx, query); st != nil {
+		return st.ExecContext(ctx, args...)
 	}
 	return t.Tx.ExecContext(ctx, query, args...)
 }
@@ -176,8 +200,8 @@ func (t *txn) ExecContext(ctx context.Context, query string, args ...any) (sql.R
 // QueryContext runs a query in the transaction.
 func (t *txn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	ctx = t.context(ctx)
-	if st := t.db.lookup(query); st != nil {
-		return t.StmtContext(ctx, st).QueryContext(ctx, args...)
+	if st := t.stmt(ctx, query); st != nil {
+		return st.QueryContext(ctx, args...)
 	}
 	return t.Tx.QueryContext(ctx, query, args...)
 }
@@ -185,8 +209,8 @@ func (t *txn) QueryContext(ctx context.Context, query string, args ...any) (*sql
 // QueryRowContext runs a query returning one row in the transaction.
 func (t *txn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	ctx = t.context(ctx)
-	if st := t.db.lookup(query); st != nil {
-		return t.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	if st := t.stmt(ctx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
 	}
 	return t.Tx.QueryRowContext(ctx, query, args...)
 }

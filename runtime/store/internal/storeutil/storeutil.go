@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/parley-dev/parley/internal/jsonenc"
 	"github.com/parley-dev/parley/runtime/store"
 )
 
@@ -101,13 +102,22 @@ func Page[T any](list []T, size int, kind, merchantID string, key func(T) (time.
 func NormalizeQuestion(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
+	space := false // white space since the last word written
 	for _, r := range s {
-		if unicode.IsPunct(r) {
+		switch {
+		case unicode.IsPunct(r):
 			continue
+		case unicode.IsSpace(r):
+			space = b.Len() > 0
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
 		}
 		b.WriteRune(unicode.ToLower(r))
 	}
-	return strings.Join(strings.Fields(b.String()), " ")
+	return b.String()
 }
 
 // ContainsFold reports whether needle is a substring of haystack, ignoring case.
@@ -150,17 +160,44 @@ type sourceJSON struct {
 	Score       float64 `json:"score"`
 }
 
-// EncodeSources returns the stored form of a message's sources: a JSON array, "[]" when there are none.
+// EncodeSources returns the stored form of a message's sources: a JSON array, "[]" when there are none, as
+// json.Marshal writes a []sourceJSON, built without its reflection (a chat exchange encodes two).
 func EncodeSources(sources []store.Source) (string, error) {
-	out := make([]sourceJSON, 0, len(sources))
+	if len(sources) == 0 {
+		return "[]", nil
+	}
+	size := 2 // the text's length, unless some of it needs escaping: one allocation
 	for _, s := range sources {
-		out = append(out, sourceJSON(s))
+		size += len(s.KnowledgeID) + len(s.Title) + len(s.URL) + len(s.Snippet) + 80 // names, quotes, score
 	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		return "", fmt.Errorf("encoding sources: %w", err)
+	b := make([]byte, 0, size)
+	b = append(b, '[')
+	for i, s := range sources {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"knowledge_id":`...)
+		b = jsonenc.AppendString(b, s.KnowledgeID)
+		if s.Title != "" {
+			b = append(b, `,"title":`...)
+			b = jsonenc.AppendString(b, s.Title)
+		}
+		if s.URL != "" {
+			b = append(b, `,"url":`...)
+			b = jsonenc.AppendString(b, s.URL)
+		}
+		if s.Snippet != "" {
+			b = append(b, `,"snippet":`...)
+			b = jsonenc.AppendString(b, s.Snippet)
+		}
+		b = append(b, `,"score":`...)
+		var err error
+		if b, err = jsonenc.AppendFloat(b, s.Score); err != nil {
+			return "", fmt.Errorf("encoding sources: %w", err)
+		}
+		b = append(b, '}')
 	}
-	return string(b), nil
+	return string(append(b, ']')), nil
 }
 
 // DecodeSources parses the stored form of a message's sources; an empty array is nil.

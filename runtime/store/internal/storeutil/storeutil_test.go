@@ -1,11 +1,14 @@
 package storeutil
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/parley-dev/parley/runtime/store"
 )
@@ -103,3 +106,45 @@ func TestQueries(t *testing.T) {
 
 func must(query string, _ []any) string { return query }
 func args(_ string, args []any) []any   { return args }
+
+// FuzzEncodeSources checks that EncodeSources writes what json.Marshal writes for the same sources, which is
+// what DecodeSources, and the rows written before EncodeSources was written by hand, hold.
+func FuzzEncodeSources(f *testing.F) {
+	f.Add("kn_1", "Shipping", "https://shop.example/shipping", "Orders ship <in> 2 days & \"free\".", 0.8125, 2)
+	f.Add("", "", "", "", 0.0, 1)
+	f.Add("kn_\xff", "\u2028", "", "\x00", 1e-7, 3)
+	f.Fuzz(func(t *testing.T, id, title, url, snippet string, score float64, n int) {
+		sources := make([]store.Source, n&3)
+		for i := range sources {
+			sources[i] = store.Source{KnowledgeID: id, Title: title, URL: url, Snippet: snippet, Score: score * float64(i+1)}
+		}
+		got, err := EncodeSources(sources)
+		ref := make([]sourceJSON, 0, len(sources))
+		for _, s := range sources {
+			ref = append(ref, sourceJSON(s))
+		}
+		want, wantErr := json.Marshal(ref)
+		if (err != nil) != (wantErr != nil) || err == nil && got != string(want) {
+			t.Fatalf("got %s %v, want %s %v", got, err, want, wantErr)
+		}
+	})
+}
+
+// FuzzNormalizeQuestion checks NormalizeQuestion's one pass against its definition: punctuation removed, lower
+// case, the words joined by one space.
+func FuzzNormalizeQuestion(f *testing.F) {
+	for _, seed := range []string{"What's the price?", "  Où   est\tla boutique ?! ", "a . b", "\xff\xfe x", "İSTANBUL\u00a0\u2003 x", ""} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var b strings.Builder
+		for _, r := range s {
+			if !unicode.IsPunct(r) {
+				b.WriteRune(unicode.ToLower(r))
+			}
+		}
+		if got, want := NormalizeQuestion(s), strings.Join(strings.Fields(b.String()), " "); got != want {
+			t.Fatalf("%q: got %q, want %q", s, got, want)
+		}
+	})
+}

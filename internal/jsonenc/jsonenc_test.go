@@ -1,0 +1,45 @@
+package jsonenc
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+)
+
+func FuzzAppendString(f *testing.F) {
+	for _, seed := range []string{"", "plain", `q"uote\`, "<a href='x'>&amp;</a>", "tab\tnl\ncr\rbs\bff\f\x00\x1f\x7f",
+		"é – ü 漢字 🙂", "\u2028\u2029", "\xff\xfe bad \xc3", "\xe2\x80", "end\xe2\x80\xa8"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := AppendString([]byte("x"), s); string(got) != "x"+string(want) {
+			t.Fatalf("%q: got %s, want %s", s, got[1:], want)
+		}
+	})
+}
+
+func FuzzAppendFloat(f *testing.F) {
+	for _, seed := range []float64{0, math.Copysign(0, -1), 1, -1.5, 0.1, 1e-6, 9.99e-7, 1e-7, 1e20, 1e21, 123456789.123, -3e-300,
+		math.MaxFloat64, math.SmallestNonzeroFloat64} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, v float64) {
+		want, wantErr := json.Marshal(v)
+		got, err := AppendFloat(nil, v)
+		if (err != nil) != (wantErr != nil) || err == nil && string(got) != string(want) {
+			t.Fatalf("%v: got %s %v, want %s %v", v, got, err, want, wantErr)
+		}
+	})
+}
+
+func TestAppendFloatRefusesWhatJSONCannotHold(t *testing.T) {
+	for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		if _, err := AppendFloat(nil, v); err == nil {
+			t.Errorf("%v: no error", v)
+		}
+	}
+}
