@@ -127,17 +127,19 @@ func TestRuntimePostgres(t *testing.T) {
 	}
 }
 
-// The metrics, which name every merchant and its traffic, are served on --metrics-listen only, never on the public
-// port.
-func TestRuntimeMetricsApart(t *testing.T) {
+// startRuntime runs `parley runtime` on an empty tenants directory, on loopback ports, with the extra arguments,
+// and returns its public and metrics addresses, read from its log, and a stop that ends it and checks that it
+// stopped cleanly.
+func startRuntime(t *testing.T, extra ...string) (public, metrics string, stop func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
 	dir := t.TempDir()
 	logs, w := io.Pipe()
 	done := make(chan error, 1)
+	args := append([]string{"runtime", "--tenants-dir", dir, "--sqlite-path", dir + "/parley.db",
+		"--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--log-format", "text"}, extra...)
 	go func() {
-		done <- run(ctx, []string{"runtime", "--tenants-dir", dir, "--sqlite-path", dir + "/parley.db",
-			"--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--log-format", "text"}, io.Discard, w)
+		done <- run(ctx, args, io.Discard, w)
 		_ = w.Close()
 	}()
 	addrs := map[string]string{}
@@ -150,10 +152,29 @@ func TestRuntimeMetricsApart(t *testing.T) {
 		}
 	}
 	go func() { _, _ = io.Copy(io.Discard, logs) }()
-	public, metrics := addrs[" listen"], addrs[" metrics_listen"]
+	public, metrics = addrs[" listen"], addrs[" metrics_listen"]
 	if public == "" || metrics == "" || public == metrics {
+		cancel()
 		t.Fatalf("listening on %q, metrics on %q: %v", public, metrics, <-done)
 	}
+	return public, metrics, func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("parley runtime: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("parley runtime did not stop")
+		}
+	}
+}
+
+// The metrics, which name every merchant and its traffic, are served on --metrics-listen only, never on the public
+// port.
+func TestRuntimeMetricsApart(t *testing.T) {
+	public, metrics, stop := startRuntime(t)
+	defer stop()
 	if r := get(t, "http://"+public+"/healthz", nil); r.status != http.StatusOK {
 		t.Errorf("/healthz: %d", r.status)
 	}
@@ -163,15 +184,6 @@ func TestRuntimeMetricsApart(t *testing.T) {
 	if r := get(t, "http://"+metrics+"/metrics", nil); r.status != http.StatusOK ||
 		!strings.Contains(r.body, `parley_runtime_http_requests_total{code="404",route="unmatched"}`) {
 		t.Errorf("the metrics listener: %d %s", r.status, r.body)
-	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("parley runtime: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("parley runtime did not stop")
 	}
 }
 
@@ -184,30 +196,7 @@ func TestRuntimeProfiles(t *testing.T) {
 	}
 	profiles := ln.Addr().String()
 	_ = ln.Close()
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	dir := t.TempDir()
-	logs, w := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"runtime", "--tenants-dir", dir, "--sqlite-path", dir + "/parley.db", "--listen", "127.0.0.1:0",
-			"--metrics-listen", "127.0.0.1:0", "--pprof-listen", profiles, "--log-format", "text"}, io.Discard, w)
-		_ = w.Close()
-	}()
-	addrs := map[string]string{}
-	sc := bufio.NewScanner(logs)
-	for len(addrs) < 2 && sc.Scan() {
-		for _, key := range []string{" listen", " metrics_listen"} {
-			if m := regexp.MustCompile(key + `=(\S+)`).FindStringSubmatch(sc.Text()); m != nil {
-				addrs[key] = m[1]
-			}
-		}
-	}
-	go func() { _, _ = io.Copy(io.Discard, logs) }()
-	public, metrics := addrs[" listen"], addrs[" metrics_listen"]
-	if public == "" || metrics == "" {
-		t.Fatalf("listening on %q, metrics on %q: %v", public, metrics, <-done)
-	}
+	public, metrics, stop := startRuntime(t, "--pprof-listen", profiles)
 	if r := get(t, "http://"+profiles+"/debug/pprof/heap", nil); r.status != http.StatusOK || r.header.Get("Content-Type") != "application/octet-stream" {
 		t.Errorf("GET /debug/pprof/heap on --pprof-listen: %d %s", r.status, r.header.Get("Content-Type"))
 	}
@@ -216,13 +205,8 @@ func TestRuntimeProfiles(t *testing.T) {
 			t.Errorf("GET /debug/pprof/heap on %s: %d, want 404", addr, r.status)
 		}
 	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("parley runtime: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("parley runtime did not stop")
+	stop()
+	if _, err := net.DialTimeout("tcp", profiles, time.Second); err == nil {
+		t.Error("the profiles listener is still open after the runtime stopped")
 	}
 }
