@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 )
 
 // startDev runs parley dev on dir until the returned function stops it, and returns its banner and address.
@@ -30,14 +29,7 @@ func startDev(t *testing.T, dir, listen string) (banner, base string, stop func(
 	}
 	return banner, m[1], func() {
 		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("parley dev: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatal("parley dev did not stop")
-		}
+		awaitStop(t, done, "parley dev")
 	}
 }
 

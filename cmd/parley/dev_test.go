@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/parley-dev/parley/internal/contract"
 	"github.com/parley-dev/parley/internal/testutil/fakellm"
@@ -59,14 +58,7 @@ func TestDev(t *testing.T) {
 		}
 	}
 	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("parley dev: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("parley dev did not stop")
-	}
+	awaitStop(t, done, "parley dev")
 }
 
 // --pprof-listen serves Go's profiles on its own address, and never on the public one.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestRun(t *testing.T) {
@@ -35,5 +36,19 @@ func TestRun(t *testing.T) {
 				t.Errorf("stdout %q lacks %q", stdout.String(), tc.wantOut)
 			}
 		})
+	}
+}
+
+// awaitStop waits for the command whose run reports on done to end after its context was cancelled, and fails the
+// test if it ends with an error or not within 30 seconds.
+func awaitStop(t *testing.T, done <-chan error, command string) {
+	t.Helper()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("%s: %v", command, err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s did not stop", command)
 	}
 }

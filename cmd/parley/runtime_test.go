@@ -111,14 +111,7 @@ func TestRuntimePostgres(t *testing.T) {
 	}
 
 	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("parley runtime: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("parley runtime did not stop")
-	}
+	awaitStop(t, done, "parley runtime")
 	for line := range lines {
 		all.WriteString(line + "\n")
 	}
@@ -159,14 +152,7 @@ func startRuntime(t *testing.T, extra ...string) (public, metrics string, stop f
 	}
 	return public, metrics, func() {
 		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("parley runtime: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatal("parley runtime did not stop")
-		}
+		awaitStop(t, done, "parley runtime")
 	}
 }
 
