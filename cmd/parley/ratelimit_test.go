@@ -74,7 +74,7 @@ func TestRedisLimiterFromFlags(t *testing.T) {
 		t.Fatal("the first request was refused")
 	}
 	conversations := l.Keyed()
-	if ok, _ := conversations.Allow(t.Context(), "acme\x00a\x00192.0.2.1", 1, time.Hour, time.Now()); !ok {
+	if refused, _ := conversations.Allow(t.Context(), []ratelimit.Quota{{Key: "acme\x00a\x00192.0.2.1", N: 1, Period: time.Hour}}, time.Now()); refused != -1 {
 		t.Fatal("the first new conversation was refused")
 	}
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Password: password})

@@ -10,9 +10,21 @@ import (
 
 // KeyedLimiter counts events per key rather than per merchant: new conversations per client address or visitor.
 type KeyedLimiter interface {
-	// Allow takes a token from key's bucket of n tokens refilled n per period. When none is left it reports
-	// false and how long until one is. now is the caller's clock; a shared limiter may use its own.
-	Allow(ctx context.Context, key string, n int, period time.Duration, now time.Time) (bool, time.Duration)
+	// Allow takes a token from the bucket of every quota if each has one left, and none otherwise: an event one
+	// quota refuses spends nothing of the others. It reports the index of the first quota without a token, or
+	// -1, and how long until that quota's bucket has one. now is the caller's clock; a shared limiter may use
+	// its own.
+	Allow(ctx context.Context, quotas []Quota, now time.Time) (refused int, wait time.Duration)
+}
+
+// Quota is one limit a KeyedLimiter applies: a bucket of N tokens for Key, refilled N per Period.
+type Quota struct {
+	// Key names the bucket, for example a merchant's client address.
+	Key string
+	// N is the bucket's size and how many tokens it gets back per Period.
+	N int
+	// Period is the time N tokens take to come back.
+	Period time.Duration
 }
 
 // DefaultMaxKeys bounds the client addresses and visitors whose new conversations a Keyed limiter counts at once.
@@ -38,27 +50,45 @@ func NewKeyed(maxKeys int) *Keyed {
 // sweepEvery is how often Allow forgets the buckets full again.
 const sweepEvery = time.Minute
 
-// Allow implements KeyedLimiter. A change of n or period takes effect with a new, full bucket.
-func (k *Keyed) Allow(_ context.Context, key string, n int, period time.Duration, now time.Time) (bool, time.Duration) {
-	limit := rate.Limit(float64(n) / period.Seconds())
+// Allow implements KeyedLimiter. A change of a quota's N or Period takes effect with a new, full bucket.
+func (k *Keyed) Allow(_ context.Context, quotas []Quota, now time.Time) (int, time.Duration) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if now.Sub(k.lastSweep) >= sweepEvery || len(k.buckets) >= k.maxKeys {
 		k.sweep(now)
 	}
-	b, ok := k.buckets[key]
-	if !ok || b.Limit() != limit || b.Burst() != n {
-		if !ok && len(k.buckets) >= k.maxKeys {
-			return true, 0
+	buckets := make([]*rate.Limiter, len(quotas))
+	for i, q := range quotas {
+		b := k.bucket(q)
+		if b == nil {
+			continue // past maxKeys: uncounted
 		}
-		b = rate.NewLimiter(limit, n)
-		k.buckets[key] = b
+		if tokens := b.TokensAt(now); tokens < 1 {
+			return i, time.Duration((1 - tokens) / float64(b.Limit()) * float64(time.Second))
+		}
+		buckets[i] = b
 	}
-	if b.AllowN(now, 1) {
-		return true, 0
+	for _, b := range buckets {
+		if b != nil {
+			b.AllowN(now, 1)
+		}
 	}
-	missing := 1 - b.TokensAt(now)
-	return false, time.Duration(missing / float64(limit) * float64(time.Second))
+	return -1, 0
+}
+
+// bucket is q's bucket, made full when q is new or changed, or nil when maxKeys keys are tracked already.
+func (k *Keyed) bucket(q Quota) *rate.Limiter {
+	limit := rate.Limit(float64(q.N) / q.Period.Seconds())
+	b, ok := k.buckets[q.Key]
+	if ok && b.Limit() == limit && b.Burst() == q.N {
+		return b
+	}
+	if !ok && len(k.buckets) >= k.maxKeys {
+		return nil
+	}
+	b = rate.NewLimiter(limit, q.N)
+	k.buckets[q.Key] = b
+	return b
 }
 
 // sweep forgets the buckets that are full again: a new bucket would be the same.

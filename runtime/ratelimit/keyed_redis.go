@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"strconv"
 	"time"
 )
@@ -42,31 +41,23 @@ func (k *RedisKeyed) Key(key string) string {
 	return k.shared.prefix + keyedInfix + hex.EncodeToString(sum[:])
 }
 
-// Allow implements KeyedLimiter: one token from key's bucket in Redis, or from the fallback while Redis fails.
-// now is used only by the fallback; Redis uses its own clock.
-func (k *RedisKeyed) Allow(ctx context.Context, key string, n int, period time.Duration, now time.Time) (bool, time.Duration) {
-	var ok bool
-	var wait time.Duration
+// Allow implements KeyedLimiter: one token from each quota's bucket in Redis, all in one atomic call, or from
+// the fallback while Redis fails. now is used only by the fallback; Redis uses its own clock.
+func (k *RedisKeyed) Allow(ctx context.Context, quotas []Quota, now time.Time) (int, time.Duration) {
+	if len(quotas) == 0 {
+		return -1, 0
+	}
+	refused, wait := -1, time.Duration(0)
 	if !k.shared.decide(ctx, func() (err error) {
-		ok, wait, err = k.allow(ctx, key, n, period)
+		keys, args := make([]string, len(quotas)), make([]any, 0, 2*len(quotas))
+		for i, q := range quotas {
+			keys[i] = k.Key(q.Key)
+			args = append(args, strconv.FormatFloat(float64(q.N)/q.Period.Seconds(), 'g', -1, 64), strconv.Itoa(q.N))
+		}
+		refused, _, wait, err = k.shared.takeTokens(ctx, keys, args...)
 		return err
 	}) {
-		return k.fallback.Allow(ctx, key, n, period, now)
+		return k.fallback.Allow(ctx, quotas, now)
 	}
-	return ok, wait
-}
-
-func (k *RedisKeyed) allow(ctx context.Context, key string, n int, period time.Duration) (bool, time.Duration, error) {
-	ctx, cancel := context.WithTimeout(ctx, k.shared.timeout)
-	defer cancel()
-	perSecond := float64(n) / period.Seconds()
-	res, err := tokenBucket.Run(ctx, k.shared.client, []string{k.Key(key)},
-		strconv.FormatFloat(perSecond, 'g', -1, 64), strconv.Itoa(n)).Int64Slice()
-	if err != nil {
-		return false, 0, fmt.Errorf("running the token bucket script: %w", err)
-	}
-	if len(res) != 3 {
-		return false, 0, fmt.Errorf("the token bucket script returned %d values, want 3", len(res))
-	}
-	return res[0] == 1, time.Duration(res[2]) * time.Microsecond, nil
+	return refused, wait
 }

@@ -22,7 +22,7 @@ func TestRedisKeyedSharedByReplicas(t *testing.T) {
 	var wait time.Duration
 	for i := range 20 {
 		l := []*RedisKeyed{a, b}[i%2]
-		ok, w := l.Allow(t.Context(), key, 5, time.Hour, time.Now())
+		ok, w := allowOne(t.Context(), l, key, 5, time.Hour, time.Now())
 		if ok {
 			allowed++
 		} else {
@@ -37,13 +37,23 @@ func TestRedisKeyedSharedByReplicas(t *testing.T) {
 		t.Errorf("retry after %s, want just under 12 minutes", wait)
 	}
 	// The decision is Redis's clock: a replica whose clock is two hours ahead gets nothing more.
-	if ok, _ := a.Allow(t.Context(), key, 5, time.Hour, time.Now().Add(2*time.Hour)); ok {
+	if ok, _ := allowOne(t.Context(), a, key, 5, time.Hour, time.Now().Add(2*time.Hour)); ok {
 		t.Error("a replica's clock refilled the shared bucket")
 	}
-	if ok, _ := b.Allow(t.Context(), "shop\x00a\x00192.0.2.2", 5, time.Hour, time.Now()); !ok {
+	if ok, _ := allowOne(t.Context(), b, "shop\x00a\x00192.0.2.2", 5, time.Hour, time.Now()); !ok {
 		t.Error("another address shares the first one's bucket")
 	}
 	if fb := testutil.ToFloat64(a.shared.fallbacks) + testutil.ToFloat64(b.shared.fallbacks); fb != 0 {
+		t.Errorf("%v decisions fell back to the replica while Redis was up", fb)
+	}
+}
+
+// The abuse limits of a new conversation are one call to Redis, all or nothing, as in Keyed.
+func TestRedisKeyedAllOrNothing(t *testing.T) {
+	srv := redistest.Start(t)
+	l := replica(t, srv.Addr, "", RedisOptions{}).Keyed()
+	testAllOrNothing(t, l, time.Now())
+	if fb := testutil.ToFloat64(l.shared.fallbacks); fb != 0 {
 		t.Errorf("%v decisions fell back to the replica while Redis was up", fb)
 	}
 }
@@ -55,11 +65,11 @@ func TestRedisKeyedKeys(t *testing.T) {
 	l := replica(t, srv.Addr, "", RedisOptions{KeyPrefix: "p:"}).Keyed()
 	keys := []string{"acme\x00a\x00192.0.2.7", "acme\x00v\x00visitor-4f1c", "acme\x00a\x002001:db8:1:2::/64"}
 	for _, k := range keys {
-		if ok, _ := l.Allow(t.Context(), k, 20, time.Hour, time.Now()); !ok {
+		if ok, _ := allowOne(t.Context(), l, k, 20, time.Hour, time.Now()); !ok {
 			t.Fatalf("%q: the first new conversation was refused", k)
 		}
 	}
-	if ok, _ := l.Allow(t.Context(), "acme\x00a\x00192.0.2.8", 2, time.Second, time.Now()); !ok {
+	if ok, _ := allowOne(t.Context(), l, "acme\x00a\x00192.0.2.8", 2, time.Second, time.Now()); !ok {
 		t.Fatal("the first new conversation of the short period was refused")
 	}
 
@@ -118,7 +128,7 @@ func TestRedisKeyedStall(t *testing.T) {
 	l := shared.Keyed()
 	const key = "shop\x00v\x00visitor"
 	for range 2 {
-		if ok, _ := l.Allow(t.Context(), key, 3, time.Hour, time.Now()); !ok {
+		if ok, _ := allowOne(t.Context(), l, key, 3, time.Hour, time.Now()); !ok {
 			t.Fatal("refused within the limit with Redis up")
 		}
 	}
@@ -133,7 +143,7 @@ func TestRedisKeyedStall(t *testing.T) {
 	now := time.Now()
 	var allowed int
 	for range 5 {
-		if ok, _ := l.Allow(t.Context(), key, 3, time.Hour, now); ok {
+		if ok, _ := allowOne(t.Context(), l, key, 3, time.Hour, now); ok {
 			allowed++
 		}
 	}
@@ -163,12 +173,12 @@ func TestRedisKeyedStall(t *testing.T) {
 			t.Fatal("the limiter did not go back to Redis after the stall")
 		}
 		time.Sleep(100 * time.Millisecond)
-		l.Allow(t.Context(), "shop\x00v\x00someone-else", 3, time.Hour, time.Now())
+		allowOne(t.Context(), l, "shop\x00v\x00someone-else", 3, time.Hour, time.Now())
 	}
-	if ok, _ := l.Allow(t.Context(), key, 3, time.Hour, time.Now()); !ok {
+	if ok, _ := allowOne(t.Context(), l, key, 3, time.Hour, time.Now()); !ok {
 		t.Error("the third shared token was refused after the stall")
 	}
-	if ok, _ := l.Allow(t.Context(), key, 3, time.Hour, time.Now()); ok {
+	if ok, _ := allowOne(t.Context(), l, key, 3, time.Hour, time.Now()); ok {
 		t.Error("a fourth new conversation was allowed after the stall")
 	}
 }

@@ -189,17 +189,25 @@ func (r *Redis) decide(ctx context.Context, inRedis func() error) bool {
 }
 
 func (r *Redis) allow(ctx context.Context, merchantID string, plan tenant.Plan) (bool, int, time.Duration, error) {
+	refused, left, wait, err := r.takeTokens(ctx, []string{r.Key(merchantID)},
+		strconv.Itoa(int(plan.RequestsPerSecond)), strconv.Itoa(int(plan.Burst)))
+	return refused < 0, left, wait, err
+}
+
+// takeTokens runs the token bucket script on keys, with a rate and a burst in args for each. It reports the
+// index of the first bucket without a token, or -1 when one was taken from each; the tokens left in that bucket
+// (the first one when allowed); and how long until it has a token.
+func (r *Redis) takeTokens(ctx context.Context, keys []string, args ...any) (int, int, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
-	res, err := tokenBucket.Run(ctx, r.client, []string{r.Key(merchantID)},
-		strconv.Itoa(int(plan.RequestsPerSecond)), strconv.Itoa(int(plan.Burst))).Int64Slice()
+	res, err := tokenBucket.Run(ctx, r.client, keys, args...).Int64Slice()
 	if err != nil {
-		return false, 0, 0, fmt.Errorf("running the token bucket script: %w", err)
+		return 0, 0, 0, fmt.Errorf("running the token bucket script: %w", err)
 	}
-	if len(res) != 3 {
-		return false, 0, 0, fmt.Errorf("the token bucket script returned %d values, want 3", len(res))
+	if len(res) != 3 || res[0] < 0 || res[0] > int64(len(keys)) {
+		return 0, 0, 0, fmt.Errorf("the token bucket script returned %v for %d keys", res, len(keys))
 	}
-	return res[0] == 1, int(max(0, res[1])), time.Duration(res[2]) * time.Microsecond, nil
+	return int(res[0]) - 1, int(max(0, res[1])), time.Duration(res[2]) * time.Microsecond, nil
 }
 
 func (r *Redis) failed(err error) {

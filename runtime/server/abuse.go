@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/parley-dev/parley/runtime/ratelimit"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
 
@@ -37,8 +38,9 @@ func callerOf(r *http.Request) (keyCaller, bool) {
 // admitConversation applies the plan's abuse limits before a publishable key starts a conversation: so many new
 // conversations per client address and per visitor ID an hour (tenant.Plan.AddressLimit, VisitorLimit), so that a
 // script holding the public key cannot drain the merchant's monthly conversations. Continuing a conversation is
-// not counted, and secret keys, used by servers that speak for many visitors, are exempt. Past a limit it answers
-// 429 conversation_rate_limited with Retry-After.
+// not counted, and secret keys, used by servers that speak for many visitors, are exempt. Both limits are taken in
+// one call to the limiter (one round trip to Redis), all or nothing: a conversation refused for its address does
+// not count against its visitor. Past a limit it answers 429 conversation_rate_limited with Retry-After.
 func (s *Server) admitConversation(w http.ResponseWriter, r *http.Request, m *tenant.Bundle, conversationID, visitor string) error {
 	if c, ok := callerOf(r); !ok || c.key.Type != tenant.KeyPublishable {
 		return nil
@@ -49,18 +51,22 @@ func (s *Server) admitConversation(w http.ResponseWriter, r *http.Request, m *te
 			return err
 		}
 	}
-	now := s.now()
+	var quotas []ratelimit.Quota
 	if visitor != "" {
-		if ok, wait := s.conversations.Allow(r.Context(), m.MerchantID+"\x00v\x00"+visitor, m.Plan.VisitorLimit(), abuseWindow, now); !ok {
-			return conversationRateLimited(w, wait, "this visitor started %d conversations within the hour", m.Plan.VisitorLimit())
-		}
+		quotas = append(quotas, ratelimit.Quota{Key: m.MerchantID + "\x00v\x00" + visitor, N: m.Plan.VisitorLimit(), Period: abuseWindow})
 	}
 	addr := s.clientAddress(r)
-	if ok, wait := s.conversations.Allow(r.Context(), m.MerchantID+"\x00a\x00"+addressKey(addr), m.Plan.AddressLimit(), abuseWindow, now); !ok {
+	quotas = append(quotas, ratelimit.Quota{Key: m.MerchantID + "\x00a\x00" + addressKey(addr), N: m.Plan.AddressLimit(), Period: abuseWindow})
+	refused, wait := s.conversations.Allow(r.Context(), quotas, s.now())
+	switch {
+	case refused < 0:
+		return nil
+	case refused == len(quotas)-1:
 		logger(r).Info("new conversations refused for a client address", "merchant", m.MerchantID, "limit", m.Plan.AddressLimit())
 		return conversationRateLimited(w, wait, "%d conversations were started from this address within the hour", m.Plan.AddressLimit())
+	default:
+		return conversationRateLimited(w, wait, "this visitor started %d conversations within the hour", m.Plan.VisitorLimit())
 	}
-	return nil
 }
 
 // conversationRateLimited is the answer past an abuse limit, retryable once a new conversation is allowed.
