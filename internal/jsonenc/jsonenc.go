@@ -1,66 +1,20 @@
-// Package jsonenc appends JSON values to a byte slice exactly as encoding/json's Marshal writes them, for the
-// few hot encodings (a chat reply, a message's sources) where Marshal's reflection and allocations show in
-// profiles.
+// Package jsonenc appends JSON values to a byte slice, for the few hot encodings (a chat reply, a message's
+// sources) where encoding/json's reflection and allocations show in profiles.
 package jsonenc
 
 import (
 	"fmt"
 	"math"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
-const hex = "0123456789abcdef"
-
-// AppendString appends s as a JSON string, escaped as encoding/json escapes it: HTML's <, > and & too, U+2028
-// and U+2029, and each byte of invalid UTF-8 as U+FFFD.
+// AppendString appends s as a JSON string. Bytes of invalid UTF-8, which JSON cannot hold, become U+FFFD, as
+// encoding/json writes them.
 func AppendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if b >= ' ' && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '\\', '"':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case c == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case c == '\u2028' || c == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[c&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	dst, _ = jsontext.AppendQuote(dst, s) // its only error is invalid UTF-8, already replaced
+	return dst
 }
 
 // AppendFloat appends f as a JSON number, formatted as encoding/json formats a float64; JSON has no form for

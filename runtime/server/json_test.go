@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"reflect"
 	"testing"
 	"time"
 )
 
-// TestChatResponseJSON checks that a chat response's own encoding is what encoding/json's Encoder writes.
+// TestChatResponseJSON checks that a chat response's own encoding holds what encoding/json's Encoder writes for
+// it, on a line of its own.
 func TestChatResponseJSON(t *testing.T) {
 	at := time.Date(2026, 11, 24, 6, 7, 8, 123456789, time.UTC)
 	for _, c := range []chatResponse{
@@ -24,11 +26,17 @@ func TestChatResponseJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		got, err := c.appendJSON(nil)
-		if err != nil || string(got) != want.String() {
+		if err != nil || !sameJSON(got, want.Bytes()) || !bytes.HasSuffix(got, []byte("}\n")) {
 			t.Errorf("got %s %v, want %s", got, err, want.String())
 		}
 	}
 	if _, err := (chatResponse{Sources: []sourceJSON{{Score: math.NaN()}}}).appendJSON(nil); err == nil {
 		t.Error("a NaN score was encoded")
 	}
+}
+
+// sameJSON reports whether a and b are valid JSON of equal values.
+func sameJSON(a, b []byte) bool {
+	var va, vb any
+	return json.Unmarshal(a, &va) == nil && json.Unmarshal(b, &vb) == nil && reflect.DeepEqual(va, vb)
 }

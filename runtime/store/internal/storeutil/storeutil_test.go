@@ -107,8 +107,8 @@ func TestQueries(t *testing.T) {
 func must(query string, _ []any) string { return query }
 func args(_ string, args []any) []any   { return args }
 
-// FuzzEncodeSources checks that EncodeSources writes what json.Marshal writes for the same sources, which is
-// what DecodeSources, and the rows written before EncodeSources was written by hand, hold.
+// FuzzEncodeSources checks that EncodeSources writes the same JSON values as json.Marshal for the same sources,
+// which is what the rows written before EncodeSources hold, and that DecodeSources reads them back.
 func FuzzEncodeSources(f *testing.F) {
 	f.Add("kn_1", "Shipping", "https://shop.example/shipping", "Orders ship <in> 2 days & \"free\".", 0.8125, 2)
 	f.Add("", "", "", "", 0.0, 1)
@@ -124,8 +124,15 @@ func FuzzEncodeSources(f *testing.F) {
 			ref = append(ref, sourceJSON(s))
 		}
 		want, wantErr := json.Marshal(ref)
-		if (err != nil) != (wantErr != nil) || err == nil && got != string(want) {
+		var gotValue, wantValue any
+		if (err != nil) != (wantErr != nil) || err == nil &&
+			(json.Unmarshal([]byte(got), &gotValue) != nil || json.Unmarshal(want, &wantValue) != nil || !reflect.DeepEqual(gotValue, wantValue)) {
 			t.Fatalf("got %s %v, want %s %v", got, err, want, wantErr)
+		}
+		if err == nil {
+			if back, err := DecodeSources(got); err != nil || len(back) != len(sources) {
+				t.Fatalf("%s read back as %d sources: %v", got, len(back), err)
+			}
 		}
 	})
 }
