@@ -74,6 +74,15 @@ func TestGermanSynonymIsNotUnknown(t *testing.T) {
 		{"Gibt es bei euch einen Fahrstuhl?", "zugang"},
 		{"Gibt es bei euch einen Paternoster?", ""},
 	})
+	// One of the commonest German words weighs nothing and has too many senses to be matched by its synonyms:
+	// "Leute" is not the "Personen" of the base.
+	withPersons := NewIndexForLocale(append(items, Item{ID: "gruppen", Title: "Gruppen", Content: "Eine Gruppe hat zwölf Personen."}), "de")
+	if _, ok := withPersons.stemID(stemGerman("personen")); !ok || !slices.Contains(synonymsOf(germanThesaurus(), "leute"), stemGerman("personen")) {
+		t.Fatal("the test needs Personen in the index and as a synonym of Leute")
+	}
+	if q := withPersons.parseQuery("Leute"); len(q.terms) != 1 || len(q.terms[0].alts) != 0 {
+		t.Errorf("parseQuery(Leute) = %+v, want no match for one of the commonest words", q.terms)
+	}
 	if q := NewIndex(items).parseQuery("Fahrstuhl"); len(q.terms) != 1 || len(q.terms[0].alts) != 0 {
 		t.Errorf("English parseQuery(Fahrstuhl) = %+v, want no match", q.terms)
 	}
