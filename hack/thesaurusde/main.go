@@ -6,8 +6,8 @@
 //	go run ./hack/thesaurusde -in /usr/share/mythes/th_de_DE_v2.dat
 //
 // The thesaurus lists, under each headword, the groups of words that mean the same in one of its senses, with
-// broader and narrower terms and opposites marked as such. Only the synonyms are kept, and only single words of
-// letters (and hyphens): a phrase never matches one question word. Each group is written once, its words lower
+// their broader terms marked "(Oberbegriff)". Only the synonyms are kept, and only single words of letters (and
+// hyphens): a phrase never matches one question word. Each group is written once, its words lower
 // case, in order, separated by spaces; groups of more than maxGroup words are left out, since such a group
 // gathers words of a vague, wide sense ("stornieren" with "tilgen", "kippen" and "terminieren") that would match
 // a question to items about something else.
@@ -36,8 +36,8 @@ const header = `# German synonyms: one group of words of the same meaning a line
 // annotation matches a parenthesised note after a word, such as "(ugs.)" or "(Oberbegriff)".
 var annotation = regexp.MustCompile(`\s*\([^)]*\)`)
 
-// notSynonym are the notes that mark a word of a group as no synonym of the headword.
-var notSynonym = []string{"(Oberbegriff)", "(Unterbegriff)", "(Gegenbegriff)", "(Antonym)"}
+// broader marks a word of a group as a broader term, not a synonym: a "Transportmittel" is not a "Fahrstuhl".
+const broader = "(Oberbegriff)"
 
 func main() {
 	in := flag.String("in", "/usr/share/mythes/th_de_DE_v2.dat", "OpenThesaurus in MyThes format")
@@ -92,7 +92,7 @@ func run(in, out string) error {
 func group(entries []string) []string {
 	var words []string
 	for _, e := range entries {
-		if slices.ContainsFunc(notSynonym, func(n string) bool { return strings.Contains(e, n) }) {
+		if strings.Contains(e, broader) {
 			continue
 		}
 		w := strings.ToLower(strings.TrimSpace(annotation.ReplaceAllString(e, "")))
