@@ -21,8 +21,11 @@ type language struct {
 	compounds bool
 	// clauseBreaks are the words that may join two questions in one message ("and", "also"; see splitClauses).
 	clauseBreaks []string
-	// english is true for English, the only language with idioms, abbreviations, synonyms, irregular forms and
-	// word vectors.
+	// thesaurus returns the language's groups of synonyms, matched to a question word the knowledge base lacks;
+	// nil for English, which has word vectors instead.
+	thesaurus func() *thesaurus
+	// english is true for English, the only language with idioms, abbreviations, the synonym list, irregular
+	// forms, derived forms and word vectors.
 	english bool
 }
 
@@ -31,7 +34,7 @@ var (
 	englishLanguage = &language{stem: stem, stopWords: stopWords, rarity: generalRarity,
 		clauseBreaks: []string{"and", "also", "plus"}, english: true}
 	germanLanguage = &language{stem: stemGerman, stopWords: germanStopWords, rarity: germanRarity,
-		clauseBreaks: []string{"und", "außerdem", "ausserdem"}, compounds: true}
+		clauseBreaks: []string{"und", "außerdem", "ausserdem"}, compounds: true, thesaurus: germanThesaurus}
 )
 
 // languageOf returns the language of a BCP 47 locale such as "de-AT": German for German, English otherwise.

@@ -177,6 +177,17 @@ func (ix *Index) resolve(t term) queryTerm {
 			// "tattoo" or "casino" is.
 			qt.idf *= rarity
 		}
+		if len(qt.alts) == 0 && lang.thesaurus != nil && rarity > 0 {
+			// Its synonyms explain it, as the word vectors' neighbours do an English word: "Fahrstuhl" is
+			// the "Aufzug" of the item on access, "Büro" the "Sekretariat" of the opening hours. One of the
+			// commonest words of the language has none, as it has no neighbours: it weighs nothing, and its
+			// senses are many ("Leute", "genug").
+			lang.thesaurus().synonyms(t.stem, func(s string) {
+				if id, ok := ix.cache.stemID(s); ok {
+					qt.alts = addAlt(qt.alts, alt{id: id, factor: synonymFactor})
+				}
+			})
+		}
 		if len(qt.alts) == 0 && english {
 			// Its near neighbours in meaning explain it in part.
 			for _, n := range ix.neighbours(t.word) {
