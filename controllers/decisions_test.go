@@ -543,3 +543,35 @@ func TestApplyProblem(t *testing.T) {
 		})
 	}
 }
+
+func TestStatusOnly(t *testing.T) {
+	base := func() *chatv1alpha1.ChatRuntime {
+		return &chatv1alpha1.ChatRuntime{ObjectMeta: metav1.ObjectMeta{Name: "default", Generation: 2, ResourceVersion: "10",
+			Labels: map[string]string{"team": "a"}, Annotations: map[string]string{"note": "x"}, Finalizers: []string{runtimeFinalizer}}}
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(*chatv1alpha1.ChatRuntime)
+		want   bool
+	}{
+		{"status and resourceVersion", func(rt *chatv1alpha1.ChatRuntime) { rt.Status.Tenants = 7; rt.ResourceVersion = "11" }, true},
+		{"managedFields", func(rt *chatv1alpha1.ChatRuntime) {
+			rt.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "parley-operator", Subresource: "status"}}
+		}, true},
+		{"spec (generation)", func(rt *chatv1alpha1.ChatRuntime) { rt.Generation = 3 }, false},
+		{"a deletion starting (generation)", func(rt *chatv1alpha1.ChatRuntime) {
+			rt.Generation, rt.DeletionTimestamp = 3, &metav1.Time{Time: time.Now()}
+		}, false},
+		{"labels", func(rt *chatv1alpha1.ChatRuntime) { rt.Labels["team"] = "b" }, false},
+		{"annotations", func(rt *chatv1alpha1.ChatRuntime) { rt.Annotations = nil }, false},
+		{"finalizers", func(rt *chatv1alpha1.ChatRuntime) { rt.Finalizers = nil }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			updated := base()
+			tc.change(updated)
+			if got := statusOnly(base(), updated); got != tc.want {
+				t.Errorf("statusOnly = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
