@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
 	"github.com/parley-dev/parley/internal/render"
@@ -571,6 +572,37 @@ func TestStatusOnly(t *testing.T) {
 			tc.change(updated)
 			if got := statusOnly(base(), updated); got != tc.want {
 				t.Errorf("statusOnly = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestNotGeneratedCreate(t *testing.T) {
+	controlledBy := func(apiVersion, kind string) *corev1.Secret {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "widget-apikey", Namespace: "shop"}}
+		if kind != "" {
+			s.OwnerReferences = []metav1.OwnerReference{{APIVersion: apiVersion, Kind: kind, Name: "widget", Controller: new(true)}}
+		}
+		return s
+	}
+	own := chatv1alpha1.GroupVersion.String()
+	pass := notGeneratedCreate("APIKey")
+	for _, tc := range []struct {
+		name   string
+		secret *corev1.Secret
+		want   bool
+	}{
+		{"generated for an APIKey", controlledBy(own, "APIKey"), false},
+		{"brought along", controlledBy("", ""), true},
+		{"generated for a Webhook", controlledBy(own, "Webhook"), true},
+		{"controlled by another group's APIKey", controlledBy("example.com/v1", "APIKey"), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := pass.Create(event.CreateEvent{Object: tc.secret}); got != tc.want {
+				t.Errorf("Create passes = %v, want %v", got, tc.want)
+			}
+			if !pass.Update(event.UpdateEvent{ObjectOld: tc.secret, ObjectNew: tc.secret}) || !pass.Delete(event.DeleteEvent{Object: tc.secret}) {
+				t.Error("an update or deletion of the Secret does not pass")
 			}
 		})
 	}
