@@ -126,7 +126,7 @@ func (r *APIKeyReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&chatv1alpha1.APIKey{}).
 		Watches(&corev1.Secret{}, enqueueReferrers(r.Client, &chatv1alpha1.APIKeyList{}, apiKeySecretIndex),
-			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelAPIKey))).
+			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelAPIKey), notGeneratedCreate("APIKey"))).
 		// A key's condition follows whether its Merchant exists, never the Merchant's status.
 		Watches(&chatv1alpha1.Merchant{}, enqueueReferrers(r.Client, &chatv1alpha1.APIKeyList{}, apiKeyMerchantIndex), specChanges()).
 		WithOptions(controllerOptions(workers)).

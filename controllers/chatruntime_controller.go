@@ -328,7 +328,9 @@ const tenantCountDelay = 5 * time.Second
 // SetupWithManager watches ChatRuntimes, what is rendered for them, and tenant bundles (for the tenant count).
 func (r *ChatRuntimeReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&chatv1alpha1.ChatRuntime{}).
+		// Its own status patch must not bring a ChatRuntime back to apply its objects again: the tenant count is
+		// taken again when a bundle changes, the replicas when its Deployment does.
+		For(&chatv1alpha1.ChatRuntime{}, notStatusOnly()).
 		Watches(&chatv1alpha1.ChatRuntime{}, handler.EnqueueRequestsFromMapFunc(r.sharingTarget)).
 		Watches(&appsv1.Deployment{}, r.enqueueRuntime()).
 		Watches(&corev1.Service{}, r.enqueueRuntime()).

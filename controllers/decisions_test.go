@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
 	"github.com/parley-dev/parley/internal/render"
@@ -539,6 +540,69 @@ func TestApplyProblem(t *testing.T) {
 			}
 			if reason == chatv1alpha1.ReasonNamespaceNotGranted && !strings.Contains(message, "parley-runtime-namespace") {
 				t.Errorf("message %q does not say which ClusterRole to bind", message)
+			}
+		})
+	}
+}
+
+func TestStatusOnly(t *testing.T) {
+	base := func() *chatv1alpha1.ChatRuntime {
+		return &chatv1alpha1.ChatRuntime{ObjectMeta: metav1.ObjectMeta{Name: "default", Generation: 2, ResourceVersion: "10",
+			Labels: map[string]string{"team": "a"}, Annotations: map[string]string{"note": "x"}, Finalizers: []string{runtimeFinalizer}}}
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(*chatv1alpha1.ChatRuntime)
+		want   bool
+	}{
+		{"status and resourceVersion", func(rt *chatv1alpha1.ChatRuntime) { rt.Status.Tenants = 7; rt.ResourceVersion = "11" }, true},
+		{"managedFields", func(rt *chatv1alpha1.ChatRuntime) {
+			rt.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "parley-operator", Subresource: "status"}}
+		}, true},
+		{"spec (generation)", func(rt *chatv1alpha1.ChatRuntime) { rt.Generation = 3 }, false},
+		{"a deletion starting (generation)", func(rt *chatv1alpha1.ChatRuntime) {
+			rt.Generation, rt.DeletionTimestamp = 3, &metav1.Time{Time: time.Now()}
+		}, false},
+		{"labels", func(rt *chatv1alpha1.ChatRuntime) { rt.Labels["team"] = "b" }, false},
+		{"annotations", func(rt *chatv1alpha1.ChatRuntime) { rt.Annotations = nil }, false},
+		{"finalizers", func(rt *chatv1alpha1.ChatRuntime) { rt.Finalizers = nil }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			updated := base()
+			tc.change(updated)
+			if got := statusOnly(base(), updated); got != tc.want {
+				t.Errorf("statusOnly = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestNotGeneratedCreate(t *testing.T) {
+	controlledBy := func(apiVersion, kind string) *corev1.Secret {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "widget-apikey", Namespace: "shop"}}
+		if kind != "" {
+			s.OwnerReferences = []metav1.OwnerReference{{APIVersion: apiVersion, Kind: kind, Name: "widget", Controller: new(true)}}
+		}
+		return s
+	}
+	own := chatv1alpha1.GroupVersion.String()
+	pass := notGeneratedCreate("APIKey")
+	for _, tc := range []struct {
+		name   string
+		secret *corev1.Secret
+		want   bool
+	}{
+		{"generated for an APIKey", controlledBy(own, "APIKey"), false},
+		{"brought along", controlledBy("", ""), true},
+		{"generated for a Webhook", controlledBy(own, "Webhook"), true},
+		{"controlled by another group's APIKey", controlledBy("example.com/v1", "APIKey"), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := pass.Create(event.CreateEvent{Object: tc.secret}); got != tc.want {
+				t.Errorf("Create passes = %v, want %v", got, tc.want)
+			}
+			if !pass.Update(event.UpdateEvent{ObjectOld: tc.secret, ObjectNew: tc.secret}) || !pass.Delete(event.DeleteEvent{Object: tc.secret}) {
+				t.Error("an update or deletion of the Secret does not pass")
 			}
 		})
 	}

@@ -50,7 +50,8 @@ const merchantCountDelay = 5 * time.Second
 // SetupWithManager watches Plans and the Merchants that refer to them.
 func (r *PlanReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&chatv1alpha1.Plan{}).
+		// Its own status patch must not bring a Plan back: the count is taken again when a Merchant changes.
+		For(&chatv1alpha1.Plan{}, notStatusOnly()).
 		// The count changes when a Merchant comes, goes or names another plan, not when its status does.
 		Watches(&chatv1alpha1.Merchant{}, enqueueAfter(merchantCountDelay, func(o client.Object) reconcile.Request {
 			return reconcile.Request{NamespacedName: types.NamespacedName{Name: o.(*chatv1alpha1.Merchant).Spec.PlanRef.Name}}

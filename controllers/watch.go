@@ -2,9 +2,13 @@ package controllers
 
 import (
 	"context"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
@@ -68,6 +72,36 @@ func secretLabelled(value string) predicate.Predicate {
 // status or metadata alone.
 func specChanges() builder.Predicates {
 	return builder.WithPredicates(predicate.GenerationChangedPredicate{})
+}
+
+// notGeneratedCreate passes every event of a Secret but its creation by the operator for an object of kind (its
+// controller): the reconcile that generated it has used it already (secretReader.withCreated), and its event,
+// arriving before that reconcile's own status write reached the cache, brought the object back to patch the
+// same status a second time. A generated Secret's update or deletion, and a Secret brought along, still pass.
+func notGeneratedCreate(kind string) predicate.Predicate {
+	return predicate.Funcs{CreateFunc: func(e event.CreateEvent) bool {
+		owner := metav1.GetControllerOf(e.Object)
+		return owner == nil || owner.Kind != kind || !strings.HasPrefix(owner.APIVersion, chatv1alpha1.GroupVersion.Group+"/")
+	}}
+}
+
+// notStatusOnly passes every event but an update that changed an object's status alone (and the resourceVersion
+// and managedFields every write moves). A controller that writes an object's status must not be woken by its own
+// write: a Plan's or ChatRuntime's count, patched, woke its reconcile at once, which counted anew and patched
+// again while merchants were being created, about once a second instead of once every few seconds.
+func notStatusOnly() builder.Predicates {
+	return builder.WithPredicates(predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		return !statusOnly(e.ObjectOld, e.ObjectNew)
+	}})
+}
+
+// statusOnly decides whether an update from old to updated changed nothing a reconcile reads but the status: its
+// generation (which the spec and the start of a deletion move), labels, annotations and finalizers are the same.
+func statusOnly(old, updated client.Object) bool {
+	return old.GetGeneration() == updated.GetGeneration() &&
+		maps.Equal(old.GetLabels(), updated.GetLabels()) &&
+		maps.Equal(old.GetAnnotations(), updated.GetAnnotations()) &&
+		slices.Equal(old.GetFinalizers(), updated.GetFinalizers())
 }
 
 // enqueueAfter enqueues the request of an object after delay; for an update, those of the old and the new

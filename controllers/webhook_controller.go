@@ -150,7 +150,7 @@ func (r *WebhookReconciler) SetupWithManager(mgr ctrl.Manager, workers int) erro
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&chatv1alpha1.Webhook{}).
 		Watches(&corev1.Secret{}, enqueueReferrers(r.Client, &chatv1alpha1.WebhookList{}, webhookSecretIndex),
-			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelSigningSecret))).
+			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelSigningSecret), notGeneratedCreate("Webhook"))).
 		// A webhook's condition follows the spec of its Merchant, Plan and ChatRuntime, never their status, which
 		// changes with every merchant added.
 		Watches(&chatv1alpha1.Merchant{}, enqueueReferrers(r.Client, &chatv1alpha1.WebhookList{}, webhookMerchantIndex), specChanges()).

@@ -2,8 +2,10 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"os"
@@ -20,9 +22,14 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/go-logr/logr"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -40,6 +47,9 @@ const operatorNS = "parley-system"
 // memory is its own: its peak resident set (VmHWM), and the peaks of its two parts, sampled: anonymous memory
 // (the Go heap and runtime, which a Go memory limit bounds) and file pages (the executable's, which it does not).
 // With PARLEY_BENCH_PPROF set to an address, the operator serves net/http/pprof there while the benchmark runs.
+// What the merchants cost the control plane is reported too: the CPU time of envtest's kube-apiserver and etcd
+// and the API server's requests by verb and resource; with PARLEY_BENCH_CONTROL_PLANE_PPROF set to a directory,
+// profiles of both are saved there (profileControlPlane).
 func BenchmarkOperatorScale(b *testing.B) {
 	n := 10000
 	if v := os.Getenv("PARLEY_BENCH_MERCHANTS"); v != "" {
@@ -52,48 +62,50 @@ func BenchmarkOperatorScale(b *testing.B) {
 		b.Fatal("KUBEBUILDER_ASSETS is not set: run `make bench-operator`")
 	}
 	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
+	profileDir := os.Getenv("PARLEY_BENCH_CONTROL_PLANE_PPROF")
+	if profileDir != "" {
+		env.ControlPlane.Etcd = &envtest.Etcd{}
+		env.ControlPlane.Etcd.Configure().Set("enable-pprof", "true")
+	}
 	cfg, err := env.Start()
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer func() { _ = env.Stop() }()
-	cfg.QPS, cfg.Burst = 2000, 4000 // the load generator must not be the bottleneck
-	c, err := client.New(cfg, client.Options{Scheme: controllers.Scheme()})
-	if err != nil {
-		b.Fatal(err)
-	}
+	controlPlane := controlPlaneProcesses(b)
 	ctx := b.Context()
-
-	bin := filepath.Join(b.TempDir(), "parley-operator")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/parley-operator").CombinedOutput(); err != nil {
-		b.Fatalf("building parley-operator: %v\n%s", err, out)
-	}
-	user, err := env.AddUser(envtest.User{Name: "operator", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	kubeconfig, err := user.KubeConfig()
-	if err != nil {
-		b.Fatal(err)
-	}
-	kcPath := filepath.Join(b.TempDir(), "kubeconfig")
-	if err := os.WriteFile(kcPath, kubeconfig, 0o600); err != nil {
-		b.Fatal(err)
-	}
-
 	must := func(err error) {
 		if err != nil {
 			b.Fatal(err)
 		}
 	}
-	must(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNS}}))
+	admin, err := client.New(cfg, client.Options{Scheme: controllers.Scheme()})
+	must(err)
+	must(admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNS}}))
+	// The operator and the benchmark's client (standing for the merchants' tools) authenticate with service account
+	// tokens, as in a cluster: envtest's own users have client certificates, whose chain the API server verifies
+	// on every request (7% of its CPU in this benchmark), where it keeps a verified token for a while.
+	operatorCfg, benchCfg := serviceAccountConfig(b, admin, cfg, "parley-operator"), serviceAccountConfig(b, admin, cfg, "bench")
+	benchCfg.QPS, benchCfg.Burst = 2000, 4000 // the load generator must not be the bottleneck
+	c, err := client.New(benchCfg, client.Options{Scheme: controllers.Scheme()})
+	must(err)
+
+	bin := filepath.Join(b.TempDir(), "parley-operator")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/parley-operator").CombinedOutput(); err != nil {
+		b.Fatalf("building parley-operator: %v\n%s", err, out)
+	}
+	kubeconfig, err := kubeconfigOf(operatorCfg)
+	must(err)
+	kcPath := filepath.Join(b.TempDir(), "kubeconfig")
+	must(os.WriteFile(kcPath, kubeconfig, 0o600))
+
 	must(c.Create(ctx, &chatv1alpha1.Plan{ObjectMeta: metav1.ObjectMeta{Name: "enterprise"},
 		Spec: chatv1alpha1.PlanSpec{RequestsPerSecond: 100, Features: chatv1alpha1.PlanFeatures{Webhooks: true}}}))
 	must(c.Create(ctx, &chatv1alpha1.ChatRuntime{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: operatorNS},
 		Spec: chatv1alpha1.ChatRuntimeSpec{PublicURL: "https://chat.example.com"}}))
 
 	ctrllog.SetLogger(logr.Discard()) // the benchmark's own informer has nothing to say
-	merchants, err := cache.New(cfg, cache.Options{Scheme: controllers.Scheme(), DefaultTransform: cache.TransformStripManagedFields()})
+	merchants, err := cache.New(benchCfg, cache.Options{Scheme: controllers.Scheme(), DefaultTransform: cache.TransformStripManagedFields()})
 	must(err)
 	go func() { _ = merchants.Start(ctx) }()
 	syncCtx, cancel := context.WithTimeout(ctx, time.Minute) // Start's error shows as a sync that never ends
@@ -116,6 +128,15 @@ func BenchmarkOperatorScale(b *testing.B) {
 	sampleCtx, stopSampling := context.WithCancel(ctx)
 	parts := make(chan rssParts, 1)
 	go func() { parts <- peakRSSParts(sampleCtx, op.Process.Pid) }()
+	apiserver, err := rest.HTTPClientFor(cfg)
+	must(err)
+	apiserverURL := strings.TrimSuffix(cfg.Host, "/")
+	if profileDir != "" {
+		profiles := profileControlPlane(b, apiserver, apiserverURL, env.ControlPlane.Etcd.URL.String(), profileDir)
+		defer func() { <-profiles }()
+	}
+	requestsBefore := apiserverRequests(b, apiserver, apiserverURL)
+	cpuBefore := controlPlaneCPU(b, controlPlane)
 	b.ResetTimer()
 	start := time.Now()
 	createTenants(b, c, n)
@@ -124,6 +145,8 @@ func BenchmarkOperatorScale(b *testing.B) {
 	elapsed := time.Since(start)
 	b.StopTimer()
 	stopSampling()
+	cpuAfter := controlPlaneCPU(b, controlPlane)
+	requestsAfter := apiserverRequests(b, apiserver, apiserverURL)
 
 	peak := peakRSS(b, op.Process.Pid)
 	peakParts := <-parts
@@ -136,6 +159,190 @@ func BenchmarkOperatorScale(b *testing.B) {
 		"(anonymous at most %.1f MiB, files at most %.1f MiB), CPU %s; its API requests: %s", n,
 		created.Round(time.Millisecond), elapsed.Round(time.Millisecond), peak, peakParts.anon, peakParts.file,
 		cpu.Round(time.Millisecond), apiRequests(b, metricsAddr))
+	apiserverCPU, etcdCPU, ownCPU := cpuAfter[0]-cpuBefore[0], cpuAfter[1]-cpuBefore[1], cpuAfter[2]-cpuBefore[2]
+	b.ReportMetric(apiserverCPU.Seconds(), "apiserver-cpu-s")
+	b.Logf("from the first create until all were Ready: kube-apiserver CPU %s, etcd CPU %s, the benchmark's own "+
+		"(its creates and its informer) %s", apiserverCPU.Round(time.Millisecond), etcdCPU.Round(time.Millisecond),
+		ownCPU.Round(time.Millisecond))
+	b.Logf("the API server's requests meanwhile, from everyone but watches: %s", requestsBetween(requestsBefore, requestsAfter))
+}
+
+// apiserverRequests reads the API server's count of requests it has served (apiserver_request_total) by verb and
+// resource, such as "PATCH merchants/status".
+func apiserverRequests(b *testing.B, c *http.Client, url string) map[string]float64 {
+	resp, err := c.Get(url + "/metrics")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		b.Fatalf("reading the API server's metrics: %s", resp.Status)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	counts := map[string]float64{}
+	for _, m := range families["apiserver_request_total"].GetMetric() {
+		var verb, resource, sub string
+		for _, l := range m.GetLabel() {
+			switch l.GetName() {
+			case "verb":
+				verb = l.GetValue()
+			case "resource":
+				resource = l.GetValue()
+			case "subresource":
+				sub = l.GetValue()
+			}
+		}
+		if sub != "" {
+			resource += "/" + sub
+		}
+		counts[verb+" "+resource] += m.GetCounter().GetValue()
+	}
+	return counts
+}
+
+// requestsBetween describes the requests counted between two apiserverRequests, the most frequent first, without
+// watches (one request each, open throughout) and kinds of fewer than 10.
+func requestsBetween(before, after map[string]float64) string {
+	type kind struct {
+		name string
+		n    float64
+	}
+	var kinds []kind
+	var total float64
+	for name, n := range after {
+		n -= before[name]
+		total += n
+		if n >= 10 && !strings.HasPrefix(name, "WATCH") {
+			kinds = append(kinds, kind{name, n})
+		}
+	}
+	slices.SortFunc(kinds, func(a, b kind) int { return cmp.Or(cmp.Compare(b.n, a.n), strings.Compare(a.name, b.name)) })
+	parts := []string{fmt.Sprintf("%.0f", total)}
+	for _, k := range kinds {
+		parts = append(parts, fmt.Sprintf("%s %.0f", k.name, k.n))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// controlPlaneProcesses finds envtest's kube-apiserver and etcd among this process's children, and returns
+// their process IDs and this process's own, in that order: what the benchmark costs the API server and etcd,
+// which share the machine with it and the operator, is read from their /proc CPU times.
+func controlPlaneProcesses(b *testing.B) [3]int {
+	pids := [3]int{0, 0, os.Getpid()}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue // it ended meanwhile
+		}
+		// Fields: pid (comm) state ppid ...; comm may hold spaces, the fields after its closing parenthesis do not.
+		open, closing := strings.IndexByte(string(data), '('), strings.LastIndexByte(string(data), ')')
+		if open < 0 || closing < open {
+			continue
+		}
+		fields := strings.Fields(string(data[closing+1:]))
+		if len(fields) < 2 || fields[1] != strconv.Itoa(os.Getpid()) {
+			continue
+		}
+		switch string(data[open+1 : closing]) {
+		case "kube-apiserver":
+			pids[0] = pid
+		case "etcd":
+			pids[1] = pid
+		}
+	}
+	if pids[0] == 0 || pids[1] == 0 {
+		b.Fatalf("kube-apiserver (%d) or etcd (%d) not found among this process's children", pids[0], pids[1])
+	}
+	return pids
+}
+
+// controlPlaneCPU reads the CPU time of each of controlPlaneProcesses' processes.
+func controlPlaneCPU(b *testing.B, pids [3]int) [3]time.Duration {
+	var cpu [3]time.Duration
+	for i, pid := range pids {
+		cpu[i] = cpuTime(b, pid)
+	}
+	return cpu
+}
+
+// profileControlPlane saves profiles of the kube-apiserver's CPU and allocations and of etcd's CPU over the first
+// PARLEY_BENCH_PPROF_SECONDS (30 by default) of the benchmark into dir, as apiserver-cpu.pprof,
+// apiserver-allocs.pprof and etcd-cpu.pprof.
+// The channel is closed when both are written; a failure only logs, the benchmark goes on.
+func profileControlPlane(b *testing.B, apiserver *http.Client, apiserverURL, etcdURL, dir string) <-chan struct{} {
+	seconds := cmp.Or(os.Getenv("PARLEY_BENCH_PPROF_SECONDS"), "30")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	save := func(client *http.Client, url, file string) {
+		resp, err := client.Get(url)
+		if err != nil {
+			b.Logf("profiling %s: %v", url, err)
+			return
+		}
+		defer func() { _ = resp.Body.Close() }()
+		data, err := io.ReadAll(resp.Body)
+		if err == nil && resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("%s: %s", resp.Status, data)
+		}
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, file), data, 0o644)
+		}
+		if err != nil {
+			b.Logf("profiling %s: %v", url, err)
+		}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { save(apiserver, apiserverURL+"/debug/pprof/profile?seconds="+seconds, "apiserver-cpu.pprof") })
+	wg.Go(func() { save(apiserver, apiserverURL+"/debug/pprof/allocs?seconds="+seconds, "apiserver-allocs.pprof") })
+	wg.Go(func() { save(http.DefaultClient, etcdURL+"/debug/pprof/profile?seconds="+seconds, "etcd-cpu.pprof") })
+	go func() { wg.Wait(); close(done) }()
+	return done
+}
+
+// serviceAccountConfig creates a ServiceAccount named name in the operator's namespace, bound to the ClusterRole
+// cluster-admin, and returns a config for the API server that authenticates with a token of it.
+func serviceAccountConfig(b *testing.B, admin client.Client, cfg *rest.Config, name string) *rest.Config {
+	ctx := b.Context()
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: operatorNS}}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "bench-" + name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: operatorNS}}}
+	token := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: new(int64(3600))}}
+	err := admin.Create(ctx, sa)
+	if err == nil {
+		err = admin.Create(ctx, binding)
+	}
+	if err == nil {
+		err = admin.SubResource("token").Create(ctx, sa, token)
+	}
+	if err != nil {
+		b.Fatalf("giving %s a service account token: %v", name, err)
+	}
+	return &rest.Config{Host: cfg.Host, BearerToken: token.Status.Token, TLSClientConfig: rest.TLSClientConfig{CAData: cfg.CAData}}
+}
+
+// kubeconfigOf writes a kubeconfig for a config that authenticates with a bearer token.
+func kubeconfigOf(cfg *rest.Config) ([]byte, error) {
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos["bench"] = &clientcmdapi.AuthInfo{Token: cfg.BearerToken}
+	kc.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "bench"}
+	kc.CurrentContext = "envtest"
+	return clientcmd.Write(*kc)
 }
 
 // createTenants creates n namespaces, each with a Merchant, an APIKey and a Webhook, from 16 workers.
