@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // maxBatch is the most writes committed in one transaction.
@@ -31,10 +32,17 @@ type writer struct {
 	quit     chan struct{}
 	stopped  chan struct{}
 	once     sync.Once
+	// changes is SQLite's count of the rows the connection's statements have changed (total_changes()) after the
+	// last of the callers' transactions, for the checkpointer to tell whether anything was written since it
+	// last looked: some writes, such as the webhook dispatcher's claims every second, mostly change nothing.
+	changes atomic.Int64
+	// restart asks the writer to restart the write-ahead log once no write waits (see restartLog).
+	restart chan struct{}
 }
 
 func newWriter(d *db) *writer {
-	w := &writer{db: d, requests: make(chan writeRequest), quit: make(chan struct{}), stopped: make(chan struct{})}
+	w := &writer{db: d, requests: make(chan writeRequest), quit: make(chan struct{}), stopped: make(chan struct{}),
+		restart: make(chan struct{}, 1)}
 	go w.loop()
 	return w
 }
@@ -60,13 +68,19 @@ func (w *writer) close() {
 	<-w.stopped
 }
 
+// requestRestart asks the writer to restart the write-ahead log when no write waits; it does not wait.
+func (w *writer) requestRestart() {
+	select {
+	case w.restart <- struct{}{}:
+	default: // asked already
+	}
+}
+
 func (w *writer) loop() {
 	defer close(w.stopped)
 	for {
-		var first writeRequest
-		select {
-		case first = <-w.requests:
-		case <-w.quit:
+		first, ok := w.next()
+		if !ok {
 			return
 		}
 		batch := w.collect([]writeRequest{first})
@@ -76,8 +90,54 @@ func (w *writer) loop() {
 		runtime.Gosched()
 		batch = w.collect(batch)
 		w.commit(batch)
+		w.noteChanges()
 		w.db.prepareWanted(context.Background())
 	}
+}
+
+// noteChanges records the connection's count of changed rows for the checkpointer; failing to read it, it counts
+// a change, which costs the checkpointer one needless run at most.
+func (w *writer) noteChanges() {
+	var n int64
+	if err := w.db.QueryRowContext(context.Background(), `SELECT total_changes()`).Scan(&n); err != nil {
+		w.changes.Add(1)
+		return
+	}
+	w.changes.Store(n)
+}
+
+// next waits for the next write and returns it, or false once the writer is closed. Meanwhile it restarts the
+// log when the checkpointer asks; a write already waiting goes first.
+func (w *writer) next() (writeRequest, bool) {
+	for {
+		select {
+		case r := <-w.requests:
+			return r, true
+		default:
+		}
+		select {
+		case r := <-w.requests:
+			return r, true
+		case <-w.restart:
+			w.restartLog()
+		case <-w.quit:
+			return writeRequest{}, false
+		}
+	}
+}
+
+// restartLog writes the smallest transaction there is, page 1's user version set to the 0 it always is (the
+// store's migrations are goose's, which keeps its versions in a table): SQLite restarts a log whose every frame
+// the checkpoint copied in the first write transaction after, and syncs the log's new header to disk in it (see
+// the checkpointer). It changes no row, so the checkpointer leaves its one frame in the log, and no caller's write
+// finds the log fully copied and restarts it again. A failure leaves the restart to the next write, as SQLite
+// does by itself.
+func (w *writer) restartLog() {
+	ctx := context.Background()
+	_ = w.runAlone(writeRequest{ctx: ctx, fn: func(tx *txn) error {
+		_, err := tx.ExecContext(ctx, `PRAGMA user_version = 0`)
+		return err
+	}})
 }
 
 // collect adds the writes waiting in the queue to batch, up to maxBatch.
