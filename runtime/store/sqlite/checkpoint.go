@@ -57,7 +57,7 @@ func (c *checkpointer) loop(ctx context.Context, every time.Duration) {
 		}
 		seen, settled = n, busy == 0 && copied == frames
 		if restartLog(busy, frames, copied) {
-			c.writer.requestRestart()
+			c.writer.requestRestart(n)
 		}
 	}
 }

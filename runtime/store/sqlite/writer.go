@@ -36,13 +36,14 @@ type writer struct {
 	// last of the callers' transactions, for the checkpointer to tell whether anything was written since it
 	// last looked: some writes, such as the webhook dispatcher's claims every second, mostly change nothing.
 	changes atomic.Int64
-	// restart asks the writer to restart the write-ahead log once no write waits (see restartLog).
-	restart chan struct{}
+	// restart asks the writer to restart the write-ahead log once no write waits (see restartLog), with the
+	// count of changes the checkpoint that copied the whole log saw.
+	restart chan int64
 }
 
 func newWriter(d *db) *writer {
 	w := &writer{db: d, requests: make(chan writeRequest), quit: make(chan struct{}), stopped: make(chan struct{}),
-		restart: make(chan struct{}, 1)}
+		restart: make(chan int64, 1)}
 	go w.loop()
 	return w
 }
@@ -68,10 +69,11 @@ func (w *writer) close() {
 	<-w.stopped
 }
 
-// requestRestart asks the writer to restart the write-ahead log when no write waits; it does not wait.
-func (w *writer) requestRestart() {
+// requestRestart asks the writer to restart the write-ahead log when no write waits, after a checkpoint that began
+// when the writer's count of changes was changes and copied the whole log; it does not wait.
+func (w *writer) requestRestart(changes int64) {
 	select {
-	case w.restart <- struct{}{}:
+	case w.restart <- changes:
 	default: // asked already
 	}
 }
@@ -118,8 +120,12 @@ func (w *writer) next() (writeRequest, bool) {
 		select {
 		case r := <-w.requests:
 			return r, true
-		case <-w.restart:
-			w.restartLog()
+		case changes := <-w.restart:
+			// Rows changed since the checkpoint began are in frames it did not copy: SQLite would not restart
+			// the log, and the restart's transaction would write a frame for nothing.
+			if w.changes.Load() == changes {
+				w.restartLog()
+			}
 		case <-w.quit:
 			return writeRequest{}, false
 		}
