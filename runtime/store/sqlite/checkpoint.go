@@ -44,7 +44,10 @@ func (c *checkpointer) loop(ctx context.Context, every time.Duration) {
 			return
 		case <-tick.C:
 		}
-		n := c.writer.changes.Load()
+		n, err := c.writer.totalChanges(ctx)
+		if err != nil {
+			settled = false // checkpoint regardless
+		}
 		if settled && n == seen {
 			continue
 		}

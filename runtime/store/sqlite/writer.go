@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
-	"sync/atomic"
 )
 
 // maxBatch is the most writes committed in one transaction.
@@ -32,10 +31,6 @@ type writer struct {
 	quit     chan struct{}
 	stopped  chan struct{}
 	once     sync.Once
-	// changes is SQLite's count of the rows the connection's statements have changed (total_changes()) after the
-	// last of the callers' transactions, for the checkpointer to tell whether anything was written since it
-	// last looked: some writes, such as the webhook dispatcher's claims every second, mostly change nothing.
-	changes atomic.Int64
 	// restart asks the writer to restart the write-ahead log once no write waits (see restartLog), with the
 	// count of changes the checkpoint that copied the whole log saw.
 	restart chan int64
@@ -92,20 +87,18 @@ func (w *writer) loop() {
 		runtime.Gosched()
 		batch = w.collect(batch)
 		w.commit(batch)
-		w.noteChanges()
 		w.db.prepareWanted(context.Background())
 	}
 }
 
-// noteChanges records the connection's count of changed rows for the checkpointer; failing to read it, it counts
-// a change, which costs the checkpointer one needless run at most.
-func (w *writer) noteChanges() {
+// totalChanges is SQLite's count of the rows the writer's statements have changed (total_changes()), for the
+// checkpointer to tell whether anything was written since it last looked: some writes, such as the webhook
+// dispatcher's claims every second, mostly change nothing. It is read in the writer's turn, after the writes
+// queued before it, and costs the writer nothing when not asked.
+func (w *writer) totalChanges(ctx context.Context) (int64, error) {
 	var n int64
-	if err := w.db.QueryRowContext(context.Background(), `SELECT total_changes()`).Scan(&n); err != nil {
-		w.changes.Add(1)
-		return
-	}
-	w.changes.Store(n)
+	err := w.write(ctx, func(tx *txn) error { return tx.QueryRowContext(ctx, `SELECT total_changes()`).Scan(&n) })
+	return n, err
 }
 
 // next waits for the next write and returns it, or false once the writer is closed. Meanwhile it restarts the
@@ -123,7 +116,9 @@ func (w *writer) next() (writeRequest, bool) {
 		case changes := <-w.restart:
 			// Rows changed since the checkpoint began are in frames it did not copy: SQLite would not restart
 			// the log, and the restart's transaction would write a frame for nothing.
-			if w.changes.Load() == changes {
+			var now int64
+			err := w.db.QueryRowContext(context.Background(), `SELECT total_changes()`).Scan(&now)
+			if err == nil && now == changes {
 				w.restartLog()
 			}
 		case <-w.quit:
