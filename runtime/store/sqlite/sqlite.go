@@ -45,14 +45,15 @@ var _ store.Store = (*Store)(nil)
 // Open opens (creating it and its directory if missing) the database file at path and brings its schema up to
 // date.
 func Open(ctx context.Context, path string) (*Store, error) {
-	s, err := open(ctx, path)
+	s, err := open(ctx, path, checkpointEvery)
 	if err != nil {
 		return nil, fmt.Errorf("opening sqlite store %s: %w", path, err)
 	}
 	return s, nil
 }
 
-func open(ctx context.Context, path string) (*Store, error) {
+// open is Open with the background checkpoints every checkpoint.
+func open(ctx context.Context, path string, checkpoint time.Duration) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("empty path")
 	}
@@ -82,7 +83,8 @@ func open(ctx context.Context, path string) (*Store, error) {
 		return nil, errors.Join(err, reader.Close(), writer.Close())
 	}
 	r := newDB(reader)
-	return &Store{Reads: reads(r), writer: newWriter(newDB(writer)), reader: r, checkpoints: startCheckpointer(checkpoints)}, nil
+	w := newWriter(newDB(writer))
+	return &Store{Reads: reads(r), writer: w, reader: r, checkpoints: startCheckpointer(checkpoints, w, checkpoint)}, nil
 }
 
 // dsn builds the driver's data source name. The writer takes the write lock when a transaction begins

@@ -31,10 +31,14 @@ type writer struct {
 	quit     chan struct{}
 	stopped  chan struct{}
 	once     sync.Once
+	// restart asks the writer to restart the write-ahead log once no write waits (see restartLog), with the
+	// count of changes the checkpoint that copied the whole log saw.
+	restart chan int64
 }
 
 func newWriter(d *db) *writer {
-	w := &writer{db: d, requests: make(chan writeRequest), quit: make(chan struct{}), stopped: make(chan struct{})}
+	w := &writer{db: d, requests: make(chan writeRequest), quit: make(chan struct{}), stopped: make(chan struct{}),
+		restart: make(chan int64, 1)}
 	go w.loop()
 	return w
 }
@@ -60,13 +64,20 @@ func (w *writer) close() {
 	<-w.stopped
 }
 
+// requestRestart asks the writer to restart the write-ahead log when no write waits, after a checkpoint that began
+// when the writer's count of changes was changes and copied the whole log; it does not wait.
+func (w *writer) requestRestart(changes int64) {
+	select {
+	case w.restart <- changes:
+	default: // asked already
+	}
+}
+
 func (w *writer) loop() {
 	defer close(w.stopped)
 	for {
-		var first writeRequest
-		select {
-		case first = <-w.requests:
-		case <-w.quit:
+		first, ok := w.next()
+		if !ok {
 			return
 		}
 		batch := w.collect([]writeRequest{first})
@@ -78,6 +89,56 @@ func (w *writer) loop() {
 		w.commit(batch)
 		w.db.prepareWanted(context.Background())
 	}
+}
+
+// totalChanges is SQLite's count of the rows the writer's statements have changed (total_changes()), for the
+// checkpointer to tell whether anything was written since it last looked: some writes, such as the webhook
+// dispatcher's claims every second, mostly change nothing. It is read in the writer's turn, after the writes
+// queued before it, and costs the writer nothing when not asked.
+func (w *writer) totalChanges(ctx context.Context) (int64, error) {
+	var n int64
+	err := w.write(ctx, func(tx *txn) error { return tx.QueryRowContext(ctx, `SELECT total_changes()`).Scan(&n) })
+	return n, err
+}
+
+// next waits for the next write and returns it, or false once the writer is closed. Meanwhile it restarts the
+// log when the checkpointer asks; a write already waiting goes first.
+func (w *writer) next() (writeRequest, bool) {
+	for {
+		select {
+		case r := <-w.requests:
+			return r, true
+		default:
+		}
+		select {
+		case r := <-w.requests:
+			return r, true
+		case changes := <-w.restart:
+			// Rows changed since the checkpoint began are in frames it did not copy: SQLite would not restart
+			// the log, and the restart's transaction would write a frame for nothing.
+			var now int64
+			err := w.db.QueryRowContext(context.Background(), `SELECT total_changes()`).Scan(&now)
+			if err == nil && now == changes {
+				w.restartLog()
+			}
+		case <-w.quit:
+			return writeRequest{}, false
+		}
+	}
+}
+
+// restartLog writes the smallest transaction there is, page 1's user version set to the 0 it always is (the
+// store's migrations are goose's, which keeps its versions in a table): SQLite restarts a log whose every frame
+// the checkpoint copied in the first write transaction after, and syncs the log's new header to disk in it (see
+// the checkpointer). It changes no row, so the checkpointer leaves its one frame in the log, and no caller's write
+// finds the log fully copied and restarts it again. A failure leaves the restart to the next write, as SQLite
+// does by itself.
+func (w *writer) restartLog() {
+	ctx := context.Background()
+	_ = w.runAlone(writeRequest{ctx: ctx, fn: func(tx *txn) error {
+		_, err := tx.ExecContext(ctx, `PRAGMA user_version = 0`)
+		return err
+	}})
 }
 
 // collect adds the writes waiting in the queue to batch, up to maxBatch.

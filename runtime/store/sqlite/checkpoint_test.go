@@ -1,0 +1,105 @@
+package sqlite
+
+import (
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// walCheckpoints is the checkpoint sequence number in the header of the write-ahead log at path, which SQLite
+// increments each time it restarts the log from its first frame.
+func walCheckpoints(t *testing.T, path string) uint32 {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = f.Close() }()
+	var header [16]byte
+	if _, err := f.ReadAt(header[:], 0); err != nil {
+		t.Fatal(err)
+	}
+	return binary.BigEndian.Uint32(header[12:])
+}
+
+// Once the background checkpoint has copied the whole log, the log is restarted while the store is idle, not by
+// the next caller's write, which would wait for the restart's fsync; and once restarted it is left alone.
+func TestIdleLogRestarts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "parley.db")
+	const every = 20 * time.Millisecond
+	s, err := open(t.Context(), path, every)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	ctx := t.Context()
+	if err := s.write(ctx, func(tx *txn) error {
+		_, err := tx.ExecContext(ctx, `CREATE TABLE t (n INTEGER PRIMARY KEY)`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	wal := path + "-wal"
+	for round := range 3 {
+		before := walCheckpoints(t, wal)
+		for i := range 50 {
+			if err := s.write(ctx, func(tx *txn) error {
+				_, err := tx.ExecContext(ctx, `INSERT INTO t (n) VALUES (?)`, round*100+i)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			// The first write after the idle restart appends to the restarted log. (Later ones may come after the
+			// next checkpoint and restart, the writer being idle between them.)
+			if n := walCheckpoints(t, wal); round > 0 && i == 0 && n != before {
+				t.Fatalf("round %d: the first write restarted the log", round)
+			}
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for walCheckpoints(t, wal) == before {
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: the log was not restarted within 5s of the last write", round)
+			}
+			time.Sleep(every)
+		}
+		restarted := walCheckpoints(t, wal)
+		// A write that changes nothing (the webhook dispatcher's claims, every second) is no reason to restart.
+		if err := s.write(ctx, func(tx *txn) error {
+			_, err := tx.ExecContext(ctx, `UPDATE t SET n = n WHERE n < 0`)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * every)
+		if n := walCheckpoints(t, wal); n != restarted {
+			t.Fatalf("round %d: an idle store restarted its log %d more times", round, n-restarted)
+		}
+	}
+	var n int
+	if err := s.reader.QueryRowContext(ctx, `SELECT count(*) FROM t`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 150 {
+		t.Fatalf("%d rows, want 150", n)
+	}
+}
+
+func TestRestartLog(t *testing.T) {
+	for _, c := range []struct {
+		busy, frames, copied int
+		want                 bool
+	}{
+		{0, 120, 120, true},
+		{0, 120, 80, false}, // a reader holds frames back; the next checkpoint copies them
+		{1, 120, 120, false},
+		{0, 1, 1, true}, // a restart's own frame, copied with a write that came with the restart
+		{0, 0, 0, false},
+		{0, -1, -1, false}, // not in WAL mode
+	} {
+		if got := restartLog(c.busy, c.frames, c.copied); got != c.want {
+			t.Errorf("restartLog(%d, %d, %d) = %v, want %v", c.busy, c.frames, c.copied, got, c.want)
+		}
+	}
+}
