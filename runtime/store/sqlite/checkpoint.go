@@ -9,6 +9,22 @@ import (
 // checkpointEvery is how often the write-ahead log is copied back into the database file.
 const checkpointEvery = time.Second
 
+// maxLogBytes bounds the write-ahead log under writes that never pause (see boundLog). The log may pass it by what
+// is written between two checkpoints.
+const maxLogBytes = 256 << 20
+
+// boundWait is how long bounding the log waits for readers of older snapshots before it leaves the log to the
+// next try: every write waits meanwhile.
+const boundWait = 100 * time.Millisecond
+
+// checkpointing is when the checkpointer runs.
+type checkpointing struct {
+	// every is the time between background checkpoints.
+	every time.Duration
+	// maxLogBytes is the size of the log past which the writer empties it in its own turn; no bound when 0.
+	maxLogBytes int64
+}
+
 // checkpointer copies the write-ahead log into the database file from its own connection, in the background.
 // SQLite would otherwise do it inside the commit that fills the log, and the writes queued behind that commit
 // would wait for its fsync: the source of the slowest answers under load.
@@ -22,22 +38,26 @@ type checkpointer struct {
 	done   chan struct{}
 }
 
-func startCheckpointer(db *sql.DB, w *writer, every time.Duration) *checkpointer {
+func startCheckpointer(db *sql.DB, w *writer, cfg checkpointing) *checkpointer {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &checkpointer{db: db, writer: w, cancel: cancel, done: make(chan struct{})}
-	go c.loop(ctx, every)
+	go c.loop(ctx, cfg)
 	return c
 }
 
-func (c *checkpointer) loop(ctx context.Context, every time.Duration) {
+func (c *checkpointer) loop(ctx context.Context, cfg checkpointing) {
 	defer close(c.done)
-	tick := time.NewTicker(every)
+	tick := time.NewTicker(cfg.every)
 	defer tick.Stop()
 	// seen is the writer's count of changed rows when the last checkpoint began; settled, that the checkpoint
 	// copied every frame of the log. While both hold there is nothing to copy but the restart's frame, which
 	// must stay uncopied: a log fully copied is restarted by the next write, in its caller's time.
 	var seen int64
 	settled := false
+	var pageSize int64
+	if err := c.db.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&pageSize); err != nil {
+		pageSize = 4096 // SQLite's default; a wrong guess moves only when the log is emptied
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -59,7 +79,13 @@ func (c *checkpointer) loop(ctx context.Context, every time.Duration) {
 			continue
 		}
 		seen, settled = n, busy == 0 && copied == frames
-		if restartLog(busy, frames, copied) {
+		switch {
+		case cfg.maxLogBytes > 0 && int64(frames)*pageSize > cfg.maxLogBytes:
+			// One more pass copies what the writer added during this one, so that little is left for the
+			// writer's turn.
+			_, _ = c.db.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`)
+			c.writer.requestBound()
+		case restartLog(busy, frames, copied):
 			c.writer.requestRestart(n)
 		}
 	}

@@ -45,15 +45,15 @@ var _ store.Store = (*Store)(nil)
 // Open opens (creating it and its directory if missing) the database file at path and brings its schema up to
 // date.
 func Open(ctx context.Context, path string) (*Store, error) {
-	s, err := open(ctx, path, checkpointEvery)
+	s, err := open(ctx, path, checkpointing{every: checkpointEvery, maxLogBytes: maxLogBytes})
 	if err != nil {
 		return nil, fmt.Errorf("opening sqlite store %s: %w", path, err)
 	}
 	return s, nil
 }
 
-// open is Open with the background checkpoints every checkpoint.
-func open(ctx context.Context, path string, checkpoint time.Duration) (*Store, error) {
+// open is Open with the background checkpoints as c says.
+func open(ctx context.Context, path string, c checkpointing) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("empty path")
 	}
@@ -84,14 +84,17 @@ func open(ctx context.Context, path string, checkpoint time.Duration) (*Store, e
 	}
 	r := newDB(reader)
 	w := newWriter(newDB(writer))
-	return &Store{Reads: reads(r), writer: w, reader: r, checkpoints: startCheckpointer(checkpoints, w, checkpoint)}, nil
+	return &Store{Reads: reads(r), writer: w, reader: r, checkpoints: startCheckpointer(checkpoints, w, c)}, nil
 }
+
+// busyTimeout is how long a connection waits for a lock another holds before its statement fails.
+const busyTimeout = 5 * time.Second
 
 // dsn builds the driver's data source name. The writer takes the write lock when a transaction begins
 // (BEGIN IMMEDIATE) and switches the file to WAL; readers cannot write.
 func dsn(path string, write bool) string {
 	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(5000)")
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	if write {
