@@ -37,22 +37,12 @@ func TestIdleLogRestarts(t *testing.T) {
 	}
 	defer func() { _ = s.Close() }()
 	ctx := t.Context()
-	if err := s.write(ctx, func(tx *txn) error {
-		_, err := tx.ExecContext(ctx, `CREATE TABLE t (n INTEGER PRIMARY KEY)`)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, s, `CREATE TABLE t (n INTEGER PRIMARY KEY)`)
 	wal := path + "-wal"
 	for round := range 3 {
 		before := walCheckpoints(t, wal)
 		for i := range 50 {
-			if err := s.write(ctx, func(tx *txn) error {
-				_, err := tx.ExecContext(ctx, `INSERT INTO t (n) VALUES (?)`, round*100+i)
-				return err
-			}); err != nil {
-				t.Fatal(err)
-			}
+			mustWrite(t, s, `INSERT INTO t (n) VALUES (?)`, round*100+i)
 			// The first write after the idle restart appends to the restarted log. (Later ones may come after the
 			// next checkpoint and restart, the writer being idle between them.)
 			if n := walCheckpoints(t, wal); round > 0 && i == 0 && n != before {
@@ -68,12 +58,7 @@ func TestIdleLogRestarts(t *testing.T) {
 		}
 		restarted := walCheckpoints(t, wal)
 		// A write that changes nothing (the webhook dispatcher's claims, every second) is no reason to restart.
-		if err := s.write(ctx, func(tx *txn) error {
-			_, err := tx.ExecContext(ctx, `UPDATE t SET n = n WHERE n < 0`)
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
+		mustWrite(t, s, `UPDATE t SET n = n WHERE n < 0`)
 		time.Sleep(10 * every)
 		if n := walCheckpoints(t, wal); n != restarted {
 			t.Fatalf("round %d: an idle store restarted its log %d more times", round, n-restarted)
@@ -117,12 +102,7 @@ func TestLogBoundedUnderContinuousWrites(t *testing.T) {
 	}
 	defer func() { _ = s.Close() }()
 	ctx := t.Context()
-	if err := s.write(ctx, func(tx *txn) error {
-		_, err := tx.ExecContext(ctx, `CREATE TABLE t (n INTEGER PRIMARY KEY, pad TEXT)`)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, s, `CREATE TABLE t (n INTEGER PRIMARY KEY, pad TEXT)`)
 	const writers, each = 4, 3000
 	var wg sync.WaitGroup
 	errs := make(chan error, writers)

@@ -10,6 +10,17 @@ import (
 	"time"
 )
 
+// mustWrite runs query with args in a write transaction of s.
+func mustWrite(t *testing.T, s *Store, query string, args ...any) {
+	t.Helper()
+	if err := s.write(t.Context(), func(tx *txn) error {
+		_, err := tx.ExecContext(t.Context(), query, args...)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Writes that queue up share a transaction; each must still succeed or fail alone, and a caller that gives up
 // must not undo the others.
 func TestGroupCommitKeepsWritesApart(t *testing.T) {
@@ -19,12 +30,7 @@ func TestGroupCommitKeepsWritesApart(t *testing.T) {
 	}
 	defer func() { _ = s.Close() }()
 	ctx := t.Context()
-	if err := s.write(ctx, func(tx *txn) error {
-		_, err := tx.ExecContext(ctx, `CREATE TABLE t (n INTEGER PRIMARY KEY)`)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	mustWrite(t, s, `CREATE TABLE t (n INTEGER PRIMARY KEY)`)
 	errOdd := errors.New("odd numbers fail")
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
