@@ -132,8 +132,10 @@ func TestPlanRateChangeIsLive(t *testing.T) {
 	if err := cluster.client.Get(t.Context(), client.ObjectKey{Name: "e2e-rate"}, &plan); err != nil {
 		t.Fatal(err)
 	}
+	before := plan.DeepCopy()
 	plan.Spec.RequestsPerSecond, plan.Spec.Burst = 100, ptr.To[int32](100)
-	if err := cluster.client.Update(t.Context(), &plan); err != nil {
+	// A merge patch of the spec alone, which the operator's status patches meanwhile cannot make conflict.
+	if err := cluster.client.Patch(t.Context(), &plan, client.MergeFrom(before)); err != nil {
 		t.Fatal(err)
 	}
 	const want = `"merchant";q=100;w=1`

@@ -127,8 +127,11 @@ func TestWebhookFollowsThePlan(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKey{Namespace: "hooks", Name: "shop"}, &m); err != nil {
 		t.Fatal(err)
 	}
+	// A merge patch of the spec alone: the operator patches the Merchant's status meanwhile, and an update of
+	// the object as read would fail on its resourceVersion.
+	before := m.DeepCopy()
 	m.Spec.PlanRef.Name = "e2e-starter"
-	if err := c.Update(ctx, &m); err != nil {
+	if err := c.Patch(ctx, &m, client.MergeFrom(before)); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 30*time.Second, func() error {
