@@ -250,7 +250,8 @@ type StorageSpec struct {
 
 // SQLiteStorage configures the PersistentVolumeClaim of the embedded store.
 type SQLiteStorage struct {
-	// Size of the volume. Defaults to 1Gi.
+	// Size of the volume. Defaults to 1Gi. Besides the database, the store's write-ahead log takes up to about
+	// 256Mi of it under writes that never pause, and keeps that size once reached.
 	// +optional
 	Size *resource.Quantity `json:"size,omitempty"`
 
