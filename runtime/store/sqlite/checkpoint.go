@@ -21,7 +21,8 @@ const boundWait = 100 * time.Millisecond
 type checkpointing struct {
 	// every is the time between background checkpoints.
 	every time.Duration
-	// maxLogBytes is the size of the log past which the writer empties it in its own turn; no bound when 0.
+	// maxLogBytes is the size of the log past which the writer copies the rest of it and restarts it in its own
+	// turn (see boundLog); no bound when 0.
 	maxLogBytes int64
 }
 
@@ -56,7 +57,7 @@ func (c *checkpointer) loop(ctx context.Context, cfg checkpointing) {
 	settled := false
 	var pageSize int64
 	if err := c.db.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&pageSize); err != nil {
-		pageSize = 4096 // SQLite's default; a wrong guess moves only when the log is emptied
+		pageSize = 4096 // SQLite's default; a wrong guess moves only when the log is bounded
 	}
 	for {
 		select {

@@ -166,8 +166,9 @@ func (w *writer) restartLog() {
 // passes maxLogBytes the writes queued meanwhile wait for the frames the last checkpoint left and two fsyncs, the
 // database file's and the restarted log's header (see restartLog): a pause of up to about 40 ms on the benchmark
 // machine, once every 3 s at `make bench`'s 13,000 chats a second. The log's file keeps its size, to be written
-// again from its start: cutting it back (journal_size_limit) made the restart's write 65 ms instead of 0.3. It waits for readers on older
-// snapshots for boundWait at the most, and otherwise leaves the log to the checkpointer's next request.
+// again from its start: cutting it back (journal_size_limit) made the restart's write 65 ms instead of 0.3. It
+// waits for readers on older snapshots for boundWait at the most, and otherwise leaves the log to the
+// checkpointer's next request.
 func (w *writer) boundLog() {
 	ctx := context.Background()
 	if _, err := w.db.ExecContext(ctx, fmt.Sprintf(`PRAGMA busy_timeout = %d`, boundWait.Milliseconds())); err != nil {
