@@ -4,12 +4,7 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
-	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/parley-dev/parley/internal/contract"
 )
@@ -18,18 +13,5 @@ import (
 var version = "dev"
 
 func main() {
-	os.Exit(exitCode())
-}
-
-func exitCode() int {
-	contract.SetMemoryLimit()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := runOperator(ctx, os.Args[1:], os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "parley-operator:", err)
-		}
-		return 2
-	}
-	return 0
+	contract.Main("parley-operator", func(ctx context.Context) error { return runOperator(ctx, os.Args[1:], os.Stderr) })
 }

@@ -6,12 +6,9 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/parley-dev/parley/internal/contract"
 )
@@ -33,20 +30,7 @@ Run 'parley <command> --help' for a command's flags. The operator is the parley-
 `
 
 func main() {
-	os.Exit(exitCode())
-}
-
-func exitCode() int {
-	contract.SetMemoryLimit()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "parley:", err)
-		}
-		return 2
-	}
-	return 0
+	contract.Main("parley", func(ctx context.Context) error { return run(ctx, os.Args[1:], os.Stdout, os.Stderr) })
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
