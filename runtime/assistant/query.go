@@ -155,9 +155,12 @@ func (ix *Index) resolve(t term) queryTerm {
 	if !known {
 		var listed bool
 		rarity, listed = lang.rarity(t.word)
+		if !listed && english {
+			listed = spelledRight(t.word)
+		}
 		if !listed {
-			// A word of the language's frequency list is spelt right: "Wetter" is weather, not a typo of
-			// "weiter".
+			// A word of the language's frequency list, or an English word with a word vector, is spelt right:
+			// "Wetter" is weather, not a typo of "weiter", and "parking" no "packing".
 			for _, id := range ix.typoCandidates(t.word) {
 				qt.alts = addAlt(qt.alts, alt{id: id, factor: fuzzyFactor})
 			}
