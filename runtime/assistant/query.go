@@ -85,11 +85,9 @@ func (ix *Index) parseQuery(text string) query {
 		seen[t.stem] = true
 		qt := ix.resolve(t)
 		qt.optional = t.optional
-		q.terms = append(q.terms, qt)
-		if qt.optional {
-			q.optional += qt.idf
-		} else {
-			q.weight += qt.idf
+		q.add(qt)
+		if pt, ok := ix.phrasalTerm(t); ok {
+			q.add(pt)
 		}
 	}
 	return q
@@ -470,4 +468,34 @@ func (ix *Index) shorterStems(stem string) []int32 {
 		}
 	}
 	return ids
+}
+
+// add appends a term to q and its weight to q's.
+func (q *query) add(qt queryTerm) {
+	q.terms = append(q.terms, qt)
+	if qt.optional {
+		q.optional += qt.idf
+	} else {
+		q.weight += qt.idf
+	}
+}
+
+// phrasalTerm returns the optional query term of the phrasal verb that t begins ("work out"): the indexed
+// words of its meaning ("exercise"), each at phrasalFactor. Like a word an idiom puts in, it counts for an item
+// that has one of them but not against one that has none: a phrasal verb has several senses, and the question
+// may mean another.
+func (ix *Index) phrasalTerm(t term) (queryTerm, bool) {
+	qt := queryTerm{word: t.word, optional: true}
+	for _, p := range t.phrasal {
+		if id, ok := ix.cache.stemID(p); ok {
+			qt.alts = addAlt(qt.alts, alt{id: id, factor: phrasalFactor})
+			if qt.idf == 0 || ix.idf[id] < qt.idf {
+				qt.idf = ix.idf[id]
+			}
+		}
+	}
+	for i, a := range qt.alts {
+		qt.alts[i].scale = a.factor * min(1, qt.idf/ix.idf[a.id])
+	}
+	return qt, len(qt.alts) > 0
 }
