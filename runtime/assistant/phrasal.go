@@ -15,7 +15,8 @@ import (
 var phrasalTable string
 
 // phrasalFactor is the share of an exact match a word of a phrasal verb's meaning is worth to the verb ("work
-// out" to "exercise"): less than a synonym of the word itself, as the phrase has several senses.
+// out" to "exercise"): less than a synonym of the word itself, as the phrase has several senses. On the
+// evaluation bases 0.4 to 0.6 did alike, and 0.7 and more answered a question the demo shop should decline.
 const phrasalFactor = 0.6
 
 // phrasalStems parses phrasalTable once (parsePhrasal).
