@@ -489,13 +489,18 @@ func (ix *Index) phrasalTerm(t term) (queryTerm, bool) {
 	for _, p := range t.phrasal {
 		if id, ok := ix.cache.stemID(p); ok {
 			qt.alts = addAlt(qt.alts, alt{id: id, factor: phrasalFactor})
-			if qt.idf == 0 || ix.idf[id] < qt.idf {
-				qt.idf = ix.idf[id]
-			}
 		}
+	}
+	if len(qt.alts) == 0 {
+		return qt, false
+	}
+	// It weighs as its commonest word, as a typo matching several words does.
+	qt.idf = ix.idf[qt.alts[0].id]
+	for _, a := range qt.alts[1:] {
+		qt.idf = min(qt.idf, ix.idf[a.id])
 	}
 	for i, a := range qt.alts {
 		qt.alts[i].scale = a.factor * min(1, qt.idf/ix.idf[a.id])
 	}
-	return qt, len(qt.alts) > 0
+	return qt, true
 }
