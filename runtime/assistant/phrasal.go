@@ -32,10 +32,10 @@ func parsePhrasal(table string) map[string]map[string][]string {
 			continue
 		}
 		words := strings.Fields(line)
-		verb, particle, ok := strings.Cut(words[0], "_")
-		if len(words) < 2 || !ok {
+		if len(words) < 2 || !strings.Contains(words[0], "_") {
 			panic("assistant: malformed lexicon/phrasal.txt: " + line) // the table is generated and embedded
 		}
+		verb, particle, _ := strings.Cut(words[0], "_")
 		v := stem(verb)
 		if out[v] == nil {
 			out[v] = make(map[string][]string, 1)
