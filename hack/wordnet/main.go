@@ -1,7 +1,8 @@
 // Command wordnet writes runtime/assistant/lexicon/irregular.txt, the irregular English inflections the offline
 // assistant lemmatises before stemming ("spent spend", "children child"), from the exception lists of WordNet 3.0,
-// and lexicon/derived.txt, the words WordNet links as derivationally related forms ("pregnant pregnancy", "white
-// whiten"), as Debian's wordnet-base package installs them:
+// lexicon/derived.txt, the words WordNet links as derivationally related forms ("pregnant pregnancy", "white
+// whiten"), and lexicon/phrasal.txt, the words of the commonest senses of phrasal verbs ("punch_in clock", "work_out
+// ... exercise"), as Debian's wordnet-base package installs them:
 //
 //	apt-get install wordnet-base
 //	go run ./hack/wordnet -dict /usr/share/wordnet
@@ -33,12 +34,17 @@ func main() {
 	dict := flag.String("dict", "/usr/share/wordnet", "WordNet's dict directory")
 	out := flag.String("out", "runtime/assistant/lexicon/irregular.txt", "table of irregular forms to write")
 	derivedOut := flag.String("derived", "runtime/assistant/lexicon/derived.txt", "table of derived forms to write")
+	phrasalOut := flag.String("phrasal", "runtime/assistant/lexicon/phrasal.txt", "table of phrasal verbs to write")
 	flag.Parse()
 	if err := run(*dict, *out); err != nil {
 		slog.Error("wordnet", "error", err)
 		os.Exit(1)
 	}
 	if err := runDerived(*dict, *derivedOut); err != nil {
+		slog.Error("wordnet", "error", err)
+		os.Exit(1)
+	}
+	if err := runPhrasal(*dict, *phrasalOut); err != nil {
 		slog.Error("wordnet", "error", err)
 		os.Exit(1)
 	}

@@ -2,7 +2,7 @@ package assistant
 
 import "strings"
 
-// maxIdiomGap is how many other words may stand between two words of an idiom ("send the boots back").
+// maxIdiomGap is how many other words may stand between two words of an idiom ("talk to a real person").
 const maxIdiomGap = 3
 
 // idiom is a common way shoppers phrase a question, with the words help pages use for it instead.
@@ -16,12 +16,6 @@ type idiom struct {
 // idioms are general shop phrasings, not any one merchant's.
 var idioms = []idiom{
 	{words: []string{"how", "long"}, replace: "days"},
-	{words: []string{"where", "order"}, replace: "track order"},
-	{words: []string{"wheres", "order"}, replace: "track order"},
-	{words: []string{"where", "package"}, replace: "track package"},
-	{words: []string{"where", "parcel"}, replace: "track parcel"},
-	{words: []string{"send", "back"}, replace: "return"},
-	{words: []string{"sent", "back"}, replace: "return"},
 	{words: []string{"money", "back"}, replace: "refund"},
 	{words: []string{"talk", "person"}, replace: "contact"},
 	{words: []string{"speak", "person"}, replace: "contact"},

@@ -3,6 +3,7 @@ package assistant
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -150,5 +151,28 @@ func TestNoNeighboursInGerman(t *testing.T) {
 	}
 	if strings.TrimSpace(wordvecTable) == "" {
 		t.Error("the embedded table is empty")
+	}
+}
+
+// An English word of the word vectors' vocabulary is spelt right: it is not matched as a typo of an indexed word
+// one letter away ("parking" is no "packing"), while a misspelling still is ("pakcing").
+func TestWordOfTheVectorsIsNoTypo(t *testing.T) {
+	ix := NewIndex([]Item{{ID: "packing", Title: "Packing lists", Content: "What to bring on a hiking trip."}})
+	packing, ok := ix.stemID(stem("packing"))
+	if !ok {
+		t.Fatal("the index lacks packing")
+	}
+	matches := func(word string) bool {
+		q := ix.parseQuery(word)
+		return len(q.terms) == 1 && slices.ContainsFunc(q.terms[0].alts, func(a alt) bool { return a.id == packing })
+	}
+	if !spelledRight("parking") || spelledRight("pakcing") {
+		t.Fatalf("spelledRight(parking), spelledRight(pakcing) = %v, %v; want true, false", spelledRight("parking"), spelledRight("pakcing"))
+	}
+	if matches("parking") {
+		t.Error("parking matches packing as a typo")
+	}
+	if !matches("pakcing") {
+		t.Error("pakcing does not match packing as a typo")
 	}
 }

@@ -85,11 +85,9 @@ func (ix *Index) parseQuery(text string) query {
 		seen[t.stem] = true
 		qt := ix.resolve(t)
 		qt.optional = t.optional
-		q.terms = append(q.terms, qt)
-		if qt.optional {
-			q.optional += qt.idf
-		} else {
-			q.weight += qt.idf
+		q.add(qt)
+		if pt, ok := ix.phrasalTerm(t); ok {
+			q.add(pt)
 		}
 	}
 	return q
@@ -155,9 +153,12 @@ func (ix *Index) resolve(t term) queryTerm {
 	if !known {
 		var listed bool
 		rarity, listed = lang.rarity(t.word)
+		if !listed && english {
+			listed = spelledRight(t.word)
+		}
 		if !listed {
-			// A word of the language's frequency list is spelt right: "Wetter" is weather, not a typo of
-			// "weiter".
+			// A word of the language's frequency list, or an English word with a word vector, is spelt right:
+			// "Wetter" is weather, not a typo of "weiter", and "parking" no "packing".
 			for _, id := range ix.typoCandidates(t.word) {
 				qt.alts = addAlt(qt.alts, alt{id: id, factor: fuzzyFactor})
 			}
@@ -467,4 +468,39 @@ func (ix *Index) shorterStems(stem string) []int32 {
 		}
 	}
 	return ids
+}
+
+// add appends a term to q and its weight to q's.
+func (q *query) add(qt queryTerm) {
+	q.terms = append(q.terms, qt)
+	if qt.optional {
+		q.optional += qt.idf
+	} else {
+		q.weight += qt.idf
+	}
+}
+
+// phrasalTerm returns the optional query term of the phrasal verb that t begins ("work out"): the indexed
+// words of its meaning ("exercise"), each at phrasalFactor. Like a word an idiom puts in, it counts for an item
+// that has one of them but not against one that has none: a phrasal verb has several senses, and the question
+// may mean another.
+func (ix *Index) phrasalTerm(t term) (queryTerm, bool) {
+	qt := queryTerm{word: t.word, optional: true}
+	for _, p := range t.phrasal {
+		if id, ok := ix.cache.stemID(p); ok {
+			qt.alts = addAlt(qt.alts, alt{id: id, factor: phrasalFactor})
+		}
+	}
+	if len(qt.alts) == 0 {
+		return qt, false
+	}
+	// It weighs as its commonest word, as a typo matching several words does.
+	qt.idf = ix.idf[qt.alts[0].id]
+	for _, a := range qt.alts[1:] {
+		qt.idf = min(qt.idf, ix.idf[a.id])
+	}
+	for i, a := range qt.alts {
+		qt.alts[i].scale = a.factor * min(1, qt.idf/ix.idf[a.id])
+	}
+	return qt, true
 }

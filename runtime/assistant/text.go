@@ -201,6 +201,9 @@ type term struct {
 	joins []join
 	// optional is set for a query word an idiom put in ("days" for "how long"; see queryTerms).
 	optional bool
+	// phrasal holds, for an English verb the question uses with a particle ("work out"), the stems of the words
+	// of the phrasal verb's meaning ("exercise"; see phrasalStems).
+	phrasal []string
 }
 
 // join is an indexed word that a query word forms with a neighbour, with the share of the word's BM25 weight
@@ -316,6 +319,9 @@ func (c *stemCache) queryTerms(text string) []term {
 			for j := n; j < len(out); j++ {
 				out[j].optional = true
 			}
+		}
+		if len(out) == n+1 && i+1 < len(words) && c.language().english {
+			out[n].phrasal = phrasalStems()[out[n].stem][words[i+1]]
 		}
 		if len(out) > n && out[n].id < 0 && c != nil && c.language().compounds {
 			if inf, ok := c.zuInfinitive(out[n].word); ok {

@@ -139,3 +139,12 @@ func (v *wordVectors) similarity(a, b string) (float64, bool) {
 	}
 	return v.cosine(ra, rb), true
 }
+
+// spelledRight reports whether an English word is one of the words the word vectors have, the 50,000 commonest
+// of general English: such a word is spelt right, and is not matched as a typo of an indexed word ("parking"
+// is no "packing").
+func spelledRight(word string) bool {
+	v := vectors()
+	_, ok := v.wordTable.find(v.words, word)
+	return ok
+}

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRunPhrasal checks the table of phrasal verbs on a small dictionary in WordNet's format: a phrasal verb lists
+// the words of its first phrasalSenses senses, a synonym of two words by its first, but not its own verb; a verb of
+// one word or of three, and a phrasal verb whose senses hold nothing else, give no line.
+func TestRunPhrasal(t *testing.T) {
+	dict := t.TempDir()
+	files := map[string]string{
+		"index.verb": "  1 licence header line\n" +
+			"punch_in v 1 1 @ 1 1 00000100  \n" +
+			"work_out v 6 1 @ 6 4 00000200 00000300 00000400 00000500 00000600 00000700  \n" +
+			"work v 1 1 @ 1 1 00000200  \n" +
+			"make_up_one's_mind v 1 1 @ 1 0 00000800  \n" +
+			"knock_out v 1 1 @ 1 0 00000800  \n",
+		"data.verb": "00000100 41 v 03 clock_in 0 punch_in 0 clock_on 0 000 | register one's arrival at work  \n" +
+			"00000200 31 v 02 work_out 0 work_up 0 000 | come up with  \n" +
+			"00000300 30 v 01 work_out 0 000 | happen in a certain way  \n" +
+			"00000400 36 v 02 elaborate 0 work_out 0 000 | work out in detail  \n" +
+			"00000500 29 v 02 exercise 0 work_out 0 000 | do physical exercise  \n" +
+			"00000600 31 v 02 figure 0 work_out 0 000 | make a mathematical calculation  \n" +
+			"00000700 31 v 02 lick 0 work_out 0 000 | find the solution  \n" +
+			"00000800 31 v 01 knock_out 0 000 | eliminate  \n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dict, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "phrasal.txt")
+	if err := runPhrasal(dict, out); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for line := range strings.Lines(string(data)) {
+		if !strings.HasPrefix(line, "#") {
+			got = append(got, strings.TrimSpace(line))
+		}
+	}
+	want := []string{"punch_in clock", "work_out elaborate exercise"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("table:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
