@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -20,7 +19,7 @@ func (tx writeTx) UpsertConversation(ctx context.Context, ex store.Exchange) (bo
 	q, a := storeutil.Millis(ex.Question.CreatedAt), storeutil.Millis(ex.Answer.CreatedAt)
 	updated, unanswered := max(q, a), boolInt(!ex.Answer.Answered)
 	if !ex.NewConversation {
-		n, err := affected(tx.ExecContext(ctx, `
+		n, err := affected(tx.execDeferring(ctx, `
 			UPDATE conversations SET message_count = message_count + 2, unanswered = unanswered + ?,
 				updated_at = MAX(updated_at, ?)
 			WHERE merchant_id = ? AND id = ?`, unanswered, updated, ex.MerchantID, ex.ConversationID))
@@ -31,7 +30,7 @@ func (tx writeTx) UpsertConversation(ctx context.Context, ex store.Exchange) (bo
 			return false, nil
 		}
 	}
-	_, err := tx.ExecContext(ctx, `
+	_, err := tx.execDeferring(ctx, `
 		INSERT INTO conversations
 			(merchant_id, id, visitor_id, created_at, updated_at, first_message, message_count, unanswered)
 		VALUES (?, ?, ?, ?, ?, ?, 2, ?)`,
@@ -46,7 +45,7 @@ func (tx writeTx) UpsertConversation(ctx context.Context, ex store.Exchange) (bo
 // changing nothing, when the count already is at limit (limit 0: no ceiling). The conditional upsert keeps the
 // ceiling exact.
 func (tx writeTx) ClaimMonthlySlot(ctx context.Context, merchantID string, at time.Time, limit int) error {
-	n, err := affected(tx.ExecContext(ctx, `
+	n, err := affected(tx.execDeferring(ctx, `
 		INSERT INTO monthly_conversations (merchant_id, month, count) VALUES (?, ?, 1)
 		ON CONFLICT (merchant_id, month) DO UPDATE SET count = count + 1 WHERE ? = 0 OR count < ?`,
 		merchantID, storeutil.Month(at), limit, limit))
@@ -61,7 +60,7 @@ func (tx writeTx) ClaimMonthlySlot(ctx context.Context, merchantID string, at ti
 
 // AddMonthlyTokens adds n to the merchant's model tokens of the month of at.
 func (tx writeTx) AddMonthlyTokens(ctx context.Context, merchantID string, at time.Time, n int64) error {
-	_, err := tx.ExecContext(ctx, `
+	_, err := tx.execDeferring(ctx, `
 		INSERT INTO monthly_tokens (merchant_id, month, tokens) VALUES (?, ?, ?)
 		ON CONFLICT (merchant_id, month) DO UPDATE SET tokens = tokens + excluded.tokens`,
 		merchantID, storeutil.Month(at), n)
@@ -78,7 +77,7 @@ func (tx writeTx) InsertMessages(ctx context.Context, ex store.Exchange) error {
 	if err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `
+	_, err = tx.execDeferring(ctx, `
 		INSERT INTO messages
 			(merchant_id, conversation_id, id, role, text, normalized, reply_to, created_at, sources, answered, tokens)
 		VALUES (?, ?, ?, ?, ?, ?, '', ?, ?, ?, 0), (?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?)`,
@@ -92,30 +91,77 @@ func (tx writeTx) InsertMessages(ctx context.Context, ex store.Exchange) error {
 	return nil
 }
 
-// CountCitations increments the use count of each of the knowledge items that exists, in one statement. The
-// counts live in knowledge_uses, a narrow table, so that counting rewrites a few bytes instead of the item's row.
-// The items are looked up one per branch of a UNION ALL: SQLite would copy the values of an IN list into a
-// temporary table first.
-func (tx writeTx) CountCitations(ctx context.Context, merchantID string, ids []string) error {
-	args := make([]any, 0, len(ids)+1)
-	args = append(args, merchantID)
-	for _, id := range ids {
-		args = append(args, id)
-	}
-	if _, err := tx.ExecContext(ctx, tx.db.countCitationsQuery(len(ids)), args...); err != nil {
-		return fmt.Errorf("counting citations: %w", err)
-	}
+// CountCitations increments the use count of each of the knowledge items that exists. The counts are added up
+// in the transaction and written when it next runs a statement other than an exchange's, or commits (see flush),
+// so that a group commit writes each cited item's count once however many of its exchanges cite it. The counts
+// live in knowledge_uses, a narrow table, so that counting rewrites a few bytes instead of the item's row.
+func (tx writeTx) CountCitations(_ context.Context, merchantID string, ids []string) error {
+	tx.citations.add(merchantID, ids)
 	return nil
 }
 
-// maxCachedCitations is the most citations whose CountCitations statement text is kept; an answer cites a few.
-const maxCachedCitations = 16
+// citation is a knowledge item whose use count a transaction adds to.
+type citation struct{ merchantID, id string }
 
-// countCitationsQuery returns CountCitations' statement for n items, its text built once per n.
-func (d *db) countCitationsQuery(n int) string {
-	if n > maxCachedCitations {
-		return buildCountCitations(n)
+// citationCounts are the use counts a write transaction added and has not written yet, by item in the order
+// first cited.
+type citationCounts struct {
+	items []citation
+	n     map[citation]int
+	// args is flush's arguments, kept to be used again.
+	args []any
+}
+
+func (c *citationCounts) add(merchantID string, ids []string) {
+	if c.n == nil {
+		c.n = make(map[citation]int, len(ids))
 	}
+	for _, id := range ids {
+		k := citation{merchantID, id}
+		if c.n[k] == 0 {
+			c.items = append(c.items, k)
+		}
+		c.n[k]++
+	}
+}
+
+func (c *citationCounts) reset() {
+	c.items = c.items[:0]
+	clear(c.n)
+	clear(c.args)
+}
+
+// flush writes the deferred use counts, at most maxCitations items a statement. It runs before any statement
+// that is not an exchange's (those touch neither the items nor their counts) and before the commit, so every
+// statement and the commit see the counts as if each exchange had written its own at once. A failure is kept:
+// the transaction does not commit.
+func (t *txn) flush(ctx context.Context) error {
+	if t.flushErr != nil || t.citations == nil || len(t.citations.items) == 0 {
+		return t.flushErr
+	}
+	items := t.citations.items
+	for len(items) > 0 {
+		chunk := items[:min(len(items), maxCitations)]
+		items = items[len(chunk):]
+		args := t.citations.args[:0]
+		for _, k := range chunk {
+			args = append(args, t.citations.n[k], k.merchantID, k.id)
+		}
+		t.citations.args = args
+		if _, err := t.execDeferring(ctx, t.db.countCitationsQuery(len(chunk)), args...); err != nil {
+			t.flushErr = fmt.Errorf("counting citations: %w", err)
+			return t.flushErr
+		}
+	}
+	t.citations.reset()
+	return nil
+}
+
+// maxCitations is the most items one statement of flush counts; a group commit's exchanges cite a few dozen.
+const maxCitations = 32
+
+// countCitationsQuery returns flush's statement for n items (n <= maxCitations), its text built once per n.
+func (d *db) countCitationsQuery(n int) string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.citations[n] == "" {
@@ -124,7 +170,9 @@ func (d *db) countCitationsQuery(n int) string {
 	return d.citations[n]
 }
 
-// buildCountCitations is CountCitations' statement for n items: ?1 is the merchant, ?2 to ?n+1 the items.
+// buildCountCitations is flush's statement for n items, each bound as its count, merchant and ID. The items are
+// looked up one per branch of a UNION ALL: SQLite would copy the values of an IN list into a temporary table
+// first.
 func buildCountCitations(n int) string {
 	var q strings.Builder
 	q.WriteString(`INSERT INTO knowledge_uses (merchant_id, id, uses) `)
@@ -132,9 +180,9 @@ func buildCountCitations(n int) string {
 		if i > 0 {
 			q.WriteString(` UNION ALL `)
 		}
-		q.WriteString(`SELECT merchant_id, id, 1 FROM knowledge WHERE merchant_id = ?1 AND id = ?` + strconv.Itoa(i+2))
+		q.WriteString(`SELECT merchant_id, id, ? FROM knowledge WHERE merchant_id = ? AND id = ?`)
 	}
 	// AND true: SQLite needs a WHERE to tell the upsert's ON CONFLICT from a join's ON.
-	q.WriteString(` AND true ON CONFLICT (merchant_id, id) DO UPDATE SET uses = uses + 1`)
+	q.WriteString(` AND true ON CONFLICT (merchant_id, id) DO UPDATE SET uses = uses + excluded.uses`)
 	return q.String()
 }
