@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/parley-dev/parley/runtime/store"
@@ -42,19 +41,40 @@ func (tx writeTx) UpsertConversation(ctx context.Context, ex store.Exchange) (bo
 }
 
 // ClaimMonthlySlot adds one to the merchant's count for the month of at, or returns store.ErrQuotaExceeded,
-// changing nothing, when the count already is at limit (limit 0: no ceiling). The conditional upsert keeps the
-// ceiling exact.
+// changing nothing, when the count already is at limit (limit 0: no ceiling). The transaction's first claim of
+// the month is a conditional upsert, which keeps the ceiling exact; its next ones, in a group commit, are added
+// up against the count read once and written before any other statement and the commit (see flush), so that
+// the batch updates the month's row once.
 func (tx writeTx) ClaimMonthlySlot(ctx context.Context, merchantID string, at time.Time, limit int) error {
-	n, err := affected(tx.execDeferring(ctx, `
-		INSERT INTO monthly_conversations (merchant_id, month, count) VALUES (?, ?, 1)
-		ON CONFLICT (merchant_id, month) DO UPDATE SET count = count + 1 WHERE ? = 0 OR count < ?`,
-		merchantID, storeutil.Month(at), limit, limit))
-	if err != nil {
-		return fmt.Errorf("counting conversation: %w", err)
+	k := monthKey{merchantID, storeutil.Month(at)}
+	c, claimed := tx.counts.months[k]
+	if !claimed {
+		n, err := affected(tx.execDeferring(ctx, `
+			INSERT INTO monthly_conversations (merchant_id, month, count) VALUES (?, ?, 1)
+			ON CONFLICT (merchant_id, month) DO UPDATE SET count = count + 1 WHERE ? = 0 OR count < ?`,
+			k.merchantID, k.month, limit, limit))
+		if err != nil {
+			return fmt.Errorf("counting conversation: %w", err)
+		}
+		if n == 0 {
+			return store.ErrQuotaExceeded
+		}
+		tx.counts.claimed(k, monthClaim{})
+		return nil
 	}
-	if n == 0 {
+	if !c.read {
+		err := tx.queryRowDeferring(ctx, `SELECT count FROM monthly_conversations WHERE merchant_id = ? AND month = ?`,
+			k.merchantID, k.month).Scan(&c.count)
+		if err != nil {
+			return fmt.Errorf("counting conversation: %w", err)
+		}
+		c.read = true
+	}
+	if limit > 0 && c.count+c.added >= limit {
 		return store.ErrQuotaExceeded
 	}
+	c.added++
+	tx.counts.claimed(k, c)
 	return nil
 }
 
@@ -96,93 +116,6 @@ func (tx writeTx) InsertMessages(ctx context.Context, ex store.Exchange) error {
 // so that a group commit writes each cited item's count once however many of its exchanges cite it. The counts
 // live in knowledge_uses, a narrow table, so that counting rewrites a few bytes instead of the item's row.
 func (tx writeTx) CountCitations(_ context.Context, merchantID string, ids []string) error {
-	tx.citations.add(merchantID, ids)
+	tx.counts.cite(merchantID, ids)
 	return nil
-}
-
-// citation is a knowledge item whose use count a transaction adds to.
-type citation struct{ merchantID, id string }
-
-// citationCounts are the use counts a write transaction added and has not written yet, by item in the order
-// first cited.
-type citationCounts struct {
-	items []citation
-	n     map[citation]int
-	// args is flush's arguments, kept to be used again.
-	args []any
-}
-
-func (c *citationCounts) add(merchantID string, ids []string) {
-	if c.n == nil {
-		c.n = make(map[citation]int, len(ids))
-	}
-	for _, id := range ids {
-		k := citation{merchantID, id}
-		if c.n[k] == 0 {
-			c.items = append(c.items, k)
-		}
-		c.n[k]++
-	}
-}
-
-func (c *citationCounts) reset() {
-	c.items = c.items[:0]
-	clear(c.n)
-	clear(c.args)
-}
-
-// flush writes the deferred use counts, at most maxCitations items a statement. It runs before any statement
-// that is not an exchange's (those touch neither the items nor their counts) and before the commit, so every
-// statement and the commit see the counts as if each exchange had written its own at once. A failure is kept:
-// the transaction does not commit.
-func (t *txn) flush(ctx context.Context) error {
-	if t.flushErr != nil || t.citations == nil || len(t.citations.items) == 0 {
-		return t.flushErr
-	}
-	items := t.citations.items
-	for len(items) > 0 {
-		chunk := items[:min(len(items), maxCitations)]
-		items = items[len(chunk):]
-		args := t.citations.args[:0]
-		for _, k := range chunk {
-			args = append(args, t.citations.n[k], k.merchantID, k.id)
-		}
-		t.citations.args = args
-		if _, err := t.execDeferring(ctx, t.db.countCitationsQuery(len(chunk)), args...); err != nil {
-			t.flushErr = fmt.Errorf("counting citations: %w", err)
-			return t.flushErr
-		}
-	}
-	t.citations.reset()
-	return nil
-}
-
-// maxCitations is the most items one statement of flush counts; a group commit's exchanges cite a few dozen.
-const maxCitations = 32
-
-// countCitationsQuery returns flush's statement for n items (n <= maxCitations), its text built once per n.
-func (d *db) countCitationsQuery(n int) string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.citations[n] == "" {
-		d.citations[n] = buildCountCitations(n)
-	}
-	return d.citations[n]
-}
-
-// buildCountCitations is flush's statement for n items, each bound as its count, merchant and ID. The items are
-// looked up one per branch of a UNION ALL: SQLite would copy the values of an IN list into a temporary table
-// first.
-func buildCountCitations(n int) string {
-	var q strings.Builder
-	q.WriteString(`INSERT INTO knowledge_uses (merchant_id, id, uses) `)
-	for i := range n {
-		if i > 0 {
-			q.WriteString(` UNION ALL `)
-		}
-		q.WriteString(`SELECT merchant_id, id, ? FROM knowledge WHERE merchant_id = ? AND id = ?`)
-	}
-	// AND true: SQLite needs a WHERE to tell the upsert's ON CONFLICT from a join's ON.
-	q.WriteString(` AND true ON CONFLICT (merchant_id, id) DO UPDATE SET uses = uses + excluded.uses`)
-	return q.String()
 }

@@ -30,9 +30,9 @@ type db struct {
 	// citations are the texts of the statements counting citations by number of items (see
 	// countCitationsQuery).
 	citations [maxCitations + 1]string
-	// counts are the deferred use counts of the write transaction in progress (see flush), kept here so that
-	// their map is made once: the writer's handle runs one write transaction at a time.
-	counts citationCounts
+	// counts are the deferred counts of the write transaction in progress (see flush), kept here so that their
+	// maps are made once: the writer's handle runs one write transaction at a time.
+	counts deferredCounts
 }
 
 func newDB(d *sql.DB) *db {
@@ -154,7 +154,7 @@ func (d *db) begin(ctx context.Context, opts *sql.TxOptions) (*txn, error) {
 	t := &txn{Tx: tx, db: d, uninterruptible: opts == nil || !opts.ReadOnly}
 	if t.uninterruptible {
 		d.counts.reset() // what a transaction rolled back left
-		t.citations = &d.counts
+		t.counts = &d.counts
 	}
 	return t, nil
 }
@@ -170,9 +170,9 @@ type txn struct {
 	// stmts are the transaction's forms of db's statements, made once per transaction rather than once per
 	// statement run: a group commit runs the same few statements for every write it holds.
 	stmts map[*sql.Stmt]*sql.Stmt
-	// citations are the use counts CountCitations added and not yet written (see flush); nil in a read-only
-	// transaction.
-	citations *citationCounts
+	// counts are the counts the transaction's exchanges added and has not written yet (see flush); nil in a
+	// read-only transaction.
+	counts *deferredCounts
 	// flushErr is why writing the deferred counts before a statement failed; the transaction does not commit.
 	flushErr error
 }
@@ -212,7 +212,8 @@ func (t *txn) ExecContext(ctx context.Context, query string, args ...any) (sql.R
 }
 
 // execDeferring runs a statement in the transaction and leaves the deferred counts unwritten: for the statements
-// of a chat exchange, which read and write neither the knowledge items nor their counts.
+// of a chat exchange, which read and write neither the knowledge items nor their counts, and for
+// ClaimMonthlySlot, which counts with the month's deferred claims.
 func (t *txn) execDeferring(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	ctx = t.context(ctx)
 	if st := t.stmt(ctx, query); st != nil {
@@ -237,6 +238,12 @@ func (t *txn) QueryContext(ctx context.Context, query string, args ...any) (*sql
 // that fail, the transaction does not commit (sql.Row cannot carry the error).
 func (t *txn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	_ = t.flush(ctx)
+	return t.queryRowDeferring(ctx, query, args...)
+}
+
+// queryRowDeferring runs a query returning one row in the transaction and leaves the deferred counts unwritten
+// (see execDeferring).
+func (t *txn) queryRowDeferring(ctx context.Context, query string, args ...any) *sql.Row {
 	ctx = t.context(ctx)
 	if st := t.stmt(ctx, query); st != nil {
 		return st.QueryRowContext(ctx, args...)

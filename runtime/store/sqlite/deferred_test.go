@@ -119,3 +119,80 @@ func itemsOf(merchantID string, ids []string, item func(merchantID, id string) s
 	}
 	return items
 }
+
+// The month's claims after a transaction's first are added up and written once: the ceiling must stay exact, in
+// one transaction, across a statement that writes the deferred counts between claims, and across the writes of
+// group commits.
+func TestMonthlyClaimsDeferred(t *testing.T) {
+	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "parley.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	ctx := t.Context()
+	may, june := time.Date(2026, 5, 10, 0, 0, 0, 0, time.UTC), time.Date(2026, 6, 10, 0, 0, 0, 0, time.UTC)
+	count := func(merchantID string, at time.Time) int {
+		t.Helper()
+		n, err := s.ConversationsThisMonth(ctx, merchantID, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	var outcomes []error
+	if err := s.Write(ctx, func(tx store.Tx) error {
+		claim := func(merchantID string, at time.Time, limit int) {
+			outcomes = append(outcomes, tx.ClaimMonthlySlot(ctx, merchantID, at, limit))
+		}
+		claim("m1", may, 3)
+		claim("m1", may, 3)
+		claim("m2", may, 1)
+		claim("m1", june, 0)
+		claim("m1", may, 3)
+		claim("m1", may, 3) // the fourth: refused
+		claim("m2", may, 1) // refused
+		claim("m1", june, 0)
+		// A statement that is not an exchange's writes the counts first; the claims after it go on from them.
+		if _, err := tx.FindLead(ctx, "m1", "c1", "v1"); !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		claim("m1", may, 4)
+		claim("m1", may, 4) // refused
+		claim("m1", june, 0)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	refused := []bool{false, false, false, false, false, true, true, false, false, true, false}
+	for i, err := range outcomes {
+		if refused[i] != errors.Is(err, store.ErrQuotaExceeded) || !refused[i] && err != nil {
+			t.Errorf("claim %d: %v, refused %v", i, err, refused[i])
+		}
+	}
+	if m1May, m2May, m1June := count("m1", may), count("m2", may), count("m1", june); m1May != 4 || m2May != 1 || m1June != 3 {
+		t.Errorf("counts m1 May %d, m2 May %d, m1 June %d; want 4, 1 and 3", m1May, m2May, m1June)
+	}
+
+	// Writers at once, sharing group commits, against a ceiling: exactly the ceiling's worth succeed.
+	const writers, limit = 100, 40
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	succeeded := 0
+	for range writers {
+		wg.Go(func() {
+			err := s.Write(ctx, func(tx store.Tx) error { return tx.ClaimMonthlySlot(ctx, "m3", may, limit) })
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				succeeded++
+			case !errors.Is(err, store.ErrQuotaExceeded):
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := count("m3", may); succeeded != limit || n != limit {
+		t.Errorf("%d writers against a ceiling of %d: %d claims succeeded, count %d", writers, limit, succeeded, n)
+	}
+}
