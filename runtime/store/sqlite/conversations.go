@@ -13,11 +13,18 @@ import (
 // whether it created the conversation. It is an update and, when that finds no conversation, an insert: the one
 // writing connection runs them with no other write between, and an upsert with RETURNING would make SQLite
 // collect its result in a temporary table. A conversation the runtime has just named (ex.NewConversation) is
-// inserted at once: the update could not find it.
+// inserted without the update, which could not find it. The insert is deferred (see flush): a group commit
+// inserts its exchanges' conversations in one statement.
 func (tx writeTx) UpsertConversation(ctx context.Context, ex store.Exchange) (bool, error) {
 	q, a := storeutil.Millis(ex.Question.CreatedAt), storeutil.Millis(ex.Answer.CreatedAt)
 	updated, unanswered := max(q, a), boolInt(!ex.Answer.Answered)
 	if !ex.NewConversation {
+		// The conversation may be one a deferred insert holds: those go first.
+		if len(tx.deferred.conversations) > 0 {
+			if err := tx.flush(ctx); err != nil {
+				return false, err
+			}
+		}
 		n, err := affected(tx.execDeferring(ctx, `
 			UPDATE conversations SET message_count = message_count + 2, unanswered = unanswered + ?,
 				updated_at = MAX(updated_at, ?)
@@ -29,14 +36,8 @@ func (tx writeTx) UpsertConversation(ctx context.Context, ex store.Exchange) (bo
 			return false, nil
 		}
 	}
-	_, err := tx.execDeferring(ctx, `
-		INSERT INTO conversations
-			(merchant_id, id, visitor_id, created_at, updated_at, first_message, message_count, unanswered)
-		VALUES (?, ?, ?, ?, ?, ?, 2, ?)`,
+	tx.deferred.conversations = append(tx.deferred.conversations,
 		ex.MerchantID, ex.ConversationID, ex.VisitorID, q, updated, ex.Question.Text, unanswered)
-	if err != nil {
-		return false, fmt.Errorf("recording conversation: %w", err)
-	}
 	return true, nil
 }
 
@@ -47,7 +48,7 @@ func (tx writeTx) UpsertConversation(ctx context.Context, ex store.Exchange) (bo
 // the batch updates the month's row once.
 func (tx writeTx) ClaimMonthlySlot(ctx context.Context, merchantID string, at time.Time, limit int) error {
 	k := monthKey{merchantID, storeutil.Month(at)}
-	c, claimed := tx.counts.months[k]
+	c, claimed := tx.deferred.months[k]
 	if !claimed {
 		n, err := affected(tx.execDeferring(ctx, `
 			INSERT INTO monthly_conversations (merchant_id, month, count) VALUES (?, ?, 1)
@@ -59,7 +60,7 @@ func (tx writeTx) ClaimMonthlySlot(ctx context.Context, merchantID string, at ti
 		if n == 0 {
 			return store.ErrQuotaExceeded
 		}
-		tx.counts.claimed(k, monthClaim{})
+		tx.deferred.claimed(k, monthClaim{})
 		return nil
 	}
 	if !c.read {
@@ -74,7 +75,7 @@ func (tx writeTx) ClaimMonthlySlot(ctx context.Context, merchantID string, at ti
 		return store.ErrQuotaExceeded
 	}
 	c.added++
-	tx.counts.claimed(k, c)
+	tx.deferred.claimed(k, c)
 	return nil
 }
 
@@ -90,24 +91,19 @@ func (tx writeTx) AddMonthlyTokens(ctx context.Context, merchantID string, at ti
 	return nil
 }
 
-// InsertMessages inserts the exchange's two messages.
-func (tx writeTx) InsertMessages(ctx context.Context, ex store.Exchange) error {
+// InsertMessages inserts the exchange's two messages, deferred (see flush): a group commit inserts its exchanges'
+// messages in one statement.
+func (tx writeTx) InsertMessages(_ context.Context, ex store.Exchange) error {
 	q, a := ex.Question, ex.Answer
 	qSources, aSources, err := storeutil.ExchangeSources(ex)
 	if err != nil {
 		return err
 	}
-	_, err = tx.execDeferring(ctx, `
-		INSERT INTO messages
-			(merchant_id, conversation_id, id, role, text, normalized, reply_to, created_at, sources, answered, tokens)
-		VALUES (?, ?, ?, ?, ?, ?, '', ?, ?, ?, 0), (?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?)`,
+	tx.deferred.messages = append(tx.deferred.messages,
 		ex.MerchantID, ex.ConversationID, q.ID, string(store.RoleVisitor), q.Text, storeutil.NormalizeQuestion(q.Text),
 		storeutil.Millis(q.CreatedAt), qSources, boolInt(q.Answered),
 		ex.MerchantID, ex.ConversationID, a.ID, string(store.RoleAssistant), a.Text, q.ID,
 		storeutil.Millis(a.CreatedAt), aSources, boolInt(a.Answered), ex.Tokens)
-	if err != nil {
-		return fmt.Errorf("inserting messages %s and %s: %w", q.ID, a.ID, err)
-	}
 	return nil
 }
 
@@ -116,6 +112,6 @@ func (tx writeTx) InsertMessages(ctx context.Context, ex store.Exchange) error {
 // so that a group commit writes each cited item's count once however many of its exchanges cite it. The counts
 // live in knowledge_uses, a narrow table, so that counting rewrites a few bytes instead of the item's row.
 func (tx writeTx) CountCitations(_ context.Context, merchantID string, ids []string) error {
-	tx.counts.cite(merchantID, ids)
+	tx.deferred.cite(merchantID, ids)
 	return nil
 }

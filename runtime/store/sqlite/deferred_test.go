@@ -196,3 +196,98 @@ func TestMonthlyClaimsDeferred(t *testing.T) {
 		t.Errorf("%d writers against a ceiling of %d: %d claims succeeded, count %d", writers, limit, succeeded, n)
 	}
 }
+
+// The conversations and messages of a transaction's exchanges are inserted together at its end: an exchange that
+// continues a conversation an earlier one of the same transaction started must find it, and a write whose rows
+// fail at the end fails alone, the others of its group commit stored.
+func TestExchangeInsertsDeferred(t *testing.T) {
+	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "parley.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	ctx := t.Context()
+	at := time.Now().UTC().Truncate(time.Millisecond)
+	exchange := func(conversationID string, isNew bool, questionID, answerID string) store.Exchange {
+		return store.Exchange{MerchantID: "m1", ConversationID: conversationID, NewConversation: isNew, VisitorID: "v1",
+			Question: store.Message{ID: questionID, Role: store.RoleVisitor, Text: "Where is my order?", CreatedAt: at},
+			Answer:   store.Message{ID: answerID, Role: store.RoleAssistant, Text: "On its way.", CreatedAt: at, Answered: true}}
+	}
+	record := func(tx store.Tx, ex store.Exchange) (bool, error) {
+		created, err := tx.UpsertConversation(ctx, ex)
+		if err != nil {
+			return false, err
+		}
+		return created, tx.InsertMessages(ctx, ex)
+	}
+	messages := func(conversationID string) int {
+		t.Helper()
+		_, msgs, err := s.GetConversation(ctx, "m1", conversationID)
+		if err != nil {
+			t.Fatalf("conversation %s: %v", conversationID, err)
+		}
+		return len(msgs)
+	}
+
+	var created []bool
+	if err := s.Write(ctx, func(tx store.Tx) error {
+		for _, ex := range []store.Exchange{
+			exchange("c1", true, "q1", "a1"),
+			exchange("c1", false, "q2", "a2"), // continues c1, not yet written
+			exchange("c2", false, "q3", "a3"), // a conversation ID no conversation has: created
+			exchange("c2", false, "q4", "a4"),
+		} {
+			c, err := record(tx, ex)
+			if err != nil {
+				return err
+			}
+			created = append(created, c)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []bool{true, false, true, false}; fmt.Sprint(created) != fmt.Sprint(want) {
+		t.Errorf("created %v, want %v", created, want)
+	}
+	if n1, n2 := messages("c1"), messages("c2"); n1 != 4 || n2 != 4 {
+		t.Errorf("messages: c1 %d, c2 %d; want 4 each", n1, n2)
+	}
+	if c, _, err := s.GetConversation(ctx, "m1", "c1"); err != nil || c.MessageCount != 4 {
+		t.Errorf("c1: %+v, %v; want 4 messages counted", c, err)
+	}
+
+	// Held behind a write in progress, the next writes queue up and share a commit; one gives its two messages
+	// one ID, which fails only when the deferred rows are written.
+	release, started := make(chan struct{}), make(chan struct{})
+	go func() {
+		_ = s.write(ctx, func(*txn) error { close(started); <-release; return nil })
+	}()
+	<-started
+	errs := make([]error, 6)
+	var wg sync.WaitGroup
+	for i := range errs {
+		wg.Go(func() {
+			answerID := fmt.Sprintf("a%d", 10+i)
+			if i == 3 {
+				answerID = fmt.Sprintf("q%d", 10+i)
+			}
+			errs[i] = s.Write(ctx, func(tx store.Tx) error {
+				_, err := record(tx, exchange(fmt.Sprintf("c%d", 10+i), true, fmt.Sprintf("q%d", 10+i), answerID))
+				return err
+			})
+		})
+	}
+	time.Sleep(50 * time.Millisecond) // for the writes to queue
+	close(release)
+	wg.Wait()
+	for i, err := range errs {
+		if (i == 3) != (err != nil) {
+			t.Errorf("write %d: %v", i, err)
+		}
+		_, _, getErr := s.GetConversation(ctx, "m1", fmt.Sprintf("c%d", 10+i))
+		if (i == 3) != errors.Is(getErr, store.ErrNotFound) {
+			t.Errorf("conversation of write %d: %v", i, getErr)
+		}
+	}
+}

@@ -27,12 +27,13 @@ type db struct {
 	stmts map[string]*sql.Stmt
 	// wanted are queries seen inside transactions, to prepare once the connection is free.
 	wanted map[string]struct{}
-	// citations are the texts of the statements counting citations by number of items (see
-	// countCitationsQuery).
-	citations [maxCitations + 1]string
-	// counts are the deferred counts of the write transaction in progress (see flush), kept here so that their
-	// maps are made once: the writer's handle runs one write transaction at a time.
-	counts deferredCounts
+	// conversationInserts, messageInserts and citationCounts are the texts of flush's statements by number of
+	// rows or items (see statementText).
+	conversationInserts, messageInserts [maxRows + 1]string
+	citationCounts                      [maxCitations + 1]string
+	// deferred are the deferred writes of the write transaction in progress (see flush), kept here so that their
+	// slices and maps are made once: the writer's handle runs one write transaction at a time.
+	deferred deferredWrites
 }
 
 func newDB(d *sql.DB) *db {
@@ -153,8 +154,8 @@ func (d *db) begin(ctx context.Context, opts *sql.TxOptions) (*txn, error) {
 	}
 	t := &txn{Tx: tx, db: d, uninterruptible: opts == nil || !opts.ReadOnly}
 	if t.uninterruptible {
-		d.counts.reset() // what a transaction rolled back left
-		t.counts = &d.counts
+		d.deferred.reset() // what a transaction rolled back left
+		t.deferred = &d.deferred
 	}
 	return t, nil
 }
@@ -170,10 +171,10 @@ type txn struct {
 	// stmts are the transaction's forms of db's statements, made once per transaction rather than once per
 	// statement run: a group commit runs the same few statements for every write it holds.
 	stmts map[*sql.Stmt]*sql.Stmt
-	// counts are the counts the transaction's exchanges added and has not written yet (see flush); nil in a
-	// read-only transaction.
-	counts *deferredCounts
-	// flushErr is why writing the deferred counts before a statement failed; the transaction does not commit.
+	// deferred are the rows the transaction's exchanges wrote and it has not yet (see flush); nil in a read-only
+	// transaction.
+	deferred *deferredWrites
+	// flushErr is why writing the deferred rows before a statement failed; the transaction does not commit.
 	flushErr error
 }
 
@@ -203,7 +204,7 @@ func (t *txn) stmt(ctx context.Context, query string) *sql.Stmt {
 	return ts
 }
 
-// ExecContext runs a statement in the transaction, after writing the deferred counts (see flush).
+// ExecContext runs a statement in the transaction, after writing the deferred rows (see flush).
 func (t *txn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	if err := t.flush(ctx); err != nil {
 		return nil, err
@@ -211,9 +212,9 @@ func (t *txn) ExecContext(ctx context.Context, query string, args ...any) (sql.R
 	return t.execDeferring(ctx, query, args...)
 }
 
-// execDeferring runs a statement in the transaction and leaves the deferred counts unwritten: for the statements
-// of a chat exchange, which read and write neither the knowledge items nor their counts, and for
-// ClaimMonthlySlot, which counts with the month's deferred claims.
+// execDeferring runs a statement in the transaction and leaves the deferred rows unwritten: for the statements
+// of a chat exchange that touch no row a deferred write does (its events and their deliveries), for
+// ClaimMonthlySlot, which counts with the month's deferred claims, and for flush itself.
 func (t *txn) execDeferring(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	ctx = t.context(ctx)
 	if st := t.stmt(ctx, query); st != nil {
@@ -222,7 +223,7 @@ func (t *txn) execDeferring(ctx context.Context, query string, args ...any) (sql
 	return t.Tx.ExecContext(ctx, query, args...)
 }
 
-// QueryContext runs a query in the transaction, after writing the deferred counts.
+// QueryContext runs a query in the transaction, after writing the deferred rows.
 func (t *txn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	if err := t.flush(ctx); err != nil {
 		return nil, err
@@ -234,14 +235,14 @@ func (t *txn) QueryContext(ctx context.Context, query string, args ...any) (*sql
 	return t.Tx.QueryContext(ctx, query, args...)
 }
 
-// QueryRowContext runs a query returning one row in the transaction, after writing the deferred counts; should
+// QueryRowContext runs a query returning one row in the transaction, after writing the deferred rows; should
 // that fail, the transaction does not commit (sql.Row cannot carry the error).
 func (t *txn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	_ = t.flush(ctx)
 	return t.queryRowDeferring(ctx, query, args...)
 }
 
-// queryRowDeferring runs a query returning one row in the transaction and leaves the deferred counts unwritten
+// queryRowDeferring runs a query returning one row in the transaction and leaves the deferred rows unwritten
 // (see execDeferring).
 func (t *txn) queryRowDeferring(ctx context.Context, query string, args ...any) *sql.Row {
 	ctx = t.context(ctx)
@@ -251,7 +252,7 @@ func (t *txn) queryRowDeferring(ctx context.Context, query string, args ...any) 
 	return t.Tx.QueryRowContext(ctx, query, args...)
 }
 
-// Commit writes the deferred counts and commits the transaction; if the counts fail, it rolls back.
+// Commit writes the deferred rows and commits the transaction; if they fail, it rolls back.
 func (t *txn) Commit() error {
 	if err := t.flush(context.Background()); err != nil {
 		return errors.Join(err, t.Rollback())

@@ -232,8 +232,8 @@ func (w *writer) runTogether(batch []writeRequest, results []error) bool {
 			return false
 		}
 	}
-	// The deferred counts first (see flush): should they fail, the writes run alone, so that the failure is
-	// one write's.
+	// The deferred rows first (see flush): should they fail, the writes run alone, so that the failure is one
+	// write's.
 	if err := tx.flush(ctx); err != nil {
 		_ = tx.Rollback()
 		return false
