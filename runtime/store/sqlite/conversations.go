@@ -3,8 +3,6 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/parley-dev/parley/runtime/store"
@@ -15,12 +13,19 @@ import (
 // whether it created the conversation. It is an update and, when that finds no conversation, an insert: the one
 // writing connection runs them with no other write between, and an upsert with RETURNING would make SQLite
 // collect its result in a temporary table. A conversation the runtime has just named (ex.NewConversation) is
-// inserted at once: the update could not find it.
+// inserted without the update, which could not find it. The insert is deferred (see flush): a group commit
+// inserts its exchanges' conversations in one statement.
 func (tx writeTx) UpsertConversation(ctx context.Context, ex store.Exchange) (bool, error) {
 	q, a := storeutil.Millis(ex.Question.CreatedAt), storeutil.Millis(ex.Answer.CreatedAt)
 	updated, unanswered := max(q, a), boolInt(!ex.Answer.Answered)
 	if !ex.NewConversation {
-		n, err := affected(tx.ExecContext(ctx, `
+		// The conversation may be one a deferred insert holds: those go first.
+		if len(tx.deferred.conversations) > 0 {
+			if err := tx.flush(ctx); err != nil {
+				return false, err
+			}
+		}
+		n, err := affected(tx.execDeferring(ctx, `
 			UPDATE conversations SET message_count = message_count + 2, unanswered = unanswered + ?,
 				updated_at = MAX(updated_at, ?)
 			WHERE merchant_id = ? AND id = ?`, unanswered, updated, ex.MerchantID, ex.ConversationID))
@@ -31,37 +36,52 @@ func (tx writeTx) UpsertConversation(ctx context.Context, ex store.Exchange) (bo
 			return false, nil
 		}
 	}
-	_, err := tx.ExecContext(ctx, `
-		INSERT INTO conversations
-			(merchant_id, id, visitor_id, created_at, updated_at, first_message, message_count, unanswered)
-		VALUES (?, ?, ?, ?, ?, ?, 2, ?)`,
+	tx.deferred.conversations = append(tx.deferred.conversations,
 		ex.MerchantID, ex.ConversationID, ex.VisitorID, q, updated, ex.Question.Text, unanswered)
-	if err != nil {
-		return false, fmt.Errorf("recording conversation: %w", err)
-	}
 	return true, nil
 }
 
 // ClaimMonthlySlot adds one to the merchant's count for the month of at, or returns store.ErrQuotaExceeded,
-// changing nothing, when the count already is at limit (limit 0: no ceiling). The conditional upsert keeps the
-// ceiling exact.
+// changing nothing, when the count already is at limit (limit 0: no ceiling). The transaction's first claim of
+// the month is a conditional upsert, which keeps the ceiling exact; its next ones, in a group commit, are added
+// up against the count read once and written before any other statement and the commit (see flush), so that
+// the batch updates the month's row once.
 func (tx writeTx) ClaimMonthlySlot(ctx context.Context, merchantID string, at time.Time, limit int) error {
-	n, err := affected(tx.ExecContext(ctx, `
-		INSERT INTO monthly_conversations (merchant_id, month, count) VALUES (?, ?, 1)
-		ON CONFLICT (merchant_id, month) DO UPDATE SET count = count + 1 WHERE ? = 0 OR count < ?`,
-		merchantID, storeutil.Month(at), limit, limit))
-	if err != nil {
-		return fmt.Errorf("counting conversation: %w", err)
+	k := monthKey{merchantID, storeutil.Month(at)}
+	c, claimed := tx.deferred.months[k]
+	if !claimed {
+		n, err := affected(tx.execDeferring(ctx, `
+			INSERT INTO monthly_conversations (merchant_id, month, count) VALUES (?, ?, 1)
+			ON CONFLICT (merchant_id, month) DO UPDATE SET count = count + 1 WHERE ? = 0 OR count < ?`,
+			k.merchantID, k.month, limit, limit))
+		if err != nil {
+			return fmt.Errorf("counting conversation: %w", err)
+		}
+		if n == 0 {
+			return store.ErrQuotaExceeded
+		}
+		tx.deferred.claimed(k, monthClaim{})
+		return nil
 	}
-	if n == 0 {
+	if !c.read {
+		err := tx.queryRowDeferring(ctx, `SELECT count FROM monthly_conversations WHERE merchant_id = ? AND month = ?`,
+			k.merchantID, k.month).Scan(&c.count)
+		if err != nil {
+			return fmt.Errorf("counting conversation: %w", err)
+		}
+		c.read = true
+	}
+	if limit > 0 && c.count+c.added >= limit {
 		return store.ErrQuotaExceeded
 	}
+	c.added++
+	tx.deferred.claimed(k, c)
 	return nil
 }
 
 // AddMonthlyTokens adds n to the merchant's model tokens of the month of at.
 func (tx writeTx) AddMonthlyTokens(ctx context.Context, merchantID string, at time.Time, n int64) error {
-	_, err := tx.ExecContext(ctx, `
+	_, err := tx.execDeferring(ctx, `
 		INSERT INTO monthly_tokens (merchant_id, month, tokens) VALUES (?, ?, ?)
 		ON CONFLICT (merchant_id, month) DO UPDATE SET tokens = tokens + excluded.tokens`,
 		merchantID, storeutil.Month(at), n)
@@ -71,70 +91,27 @@ func (tx writeTx) AddMonthlyTokens(ctx context.Context, merchantID string, at ti
 	return nil
 }
 
-// InsertMessages inserts the exchange's two messages.
-func (tx writeTx) InsertMessages(ctx context.Context, ex store.Exchange) error {
+// InsertMessages inserts the exchange's two messages, deferred (see flush): a group commit inserts its exchanges'
+// messages in one statement.
+func (tx writeTx) InsertMessages(_ context.Context, ex store.Exchange) error {
 	q, a := ex.Question, ex.Answer
 	qSources, aSources, err := storeutil.ExchangeSources(ex)
 	if err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `
-		INSERT INTO messages
-			(merchant_id, conversation_id, id, role, text, normalized, reply_to, created_at, sources, answered, tokens)
-		VALUES (?, ?, ?, ?, ?, ?, '', ?, ?, ?, 0), (?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?)`,
+	tx.deferred.messages = append(tx.deferred.messages,
 		ex.MerchantID, ex.ConversationID, q.ID, string(store.RoleVisitor), q.Text, storeutil.NormalizeQuestion(q.Text),
 		storeutil.Millis(q.CreatedAt), qSources, boolInt(q.Answered),
 		ex.MerchantID, ex.ConversationID, a.ID, string(store.RoleAssistant), a.Text, q.ID,
 		storeutil.Millis(a.CreatedAt), aSources, boolInt(a.Answered), ex.Tokens)
-	if err != nil {
-		return fmt.Errorf("inserting messages %s and %s: %w", q.ID, a.ID, err)
-	}
 	return nil
 }
 
-// CountCitations increments the use count of each of the knowledge items that exists, in one statement. The
-// counts live in knowledge_uses, a narrow table, so that counting rewrites a few bytes instead of the item's row.
-// The items are looked up one per branch of a UNION ALL: SQLite would copy the values of an IN list into a
-// temporary table first.
-func (tx writeTx) CountCitations(ctx context.Context, merchantID string, ids []string) error {
-	args := make([]any, 0, len(ids)+1)
-	args = append(args, merchantID)
-	for _, id := range ids {
-		args = append(args, id)
-	}
-	if _, err := tx.ExecContext(ctx, tx.db.countCitationsQuery(len(ids)), args...); err != nil {
-		return fmt.Errorf("counting citations: %w", err)
-	}
+// CountCitations increments the use count of each of the knowledge items that exists. The counts are added up
+// in the transaction and written when it next runs a statement other than an exchange's, or commits (see flush),
+// so that a group commit writes each cited item's count once however many of its exchanges cite it. The counts
+// live in knowledge_uses, a narrow table, so that counting rewrites a few bytes instead of the item's row.
+func (tx writeTx) CountCitations(_ context.Context, merchantID string, ids []string) error {
+	tx.deferred.cite(merchantID, ids)
 	return nil
-}
-
-// maxCachedCitations is the most citations whose CountCitations statement text is kept; an answer cites a few.
-const maxCachedCitations = 16
-
-// countCitationsQuery returns CountCitations' statement for n items, its text built once per n.
-func (d *db) countCitationsQuery(n int) string {
-	if n > maxCachedCitations {
-		return buildCountCitations(n)
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.citations[n] == "" {
-		d.citations[n] = buildCountCitations(n)
-	}
-	return d.citations[n]
-}
-
-// buildCountCitations is CountCitations' statement for n items: ?1 is the merchant, ?2 to ?n+1 the items.
-func buildCountCitations(n int) string {
-	var q strings.Builder
-	q.WriteString(`INSERT INTO knowledge_uses (merchant_id, id, uses) `)
-	for i := range n {
-		if i > 0 {
-			q.WriteString(` UNION ALL `)
-		}
-		q.WriteString(`SELECT merchant_id, id, 1 FROM knowledge WHERE merchant_id = ?1 AND id = ?` + strconv.Itoa(i+2))
-	}
-	// AND true: SQLite needs a WHERE to tell the upsert's ON CONFLICT from a join's ON.
-	q.WriteString(` AND true ON CONFLICT (merchant_id, id) DO UPDATE SET uses = uses + 1`)
-	return q.String()
 }

@@ -13,7 +13,7 @@ import (
 
 // InsertEvent writes an event to the outbox.
 func (tx writeTx) InsertEvent(ctx context.Context, merchantID string, e store.Event) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO events (merchant_id, id, type, payload, created_at) VALUES (?, ?, ?, ?, ?)`,
+	_, err := tx.execDeferring(ctx, `INSERT INTO events (merchant_id, id, type, payload, created_at) VALUES (?, ?, ?, ?, ?)`,
 		merchantID, e.ID, e.Type, string(e.Payload), storeutil.Millis(e.CreatedAt))
 	return err
 }
@@ -22,7 +22,7 @@ func (tx writeTx) InsertEvent(ctx context.Context, merchantID string, e store.Ev
 // disabled, so that the log shows it.
 func (tx writeTx) InsertDelivery(ctx context.Context, merchantID string, e store.Event, ep store.Endpoint) error {
 	at := storeutil.Millis(e.CreatedAt)
-	_, err := tx.ExecContext(ctx, `
+	_, err := tx.execDeferring(ctx, `
 		INSERT INTO deliveries (merchant_id, id, event_id, webhook_id, url, status, last_error, next_attempt_at,
 			created_at, updated_at)
 		SELECT ?1, ?2, ?3, ?4, ?5,

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -26,8 +27,13 @@ type db struct {
 	stmts map[string]*sql.Stmt
 	// wanted are queries seen inside transactions, to prepare once the connection is free.
 	wanted map[string]struct{}
-	// citations are the texts of CountCitations' statements by number of items (see countCitationsQuery).
-	citations [maxCachedCitations + 1]string
+	// conversationInserts, messageInserts and citationCounts are the texts of flush's statements by number of
+	// rows or items (see statementText).
+	conversationInserts, messageInserts [maxRows + 1]string
+	citationCounts                      [maxCitations + 1]string
+	// deferred are the deferred writes of the write transaction in progress (see flush), kept here so that their
+	// slices and maps are made once: the writer's handle runs one write transaction at a time.
+	deferred deferredWrites
 }
 
 func newDB(d *sql.DB) *db {
@@ -146,7 +152,12 @@ func (d *db) begin(ctx context.Context, opts *sql.TxOptions) (*txn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("beginning transaction: %w", err)
 	}
-	return &txn{Tx: tx, db: d, uninterruptible: opts == nil || !opts.ReadOnly}, nil
+	t := &txn{Tx: tx, db: d, uninterruptible: opts == nil || !opts.ReadOnly}
+	if t.uninterruptible {
+		d.deferred.reset() // what a transaction rolled back left
+		t.deferred = &d.deferred
+	}
+	return t, nil
 }
 
 // txn is a transaction that runs the prepared statements of its db.
@@ -160,6 +171,11 @@ type txn struct {
 	// stmts are the transaction's forms of db's statements, made once per transaction rather than once per
 	// statement run: a group commit runs the same few statements for every write it holds.
 	stmts map[*sql.Stmt]*sql.Stmt
+	// deferred are the rows the transaction's exchanges wrote and it has not yet (see flush); nil in a read-only
+	// transaction.
+	deferred *deferredWrites
+	// flushErr is why writing the deferred rows before a statement failed; the transaction does not commit.
+	flushErr error
 }
 
 // context is the context the transaction's statements run under: ctx, or for an uninterruptible transaction
@@ -188,8 +204,18 @@ func (t *txn) stmt(ctx context.Context, query string) *sql.Stmt {
 	return ts
 }
 
-// ExecContext runs a statement in the transaction.
+// ExecContext runs a statement in the transaction, after writing the deferred rows (see flush).
 func (t *txn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if err := t.flush(ctx); err != nil {
+		return nil, err
+	}
+	return t.execDeferring(ctx, query, args...)
+}
+
+// execDeferring runs a statement in the transaction and leaves the deferred rows unwritten: for the statements
+// of a chat exchange that touch no row a deferred write does (its events and their deliveries), for
+// ClaimMonthlySlot, which counts with the month's deferred claims, and for flush itself.
+func (t *txn) execDeferring(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	ctx = t.context(ctx)
 	if st := t.stmt(ctx, query); st != nil {
 		return st.ExecContext(ctx, args...)
@@ -197,8 +223,11 @@ func (t *txn) ExecContext(ctx context.Context, query string, args ...any) (sql.R
 	return t.Tx.ExecContext(ctx, query, args...)
 }
 
-// QueryContext runs a query in the transaction.
+// QueryContext runs a query in the transaction, after writing the deferred rows.
 func (t *txn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if err := t.flush(ctx); err != nil {
+		return nil, err
+	}
 	ctx = t.context(ctx)
 	if st := t.stmt(ctx, query); st != nil {
 		return st.QueryContext(ctx, args...)
@@ -206,13 +235,29 @@ func (t *txn) QueryContext(ctx context.Context, query string, args ...any) (*sql
 	return t.Tx.QueryContext(ctx, query, args...)
 }
 
-// QueryRowContext runs a query returning one row in the transaction.
+// QueryRowContext runs a query returning one row in the transaction, after writing the deferred rows; should
+// that fail, the transaction does not commit (sql.Row cannot carry the error).
 func (t *txn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	_ = t.flush(ctx)
+	return t.queryRowDeferring(ctx, query, args...)
+}
+
+// queryRowDeferring runs a query returning one row in the transaction and leaves the deferred rows unwritten
+// (see execDeferring).
+func (t *txn) queryRowDeferring(ctx context.Context, query string, args ...any) *sql.Row {
 	ctx = t.context(ctx)
 	if st := t.stmt(ctx, query); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
 	return t.Tx.QueryRowContext(ctx, query, args...)
+}
+
+// Commit writes the deferred rows and commits the transaction; if they fail, it rolls back.
+func (t *txn) Commit() error {
+	if err := t.flush(context.Background()); err != nil {
+		return errors.Join(err, t.Rollback())
+	}
+	return t.Tx.Commit()
 }
 
 // rows runs a query in the transaction and returns its rows and the function that closes them.

@@ -232,6 +232,12 @@ func (w *writer) runTogether(batch []writeRequest, results []error) bool {
 			return false
 		}
 	}
+	// The deferred rows first (see flush): should they fail, the writes run alone, so that the failure is one
+	// write's.
+	if err := tx.flush(ctx); err != nil {
+		_ = tx.Rollback()
+		return false
+	}
 	if err := tx.Commit(); err != nil {
 		fillErr(results, fmt.Errorf("committing transaction: %w", err))
 	}
