@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,9 +21,11 @@ import (
 // usable. The Merchant reconciler puts usable keys' hashes into the tenant bundle.
 type APIKeyReconciler struct {
 	client.Client
-	Secrets  secretReader
-	Recorder recorder.EventRecorder
-	Now      func() time.Time
+	// APIReader tells a Merchant missing from the cache from one whose event has not reached it yet.
+	APIReader client.Reader
+	Secrets   secretReader
+	Recorder  recorder.EventRecorder
+	Now       func() time.Time
 	// Namespace is where tenant bundles live: the operator's namespace.
 	Namespace string
 }
@@ -72,14 +75,16 @@ func (r *APIKeyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			return nil
 		},
 		func() error {
-			m, err := getMerchant(ctx, r.Client, key.Namespace, key.Spec.MerchantRef)
+			m, err := getMerchant(ctx, r.Client, r.APIReader, key.Namespace, key.Spec.MerchantRef)
 			if err != nil {
 				return err
 			}
 			return keyInUse(ctx, r.Client, resolved.SHA256, render.Source(m))
 		},
 	)
-	if err != nil {
+	if errors.Is(err, errCacheBehind) {
+		return ctrl.Result{}, nil
+	} else if err != nil {
 		return ctrl.Result{}, err
 	}
 	key.Status.ObservedGeneration = key.Generation
@@ -124,7 +129,9 @@ func keyExpiry(expiresAt *metav1.Time, now time.Time) (*problem, time.Duration) 
 // SetupWithManager watches APIKeys, their Secrets (owned or brought along) and their Merchants.
 func (r *APIKeyReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&chatv1alpha1.APIKey{}).
+		// Its own status patch must not wake it: the generated Secret may not be cached yet, and would be
+		// created again (and found to exist).
+		For(&chatv1alpha1.APIKey{}, notStatusOnly()).
 		Watches(&corev1.Secret{}, enqueueReferrers(r.Client, &chatv1alpha1.APIKeyList{}, apiKeySecretIndex),
 			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelAPIKey), notGeneratedCreate("APIKey"))).
 		// A key's condition follows whether its Merchant exists, never the Merchant's status.

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 	"net/url"
 	"slices"
@@ -26,8 +27,10 @@ import (
 // whether events are delivered to it. The Merchant reconciler puts endpoints into the tenant bundle.
 type WebhookReconciler struct {
 	client.Client
-	Secrets  secretReader
-	Recorder recorder.EventRecorder
+	// APIReader tells a Merchant missing from the cache from one whose event has not reached it yet.
+	APIReader client.Reader
+	Secrets   secretReader
+	Recorder  recorder.EventRecorder
 	// Namespace is where ChatRuntimes live: the operator's namespace.
 	Namespace string
 }
@@ -59,7 +62,7 @@ func (r *WebhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 			return err
 		},
 		func() error {
-			m, err := getMerchant(ctx, r.Client, hook.Namespace, hook.Spec.MerchantRef)
+			m, err := getMerchant(ctx, r.Client, r.APIReader, hook.Namespace, hook.Spec.MerchantRef)
 			if err != nil {
 				return err
 			}
@@ -71,7 +74,9 @@ func (r *WebhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 				chatv1alpha1.ReasonRuntimeNotFound, "the merchant's ChatRuntime %s does not exist", m.Spec.RuntimeRef.Name)
 		},
 	)
-	if err != nil {
+	if errors.Is(err, errCacheBehind) {
+		return ctrl.Result{}, nil
+	} else if err != nil {
 		return ctrl.Result{}, err
 	}
 	cond := readyFrom(hook.Generation, p, "events are delivered to the endpoint")
@@ -148,7 +153,9 @@ func webhookCondition(generation int64, plan *chatv1alpha1.Plan, disabled bool, 
 // SetupWithManager watches Webhooks, their Secrets, their Merchants and the Merchants' Plans.
 func (r *WebhookReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&chatv1alpha1.Webhook{}).
+		// Its own status patch must not wake it: the generated Secret may not be cached yet, and would be
+		// created again (and found to exist).
+		For(&chatv1alpha1.Webhook{}, notStatusOnly()).
 		Watches(&corev1.Secret{}, enqueueReferrers(r.Client, &chatv1alpha1.WebhookList{}, webhookSecretIndex),
 			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelSigningSecret), notGeneratedCreate("Webhook"))).
 		// A webhook's condition follows the spec of its Merchant, Plan and ChatRuntime, never their status, which
