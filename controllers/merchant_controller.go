@@ -576,8 +576,12 @@ func (r *MerchantReconciler) SetupWithManager(mgr ctrl.Manager, workers int) err
 			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelAPIKey))).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.merchantsOfSigningSecret),
 			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelSigningSecret))).
+		// A bundle's creation is the Merchant's own write (or a rival's, which its create finds): only a bundle
+		// edited or deleted brings it back. Woken by its own create, it would find its status patch not cached
+		// yet, and write it and its first Ready event again.
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(merchantOfBundle),
-			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelTenant))).
+			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelTenant),
+				predicate.Funcs{CreateFunc: func(event.CreateEvent) bool { return false }})).
 		WithOptions(controllerOptions(workers)).
 		Named("merchant").
 		Complete(r)
