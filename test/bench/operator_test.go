@@ -25,6 +25,7 @@ import (
 	"github.com/go-logr/logr"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -170,6 +171,7 @@ func BenchmarkOperatorScale(b *testing.B) {
 		requestsBetween(apiserverRequests(apiserverBefore), apiserverRequests(apiserverAfter)))
 	// Where a merchant waits: in the operator's workqueues, in its reconciles' requests, in the API server's
 	// priority-and-fairness queues, or on etcd.
+	b.Logf("Events recorded: %s", eventsByReason(b, admin))
 	b.Logf("operator's reconciles: %s", sums(nil, operatorMetrics, "controller_runtime_reconcile_total", "controller", "result"))
 	b.Logf("operator's workqueues, mean wait in queue: %s; mean reconcile: %s",
 		means(nil, operatorMetrics, "workqueue_queue_duration_seconds", "name"),
@@ -179,6 +181,27 @@ func BenchmarkOperatorScale(b *testing.B) {
 		means(apiserverBefore, apiserverAfter, "apiserver_request_duration_seconds", "verb"),
 		means(apiserverBefore, apiserverAfter, "apiserver_flowcontrol_request_wait_duration_seconds", "priority_level"),
 		means(apiserverBefore, apiserverAfter, "etcd_request_duration_seconds", "operation"))
+}
+
+// eventsByReason counts the Events in all namespaces by kind of object, type and reason, with their repeats.
+func eventsByReason(b *testing.B, c client.Client) string {
+	var list eventsv1.EventList
+	if err := c.List(b.Context(), &list); err != nil {
+		b.Fatal(err)
+	}
+	counts := map[string]int{}
+	for _, e := range list.Items {
+		n := 1
+		if e.Series != nil {
+			n = int(e.Series.Count)
+		}
+		counts[e.Regarding.Kind+" "+e.Type+" "+e.Reason] += n
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, counts[k]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // metricFamilies are the metrics of one scrape, by name.
