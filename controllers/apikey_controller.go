@@ -25,7 +25,9 @@ type APIKeyReconciler struct {
 	APIReader client.Reader
 	Secrets   secretReader
 	Recorder  recorder.EventRecorder
-	Now       func() time.Time
+	// writes holds back a reconcile while the cache is older than the reconciler's own last status patch.
+	writes *ownWrites
+	Now    func() time.Time
 	// Namespace is where tenant bundles live: the operator's namespace.
 	Namespace string
 }
@@ -45,6 +47,9 @@ func (r *APIKeyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	var key chatv1alpha1.APIKey
 	if done, err := load(ctx, r.Client, req, &key); done {
 		return ctrl.Result{}, err // a deleted key's Secret is garbage-collected; the Merchant drops its hash
+	}
+	if r.writes.behind(req.NamespacedName, key.ResourceVersion) {
+		return ctrl.Result{RequeueAfter: cacheBehindRetry}, nil
 	}
 	before := key.DeepCopy()
 	ref := key.KeySecretRef()
@@ -92,6 +97,7 @@ func (r *APIKeyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if err := patchStatus(ctx, r.Client, before, &key, func(k *chatv1alpha1.APIKey) any { return k.Status }); err != nil {
 		return ctrl.Result{}, err
 	}
+	r.writes.wrote(req.NamespacedName, before.ResourceVersion, key.ResourceVersion)
 	return ctrl.Result{RequeueAfter: requeue}, nil
 }
 
@@ -128,10 +134,12 @@ func keyExpiry(expiresAt *metav1.Time, now time.Time) (*problem, time.Duration) 
 
 // SetupWithManager watches APIKeys, their Secrets (owned or brought along) and their Merchants.
 func (r *APIKeyReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
+	r.writes = newOwnWrites()
 	return ctrl.NewControllerManagedBy(mgr).
 		// Its own status patch must not wake it: the generated Secret may not be cached yet, and would be
 		// created again (and found to exist).
 		For(&chatv1alpha1.APIKey{}, notStatusOnly()).
+		Watches(&chatv1alpha1.APIKey{}, r.writes.forget()).
 		Watches(&corev1.Secret{}, enqueueReferrers(r.Client, &chatv1alpha1.APIKeyList{}, apiKeySecretIndex),
 			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelAPIKey), notGeneratedCreate("APIKey"))).
 		// A key's condition follows whether its Merchant exists, never the Merchant's status.

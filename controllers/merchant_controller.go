@@ -53,6 +53,8 @@ type MerchantReconciler struct {
 	Recorder  recorder.EventRecorder
 	Metrics   *merchantMetrics
 	Now       func() time.Time
+	// writes holds back a reconcile while the cache is older than the reconciler's own last write.
+	writes *ownWrites
 	// Namespace is where ChatRuntimes live: the operator's namespace. Bundles live in each runtime's target
 	// namespace.
 	Namespace string
@@ -68,6 +70,9 @@ func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	var m chatv1alpha1.Merchant
 	if err := r.Get(ctx, req.NamespacedName, &m); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if r.writes.behind(req.NamespacedName, m.ResourceVersion) {
+		return ctrl.Result{RequeueAfter: cacheBehindRetry}, nil
 	}
 	if !m.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.finalize(ctx, &m)
@@ -116,6 +121,7 @@ func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if err := patchStatus(ctx, r.Client, before, &m, func(m *chatv1alpha1.Merchant) any { return m.Status }); err != nil {
 		return ctrl.Result{}, err
 	}
+	r.writes.wrote(req.NamespacedName, before.ResourceVersion, m.ResourceVersion)
 	return ctrl.Result{RequeueAfter: out.requeue}, nil
 }
 
@@ -403,11 +409,13 @@ func (r *MerchantReconciler) addFinalizer(ctx context.Context, m *chatv1alpha1.M
 	if !controllerutil.AddFinalizer(m, merchantFinalizer) {
 		return nil
 	}
+	version := m.ResourceVersion
 	if err := r.Update(ctx, m); apierrors.IsConflict(err) {
 		return errCacheBehind
 	} else if err != nil {
 		return fmt.Errorf("adding finalizer: %w", err)
 	}
+	r.writes.wrote(client.ObjectKeyFromObject(m), version, m.ResourceVersion)
 	return nil
 }
 
@@ -553,6 +561,7 @@ func retire(bundle *corev1.Secret, now time.Time) *corev1.Secret {
 
 // SetupWithManager watches Merchants and everything their bundle is made of.
 func (r *MerchantReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
+	r.writes = newOwnWrites()
 	return ctrl.NewControllerManagedBy(mgr).
 		// Its own status patch must not wake it: the next reconcile could find the bundle it has just created
 		// missing from the cache, and write it again. A new Merchant waits newMerchantDelay for its keys and
@@ -565,6 +574,7 @@ func (r *MerchantReconciler) SetupWithManager(mgr ctrl.Manager, workers int) err
 			q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			q.AddAfter(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.Object)}, newMerchantDelay)
 		}}).
+		Watches(&chatv1alpha1.Merchant{}, r.writes.forget()).
 		// Only a spec change reaches the bundles: a Plan's or ChatRuntime's status changes with every merchant
 		// added, and must not re-render every bundle each time.
 		Watches(&chatv1alpha1.Plan{}, handler.EnqueueRequestsFromMapFunc(r.merchantsOfPlan), specChanges()).

@@ -31,6 +31,8 @@ type WebhookReconciler struct {
 	APIReader client.Reader
 	Secrets   secretReader
 	Recorder  recorder.EventRecorder
+	// writes holds back a reconcile while the cache is older than the reconciler's own last status patch.
+	writes *ownWrites
 	// Namespace is where ChatRuntimes live: the operator's namespace.
 	Namespace string
 }
@@ -43,6 +45,9 @@ func (r *WebhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	var hook chatv1alpha1.Webhook
 	if done, err := load(ctx, r.Client, req, &hook); done {
 		return ctrl.Result{}, err
+	}
+	if r.writes.behind(req.NamespacedName, hook.ResourceVersion) {
+		return ctrl.Result{RequeueAfter: cacheBehindRetry}, nil
 	}
 	before := hook.DeepCopy()
 	ref := hook.SigningSecretRef()
@@ -86,7 +91,11 @@ func (r *WebhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	hook.Status.ObservedGeneration = hook.Generation
 	setReady(r.Recorder, &hook, &hook.Status.Conditions, cond, quietFirstReady)
-	return ctrl.Result{}, patchStatus(ctx, r.Client, before, &hook, func(w *chatv1alpha1.Webhook) any { return w.Status })
+	if err := patchStatus(ctx, r.Client, before, &hook, func(w *chatv1alpha1.Webhook) any { return w.Status }); err != nil {
+		return ctrl.Result{}, err
+	}
+	r.writes.wrote(req.NamespacedName, before.ResourceVersion, hook.ResourceVersion)
+	return ctrl.Result{}, nil
 }
 
 // generatedSigningSecret describes the Secret of a signing secret the operator generates, or is nil for a
@@ -152,10 +161,12 @@ func webhookCondition(generation int64, plan *chatv1alpha1.Plan, disabled bool, 
 
 // SetupWithManager watches Webhooks, their Secrets, their Merchants and the Merchants' Plans.
 func (r *WebhookReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
+	r.writes = newOwnWrites()
 	return ctrl.NewControllerManagedBy(mgr).
 		// Its own status patch must not wake it: the generated Secret may not be cached yet, and would be
 		// created again (and found to exist).
 		For(&chatv1alpha1.Webhook{}, notStatusOnly()).
+		Watches(&chatv1alpha1.Webhook{}, r.writes.forget()).
 		Watches(&corev1.Secret{}, enqueueReferrers(r.Client, &chatv1alpha1.WebhookList{}, webhookSecretIndex),
 			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelSigningSecret), notGeneratedCreate("Webhook"))).
 		// A webhook's condition follows the spec of its Merchant, Plan and ChatRuntime, never their status, which
