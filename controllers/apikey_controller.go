@@ -51,6 +51,12 @@ func (r *APIKeyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if r.writes.behind(req.NamespacedName, key.ResourceVersion) {
 		return ctrl.Result{RequeueAfter: cacheBehindRetry}, nil
 	}
+	// Its Merchant is usually created a moment before it, and its event may reach the cache later: then it waits
+	// for that event, which brings it back, before it writes anything (its Secret, created now, could otherwise
+	// be missing from the cache next time, and be created again).
+	if _, err := getMerchant(ctx, r.Client, r.APIReader, key.Namespace, key.Spec.MerchantRef); errors.Is(err, errCacheBehind) {
+		return ctrl.Result{}, nil
+	}
 	before := key.DeepCopy()
 	ref := key.KeySecretRef()
 	key.Status.SecretRef = &ref
@@ -80,16 +86,14 @@ func (r *APIKeyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			return nil
 		},
 		func() error {
-			m, err := getMerchant(ctx, r.Client, r.APIReader, key.Namespace, key.Spec.MerchantRef)
+			m, err := getMerchant(ctx, r.Client, nil, key.Namespace, key.Spec.MerchantRef)
 			if err != nil {
 				return err
 			}
 			return keyInUse(ctx, r.Client, resolved.SHA256, render.Source(m))
 		},
 	)
-	if errors.Is(err, errCacheBehind) {
-		return ctrl.Result{}, nil
-	} else if err != nil {
+	if err != nil {
 		return ctrl.Result{}, err
 	}
 	key.Status.ObservedGeneration = key.Generation

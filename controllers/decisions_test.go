@@ -618,3 +618,25 @@ func TestNotGeneratedCreate(t *testing.T) {
 		})
 	}
 }
+
+func TestFirstPublishWait(t *testing.T) {
+	created := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	m := &chatv1alpha1.Merchant{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(created)}}
+	for _, tc := range []struct {
+		name string
+		now  time.Time
+		want time.Duration
+	}{
+		{"just created", created.Add(200 * time.Millisecond), 800 * time.Millisecond},
+		{"old enough", created.Add(2 * time.Second), -time.Second},
+		{"a clock behind the API server's waits no longer than the delay", created.Add(-time.Hour), newMerchantDelay},
+	} {
+		if got := firstPublishWait(m, tc.now); got != tc.want {
+			t.Errorf("%s: wait %s, want %s", tc.name, got, tc.want)
+		}
+	}
+	m.Status.Conditions = []metav1.Condition{{Type: chatv1alpha1.ConditionReady, Status: metav1.ConditionFalse}}
+	if got := firstPublishWait(m, created); got != 0 {
+		t.Errorf("a Merchant reconciled before waits %s", got)
+	}
+}

@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -34,10 +33,19 @@ import (
 	"github.com/parley-dev/parley/runtime/tenant"
 )
 
-// newMerchantDelay is how long a new Merchant waits for its first reconcile unless an event of its keys or
-// webhooks brings it sooner: a Merchant is usually created together with them (one apply of a tenant's
-// manifests), and published at once it would publish a bundle without them, and then again with each.
+// newMerchantDelay is how long after its creation a Merchant first publishes its bundle: a Merchant is usually
+// created together with its keys and webhooks (one apply of a tenant's manifests), and published at once it
+// would publish a bundle without those not yet in the cache, and then again with each.
 const newMerchantDelay = time.Second
+
+// firstPublishWait is how long a Merchant never reconciled before (it has no Ready condition) waits until it is
+// newMerchantDelay old, by its creation time; at most newMerchantDelay, whatever the clocks say.
+func firstPublishWait(m *chatv1alpha1.Merchant, now time.Time) time.Duration {
+	if meta.FindStatusCondition(m.Status.Conditions, chatv1alpha1.ConditionReady) != nil {
+		return 0
+	}
+	return min(m.CreationTimestamp.Add(newMerchantDelay).Sub(now), newMerchantDelay)
+}
 
 // merchantFinalizer removes the tenant bundle, which lives in the runtime's namespace and so cannot be owned by
 // the Merchant.
@@ -76,6 +84,9 @@ func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	}
 	if !m.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.finalize(ctx, &m)
+	}
+	if wait := firstPublishWait(&m, r.Now()); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	before := m.DeepCopy()
 	id := render.MerchantID(&m)
@@ -564,16 +575,8 @@ func (r *MerchantReconciler) SetupWithManager(mgr ctrl.Manager, workers int) err
 	r.writes = newOwnWrites()
 	return ctrl.NewControllerManagedBy(mgr).
 		// Its own status patch must not wake it: the next reconcile could find the bundle it has just created
-		// missing from the cache, and write it again. A new Merchant waits newMerchantDelay for its keys and
-		// webhooks, whose events bring it at once.
-		For(&chatv1alpha1.Merchant{}, builder.WithPredicates(predicate.Funcs{
-			CreateFunc: func(event.CreateEvent) bool { return false },
-			UpdateFunc: func(e event.UpdateEvent) bool { return !statusOnly(e.ObjectOld, e.ObjectNew) },
-		})).
-		Watches(&chatv1alpha1.Merchant{}, handler.Funcs{CreateFunc: func(_ context.Context, e event.CreateEvent,
-			q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			q.AddAfter(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.Object)}, newMerchantDelay)
-		}}).
+		// missing from the cache, and write it again.
+		For(&chatv1alpha1.Merchant{}, notStatusOnly()).
 		Watches(&chatv1alpha1.Merchant{}, r.writes.forget()).
 		// Only a spec change reaches the bundles: a Plan's or ChatRuntime's status changes with every merchant
 		// added, and must not re-render every bundle each time.

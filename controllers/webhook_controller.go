@@ -49,6 +49,12 @@ func (r *WebhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if r.writes.behind(req.NamespacedName, hook.ResourceVersion) {
 		return ctrl.Result{RequeueAfter: cacheBehindRetry}, nil
 	}
+	// Its Merchant is usually created a moment before it, and its event may reach the cache later: then it waits
+	// for that event, which brings it back, before it writes anything (its Secret, created now, could otherwise
+	// be missing from the cache next time, and be created again).
+	if _, err := getMerchant(ctx, r.Client, r.APIReader, hook.Namespace, hook.Spec.MerchantRef); errors.Is(err, errCacheBehind) {
+		return ctrl.Result{}, nil
+	}
 	before := hook.DeepCopy()
 	ref := hook.SigningSecretRef()
 	hook.Status.SecretRef = &ref
@@ -67,7 +73,7 @@ func (r *WebhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 			return err
 		},
 		func() error {
-			m, err := getMerchant(ctx, r.Client, r.APIReader, hook.Namespace, hook.Spec.MerchantRef)
+			m, err := getMerchant(ctx, r.Client, nil, hook.Namespace, hook.Spec.MerchantRef)
 			if err != nil {
 				return err
 			}
@@ -79,9 +85,7 @@ func (r *WebhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 				chatv1alpha1.ReasonRuntimeNotFound, "the merchant's ChatRuntime %s does not exist", m.Spec.RuntimeRef.Name)
 		},
 	)
-	if errors.Is(err, errCacheBehind) {
-		return ctrl.Result{}, nil
-	} else if err != nil {
+	if err != nil {
 		return ctrl.Result{}, err
 	}
 	cond := readyFrom(hook.Generation, p, "events are delivered to the endpoint")
