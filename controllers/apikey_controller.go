@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,9 +21,13 @@ import (
 // usable. The Merchant reconciler puts usable keys' hashes into the tenant bundle.
 type APIKeyReconciler struct {
 	client.Client
-	Secrets  secretReader
-	Recorder recorder.EventRecorder
-	Now      func() time.Time
+	// APIReader tells a Merchant missing from the cache from one whose event has not reached it yet.
+	APIReader client.Reader
+	Secrets   secretReader
+	Recorder  recorder.EventRecorder
+	// writes holds back a reconcile while the cache is older than the reconciler's own last status patch.
+	writes *ownWrites
+	Now    func() time.Time
 	// Namespace is where tenant bundles live: the operator's namespace.
 	Namespace string
 }
@@ -42,6 +47,15 @@ func (r *APIKeyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	var key chatv1alpha1.APIKey
 	if done, err := load(ctx, r.Client, req, &key); done {
 		return ctrl.Result{}, err // a deleted key's Secret is garbage-collected; the Merchant drops its hash
+	}
+	if r.writes.behind(req.NamespacedName, key.ResourceVersion) {
+		return ctrl.Result{RequeueAfter: cacheBehindRetry}, nil
+	}
+	// Its Merchant is usually created a moment before it, and its event may reach the cache later: then it waits
+	// for that event, which brings it back, before it writes anything (its Secret, created now, could otherwise
+	// be missing from the cache next time, and be created again).
+	if _, err := getMerchant(ctx, r.Client, r.APIReader, key.Namespace, key.Spec.MerchantRef); errors.Is(err, errCacheBehind) {
+		return ctrl.Result{}, nil
 	}
 	before := key.DeepCopy()
 	ref := key.KeySecretRef()
@@ -72,7 +86,7 @@ func (r *APIKeyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			return nil
 		},
 		func() error {
-			m, err := getMerchant(ctx, r.Client, key.Namespace, key.Spec.MerchantRef)
+			m, err := getMerchant(ctx, r.Client, nil, key.Namespace, key.Spec.MerchantRef)
 			if err != nil {
 				return err
 			}
@@ -87,6 +101,7 @@ func (r *APIKeyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if err := patchStatus(ctx, r.Client, before, &key, func(k *chatv1alpha1.APIKey) any { return k.Status }); err != nil {
 		return ctrl.Result{}, err
 	}
+	r.writes.wrote(req.NamespacedName, before.ResourceVersion, key.ResourceVersion)
 	return ctrl.Result{RequeueAfter: requeue}, nil
 }
 
@@ -123,8 +138,12 @@ func keyExpiry(expiresAt *metav1.Time, now time.Time) (*problem, time.Duration) 
 
 // SetupWithManager watches APIKeys, their Secrets (owned or brought along) and their Merchants.
 func (r *APIKeyReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
+	r.writes = newOwnWrites()
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&chatv1alpha1.APIKey{}).
+		// Its own status patch must not wake it: the generated Secret may not be cached yet, and would be
+		// created again (and found to exist).
+		For(&chatv1alpha1.APIKey{}, notStatusOnly()).
+		Watches(&chatv1alpha1.APIKey{}, r.writes.forget()).
 		Watches(&corev1.Secret{}, enqueueReferrers(r.Client, &chatv1alpha1.APIKeyList{}, apiKeySecretIndex),
 			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelAPIKey), notGeneratedCreate("APIKey"))).
 		// A key's condition follows whether its Merchant exists, never the Merchant's status.

@@ -472,21 +472,32 @@ func TestTargetTaken(t *testing.T) {
 
 func TestSecretPending(t *testing.T) {
 	missing := newProblem(chatv1alpha1.ReasonSecretNotFound, "Secret %s does not exist", "k-key")
+	readyAt := func(status metav1.ConditionStatus, reason string, generation int64) []metav1.Condition {
+		return []metav1.Condition{{Type: chatv1alpha1.ConditionReady, Status: status, Reason: reason, ObservedGeneration: generation}}
+	}
 	for _, tc := range []struct {
 		name                 string
 		generated            bool
 		p                    *problem
 		observed, generation int64
+		conds                []metav1.Condition
 		want                 bool
 	}{
-		{"a new owner's generated Secret is yet to come", true, missing, 0, 1, true},
-		{"an edited owner's missing Secret is yet to come", true, missing, 1, 2, true},
-		{"once the owner is reconciled, a missing Secret is its problem", true, missing, 1, 1, false},
-		{"a Secret brought along is never waited for", false, missing, 0, 1, false},
-		{"another problem is not waited for", true, newProblem(chatv1alpha1.ReasonInvalidSecret, "bad"), 0, 1, false},
+		{"a new owner's generated Secret is yet to come", true, missing, 0, 1, nil, true},
+		{"an edited owner's missing Secret is yet to come", true, missing, 1, 2, readyAt(metav1.ConditionTrue, chatv1alpha1.ReasonReconciled, 1), true},
+		{"once the owner is reconciled, a missing Secret is its problem", true, missing, 1, 1,
+			readyAt(metav1.ConditionFalse, chatv1alpha1.ReasonSecretNotFound, 1), false},
+		{"the owner found its Secret usable: its event is yet to reach this cache", true, missing, 1, 1,
+			readyAt(metav1.ConditionTrue, chatv1alpha1.ReasonReconciled, 1), true},
+		{"an owner Ready at an older generation does not vouch for its Secret", true, missing, 2, 2,
+			readyAt(metav1.ConditionTrue, chatv1alpha1.ReasonReconciled, 1), false},
+		{"an owner not Ready for another reason is not waited for", true, missing, 1, 1,
+			readyAt(metav1.ConditionFalse, chatv1alpha1.ReasonExpired, 1), false},
+		{"a Secret brought along is never waited for", false, missing, 0, 1, nil, false},
+		{"another problem is not waited for", true, newProblem(chatv1alpha1.ReasonInvalidSecret, "bad"), 0, 1, nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := secretPending(tc.generated, tc.p, tc.observed, tc.generation); got != tc.want {
+			if got := secretPending(tc.generated, tc.p, tc.observed, tc.generation, tc.conds); got != tc.want {
 				t.Errorf("secretPending = %v, want %v", got, tc.want)
 			}
 		})
@@ -605,5 +616,27 @@ func TestNotGeneratedCreate(t *testing.T) {
 				t.Error("an update or deletion of the Secret does not pass")
 			}
 		})
+	}
+}
+
+func TestFirstPublishWait(t *testing.T) {
+	created := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	m := &chatv1alpha1.Merchant{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(created)}}
+	for _, tc := range []struct {
+		name string
+		now  time.Time
+		want time.Duration
+	}{
+		{"just created", created.Add(200 * time.Millisecond), 800 * time.Millisecond},
+		{"old enough", created.Add(2 * time.Second), -time.Second},
+		{"a clock behind the API server's waits no longer than the delay", created.Add(-time.Hour), newMerchantDelay},
+	} {
+		if got := firstPublishWait(m, tc.now); got != tc.want {
+			t.Errorf("%s: wait %s, want %s", tc.name, got, tc.want)
+		}
+	}
+	m.Status.Conditions = []metav1.Condition{{Type: chatv1alpha1.ConditionReady, Status: metav1.ConditionFalse}}
+	if got := firstPublishWait(m, created); got != 0 {
+		t.Errorf("a Merchant reconciled before waits %s", got)
 	}
 }

@@ -148,15 +148,15 @@ func setup(mgr manager.Manager, opts Options) error {
 		Namespace: opts.Namespace, Image: opts.RuntimeImage}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the ChatRuntime controller: %w", err)
 	}
-	if err := (&MerchantReconciler{Client: c, Secrets: cachedSecrets, Recorder: mgr.GetEventRecorder("parley-merchant"),
+	if err := (&MerchantReconciler{Client: c, APIReader: mgr.GetAPIReader(), Secrets: cachedSecrets, Recorder: mgr.GetEventRecorder("parley-merchant"),
 		Metrics: metrics, Now: time.Now, Namespace: opts.Namespace}).SetupWithManager(mgr, workers); err != nil {
 		return fmt.Errorf("setting up the Merchant controller: %w", err)
 	}
-	if err := (&APIKeyReconciler{Client: c, Secrets: secrets, Recorder: mgr.GetEventRecorder("parley-apikey"),
+	if err := (&APIKeyReconciler{Client: c, APIReader: mgr.GetAPIReader(), Secrets: secrets, Recorder: mgr.GetEventRecorder("parley-apikey"),
 		Now: time.Now, Namespace: opts.Namespace}).SetupWithManager(mgr, workers); err != nil {
 		return fmt.Errorf("setting up the APIKey controller: %w", err)
 	}
-	if err := (&WebhookReconciler{Client: c, Secrets: secrets, Recorder: mgr.GetEventRecorder("parley-webhook"),
+	if err := (&WebhookReconciler{Client: c, APIReader: mgr.GetAPIReader(), Secrets: secrets, Recorder: mgr.GetEventRecorder("parley-webhook"),
 		Namespace: opts.Namespace}).SetupWithManager(mgr, workers); err != nil {
 		return fmt.Errorf("setting up the Webhook controller: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -19,8 +20,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
@@ -30,6 +33,20 @@ import (
 	"github.com/parley-dev/parley/runtime/tenant"
 )
 
+// newMerchantDelay is how long after its creation a Merchant first publishes its bundle: a Merchant is usually
+// created together with its keys and webhooks (one apply of a tenant's manifests), and published at once it
+// would publish a bundle without those not yet in the cache, and then again with each.
+const newMerchantDelay = time.Second
+
+// firstPublishWait is how long a Merchant never reconciled before (it has no Ready condition) waits until it is
+// newMerchantDelay old, by its creation time; at most newMerchantDelay, whatever the clocks say.
+func firstPublishWait(m *chatv1alpha1.Merchant, now time.Time) time.Duration {
+	if meta.FindStatusCondition(m.Status.Conditions, chatv1alpha1.ConditionReady) != nil {
+		return 0
+	}
+	return min(m.CreationTimestamp.Add(newMerchantDelay).Sub(now), newMerchantDelay)
+}
+
 // merchantFinalizer removes the tenant bundle, which lives in the runtime's namespace and so cannot be owned by
 // the Merchant.
 const merchantFinalizer = "chat.parley.dev/tenant-bundle"
@@ -38,10 +55,14 @@ const merchantFinalizer = "chat.parley.dev/tenant-bundle"
 // into the tenant bundle the runtime serves it from.
 type MerchantReconciler struct {
 	client.Client
-	Secrets  secretReader
-	Recorder recorder.EventRecorder
-	Metrics  *merchantMetrics
-	Now      func() time.Time
+	// APIReader reads a bundle straight from the API server when creating it finds one the cache does not hold.
+	APIReader client.Reader
+	Secrets   secretReader
+	Recorder  recorder.EventRecorder
+	Metrics   *merchantMetrics
+	Now       func() time.Time
+	// writes holds back a reconcile while the cache is older than the reconciler's own last write.
+	writes *ownWrites
 	// Namespace is where ChatRuntimes live: the operator's namespace. Bundles live in each runtime's target
 	// namespace.
 	Namespace string
@@ -58,26 +79,30 @@ func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if err := r.Get(ctx, req.NamespacedName, &m); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if r.writes.behind(req.NamespacedName, m.ResourceVersion) {
+		return ctrl.Result{RequeueAfter: cacheBehindRetry}, nil
+	}
 	if !m.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.finalize(ctx, &m)
 	}
-	if controllerutil.AddFinalizer(&m, merchantFinalizer) {
-		if err := r.Update(ctx, &m); apierrors.IsConflict(err) {
-			// The cache is behind (the finalizer was added a moment ago): the newer version's event comes back.
-			return ctrl.Result{}, nil
-		} else if err != nil {
-			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
-		}
+	if wait := firstPublishWait(&m, r.Now()); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	before := m.DeepCopy()
 	id := render.MerchantID(&m)
 	ns, err := r.namespace(ctx, m.Namespace)
-	if err != nil {
+	if apierrors.IsNotFound(err) {
+		// The namespace's event has not reached the cache yet (a Merchant is often created a moment after its
+		// namespace); it brings the Merchant back (merchantsOfNamespace).
+		return ctrl.Result{}, nil
+	} else if err != nil {
 		return ctrl.Result{}, err
 	}
 
 	out, err := r.publish(ctx, &m, id, ns)
-	if errors.Is(err, errPending) {
+	// publish may have added the finalizer: the status patch below carries only the status.
+	before.ObjectMeta = *m.ObjectMeta.DeepCopy()
+	if errors.Is(err, errPending) || errors.Is(err, errCacheBehind) {
 		return ctrl.Result{}, nil
 	}
 	p, err := asProblem(err)
@@ -107,6 +132,7 @@ func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if err := patchStatus(ctx, r.Client, before, &m, func(m *chatv1alpha1.Merchant) any { return m.Status }); err != nil {
 		return ctrl.Result{}, err
 	}
+	r.writes.wrote(req.NamespacedName, before.ResourceVersion, m.ResourceVersion)
 	return ctrl.Result{RequeueAfter: out.requeue}, nil
 }
 
@@ -182,6 +208,9 @@ func (r *MerchantReconciler) publish(ctx context.Context, m *chatv1alpha1.Mercha
 			return published{}, err
 		}
 		return published{}, idConflict(id, retired)
+	}
+	if err := r.addFinalizer(ctx, m); err != nil {
+		return published{}, err
 	}
 	want := render.BundleSecret(&rt, id, render.Source(m), doc)
 	if err := r.applyBundle(ctx, want); err != nil {
@@ -352,7 +381,7 @@ func (r *MerchantReconciler) usableKeys(ctx context.Context, m *chatv1alpha1.Mer
 		if p, err := asProblem(err); err != nil {
 			return nil, false, err
 		} else if p != nil {
-			pending = pending || secretPending(k.Spec.ExistingSecretRef == nil, p, k.Status.ObservedGeneration, k.Generation)
+			pending = pending || secretPending(k.Spec.ExistingSecretRef == nil, p, k.Status.ObservedGeneration, k.Generation, k.Status.Conditions)
 			continue
 		}
 		keys = append(keys, resolved)
@@ -376,7 +405,7 @@ func (r *MerchantReconciler) usableWebhooks(ctx context.Context, m *chatv1alpha1
 		if p, err := asProblem(err); err != nil {
 			return nil, false, err
 		} else if p != nil {
-			pending = pending || secretPending(w.Spec.SigningSecretRef == nil, p, w.Status.ObservedGeneration, w.Generation)
+			pending = pending || secretPending(w.Spec.SigningSecretRef == nil, p, w.Status.ObservedGeneration, w.Generation, w.Status.Conditions)
 			continue
 		}
 		hooks = append(hooks, render.ResolvedWebhook{Webhook: w, SigningSecrets: secrets})
@@ -384,17 +413,46 @@ func (r *MerchantReconciler) usableWebhooks(ctx context.Context, m *chatv1alpha1
 	return hooks, pending, nil
 }
 
+// addFinalizer adds the finalizer that retires the Merchant's bundle, before its first bundle is written. It is
+// added only then, not at the Merchant's first reconcile: a Merchant waiting for its keys' Secrets is often
+// reconciled again before its own update has reached the cache, and would write the finalizer again, in vain.
+func (r *MerchantReconciler) addFinalizer(ctx context.Context, m *chatv1alpha1.Merchant) error {
+	if !controllerutil.AddFinalizer(m, merchantFinalizer) {
+		return nil
+	}
+	version := m.ResourceVersion
+	if err := r.Update(ctx, m); apierrors.IsConflict(err) {
+		return errCacheBehind
+	} else if err != nil {
+		return fmt.Errorf("adding finalizer: %w", err)
+	}
+	r.writes.wrote(client.ObjectKeyFromObject(m), version, m.ResourceVersion)
+	return nil
+}
+
+// errCacheBehind stops a reconcile without a write when the cache holds an older version of an object than the
+// API server: the newer version's event brings it back.
+var errCacheBehind = errors.New("the cache is behind")
+
 // errPending stops a Merchant's reconcile without a write while a generated Secret of one of its APIKeys or
 // Webhooks is yet to come (secretPending).
 var errPending = errors.New("a generated Secret is yet to come")
 
 // secretPending decides whether the Secret of an APIKey or Webhook, missing from the cache (p, its problem), is
-// yet to come: the operator generates it (generated) and has not reconciled the owner at its current generation.
-// A Merchant created with its keys and webhooks then publishes its bundle and status once, when their Secrets
-// are there, rather than once more for each: the Secret's event brings it back, or the owner's status when the
-// Secret cannot be made.
-func secretPending(generated bool, p *problem, observedGeneration, generation int64) bool {
-	return generated && p.reason == chatv1alpha1.ReasonSecretNotFound && observedGeneration != generation
+// yet to come: the operator generates it (generated), and has either not reconciled the owner at its current
+// generation, or has and found the Secret usable (the owner is Ready there), so that the Secret's event is still
+// on its way to this cache. A Merchant created with its keys and webhooks then publishes its bundle and status
+// once, when their Secrets are there, rather than once more for each: the Secret's event brings it back, or the
+// owner's status when the Secret cannot be made or is gone.
+func secretPending(generated bool, p *problem, observedGeneration, generation int64, conds []metav1.Condition) bool {
+	if !generated || p.reason != chatv1alpha1.ReasonSecretNotFound {
+		return false
+	}
+	if observedGeneration != generation {
+		return true
+	}
+	c := meta.FindStatusCondition(conds, chatv1alpha1.ConditionReady)
+	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == generation
 }
 
 // applyBundle creates the bundle Secret, or updates it when it is this Merchant's and its content changed. A
@@ -404,11 +462,18 @@ func (r *MerchantReconciler) applyBundle(ctx context.Context, want *corev1.Secre
 	err := r.Get(ctx, client.ObjectKeyFromObject(want), &got)
 	if apierrors.IsNotFound(err) {
 		// Create, not apply: of two Merchants racing for one ID, exactly one wins.
-		if err := r.Create(ctx, want); err != nil {
+		err = r.Create(ctx, want)
+		if err == nil {
+			return nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating tenant bundle %s: %w", want.Name, err)
 		}
-		return nil
-	} else if err != nil {
+		// The cache is behind: the bundle was created a moment ago, by this Merchant or by another one
+		// claiming the same ID. Compare with the stored one rather than fail and retry.
+		err = r.APIReader.Get(ctx, client.ObjectKeyFromObject(want), &got)
+	}
+	if err != nil {
 		return fmt.Errorf("reading tenant bundle %s: %w", want.Name, err)
 	}
 	if got.Annotations[render.SourceAnnotation] != want.Annotations[render.SourceAnnotation] {
@@ -507,8 +572,12 @@ func retire(bundle *corev1.Secret, now time.Time) *corev1.Secret {
 
 // SetupWithManager watches Merchants and everything their bundle is made of.
 func (r *MerchantReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
+	r.writes = newOwnWrites()
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&chatv1alpha1.Merchant{}).
+		// Its own status patch must not wake it: the next reconcile could find the bundle it has just created
+		// missing from the cache, and write it again.
+		For(&chatv1alpha1.Merchant{}, notStatusOnly()).
+		Watches(&chatv1alpha1.Merchant{}, r.writes.forget()).
 		// Only a spec change reaches the bundles: a Plan's or ChatRuntime's status changes with every merchant
 		// added, and must not re-render every bundle each time.
 		Watches(&chatv1alpha1.Plan{}, handler.EnqueueRequestsFromMapFunc(r.merchantsOfPlan), specChanges()).
@@ -520,8 +589,12 @@ func (r *MerchantReconciler) SetupWithManager(mgr ctrl.Manager, workers int) err
 			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelAPIKey))).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.merchantsOfSigningSecret),
 			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelSigningSecret))).
+		// A bundle's creation is the Merchant's own write (or a rival's, which its create finds): only a bundle
+		// edited or deleted brings it back. Woken by its own create, it would find its status patch not cached
+		// yet, and write it and its first Ready event again.
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(merchantOfBundle),
-			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelTenant))).
+			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelTenant),
+				predicate.Funcs{CreateFunc: func(event.CreateEvent) bool { return false }})).
 		WithOptions(controllerOptions(workers)).
 		Named("merchant").
 		Complete(r)

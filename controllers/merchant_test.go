@@ -89,10 +89,16 @@ func TestMissingPlanThenCreated(t *testing.T) {
 	if _, err := bundleSecret(t, ns+"-early"); !apierrors.IsNotFound(err) {
 		t.Fatalf("a bundle exists without a plan: %v", err)
 	}
+	if slices.Contains(m.Finalizers, merchantFinalizer) {
+		t.Errorf("a Merchant without a bundle has the finalizer: %v", m.Finalizers)
+	}
 
 	p := plan("plan-"+ns, 7, false)
 	create(t, p)
 	waitReady(t, m, metav1.ConditionTrue, chatv1alpha1.ReasonReconciled)
+	if !slices.Contains(m.Finalizers, merchantFinalizer) {
+		t.Errorf("a published Merchant lacks the finalizer that retires its bundle: %v", m.Finalizers)
+	}
 	if m.Status.MerchantID != ns+"-early" || m.Status.Plan != p.Name {
 		t.Errorf("status: merchantID %q plan %q", m.Status.MerchantID, m.Status.Plan)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -27,11 +28,24 @@ func getReferenced(ctx context.Context, c client.Reader, key types.NamespacedNam
 }
 
 // getMerchant reads the Merchant an APIKey or Webhook in namespace belongs to; a missing one is a
-// MerchantNotFound problem.
-func getMerchant(ctx context.Context, c client.Reader, namespace string, ref chatv1alpha1.LocalObjectReference) (*chatv1alpha1.Merchant, error) {
+// MerchantNotFound problem. One missing from the cache is looked up in api (when not nil) before it is reported:
+// a Merchant is often created a moment before its keys and webhooks, and its event may reach the cache after
+// theirs. errCacheBehind then says to wait for that event, which brings the key or webhook back.
+func getMerchant(ctx context.Context, c, api client.Reader, namespace string, ref chatv1alpha1.LocalObjectReference) (*chatv1alpha1.Merchant, error) {
 	var m chatv1alpha1.Merchant
-	if err := getReferenced(ctx, c, types.NamespacedName{Namespace: namespace, Name: ref.Name}, &m,
-		chatv1alpha1.ReasonMerchantNotFound, "Merchant %s does not exist", ref.Name); err != nil {
+	key := types.NamespacedName{Namespace: namespace, Name: ref.Name}
+	err := getReferenced(ctx, c, key, &m, chatv1alpha1.ReasonMerchantNotFound, "Merchant %s does not exist", ref.Name)
+	if p, _ := asProblem(err); p != nil && api != nil {
+		meta := &metav1.PartialObjectMetadata{}
+		meta.SetGroupVersionKind(chatv1alpha1.GroupVersion.WithKind("Merchant"))
+		switch apiErr := api.Get(ctx, key, meta); {
+		case apiErr == nil:
+			return nil, errCacheBehind
+		case !apierrors.IsNotFound(apiErr):
+			return nil, fmt.Errorf("reading Merchant %s: %w", key, apiErr)
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
 	return &m, nil

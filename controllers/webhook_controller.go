@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 	"net/url"
 	"slices"
@@ -26,8 +27,12 @@ import (
 // whether events are delivered to it. The Merchant reconciler puts endpoints into the tenant bundle.
 type WebhookReconciler struct {
 	client.Client
-	Secrets  secretReader
-	Recorder recorder.EventRecorder
+	// APIReader tells a Merchant missing from the cache from one whose event has not reached it yet.
+	APIReader client.Reader
+	Secrets   secretReader
+	Recorder  recorder.EventRecorder
+	// writes holds back a reconcile while the cache is older than the reconciler's own last status patch.
+	writes *ownWrites
 	// Namespace is where ChatRuntimes live: the operator's namespace.
 	Namespace string
 }
@@ -40,6 +45,15 @@ func (r *WebhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	var hook chatv1alpha1.Webhook
 	if done, err := load(ctx, r.Client, req, &hook); done {
 		return ctrl.Result{}, err
+	}
+	if r.writes.behind(req.NamespacedName, hook.ResourceVersion) {
+		return ctrl.Result{RequeueAfter: cacheBehindRetry}, nil
+	}
+	// Its Merchant is usually created a moment before it, and its event may reach the cache later: then it waits
+	// for that event, which brings it back, before it writes anything (its Secret, created now, could otherwise
+	// be missing from the cache next time, and be created again).
+	if _, err := getMerchant(ctx, r.Client, r.APIReader, hook.Namespace, hook.Spec.MerchantRef); errors.Is(err, errCacheBehind) {
+		return ctrl.Result{}, nil
 	}
 	before := hook.DeepCopy()
 	ref := hook.SigningSecretRef()
@@ -59,7 +73,7 @@ func (r *WebhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 			return err
 		},
 		func() error {
-			m, err := getMerchant(ctx, r.Client, hook.Namespace, hook.Spec.MerchantRef)
+			m, err := getMerchant(ctx, r.Client, nil, hook.Namespace, hook.Spec.MerchantRef)
 			if err != nil {
 				return err
 			}
@@ -81,7 +95,11 @@ func (r *WebhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	hook.Status.ObservedGeneration = hook.Generation
 	setReady(r.Recorder, &hook, &hook.Status.Conditions, cond, quietFirstReady)
-	return ctrl.Result{}, patchStatus(ctx, r.Client, before, &hook, func(w *chatv1alpha1.Webhook) any { return w.Status })
+	if err := patchStatus(ctx, r.Client, before, &hook, func(w *chatv1alpha1.Webhook) any { return w.Status }); err != nil {
+		return ctrl.Result{}, err
+	}
+	r.writes.wrote(req.NamespacedName, before.ResourceVersion, hook.ResourceVersion)
+	return ctrl.Result{}, nil
 }
 
 // generatedSigningSecret describes the Secret of a signing secret the operator generates, or is nil for a
@@ -147,8 +165,12 @@ func webhookCondition(generation int64, plan *chatv1alpha1.Plan, disabled bool, 
 
 // SetupWithManager watches Webhooks, their Secrets, their Merchants and the Merchants' Plans.
 func (r *WebhookReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
+	r.writes = newOwnWrites()
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&chatv1alpha1.Webhook{}).
+		// Its own status patch must not wake it: the generated Secret may not be cached yet, and would be
+		// created again (and found to exist).
+		For(&chatv1alpha1.Webhook{}, notStatusOnly()).
+		Watches(&chatv1alpha1.Webhook{}, r.writes.forget()).
 		Watches(&corev1.Secret{}, enqueueReferrers(r.Client, &chatv1alpha1.WebhookList{}, webhookSecretIndex),
 			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelSigningSecret), notGeneratedCreate("Webhook"))).
 		// A webhook's condition follows the spec of its Merchant, Plan and ChatRuntime, never their status, which

@@ -33,7 +33,7 @@ func runOperator(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081", `address of /healthz and /readyz; "0" disables them`)
 	fs.StringVar(&opts.PprofAddr, "pprof-bind-address", "0", `address of net/http/pprof's /debug/pprof/; "0" disables it`)
 	fs.BoolVar(&opts.LeaderElection, "leader-elect", false, "elect a leader, so that several operator replicas can run")
-	fs.IntVar(&opts.Workers, "workers", 16, "Merchants, APIKeys and Webhooks reconciled at once")
+	fs.IntVar(&opts.Workers, "workers", 32, "Merchants, APIKeys and Webhooks reconciled at once")
 	fs.DurationVar(&opts.UsageInterval, "usage-interval", time.Minute,
 		"how often each runtime's usage (conversations this month) is copied into its Merchants' status; 0 turns it off")
 	fs.StringVar(&opts.UsageAddress, "usage-address", "",

@@ -18,12 +18,14 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
 	"github.com/go-logr/logr"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -135,7 +137,7 @@ func BenchmarkOperatorScale(b *testing.B) {
 		profiles := profileControlPlane(b, apiserver, apiserverURL, env.ControlPlane.Etcd.URL.String(), profileDir)
 		defer func() { <-profiles }()
 	}
-	requestsBefore := apiserverRequests(b, apiserver, apiserverURL)
+	apiserverBefore := scrape(b, apiserver, apiserverURL+"/metrics")
 	cpuBefore := controlPlaneCPU(b, controlPlane)
 	b.ResetTimer()
 	start := time.Now()
@@ -146,11 +148,12 @@ func BenchmarkOperatorScale(b *testing.B) {
 	b.StopTimer()
 	stopSampling()
 	cpuAfter := controlPlaneCPU(b, controlPlane)
-	requestsAfter := apiserverRequests(b, apiserver, apiserverURL)
+	apiserverAfter := scrape(b, apiserver, apiserverURL+"/metrics")
 
 	peak := peakRSS(b, op.Process.Pid)
 	peakParts := <-parts
 	cpu := cpuTime(b, op.Process.Pid)
+	operatorMetrics := scrape(b, http.DefaultClient, "http://"+metricsAddr+"/metrics")
 	b.ReportMetric(elapsed.Seconds(), "s-to-all-ready")
 	b.ReportMetric(peak, "peak-MiB")
 	b.ReportMetric(peakParts.anon, "peak-anon-MiB")
@@ -158,31 +161,126 @@ func BenchmarkOperatorScale(b *testing.B) {
 	b.Logf("%d merchants, each with a key and a webhook: created in %s, all Ready in %s; operator peak RSS %.1f MiB "+
 		"(anonymous at most %.1f MiB, files at most %.1f MiB), CPU %s; its API requests: %s", n,
 		created.Round(time.Millisecond), elapsed.Round(time.Millisecond), peak, peakParts.anon, peakParts.file,
-		cpu.Round(time.Millisecond), apiRequests(b, metricsAddr))
+		cpu.Round(time.Millisecond), apiRequests(operatorMetrics))
 	apiserverCPU, etcdCPU, ownCPU := cpuAfter[0]-cpuBefore[0], cpuAfter[1]-cpuBefore[1], cpuAfter[2]-cpuBefore[2]
 	b.ReportMetric(apiserverCPU.Seconds(), "apiserver-cpu-s")
 	b.Logf("from the first create until all were Ready: kube-apiserver CPU %s, etcd CPU %s, the benchmark's own "+
 		"(its creates and its informer) %s", apiserverCPU.Round(time.Millisecond), etcdCPU.Round(time.Millisecond),
 		ownCPU.Round(time.Millisecond))
-	b.Logf("the API server's requests meanwhile, from everyone but watches: %s", requestsBetween(requestsBefore, requestsAfter))
+	b.Logf("the API server's requests meanwhile, from everyone but watches: %s",
+		requestsBetween(apiserverRequests(apiserverBefore), apiserverRequests(apiserverAfter)))
+	// Where a merchant waits: in the operator's workqueues, in its reconciles' requests, in the API server's
+	// priority-and-fairness queues, or on etcd.
+	b.Logf("Events recorded: %s", eventsByReason(b, admin))
+	b.Logf("operator's reconciles: %s", sums(nil, operatorMetrics, "controller_runtime_reconcile_total", "controller", "result"))
+	b.Logf("operator's workqueues, mean wait in queue: %s; mean reconcile: %s",
+		means(nil, operatorMetrics, "workqueue_queue_duration_seconds", "name"),
+		means(nil, operatorMetrics, "controller_runtime_reconcile_time_seconds", "controller"))
+	b.Logf("operator's requests, mean latency: %s", means(nil, operatorMetrics, "rest_client_request_duration_seconds", "verb"))
+	b.Logf("API server, mean latency by verb: %s; of which waiting in priority and fairness queues: %s; etcd's: %s",
+		means(apiserverBefore, apiserverAfter, "apiserver_request_duration_seconds", "verb"),
+		means(apiserverBefore, apiserverAfter, "apiserver_flowcontrol_request_wait_duration_seconds", "priority_level"),
+		means(apiserverBefore, apiserverAfter, "etcd_request_duration_seconds", "operation"))
 }
 
-// apiserverRequests reads the API server's count of requests it has served (apiserver_request_total) by verb and
-// resource, such as "PATCH merchants/status".
-func apiserverRequests(b *testing.B, c *http.Client, url string) map[string]float64 {
-	resp, err := c.Get(url + "/metrics")
+// eventsByReason counts the Events in all namespaces by kind of object, type and reason, with their repeats.
+func eventsByReason(b *testing.B, c client.Client) string {
+	var list eventsv1.EventList
+	if err := c.List(b.Context(), &list); err != nil {
+		b.Fatal(err)
+	}
+	counts := map[string]int{}
+	for _, e := range list.Items {
+		n := 1
+		if e.Series != nil {
+			n = int(e.Series.Count)
+		}
+		counts[e.Regarding.Kind+" "+e.Type+" "+e.Reason] += n
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, counts[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// metricFamilies are the metrics of one scrape, by name.
+type metricFamilies = map[string]*dto.MetricFamily
+
+// scrape reads a Prometheus text endpoint.
+func scrape(b *testing.B, c *http.Client, url string) metricFamilies {
+	resp, err := c.Get(url)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
-		b.Fatalf("reading the API server's metrics: %s", resp.Status)
+		b.Fatalf("reading metrics %s: %s", url, resp.Status)
 	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(resp.Body)
 	if err != nil {
 		b.Fatal(err)
 	}
+	return families
+}
+
+// labelKey joins the values of the named labels of a metric, such as "merchant success".
+func labelKey(m *dto.Metric, names []string) string {
+	values := make([]string, len(names))
+	for _, l := range m.GetLabel() {
+		if i := slices.Index(names, l.GetName()); i >= 0 {
+			values[i] = l.GetValue()
+		}
+	}
+	return strings.Join(values, " ")
+}
+
+// sums adds up a counter between two scrapes (before may be nil) by the named labels, leaving out zeros.
+func sums(before, after metricFamilies, name string, labelNames ...string) string {
+	total := func(f metricFamilies) map[string]float64 {
+		out := map[string]float64{}
+		for _, m := range f[name].GetMetric() {
+			out[labelKey(m, labelNames)] += m.GetCounter().GetValue()
+		}
+		return out
+	}
+	b, a := total(before), total(after)
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(a)) {
+		if n := a[k] - b[k]; n != 0 {
+			parts = append(parts, fmt.Sprintf("%s %.0f", k, n))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// means gives a histogram's mean between two scrapes (before may be nil) by the named labels, with its count.
+func means(before, after metricFamilies, name string, labelNames ...string) string {
+	type sc struct{ sum, count float64 }
+	total := func(f metricFamilies) map[string]sc {
+		out := map[string]sc{}
+		for _, m := range f[name].GetMetric() {
+			k := labelKey(m, labelNames)
+			h := m.GetHistogram()
+			out[k] = sc{out[k].sum + h.GetSampleSum(), out[k].count + float64(h.GetSampleCount())}
+		}
+		return out
+	}
+	b, a := total(before), total(after)
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(a)) {
+		if n := a[k].count - b[k].count; n >= 10 {
+			mean := time.Duration((a[k].sum - b[k].sum) / n * float64(time.Second))
+			parts = append(parts, fmt.Sprintf("%s %s (%.0f)", k, mean.Round(10*time.Microsecond), n))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// apiserverRequests reads the API server's count of requests it has served (apiserver_request_total) by verb and
+// resource, such as "PATCH merchants/status".
+func apiserverRequests(families metricFamilies) map[string]float64 {
 	counts := map[string]float64{}
 	for _, m := range families["apiserver_request_total"].GetMetric() {
 		var verb, resource, sub string
@@ -482,17 +580,7 @@ func cpuTime(b *testing.B, pid int) time.Duration {
 
 // apiRequests sums the operator's requests to the API server by HTTP method, from its client-go metrics: what
 // the operator costs the API server besides its watches.
-func apiRequests(b *testing.B, metricsAddr string) string {
-	resp, err := http.Get("http://" + metricsAddr + "/metrics")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		b.Fatal(err)
-	}
+func apiRequests(families metricFamilies) string {
 	byMethod := map[string]float64{}
 	var total float64
 	for _, m := range families["rest_client_requests_total"].GetMetric() {

@@ -1,0 +1,118 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
+	"github.com/parley-dev/parley/internal/render"
+	"github.com/parley-dev/parley/runtime/tenant"
+)
+
+// laggingCache is a real informer cache that holds no object of the given kinds, as a cache does that has not
+// received their events yet: its selector matches nothing.
+func laggingCache(t *testing.T, kinds ...client.Object) cache.Cache {
+	t.Helper()
+	never := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{"parley.test/never": "true"})}
+	byObject := map[client.Object]cache.ByObject{}
+	for _, k := range kinds {
+		byObject[k] = never
+	}
+	c, err := cache.New(cfg, cache.Options{Scheme: Scheme(), ByObject: byObject})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() { _ = c.Start(ctx) }()
+	for _, k := range kinds {
+		if _, err := c.GetInformer(ctxT(t), k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !c.WaitForCacheSync(ctxT(t)) {
+		t.Fatal("the lagging cache did not sync")
+	}
+	return c
+}
+
+func TestMerchantMissingFromCache(t *testing.T) {
+	ns := newNamespace(t)
+	create(t, merchant(ns, "shop", "plan-"+ns, "rt-"+ns))
+	behind := laggingCache(t, &chatv1alpha1.Merchant{})
+	shop, gone := chatv1alpha1.LocalObjectReference{Name: "shop"}, chatv1alpha1.LocalObjectReference{Name: "gone"}
+
+	if _, err := getMerchant(ctxT(t), behind, k8s, ns, shop); !errors.Is(err, errCacheBehind) {
+		t.Errorf("a Merchant the API server has but the cache lacks: %v, want errCacheBehind", err)
+	}
+	for _, tc := range []struct {
+		name string
+		api  client.Reader
+		ref  chatv1alpha1.LocalObjectReference
+	}{{"missing everywhere", k8s, gone}, {"missing from the cache, nothing to ask", nil, shop}} {
+		_, err := getMerchant(ctxT(t), behind, tc.api, ns, tc.ref)
+		if p, perr := asProblem(err); perr != nil || p == nil || p.reason != chatv1alpha1.ReasonMerchantNotFound {
+			t.Errorf("%s: problem %+v, error %v; want %s", tc.name, p, perr, chatv1alpha1.ReasonMerchantNotFound)
+		}
+	}
+	if m, err := getMerchant(ctxT(t), k8s, k8s, ns, shop); err != nil || m.Name != "shop" {
+		t.Errorf("a cached Merchant: %v, %v", m, err)
+	}
+}
+
+func TestBundleCreatedMeanwhile(t *testing.T) {
+	ns := newNamespace(t)
+	behind := laggingCache(t, &corev1.Secret{})
+	c, err := client.New(cfg, client.Options{Scheme: Scheme(), Cache: &client.CacheOptions{Reader: behind}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &MerchantReconciler{Client: c, APIReader: k8s}
+	id := ns + "-shop"
+	bundle := func(source, doc string) *corev1.Secret {
+		return &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: tenant.SecretName(id), Namespace: ns,
+				Labels:      map[string]string{chatv1alpha1.MerchantIDLabel: id},
+				Annotations: map[string]string{render.SourceAnnotation: source}},
+			Data: map[string][]byte{tenant.DataKey: []byte(doc)},
+		}
+	}
+	// This Merchant's bundle, written a moment ago: its event has not reached the cache.
+	create(t, bundle(ns+"/shop", "v1"))
+	stored := &corev1.Secret{}
+	read := func() {
+		t.Helper()
+		if err := k8s.Get(ctxT(t), client.ObjectKey{Namespace: ns, Name: tenant.SecretName(id)}, stored); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read()
+	version := stored.ResourceVersion
+
+	if err := r.applyBundle(ctxT(t), bundle(ns+"/shop", "v1")); err != nil {
+		t.Fatalf("the same bundle again: %v", err)
+	}
+	if read(); stored.ResourceVersion != version {
+		t.Errorf("the same bundle was written again")
+	}
+	if err := r.applyBundle(ctxT(t), bundle(ns+"/shop", "v2")); err != nil {
+		t.Fatalf("a changed bundle: %v", err)
+	}
+	if read(); string(stored.Data[tenant.DataKey]) != "v2" {
+		t.Errorf("the changed bundle was not written: %q", stored.Data[tenant.DataKey])
+	}
+	err = r.applyBundle(ctxT(t), bundle("elsewhere/shop", "v3"))
+	if p, perr := asProblem(err); perr != nil || p == nil || p.reason != chatv1alpha1.ReasonMerchantIDConflict {
+		t.Errorf("another Merchant's bundle of the same ID: problem %+v, error %v; want %s", p, perr, chatv1alpha1.ReasonMerchantIDConflict)
+	}
+	if read(); string(stored.Data[tenant.DataKey]) != "v2" {
+		t.Errorf("another Merchant's bundle was overwritten: %q", stored.Data[tenant.DataKey])
+	}
+}

@@ -1,0 +1,76 @@
+package controllers
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// cacheBehindRetry is how soon a reconcile held back by ownWrites runs again: an object's own write usually
+// reaches the cache within a fraction of a second, and its status patch's event does not wake it.
+const cacheBehindRetry = 200 * time.Millisecond
+
+// ownWrites remembers, for each object a reconciler wrote, the resourceVersions its writes replaced, until its
+// cache shows another. A reconcile that finds the cache still at one of them works on a copy older than its own
+// write: writing from it would repeat that write (a status patch, a first Ready Event) or fail on a conflict.
+// Under load an object's next event often comes before the cache has its own last write.
+type ownWrites struct {
+	mu       sync.Mutex
+	replaced map[types.NamespacedName][]string
+}
+
+func newOwnWrites() *ownWrites {
+	return &ownWrites{replaced: map[types.NamespacedName][]string{}}
+}
+
+// wrote records that a write of the object key moved it from resourceVersion before to after; nothing when they
+// are the same (the write changed nothing).
+func (w *ownWrites) wrote(key types.NamespacedName, before, after string) {
+	if before == after || before == "" {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.replaced[key] = append(w.replaced[key], before)
+}
+
+// behind says whether resourceVersion rv of key, as cached, is one an own write has replaced. Any other version
+// is newer than them all, and they are forgotten.
+func (w *ownWrites) behind(key types.NamespacedName, rv string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	rvs, ok := w.replaced[key]
+	if !ok {
+		return false
+	}
+	if slices.Contains(rvs, rv) {
+		return true
+	}
+	delete(w.replaced, key)
+	return false
+}
+
+// forget returns an event handler for the reconciler's own kind that enqueues nothing and forgets the replaced
+// versions of an object once the cache shows a newer one or the object is gone, so that none is kept for an
+// object that is not reconciled again.
+func (w *ownWrites) forget() handler.EventHandler {
+	type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+	return handler.Funcs{
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, _ queue) {
+			w.behind(client.ObjectKeyFromObject(e.ObjectNew), e.ObjectNew.GetResourceVersion())
+		},
+		DeleteFunc: func(_ context.Context, e event.DeleteEvent, _ queue) {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			delete(w.replaced, client.ObjectKeyFromObject(e.Object))
+		},
+	}
+}
