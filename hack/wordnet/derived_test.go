@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -11,7 +12,6 @@ import (
 // pointer relates its two words, listed once under the first; a pertainym pointer does too; a pair Snowball stems
 // alike, a multi-word lemma and a semantic pointer (between whole synsets, "0000") give nothing.
 func TestRunDerived(t *testing.T) {
-	dict := t.TempDir()
 	files := map[string]string{
 		"data.noun": "  1 licence header line\n" +
 			"00000100 04 n 01 pregnancy 0 001 + 00000100 a 0101 | the state of being pregnant  \n" +
@@ -24,27 +24,9 @@ func TestRunDerived(t *testing.T) {
 			"00000200 01 s 01 yearly 0 000 | every year  \n",
 		"data.adv": "00000100 02 r 01 annually 0 001 \\ 00000200 s 0101 | every year  \n",
 	}
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dict, name), []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	out := filepath.Join(t.TempDir(), "derived.txt")
-	if err := runDerived(dict, out); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for line := range strings.Lines(string(data)) {
-		if !strings.HasPrefix(line, "#") {
-			got = append(got, strings.TrimSpace(line))
-		}
-	}
+	got := generateTable(t, files, runDerived)
 	want := []string{"annually yearly", "decide decision", "pregnancy pregnant"}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+	if !slices.Equal(got, want) {
 		t.Errorf("table:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
@@ -60,4 +42,31 @@ func TestParseSynsetErrors(t *testing.T) {
 			t.Errorf("parseSynset(%q) succeeded, want an error", line)
 		}
 	}
+}
+
+// generateTable writes files, a small dictionary in WordNet's format, runs the generator run on it and returns
+// the lines of the table it wrote, without its comments.
+func generateTable(t *testing.T, files map[string]string, run func(dict, out string) error) []string {
+	t.Helper()
+	dict := t.TempDir()
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dict, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "table.txt")
+	if err := run(dict, out); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for line := range strings.Lines(string(data)) {
+		if !strings.HasPrefix(line, "#") {
+			lines = append(lines, strings.TrimSpace(line))
+		}
+	}
+	return lines
 }

@@ -1,8 +1,7 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -11,7 +10,6 @@ import (
 // the words of its first phrasalSenses senses, a synonym of two words by its first, but not its own verb; a verb of
 // one word or of three, and a phrasal verb whose senses hold nothing else, give no line.
 func TestRunPhrasal(t *testing.T) {
-	dict := t.TempDir()
 	files := map[string]string{
 		"index.verb": "  1 licence header line\n" +
 			"punch_in v 1 1 @ 1 1 00000100  \n" +
@@ -28,27 +26,9 @@ func TestRunPhrasal(t *testing.T) {
 			"00000700 31 v 02 lick 0 work_out 0 000 | find the solution  \n" +
 			"00000800 31 v 01 knock_out 0 000 | eliminate  \n",
 	}
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dict, name), []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	out := filepath.Join(t.TempDir(), "phrasal.txt")
-	if err := runPhrasal(dict, out); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for line := range strings.Lines(string(data)) {
-		if !strings.HasPrefix(line, "#") {
-			got = append(got, strings.TrimSpace(line))
-		}
-	}
+	got := generateTable(t, files, runPhrasal)
 	want := []string{"punch_in clock", "work_out elaborate exercise"}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+	if !slices.Equal(got, want) {
 		t.Errorf("table:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
