@@ -54,7 +54,8 @@ func (r *APIKeyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	// Its Merchant is usually created a moment before it, and its event may reach the cache later: then it waits
 	// for that event, which brings it back, before it writes anything (its Secret, created now, could otherwise
 	// be missing from the cache next time, and be created again).
-	if _, err := getMerchant(ctx, r.Client, r.APIReader, key.Namespace, key.Spec.MerchantRef); errors.Is(err, errCacheBehind) {
+	m, merchantErr := getMerchant(ctx, r.Client, r.APIReader, key.Namespace, key.Spec.MerchantRef)
+	if errors.Is(merchantErr, errCacheBehind) {
 		return ctrl.Result{}, nil
 	}
 	before := key.DeepCopy()
@@ -86,9 +87,8 @@ func (r *APIKeyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			return nil
 		},
 		func() error {
-			m, err := getMerchant(ctx, r.Client, nil, key.Namespace, key.Spec.MerchantRef)
-			if err != nil {
-				return err
+			if merchantErr != nil {
+				return merchantErr
 			}
 			return keyInUse(ctx, r.Client, resolved.SHA256, render.Source(m))
 		},

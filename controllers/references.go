@@ -28,14 +28,14 @@ func getReferenced(ctx context.Context, c client.Reader, key types.NamespacedNam
 }
 
 // getMerchant reads the Merchant an APIKey or Webhook in namespace belongs to; a missing one is a
-// MerchantNotFound problem. One missing from the cache is looked up in api (when not nil) before it is reported:
+// MerchantNotFound problem. One missing from the cache is looked up in api before it is reported:
 // a Merchant is often created a moment before its keys and webhooks, and its event may reach the cache after
 // theirs. errCacheBehind then says to wait for that event, which brings the key or webhook back.
 func getMerchant(ctx context.Context, c, api client.Reader, namespace string, ref chatv1alpha1.LocalObjectReference) (*chatv1alpha1.Merchant, error) {
 	var m chatv1alpha1.Merchant
 	key := types.NamespacedName{Namespace: namespace, Name: ref.Name}
 	err := getReferenced(ctx, c, key, &m, chatv1alpha1.ReasonMerchantNotFound, "Merchant %s does not exist", ref.Name)
-	if p, _ := asProblem(err); p != nil && api != nil {
+	if p, _ := asProblem(err); p != nil {
 		meta := &metav1.PartialObjectMetadata{}
 		meta.SetGroupVersionKind(chatv1alpha1.GroupVersion.WithKind("Merchant"))
 		switch apiErr := api.Get(ctx, key, meta); {

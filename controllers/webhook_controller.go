@@ -52,7 +52,8 @@ func (r *WebhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	// Its Merchant is usually created a moment before it, and its event may reach the cache later: then it waits
 	// for that event, which brings it back, before it writes anything (its Secret, created now, could otherwise
 	// be missing from the cache next time, and be created again).
-	if _, err := getMerchant(ctx, r.Client, r.APIReader, hook.Namespace, hook.Spec.MerchantRef); errors.Is(err, errCacheBehind) {
+	m, merchantErr := getMerchant(ctx, r.Client, r.APIReader, hook.Namespace, hook.Spec.MerchantRef)
+	if errors.Is(merchantErr, errCacheBehind) {
 		return ctrl.Result{}, nil
 	}
 	before := hook.DeepCopy()
@@ -73,9 +74,8 @@ func (r *WebhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 			return err
 		},
 		func() error {
-			m, err := getMerchant(ctx, r.Client, nil, hook.Namespace, hook.Spec.MerchantRef)
-			if err != nil {
-				return err
+			if merchantErr != nil {
+				return merchantErr
 			}
 			if err := getReferenced(ctx, r.Client, types.NamespacedName{Name: m.Spec.PlanRef.Name}, &plan,
 				chatv1alpha1.ReasonPlanNotFound, "the merchant's Plan %s does not exist", m.Spec.PlanRef.Name); err != nil {
