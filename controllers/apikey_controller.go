@@ -54,9 +54,10 @@ func (r *APIKeyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	// Its Merchant is usually created a moment before it, and its event may reach the cache later: then it waits
 	// for that event, which brings it back, before it writes anything (its Secret, created now, could otherwise
 	// be missing from the cache next time, and be created again).
-	m, merchantErr := getMerchant(ctx, r.Client, r.APIReader, key.Namespace, key.Spec.MerchantRef)
+	m, retry, merchantErr := merchantOfReferrer(ctx, r.Client, r.APIReader, key.Namespace, key.Spec.MerchantRef,
+		key.CreationTimestamp.Time, r.Now())
 	if errors.Is(merchantErr, errCacheBehind) {
-		return ctrl.Result{}, nil
+		return ctrl.Result{RequeueAfter: retry}, nil
 	}
 	before := key.DeepCopy()
 	ref := key.KeySecretRef()

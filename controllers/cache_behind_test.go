@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -58,6 +59,22 @@ func TestMerchantMissingFromCache(t *testing.T) {
 	}
 	if m, err := getMerchant(ctxT(t), k8s, k8s, ns, shop); err != nil || m.Name != "shop" {
 		t.Errorf("a cached Merchant: %v, %v", m, err)
+	}
+
+	// A new key or webhook waits for its Merchant's event without asking the API server.
+	for _, ref := range []chatv1alpha1.LocalObjectReference{shop, gone} {
+		if _, err := getMerchant(ctxT(t), behind, nil, ns, ref); !errors.Is(err, errCacheBehind) {
+			t.Errorf("Merchant %s missing from the cache, for a new referrer: %v, want errCacheBehind", ref.Name, err)
+		}
+	}
+	now := time.Now()
+	if _, retry, err := merchantOfReferrer(ctxT(t), behind, k8s, ns, gone, now, now); !errors.Is(err, errCacheBehind) || retry != newReferrerWait {
+		t.Errorf("a Merchant missing everywhere, for a new referrer: %v, retry in %s; want errCacheBehind in %s", err, retry, newReferrerWait)
+	}
+	_, retry, err := merchantOfReferrer(ctxT(t), behind, k8s, ns, gone, now.Add(-newReferrerWait), now)
+	if p, perr := asProblem(err); perr != nil || p == nil || p.reason != chatv1alpha1.ReasonMerchantNotFound || retry != 0 {
+		t.Errorf("a Merchant missing everywhere, for an old referrer: problem %+v, error %v, retry in %s; want %s",
+			p, perr, retry, chatv1alpha1.ReasonMerchantNotFound)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,6 +34,7 @@ type WebhookReconciler struct {
 	Recorder  recorder.EventRecorder
 	// writes holds back a reconcile while the cache is older than the reconciler's own last status patch.
 	writes *ownWrites
+	Now    func() time.Time
 	// Namespace is where ChatRuntimes live: the operator's namespace.
 	Namespace string
 }
@@ -52,9 +54,10 @@ func (r *WebhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	// Its Merchant is usually created a moment before it, and its event may reach the cache later: then it waits
 	// for that event, which brings it back, before it writes anything (its Secret, created now, could otherwise
 	// be missing from the cache next time, and be created again).
-	m, merchantErr := getMerchant(ctx, r.Client, r.APIReader, hook.Namespace, hook.Spec.MerchantRef)
+	m, retry, merchantErr := merchantOfReferrer(ctx, r.Client, r.APIReader, hook.Namespace, hook.Spec.MerchantRef,
+		hook.CreationTimestamp.Time, r.Now())
 	if errors.Is(merchantErr, errCacheBehind) {
-		return ctrl.Result{}, nil
+		return ctrl.Result{RequeueAfter: retry}, nil
 	}
 	before := hook.DeepCopy()
 	ref := hook.SigningSecretRef()
