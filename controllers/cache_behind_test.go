@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -125,5 +126,39 @@ func TestBundleCreatedMeanwhile(t *testing.T) {
 	}
 	if read(); string(stored.Data[tenant.DataKey]) != "v2" {
 		t.Errorf("another Merchant's bundle was overwritten: %q", stored.Data[tenant.DataKey])
+	}
+}
+
+func TestStatusUpdateOnStaleCopy(t *testing.T) {
+	ns := newNamespace(t)
+	k := apiKey(ns, "widget", "shop", chatv1alpha1.APIKeyPublishable)
+	create(t, k)
+	stale := k.DeepCopy()
+	key := func(k *chatv1alpha1.APIKey) any { return k.Status }
+
+	// Another writer's status update moves the key on; a copy from before it cannot overwrite it.
+	fresh := k.DeepCopy()
+	fresh.Status.KeyID = "other"
+	if err := updateStatus(ctxT(t), k8s, k, fresh, key); err != nil {
+		t.Fatal(err)
+	}
+	before := stale.DeepCopy()
+	news := putReady(&stale.Status.Conditions, ready(stale.Generation, metav1.ConditionFalse, chatv1alpha1.ReasonExpired, "expired"), quietFirstReady)
+	if news == (readyNews{}) {
+		t.Error("a first Ready=False announces nothing")
+	}
+	if err := updateStatus(ctxT(t), k8s, before, stale, key); !apierrors.IsConflict(err) {
+		t.Errorf("a status update from a stale copy: %v, want a conflict", err)
+	}
+	var stored chatv1alpha1.APIKey
+	if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(k), &stored); err != nil {
+		t.Fatal(err)
+	}
+	if stored.Status.KeyID != "other" || len(stored.Status.Conditions) != 0 {
+		t.Errorf("the stale copy's status was written: %+v", stored.Status)
+	}
+	// Unchanged status: no write at all, not even a conflicting one.
+	if err := updateStatus(ctxT(t), k8s, stale, stale, key); err != nil {
+		t.Errorf("an unchanged status: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -97,10 +98,13 @@ func (r *WebhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 			webhookTarget(hook.Spec.URL, rt.Spec.Webhooks.AllowPrivateAddresses))
 	}
 	hook.Status.ObservedGeneration = hook.Generation
-	setReady(r.Recorder, &hook, &hook.Status.Conditions, cond, quietFirstReady)
-	if err := patchStatus(ctx, r.Client, before, &hook, func(w *chatv1alpha1.Webhook) any { return w.Status }); err != nil {
+	news := putReady(&hook.Status.Conditions, cond, quietFirstReady)
+	if err := updateStatus(ctx, r.Client, before, &hook, func(w *chatv1alpha1.Webhook) any { return w.Status }); apierrors.IsConflict(err) {
+		return ctrl.Result{RequeueAfter: cacheBehindRetry}, nil
+	} else if err != nil {
 		return ctrl.Result{}, err
 	}
+	news.record(r.Recorder, &hook)
 	r.writes.wrote(req.NamespacedName, before.ResourceVersion, hook.ResourceVersion)
 	return ctrl.Result{}, nil
 }
