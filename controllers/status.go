@@ -71,10 +71,10 @@ const (
 	quietFirstReady firstReady = false
 )
 
-// setReady puts cond into conds and records at once the event it announces (readyEvent): for a status written by
-// a merge patch, which no conflict can fail.
-func setReady(rec recorder.EventRecorder, obj client.Object, conds *[]metav1.Condition, cond metav1.Condition, first firstReady) {
-	putReady(conds, cond, first).record(rec, obj)
+// setReady puts cond into conds and records at once the event it announces (readyEvent), a first Ready included:
+// for Plans and ChatRuntimes, whose status is written by a merge patch, which no conflict can fail.
+func setReady(rec recorder.EventRecorder, obj client.Object, conds *[]metav1.Condition, cond metav1.Condition) {
+	putReady(conds, cond, announceFirstReady).record(rec, obj)
 }
 
 // readyNews is the event a new Ready condition announces (readyEvent); the zero value announces nothing.
