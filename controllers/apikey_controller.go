@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -54,9 +55,10 @@ func (r *APIKeyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	// Its Merchant is usually created a moment before it, and its event may reach the cache later: then it waits
 	// for that event, which brings it back, before it writes anything (its Secret, created now, could otherwise
 	// be missing from the cache next time, and be created again).
-	m, merchantErr := getMerchant(ctx, r.Client, r.APIReader, key.Namespace, key.Spec.MerchantRef)
+	m, retry, merchantErr := merchantOfReferrer(ctx, r.Client, r.APIReader, key.Namespace, key.Spec.MerchantRef,
+		key.CreationTimestamp.Time, r.Now())
 	if errors.Is(merchantErr, errCacheBehind) {
-		return ctrl.Result{}, nil
+		return ctrl.Result{RequeueAfter: retry}, nil
 	}
 	before := key.DeepCopy()
 	ref := key.KeySecretRef()
@@ -97,10 +99,13 @@ func (r *APIKeyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, err
 	}
 	key.Status.ObservedGeneration = key.Generation
-	setReady(r.Recorder, &key, &key.Status.Conditions, readyFrom(key.Generation, p, "the key is published to the runtime"), quietFirstReady)
-	if err := patchStatus(ctx, r.Client, before, &key, func(k *chatv1alpha1.APIKey) any { return k.Status }); err != nil {
+	news := putReady(&key.Status.Conditions, readyFrom(key.Generation, p, "the key is published to the runtime"), quietFirstReady)
+	if err := updateStatus(ctx, r.Client, before, &key, func(k *chatv1alpha1.APIKey) any { return k.Status }); apierrors.IsConflict(err) {
+		return ctrl.Result{RequeueAfter: cacheBehindRetry}, nil
+	} else if err != nil {
 		return ctrl.Result{}, err
 	}
+	news.record(r.Recorder, &key)
 	r.writes.wrote(req.NamespacedName, before.ResourceVersion, key.ResourceVersion)
 	return ctrl.Result{RequeueAfter: requeue}, nil
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -59,6 +61,22 @@ func TestMerchantMissingFromCache(t *testing.T) {
 	if m, err := getMerchant(ctxT(t), k8s, k8s, ns, shop); err != nil || m.Name != "shop" {
 		t.Errorf("a cached Merchant: %v, %v", m, err)
 	}
+
+	// A new key or webhook waits for its Merchant's event without asking the API server.
+	for _, ref := range []chatv1alpha1.LocalObjectReference{shop, gone} {
+		if _, err := getMerchant(ctxT(t), behind, nil, ns, ref); !errors.Is(err, errCacheBehind) {
+			t.Errorf("Merchant %s missing from the cache, for a new referrer: %v, want errCacheBehind", ref.Name, err)
+		}
+	}
+	now := time.Now()
+	if _, retry, err := merchantOfReferrer(ctxT(t), behind, k8s, ns, gone, now, now); !errors.Is(err, errCacheBehind) || retry != newReferrerWait {
+		t.Errorf("a Merchant missing everywhere, for a new referrer: %v, retry in %s; want errCacheBehind in %s", err, retry, newReferrerWait)
+	}
+	_, retry, err := merchantOfReferrer(ctxT(t), behind, k8s, ns, gone, now.Add(-newReferrerWait), now)
+	if p, perr := asProblem(err); perr != nil || p == nil || p.reason != chatv1alpha1.ReasonMerchantNotFound || retry != 0 {
+		t.Errorf("a Merchant missing everywhere, for an old referrer: problem %+v, error %v, retry in %s; want %s",
+			p, perr, retry, chatv1alpha1.ReasonMerchantNotFound)
+	}
 }
 
 func TestBundleCreatedMeanwhile(t *testing.T) {
@@ -108,5 +126,39 @@ func TestBundleCreatedMeanwhile(t *testing.T) {
 	}
 	if read(); string(stored.Data[tenant.DataKey]) != "v2" {
 		t.Errorf("another Merchant's bundle was overwritten: %q", stored.Data[tenant.DataKey])
+	}
+}
+
+func TestStatusUpdateOnStaleCopy(t *testing.T) {
+	ns := newNamespace(t)
+	k := apiKey(ns, "widget", "shop", chatv1alpha1.APIKeyPublishable)
+	create(t, k)
+	stale := k.DeepCopy()
+	key := func(k *chatv1alpha1.APIKey) any { return k.Status }
+
+	// Another writer's status update moves the key on; a copy from before it cannot overwrite it.
+	fresh := k.DeepCopy()
+	fresh.Status.KeyID = "other"
+	if err := updateStatus(ctxT(t), k8s, k, fresh, key); err != nil {
+		t.Fatal(err)
+	}
+	before := stale.DeepCopy()
+	news := putReady(&stale.Status.Conditions, ready(stale.Generation, metav1.ConditionFalse, chatv1alpha1.ReasonExpired, "expired"), quietFirstReady)
+	if news == (readyNews{}) {
+		t.Error("a first Ready=False announces nothing")
+	}
+	if err := updateStatus(ctxT(t), k8s, before, stale, key); !apierrors.IsConflict(err) {
+		t.Errorf("a status update from a stale copy: %v, want a conflict", err)
+	}
+	var stored chatv1alpha1.APIKey
+	if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(k), &stored); err != nil {
+		t.Fatal(err)
+	}
+	if stored.Status.KeyID != "other" || len(stored.Status.Conditions) != 0 {
+		t.Errorf("the stale copy's status was written: %+v", stored.Status)
+	}
+	// Unchanged status: no write at all, not even a conflicting one.
+	if err := updateStatus(ctxT(t), k8s, stale, stale, key); err != nil {
+		t.Errorf("an unchanged status: %v", err)
 	}
 }

@@ -76,7 +76,7 @@ func (r *ChatRuntimeReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	rt.Status.ObservedGeneration = rt.Generation
 	if rt.Namespace != r.Namespace {
 		setReady(r.Recorder, &rt, &rt.Status.Conditions, ready(rt.Generation, metav1.ConditionFalse, chatv1alpha1.ReasonWrongNamespace,
-			fmt.Sprintf("ChatRuntimes are served only from the operator's namespace %s", r.Namespace)), announceFirstReady)
+			fmt.Sprintf("ChatRuntimes are served only from the operator's namespace %s", r.Namespace)))
 		return ctrl.Result{}, patchStatus(ctx, r.Client, before, &rt, runtimeStatus)
 	}
 
@@ -97,14 +97,14 @@ func (r *ChatRuntimeReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			return ctrl.Result{}, err
 		}
 		setReady(r.Recorder, &rt, &rt.Status.Conditions, ready(rt.Generation, metav1.ConditionFalse, chatv1alpha1.ReasonTargetNamespaceInUse,
-			fmt.Sprintf("another ChatRuntime already runs in namespace %s; give this one a namespace of its own", target)), announceFirstReady)
+			fmt.Sprintf("another ChatRuntime already runs in namespace %s; give this one a namespace of its own", target)))
 		return ctrl.Result{}, patchStatus(ctx, r.Client, before, &rt, runtimeStatus)
 	}
 
 	if err := r.apply(ctx, &rt); err != nil {
 		reason, message := applyProblem(err, target, r.Namespace)
 		setReady(r.Recorder, &rt, &rt.Status.Conditions,
-			ready(rt.Generation, metav1.ConditionFalse, reason, message), announceFirstReady)
+			ready(rt.Generation, metav1.ConditionFalse, reason, message))
 		if perr := patchStatus(ctx, r.Client, before, &rt, runtimeStatus); perr != nil {
 			return ctrl.Result{}, perr
 		}
@@ -133,7 +133,7 @@ func (r *ChatRuntimeReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, fmt.Errorf("counting tenant bundles: %w", err)
 	}
 	rt.Status.Tenants = count(len(bundles.Items))
-	setReady(r.Recorder, &rt, &rt.Status.Conditions, render.RuntimeReady(&rt, current), announceFirstReady)
+	setReady(r.Recorder, &rt, &rt.Status.Conditions, render.RuntimeReady(&rt, current))
 	return ctrl.Result{}, patchStatus(ctx, r.Client, before, &rt, runtimeStatus)
 }
 

@@ -640,3 +640,21 @@ func TestFirstPublishWait(t *testing.T) {
 		t.Errorf("a Merchant reconciled before waits %s", got)
 	}
 }
+
+func TestMerchantWait(t *testing.T) {
+	created := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		now  time.Time
+		want time.Duration
+	}{
+		{"new", created.Add(time.Second), newReferrerWait - time.Second},
+		{"old enough", created.Add(newReferrerWait), 0},
+		{"old", created.Add(time.Hour), 0},
+		{"a clock behind the API server's waits no longer than newReferrerWait", created.Add(-time.Hour), newReferrerWait},
+	} {
+		if got := merchantWait(created, tc.now); got != tc.want {
+			t.Errorf("%s: wait %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}

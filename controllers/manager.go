@@ -157,7 +157,7 @@ func setup(mgr manager.Manager, opts Options) error {
 		return fmt.Errorf("setting up the APIKey controller: %w", err)
 	}
 	if err := (&WebhookReconciler{Client: c, APIReader: mgr.GetAPIReader(), Secrets: secrets, Recorder: mgr.GetEventRecorder("parley-webhook"),
-		Namespace: opts.Namespace}).SetupWithManager(mgr, workers); err != nil {
+		Now: time.Now, Namespace: opts.Namespace}).SetupWithManager(mgr, workers); err != nil {
 		return fmt.Errorf("setting up the Webhook controller: %w", err)
 	}
 	if opts.UsageInterval > 0 {

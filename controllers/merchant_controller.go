@@ -127,11 +127,14 @@ func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 			fmt.Sprintf("the tenant bundle is published without the owners outside the email domains and subjects "+
 				"granted to namespace %s: %s", m.Namespace, strings.Join(out.ownersLeftOut, ", ")))
 	}
-	setReady(r.Recorder, &m, &m.Status.Conditions, cond, announceFirstReady)
+	news := putReady(&m.Status.Conditions, cond, announceFirstReady)
 	r.Metrics.set(m.Namespace, m.Name, m.Spec.PlanRef.Name, cond.Status == metav1.ConditionTrue)
-	if err := patchStatus(ctx, r.Client, before, &m, func(m *chatv1alpha1.Merchant) any { return m.Status }); err != nil {
+	if err := updateStatus(ctx, r.Client, before, &m, func(m *chatv1alpha1.Merchant) any { return m.Status }); apierrors.IsConflict(err) {
+		return ctrl.Result{RequeueAfter: cacheBehindRetry}, nil
+	} else if err != nil {
 		return ctrl.Result{}, err
 	}
+	news.record(r.Recorder, &m)
 	r.writes.wrote(req.NamespacedName, before.ResourceVersion, m.ResourceVersion)
 	return ctrl.Result{RequeueAfter: out.requeue}, nil
 }

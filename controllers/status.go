@@ -71,12 +71,30 @@ const (
 	quietFirstReady firstReady = false
 )
 
-// setReady puts cond into conds and announces a change a person needs to see as an event (readyEvent).
-func setReady(rec recorder.EventRecorder, obj client.Object, conds *[]metav1.Condition, cond metav1.Condition, first firstReady) {
+// setReady puts cond into conds and records at once the event it announces (readyEvent), a first Ready included:
+// for Plans and ChatRuntimes, whose status is written by a merge patch, which no conflict can fail.
+func setReady(rec recorder.EventRecorder, obj client.Object, conds *[]metav1.Condition, cond metav1.Condition) {
+	putReady(conds, cond, announceFirstReady).record(rec, obj)
+}
+
+// readyNews is the event a new Ready condition announces (readyEvent); the zero value announces nothing.
+type readyNews struct{ eventType, reason, message string }
+
+// putReady puts cond into conds and returns the event it announces, to be recorded once the status is written:
+// a status update that fails on a conflict is made again, and would announce the same change twice.
+func putReady(conds *[]metav1.Condition, cond metav1.Condition, first firstReady) readyNews {
 	before := meta.FindStatusCondition(*conds, chatv1alpha1.ConditionReady)
 	meta.SetStatusCondition(conds, cond)
 	if eventType, announce := readyEvent(before, cond, first); announce {
-		rec.Eventf(obj, nil, eventType, cond.Reason, actionReconcile, "%s", cond.Message)
+		return readyNews{eventType: eventType, reason: cond.Reason, message: cond.Message}
+	}
+	return readyNews{}
+}
+
+// record records the event, if any, on obj.
+func (n readyNews) record(rec recorder.EventRecorder, obj client.Object) {
+	if n.eventType != "" {
+		rec.Eventf(obj, nil, n.eventType, n.reason, actionReconcile, "%s", n.message)
 	}
 }
 
@@ -107,4 +125,18 @@ func patchStatus[T client.Object](ctx context.Context, c client.Client, before, 
 		return nil
 	}
 	return c.Status().Patch(ctx, after, client.MergeFrom(before))
+}
+
+// updateStatus writes status only when it changed, as an update of the status subresource at the cached
+// resourceVersion: for the objects written once a merchant (Merchants, APIKeys, Webhooks) an update costs the API
+// server 5 to 15% less CPU than a merge patch, which it applies to the stored object first (BenchmarkAPIServerCost).
+// A conflict says the cache is behind another writer; the caller reconciles again.
+func updateStatus[T client.Object](ctx context.Context, c client.Client, before, after T, statusOf func(T) any) error {
+	if equality.Semantic.DeepEqual(statusOf(before), statusOf(after)) {
+		return nil
+	}
+	// The cache strips managedFields; one read from a write's response has them. Left out, the API server keeps
+	// the stored ones instead of decoding them from the request.
+	after.SetManagedFields(nil)
+	return c.Status().Update(ctx, after)
 }

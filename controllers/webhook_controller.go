@@ -7,8 +7,10 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -33,6 +35,7 @@ type WebhookReconciler struct {
 	Recorder  recorder.EventRecorder
 	// writes holds back a reconcile while the cache is older than the reconciler's own last status patch.
 	writes *ownWrites
+	Now    func() time.Time
 	// Namespace is where ChatRuntimes live: the operator's namespace.
 	Namespace string
 }
@@ -52,9 +55,10 @@ func (r *WebhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	// Its Merchant is usually created a moment before it, and its event may reach the cache later: then it waits
 	// for that event, which brings it back, before it writes anything (its Secret, created now, could otherwise
 	// be missing from the cache next time, and be created again).
-	m, merchantErr := getMerchant(ctx, r.Client, r.APIReader, hook.Namespace, hook.Spec.MerchantRef)
+	m, retry, merchantErr := merchantOfReferrer(ctx, r.Client, r.APIReader, hook.Namespace, hook.Spec.MerchantRef,
+		hook.CreationTimestamp.Time, r.Now())
 	if errors.Is(merchantErr, errCacheBehind) {
-		return ctrl.Result{}, nil
+		return ctrl.Result{RequeueAfter: retry}, nil
 	}
 	before := hook.DeepCopy()
 	ref := hook.SigningSecretRef()
@@ -94,10 +98,13 @@ func (r *WebhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 			webhookTarget(hook.Spec.URL, rt.Spec.Webhooks.AllowPrivateAddresses))
 	}
 	hook.Status.ObservedGeneration = hook.Generation
-	setReady(r.Recorder, &hook, &hook.Status.Conditions, cond, quietFirstReady)
-	if err := patchStatus(ctx, r.Client, before, &hook, func(w *chatv1alpha1.Webhook) any { return w.Status }); err != nil {
+	news := putReady(&hook.Status.Conditions, cond, quietFirstReady)
+	if err := updateStatus(ctx, r.Client, before, &hook, func(w *chatv1alpha1.Webhook) any { return w.Status }); apierrors.IsConflict(err) {
+		return ctrl.Result{RequeueAfter: cacheBehindRetry}, nil
+	} else if err != nil {
 		return ctrl.Result{}, err
 	}
+	news.record(r.Recorder, &hook)
 	r.writes.wrote(req.NamespacedName, before.ResourceVersion, hook.ResourceVersion)
 	return ctrl.Result{}, nil
 }
