@@ -227,6 +227,31 @@ func BenchmarkSearch1000(b *testing.B) {
 	}
 }
 
+// BenchmarkRespondChatHTTP answers the question of `make bench` (test/bench's BenchmarkChatHTTP) from a knowledge
+// base made as that benchmark makes it: 1,000 items of the demo shop, each a title numbered and the content of
+// two items. It is the retrieval of every chat that benchmark sends, measured alone:
+//
+//	go test ./runtime/assistant -run '^$' -bench RespondChatHTTP -benchmem
+func BenchmarkRespondChatHTTP(b *testing.B) {
+	base := fixtureItems(b)
+	items := make([]Item, 1000)
+	for i := range items {
+		a, c := base[i%len(base)], base[(i*7+3)%len(base)]
+		items[i] = Item{ID: fmt.Sprintf("kn_bench_%04d", i), Title: fmt.Sprintf("%s (range %d)", a.Title, i),
+			Content: a.Content + " " + c.Content, URL: a.URL, Tags: a.Tags}
+	}
+	req := Request{Message: "How long does shipping to Canada take?", Index: NewIndex(items)}
+	if _, err := (Retrieval{}).Respond(b.Context(), req); err != nil { // the first loads the word lists, once a process
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if reply, err := (Retrieval{}).Respond(b.Context(), req); err != nil || !reply.Answered {
+			b.Fatalf("%+v, %v", reply, err)
+		}
+	}
+}
+
 func BenchmarkNewIndex1000(b *testing.B) {
 	items := syntheticItems(b, 1000)
 	for b.Loop() {

@@ -249,10 +249,39 @@ func addAlt(alts []alt, a alt) []alt {
 }
 
 // docScore accumulates a document's result while ranking: covered sums the idf of the query words it contains,
-// optional that of the optional ones among them.
+// optional that of the optional ones among them. seen marks a document rank has listed in its scored documents.
 type docScore struct {
 	score, covered, optional float64
-	wordMatched              bool
+	wordMatched, seen        bool
+}
+
+// termScore is what a query term adds to each document that contains it, besides its hit there.
+type termScore struct {
+	idf, optional float64 // optional is the term's idf if it is optional, else 0
+	word          bool    // the term is not a number
+}
+
+func scoreOf(qt queryTerm) termScore {
+	t := termScore{idf: qt.idf, word: !qt.numeric}
+	if qt.optional {
+		t.optional = qt.idf
+	}
+	return t
+}
+
+// add adds a term's hit h to document d's score, appending d to scored when the document is new to it.
+func (a *docScore) add(d int32, h termHit, t termScore, scored []int32) []int32 {
+	if !a.seen {
+		a.seen = true
+		scored = append(scored, d)
+	}
+	a.score += h.weight
+	a.covered += t.idf * h.factor
+	a.optional += t.optional
+	if t.word {
+		a.wordMatched = true
+	}
+	return scored
 }
 
 // termHit is a query term's best match in one document.
@@ -282,27 +311,30 @@ func (ix *Index) rank(q query, k int) []match {
 	defer ix.scratch.Put(s)
 	acc, scored := s.acc, s.scored[:0]
 	for _, qt := range q.terms {
+		t := scoreOf(qt)
+		if len(qt.alts) == 1 {
+			// One index term: each of its documents once, its hit read straight off the postings, without
+			// termHits' per-document best.
+			a := qt.alts[0]
+			docs, weights := ix.postingsOf(a.id)
+			for i, d := range docs {
+				var h termHit
+				if w := weights[i] * a.scale; w > 0 {
+					h = termHit{weight: w, factor: a.factor}
+				}
+				scored = acc[d].add(d, h, t, scored)
+			}
+			continue
+		}
 		s.touched = ix.termHits(qt, s.hits, s.touched[:0])
 		for _, d := range s.touched {
-			a := &acc[d]
-			if *a == (docScore{}) {
-				scored = append(scored, d)
-			}
-			a.score += s.hits[d].weight
-			a.covered += qt.idf * s.hits[d].factor
-			if qt.optional {
-				a.optional += qt.idf
-			}
-			a.wordMatched = a.wordMatched || !qt.numeric
+			scored = acc[d].add(d, s.hits[d], t, scored)
 			s.hits[d] = termHit{}
 		}
 	}
 	for _, p := range q.pairs {
 		for _, d := range ix.pairDocsOf(p.key) {
-			if acc[d] == (docScore{}) {
-				scored = append(scored, d)
-			}
-			acc[d].score += p.bonus
+			scored = acc[d].add(d, termHit{weight: p.bonus}, termScore{}, scored)
 		}
 	}
 	top := topK(acc, scored, ix.docs, q.weight, k+titleCandidates)
@@ -328,8 +360,19 @@ const (
 // byTitle returns the k best of top, reordered by their scores plus the title bonus (see titleBonus). The
 // scores themselves, which confidence and citing compare, stay BM25's.
 func (ix *Index) byTitle(q query, top []match, k int) []match {
-	order := func(m match) float64 { return m.score + titleBonus*ix.unknownIDF*ix.titleShare(q, m.doc) }
-	slices.SortStableFunc(top, func(a, b match) int { return cmp.Compare(order(b), order(a)) })
+	// Each document's order once, not once a comparison; sorted by insertion, stable as slices.SortStableFunc
+	// (top holds k+titleCandidates documents at most).
+	var buf [2 * (candidates + titleCandidates)]float64
+	order := buf[:0]
+	for _, m := range top {
+		order = append(order, m.score+titleBonus*ix.unknownIDF*ix.titleShare(q, m.doc))
+	}
+	for i := 1; i < len(top); i++ {
+		for j := i; j > 0 && cmp.Compare(order[j-1], order[j]) < 0; j-- {
+			top[j], top[j-1] = top[j-1], top[j]
+			order[j], order[j-1] = order[j-1], order[j]
+		}
+	}
 	return top[:min(k, len(top))]
 }
 
@@ -380,7 +423,7 @@ func (ix *Index) termHits(qt queryTerm, hits []termHit, touched []int32) []int32
 func topK(acc []docScore, scored []int32, docs []doc, weight float64, k int) []match {
 	top := make([]match, 0, k+1)
 	for _, d := range scored {
-		a := acc[d]
+		a := &acc[d]
 		if a.score <= 0 || (len(top) == k && !better(a.score, d, top[k-1])) {
 			continue
 		}

@@ -154,14 +154,14 @@ func allowCORS(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Access-Control-Allow-Origin", origin)
 	h.Add("Vary", "Origin")
-	h.Set("Access-Control-Expose-Headers", strings.Join([]string{headerRequestID, headerRateLimit, headerRateLimitPolicy, headerRetryAfter}, ", "))
+	h.Set("Access-Control-Expose-Headers", "X-Request-ID, RateLimit, RateLimit-Policy, Retry-After")
 }
 
 func preflight(w http.ResponseWriter, r *http.Request) {
 	allowCORS(w, r)
 	h := w.Header()
 	h.Set("Access-Control-Allow-Methods", "POST, GET, OPTIONS")
-	h.Set("Access-Control-Allow-Headers", strings.Join([]string{"Content-Type", headerAPIKey, headerVisitorID, headerRequestID}, ", "))
+	h.Set("Access-Control-Allow-Headers", "Content-Type, X-API-Key, X-Visitor-ID, X-Request-ID")
 	h.Set("Access-Control-Max-Age", "600")
 	w.WriteHeader(http.StatusNoContent)
 }

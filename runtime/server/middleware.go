@@ -15,14 +15,16 @@ import (
 	"github.com/parley-dev/parley/runtime/ids"
 )
 
-// Headers the runtime reads or writes.
+// Headers the runtime reads or writes, in their canonical form (textproto.CanonicalMIMEHeaderKey): a name that is
+// not would be converted, a new string, every time a request's header is read or set with it. The lists of names
+// sent to browsers (see allowCORS) spell them as the API documents them.
 const (
-	headerRequestID       = "X-Request-ID"
-	headerAPIKey          = "X-API-Key"
-	headerMerchantID      = "X-Merchant-ID"
-	headerVisitorID       = "X-Visitor-ID"
-	headerRateLimit       = "RateLimit"
-	headerRateLimitPolicy = "RateLimit-Policy"
+	headerRequestID       = "X-Request-Id"
+	headerAPIKey          = "X-Api-Key"
+	headerMerchantID      = "X-Merchant-Id"
+	headerVisitorID       = "X-Visitor-Id"
+	headerRateLimit       = "Ratelimit"
+	headerRateLimitPolicy = "Ratelimit-Policy"
 	headerRetryAfter      = "Retry-After"
 	contentTypeJSON       = "application/json"
 )

@@ -81,7 +81,7 @@ func TestPreflightsAreAnswered(t *testing.T) {
 	for _, path := range []string{"/api/v1/chat", "/api/v1/leads", "/api/v1/widget"} {
 		r := e.do(http.MethodOptions, path, map[string]string{"Origin": "https://alpha.example"}, "")
 		if r.status != http.StatusNoContent || r.header.Get("Access-Control-Allow-Origin") != "https://alpha.example" ||
-			!strings.Contains(r.header.Get("Access-Control-Allow-Headers"), headerAPIKey) {
+			!strings.Contains(r.header.Get("Access-Control-Allow-Headers"), "X-API-Key") {
 			t.Errorf("OPTIONS %s: %d %v", path, r.status, r.header)
 		}
 	}
