@@ -18,7 +18,6 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
 	"github.com/parley-dev/parley/controllers"
@@ -39,7 +38,7 @@ func BenchmarkAPIServerCost(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
+	env := newEnvironment(b)
 	cfg, err := env.Start()
 	if err != nil {
 		b.Fatal(err)

@@ -60,10 +60,7 @@ func BenchmarkOperatorScale(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		b.Fatal("KUBEBUILDER_ASSETS is not set: run `make bench-operator`")
-	}
-	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
+	env := newEnvironment(b)
 	profileDir := os.Getenv("PARLEY_BENCH_CONTROL_PLANE_PPROF")
 	if profileDir != "" {
 		env.ControlPlane.Etcd = &envtest.Etcd{}
@@ -596,4 +593,14 @@ func apiRequests(families metricFamilies) string {
 		parts = append(parts, fmt.Sprintf("%s %.0f", method, byMethod[method]))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// newEnvironment returns an envtest control plane with Parley's CRDs, to be started by the caller, and stops the
+// benchmark with a clear error when envtest's binaries are not set up.
+func newEnvironment(b *testing.B) *envtest.Environment {
+	b.Helper()
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		b.Fatal("KUBEBUILDER_ASSETS is not set: run `make bench-operator`, or set it to `hack/setup-envtest.sh`'s output")
+	}
+	return &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
 }
