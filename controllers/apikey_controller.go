@@ -28,7 +28,9 @@ type APIKeyReconciler struct {
 	Recorder  recorder.EventRecorder
 	// writes holds back a reconcile while the cache is older than the reconciler's own last status patch.
 	writes *ownWrites
-	Now    func() time.Time
+	// created remembers the Secrets the reconciler generated until its cache has them.
+	created *ownSecrets
+	Now     func() time.Time
 	// Namespace is where tenant bundles live: the operator's namespace.
 	Namespace string
 }
@@ -69,8 +71,8 @@ func (r *APIKeyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	secrets := r.Secrets
 	p, err := check(
 		func() error {
-			created, err := provideSecret(ctx, r.Client, r.Secrets, r.Recorder, &key, before.Status.Conditions, generatedKey(&key))
-			secrets = secrets.withCreated(created)
+			known, err := provideSecret(ctx, r.Client, r.Secrets, r.created, r.Recorder, &key, before.Status.Conditions, generatedKey(&key))
+			secrets = secrets.withKnown(known)
 			return err
 		},
 		func() error {
@@ -144,11 +146,13 @@ func keyExpiry(expiresAt *metav1.Time, now time.Time) (*problem, time.Duration) 
 // SetupWithManager watches APIKeys, their Secrets (owned or brought along) and their Merchants.
 func (r *APIKeyReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	r.writes = newOwnWrites()
+	r.created = newOwnSecrets(r.Now)
 	return ctrl.NewControllerManagedBy(mgr).
-		// Its own status patch must not wake it: the generated Secret may not be cached yet, and would be
-		// created again (and found to exist).
+		// Its own status patch must not wake it: the generated Secret may not be cached yet, and would be read
+		// from the API server again.
 		For(&chatv1alpha1.APIKey{}, notStatusOnly()).
 		Watches(&chatv1alpha1.APIKey{}, r.writes.forget()).
+		Watches(&corev1.Secret{}, r.created.forget(), builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelAPIKey))).
 		Watches(&corev1.Secret{}, enqueueReferrers(r.Client, &chatv1alpha1.APIKeyList{}, apiKeySecretIndex),
 			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelAPIKey), notGeneratedCreate("APIKey"))).
 		// A key's condition follows whether its Merchant exists, never the Merchant's status.

@@ -126,14 +126,27 @@ func (r *ChatRuntimeReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	case !apierrors.IsNotFound(err):
 		return ctrl.Result{}, err
 	}
+	setReady(r.Recorder, &rt, &rt.Status.Conditions, render.RuntimeReady(&rt, current))
+	return ctrl.Result{}, patchStatus(ctx, r.Client, before, &rt, runtimeStatus)
+}
+
+// countTenants reconciles a ChatRuntime's tenant count alone, apart from Reconcile: the rendered objects do not
+// depend on the tenants, and while thousands of merchants are published, waking Reconcile to count them applied
+// its objects again every few seconds without changing them. Its merge patch holds the count only, so it does
+// not undo the conditions Reconcile patches, nor they the count.
+func (r *ChatRuntimeReconciler) countTenants(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var rt chatv1alpha1.ChatRuntime
+	if done, err := load(ctx, r.Client, req, &rt); done || rt.Namespace != r.Namespace {
+		return ctrl.Result{}, err
+	}
 	var bundles corev1.SecretList
 	// Only counted: the cache's bundles are read without copying them, 10,000 copies a reconcile otherwise.
-	if err := r.List(ctx, &bundles, client.InNamespace(target), client.UnsafeDisableDeepCopy,
+	if err := r.List(ctx, &bundles, client.InNamespace(render.TargetNamespace(&rt)), client.UnsafeDisableDeepCopy,
 		client.MatchingLabels{chatv1alpha1.TenantLabel: "true", chatv1alpha1.RuntimeLabel: rt.Name}); err != nil {
 		return ctrl.Result{}, fmt.Errorf("counting tenant bundles: %w", err)
 	}
+	before := rt.DeepCopy()
 	rt.Status.Tenants = count(len(bundles.Items))
-	setReady(r.Recorder, &rt, &rt.Status.Conditions, render.RuntimeReady(&rt, current))
 	return ctrl.Result{}, patchStatus(ctx, r.Client, before, &rt, runtimeStatus)
 }
 
@@ -320,16 +333,29 @@ func (r *ChatRuntimeReconciler) sharingTarget(ctx context.Context, o client.Obje
 	return reqs
 }
 
-// tenantCountDelay is how long a change of tenant bundles waits before its ChatRuntime is reconciled to count
-// them (enqueueAfter): while thousands of merchants are published, a runtime's status is patched and its objects
-// applied once every few seconds, not once a bundle.
+// tenantCountDelay is how long a change of tenant bundles waits before its ChatRuntime's tenants are counted
+// (enqueueAfter): while thousands of merchants are published, a runtime's status is patched once every few
+// seconds, not once a bundle.
 const tenantCountDelay = 5 * time.Second
 
-// SetupWithManager watches ChatRuntimes, what is rendered for them, and tenant bundles (for the tenant count).
+// SetupWithManager watches ChatRuntimes and what is rendered for them to apply it; and, in a controller of its
+// own (countTenants), ChatRuntimes and tenant bundles to count them.
 func (r *ChatRuntimeReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	err := ctrl.NewControllerManagedBy(mgr).
+		// A new ChatRuntime, or one whose target namespace changed, is counted at once.
+		For(&chatv1alpha1.ChatRuntime{}, specChanges()).
+		Watches(&corev1.Secret{}, enqueueAfter(tenantCountDelay, func(o client.Object) reconcile.Request {
+			return reconcile.Request{NamespacedName: types.NamespacedName{
+				Namespace: r.Namespace, Name: o.GetLabels()[chatv1alpha1.RuntimeLabel]}}
+		}), builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelTenant))).
+		Named("chatruntime-tenants").
+		Complete(reconcile.Func(r.countTenants))
+	if err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
-		// Its own status patch must not bring a ChatRuntime back to apply its objects again: the tenant count is
-		// taken again when a bundle changes, the replicas when its Deployment does.
+		// Its own status patch must not bring a ChatRuntime back to apply its objects again: the replicas are
+		// read again when its Deployment changes.
 		For(&chatv1alpha1.ChatRuntime{}, notStatusOnly()).
 		Watches(&chatv1alpha1.ChatRuntime{}, handler.EnqueueRequestsFromMapFunc(r.sharingTarget)).
 		Watches(&appsv1.Deployment{}, r.enqueueRuntime()).
@@ -339,10 +365,6 @@ func (r *ChatRuntimeReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&rbacv1.RoleBinding{}, r.enqueueRuntime()).
 		Watches(&policyv1.PodDisruptionBudget{}, r.enqueueRuntime()).
 		Watches(&autoscalingv2.HorizontalPodAutoscaler{}, r.enqueueRuntime()).
-		Watches(&corev1.Secret{}, enqueueAfter(tenantCountDelay, func(o client.Object) reconcile.Request {
-			return reconcile.Request{NamespacedName: types.NamespacedName{
-				Namespace: r.Namespace, Name: o.GetLabels()[chatv1alpha1.RuntimeLabel]}}
-		}), builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelTenant))).
 		Named("chatruntime").
 		Complete(r)
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -20,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
 	"github.com/parley-dev/parley/internal/render"
@@ -266,4 +268,62 @@ func TestRuntimeOutsideOperatorNamespace(t *testing.T) {
 	rt.Namespace = newNamespace(t)
 	create(t, rt)
 	waitReady(t, rt, metav1.ConditionFalse, chatv1alpha1.ReasonWrongNamespace)
+}
+
+// TestTenantsCountedWithoutApplying adds a tenant to a runtime at rest: its count changes, and its objects, which
+// do not depend on it, are not applied again (the ChatRuntime controller's reconciles, which apply them all, do
+// not run).
+func TestTenantsCountedWithoutApplying(t *testing.T) {
+	ns := newNamespace(t)
+	p, rt := plan("plan-"+ns, 10, false), runtimeObj("rt-"+ns)
+	create(t, p, rt)
+	waitReady(t, rt, metav1.ConditionFalse, chatv1alpha1.ReasonDeploymentNotReady)
+	// Its objects' creation brings it back a few times; then it rests.
+	applied := reconciles(t, "chatruntime")
+	for settled := 0; settled < 2; {
+		time.Sleep(time.Second)
+		n := reconciles(t, "chatruntime")
+		if n == applied {
+			settled++
+		} else {
+			settled, applied = 0, n
+		}
+	}
+
+	create(t, merchant(ns, "shop", p.Name, rt.Name))
+	eventually(t, "the tenant counted", func() error {
+		if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(rt), rt); err != nil {
+			return err
+		}
+		if rt.Status.Tenants != 1 {
+			return fmt.Errorf("tenants %d", rt.Status.Tenants)
+		}
+		return nil
+	})
+	if n := reconciles(t, "chatruntime"); n != applied {
+		t.Errorf("adding a tenant reconciled the runtime's objects %v times", n-applied)
+	}
+}
+
+// reconciles is how many reconciles the operator's controller of the given name has run, in all.
+func reconciles(t *testing.T, controller string) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n float64
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == controller {
+					n += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return n
 }

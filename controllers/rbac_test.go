@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -174,7 +175,7 @@ func TestOperatorWritesSecretsOnlyWhereGranted(t *testing.T) {
 	// What the APIKey reconciler does for a key to generate, as the operator: a clear problem, not a retry loop.
 	key := &chatv1alpha1.APIKey{ObjectMeta: metav1.ObjectMeta{Name: "backend", Namespace: bare, UID: "0b0b0b0b-0000-4000-8000-000000000001"},
 		Spec: chatv1alpha1.APIKeySpec{MerchantRef: chatv1alpha1.LocalObjectReference{Name: "shop"}, Type: chatv1alpha1.APIKeySecret}}
-	_, err := ensureGenerated(ctxT(t), as, secretReader{cache: as, api: as}, key, generatedKey(key))
+	_, _, err := ensureGenerated(ctxT(t), as, secretReader{cache: as, api: as}, newOwnSecrets(time.Now), key, generatedKey(key))
 	p, perr := asProblem(err)
 	if perr != nil || p == nil || p.reason != chatv1alpha1.ReasonSecretsNotGranted {
 		t.Fatalf("generating a key's Secret without the grant: problem %+v, error %v; want %s", p, perr, chatv1alpha1.ReasonSecretsNotGranted)

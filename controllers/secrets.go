@@ -39,20 +39,21 @@ type secretReader struct {
 	// api explains a cache miss; without it a miss is a SecretNotFound problem, which suits a reader that only
 	// needs what is usable and is brought back by the Secret's event once the cache has it.
 	api client.Reader
-	// created is a Secret this reconcile has just created, which the cache may not hold yet.
-	created *corev1.Secret
+	// known is a Secret this reconcile has just created or read from the API server, which the cache lacks.
+	known *corev1.Secret
 }
 
-// withCreated returns a reader that knows s, a Secret just created, without asking the API server for it.
-func (r secretReader) withCreated(s *corev1.Secret) secretReader {
-	r.created = s
+// withKnown returns a reader that knows s, a Secret the cache lacks and this reconcile has just created or read,
+// without asking the API server for it again.
+func (r secretReader) withKnown(s *corev1.Secret) secretReader {
+	r.known = s
 	return r
 }
 
 // get returns a labelled Secret, or a problem saying whether it is missing or merely unlabelled. A cache miss
 // is checked against the API server: a Secret created a moment ago may not be in the cache yet.
 func (r secretReader) get(ctx context.Context, namespace, name, label string) (*corev1.Secret, error) {
-	if c := r.created; c != nil && c.Namespace == namespace && c.Name == name {
+	if c := r.known; c != nil && c.Namespace == namespace && c.Name == name {
 		return c.DeepCopy(), nil
 	}
 	key := types.NamespacedName{Namespace: namespace, Name: name}
@@ -103,43 +104,53 @@ type generatedSecret struct {
 	reason, note string
 }
 
-// provideSecret makes sure the owner's generated Secret exists. It returns the Secret it created, nil when it
-// created none. A nil g (the owner brings its own Secret) needs nothing. A Secret created for an owner reconciled
-// before (it has a Ready condition) is announced as an event: it holds a new value where one was deleted, or
-// arrives after a problem was reported. One created with its owner is not: its owner's status tells.
-func provideSecret(ctx context.Context, c client.Client, r secretReader, rec recorder.EventRecorder,
+// provideSecret makes sure the owner's generated Secret exists. It returns the Secret when the cache lacks it
+// (created now, or read from the API server), for the rest of the reconcile to use; nil when the cache has it. A
+// nil g (the owner brings its own Secret) needs nothing. A Secret created for an owner reconciled before (it has
+// a Ready condition) is announced as an event: it holds a new value where one was deleted, or arrives after a
+// problem was reported. One created with its owner is not: its owner's status tells.
+func provideSecret(ctx context.Context, c client.Client, r secretReader, own *ownSecrets, rec recorder.EventRecorder,
 	owner client.Object, conds []metav1.Condition, g *generatedSecret) (*corev1.Secret, error) {
 	if g == nil {
 		return nil, nil
 	}
-	created, err := ensureGenerated(ctx, c, r, owner, g)
-	if created != nil && meta.FindStatusCondition(conds, chatv1alpha1.ConditionReady) != nil {
+	s, created, err := ensureGenerated(ctx, c, r, own, owner, g)
+	if created && meta.FindStatusCondition(conds, chatv1alpha1.ConditionReady) != nil {
 		rec.Eventf(owner, nil, corev1.EventTypeNormal, g.reason, actionGenerate, "%s", g.note)
 	}
-	return created, err
+	return s, err
 }
 
-// ensureGenerated creates an owned Secret holding a freshly generated value, once, and returns it. An existing
-// Secret is never rewritten, not even after an operator restart; one owned by someone else is a conflict, not
-// something to take. A Secret missing from the cache is created without asking the API server first: it is
-// almost always new, and one that exists after all (not cached yet, or unlabelled) makes the create fail and is
-// looked at then.
-func ensureGenerated(ctx context.Context, c client.Client, r secretReader, owner client.Object, g *generatedSecret) (*corev1.Secret, error) {
+// ensureGenerated creates an owned Secret holding a freshly generated value, once. It returns the Secret when the
+// cache lacks it, and whether it created it. An existing Secret is never rewritten, not even after an operator
+// restart; one owned by someone else is a conflict, not something to take. A Secret missing from the cache is
+// created without asking the API server first: it is almost always new, and one that exists after all (not
+// cached yet, or unlabelled) makes the create fail and is looked at then. One this reconciler created itself
+// (own) is read first instead: its event has merely not reached the cache yet.
+func ensureGenerated(ctx context.Context, c client.Client, r secretReader, own *ownSecrets, owner client.Object,
+	g *generatedSecret) (*corev1.Secret, bool, error) {
+	key := types.NamespacedName{Namespace: owner.GetNamespace(), Name: g.ref.Name}
 	var cached corev1.Secret
-	switch err := r.cache.Get(ctx, types.NamespacedName{Namespace: owner.GetNamespace(), Name: g.ref.Name}, &cached); {
+	switch err := r.cache.Get(ctx, key, &cached); {
 	case err == nil:
 		_, err := needsGenerating(&cached, nil, owner, g.ref.Name)
-		return nil, err
+		return nil, false, err
 	case !apierrors.IsNotFound(err):
-		return nil, fmt.Errorf("reading Secret %s/%s: %w", owner.GetNamespace(), g.ref.Name, err)
+		return nil, false, fmt.Errorf("reading Secret %s/%s: %w", key.Namespace, key.Name, err)
+	}
+	if own.has(key) {
+		// Deleted meanwhile, it is generated again, as it would be had it not been remembered.
+		if s, generate, err := existingGenerated(ctx, r, owner, g); err != nil || !generate {
+			return s, false, err
+		}
 	}
 	value, err := g.generate()
 	if err != nil {
-		return nil, fmt.Errorf("generating the value of Secret %s: %w", g.ref.Name, err)
+		return nil, false, fmt.Errorf("generating the value of Secret %s: %w", g.ref.Name, err)
 	}
 	gvk, err := c.GroupVersionKindFor(owner)
 	if err != nil {
-		return nil, fmt.Errorf("finding the kind of the owner of Secret %s: %w", g.ref.Name, err)
+		return nil, false, fmt.Errorf("finding the kind of the owner of Secret %s: %w", g.ref.Name, err)
 	}
 	s := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
@@ -157,19 +168,30 @@ func ensureGenerated(ctx context.Context, c client.Client, r secretReader, owner
 	}
 	err = c.Create(ctx, s)
 	if err == nil {
-		return s, nil
+		own.add(key, s.UID)
+		return s, true, nil
 	}
 	if apierrors.IsForbidden(err) {
-		return nil, secretsNotGranted(owner.GetNamespace(), g.ref.Name)
+		return nil, false, secretsNotGranted(owner.GetNamespace(), g.ref.Name)
 	}
 	if !apierrors.IsAlreadyExists(err) {
-		return nil, fmt.Errorf("creating Secret %s: %w", g.ref.Name, err)
+		return nil, false, fmt.Errorf("creating Secret %s: %w", g.ref.Name, err)
 	}
+	if s, generate, err := existingGenerated(ctx, r, owner, g); err != nil || !generate {
+		return s, false, err
+	}
+	return nil, false, fmt.Errorf("creating Secret %s: it was deleted meanwhile, retrying", g.ref.Name)
+}
+
+// existingGenerated reads from the API server a generated Secret the cache lacks, and decides with
+// needsGenerating whether to generate it. It returns the Secret when it is the owner's, to be kept.
+func existingGenerated(ctx context.Context, r secretReader, owner client.Object, g *generatedSecret) (*corev1.Secret, bool, error) {
 	existing, err := r.get(ctx, owner.GetNamespace(), g.ref.Name, g.label)
-	if generate, err := needsGenerating(existing, err, owner, g.ref.Name); err != nil || !generate {
-		return nil, err
+	generate, err := needsGenerating(existing, err, owner, g.ref.Name)
+	if err != nil || generate {
+		return nil, generate, err
 	}
-	return nil, fmt.Errorf("creating Secret %s: it was deleted meanwhile, retrying", g.ref.Name)
+	return existing, false, nil
 }
 
 // needsGenerating decides from the lookup of a Secret to generate (the Secret, or secretReader.get's error)

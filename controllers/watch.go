@@ -75,7 +75,7 @@ func specChanges() builder.Predicates {
 }
 
 // notGeneratedCreate passes every event of a Secret but its creation by the operator for an object of kind (its
-// controller): the reconcile that generated it has used it already (secretReader.withCreated), and its event,
+// controller): the reconcile that generated it has used it already (secretReader.withKnown), and its event,
 // arriving before that reconcile's own status write reached the cache, brought the object back to patch the
 // same status a second time. A generated Secret's update or deletion, and a Secret brought along, still pass.
 func notGeneratedCreate(kind string) predicate.Predicate {

@@ -35,7 +35,9 @@ type WebhookReconciler struct {
 	Recorder  recorder.EventRecorder
 	// writes holds back a reconcile while the cache is older than the reconciler's own last status patch.
 	writes *ownWrites
-	Now    func() time.Time
+	// created remembers the Secrets the reconciler generated until its cache has them.
+	created *ownSecrets
+	Now     func() time.Time
 	// Namespace is where ChatRuntimes live: the operator's namespace.
 	Namespace string
 }
@@ -69,8 +71,8 @@ func (r *WebhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	secrets := r.Secrets
 	p, err := check(
 		func() error {
-			created, err := provideSecret(ctx, r.Client, r.Secrets, r.Recorder, &hook, before.Status.Conditions, generatedSigningSecret(&hook))
-			secrets = secrets.withCreated(created)
+			known, err := provideSecret(ctx, r.Client, r.Secrets, r.created, r.Recorder, &hook, before.Status.Conditions, generatedSigningSecret(&hook))
+			secrets = secrets.withKnown(known)
 			return err
 		},
 		func() error {
@@ -173,11 +175,13 @@ func webhookCondition(generation int64, plan *chatv1alpha1.Plan, disabled bool, 
 // SetupWithManager watches Webhooks, their Secrets, their Merchants and the Merchants' Plans.
 func (r *WebhookReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	r.writes = newOwnWrites()
+	r.created = newOwnSecrets(r.Now)
 	return ctrl.NewControllerManagedBy(mgr).
-		// Its own status patch must not wake it: the generated Secret may not be cached yet, and would be
-		// created again (and found to exist).
+		// Its own status patch must not wake it: the generated Secret may not be cached yet, and would be read
+		// from the API server again.
 		For(&chatv1alpha1.Webhook{}, notStatusOnly()).
 		Watches(&chatv1alpha1.Webhook{}, r.writes.forget()).
+		Watches(&corev1.Secret{}, r.created.forget(), builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelSigningSecret))).
 		Watches(&corev1.Secret{}, enqueueReferrers(r.Client, &chatv1alpha1.WebhookList{}, webhookSecretIndex),
 			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelSigningSecret), notGeneratedCreate("Webhook"))).
 		// A webhook's condition follows the spec of its Merchant, Plan and ChatRuntime, never their status, which
