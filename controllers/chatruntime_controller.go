@@ -220,24 +220,35 @@ func (r *ChatRuntimeReconciler) deleteWorkload(ctx context.Context, rt *chatv1al
 		&policyv1.PodDisruptionBudget{ObjectMeta: om}, &corev1.Service{ObjectMeta: om},
 		&rbacv1.RoleBinding{ObjectMeta: om}, &rbacv1.Role{ObjectMeta: om}, &corev1.ServiceAccount{ObjectMeta: om},
 	} {
-		if err := r.Get(ctx, client.ObjectKeyFromObject(obj), obj); apierrors.IsNotFound(err) {
-			continue
-		} else if err != nil {
-			return fmt.Errorf("reading %T %s/%s: %w", obj, namespace, om.Name, err)
-		}
-		if obj.GetLabels()[render.InstanceLabel] != rt.Name || obj.GetLabels()[render.ManagedByLabel] != render.FieldOwner {
-			continue
-		}
-		if err := r.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting %T %s/%s: %w", obj, namespace, om.Name, err)
+		if err := r.deleteRendered(ctx, rt, obj); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
+// deleteRendered deletes obj (its namespace and name set) if the cache has it as rendered for the runtime; it
+// sends no request when there is nothing to delete.
+func (r *ChatRuntimeReconciler) deleteRendered(ctx context.Context, rt *chatv1alpha1.ChatRuntime, obj client.Object) error {
+	if err := r.Get(ctx, client.ObjectKeyFromObject(obj), obj); apierrors.IsNotFound(err) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("reading %T %s/%s: %w", obj, obj.GetNamespace(), obj.GetName(), err)
+	}
+	if obj.GetLabels()[render.InstanceLabel] != rt.Name || obj.GetLabels()[render.ManagedByLabel] != render.FieldOwner {
+		return nil
+	}
+	if err := r.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting %T %s/%s: %w", obj, obj.GetNamespace(), obj.GetName(), err)
+	}
+	return nil
+}
+
 // apply writes every rendered object with server-side apply, and removes the PodDisruptionBudget when the
-// runtime may run a single replica and the HorizontalPodAutoscaler when it has no autoscaling.
+// runtime may run a single replica and the HorizontalPodAutoscaler when it has no autoscaling, in the namespace
+// they were rendered into.
 func (r *ChatRuntimeReconciler) apply(ctx context.Context, rt *chatv1alpha1.ChatRuntime) error {
+	rendered := metav1.ObjectMeta{Namespace: render.TargetNamespace(rt), Name: render.ServiceName(rt)}
 	objects := []runtime.ApplyConfiguration{
 		render.RuntimeServiceAccount(rt),
 		render.RuntimeRole(rt),
@@ -250,9 +261,8 @@ func (r *ChatRuntimeReconciler) apply(ctx context.Context, rt *chatv1alpha1.Chat
 	if pdb := render.RuntimePodDisruptionBudget(rt); pdb != nil {
 		objects = append(objects, pdb)
 	} else {
-		pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: rt.Namespace, Name: render.ServiceName(rt)}}
-		if err := r.Delete(ctx, pdb); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting PodDisruptionBudget: %w", err)
+		if err := r.deleteRendered(ctx, rt, &policyv1.PodDisruptionBudget{ObjectMeta: rendered}); err != nil {
+			return err
 		}
 	}
 	if err := r.handOffReplicas(ctx, rt); err != nil {
@@ -262,9 +272,8 @@ func (r *ChatRuntimeReconciler) apply(ctx context.Context, rt *chatv1alpha1.Chat
 	if hpa := render.RuntimeHorizontalPodAutoscaler(rt); hpa != nil {
 		objects = append(objects, hpa)
 	} else {
-		hpa := &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: rt.Namespace, Name: render.ServiceName(rt)}}
-		if err := r.Delete(ctx, hpa); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting HorizontalPodAutoscaler: %w", err)
+		if err := r.deleteRendered(ctx, rt, &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: rendered}); err != nil {
+			return err
 		}
 	}
 	for _, obj := range objects {
@@ -284,7 +293,7 @@ func (r *ChatRuntimeReconciler) handOffReplicas(ctx context.Context, rt *chatv1a
 		return nil
 	}
 	var d appsv1.Deployment
-	switch err := r.Get(ctx, types.NamespacedName{Namespace: rt.Namespace, Name: render.ServiceName(rt)}, &d); {
+	switch err := r.Get(ctx, types.NamespacedName{Namespace: render.TargetNamespace(rt), Name: render.ServiceName(rt)}, &d); {
 	case apierrors.IsNotFound(err):
 		return nil
 	case err != nil:

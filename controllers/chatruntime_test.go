@@ -228,14 +228,21 @@ func TestRuntimeObjects(t *testing.T) {
 	})
 }
 
-// TestScaledRuntimeOnPostgres checks the PodDisruptionBudget and the PostgreSQL wiring of a multi-replica runtime.
+// TestScaledRuntimeOnPostgres checks the PodDisruptionBudget and the PostgreSQL wiring of a multi-replica runtime,
+// in the operator's namespace and in a target namespace of its own.
 func TestScaledRuntimeOnPostgres(t *testing.T) {
-	rt := runtimeObj("scaled")
+	t.Run("own namespace", func(t *testing.T) { testScaledRuntimeOnPostgres(t, "scaled", "") })
+	t.Run("target namespace", func(t *testing.T) { testScaledRuntimeOnPostgres(t, "scaled-target", newNamespace(t)) })
+}
+
+func testScaledRuntimeOnPostgres(t *testing.T, name, target string) {
+	rt := runtimeObj(name)
+	rt.Spec.TargetNamespace = target
 	rt.Spec.Replicas = new(int32(3))
 	rt.Spec.Storage = chatv1alpha1.StorageSpec{Type: chatv1alpha1.StoragePostgres,
 		Postgres: &chatv1alpha1.PostgresStorage{URLSecretRef: chatv1alpha1.SecretKeySelector{Name: "pg"}}}
 	create(t, rt)
-	key := types.NamespacedName{Namespace: operatorNS, Name: render.ServiceName(rt)}
+	key := types.NamespacedName{Namespace: render.TargetNamespace(rt), Name: render.ServiceName(rt)}
 	var pdb policyv1.PodDisruptionBudget
 	eventually(t, "PodDisruptionBudget", func() error { return k8s.Get(ctxT(t), key, &pdb) })
 	var d appsv1.Deployment
@@ -249,15 +256,18 @@ func TestScaledRuntimeOnPostgres(t *testing.T) {
 		t.Errorf("replicas %d strategy %s", *d.Spec.Replicas, d.Spec.Strategy.Type)
 	}
 	var pvc corev1.PersistentVolumeClaim
-	if err := k8s.Get(ctxT(t), types.NamespacedName{Namespace: operatorNS, Name: render.DataClaimName(rt)}, &pvc); !apierrors.IsNotFound(err) {
+	if err := k8s.Get(ctxT(t), types.NamespacedName{Namespace: key.Namespace, Name: render.DataClaimName(rt)}, &pvc); !apierrors.IsNotFound(err) {
 		t.Errorf("a PostgreSQL runtime must have no SQLite claim: %v", err)
 	}
 
 	// Scaling down to one replica removes the budget, which would otherwise block node drains.
 	update(t, rt, func(rt *chatv1alpha1.ChatRuntime) { rt.Spec.Replicas = new(int32(1)) })
 	eventually(t, "PodDisruptionBudget removed", func() error {
-		if err := k8s.Get(ctxT(t), key, &pdb); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("still there: %w", err)
+		switch err := k8s.Get(ctxT(t), key, &pdb); {
+		case err == nil:
+			return errors.New("still there")
+		case !apierrors.IsNotFound(err):
+			return err
 		}
 		return nil
 	})
