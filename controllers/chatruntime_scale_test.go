@@ -78,13 +78,20 @@ func TestRuntimeRedisRateLimiter(t *testing.T) {
 // Autoscaling renders a HorizontalPodAutoscaler and leaves the Deployment's replica count to it: switching it on
 // keeps the running count, the operator stops owning the field, and a count set by the autoscaler survives the
 // next reconcile. Switching it off deletes the autoscaler and gives the count back to spec.replicas.
+// It runs in the operator's namespace and in a target namespace of its own.
 func TestRuntimeAutoscaling(t *testing.T) {
-	rt := runtimeObj("autoscaled")
+	t.Run("own namespace", func(t *testing.T) { testRuntimeAutoscaling(t, "autoscaled", "") })
+	t.Run("target namespace", func(t *testing.T) { testRuntimeAutoscaling(t, "autoscaled-target", newNamespace(t)) })
+}
+
+func testRuntimeAutoscaling(t *testing.T, name, target string) {
+	rt := runtimeObj(name)
+	rt.Spec.TargetNamespace = target
 	rt.Spec.Replicas = new(int32(3))
 	rt.Spec.Storage = chatv1alpha1.StorageSpec{Type: chatv1alpha1.StoragePostgres,
 		Postgres: &chatv1alpha1.PostgresStorage{URLSecretRef: chatv1alpha1.SecretKeySelector{Name: "pg"}}}
 	create(t, rt)
-	key := types.NamespacedName{Namespace: operatorNS, Name: render.ServiceName(rt)}
+	key := types.NamespacedName{Namespace: render.TargetNamespace(rt), Name: render.ServiceName(rt)}
 	deployment := func() *appsv1.Deployment {
 		var d appsv1.Deployment
 		if err := k8s.Get(ctxT(t), key, &d); err != nil {
@@ -115,7 +122,12 @@ func TestRuntimeAutoscaling(t *testing.T) {
 	})
 	var hpa autoscalingv2.HorizontalPodAutoscaler
 	eventually(t, "HorizontalPodAutoscaler", func() error { return k8s.Get(ctxT(t), key, &hpa) })
-	if !metav1.IsControlledBy(&hpa, rt) || *hpa.Spec.MinReplicas != 2 || hpa.Spec.MaxReplicas != 6 ||
+	// Owned where the runtime is; in a target namespace, which an owner reference cannot cross, labelled.
+	rendered := metav1.IsControlledBy(&hpa, rt)
+	if target != "" {
+		rendered = len(hpa.OwnerReferences) == 0 && hpa.Labels[render.InstanceLabel] == rt.Name
+	}
+	if !rendered || *hpa.Spec.MinReplicas != 2 || hpa.Spec.MaxReplicas != 6 ||
 		hpa.Spec.ScaleTargetRef != (autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: key.Name}) ||
 		len(hpa.Spec.Metrics) != 1 || hpa.Spec.Metrics[0].Resource.Name != corev1.ResourceCPU ||
 		*hpa.Spec.Metrics[0].Resource.Target.AverageUtilization != 70 {
@@ -168,25 +180,19 @@ func TestRuntimeAutoscaling(t *testing.T) {
 	if d := deployment(); *d.Spec.Replicas != 5 {
 		t.Errorf("the operator overwrote the autoscaler's 5 replicas with %d", *d.Spec.Replicas)
 	}
-	markDeploymentAvailable(t, operatorNS, key.Name)
+	markDeploymentAvailable(t, key.Namespace, key.Name)
 	waitReady(t, rt, metav1.ConditionTrue, chatv1alpha1.ReasonReconciled)
 
 	// From one replica up, a budget would block drains: it goes.
 	update(t, rt, func(rt *chatv1alpha1.ChatRuntime) { rt.Spec.Autoscaling.MinReplicas = new(int32(1)) })
 	eventually(t, "PodDisruptionBudget removed at minReplicas 1", func() error {
-		if err := k8s.Get(ctxT(t), key, &policyv1.PodDisruptionBudget{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("still there: %w", err)
-		}
-		return nil
+		return absent(k8s.Get(ctxT(t), key, &policyv1.PodDisruptionBudget{}))
 	})
 
 	// Autoscaling off: the autoscaler goes, spec.replicas rules again.
 	update(t, rt, func(rt *chatv1alpha1.ChatRuntime) { rt.Spec.Autoscaling, rt.Spec.Replicas = nil, new(int32(2)) })
 	eventually(t, "HorizontalPodAutoscaler deleted", func() error {
-		if err := k8s.Get(ctxT(t), key, &hpa); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("still there: %w", err)
-		}
-		return nil
+		return absent(k8s.Get(ctxT(t), key, &hpa))
 	})
 	eventually(t, "replicas back to spec.replicas", func() error {
 		d := deployment()

@@ -263,14 +263,19 @@ func testScaledRuntimeOnPostgres(t *testing.T, name, target string) {
 	// Scaling down to one replica removes the budget, which would otherwise block node drains.
 	update(t, rt, func(rt *chatv1alpha1.ChatRuntime) { rt.Spec.Replicas = new(int32(1)) })
 	eventually(t, "PodDisruptionBudget removed", func() error {
-		switch err := k8s.Get(ctxT(t), key, &pdb); {
-		case err == nil:
-			return errors.New("still there")
-		case !apierrors.IsNotFound(err):
-			return err
-		}
-		return nil
+		return absent(k8s.Get(ctxT(t), key, &pdb))
 	})
+}
+
+// absent turns the result of reading an object expected gone into an error while it is still there.
+func absent(getErr error) error {
+	switch {
+	case getErr == nil:
+		return errors.New("still there")
+	case apierrors.IsNotFound(getErr):
+		return nil
+	}
+	return getErr
 }
 
 func TestRuntimeOutsideOperatorNamespace(t *testing.T) {
