@@ -196,6 +196,9 @@ func BenchmarkFixture(b *testing.B) {
 	b.ReportMetric(acc.recall(), "recall@5")
 	b.ReportMetric(acc.ranked(), "first")
 	b.Log(acc)
+	for _, f := range acc.failures {
+		b.Log("miss:", f)
+	}
 }
 
 // syntheticItems makes n varied items deterministically from the fixture: each is numbered and combines the title

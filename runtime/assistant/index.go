@@ -236,6 +236,8 @@ type counter struct {
 	// its compounds.
 	tokens, compounds []string
 	text, joined      []term
+	// types holds the markers of the answer types of the text being indexed.
+	types []string
 }
 
 // reset empties the counter for a new index, keeping its buffers.
@@ -293,6 +295,8 @@ type termCount struct {
 func (ix *Index) addDoc(d, item int32, it Item, passage string, c *counter) doc {
 	length := 0
 	prev := int32(-1)
+	lang := ix.cache.language()
+	priced := false // the title names prices (namesPrices)
 	// count counts a term with weight and, when refs is set, appends its ID to c.refs unless it is there after
 	// start.
 	count := func(id, weight int32, refs bool, start int) {
@@ -323,10 +327,16 @@ func (ix *Index) addDoc(d, item int32, it Item, passage string, c *counter) doc 
 		for _, t := range c.joinedCompounds(ix.cache, text) {
 			count(t.id, weight, refs, start)
 		}
+		// The answer types of which the text holds a value, as its compounds: no words of their own.
+		c.types = lang.appendAnswerTypes(c.types[:0], c.tokens, text, priced)
+		for _, m := range c.types {
+			count(ix.cache.marker(m), weight, refs, start)
+		}
 		return len(c.refs)
 	}
 	c.refs = c.refs[:0]
 	titleEnd := add(it.Title, titleWeight, true)
+	priced = lang.namesPrices(c.tokens)
 	for _, tag := range it.Tags {
 		prev = -1
 		add(tag, tagWeight, false)

@@ -24,7 +24,9 @@ type language struct {
 	// thesaurus returns the language's groups of synonyms, matched to a question word the knowledge base lacks;
 	// nil for English, which has word vectors instead.
 	thesaurus func() *thesaurus
-	// english is true for English, the only language with idioms, abbreviations, the synonym list, irregular
+	// idioms are the language's common phrasings of questions, rewritten before a question is searched.
+	idioms []idiom
+	// english is true for English, the only language with abbreviations, the synonym list, irregular
 	// forms, derived forms and word vectors.
 	english bool
 }
@@ -32,9 +34,10 @@ type language struct {
 // englishLanguage is the default language, and germanLanguage is used when the merchant's widget speaks German.
 var (
 	englishLanguage = &language{stem: stem, stopWords: stopWords, rarity: generalRarity,
-		clauseBreaks: []string{"and", "also", "plus"}, english: true}
+		clauseBreaks: []string{"and", "also", "plus"}, idioms: englishIdioms, english: true}
 	germanLanguage = &language{stem: stemGerman, stopWords: germanStopWords, rarity: germanRarity,
-		clauseBreaks: []string{"und", "außerdem", "ausserdem"}, compounds: true, thesaurus: germanThesaurus}
+		clauseBreaks: []string{"und", "außerdem", "ausserdem"}, compounds: true, thesaurus: germanThesaurus,
+		idioms: germanIdioms}
 )
 
 // languageOf returns the language of a BCP 47 locale such as "de-AT": German for German, English otherwise.

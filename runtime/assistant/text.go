@@ -199,7 +199,8 @@ type term struct {
 	// joins holds, for a query word, the words it forms with a neighbour written as one ("log in" as "login";
 	// see queryTerms).
 	joins []join
-	// optional is set for a query word an idiom put in ("days" for "how long"; see queryTerms).
+	// optional is set for a query word an idiom put in: "refund" for "money back", or the marker of the answer
+	// type a phrase asks for (see queryTerms).
 	optional bool
 	// phrasal holds, for an English verb the question uses with a particle ("work out"), the stems of the words
 	// of the phrasal verb's meaning ("exercise"; see phrasalStems).
@@ -295,8 +296,26 @@ func (c *stemCache) stem(word string) (string, int32) {
 	return s, id
 }
 
-// queryTerms is terms for a visitor's question: common English shopper idioms are first rewritten into the words
-// help pages use, which are marked optional (see queryTerm).
+// marker returns the term ID of an answer type's marker (see answertype.go), which is its own stem; while the
+// cache is writable, a new marker is given the next term ID. It is -1 for a marker the index lacks.
+func (c *stemCache) marker(m string) int32 {
+	if c == nil {
+		return -1
+	}
+	id, ok := c.stemID(m)
+	if !ok && c.writable {
+		id = int32(len(c.stems)) //nolint:gosec // a knowledge base has far fewer than 2^31 distinct words
+		c.stems = append(c.stems, m)
+		c.stemTable.added(c.stems)
+	} else if !ok {
+		id = -1
+	}
+	return id
+}
+
+// queryTerms is terms for a visitor's question: the language's common phrasings (idioms) are first rewritten into
+// the words help pages use, or followed by the marker of the answer type they ask for, which are marked optional
+// (see queryTerm).
 //
 // Two neighbouring words the index has written as one ("log in" for "login", "x ray" for the "x-rays" indexed as
 // "xrays") give each of them that word as a further match (joins); so does a hyphenated one, which tokenizing
@@ -304,10 +323,7 @@ func (c *stemCache) stem(word string) (string, int32) {
 // part does alone, and its weight is shared between the parts so that it counts once.
 func (c *stemCache) queryTerms(text string) []term {
 	words := tokenize(text)
-	var fromIdiom []bool
-	if c.language().english {
-		words, fromIdiom = rewriteIdioms(words)
-	}
+	words, fromIdiom := rewriteIdioms(words, c.language().idioms)
 	out := make([]term, 0, len(words))
 	next := int32(-1) // the join of words[i] and words[i+1]
 	for i := range words {
@@ -393,6 +409,10 @@ func (c *stemCache) appendInformative(out []term, words []string) []term {
 	lang := c.language()
 	for _, w := range words {
 		if _, stop := lang.stopWords[w]; stop {
+			continue
+		}
+		if isMarker(w) {
+			out = append(out, term{word: w, stem: w, id: c.marker(w)})
 			continue
 		}
 		if long, ok := abbreviations[w]; ok && lang.english {
