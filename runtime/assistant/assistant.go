@@ -18,7 +18,8 @@ type Source struct {
 	KnowledgeID string
 	Title       string
 	URL         string
-	// Snippet is the part of the item the answer used.
+	// Snippet is the part of the item the answer used, or the sentence of a suggested item nearest to the
+	// question.
 	Snippet string
 	// Score is the item's BM25 relevance to the question; higher is better.
 	Score float64
@@ -74,7 +75,9 @@ type Usage struct {
 
 // Reply is a Responder's answer.
 type Reply struct {
-	Text    string
+	Text string
+	// Sources are the items an answer cites; in a reply that has no answer (KindFallback), the items nearest to
+	// the question, which the visitor may follow instead.
 	Sources []Source
 	Kind    Kind
 	// Answered is false when the visitor's question could not be answered (KindFallback).

@@ -67,7 +67,11 @@ type accuracy struct {
 	first int
 	// recalled counts the answerable questions whose item is among the first recallDepth hits.
 	recalled int
-	failures []string
+	// missed counts the answerable questions declined or answered from another item, and suggested those of
+	// them declined with their item among the suggestions; offTopic counts the unanswerable questions declined
+	// with suggestions.
+	missed, suggested, offTopic int
+	failures                    []string
 }
 
 // recallDepth is how many hits recall is measured over.
@@ -80,9 +84,15 @@ func (a accuracy) ranked() float64   { return float64(a.first) / float64(a.answe
 
 func (a accuracy) String() string {
 	return fmt.Sprintf("top-1 accuracy on answerable: %d/%d = %.3f; unanswerable declined: %d/%d = %.3f; "+
-		"ranked first, declined or not: %d/%d = %.3f; recall@%d: %d/%d = %.3f", a.correct, a.answerable, a.top1(),
+		"ranked first, declined or not: %d/%d = %.3f; recall@%d: %d/%d = %.3f; missed but suggested: %d/%d; "+
+		"declined with suggestions: %d/%d", a.correct, a.answerable, a.top1(),
 		a.declined, a.unanswerable, a.declines(), a.first, a.answerable, a.ranked(), recallDepth, a.recalled,
-		a.answerable, a.recall())
+		a.answerable, a.recall(), a.suggested, a.missed, a.offTopic, a.declined)
+}
+
+// suggests reports whether reply, one that has no answer, suggests item id.
+func suggests(reply Reply, id string) bool {
+	return reply.Kind == KindFallback && slices.ContainsFunc(reply.Sources, func(s Source) bool { return s.KnowledgeID == id })
 }
 
 // runFixture asks every fixture question and scores the replies.
@@ -103,6 +113,9 @@ func runFixture(tb testing.TB, ix *Index, qs []fixtureQuestion) accuracy {
 			acc.unanswerable++
 			if reply.Kind == KindFallback {
 				acc.declined++
+				if len(reply.Sources) > 0 {
+					acc.offTopic++
+				}
 				continue
 			}
 		} else {
@@ -117,6 +130,10 @@ func runFixture(tb testing.TB, ix *Index, qs []fixtureQuestion) accuracy {
 			if reply.Kind == KindAnswer && reply.Sources[0].KnowledgeID == *q.Expect {
 				acc.correct++
 				continue
+			}
+			acc.missed++
+			if suggests(reply, *q.Expect) {
+				acc.suggested++
 			}
 		}
 		want := "<fallback>"

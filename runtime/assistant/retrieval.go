@@ -55,7 +55,9 @@ func (r Retrieval) Respond(ctx context.Context, req Request) (Reply, error) {
 	q := ix.parseQuery(searchText(req))
 	matches := ix.rank(q, candidates)
 	if !r.answerable(ix, q, matches) {
-		return fallback(req, texts), nil
+		reply := fallback(req, texts)
+		reply.Sources = r.suggestions(ix, q, matches)
+		return reply, nil
 	}
 	return r.answer(ix, req.Message, q, matches, texts), nil
 }
@@ -65,12 +67,35 @@ func (r Retrieval) answerable(ix *Index, q query, matches []match) bool {
 	if len(matches) == 0 || !matches[0].wordMatched {
 		return false
 	}
-	threshold := r.MinConfidence
-	if threshold <= 0 {
-		threshold = DefaultMinConfidence
-	}
 	about := q.allMatched() && ix.namesTitle(q, matches[0].doc)
-	return confident(ix.confidence(matches[0]), about, threshold)
+	return confident(ix.confidence(matches[0]), about, r.threshold())
+}
+
+// threshold is the confidence an answer needs.
+func (r Retrieval) threshold() float64 {
+	if r.MinConfidence <= 0 {
+		return DefaultMinConfidence
+	}
+	return r.MinConfidence
+}
+
+// maxSuggestions is the most items a reply that has no answer suggests.
+const maxSuggestions = 3
+
+// suggestions are the items a reply that has no answer offers instead, best first, each with its best sentence:
+// the matches with at least half the confidence an answer needs, as a question about an item's title does
+// (titleFloor). Declined questions are mostly paraphrases whose item ranks first, which the visitor then
+// reaches in one click; an off-topic question gets a few links that need not be followed, and the reply still
+// says that it has no answer.
+func (r Retrieval) suggestions(ix *Index, q query, matches []match) []Source {
+	var out []Source
+	for _, m := range matches[:min(len(matches), maxSuggestions)] {
+		if !m.wordMatched || ix.confidence(m) < titleFloor*r.threshold() {
+			break
+		}
+		out = append(out, ix.source(m, ix.bestSentences(m.doc, q)[0]))
+	}
+	return out
 }
 
 // titleFloor is the share of the confidence threshold a match needs when the question is about its item (see

@@ -483,3 +483,38 @@ func TestParaphraseOfTitleIsAnswered(t *testing.T) {
 		{"is there a ski room to store skis", ""},
 	})
 }
+
+// TestSuggestions checks that a reply without an answer suggests the items nearest to the question, when they are
+// near enough, and that it still says it has no answer.
+func TestSuggestions(t *testing.T) {
+	ix := NewIndex(baseItems(t, "dental"))
+	for _, tt := range []struct {
+		question string
+		suggest  string // an item among the suggestions, or "" for none
+	}{
+		{"my breath smells even though I brush", "bad-breath"},
+		{"do you make gum shields for rugby", "mouthguards"},
+		{"do you sell electric toothbrushes", ""},
+		{"what's the weather like on mars", ""},
+	} {
+		reply := respond(t, Request{Message: tt.question, Index: ix})
+		if reply.Kind != KindFallback || reply.Answered {
+			t.Errorf("%q: %s reply (answered %v), want the fallback", tt.question, reply.Kind, reply.Answered)
+			continue
+		}
+		if tt.suggest == "" {
+			if len(reply.Sources) > 0 {
+				t.Errorf("%q: suggests %+v, want nothing", tt.question, reply.Sources)
+			}
+			continue
+		}
+		if !suggests(reply, tt.suggest) || len(reply.Sources) > maxSuggestions {
+			t.Errorf("%q: suggests %+v, want %s among at most %d", tt.question, reply.Sources, tt.suggest, maxSuggestions)
+		}
+		for _, s := range reply.Sources {
+			if s.Snippet == "" || s.URL == "" {
+				t.Errorf("%q: suggestion %+v lacks its sentence or address", tt.question, s)
+			}
+		}
+	}
+}

@@ -110,6 +110,7 @@ var german = map[string]string{
 	"Something went wrong":                 "Etwas ist schiefgegangen",
 	"Source":                               "Quelle",
 	"Sources":                              "Quellen",
+	"Suggested instead":                    "Stattdessen vorgeschlagen",
 	"Started":                              "Begonnen",
 	"Status":                               "Status",
 	"Switch merchant":                      "Händler wechseln",

@@ -593,3 +593,44 @@ func TestWidgetContactFormRateLimited(t *testing.T) {
 		t.Errorf("%d leads stored from a refused request", n)
 	}
 }
+
+// A question the widget cannot answer but that is near an item links that item under the reply, introduced as a
+// suggestion, besides offering the contact form; one near nothing links nothing.
+func TestWidgetSuggestsPages(t *testing.T) {
+	rt := newRuntime(t)
+	page := newShop(t)
+	page.embed(rt.url, rt.merchant(t, "shop", page.url, 100), "shop")
+	ctx := headless.Start(t, 1280, 800, time.Minute)
+
+	var intro, href string
+	var offered bool
+	var links int
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(page.url),
+		headless.WaitInWidget(`s && s.querySelector('header h2').textContent === 'Ask shop'`),
+		click(".l"),
+		key("Can I return shoes I already wore outside?"), key(kb.Enter),
+		headless.WaitInWidget(`s.querySelectorAll('.m.bot').length === 2`),
+		headless.EvalInWidget(`s.querySelectorAll('.m.bot')[1].querySelector('.sg').textContent`, &intro),
+		headless.EvalInWidget(`s.querySelectorAll('.m.bot')[1].querySelector('.src a').href`, &href),
+		headless.EvalInWidget(`!!s.querySelector('.lead')`, &offered),
+	)
+	if err != nil {
+		t.Fatalf("asking a question near an item: %v", err)
+	}
+	if intro != "These pages may help:" || href != "https://shop.example/returns" || !offered {
+		t.Errorf("suggestion %q to %q, contact form offered %v", intro, href, offered)
+	}
+	headless.Screenshot(ctx, t, "widget-suggestions.png")
+	err = chromedp.Do(ctx,
+		key(unanswerable), key(kb.Enter),
+		headless.WaitInWidget(`s.querySelectorAll('.m.bot').length === 3`),
+		headless.EvalInWidget(`s.querySelectorAll('.m.bot')[2].querySelectorAll('.src a, .sg').length`, &links),
+	)
+	if err != nil {
+		t.Fatalf("asking a question near nothing: %v", err)
+	}
+	if links != 0 {
+		t.Errorf("%d links or introductions under a reply near nothing, want none", links)
+	}
+}

@@ -18,7 +18,7 @@
     en: {
       open: "Open chat", close: "Close chat", title: "Chat with us", greeting: "Hi! How can I help?",
       placeholder: "Type your question", send: "Send", fresh: "New conversation", typing: "The assistant is typing",
-      sources: "Sources", you: "You", bot: "Assistant", retry: "Retry",
+      sources: "Sources", suggested: "These pages may help:", you: "You", bot: "Assistant", retry: "Retry",
       rate_limited: "You are sending messages too quickly. Please wait a moment and retry.",
       conversation_quota_exceeded: "The assistant cannot start new conversations right now. Please contact the shop directly.",
       conversation_rate_limited: "Too many new conversations were started from here. Please continue your current conversation or retry later.",
@@ -36,7 +36,7 @@
     de: {
       open: "Chat öffnen", close: "Chat schließen", title: "Schreiben Sie uns", greeting: "Hallo! Wie kann ich helfen?",
       placeholder: "Ihre Frage", send: "Senden", fresh: "Neues Gespräch", typing: "Der Assistent schreibt",
-      sources: "Quellen", you: "Sie", bot: "Assistent", retry: "Erneut versuchen",
+      sources: "Quellen", suggested: "Vielleicht helfen diese Seiten:", you: "Sie", bot: "Assistent", retry: "Erneut versuchen",
       rate_limited: "Sie senden Nachrichten zu schnell. Bitte warten Sie kurz und versuchen Sie es erneut.",
       conversation_quota_exceeded: "Der Assistent kann gerade keine neuen Gespräche beginnen. Bitte wenden Sie sich direkt an den Shop.",
       conversation_rate_limited: "Von hier wurden zu viele neue Gespräche begonnen. Bitte setzen Sie Ihr Gespräch fort oder versuchen Sie es später erneut.",
@@ -64,7 +64,7 @@
     ".log{flex:1;overflow-y:auto;padding:12px;display:flex;flex-direction:column;gap:8px;background:#f6f8fa}" +
     ".m{max-width:85%;padding:8px 11px;border-radius:10px;white-space:pre-wrap;word-wrap:break-word}" +
     ".bot{align-self:flex-start;background:#fff;border:1px solid #d0d7de}.you{align-self:flex-end;background:var(--c);color:#fff}" +
-    ".src{margin:6px 0 0;padding:0;list-style:none;font-size:12px}.src a{color:#0969da}" +
+    ".src{margin:6px 0 0;padding:0;list-style:none;font-size:12px}.src a{color:#0969da}.sg{margin:8px 0 0;font-size:12px;color:#57606a}" +
     ".sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}" +
     ".t[hidden]{display:none}.t{align-self:flex-start;display:flex;gap:4px;padding:10px}.t i{width:7px;height:7px;border-radius:50%;background:#8c959f;animation:b 1s infinite}" +
     ".t i:nth-child(2){animation-delay:.15s}.t i:nth-child(3){animation-delay:.3s}@keyframes b{50%{opacity:.3}}" +
@@ -319,7 +319,9 @@
     node.appendChild(document.createTextNode(m.text));
     var links = (m.sources || []).filter(function (s) { return /^https?:\/\//i.test(s.url || ""); });
     if (links.length) {
-      var list = el("ul", { "class": "src", "aria-label": t.sources });
+      // A reply without an answer links the pages nearest to the question instead, and says so.
+      if (m.suggested) node.appendChild(el("p", { "class": "sg" }, t.suggested));
+      var list = el("ul", { "class": "src", "aria-label": m.suggested ? t.suggested : t.sources });
       links.forEach(function (s) {
         var li = el("li");
         li.appendChild(el("a", { href: s.url, target: "_blank", rel: "noopener noreferrer" }, s.title || s.url));
@@ -361,6 +363,7 @@
       if (live) log.removeChild(live);
       state.conversation_id = res.conversation_id;
       var m = { role: "bot", text: res.answer, sources: (res.sources || []).map(function (s) { return { title: s.title, url: s.url }; }) };
+      if (res.answered === false && m.sources.length) m.suggested = true;
       var sent = state.messages.some(function (x) { return x.lead; });
       if (res.answered === false && !sent && !preview) m.unanswered = true;
       state.messages.push(m);

@@ -354,6 +354,8 @@ func (h harness) knowledgeUseCount(t *testing.T) {
 	record(t, s, citing(exchange("m1", "c1", base, "q", "a"), "k1", "k2", "k1"))
 	record(t, s, citing(exchange("m1", "c1", base.Add(time.Minute), "q", "a"), "k1", "missing"))
 	record(t, s, citing(exchange("m1", "c2", base.Add(time.Hour), "q", "a"), "k1"))
+	// A reply without an answer suggests items; that is no use of them.
+	record(t, s, citing(unanswered(exchange("m1", "c3", base.Add(2*time.Hour), "q", "a")), "k1", "k3"))
 	for id, want := range map[string]int{"k1": 3, "k2": 1, "k3": 0} {
 		if k := mustGetKnowledge(t, s, "m1", id); k.UseCount != want {
 			t.Errorf("%s UseCount = %d, want %d", id, k.UseCount, want)
