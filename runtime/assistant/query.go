@@ -174,6 +174,11 @@ func (ix *Index) resolve(t term) queryTerm {
 	if !known {
 		var listed bool
 		rarity, listed = lang.rarity(t.word)
+		if qt.numeric || clockToken(t.word) {
+			// A number or a time of day the base lacks ("12 rooms", "at 5am") is a detail of the question,
+			// not what it is about: it counts neither for an item nor against one.
+			rarity, listed = 0, true
+		}
 		if !listed && english {
 			listed = spelledRight(t.word)
 		}

@@ -518,3 +518,14 @@ func TestSuggestions(t *testing.T) {
 		}
 	}
 }
+
+// TestNumbersTheBaseLacks checks that a number or a time of day the knowledge base lacks does not count against an
+// answer, and that a question of numbers alone finds nothing.
+func TestNumbersTheBaseLacks(t *testing.T) {
+	ix := NewIndex(baseItems(t, "hotel"))
+	checkAnswers(t, ix, "", []answerCase{
+		{"can I work out at 5am", "gym"},
+		{"is the gym open at 5am", "gym"},
+		{"what is 2 + 2", ""},
+	})
+}
