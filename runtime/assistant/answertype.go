@@ -3,9 +3,9 @@ package assistant
 import "strings"
 
 // Answer types. A question asked with "when", "how long", "how often", "how much is" or "phone number" wants a
-// time, a duration, a frequency, a price or a telephone number, whatever its other words: "what time do you close on fridays" is answered by
-// the sentence giving the hours, "how long does the whole implant process take" by the one saying "three to six
-// months", although neither shares a word with the question's subject. This is how question-answering systems
+// time, a duration, a frequency, a price or a telephone number, whatever its other words: "what time do you close
+// on fridays" is answered by the sentence giving the hours, "how long does the whole implant process take" by the
+// one saying "three to six months", although neither shares a word with the question's subject. This is how question-answering systems
 // have long narrowed their candidates (answer-type classification), and it needs only general knowledge of the
 // language, nothing of any business.
 //
@@ -109,9 +109,9 @@ func (l *language) appendAnswerTypes(types []string, tokens []string, sentence s
 	var time, duration, frequency, money, number bool
 	money = currencySign(sentence)
 	quiet := 0 // tokens before quiet are part of a rate or a frequency, not a duration
-	// class of tokens[i+1] and of the token after it, shifted along
 	next := classOf(classes, tokens, 0)
 	for i, w := range tokens {
+		// Each token's classes are looked up once: as the next token's, then as the current one's.
 		class := next
 		next = classOf(classes, tokens, i+1)
 		digits := isNumber(w)
@@ -293,6 +293,7 @@ func phoneNumber(text string) bool {
 // minPhoneDigits is the fewest digits a telephone number has: a prefix and a subscriber number.
 const minPhoneDigits = 9
 
+// digitAt reports whether s has a digit at position i.
 func digitAt(s string, i int) bool { return i >= 0 && i < len(s) && s[i] >= '0' && s[i] <= '9' }
 
 // digitsBefore counts the digits that end at s[i-1].

@@ -84,7 +84,7 @@ const maxSuggestions = 3
 
 // suggestions are the items a reply that has no answer offers instead, best first, each with its best sentence:
 // the matches with at least half the confidence an answer needs, as a question about an item's title does
-// (titleFloor). Declined questions are mostly paraphrases whose item ranks first, which the visitor then
+// (titleFloor). A declined question is often a paraphrase whose item ranks first, which the visitor then
 // reaches in one click; an off-topic question gets a few links that need not be followed, and the reply still
 // says that it has no answer.
 func (r Retrieval) suggestions(ix *Index, q query, matches []match) []Source {
