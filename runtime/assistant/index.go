@@ -236,8 +236,9 @@ type counter struct {
 	// its compounds.
 	tokens, compounds []string
 	text, joined      []term
-	// types holds the markers of the answer types of the text being indexed.
-	types []string
+	// types holds the markers of the answer types of the text being indexed, and acronyms the acronyms of its
+	// names.
+	types, acronyms []string
 }
 
 // reset empties the counter for a new index, keeping its buffers.
@@ -331,6 +332,14 @@ func (ix *Index) addDoc(d, item int32, it Item, passage string, c *counter) doc 
 		c.types = lang.appendAnswerTypes(c.types[:0], c.tokens, text, priced)
 		for _, m := range c.types {
 			count(ix.cache.marker(m), weight, refs, start)
+		}
+		// The acronyms of its names, as its compounds: other spellings of words already counted.
+		if lang.english {
+			c.acronyms = appendAcronyms(c.acronyms[:0], text)
+			for _, a := range c.acronyms {
+				_, id := ix.cache.stem(a)
+				count(id, weight, refs, start)
+			}
 		}
 		return len(c.refs)
 	}

@@ -26,7 +26,7 @@ type language struct {
 	thesaurus func() *thesaurus
 	// idioms are the language's common phrasings of questions, rewritten before a question is searched.
 	idioms []idiom
-	// english is true for English, the only language with abbreviations, the synonym list, irregular
+	// english is true for English, the only language with acronyms of names, the synonym list, irregular
 	// forms, derived forms and word vectors.
 	english bool
 }

@@ -6,7 +6,6 @@ import "slices"
 // They are general shop vocabulary, not any one merchant's; a query word also matches the other words of its
 // groups, at synonymFactor.
 var synonymGroups = [][]string{
-	{"shop", "store"},
 	{"buy", "purchase"},
 	{"cost", "price", "fee"},
 	{"cheap", "cheaper", "price"},
@@ -18,7 +17,6 @@ var synonymGroups = [][]string{
 	{"phone", "call", "telephone"},
 	{"talk", "speak", "contact", "call"},
 	{"person", "human", "agent", "representative"},
-	{"dryer", "dry", "tumble"},
 	{"wash", "clean", "launder"},
 	{"warranty", "guarantee"},
 	{"jacket", "coat"},
