@@ -99,6 +99,18 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	saveScreenshot(ctx, t, "dashboard-conversation.png")
 
+	// A reply without an answer lists the items it linked instead, as such.
+	_, suggested := e.chat(t, "alpha", "do you ship to mexico")
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(e.url+"/dashboard/conversations/"+suggested),
+		bodyHas("not answered"),
+		waitFor(`[...document.querySelectorAll('.sources')].some(p => p.textContent.startsWith('Suggested instead: ') && p.textContent.includes('Shipping alpha'))`),
+	)
+	if err != nil {
+		t.Fatalf("a conversation with suggestions: %v", err)
+	}
+	saveScreenshot(ctx, t, "dashboard-conversation-suggested.png")
+
 	// An item added in the dashboard answers the next visitor.
 	err = chromedp.Do(ctx,
 		chromedp.Click(`nav.main a[href="/dashboard/knowledge"]`),
@@ -299,7 +311,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		chromedp.Click(`a[href="?lang=de"]`),
 		bodyHas("Wissen"),
 		chromedp.Click(`nav.main a[href="/dashboard/"]`),
-		bodyHas("4 von 50 Unterhaltungen in diesem Monat genutzt"), // two before, the widget's and the new key's
+		bodyHas("5 von 50 Unterhaltungen in diesem Monat genutzt"), // three before, the widget's and the new key's
 	)
 	if err != nil {
 		t.Fatalf("in German: %v", err)
