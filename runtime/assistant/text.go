@@ -574,8 +574,8 @@ func appendAcronyms(out []string, text string) []string {
 
 // stopWords are common English words, question words and chat filler that say nothing about the topic. Verbs
 // such as "offer", "sell", "find" and "work" are not among them: they name what some businesses do ("we sell used
-// bikes", "I found it cheaper"), and dropping them made no difference on the demo shop or the evaluation bases,
-// but for "find", whose keeping ranks the price match first for "I found the same tent cheaper somewhere else".
+// bikes", "I found it cheaper elsewhere"). Keeping them changed nothing on the demo shop or the evaluation bases
+// but one ranking, for the better: "I found the same tent cheaper somewhere else" finds the price match.
 var stopWords = toSet(`a about above after again against all also am an and any anyone anything are arent as at
 	be because been before being below between both but by can cannot cant could couldnt
 	did didnt do does doesnt doing dont during each either else ever every few for from further

@@ -13,9 +13,9 @@ import (
 // does not exist for the merchant it is created and counted against the month of ex.Question.CreatedAt (UTC);
 // with ex.MonthlyLimit > 0 and the month's count already at the limit, nothing is written and
 // store.ErrQuotaExceeded is returned. Existing conversations always go on. Each knowledge item an answer cites
-// has its use count incremented; the items a reply without an answer suggests are no use of them. A contact in the exchange creates or completes the visitor's lead of the
-// conversation, and the events (conversation.created, lead.created or lead.updated) go to the outbox in the same
-// transaction.
+// has its use count incremented; the items a reply without an answer suggests are no use of them. A contact in
+// the exchange creates or completes the visitor's lead of the conversation, and the events (conversation.created,
+// lead.created or lead.updated) go to the outbox in the same transaction.
 func RecordExchange(ctx context.Context, st store.Store, ex store.Exchange) (store.ExchangeResult, error) {
 	if err := validateExchange(ex); err != nil {
 		return store.ExchangeResult{}, fmt.Errorf("recording exchange: %w", err)
