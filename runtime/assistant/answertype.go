@@ -52,8 +52,8 @@ const (
 	currencyWord
 )
 
-// wordClasses returns the classes of a language's words, from lists of words for each class.
-func wordClasses(lists map[wordClass]string) map[string]wordClass {
+// classify returns the classes of a language's words, from lists of words for each class.
+func classify(lists map[wordClass]string) map[string]wordClass {
 	classes := make(map[string]wordClass)
 	for class, words := range lists {
 		for _, w := range strings.Fields(words) {
@@ -63,7 +63,7 @@ func wordClasses(lists map[wordClass]string) map[string]wordClass {
 	return classes
 }
 
-var englishWordClasses = wordClasses(map[wordClass]string{
+var englishWordClasses = classify(map[wordClass]string{
 	countWord: `a an one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty
 		fifty sixty few several couple`,
 	unitWord: `second seconds minute minutes min mins hour hours hr hrs day days night nights week weeks
@@ -78,7 +78,7 @@ var englishWordClasses = wordClasses(map[wordClass]string{
 	currencyWord: `eur euro euros usd gbp chf dollar dollars pound pounds cent cents pence`,
 })
 
-var germanWordClasses = wordClasses(map[wordClass]string{
+var germanWordClasses = classify(map[wordClass]string{
 	countWord: `ein eine einen einem einer zwei drei vier fünf fuenf sechs sieben acht neun zehn elf zwölf
 		zwoelf zwanzig dreißig dreissig paar wenige mehrere`,
 	unitWord: `sekunde sekunden minute minuten min stunde stunden std tag tage tagen nacht nächte naechte

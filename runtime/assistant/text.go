@@ -284,9 +284,7 @@ func (c *stemCache) stem(word string) (string, int32) {
 	id, ok := c.stemID(s)
 	if c.writable {
 		if !ok {
-			id = int32(len(c.stems)) //nolint:gosec // a knowledge base has far fewer than 2^31 distinct words
-			c.stems = append(c.stems, s)
-			c.stemTable.added(c.stems)
+			id = c.addStem(s)
 		}
 		c.words, c.wordIDs = append(c.words, word), append(c.wordIDs, id)
 		c.wordTable.added(c.words)
@@ -303,13 +301,21 @@ func (c *stemCache) marker(m string) int32 {
 		return -1
 	}
 	id, ok := c.stemID(m)
-	if !ok && c.writable {
-		id = int32(len(c.stems)) //nolint:gosec // a knowledge base has far fewer than 2^31 distinct words
-		c.stems = append(c.stems, m)
-		c.stemTable.added(c.stems)
-	} else if !ok {
-		id = -1
+	switch {
+	case ok:
+		return id
+	case c.writable:
+		return c.addStem(m)
+	default:
+		return -1
 	}
+}
+
+// addStem gives a new stem the next term ID, while the cache is writable.
+func (c *stemCache) addStem(s string) int32 {
+	id := int32(len(c.stems)) //nolint:gosec // a knowledge base has far fewer than 2^31 distinct words
+	c.stems = append(c.stems, s)
+	c.stemTable.added(c.stems)
 	return id
 }
 
