@@ -125,6 +125,17 @@ func TestTenantIsolation(t *testing.T) {
 	if r.json(t)["answered"] != false {
 		t.Errorf("beta's bot answered from alpha's knowledge: %s", r.body)
 	}
+	// Nor does a reply without an answer link alpha's item, whatever the question shares with it.
+	for _, q := range []string{"what is in the pancake recipe?", "secret recipe buttermilk eggs", "do pancakes need eggs"} {
+		r := e.chat(e.keys["beta-sk"], fmt.Sprintf(`{"message": %q}`, q))
+		if strings.Contains(string(r.body), kid) || strings.Contains(string(r.body), "Secret recipe") {
+			t.Errorf("beta's bot links alpha's item for %q: %s", q, r.body)
+		}
+	}
+	// Alpha's own declined paraphrase does link it: the check above could see the link.
+	if r := e.chat(e.keys["alpha-sk"], `{"message": "do pancakes need eggs and flour and sugar and a hot pan"}`); !strings.Contains(string(r.body), kid) {
+		t.Errorf("alpha's reply does not mention its own item: %s", r.body)
+	}
 	// Continuing alpha's conversation ID with beta's key starts beta's own conversation.
 	r = e.chat(e.keys["beta-sk"], fmt.Sprintf(`{"message": "hi", "conversation_id": %q}`, conv))
 	alphaConv := e.do(http.MethodGet, "/api/v1/conversations/"+conv, map[string]string{"Authorization": e.ownerOf("alpha")}, "")
