@@ -106,6 +106,9 @@ func (r *Responder) Respond(ctx context.Context, req assistant.Request) (assista
 	}
 	reply, err := r.ask(ctx, req, hits)
 	if err == nil {
+		if reply.Kind == assistant.KindFallback {
+			reply.Sources = r.suggestions(ctx, req)
+		}
 		return reply, nil
 	}
 	if ctx.Err() != nil {
@@ -123,6 +126,18 @@ func (r *Responder) Respond(ctx context.Context, req assistant.Request) (assista
 	r.log.WarnContext(ctx, "the model did not answer; giving the offline answer", "reason", reason, "model", r.cfg.Model,
 		"error", err.Error())
 	return r.cfg.Offline.Respond(ctx, req)
+}
+
+// suggestions are the items a refusal links instead of an answer, as the offline assistant's own fallback does:
+// those it would cite for the question, or suggest when it has no answer either. The model refuses when the
+// retrieved items do not say enough, and a near item is then still worth a click; an off-topic question gets no
+// links, as the offline assistant gives none.
+func (r *Responder) suggestions(ctx context.Context, req assistant.Request) []assistant.Source {
+	offline, err := r.cfg.Offline.Respond(ctx, req)
+	if err != nil || (offline.Kind != assistant.KindAnswer && offline.Kind != assistant.KindFallback) {
+		return nil
+	}
+	return offline.Sources
 }
 
 // errEmpty is a reply with no text.

@@ -144,6 +144,26 @@ func TestARefusalIsTheFallbackCountedUnanswered(t *testing.T) {
 	}
 }
 
+// TestARefusalLinksTheNearItems: when the model finds no answer in items the question is about, the fallback links
+// them as the offline assistant's does, and is still counted unanswered.
+func TestARefusalLinksTheNearItems(t *testing.T) {
+	f := fakellm.New(t, "NO_ANSWER")
+	h := newResponder(t, f.URL(), 5*time.Second)
+	reply, err := h.r.Respond(context.Background(), question("how long does shipping to Canada take?"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reply.Answered || reply.Kind != assistant.KindFallback || reply.Text != "Ask our team at help@shop.example." {
+		t.Errorf("reply %+v", reply)
+	}
+	if len(reply.Sources) == 0 || reply.Sources[0].KnowledgeID != "kn_ship" {
+		t.Errorf("sources %+v, want the shipping item first", reply.Sources)
+	}
+	if reply.Usage != (assistant.Usage{PromptTokens: 100, CompletionTokens: 20}) {
+		t.Errorf("usage %+v: the refused answer's tokens were spent", reply.Usage)
+	}
+}
+
 func TestSmallTalkIsAnsweredWithoutTheModel(t *testing.T) {
 	f := fakellm.New(t, "should not be asked")
 	h := newResponder(t, f.URL(), 5*time.Second)
