@@ -64,3 +64,41 @@ func TestWidgetStreamsTheAnswer(t *testing.T) {
 	}
 	headless.Screenshot(ctx, t, "widget-streamed.png")
 }
+
+// When the model finds no answer in the items it was given, the widget shows the merchant's fallback, which nothing
+// of the refusal reached while it streamed, the items nearest to the question, and the contact offer.
+func TestWidgetLinksPagesWhenTheModelRefuses(t *testing.T) {
+	provider := fakellm.New(t, "NO_", "ANSWER")
+	responder, err := llm.New(llm.Config{BaseURL: provider.URL(), Model: "m", Timeout: 10 * time.Second, MaxTokens: 100,
+		ContextItems: 3, HistoryTokens: 500, Offline: assistant.Retrieval{}, Logger: slog.New(slog.DiscardHandler),
+		Registry: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := newRuntimeAnswering(t, responder)
+	page := newShop(t)
+	page.embed(rt.url, rt.merchant(t, "shop", page.url, 100), "shop")
+	ctx := headless.Start(t, 1280, 800, time.Minute)
+
+	var text, intro, href string
+	var offered bool
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(page.url),
+		headless.WaitInWidget(`s && s.querySelector('.l') !== null`),
+		click(".l"),
+		headless.WaitInWidget(`s.activeElement === s.querySelector('textarea')`),
+		key("How long does delivery to Canada take?"), key(kb.Enter),
+		headless.WaitInWidget(`s.querySelectorAll('.m.bot').length === 2 && s.querySelector('.lead') !== null`),
+		headless.EvalInWidget(`s.querySelectorAll('.m.bot')[1].textContent`, &text),
+		headless.EvalInWidget(`s.querySelectorAll('.m.bot')[1].querySelector('.sg').textContent`, &intro),
+		headless.EvalInWidget(`s.querySelectorAll('.m.bot')[1].querySelector('.src a').href`, &href),
+		headless.EvalInWidget(`!!s.querySelector('.lead')`, &offered),
+	)
+	if err != nil {
+		t.Fatalf("asking: %v", err)
+	}
+	if strings.Contains(text, "NO_") || intro != "These pages may help:" || href != "https://shop.example/shipping" || !offered {
+		t.Errorf("reply %q, suggestion %q to %q, contact form offered %v", text, intro, href, offered)
+	}
+	headless.Screenshot(ctx, t, "widget-refused.png")
+}
