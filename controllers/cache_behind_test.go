@@ -129,6 +129,59 @@ func TestBundleCreatedMeanwhile(t *testing.T) {
 	}
 }
 
+// staleReader is a cache that has not received an object's latest event: it serves the copy it was given.
+type staleReader struct {
+	client.Reader
+	copy client.Object
+}
+
+func (s staleReader) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	if key != client.ObjectKeyFromObject(s.copy) {
+		return apierrors.NewNotFound(corev1.Resource("secrets"), key.Name)
+	}
+	s.copy.(*corev1.Secret).DeepCopyInto(obj.(*corev1.Secret))
+	return nil
+}
+
+// TestBundleUpdatedMeanwhile: a bundle updated a moment ago, whose event the cache has not received, is not
+// overwritten from the cache's older copy, and the reconcile ends without an error (errCacheBehind), which would
+// log "Reconciler error" and back off: the update's event brings the Merchant back.
+func TestBundleUpdatedMeanwhile(t *testing.T) {
+	ns := newNamespace(t)
+	id := ns + "-shop"
+	old := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: tenant.SecretName(id), Namespace: ns,
+			Labels:      map[string]string{chatv1alpha1.MerchantIDLabel: id},
+			Annotations: map[string]string{render.SourceAnnotation: ns + "/shop"}},
+		Data: map[string][]byte{tenant.DataKey: []byte("v1")},
+	}
+	create(t, old)
+	stale := old.DeepCopy()
+	updated := old.DeepCopy()
+	updated.Data[tenant.DataKey] = []byte("v2")
+	if err := k8s.Update(ctxT(t), updated); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: Scheme(), Cache: &client.CacheOptions{Reader: staleReader{copy: stale}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &MerchantReconciler{Client: c, APIReader: k8s}
+	want := old.DeepCopy()
+	want.Data[tenant.DataKey] = []byte("v3")
+	if err := r.applyBundle(ctxT(t), want); !errors.Is(err, errCacheBehind) {
+		t.Errorf("updating from a stale copy: %v, want errCacheBehind", err)
+	}
+	stored := &corev1.Secret{}
+	if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(old), stored); err != nil {
+		t.Fatal(err)
+	}
+	if string(stored.Data[tenant.DataKey]) != "v2" || stored.ResourceVersion != updated.ResourceVersion {
+		t.Errorf("the stored bundle changed: %q at version %s, want v2 at %s", stored.Data[tenant.DataKey],
+			stored.ResourceVersion, updated.ResourceVersion)
+	}
+}
+
 func TestStatusUpdateOnStaleCopy(t *testing.T) {
 	ns := newNamespace(t)
 	k := apiKey(ns, "widget", "shop", chatv1alpha1.APIKeyPublishable)

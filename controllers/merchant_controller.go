@@ -492,7 +492,11 @@ func (r *MerchantReconciler) applyBundle(ctx context.Context, want *corev1.Secre
 		got.Labels = map[string]string{}
 	}
 	maps.Copy(got.Labels, want.Labels)
-	if err := r.Update(ctx, &got); err != nil {
+	if err := r.Update(ctx, &got); apierrors.IsConflict(err) {
+		// The cached bundle is older than the stored one, as it is when this Merchant's last update has not
+		// reached the cache yet: that update's event brings the Merchant back to compare with it.
+		return errCacheBehind
+	} else if err != nil {
 		return fmt.Errorf("updating tenant bundle %s: %w", want.Name, err)
 	}
 	return nil
