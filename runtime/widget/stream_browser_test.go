@@ -1,6 +1,7 @@
 package widget_test
 
 import (
+	"context"
 	"log/slog"
 	"strings"
 	"testing"
@@ -16,10 +17,10 @@ import (
 	"github.com/parley-dev/parley/runtime/assistant/llm"
 )
 
-// The widget shows a model's answer as it is written, then its sources once it is whole.
-func TestWidgetStreamsTheAnswer(t *testing.T) {
-	provider := fakellm.New(t, "Delivery to Canada ", "takes 5 to 8 ", "business days [1].")
-	provider.Set(func(p *fakellm.Provider) { p.PieceDelay = 400 * time.Millisecond })
+// shopAnsweredBy serves a shop page embedding the widget of a runtime whose answers come from the model behind
+// provider, and starts a browser.
+func shopAnsweredBy(t *testing.T, provider *fakellm.Provider) (context.Context, *shop) {
+	t.Helper()
 	responder, err := llm.New(llm.Config{BaseURL: provider.URL(), Model: "m", Timeout: 10 * time.Second, MaxTokens: 100,
 		ContextItems: 3, HistoryTokens: 500, Offline: assistant.Retrieval{}, Logger: slog.New(slog.DiscardHandler),
 		Registry: prometheus.NewRegistry()})
@@ -29,11 +30,18 @@ func TestWidgetStreamsTheAnswer(t *testing.T) {
 	rt := newRuntimeAnswering(t, responder)
 	page := newShop(t)
 	page.embed(rt.url, rt.merchant(t, "shop", page.url, 100), "shop")
-	ctx := headless.Start(t, 1280, 800, time.Minute)
+	return headless.Start(t, 1280, 800, time.Minute), page
+}
+
+// The widget shows a model's answer as it is written, then its sources once it is whole.
+func TestWidgetStreamsTheAnswer(t *testing.T) {
+	provider := fakellm.New(t, "Delivery to Canada ", "takes 5 to 8 ", "business days [1].")
+	provider.Set(func(p *fakellm.Provider) { p.PieceDelay = 400 * time.Millisecond })
+	ctx, page := shopAnsweredBy(t, provider)
 
 	var partial, whole, sourceHref string
 	var sourcesWhilePartial int
-	err = chromedp.Do(ctx,
+	err := chromedp.Do(ctx,
 		chromedp.Navigate(page.url),
 		headless.WaitInWidget(`s && s.querySelector('.l') !== null`),
 		click(".l"),
@@ -68,21 +76,11 @@ func TestWidgetStreamsTheAnswer(t *testing.T) {
 // When the model finds no answer in the items it was given, the widget shows the merchant's fallback, which nothing
 // of the refusal reached while it streamed, the items nearest to the question, and the contact offer.
 func TestWidgetLinksPagesWhenTheModelRefuses(t *testing.T) {
-	provider := fakellm.New(t, "NO_", "ANSWER")
-	responder, err := llm.New(llm.Config{BaseURL: provider.URL(), Model: "m", Timeout: 10 * time.Second, MaxTokens: 100,
-		ContextItems: 3, HistoryTokens: 500, Offline: assistant.Retrieval{}, Logger: slog.New(slog.DiscardHandler),
-		Registry: prometheus.NewRegistry()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt := newRuntimeAnswering(t, responder)
-	page := newShop(t)
-	page.embed(rt.url, rt.merchant(t, "shop", page.url, 100), "shop")
-	ctx := headless.Start(t, 1280, 800, time.Minute)
+	ctx, page := shopAnsweredBy(t, fakellm.New(t, "NO_", "ANSWER"))
 
 	var text, intro, href string
 	var offered bool
-	err = chromedp.Do(ctx,
+	err := chromedp.Do(ctx,
 		chromedp.Navigate(page.url),
 		headless.WaitInWidget(`s && s.querySelector('.l') !== null`),
 		click(".l"),
