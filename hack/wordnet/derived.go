@@ -24,6 +24,8 @@ var dataPoses = map[string]string{"n": "noun", "v": "verb", "a": "adj", "r": "ad
 type synset struct {
 	words    []string
 	pointers []derivation
+	// hypernyms are the offsets of the synsets of the same part of speech this one is a kind of.
+	hypernyms []string
 }
 
 // derivation is a lexical pointer from word number source of a synset to word number target of synset to.
@@ -121,6 +123,9 @@ func parseSynset(f []string) (synset, error) {
 		}
 		sym, off, pos, st := f[i], f[i+1], f[i+2], f[i+3]
 		i += 4
+		if sym == "@" && pos == f[2] {
+			s.hypernyms = append(s.hypernyms, off)
+		}
 		if sym != "+" && sym != "\\" {
 			continue
 		}

@@ -20,6 +20,10 @@ func TestParsePhrasal(t *testing.T) {
 	if c := phrasalStems()["work"]["out"]; !slices.Contains(c, stem("exercise")) {
 		t.Errorf("embedded table: work out means %v, want exercise among them", c)
 	}
+	// "Sign up" for a club is a sense of its own in WordNet, a kind of joining.
+	if c := phrasalStems()["sign"]["up"]; !slices.Contains(c, stem("join")) {
+		t.Errorf("embedded table: sign up means %v, want join among them", c)
+	}
 }
 
 // phrasalItems are a small staff handbook whose items name what phrasal verbs mean.
