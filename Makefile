@@ -13,6 +13,9 @@ ENVTEST_ASSETS = $(shell hack/setup-envtest.sh)
 
 BIN ?= bin
 PROFILE_DIR ?= /tmp/parley-profile
+# PROFILE_BENCH is the benchmark `make bench-profile` profiles: BenchmarkChatHTTP (parley dev on SQLite) or
+# BenchmarkChatHTTPScaleOut (parley runtime on PostgreSQL and Redis).
+PROFILE_BENCH ?= BenchmarkChatHTTP
 IMG ?= ghcr.io/parley-dev/parley:dev
 
 .PHONY: all
@@ -126,8 +129,8 @@ bench-many: ## One runtime, 10,000 merchants x 100 items: bundle load time, unif
 	go test ./test/bench -run '^$$' -bench BenchmarkManyMerchants -benchtime 1x -count=1 -timeout 30m -v
 
 .PHONY: bench-profile
-bench-profile: wrk ## make bench with CPU and allocation profiles of parley dev during the chat run, in $(PROFILE_DIR).
-	PARLEY_BENCH_PROFILE="$(PROFILE_DIR)" go test ./test/bench -run '^$$' -bench '^BenchmarkChatHTTP$$' -benchtime 1x -count=1 -timeout 10m -v
+bench-profile: wrk ## make bench with CPU and allocation profiles of the runtime during the chat run, in $(PROFILE_DIR) (PROFILE_BENCH=BenchmarkChatHTTPScaleOut: the scale-out set-up's).
+	PARLEY_BENCH_PROFILE="$(PROFILE_DIR)" go test ./test/bench -run '^$$' -bench '^$(PROFILE_BENCH)$$' -benchtime 1x -count=1 -timeout 10m -v
 	go tool pprof -top -nodecount=40 "$(PROFILE_DIR)/cpu.pprof"
 	go tool pprof -sample_index=alloc_space -top -nodecount=25 "$(PROFILE_DIR)/allocs.pprof"
 

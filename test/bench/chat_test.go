@@ -54,23 +54,26 @@ func BenchmarkChatHTTP(b *testing.B) {
 	if err := st.Close(); err != nil {
 		b.Fatal(err)
 	}
-	profiles := os.Getenv("PARLEY_BENCH_PROFILE")
-	var extra []string
-	var pprofURL string
-	if profiles != "" {
-		addr := freeAddr(b)
-		extra, pprofURL = []string{"--pprof-listen", addr}, "http://"+addr+"/debug/pprof/"
-	}
+	extra, profile := profiling(b)
 	dev := startDev(b, dir, extra...)
-	var profile func(run func())
-	if pprofURL != "" {
-		profile = func(run func()) {
-			cpu := fetchAsync(b, pprofURL+"profile?seconds="+strconv.Itoa(wrkSeconds-2))
-			run()
-			saveProfiles(b, profiles, <-cpu, fetch(b, pprofURL+"allocs"))
-		}
-	}
 	loadChat(b, wrk, dev, profile)
+}
+
+// profiling returns, when $PARLEY_BENCH_PROFILE names a directory, the runtime's arguments that serve its
+// profiles and a function that runs the chat load while taking its CPU profile, then saves that and an
+// allocation profile in the directory; otherwise neither.
+func profiling(b *testing.B) (args []string, profile func(run func())) {
+	dir := os.Getenv("PARLEY_BENCH_PROFILE")
+	if dir == "" {
+		return nil, nil
+	}
+	addr := freeAddr(b)
+	url := "http://" + addr + "/debug/pprof/"
+	return []string{"--pprof-listen", addr}, func(run func()) {
+		cpu := fetchAsync(b, url+"profile?seconds="+strconv.Itoa(wrkSeconds-2))
+		run()
+		saveProfiles(b, dir, <-cpu, fetch(b, url+"allocs"))
+	}
 }
 
 // devProcess is a running runtime under load.

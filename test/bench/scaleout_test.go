@@ -57,7 +57,8 @@ func BenchmarkChatHTTPScaleOut(b *testing.B) {
 	if err := os.WriteFile(filepath.Join(tenants, "bench.json"), doc, 0o600); err != nil {
 		b.Fatal(err)
 	}
+	extra, profile := profiling(b)
 	rt := runtimeproc.Start(b, runtimeproc.Build(b), []string{contract.EnvDatabaseURL + "=" + url},
-		"--storage=postgres", "--tenants-dir="+tenants, "--redis-address="+redis.Addr, "--log-level=error")
-	loadChat(b, wrk, devProcess{base: rt.URL, key: key, pid: rt.Pid()}, nil)
+		append([]string{"--storage=postgres", "--tenants-dir=" + tenants, "--redis-address=" + redis.Addr, "--log-level=error"}, extra...)...)
+	loadChat(b, wrk, devProcess{base: rt.URL, key: key, pid: rt.Pid()}, profile)
 }
