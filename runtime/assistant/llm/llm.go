@@ -133,6 +133,7 @@ func (r *Responder) Respond(ctx context.Context, req assistant.Request) (assista
 // retrieved items do not say enough, and a near item is then still worth a click; an off-topic question gets no
 // links, as the offline assistant gives none.
 func (r *Responder) suggestions(ctx context.Context, req assistant.Request) []assistant.Source {
+	req.Delta = nil // only its sources are used: none of its text may reach the visitor
 	offline, err := r.cfg.Offline.Respond(ctx, req)
 	if err != nil || (offline.Kind != assistant.KindAnswer && offline.Kind != assistant.KindFallback) {
 		return nil
