@@ -33,6 +33,17 @@ func shopAnsweredBy(t *testing.T, provider *fakellm.Provider) (context.Context, 
 	return headless.Start(t, 1280, 800, time.Minute), page
 }
 
+// askOn is the steps of a visitor who opens the shop page's widget and sends question.
+func askOn(page *shop, question string) []chromedp.Action[chromedp.Void] {
+	return []chromedp.Action[chromedp.Void]{
+		chromedp.Navigate(page.url),
+		headless.WaitInWidget(`s && s.querySelector('.l') !== null`),
+		click(".l"),
+		headless.WaitInWidget(`s.activeElement === s.querySelector('textarea')`),
+		key(question), key(kb.Enter),
+	}
+}
+
 // The widget shows a model's answer as it is written, then its sources once it is whole.
 func TestWidgetStreamsTheAnswer(t *testing.T) {
 	provider := fakellm.New(t, "Delivery to Canada ", "takes 5 to 8 ", "business days [1].")
@@ -41,17 +52,12 @@ func TestWidgetStreamsTheAnswer(t *testing.T) {
 
 	var partial, whole, sourceHref string
 	var sourcesWhilePartial int
-	err := chromedp.Do(ctx,
-		chromedp.Navigate(page.url),
-		headless.WaitInWidget(`s && s.querySelector('.l') !== null`),
-		click(".l"),
-		headless.WaitInWidget(`s.activeElement === s.querySelector('textarea')`),
-		key("How long does delivery to Canada take?"), key(kb.Enter),
+	err := chromedp.Do(ctx, append(askOn(page, "How long does delivery to Canada take?"),
 		// The first piece is shown before the rest is written, without sources yet.
 		headless.WaitInWidget(`s.querySelectorAll('.m.bot').length === 2 && s.querySelectorAll('.m.bot')[1].textContent.includes('Delivery to Canada')`),
 		headless.EvalInWidget(`s.querySelectorAll('.m.bot')[1].textContent`, &partial),
 		headless.EvalInWidget(`s.querySelectorAll('.m.bot')[1].querySelectorAll('.src a').length`, &sourcesWhilePartial),
-	)
+	)...)
 	if err != nil {
 		t.Fatalf("asking: %v", err)
 	}
@@ -80,18 +86,13 @@ func TestWidgetLinksPagesWhenTheModelRefuses(t *testing.T) {
 
 	var text, intro, href string
 	var offered bool
-	err := chromedp.Do(ctx,
-		chromedp.Navigate(page.url),
-		headless.WaitInWidget(`s && s.querySelector('.l') !== null`),
-		click(".l"),
-		headless.WaitInWidget(`s.activeElement === s.querySelector('textarea')`),
-		key("How long does delivery to Canada take?"), key(kb.Enter),
+	err := chromedp.Do(ctx, append(askOn(page, "How long does delivery to Canada take?"),
 		headless.WaitInWidget(`s.querySelectorAll('.m.bot').length === 2 && s.querySelector('.lead') !== null`),
 		headless.EvalInWidget(`s.querySelectorAll('.m.bot')[1].textContent`, &text),
 		headless.EvalInWidget(`s.querySelectorAll('.m.bot')[1].querySelector('.sg').textContent`, &intro),
 		headless.EvalInWidget(`s.querySelectorAll('.m.bot')[1].querySelector('.src a').href`, &href),
 		headless.EvalInWidget(`!!s.querySelector('.lead')`, &offered),
-	)
+	)...)
 	if err != nil {
 		t.Fatalf("asking: %v", err)
 	}
