@@ -94,18 +94,10 @@ var germanWordClasses = classify(map[wordClass]string{
 	currencyWord: `eur euro euros cent chf`,
 })
 
-// wordClasses returns the classes of the language's words that detecting answer types relies on.
-func (l *language) wordClasses() map[string]wordClass {
-	if l.english {
-		return englishWordClasses
-	}
-	return germanWordClasses
-}
-
 // appendAnswerTypes appends to types the markers of the answer types of which sentence holds a value, given its
 // tokens (appendTokens). priced is set when the item's title names prices, which makes any number in it money.
 func (l *language) appendAnswerTypes(types []string, tokens []string, sentence string, priced bool) []string {
-	classes := l.wordClasses()
+	classes := l.wordClasses
 	var time, duration, frequency, money, number bool
 	money = currencySign(sentence)
 	quiet := 0 // tokens before quiet are part of a rate or a frequency, not a duration
@@ -179,7 +171,7 @@ func isArticle(tokens []string, i int) bool {
 // namesPrices reports whether a title's tokens name prices ("Prices", "Kursgebühren" does not: compounds are
 // not taken apart here).
 func (l *language) namesPrices(tokens []string) bool {
-	classes := l.wordClasses()
+	classes := l.wordClasses
 	for _, w := range tokens {
 		if classes[w]&priceWord != 0 {
 			return true

@@ -26,6 +26,9 @@ type language struct {
 	thesaurus func() *thesaurus
 	// idioms are the language's common phrasings of questions, rewritten before a question is searched.
 	idioms []idiom
+	// wordClasses are the classes of the language's words that detecting answer types relies on (see
+	// appendAnswerTypes).
+	wordClasses map[string]wordClass
 	// english is true for English, the only language with acronyms of names, the synonym list, irregular
 	// forms, derived forms and word vectors.
 	english bool
@@ -34,10 +37,11 @@ type language struct {
 // englishLanguage is the default language, and germanLanguage is used when the merchant's widget speaks German.
 var (
 	englishLanguage = &language{stem: stem, stopWords: stopWords, rarity: generalRarity,
-		clauseBreaks: []string{"and", "also", "plus"}, idioms: englishIdioms, english: true}
+		clauseBreaks: []string{"and", "also", "plus"}, idioms: englishIdioms, wordClasses: englishWordClasses,
+		english: true}
 	germanLanguage = &language{stem: stemGerman, stopWords: germanStopWords, rarity: germanRarity,
 		clauseBreaks: []string{"und", "außerdem", "ausserdem"}, compounds: true, thesaurus: germanThesaurus,
-		idioms: germanIdioms}
+		idioms: germanIdioms, wordClasses: germanWordClasses}
 )
 
 // languageOf returns the language of a BCP 47 locale such as "de-AT": German for German, English otherwise.
