@@ -3,15 +3,20 @@ package controllers
 import (
 	"context"
 	"errors"
+	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
 	"github.com/parley-dev/parley/internal/render"
@@ -129,18 +134,22 @@ func TestBundleCreatedMeanwhile(t *testing.T) {
 	}
 }
 
-// staleReader is a cache that has not received an object's latest event: it serves the copy it was given.
+// staleReader is a cache that has not received an object's latest event: it serves the copy it was given, and
+// reads every other object from Reader (none when Reader is nil).
 type staleReader struct {
 	client.Reader
 	copy client.Object
 }
 
-func (s staleReader) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
-	if key != client.ObjectKeyFromObject(s.copy) {
+func (s staleReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if key == client.ObjectKeyFromObject(s.copy) && reflect.TypeOf(obj) == reflect.TypeOf(s.copy) {
+		reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(s.copy.DeepCopyObject()).Elem())
+		return nil
+	}
+	if s.Reader == nil {
 		return apierrors.NewNotFound(corev1.Resource("secrets"), key.Name)
 	}
-	s.copy.(*corev1.Secret).DeepCopyInto(obj.(*corev1.Secret))
-	return nil
+	return s.Reader.Get(ctx, key, obj, opts...)
 }
 
 // TestBundleUpdatedMeanwhile: a bundle updated a moment ago, whose event the cache has not received, is not
@@ -213,5 +222,80 @@ func TestStatusUpdateOnStaleCopy(t *testing.T) {
 	// Unchanged status: no write at all, not even a conflicting one.
 	if err := updateStatus(ctxT(t), k8s, stale, stale, key); err != nil {
 		t.Errorf("an unchanged status: %v", err)
+	}
+}
+
+// TestFinalizeFromStaleCopy: a Merchant being deleted, reconciled from a cached copy older than the stored one,
+// cannot remove its finalizer (the update conflicts); the reconcile runs again soon instead of returning the
+// conflict, which would log "Reconciler error" and back off, although only the cache is behind.
+func TestFinalizeFromStaleCopy(t *testing.T) {
+	ns := newNamespace(t)
+	const hold = "parley.test/hold" // keeps the Merchant stored whatever the running operator does meanwhile
+	m := merchant(ns, "shop", "plan-"+ns, "rt-"+ns)
+	m.Finalizers = []string{merchantFinalizer, hold}
+	create(t, m)
+	if err := k8s.Delete(ctxT(t), m); err != nil {
+		t.Fatal(err)
+	}
+	stale := &chatv1alpha1.Merchant{}
+	if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(m), stale); err != nil {
+		t.Fatal(err)
+	}
+	// The copy as the cache would hold it before the running operator's finalize, and before the change below.
+	controllerutil.AddFinalizer(stale, merchantFinalizer)
+	moved := stale.DeepCopy()
+	moved.Labels = map[string]string{"parley.test/moved": "on"}
+	if err := k8s.Patch(ctxT(t), moved, client.MergeFrom(stale)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		var got chatv1alpha1.Merchant
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(m), &got); err == nil {
+			got.Finalizers = nil
+			_ = k8s.Update(context.Background(), &got)
+		}
+	})
+
+	c, err := client.New(cfg, client.Options{Scheme: Scheme(), Cache: &client.CacheOptions{Reader: staleReader{Reader: noLists{k8s}, copy: stale}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, err := newMerchantMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &MerchantReconciler{Client: c, APIReader: k8s, Metrics: metrics, Now: time.Now, writes: newOwnWrites()}
+	res, err := r.Reconcile(ctxT(t), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(m)})
+	if err != nil || res.RequeueAfter != cacheBehindRetry {
+		t.Errorf("finalizing from a stale copy: %+v, %v; want a retry in %s and no error", res, err, cacheBehindRetry)
+	}
+}
+
+// noLists is a cache that lists nothing: the Merchant of TestFinalizeFromStaleCopy has no tenant bundle, and the
+// API server cannot list by the operator's own field indexes.
+type noLists struct{ client.Reader }
+
+func (noLists) List(context.Context, client.ObjectList, ...client.ListOption) error { return nil }
+
+func TestRetryConflict(t *testing.T) {
+	conflict := apierrors.NewConflict(chatv1alpha1.GroupVersion.WithResource("merchants").GroupResource(), "shop", errors.New("changed"))
+	other := errors.New("the API server is down")
+	for _, tc := range []struct {
+		name    string
+		err     error
+		want    reconcile.Result
+		wantErr error
+	}{
+		{"none", nil, reconcile.Result{}, nil},
+		{"conflict", conflict, reconcile.Result{RequeueAfter: cacheBehindRetry}, nil},
+		{"wrapped conflict", fmt.Errorf("adding finalizer: %w", conflict), reconcile.Result{RequeueAfter: cacheBehindRetry}, nil},
+		{"another error", other, reconcile.Result{}, other},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := retryConflict(tc.err)
+			if res != tc.want || !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) {
+				t.Errorf("retryConflict(%v) = %+v, %v; want %+v, %v", tc.err, res, err, tc.want, tc.wantErr)
+			}
+		})
 	}
 }

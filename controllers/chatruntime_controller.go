@@ -70,7 +70,7 @@ func (r *ChatRuntimeReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !rt.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.finalize(ctx, &rt)
+		return retryConflict(r.finalize(ctx, &rt))
 	}
 	before := rt.DeepCopy()
 	rt.Status.ObservedGeneration = rt.Generation
@@ -83,7 +83,7 @@ func (r *ChatRuntimeReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	target := render.TargetNamespace(&rt)
 	if target != rt.Namespace && controllerutil.AddFinalizer(&rt, runtimeFinalizer) {
 		if err := r.Update(ctx, &rt); err != nil {
-			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
+			return retryConflict(fmt.Errorf("adding finalizer: %w", err))
 		}
 	}
 	setIsolated(&rt, r.Namespace)

@@ -83,7 +83,7 @@ func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		return ctrl.Result{RequeueAfter: cacheBehindRetry}, nil
 	}
 	if !m.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.finalize(ctx, &m)
+		return retryConflict(r.finalize(ctx, &m))
 	}
 	if wait := firstPublishWait(&m, r.Now()); wait > 0 {
 		return ctrl.Result{RequeueAfter: wait}, nil
@@ -110,7 +110,7 @@ func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		p, err = r.withdrawRevoked(ctx, &m, id, p)
 	}
 	if err != nil {
-		return ctrl.Result{}, err
+		return retryConflict(err)
 	}
 	if p == nil || p.reason != chatv1alpha1.ReasonMerchantIDConflict {
 		m.Status.MerchantID = id

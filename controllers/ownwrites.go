@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,6 +18,16 @@ import (
 // cacheBehindRetry is how soon a reconcile held back by ownWrites runs again: an object's own write usually
 // reaches the cache within a fraction of a second, and its status patch's event does not wake it.
 const cacheBehindRetry = 200 * time.Millisecond
+
+// retryConflict is a reconcile's outcome for err: a conflict, an update made from a cached copy older than the
+// stored object, runs the reconcile again in cacheBehindRetry without an error, as the cache catching up is no
+// failure to log as a "Reconciler error" and back off from; any other error is returned as it is.
+func retryConflict(err error) (reconcile.Result, error) {
+	if apierrors.IsConflict(err) {
+		return reconcile.Result{RequeueAfter: cacheBehindRetry}, nil
+	}
+	return reconcile.Result{}, err
+}
 
 // ownWrites remembers, for each object a reconciler wrote, the resourceVersions its writes replaced, until its
 // cache shows another. A reconcile that finds the cache still at one of them works on a copy older than its own
