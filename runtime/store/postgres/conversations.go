@@ -11,11 +11,24 @@ import (
 
 // UpsertConversation creates the exchange's conversation or counts the exchange in the existing one, in one
 // statement, and reports whether it created the conversation. A first exchange sent twice at once waits on the
-// other's insert and then counts itself in the conversation, so exactly one creates it.
+// other's insert and then counts itself in the conversation, so exactly one creates it. A conversation the runtime
+// has just named (ex.NewConversation) is inserted without the upsert, which could not find it: the insert needs
+// no answer, so it waits for the next round trip (see pipeline), and a new conversation's exchange takes one.
 func (tx writeTx) UpsertConversation(ctx context.Context, ex store.Exchange) (bool, error) {
 	unanswered := 0
 	if !ex.Answer.Answered {
 		unanswered = 1
+	}
+	if ex.NewConversation {
+		c := &tx.deferred.conversations
+		c.merchantIDs = append(c.merchantIDs, ex.MerchantID)
+		c.ids = append(c.ids, ex.ConversationID)
+		c.visitorIDs = append(c.visitorIDs, ex.VisitorID)
+		c.firstMessages = append(c.firstMessages, ex.Question.Text)
+		c.createdAt = append(c.createdAt, stamp(ex.Question.CreatedAt))
+		c.updatedAt = append(c.updatedAt, stamp(later(ex.Question.CreatedAt, ex.Answer.CreatedAt)))
+		c.unanswered = append(c.unanswered, int32(unanswered))
+		return true, nil
 	}
 	var count int
 	err := tx.QueryRow(ctx, `
@@ -34,54 +47,53 @@ func (tx writeTx) UpsertConversation(ctx context.Context, ex store.Exchange) (bo
 }
 
 // ClaimMonthlySlot adds one to the merchant's count for the month of at, under the ceiling limit (0: none), which
-// the row keeps and its CHECK constraint enforces: the upsert locks the counter row and counts on the latest
-// committed count, so concurrent claims, from any replica, never pass the limit. A claim past it fails the
-// statement, which needs no answer: it goes to the server with the COMMIT, and the error, store.ErrQuotaExceeded,
-// comes back from Write.
+// the row keeps and its CHECK constraint enforces. The claim is deferred to the commit (see deferredWrites); a
+// claim past the ceiling fails it, and the error, store.ErrQuotaExceeded, comes back from Write.
 func (tx writeTx) ClaimMonthlySlot(ctx context.Context, merchantID string, at time.Time, limit int) error {
-	tx.queue("counting conversation", `
-		INSERT INTO monthly_conversations AS mc (merchant_id, month, count, ceiling) VALUES ($1, $2, 1, $3)
-		ON CONFLICT (merchant_id, month) DO UPDATE SET count = mc.count + 1, ceiling = excluded.ceiling`,
-		merchantID, storeutil.Month(at), limit)
+	tx.deferred.claim(monthKey{merchantID, storeutil.Month(at)}, limit)
 	return nil
 }
 
-// AddMonthlyTokens adds n to the merchant's model tokens of the month of at.
+// AddMonthlyTokens adds n to the merchant's model tokens of the month of at, with the commit.
 func (tx writeTx) AddMonthlyTokens(ctx context.Context, merchantID string, at time.Time, n int64) error {
-	tx.queue("counting model tokens", `
-		INSERT INTO monthly_tokens AS mt (merchant_id, month, tokens) VALUES ($1, $2, $3)
-		ON CONFLICT (merchant_id, month) DO UPDATE SET tokens = mt.tokens + excluded.tokens`,
-		merchantID, storeutil.Month(at), n)
+	tx.deferred.addTokens(monthKey{merchantID, storeutil.Month(at)}, n)
 	return nil
 }
 
-// InsertMessages inserts the exchange's two messages.
+// InsertMessages inserts the exchange's two messages, with the next statement or the commit.
 func (tx writeTx) InsertMessages(ctx context.Context, ex store.Exchange) error {
 	q, a := ex.Question, ex.Answer
 	qSources, aSources, err := storeutil.ExchangeSources(ex)
 	if err != nil {
 		return err
 	}
-	tx.queue(fmt.Sprintf("inserting messages %s and %s", q.ID, a.ID), `
-		INSERT INTO messages
-			(merchant_id, conversation_id, id, role, text, normalized, reply_to, created_at, sources, answered, tokens)
-		VALUES ($1, $2, $3, $4, $5, $6, '', $7, $8, $9, 0), ($1, $2, $10, $11, $12, '', $3, $13, $14, $15, $16)`,
-		ex.MerchantID, ex.ConversationID, q.ID, string(store.RoleVisitor), q.Text, storeutil.NormalizeQuestion(q.Text),
-		stamp(q.CreatedAt), qSources, q.Answered,
-		a.ID, string(store.RoleAssistant), a.Text, stamp(a.CreatedAt), aSources, a.Answered, ex.Tokens)
+	m := &tx.deferred.messages
+	m.merchantIDs = append(m.merchantIDs, ex.MerchantID, ex.MerchantID)
+	m.conversationIDs = append(m.conversationIDs, ex.ConversationID, ex.ConversationID)
+	m.ids = append(m.ids, q.ID, a.ID)
+	m.roles = append(m.roles, string(store.RoleVisitor), string(store.RoleAssistant))
+	m.texts = append(m.texts, q.Text, a.Text)
+	m.normalized = append(m.normalized, storeutil.NormalizeQuestion(q.Text), "")
+	m.replyTo = append(m.replyTo, "", q.ID)
+	m.createdAt = append(m.createdAt, stamp(q.CreatedAt), stamp(a.CreatedAt))
+	m.sources = append(m.sources, qSources, aSources)
+	m.answered = append(m.answered, q.Answered, a.Answered)
+	m.tokens = append(m.tokens, 0, ex.Tokens)
 	return nil
 }
 
-// CountCitations increments the use count of each of the knowledge items that exists. The counts live in
-// knowledge_uses, a narrow table, so that counting writes a small row version instead of the item's. The items
-// are locked FOR KEY SHARE, in ID order: an item deleted meanwhile is skipped rather than counted (its count is
-// deleted with it), edits of the items are not blocked, and concurrent exchanges citing the same items in
-// another order cannot deadlock.
+// CountCitations adds one to the use count of each of the knowledge items that exists, with the commit (see
+// deferredWrites). The counts live in knowledge_uses, a narrow table, so that counting writes a small row version
+// instead of the item's.
 func (tx writeTx) CountCitations(ctx context.Context, merchantID string, ids []string) error {
-	tx.queue("counting citations", `
-		INSERT INTO knowledge_uses AS u (merchant_id, id, uses)
-		SELECT merchant_id, id, 1 FROM knowledge WHERE merchant_id = $1 AND id = ANY($2::text[])
-		ORDER BY id FOR KEY SHARE
-		ON CONFLICT (merchant_id, id) DO UPDATE SET uses = u.uses + 1`, merchantID, ids)
+	tx.deferred.cite(merchantID, ids)
 	return nil
+}
+
+// later is the later of two times.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

@@ -15,6 +15,7 @@ var merchantTables = []string{
 
 // EraseMerchant deletes the merchant's rows from every table, in the caller's transaction.
 func (tx writeTx) EraseMerchant(ctx context.Context, merchantID string) (int64, error) {
+	tx.flushCounts() // the counts of exchanges written before in the transaction are erased too
 	var total int64
 	for _, table := range merchantTables {
 		tag, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE merchant_id = $1`, merchantID)

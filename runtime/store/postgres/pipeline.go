@@ -21,6 +21,8 @@ type pipeline struct {
 	whats []string
 	// sent reports whether anything was sent: until then there is no transaction to roll back.
 	sent bool
+	// deferred holds the exchanges' rows and counts until the next statement or the commit.
+	deferred deferredWrites
 }
 
 // begin starts a read-committed transaction on conn, sent with its first statement.
@@ -31,8 +33,10 @@ func begin(conn *pgx.Conn) *pipeline {
 	return p
 }
 
-// queue adds a statement whose result the caller does not need; what says what it does, for its error.
+// queue adds a statement whose result the caller does not need, after the deferred rows; what says what it
+// does, for its error.
 func (p *pipeline) queue(what, sql string, args ...any) {
+	p.flushRows()
 	p.batch.Queue(sql, args...)
 	p.whats = append(p.whats, what)
 }
@@ -91,14 +95,16 @@ func (p *pipeline) QueryRow(ctx context.Context, sql string, args ...any) pgx.Ro
 
 // Query sends the waiting statements, then runs sql: rows are read as they come, so sql is not batched.
 func (p *pipeline) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	p.flushRows()
 	if err := p.flush(ctx, nil); err != nil {
 		return nil, err
 	}
 	return p.conn.Query(ctx, sql, args...)
 }
 
-// commit sends the waiting statements with the COMMIT.
+// commit sends the waiting statements and the deferred writes with the COMMIT.
 func (p *pipeline) commit(ctx context.Context) error {
+	p.flushCounts()
 	p.queue("committing", "COMMIT")
 	return p.flush(ctx, nil)
 }

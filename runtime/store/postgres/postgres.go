@@ -4,6 +4,9 @@
 // The ceilings are exact under concurrency, across replicas: a new conversation claims a slot of a per-merchant,
 // per-month counter row with a conditional upsert, and a new knowledge item one of a per-merchant counter row, in
 // the transaction that writes it. PostgreSQL serialises the writers of one row, so the last slot is taken once.
+//
+// Under load, the writes that queue up while the store's writers are busy share a transaction (group commit), and
+// the exchanges among them are written a few statements a group (see writers and deferredWrites).
 package postgres
 
 import (
@@ -35,7 +38,8 @@ var migrations embed.FS
 type Store struct {
 	// Reads are the reads both stores share, made from the pool.
 	storeutil.Reads
-	pool *pgxpool.Pool
+	pool    *pgxpool.Pool
+	writers *writers
 }
 
 var _ store.Store = (*Store)(nil)
@@ -71,7 +75,11 @@ func open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
-	return &Store{Reads: reads(pool), pool: pool}, nil
+	s := &Store{Reads: reads(pool), pool: pool}
+	// Half the pool writes, so that reads always find a connection: 2 with pgx's default pool on 2 cores, which
+	// made the most exchanges a second of 1, 2 and 4 (BenchmarkRecordExchange).
+	s.writers = startWriters(s, max(2, int(cfg.MaxConns)/2))
+	return s, nil
 }
 
 // latest is the version of the last migration, for migrate.
@@ -112,6 +120,7 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Close closes the connection pool, waiting for connections in use to be released.
 func (s *Store) Close() error {
+	s.writers.close()
 	s.pool.Close()
 	return nil
 }
@@ -119,10 +128,17 @@ func (s *Store) Close() error {
 // maxWriteRuns bounds how many times Write runs a callback that keeps losing a race to other transactions.
 const maxWriteRuns = 5
 
-// Write runs fn in a read-committed transaction, committed when fn returns nil and rolled back otherwise. A run
-// that lost a race to a concurrent transaction, of this replica or another, is rolled back and fn is run again,
-// up to maxWriteRuns times in all: see retryable. The transaction's statements are pipelined (see pipeline).
+// Write runs fn in a read-committed transaction, committed when fn returns nil and rolled back otherwise. Under
+// load the transaction is shared with the other writes waiting (see writers); should any of them fail, each runs
+// again in a transaction of its own, so that one write's failure never undoes another. The transaction's
+// statements are pipelined (see pipeline).
 func (s *Store) Write(ctx context.Context, fn func(store.Tx) error) error {
+	return s.writers.write(ctx, fn)
+}
+
+// writeAlone runs fn in a transaction of its own. A run that lost a race to a concurrent transaction, of this
+// replica or another, is rolled back and fn is run again, up to maxWriteRuns times in all: see retryable.
+func (s *Store) writeAlone(ctx context.Context, fn func(store.Tx) error) error {
 	for run := 1; ; run++ {
 		err := s.write(ctx, fn)
 		if err == nil || run == maxWriteRuns || !retryable(err) || ctx.Err() != nil {

@@ -15,7 +15,8 @@ import (
 
 // TestExchangeRoundTrips counts the round trips an exchange takes, through a proxy between the store and the
 // server: the conversation's upsert, then the messages, tokens, citations and the claim of the month's slot with
-// the COMMIT; a refused one, whose claim fails, then the ROLLBACK.
+// the COMMIT; a refused one, whose claim fails, then the ROLLBACK. A conversation the runtime has just named needs
+// no upsert: its insert goes with the rest.
 func TestExchangeRoundTrips(t *testing.T) {
 	ctx := t.Context()
 	p := startProxy(t, server.Database(t))
@@ -25,14 +26,18 @@ func TestExchangeRoundTrips(t *testing.T) {
 		t.Fatal(err)
 	}
 	ex := func(conversationID string) store.Exchange {
-		ex := exchange("m1", conversationID, "How long is shipping?", 2)
+		ex := exchange("m1", conversationID, "How long is shipping?", 4)
 		ex.Tokens = 10
 		ex.Answer.Sources = []store.Source{{KnowledgeID: "k1", Title: "Shipping"}}
 		return ex
 	}
-	// The first exchange prepares the statements on the connection.
-	if _, err := chat.RecordExchange(ctx, s, ex("c1")); err != nil {
-		t.Fatal(err)
+	// The first exchanges prepare the statements on the connection.
+	named := ex("c0")
+	named.NewConversation = true
+	for _, e := range []store.Exchange{ex("c1"), named} {
+		if _, err := chat.RecordExchange(ctx, s, e); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, c := range []struct {
 		name  string
@@ -41,6 +46,7 @@ func TestExchangeRoundTrips(t *testing.T) {
 		trips int
 	}{
 		{"new conversation", ex("c2"), nil, 2},
+		{"new conversation named by the runtime", func() store.Exchange { e := ex("c4"); e.NewConversation = true; return e }(), nil, 1},
 		{"existing conversation", func() store.Exchange { e := ex("c1"); e.Question.ID, e.Answer.ID = "q3", "a3"; return e }(), nil, 2},
 		{"refused conversation", ex("c3"), store.ErrQuotaExceeded, 3},
 	} {

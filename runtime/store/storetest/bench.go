@@ -14,14 +14,11 @@ import (
 
 // BenchmarkRecordExchange measures the chat path's write as the runtime makes it, a new conversation with both
 // messages and three citations, from one caller (serial) and from 16 per CPU at once (parallel, where a store
-// can share commits or connections). open must return a new, empty store, closed when b ends.
+// can share commits or connections); and, from 16 per CPU at once, the next exchange of one of 256 conversations
+// (continued), the commonest write of a store in use. open must return a new, empty store, closed when b ends.
 func BenchmarkRecordExchange(b *testing.B, open func(b *testing.B) store.Store) {
-	for _, parallel := range []bool{false, true} {
-		name := "serial"
-		if parallel {
-			name = "parallel"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, run := range []string{"serial", "parallel", "continued"} {
+		b.Run(run, func(b *testing.B) {
 			s := open(b)
 			now := time.Now().UTC().Truncate(time.Millisecond)
 			var cited []store.Source
@@ -37,30 +34,49 @@ func BenchmarkRecordExchange(b *testing.B, open func(b *testing.B) store.Store) 
 				}
 			}
 			var n atomic.Int64
-			write := func() {
+			// exchange is the next exchange of a conversation, or of a new one ("").
+			exchange := func(conversationID string) store.Exchange {
 				at := now.Add(time.Duration(n.Add(1)) * time.Millisecond)
-				ex := store.Exchange{MerchantID: "m1", ConversationID: ids.New("conv_"), NewConversation: true, VisitorID: "v1",
-					MonthlyLimit: 1 << 30,
+				started := conversationID == ""
+				if started {
+					conversationID = ids.New("conv_")
+				}
+				return store.Exchange{MerchantID: "m1", ConversationID: conversationID, NewConversation: started,
+					VisitorID: "v1", MonthlyLimit: 1 << 30,
 					Question: store.Message{ID: ids.New("msg_"), Role: store.RoleVisitor, Text: "How long does shipping to Canada take?",
 						CreatedAt: at, Answered: true},
 					Answer: store.Message{ID: ids.New("msg_"), Role: store.RoleAssistant, Text: "Orders to Canada arrive in 5 to 10 business days.",
 						CreatedAt: at, Answered: true, Sources: cited}}
+			}
+			write := func(ex store.Exchange) {
 				if _, err := chat.RecordExchange(b.Context(), s, ex); err != nil {
 					b.Error(err)
 				}
 			}
+			var conversations []string
+			if run == "continued" {
+				for range 256 {
+					ex := exchange("")
+					write(ex)
+					conversations = append(conversations, ex.ConversationID)
+				}
+			}
 			b.ReportAllocs()
 			b.ResetTimer()
-			if !parallel {
+			if run == "serial" {
 				for b.Loop() {
-					write()
+					write(exchange(""))
 				}
 				return
 			}
 			b.SetParallelism(16)
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					write()
+					if conversations == nil {
+						write(exchange(""))
+						continue
+					}
+					write(exchange(conversations[int(n.Load())%len(conversations)]))
 				}
 			})
 		})

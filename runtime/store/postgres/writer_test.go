@@ -1,0 +1,176 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/parley-dev/parley/runtime/chat"
+	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/store/postgres"
+)
+
+// busyWriters occupies each of the store's n writers with a write that waits until the returned function is
+// called, so that the writes made meanwhile queue up and are run in groups.
+func busyWriters(t *testing.T, s *postgres.Store, n int) (release func()) {
+	t.Helper()
+	gate := make(chan struct{})
+	var wg sync.WaitGroup
+	for range n {
+		started := make(chan struct{})
+		wg.Go(func() {
+			if err := s.Write(context.Background(), func(store.Tx) error {
+				close(started)
+				<-gate
+				return nil
+			}); err != nil {
+				t.Error(err)
+			}
+		})
+		<-started // the next one then cannot join this one's group, and takes another writer
+	}
+	return func() {
+		close(gate)
+		wg.Wait()
+	}
+}
+
+// newExchange is the first exchange of a conversation named by the runtime, citing k1.
+func newExchange(conversationID string) store.Exchange {
+	ex := exchange("m1", conversationID, "How long is shipping?", 0)
+	ex.NewConversation = true
+	ex.Answer.Sources = []store.Source{{KnowledgeID: "k1", Title: "Shipping"}}
+	return ex
+}
+
+// recordAll records exchanges at once, each from its own goroutine, while the writers are busy, and returns
+// each one's error.
+func recordAll(t *testing.T, s *postgres.Store, writers int, exchanges []store.Exchange) []error {
+	t.Helper()
+	release := busyWriters(t, s, writers)
+	errs := make([]error, len(exchanges))
+	var wg sync.WaitGroup
+	for i, ex := range exchanges {
+		wg.Go(func() {
+			_, errs[i] = chat.RecordExchange(context.Background(), s, ex)
+		})
+	}
+	time.Sleep(200 * time.Millisecond) // for the goroutines to queue up behind the busy writers
+	release()
+	wg.Wait()
+	return errs
+}
+
+// TestGroupCommit: exchanges that queue up while the writers are busy are written in a few transactions, each in
+// one round trip, not one an exchange; every one of them is stored and counted as if written alone.
+func TestGroupCommit(t *testing.T) {
+	ctx := t.Context()
+	p := startProxy(t, server.Database(t))
+	const writers = 2 // a pool of 4 connections
+	s := open(t, p.url+"&pool_max_conns=4")
+	if err := chat.CreateKnowledge(ctx, s, store.Knowledge{ID: "k1", MerchantID: "m1", Title: "Shipping", Content: "Two days.",
+		CreatedAt: at, UpdatedAt: at}, 0); err != nil {
+		t.Fatal(err)
+	}
+	var exchanges []store.Exchange
+	for i := range 20 {
+		exchanges = append(exchanges, newExchange(fmt.Sprint("c", i)))
+	}
+	p.reset()
+	for i, err := range recordAll(t, s, writers, exchanges) {
+		if err != nil {
+			t.Errorf("exchange %d: %v", i, err)
+		}
+	}
+	// The busy writes' own transactions take one round trip each, and so does each group's.
+	if n := p.roundTrips(); n > writers+4 {
+		t.Errorf("20 exchanges written in %d round trips, want at most %d", n, writers+4)
+	}
+	if n, err := s.ConversationsThisMonth(ctx, "m1", at); err != nil || n != 20 {
+		t.Errorf("ConversationsThisMonth = %d, %v; want 20", n, err)
+	}
+	k, err := s.GetKnowledge(ctx, "m1", "k1")
+	if err != nil || k.UseCount != 20 {
+		t.Errorf("k1 cited %d times, %v; want 20", k.UseCount, err)
+	}
+	for _, ex := range exchanges {
+		if _, msgs, err := s.GetConversation(ctx, "m1", ex.ConversationID); err != nil || len(msgs) != 2 {
+			t.Errorf("conversation %s: %d messages, %v; want 2", ex.ConversationID, len(msgs), err)
+		}
+	}
+}
+
+// TestGroupFailure: a write that fails in a group (here at the commit: a conversation said to be new that exists)
+// fails alone;
+// the writes that shared its transaction are written again, each on its own.
+func TestGroupFailure(t *testing.T) {
+	ctx := t.Context()
+	s := open(t, server.Database(t)+"&pool_max_conns=4")
+	if err := chat.CreateKnowledge(ctx, s, store.Knowledge{ID: "k1", MerchantID: "m1", Title: "Shipping", Content: "Two days.",
+		CreatedAt: at, UpdatedAt: at}, 0); err != nil {
+		t.Fatal(err)
+	}
+	taken := newExchange("first")
+	if _, err := chat.RecordExchange(ctx, s, taken); err != nil {
+		t.Fatal(err)
+	}
+	var exchanges []store.Exchange
+	for i := range 20 {
+		ex := newExchange(fmt.Sprint("c", i))
+		if i == 7 {
+			ex.ConversationID = taken.ConversationID
+		}
+		exchanges = append(exchanges, ex)
+	}
+	for i, err := range recordAll(t, s, 2, exchanges) {
+		if (err != nil) != (i == 7) {
+			t.Errorf("exchange %d: %v", i, err)
+		}
+	}
+	if n, err := s.ConversationsThisMonth(ctx, "m1", at); err != nil || n != 20 {
+		t.Errorf("ConversationsThisMonth = %d, %v; want 20: the first and 19 of the group", n, err)
+	}
+	if k, err := s.GetKnowledge(ctx, "m1", "k1"); err != nil || k.UseCount != 20 {
+		t.Errorf("k1 cited %d times, %v; want 20", k.UseCount, err)
+	}
+	if _, msgs, err := s.GetConversation(ctx, "m1", taken.ConversationID); err != nil || len(msgs) != 2 {
+		t.Errorf("the conversation the failed exchange named: %d messages, %v; want 2", len(msgs), err)
+	}
+}
+
+// TestEraseAfterExchangeInOneTransaction: the counts an exchange defers to the commit are erased with the rest of
+// the merchant when the erasure comes later in the same transaction.
+func TestEraseAfterExchangeInOneTransaction(t *testing.T) {
+	ctx := t.Context()
+	s := open(t, server.Database(t))
+	ex := newExchange("c1")
+	ex.Answer.Sources = nil
+	ex.Tokens = 10
+	err := s.Write(ctx, func(tx store.Tx) error {
+		if _, err := tx.UpsertConversation(ctx, ex); err != nil {
+			return err
+		}
+		if err := tx.InsertMessages(ctx, ex); err != nil {
+			return err
+		}
+		if err := tx.AddMonthlyTokens(ctx, "m1", at, 10); err != nil {
+			return err
+		}
+		if err := tx.ClaimMonthlySlot(ctx, "m1", at, 0); err != nil {
+			return err
+		}
+		_, err := tx.EraseMerchant(ctx, "m1")
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.ConversationsThisMonth(ctx, "m1", at); err != nil || n != 0 {
+		t.Errorf("ConversationsThisMonth after the erasure = %d, %v; want 0", n, err)
+	}
+	if n, err := s.TokensThisMonth(ctx, "m1", at); err != nil || n != 0 {
+		t.Errorf("TokensThisMonth after the erasure = %d, %v; want 0", n, err)
+	}
+}
