@@ -136,7 +136,8 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
 	ex := store.Exchange{
-		MerchantID: m.MerchantID, ConversationID: q.ConversationID, NewConversation: made, VisitorID: q.VisitorID,
+		MerchantID: m.MerchantID, ConversationID: q.ConversationID, NewConversation: made, ConversationExists: exists,
+		VisitorID:    q.VisitorID,
 		MonthlyLimit: int(m.Plan.MonthlyConversations),
 		Question:     store.Message{ID: ids.New("msg_"), Role: store.RoleVisitor, Text: q.Message, CreatedAt: now, Answered: true},
 		Answer: store.Message{ID: ids.New("msg_"), Role: store.RoleAssistant, Text: reply.Text, CreatedAt: now,

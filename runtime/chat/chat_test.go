@@ -273,3 +273,55 @@ func TestIndexFollowsTheWidgetLocale(t *testing.T) {
 	answered("en", false)
 	answered("de-AT", true)
 }
+
+// upsertSpy is a store that records what each exchange told UpsertConversation about its conversation.
+type upsertSpy struct {
+	store.Store
+	seen []store.Exchange
+}
+
+func (s *upsertSpy) Write(ctx context.Context, fn func(store.Tx) error) error {
+	return s.Store.Write(ctx, func(tx store.Tx) error { return fn(spyTx{tx, s}) })
+}
+
+type spyTx struct {
+	store.Tx
+	spy *upsertSpy
+}
+
+func (tx spyTx) UpsertConversation(ctx context.Context, ex store.Exchange) (bool, error) {
+	tx.spy.seen = append(tx.spy.seen, ex)
+	return tx.Tx.UpsertConversation(ctx, ex)
+}
+
+// TestAnswerTellsTheStoreWhatItKnows: the store learns that a conversation is one the runtime has just named, or
+// one it has just read, so that it can write the exchange without first looking for the conversation; of a
+// conversation ID a visitor made up, it learns neither.
+func TestAnswerTellsTheStoreWhatItKnows(t *testing.T) {
+	f := newFixture(t)
+	spy := &upsertSpy{Store: f.store}
+	svc, err := chat.New(chat.Config{Store: spy, Responder: assistant.Retrieval{}, Now: func() time.Time { return f.now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, m := t.Context(), merchant(0)
+	first, err := svc.Answer(ctx, m, chat.Question{Message: "Hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{first.ConversationID, "conv_made_up_by_the_visitor"} {
+		if _, err := svc.Answer(ctx, m, chat.Question{ConversationID: id, Message: "And on Sundays?"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []struct{ named, known bool }{{true, false}, {false, true}, {false, false}}
+	if len(spy.seen) != len(want) {
+		t.Fatalf("%d exchanges written, want %d", len(spy.seen), len(want))
+	}
+	for i, w := range want {
+		if ex := spy.seen[i]; ex.NewConversation != w.named || ex.ConversationExists != w.known {
+			t.Errorf("exchange %d: NewConversation %t, ConversationExists %t; want %t, %t", i,
+				ex.NewConversation, ex.ConversationExists, w.named, w.known)
+		}
+	}
+}

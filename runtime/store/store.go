@@ -243,6 +243,11 @@ type Exchange struct {
 	// NewConversation says the runtime has just made ConversationID, so no conversation has it yet: a store may
 	// insert the conversation without first looking for it.
 	NewConversation bool
+	// ConversationExists says the runtime has just read the conversation: a store may count the exchange in it
+	// without first finding out whether it still exists, and report it as not created. Should it have been
+	// deleted meanwhile, the exchange still starts it again, as without the hint, but may not count it against the
+	// month.
+	ConversationExists bool
 	// VisitorID identifies the visitor across conversations for the visitors count; may be empty.
 	VisitorID string
 	// MonthlyLimit is the plan's monthly conversation ceiling; 0 means none.

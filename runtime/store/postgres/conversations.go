@@ -11,24 +11,23 @@ import (
 
 // UpsertConversation creates the exchange's conversation or counts the exchange in the existing one, in one
 // statement, and reports whether it created the conversation. A first exchange sent twice at once waits on the
-// other's insert and then counts itself in the conversation, so exactly one creates it. A conversation the runtime
-// has just named (ex.NewConversation) is inserted without the upsert, which could not find it: the insert needs
-// no answer, so it waits for the next round trip (see pipeline), and a new conversation's exchange takes one.
+// other's insert and then counts itself in the conversation, so exactly one creates it. Such an upsert waits for
+// its answer; the conversations the runtime knows about need none and are written with the next statement or the
+// commit (see deferredWrites), so that their exchanges take one round trip: one the runtime has just named
+// (ex.NewConversation) is inserted, one it has just read (ex.ConversationExists) upserted and reported as not
+// created.
 func (tx writeTx) UpsertConversation(ctx context.Context, ex store.Exchange) (bool, error) {
+	switch {
+	case ex.NewConversation:
+		tx.deferred.conversations.add(ex, false)
+		return true, nil
+	case ex.ConversationExists:
+		tx.deferred.continued.add(ex, true)
+		return false, nil
+	}
 	unanswered := 0
 	if !ex.Answer.Answered {
 		unanswered = 1
-	}
-	if ex.NewConversation {
-		c := &tx.deferred.conversations
-		c.merchantIDs = append(c.merchantIDs, ex.MerchantID)
-		c.ids = append(c.ids, ex.ConversationID)
-		c.visitorIDs = append(c.visitorIDs, ex.VisitorID)
-		c.firstMessages = append(c.firstMessages, ex.Question.Text)
-		c.createdAt = append(c.createdAt, stamp(ex.Question.CreatedAt))
-		c.updatedAt = append(c.updatedAt, stamp(later(ex.Question.CreatedAt, ex.Answer.CreatedAt)))
-		c.unanswered = append(c.unanswered, int32(unanswered))
-		return true, nil
 	}
 	var count int
 	err := tx.QueryRow(ctx, `
@@ -88,12 +87,4 @@ func (tx writeTx) InsertMessages(ctx context.Context, ex store.Exchange) error {
 func (tx writeTx) CountCitations(ctx context.Context, merchantID string, ids []string) error {
 	tx.deferred.cite(merchantID, ids)
 	return nil
-}
-
-// later is the later of two times.
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/parley-dev/parley/runtime/store"
 )
 
 // deferredWrites are the rows a write transaction's exchanges wrote and the transaction has not sent yet: new
@@ -19,7 +21,10 @@ import (
 // must send the counts first: EraseMerchant does.
 type deferredWrites struct {
 	conversations conversationRows
-	messages      messageRows
+	// continued are the exchanges of conversations the runtime has read (store.Exchange.ConversationExists),
+	// one element a conversation: each conversation's exchanges of the group are counted together.
+	continued conversationRows
+	messages  messageRows
 	// uses counts the citations of each item, claims the new conversations of each month, tokens the model
 	// tokens of each month.
 	uses   map[itemKey]int32
@@ -37,11 +42,52 @@ type monthKey struct{ merchantID, month string }
 // none).
 type monthClaim struct{ count, ceiling int }
 
-// conversationRows are the columns of new conversations, one element a conversation.
+// conversationRows are the columns of conversations, one element a conversation, with the messages and
+// unanswered questions to count in it.
 type conversationRows struct {
 	merchantIDs, ids, visitorIDs, firstMessages []string
 	createdAt, updatedAt                        []time.Time
-	unanswered                                  []int32
+	messages, unanswered                        []int32
+	// index is the element of each conversation, when rows are merged by conversation (see add).
+	index map[itemKey]int
+}
+
+// add adds ex's conversation, or counts ex in its element when merge is set and it has one already.
+func (c *conversationRows) add(ex store.Exchange, merge bool) {
+	unanswered := int32(0)
+	if !ex.Answer.Answered {
+		unanswered = 1
+	}
+	updated := stamp(later(ex.Question.CreatedAt, ex.Answer.CreatedAt))
+	k := itemKey{ex.MerchantID, ex.ConversationID}
+	if i, ok := c.index[k]; merge && ok {
+		c.messages[i] += 2
+		c.unanswered[i] += unanswered
+		c.updatedAt[i] = later(c.updatedAt[i], updated)
+		return
+	}
+	if merge {
+		if c.index == nil {
+			c.index = map[itemKey]int{}
+		}
+		c.index[k] = len(c.ids)
+	}
+	c.merchantIDs = append(c.merchantIDs, ex.MerchantID)
+	c.ids = append(c.ids, ex.ConversationID)
+	c.visitorIDs = append(c.visitorIDs, ex.VisitorID)
+	c.firstMessages = append(c.firstMessages, ex.Question.Text)
+	c.createdAt = append(c.createdAt, stamp(ex.Question.CreatedAt))
+	c.updatedAt = append(c.updatedAt, updated)
+	c.messages = append(c.messages, 2)
+	c.unanswered = append(c.unanswered, unanswered)
+}
+
+// later is the later of two times.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // messageRows are the columns of messages, one element a message.
@@ -83,11 +129,23 @@ func (p *pipeline) flushRows() {
 		p.batch.Queue(`
 			INSERT INTO conversations
 				(merchant_id, id, visitor_id, created_at, updated_at, first_message, message_count, unanswered)
-			SELECT merchant_id, id, visitor_id, created_at, updated_at, first_message, 2, unanswered
-			FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::text[], $7::int[])
-				AS c(merchant_id, id, visitor_id, created_at, updated_at, first_message, unanswered)`,
-			c.merchantIDs, c.ids, c.visitorIDs, c.createdAt, c.updatedAt, c.firstMessages, c.unanswered)
+			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::text[],
+				$7::int[], $8::int[])`,
+			c.merchantIDs, c.ids, c.visitorIDs, c.createdAt, c.updatedAt, c.firstMessages, c.messages, c.unanswered)
 		p.whats = append(p.whats, fmt.Sprintf("recording %d new conversations", len(c.ids)))
+		*c = conversationRows{}
+	}
+	if c := &d.continued; len(c.ids) > 0 {
+		// In key order, so that groups running at once lock the conversations in one order.
+		p.batch.Queue(`
+			INSERT INTO conversations AS c
+				(merchant_id, id, visitor_id, created_at, updated_at, first_message, message_count, unanswered)
+			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::text[],
+				$7::int[], $8::int[]) ORDER BY 1, 2
+			ON CONFLICT (merchant_id, id) DO UPDATE SET message_count = c.message_count + excluded.message_count,
+				unanswered = c.unanswered + excluded.unanswered, updated_at = GREATEST(c.updated_at, excluded.updated_at)`,
+			c.merchantIDs, c.ids, c.visitorIDs, c.createdAt, c.updatedAt, c.firstMessages, c.messages, c.unanswered)
+		p.whats = append(p.whats, fmt.Sprintf("counting exchanges in %d conversations", len(c.ids)))
 		*c = conversationRows{}
 	}
 	if m := &d.messages; len(m.ids) > 0 {

@@ -174,3 +174,45 @@ func TestEraseAfterExchangeInOneTransaction(t *testing.T) {
 		t.Errorf("TokensThisMonth after the erasure = %d, %v; want 0", n, err)
 	}
 }
+
+// TestGroupContinuesConversations: the exchanges of conversations the runtime has read, several of one
+// conversation among them, are counted in their conversations in one transaction, without a round trip each.
+func TestGroupContinuesConversations(t *testing.T) {
+	ctx := t.Context()
+	p := startProxy(t, server.Database(t))
+	s := open(t, p.url+"&pool_max_conns=4")
+	var exchanges []store.Exchange
+	for c := range 3 {
+		if _, err := chat.RecordExchange(ctx, s, newExchange(fmt.Sprint("c", c))); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 4 {
+			ex := exchange("m1", fmt.Sprint("c", c), "And on Sundays?", 0)
+			ex.ConversationExists = true
+			ex.Question.ID, ex.Answer.ID = fmt.Sprintf("q%d-%d", c, i), fmt.Sprintf("a%d-%d", c, i)
+			ex.Answer.Answered = i%2 == 0
+			ex.Answer.CreatedAt = at.Add(time.Duration(i) * time.Minute)
+			exchanges = append(exchanges, ex)
+		}
+	}
+	p.reset()
+	for i, err := range recordAll(t, s, 2, exchanges) {
+		if err != nil {
+			t.Errorf("exchange %d: %v", i, err)
+		}
+	}
+	if n := p.roundTrips(); n > 6 {
+		t.Errorf("12 exchanges written in %d round trips, want at most 6", n)
+	}
+	for c := range 3 {
+		conv, msgs, err := s.GetConversation(ctx, "m1", fmt.Sprint("c", c))
+		if err != nil || len(msgs) != 10 || conv.MessageCount != 10 || conv.Unanswered != 2 ||
+			!conv.UpdatedAt.Equal(at.Add(3*time.Minute)) {
+			t.Errorf("conversation c%d: %+v with %d messages, %v; want 10 messages, 2 unanswered, updated at %s",
+				c, conv, len(msgs), err, at.Add(3*time.Minute))
+		}
+	}
+	if n, err := s.ConversationsThisMonth(ctx, "m1", at); err != nil || n != 3 {
+		t.Errorf("ConversationsThisMonth = %d, %v; want 3", n, err)
+	}
+}

@@ -41,7 +41,7 @@ func BenchmarkRecordExchange(b *testing.B, open func(b *testing.B) store.Store) 
 				if started {
 					conversationID = ids.New("conv_")
 				}
-				return store.Exchange{MerchantID: "m1", ConversationID: conversationID, NewConversation: started,
+				return store.Exchange{MerchantID: "m1", ConversationID: conversationID, NewConversation: started, ConversationExists: !started,
 					VisitorID: "v1", MonthlyLimit: 1 << 30,
 					Question: store.Message{ID: ids.New("msg_"), Role: store.RoleVisitor, Text: "How long does shipping to Canada take?",
 						CreatedAt: at, Answered: true},

@@ -12,8 +12,10 @@ import (
 )
 
 func (h harness) conversations(t *testing.T) {
-	t.Run("CreateThenContinue", func(t *testing.T) { h.createThenContinue(t, false) })
-	t.Run("CreateNewThenContinue", func(t *testing.T) { h.createThenContinue(t, true) })
+	t.Run("CreateThenContinue", func(t *testing.T) { h.createThenContinue(t, false, false) })
+	t.Run("CreateNewThenContinue", func(t *testing.T) { h.createThenContinue(t, true, false) })
+	t.Run("CreateNewThenContinueKnown", func(t *testing.T) { h.createThenContinue(t, true, true) })
+	t.Run("ContinueKnownButGone", h.continueKnownButGone)
 	t.Run("MessagesRoundTrip", h.messagesRoundTrip)
 	t.Run("NotFound", h.conversationNotFound)
 	t.Run("ConcurrentFirstExchange", h.concurrentFirstExchange)
@@ -23,8 +25,8 @@ func (h harness) conversations(t *testing.T) {
 }
 
 // createThenContinue starts a conversation, its ID named by the runtime (newConversation) or by the visitor, and
-// continues it.
-func (h harness) createThenContinue(t *testing.T, newConversation bool) {
+// continues it, the runtime having read it first (known) or not.
+func (h harness) createThenContinue(t *testing.T, newConversation, known bool) {
 	s := h.store(t)
 	first := exchange("m1", "c1", base, "Hello there", "Hi! How can I help?")
 	first.VisitorID = "v1"
@@ -34,6 +36,7 @@ func (h harness) createThenContinue(t *testing.T, newConversation bool) {
 	}
 	second := unanswered(exchange("m1", "c1", base.Add(time.Minute), "Can I pay in bitcoin?", "I don't know."))
 	second.VisitorID = "v1"
+	second.ConversationExists = known
 	if res := record(t, s, second); res.Created {
 		t.Error("second exchange: Created = true, want false")
 	}
@@ -63,6 +66,19 @@ func (h harness) createThenContinue(t *testing.T, newConversation bool) {
 	}
 	if n := thisMonth(t, s, "m1", base); n != 1 {
 		t.Errorf("ConversationsThisMonth = %d, want 1 (continuing is not a new conversation)", n)
+	}
+}
+
+// continueKnownButGone continues a conversation the runtime has read and that is gone by the time the exchange is
+// written (its merchant erased meanwhile, say): the exchange starts it again, with its two messages.
+func (h harness) continueKnownButGone(t *testing.T) {
+	s := h.store(t)
+	ex := exchange("m1", "c1", base, "Still there?", "Yes.")
+	ex.ConversationExists = true
+	record(t, s, ex)
+	c, msgs := getConversation(t, s, "m1", "c1")
+	if c.MessageCount != 2 || len(msgs) != 2 || c.FirstMessage != "Still there?" {
+		t.Errorf("conversation = %+v with %d messages, want 2 messages and the first question", c, len(msgs))
 	}
 }
 
