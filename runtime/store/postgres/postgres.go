@@ -155,7 +155,7 @@ func (s *Store) write(ctx context.Context, fn func(store.Tx) error) error {
 	}
 	defer c.Release()
 	p := begin(c.Conn())
-	if err := fn(writeTx{p}); err != nil {
+	if err := storeutil.Call(fn, store.Tx(writeTx{p})); err != nil {
 		p.rollback(ctx)
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/store/internal/storeutil"
 )
 
 // maxGroup is the most writes run in one transaction.
@@ -49,7 +50,7 @@ func (w *writers) write(ctx context.Context, fn func(store.Tx) error) error {
 	case <-w.quit:
 		return errClosed
 	}
-	return <-req.done
+	return storeutil.Repanic(<-req.done)
 }
 
 // close stops the writers after the writes in progress.
@@ -67,19 +68,17 @@ func (w *writers) loop(s *Store) {
 			return
 		}
 		group := w.collect([]writeRequest{first})
-		if len(group) == 1 {
-			first.done <- s.writeAlone(first.ctx, first.fn)
-			continue
-		}
-		if err := s.writeGroup(group); err == nil {
-			for _, r := range group {
-				r.done <- nil
+		results := make([]error, len(group))
+		if len(group) == 1 || !s.writeGroup(group, results) {
+			// One write's failure must not undo the others: each runs again on its own.
+			for i, r := range group {
+				if results[i] == nil {
+					results[i] = s.writeAlone(r.ctx, r.fn)
+				}
 			}
-			continue
 		}
-		// One write's failure must not undo the others: each runs again on its own.
-		for _, r := range group {
-			r.done <- s.writeAlone(r.ctx, r.fn)
+		for i, r := range group {
+			r.done <- results[i]
 		}
 	}
 }
@@ -97,29 +96,32 @@ func (w *writers) collect(group []writeRequest) []writeRequest {
 	return group
 }
 
-// writeGroup runs the writes of group in one transaction; any failure rolls it all back.
-func (s *Store) writeGroup(group []writeRequest) error {
-	ctx := context.Background()
-	for _, r := range group {
-		if r.ctx.Err() != nil {
-			return r.ctx.Err()
-		}
-	}
+// writeGroup runs the writes of group in one transaction, but for those whose callers gave up, whose results it
+// records. It returns false, with nothing written, when anything failed: the failure may be any one write's, such
+// as a month's claim past its ceiling in the commit, and each then runs alone.
+func (s *Store) writeGroup(group []writeRequest, results []error) bool {
+	ctx := context.Background() // the transaction belongs to no single caller
 	c, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return err
+		return false
 	}
 	defer c.Release()
 	p := begin(c.Conn())
-	for _, r := range group {
-		if err := r.fn(writeTx{p}); err != nil {
+	for i, r := range group {
+		if err := r.ctx.Err(); err != nil {
+			results[i] = err
+			continue
+		}
+		if err := storeutil.Call(r.fn, store.Tx(writeTx{p})); err != nil {
 			p.rollback(ctx)
-			return err
+			clear(results)
+			return false
 		}
 	}
 	if err := p.commit(ctx); err != nil {
 		p.rollback(ctx)
-		return err
+		clear(results)
+		return false
 	}
-	return nil
+	return true
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+
+	"github.com/parley-dev/parley/runtime/store/internal/storeutil"
 )
 
 // maxBatch is the most writes committed in one transaction.
@@ -58,7 +60,7 @@ func (w *writer) write(ctx context.Context, fn func(tx *txn) error) error {
 	case <-w.quit:
 		return errClosed
 	}
-	return <-req.done
+	return storeutil.Repanic(<-req.done)
 }
 
 // close stops the writer after the write in progress.
@@ -227,7 +229,7 @@ func (w *writer) runTogether(batch []writeRequest, results []error) bool {
 			results[i] = err
 			continue
 		}
-		if err := r.fn(tx); err != nil {
+		if err := storeutil.Call(r.fn, tx); err != nil {
 			_ = tx.Rollback()
 			return false
 		}
@@ -253,7 +255,7 @@ func (w *writer) runAlone(r writeRequest) error {
 	if err != nil {
 		return err
 	}
-	if err := r.fn(tx); err != nil {
+	if err := storeutil.Call(r.fn, tx); err != nil {
 		if rbErr := tx.Rollback(); rbErr != nil {
 			return errors.Join(err, fmt.Errorf("rolling back: %w", rbErr))
 		}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -33,6 +34,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Outbox", h.outbox)
 	t.Run("APIKeys", h.apiKeys)
 	t.Run("Lifecycle", h.lifecycle)
+	t.Run("PanicInWrite", h.panicInWrite)
 	t.Run("Erase", h.erase)
 }
 
@@ -252,5 +254,42 @@ func (h harness) lifecycle(t *testing.T) {
 	}
 	if err := s.Ping(context.Background()); err == nil {
 		t.Error("Ping after Close succeeded")
+	}
+}
+
+// panicInWrite: a write callback that panics panics in its caller's goroutine, as it would without a store
+// between (where the caller, an HTTP server, recovers it), and not in the store's, which would end the process;
+// nothing of it is written, and the writes that ran beside it are.
+func (h harness) panicInWrite(t *testing.T) {
+	s := h.store(t)
+	const writes = 20
+	panics := make([]any, writes)
+	errs := runConcurrently(writes, func(i int) error {
+		ex := exchange("m1", fmt.Sprint("c", i), base, "Hello", "Hi!")
+		if i != 7 {
+			_, err := chat.RecordExchange(context.Background(), s, ex)
+			return err
+		}
+		defer func() { panics[i] = recover() }()
+		return s.Write(context.Background(), func(tx store.Tx) error {
+			if _, err := tx.UpsertConversation(context.Background(), ex); err != nil {
+				return err
+			}
+			panic("the callback's bug")
+		})
+	})
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("write %d: %v", i, err)
+		}
+	}
+	if p := fmt.Sprint(panics[7]); !strings.Contains(p, "the callback's bug") {
+		t.Errorf("the panicking write's caller recovered %q, want the callback's panic", p)
+	}
+	if exists(t, s, "m1", "c7") {
+		t.Error("the panicking write's conversation was stored")
+	}
+	if n := thisMonth(t, s, "m1", base); n != writes-1 {
+		t.Errorf("ConversationsThisMonth = %d, want %d: every write but the panicking one", n, writes-1)
 	}
 }
