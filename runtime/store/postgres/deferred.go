@@ -11,7 +11,7 @@ import (
 
 // deferredWrites are the rows a write transaction's exchanges wrote and the transaction has not sent yet: new
 // conversations, messages, and the counts of cited items, of the month's conversations and of its model tokens.
-// A group of exchanges (see writer) is then a few statements, each writing the rows of every exchange at once
+// A group of exchanges (see writers) is then a few statements, each writing the rows of every exchange at once
 // (from arrays, unnest), instead of five statements an exchange; and each counted row is updated once a group,
 // not once an exchange, which matters because every new conversation of a merchant updates the same counter row.
 //
@@ -27,13 +27,13 @@ type deferredWrites struct {
 	messages  messageRows
 	// uses counts the citations of each item, claims the new conversations of each month, tokens the model
 	// tokens of each month.
-	uses   map[itemKey]int32
+	uses   map[rowKey]int32
 	claims map[monthKey]monthClaim
 	tokens map[monthKey]int64
 }
 
-// itemKey is a merchant's knowledge item.
-type itemKey struct{ merchantID, id string }
+// rowKey is a merchant's knowledge item or conversation.
+type rowKey struct{ merchantID, id string }
 
 // monthKey is a merchant's month, YYYY-MM.
 type monthKey struct{ merchantID, month string }
@@ -47,9 +47,9 @@ type monthClaim struct{ count, ceiling int }
 type conversationRows struct {
 	merchantIDs, ids, visitorIDs, firstMessages []string
 	createdAt, updatedAt                        []time.Time
-	messages, unanswered                        []int32
+	messageCounts, unanswered                   []int32
 	// index is the element of each conversation, when rows are merged by conversation (see add).
-	index map[itemKey]int
+	index map[rowKey]int
 }
 
 // add adds ex's conversation, or counts ex in its element when merge is set and it has one already.
@@ -59,16 +59,16 @@ func (c *conversationRows) add(ex store.Exchange, merge bool) {
 		unanswered = 1
 	}
 	updated := stamp(later(ex.Question.CreatedAt, ex.Answer.CreatedAt))
-	k := itemKey{ex.MerchantID, ex.ConversationID}
+	k := rowKey{ex.MerchantID, ex.ConversationID}
 	if i, ok := c.index[k]; merge && ok {
-		c.messages[i] += 2
+		c.messageCounts[i] += 2
 		c.unanswered[i] += unanswered
 		c.updatedAt[i] = later(c.updatedAt[i], updated)
 		return
 	}
 	if merge {
 		if c.index == nil {
-			c.index = map[itemKey]int{}
+			c.index = map[rowKey]int{}
 		}
 		c.index[k] = len(c.ids)
 	}
@@ -78,7 +78,7 @@ func (c *conversationRows) add(ex store.Exchange, merge bool) {
 	c.firstMessages = append(c.firstMessages, ex.Question.Text)
 	c.createdAt = append(c.createdAt, stamp(ex.Question.CreatedAt))
 	c.updatedAt = append(c.updatedAt, updated)
-	c.messages = append(c.messages, 2)
+	c.messageCounts = append(c.messageCounts, 2)
 	c.unanswered = append(c.unanswered, unanswered)
 }
 
@@ -98,15 +98,17 @@ type messageRows struct {
 	tokens                                                                        []int64
 }
 
+// cite counts one use of each of the items ids.
 func (d *deferredWrites) cite(merchantID string, ids []string) {
 	if d.uses == nil {
-		d.uses = map[itemKey]int32{}
+		d.uses = map[rowKey]int32{}
 	}
 	for _, id := range ids {
-		d.uses[itemKey{merchantID, id}]++
+		d.uses[rowKey{merchantID, id}]++
 	}
 }
 
+// claim counts one more conversation in month k, against ceiling.
 func (d *deferredWrites) claim(k monthKey, ceiling int) {
 	if d.claims == nil {
 		d.claims = map[monthKey]monthClaim{}
@@ -115,6 +117,7 @@ func (d *deferredWrites) claim(k monthKey, ceiling int) {
 	d.claims[k] = monthClaim{count: c.count + 1, ceiling: ceiling}
 }
 
+// addTokens counts n more model tokens in month k.
 func (d *deferredWrites) addTokens(k monthKey, n int64) {
 	if d.tokens == nil {
 		d.tokens = map[monthKey]int64{}
@@ -131,7 +134,7 @@ func (p *pipeline) flushRows() {
 				(merchant_id, id, visitor_id, created_at, updated_at, first_message, message_count, unanswered)
 			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::text[],
 				$7::int[], $8::int[])`,
-			c.merchantIDs, c.ids, c.visitorIDs, c.createdAt, c.updatedAt, c.firstMessages, c.messages, c.unanswered)
+			c.merchantIDs, c.ids, c.visitorIDs, c.createdAt, c.updatedAt, c.firstMessages, c.messageCounts, c.unanswered)
 		p.whats = append(p.whats, fmt.Sprintf("recording %d new conversations", len(c.ids)))
 		*c = conversationRows{}
 	}
@@ -144,7 +147,7 @@ func (p *pipeline) flushRows() {
 				$7::int[], $8::int[]) ORDER BY 1, 2
 			ON CONFLICT (merchant_id, id) DO UPDATE SET message_count = c.message_count + excluded.message_count,
 				unanswered = c.unanswered + excluded.unanswered, updated_at = GREATEST(c.updated_at, excluded.updated_at)`,
-			c.merchantIDs, c.ids, c.visitorIDs, c.createdAt, c.updatedAt, c.firstMessages, c.messages, c.unanswered)
+			c.merchantIDs, c.ids, c.visitorIDs, c.createdAt, c.updatedAt, c.firstMessages, c.messageCounts, c.unanswered)
 		p.whats = append(p.whats, fmt.Sprintf("counting exchanges in %d conversations", len(c.ids)))
 		*c = conversationRows{}
 	}
@@ -168,7 +171,7 @@ func (p *pipeline) flushCounts() {
 	p.flushRows()
 	d := &p.deferred
 	if len(d.uses) > 0 {
-		keys := sortedKeys(d.uses, func(a, b itemKey) int {
+		keys := sortedKeys(d.uses, func(a, b rowKey) int {
 			return cmp.Or(cmp.Compare(a.merchantID, b.merchantID), cmp.Compare(a.id, b.id))
 		})
 		merchants, ids, uses := make([]string, len(keys)), make([]string, len(keys)), make([]int32, len(keys))
