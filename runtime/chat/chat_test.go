@@ -280,8 +280,8 @@ type upsertSpy struct {
 	seen []store.Exchange
 }
 
-func (s *upsertSpy) Write(ctx context.Context, fn func(store.Tx) error) error {
-	return s.Store.Write(ctx, func(tx store.Tx) error { return fn(spyTx{tx, s}) })
+func (s *upsertSpy) WriteExchange(ctx context.Context, fn func(store.Tx) error) error {
+	return s.Store.WriteExchange(ctx, func(tx store.Tx) error { return fn(spyTx{tx, s}) })
 }
 
 type spyTx struct {

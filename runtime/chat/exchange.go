@@ -21,7 +21,7 @@ func RecordExchange(ctx context.Context, st store.Store, ex store.Exchange) (sto
 		return store.ExchangeResult{}, fmt.Errorf("recording exchange: %w", err)
 	}
 	var res store.ExchangeResult
-	err := st.Write(ctx, func(tx store.Tx) error {
+	err := st.WriteExchange(ctx, func(tx store.Tx) error {
 		res = store.ExchangeResult{}
 		created, err := tx.UpsertConversation(ctx, ex)
 		if err != nil {

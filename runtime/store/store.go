@@ -39,6 +39,12 @@ type Store interface {
 	// afresh on every run.
 	Write(ctx context.Context, fn func(Tx) error) error
 
+	// WriteExchange is Write for the chat path's exchanges (chat.RecordExchange): the commonest write by far, and a
+	// short one. A store may run the exchanges that arrive together in one transaction (group commit), running each
+	// again alone should any of them fail. Every other write, which may be long (an import of a thousand items, a
+	// merchant's erasure), goes through Write, so that it never holds exchanges up.
+	WriteExchange(ctx context.Context, fn func(Tx) error) error
+
 	// ClaimDeliveries leases up to limit pending deliveries of any merchant that are due at now and not leased by
 	// another caller, until now+lease, and returns them oldest due first. A caller that dies holding a lease
 	// leaves its deliveries to whoever claims them once the lease ends. No merchant holds more than perMerchant

@@ -5,8 +5,8 @@
 // per-month counter row with a conditional upsert, and a new knowledge item one of a per-merchant counter row, in
 // the transaction that writes it. PostgreSQL serialises the writers of one row, so the last slot is taken once.
 //
-// Under load, the writes that queue up while the store's writers are busy share a transaction (group commit), and
-// the exchanges among them are written a few statements a group (see writers and deferredWrites).
+// Under load, the exchanges that queue up while the store's writers are busy share a transaction (group commit),
+// and are written a few statements a group (see writers and deferredWrites).
 package postgres
 
 import (
@@ -128,16 +128,22 @@ func (s *Store) Close() error {
 // maxWriteRuns bounds how many times Write runs a callback that keeps losing a race to other transactions.
 const maxWriteRuns = 5
 
-// Write runs fn in a read-committed transaction, committed when fn returns nil and rolled back otherwise. Under
-// load the transaction is shared with the other writes waiting (see writers); should any of them fail, each runs
-// again in a transaction of its own, so that one write's failure never undoes another. The transaction's
-// statements are pipelined (see pipeline).
+// Write runs fn in a read-committed transaction of its own, committed when fn returns nil and rolled back
+// otherwise. A run that lost a race to a concurrent transaction, of this replica or another, is rolled back and fn
+// is run again, up to maxWriteRuns times in all: see retryable. The transaction's statements are pipelined (see
+// pipeline).
 func (s *Store) Write(ctx context.Context, fn func(store.Tx) error) error {
+	return storeutil.Repanic(s.writeAlone(ctx, fn))
+}
+
+// WriteExchange is Write on one of the store's writers: under load the exchanges waiting for a writer share its
+// transaction (see writers), and should any of them fail, each runs again in a transaction of its own, so that one
+// exchange's failure never undoes another.
+func (s *Store) WriteExchange(ctx context.Context, fn func(store.Tx) error) error {
 	return s.writers.write(ctx, fn)
 }
 
-// writeAlone runs fn in a transaction of its own. A run that lost a race to a concurrent transaction, of this
-// replica or another, is rolled back and fn is run again, up to maxWriteRuns times in all: see retryable.
+// writeAlone runs fn in a transaction of its own, as Write does, and returns a panic in fn as a storeutil.Panic.
 func (s *Store) writeAlone(ctx context.Context, fn func(store.Tx) error) error {
 	for run := 1; ; run++ {
 		err := s.write(ctx, fn)

@@ -22,9 +22,9 @@ type writeRequest struct {
 	done chan error
 }
 
-// writers run the store's writes, each writer one transaction at a time, committing the writes that queued up
-// while it ran the previous ones as one transaction (group commit): under light load each write is its own
-// transaction; under heavy load one transaction, and a few statements (see deferredWrites), serve many exchanges.
+// writers run the store's exchanges (WriteExchange), each writer one transaction at a time, committing the
+// exchanges that queued up while it ran the previous ones as one transaction (group commit): under light load each
+// is its own transaction; under heavy load one transaction, and a few statements (see deferredWrites), serve many.
 type writers struct {
 	requests chan writeRequest
 	quit     chan struct{}

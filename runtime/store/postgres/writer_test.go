@@ -21,7 +21,7 @@ func busyWriters(t *testing.T, s *postgres.Store, n int) (release func()) {
 	for range n {
 		started := make(chan struct{})
 		wg.Go(func() {
-			if err := s.Write(context.Background(), func(store.Tx) error {
+			if err := s.WriteExchange(context.Background(), func(store.Tx) error {
 				close(started)
 				<-gate
 				return nil
@@ -214,5 +214,37 @@ func TestGroupContinuesConversations(t *testing.T) {
 	}
 	if n, err := s.ConversationsThisMonth(ctx, "m1", at); err != nil || n != 3 {
 		t.Errorf("ConversationsThisMonth = %d, %v; want 3", n, err)
+	}
+}
+
+// TestLongWritesDoNotHoldExchangesUp: writes other than exchanges, which may be long, run on connections of their
+// own, not on the writers: while two of them wait, exchanges are still written.
+func TestLongWritesDoNotHoldExchangesUp(t *testing.T) {
+	ctx := t.Context()
+	s := open(t, server.Database(t)+"&pool_max_conns=4")
+	gate := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 2 { // as many as the writers
+		started := make(chan struct{})
+		wg.Go(func() {
+			if err := s.Write(context.Background(), func(store.Tx) error {
+				close(started)
+				<-gate
+				return nil
+			}); err != nil {
+				t.Error(err)
+			}
+		})
+		<-started
+	}
+	defer wg.Wait()
+	defer close(gate)
+	for i := range 5 {
+		writeCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		_, err := chat.RecordExchange(writeCtx, s, newExchange(fmt.Sprint("c", i)))
+		cancel()
+		if err != nil {
+			t.Fatalf("exchange %d while two long writes wait: %v", i, err)
+		}
 	}
 }

@@ -201,6 +201,11 @@ func (s *Store) Write(ctx context.Context, fn func(store.Tx) error) error {
 	return s.writer.write(ctx, func(tx *txn) error { return fn(writeTx{tx}) })
 }
 
+// WriteExchange is Write: the one writing connection runs every write, exchanges or not, in its group commits.
+func (s *Store) WriteExchange(ctx context.Context, fn func(store.Tx) error) error {
+	return s.Write(ctx, fn)
+}
+
 // writeTx is a write transaction's statements (store.Tx).
 type writeTx struct{ *txn }
 

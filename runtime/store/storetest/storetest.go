@@ -266,12 +266,16 @@ func (h harness) panicInWrite(t *testing.T) {
 	panics := make([]any, writes)
 	errs := runConcurrently(writes, func(i int) error {
 		ex := exchange("m1", fmt.Sprint("c", i), base, "Hello", "Hi!")
-		if i != 7 {
+		if i != 7 && i != 13 {
 			_, err := chat.RecordExchange(context.Background(), s, ex)
 			return err
 		}
 		defer func() { panics[i] = recover() }()
-		return s.Write(context.Background(), func(tx store.Tx) error {
+		write := s.Write
+		if i == 13 {
+			write = s.WriteExchange
+		}
+		return write(context.Background(), func(tx store.Tx) error {
 			if _, err := tx.UpsertConversation(context.Background(), ex); err != nil {
 				return err
 			}
@@ -283,13 +287,15 @@ func (h harness) panicInWrite(t *testing.T) {
 			t.Errorf("write %d: %v", i, err)
 		}
 	}
-	if p := fmt.Sprint(panics[7]); !strings.Contains(p, "the callback's bug") {
-		t.Errorf("the panicking write's caller recovered %q, want the callback's panic", p)
+	for _, i := range []int{7, 13} { // through Write and WriteExchange
+		if p := fmt.Sprint(panics[i]); !strings.Contains(p, "the callback's bug") {
+			t.Errorf("the panicking write %d's caller recovered %q, want the callback's panic", i, p)
+		}
+		if exists(t, s, "m1", fmt.Sprint("c", i)) {
+			t.Errorf("the panicking write %d's conversation was stored", i)
+		}
 	}
-	if exists(t, s, "m1", "c7") {
-		t.Error("the panicking write's conversation was stored")
-	}
-	if n := thisMonth(t, s, "m1", base); n != writes-1 {
-		t.Errorf("ConversationsThisMonth = %d, want %d: every write but the panicking one", n, writes-1)
+	if n := thisMonth(t, s, "m1", base); n != writes-2 {
+		t.Errorf("ConversationsThisMonth = %d, want %d: every write but the panicking ones", n, writes-2)
 	}
 }
