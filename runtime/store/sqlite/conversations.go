@@ -13,14 +13,20 @@ import (
 // whether it created the conversation. It is an update and, when that finds no conversation, an insert: the one
 // writing connection runs them with no other write between, and an upsert with RETURNING would make SQLite
 // collect its result in a temporary table. A conversation the runtime has just named (ex.NewConversation) is
-// inserted without the update, which could not find it. The insert is deferred (see flush): a group commit
-// inserts its exchanges' conversations in one statement.
+// inserted without the update, which could not find it, and one it has just read (ex.ConversationExists)
+// upserted without a statement of its own, and reported as not created. Both are deferred (see flush): a group
+// commit writes its exchanges' conversations in a statement or two.
 func (tx writeTx) UpsertConversation(ctx context.Context, ex store.Exchange) (bool, error) {
 	q, a := storeutil.Millis(ex.Question.CreatedAt), storeutil.Millis(ex.Answer.CreatedAt)
 	updated, unanswered := max(q, a), boolInt(!ex.Answer.Answered)
+	if ex.ConversationExists {
+		tx.deferred.continued = append(tx.deferred.continued,
+			ex.MerchantID, ex.ConversationID, ex.VisitorID, q, updated, ex.Question.Text, unanswered)
+		return false, nil
+	}
 	if !ex.NewConversation {
-		// The conversation may be one a deferred insert holds: those go first.
-		if len(tx.deferred.conversations) > 0 {
+		// The conversation may be one a deferred write holds: those go first.
+		if len(tx.deferred.conversations) > 0 || len(tx.deferred.continued) > 0 {
 			if err := tx.flush(ctx); err != nil {
 				return false, err
 			}

@@ -12,8 +12,10 @@ import (
 // commit holds several exchanges, mostly of the same merchant citing the same items: deferred, their inserts take
 // one statement a table instead of one an exchange, and each counted row is updated once a batch.
 type deferredWrites struct {
-	// conversations are the values of the conversations to insert, conversationValues a conversation.
-	conversations []any
+	// conversations are the values of the conversations to insert, conversationValues a conversation; continued
+	// those of the conversations the runtime has read (store.Exchange.ConversationExists), to count an exchange in,
+	// as many values an exchange.
+	conversations, continued []any
 	// messages are the values of the messages to insert, messageValues an exchange's two.
 	messages []any
 	// cited are the items cited, in the order first cited, and uses their counts.
@@ -73,13 +75,15 @@ func (w *deferredWrites) claimed(k monthKey, m monthClaim) {
 
 // pending reports whether anything waits to be written.
 func (w *deferredWrites) pending() bool {
-	return len(w.conversations) > 0 || len(w.messages) > 0 || len(w.cited) > 0 || len(w.months) > 0
+	return len(w.conversations) > 0 || len(w.continued) > 0 || len(w.messages) > 0 || len(w.cited) > 0 || len(w.months) > 0
 }
 
 // reset forgets every deferred write: once written or rolled back.
 func (w *deferredWrites) reset() {
 	clear(w.conversations)
 	w.conversations = w.conversations[:0]
+	clear(w.continued)
+	w.continued = w.continued[:0]
 	clear(w.messages)
 	w.messages = w.messages[:0]
 	w.cited = w.cited[:0]
@@ -99,6 +103,10 @@ func (t *txn) flush(ctx context.Context) error {
 		return t.flushErr
 	}
 	if err := t.insertRows(ctx, w.conversations, conversationValues, t.db.conversationInserts[:], buildInsertConversations); err != nil {
+		t.flushErr = fmt.Errorf("recording conversations: %w", err)
+		return t.flushErr
+	}
+	if err := t.insertRows(ctx, w.continued, conversationValues, t.db.conversationUpserts[:], buildUpsertConversations); err != nil {
 		t.flushErr = fmt.Errorf("recording conversations: %w", err)
 		return t.flushErr
 	}
@@ -163,6 +171,15 @@ func buildInsertConversations(n int) string {
 	return `INSERT INTO conversations
 		(merchant_id, id, visitor_id, created_at, updated_at, first_message, message_count, unanswered) VALUES ` +
 		repeatJoin(`(?, ?, ?, ?, ?, ?, 2, ?)`, n)
+}
+
+// buildUpsertConversations is flush's statement counting n exchanges in their conversations, each bound as
+// UpsertConversation appends it: a conversation deleted since the runtime read it is inserted again. One
+// conversation's exchanges may be rows of one statement: SQLite upserts the rows in order.
+func buildUpsertConversations(n int) string {
+	return buildInsertConversations(n) + `
+		ON CONFLICT (merchant_id, id) DO UPDATE SET message_count = message_count + 2,
+			unanswered = unanswered + excluded.unanswered, updated_at = MAX(updated_at, excluded.updated_at)`
 }
 
 // buildInsertMessages is flush's insert of n exchanges' messages, each exchange bound as InsertMessages appends

@@ -198,7 +198,8 @@ func TestMonthlyClaimsDeferred(t *testing.T) {
 }
 
 // The conversations and messages of a transaction's exchanges are inserted together at its end: an exchange that
-// continues a conversation an earlier one of the same transaction started must find it, and a write whose rows
+// continues a conversation an earlier one of the same transaction started must find it, those of a conversation
+// the runtime has read are counted in it, several in one statement, and a write whose rows
 // fail at the end fails alone, the others of its group commit stored.
 func TestExchangeInsertsDeferred(t *testing.T) {
 	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "parley.db"))
@@ -212,6 +213,10 @@ func TestExchangeInsertsDeferred(t *testing.T) {
 		return store.Exchange{MerchantID: "m1", ConversationID: conversationID, NewConversation: isNew, VisitorID: "v1",
 			Question: store.Message{ID: questionID, Role: store.RoleVisitor, Text: "Where is my order?", CreatedAt: at},
 			Answer:   store.Message{ID: answerID, Role: store.RoleAssistant, Text: "On its way.", CreatedAt: at, Answered: true}}
+	}
+	known := func(ex store.Exchange) store.Exchange {
+		ex.ConversationExists = true
+		return ex
 	}
 	record := func(tx store.Tx, ex store.Exchange) (bool, error) {
 		created, err := tx.UpsertConversation(ctx, ex)
@@ -233,8 +238,10 @@ func TestExchangeInsertsDeferred(t *testing.T) {
 	if err := s.Write(ctx, func(tx store.Tx) error {
 		for _, ex := range []store.Exchange{
 			exchange("c1", true, "q1", "a1"),
-			exchange("c1", false, "q2", "a2"), // continues c1, not yet written
-			exchange("c2", false, "q3", "a3"), // a conversation ID no conversation has: created
+			exchange("c1", false, "q2", "a2"),        // continues c1, not yet written
+			known(exchange("c1", false, "q5", "a5")), // read by the runtime: counted with the deferred rows
+			known(exchange("c1", false, "q6", "a6")), // twice in one statement
+			exchange("c2", false, "q3", "a3"),        // a conversation ID no conversation has: created
 			exchange("c2", false, "q4", "a4"),
 		} {
 			c, err := record(tx, ex)
@@ -247,14 +254,14 @@ func TestExchangeInsertsDeferred(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if want := []bool{true, false, true, false}; fmt.Sprint(created) != fmt.Sprint(want) {
+	if want := []bool{true, false, false, false, true, false}; fmt.Sprint(created) != fmt.Sprint(want) {
 		t.Errorf("created %v, want %v", created, want)
 	}
-	if n1, n2 := messages("c1"), messages("c2"); n1 != 4 || n2 != 4 {
-		t.Errorf("messages: c1 %d, c2 %d; want 4 each", n1, n2)
+	if n1, n2 := messages("c1"), messages("c2"); n1 != 8 || n2 != 4 {
+		t.Errorf("messages: c1 %d, c2 %d; want 8 and 4", n1, n2)
 	}
-	if c, _, err := s.GetConversation(ctx, "m1", "c1"); err != nil || c.MessageCount != 4 {
-		t.Errorf("c1: %+v, %v; want 4 messages counted", c, err)
+	if c, _, err := s.GetConversation(ctx, "m1", "c1"); err != nil || c.MessageCount != 8 {
+		t.Errorf("c1: %+v, %v; want 8 messages counted", c, err)
 	}
 
 	// Held behind a write in progress, the next writes queue up and share a commit; one gives its two messages

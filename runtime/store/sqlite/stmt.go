@@ -27,10 +27,10 @@ type db struct {
 	stmts map[string]*sql.Stmt
 	// wanted are queries seen inside transactions, to prepare once the connection is free.
 	wanted map[string]struct{}
-	// conversationInserts, messageInserts and citationCounts are the texts of flush's statements by number of
-	// rows or items (see statementText).
-	conversationInserts, messageInserts [maxRows + 1]string
-	citationCounts                      [maxCitations + 1]string
+	// conversationInserts, conversationUpserts, messageInserts and citationCounts are the texts of flush's
+	// statements by number of rows or items (see statementText).
+	conversationInserts, conversationUpserts, messageInserts [maxRows + 1]string
+	citationCounts                                           [maxCitations + 1]string
 	// deferred are the deferred writes of the write transaction in progress (see flush), kept here so that their
 	// slices and maps are made once: the writer's handle runs one write transaction at a time.
 	deferred deferredWrites
