@@ -73,10 +73,17 @@ func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *a
 		return nil, err
 	}
 
-	if a.store, err = openStore(ctx, cfg); err != nil {
+	st, err := openStore(ctx, cfg)
+	if err != nil {
 		return nil, err
 	}
+	a.store = st
 	a.closers = append(a.closers, func() { _ = a.store.Close() })
+	for _, c := range st.Collectors() {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("registering the store's metrics: %w", err)
+		}
+	}
 
 	hooks, err := webhook.New(webhook.Config{Outbox: chat.Outbox{Store: a.store}, Tenants: a.tenants, Logger: log, Registry: reg,
 		AllowPrivate: cfg.WebhookAllowPrivate})
@@ -210,9 +217,15 @@ func listen(addr string) (net.Listener, error) {
 	return ln, nil
 }
 
+// measuredStore is a store with metrics of its own, as both stores have.
+type measuredStore interface {
+	store.Store
+	Collectors() []prometheus.Collector
+}
+
 // openStore opens the store cfg names and brings its schema up to date. Errors never contain the database URL's
 // password.
-func openStore(ctx context.Context, cfg contract.Runtime) (store.Store, error) {
+func openStore(ctx context.Context, cfg contract.Runtime) (measuredStore, error) {
 	if cfg.Storage == contract.StoragePostgres {
 		return postgres.Open(ctx, cfg.DatabaseURL)
 	}

@@ -168,7 +168,8 @@ func TestRuntimeMetricsApart(t *testing.T) {
 		t.Errorf("the public port serves /metrics: %d %s", r.status, r.body)
 	}
 	if r := get(t, "http://"+metrics+"/metrics", nil); r.status != http.StatusOK ||
-		!strings.Contains(r.body, `parley_runtime_http_requests_total{code="404",route="unmatched"}`) {
+		!strings.Contains(r.body, `parley_runtime_http_requests_total{code="404",route="unmatched"}`) ||
+		!strings.Contains(r.body, "parley_runtime_store_group_writes_count") {
 		t.Errorf("the metrics listener: %d %s", r.status, r.body)
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/internal/storeutil"
@@ -117,6 +118,9 @@ func (s *Store) Ping(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Collectors are the store's metrics, for a registry: its group commits' (storeutil.GroupMetrics).
+func (s *Store) Collectors() []prometheus.Collector { return s.writers.metrics.Collectors() }
 
 // Close closes the connection pool, waiting for connections in use to be released.
 func (s *Store) Close() error {

@@ -26,6 +26,7 @@ type writeRequest struct {
 // exchanges that queued up while it ran the previous ones as one transaction (group commit): under light load each
 // is its own transaction; under heavy load one transaction, and a few statements (see deferredWrites), serve many.
 type writers struct {
+	metrics  storeutil.GroupMetrics
 	requests chan writeRequest
 	quit     chan struct{}
 	once     sync.Once
@@ -33,7 +34,7 @@ type writers struct {
 }
 
 func startWriters(s *Store, n int) *writers {
-	w := &writers{requests: make(chan writeRequest), quit: make(chan struct{})}
+	w := &writers{metrics: storeutil.NewGroupMetrics(), requests: make(chan writeRequest), quit: make(chan struct{})}
 	for range n {
 		w.wg.Go(func() { w.loop(s) })
 	}
@@ -68,8 +69,13 @@ func (w *writers) loop(s *Store) {
 			return
 		}
 		group := w.collect([]writeRequest{first})
+		w.metrics.Grouped(len(group))
 		results := make([]error, len(group))
-		if len(group) == 1 || !s.writeGroup(group, results) {
+		together := len(group) > 1 && s.writeGroup(group, results)
+		if len(group) > 1 && !together {
+			w.metrics.Split()
+		}
+		if !together {
 			// One write's failure must not undo the others: each runs again on its own.
 			for i, r := range group {
 				if results[i] == nil {

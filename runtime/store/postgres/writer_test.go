@@ -10,6 +10,7 @@ import (
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/postgres"
+	"github.com/parley-dev/parley/runtime/store/storetest"
 )
 
 // busyWriters occupies each of the store's n writers with a write that waits until the returned function is
@@ -88,6 +89,10 @@ func TestGroupCommit(t *testing.T) {
 	if n := p.roundTrips(); n > writers+4 {
 		t.Errorf("20 exchanges written in %d round trips, want at most %d", n, writers+4)
 	}
+	if groups, writes, split := storetest.GroupMetrics(t, s.Collectors()); writes != 20+writers || groups > writers+4 || split != 0 {
+		t.Errorf("parley_runtime_store_group_writes: %d writes in %d groups, %d split; want %d in at most %d, none split",
+			writes, groups, split, 20+writers, writers+4)
+	}
 	if n, err := s.ConversationsThisMonth(ctx, "m1", at); err != nil || n != 20 {
 		t.Errorf("ConversationsThisMonth = %d, %v; want 20", n, err)
 	}
@@ -128,6 +133,9 @@ func TestGroupFailure(t *testing.T) {
 		if (err != nil) != (i == 7) {
 			t.Errorf("exchange %d: %v", i, err)
 		}
+	}
+	if _, _, split := storetest.GroupMetrics(t, s.Collectors()); split != 1 {
+		t.Errorf("parley_runtime_store_groups_split_total = %d, want 1", split)
 	}
 	if n, err := s.ConversationsThisMonth(ctx, "m1", at); err != nil || n != 20 {
 		t.Errorf("ConversationsThisMonth = %d, %v; want 20: the first and 19 of the group", n, err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/store/storetest"
 )
 
 // The citations a transaction counts are written once per item, at its end or before any statement that is not an
@@ -296,5 +297,9 @@ func TestExchangeInsertsDeferred(t *testing.T) {
 		if (i == 3) != errors.Is(getErr, store.ErrNotFound) {
 			t.Errorf("conversation of write %d: %v", i, getErr)
 		}
+	}
+	if groups, writes, split := storetest.GroupMetrics(t, s.Collectors()); split != 1 || writes <= groups {
+		t.Errorf("parley_runtime_store_group_writes: %d writes in %d groups, %d split; want a group of several, split once",
+			writes, groups, split)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/pressly/goose/v3"
+	"github.com/prometheus/client_golang/prometheus"
 	sqlite "modernc.org/sqlite"
 
 	"github.com/parley-dev/parley/runtime/store"
@@ -180,6 +181,9 @@ func (s *Store) Ping(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Collectors are the store's metrics, for a registry: its group commits' (storeutil.GroupMetrics).
+func (s *Store) Collectors() []prometheus.Collector { return s.writer.metrics.Collectors() }
 
 // Close closes the database.
 func (s *Store) Close() error {

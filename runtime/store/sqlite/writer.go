@@ -29,6 +29,7 @@ type writeRequest struct {
 // pages, each written to the log by its own system call), serves many.
 type writer struct {
 	db       *db
+	metrics  storeutil.GroupMetrics
 	requests chan writeRequest
 	quit     chan struct{}
 	stopped  chan struct{}
@@ -42,7 +43,7 @@ type writer struct {
 }
 
 func newWriter(d *db) *writer {
-	w := &writer{db: d, requests: make(chan writeRequest), quit: make(chan struct{}), stopped: make(chan struct{}),
+	w := &writer{db: d, metrics: storeutil.NewGroupMetrics(), requests: make(chan writeRequest), quit: make(chan struct{}), stopped: make(chan struct{}),
 		restart: make(chan int64, 1), bound: make(chan struct{}, 1)}
 	go w.loop()
 	return w
@@ -202,8 +203,13 @@ func (w *writer) collect(batch []writeRequest) []writeRequest {
 // write's failure never undoes another. Failures are rare (a conversation over the monthly ceiling, a duplicate),
 // so the common case pays one commit for the whole batch and nothing per write.
 func (w *writer) commit(batch []writeRequest) {
+	w.metrics.Grouped(len(batch))
 	results := make([]error, len(batch))
-	if len(batch) == 1 || !w.runTogether(batch, results) {
+	together := len(batch) > 1 && w.runTogether(batch, results)
+	if len(batch) > 1 && !together {
+		w.metrics.Split()
+	}
+	if !together {
 		for i, r := range batch {
 			if results[i] == nil {
 				results[i] = w.runAlone(r)
