@@ -144,7 +144,7 @@ func (s *Store) Write(ctx context.Context, fn func(store.Tx) error) error {
 // transaction (see writers), and should any of them fail, each runs again in a transaction of its own, so that one
 // exchange's failure never undoes another.
 func (s *Store) WriteExchange(ctx context.Context, fn func(store.Tx) error) error {
-	return s.writers.write(ctx, fn)
+	return s.writers.queue.Write(ctx, fn)
 }
 
 // writeAlone runs fn in a transaction of its own, as Write does, and returns a panic in fn as a storeutil.Panic.

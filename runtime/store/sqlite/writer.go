@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"sync"
 
 	"github.com/parley-dev/parley/runtime/store/internal/storeutil"
 )
@@ -13,27 +12,15 @@ import (
 // maxBatch is the most writes committed in one transaction.
 const maxBatch = 64
 
-// errClosed is returned by writes after Close.
-var errClosed = errors.New("the store is closed")
-
-// writeRequest is one caller's write transaction, waiting for the writer.
-type writeRequest struct {
-	ctx  context.Context
-	fn   func(tx *txn) error
-	done chan error
-}
-
 // writer runs every write of the store on its single connection, committing the writes that queued up while
 // the previous commit ran as one transaction (group commit; see commit). Under light load each write is its own
 // transaction; under heavy load one commit, the costly part of a small write (a chat exchange dirties about ten
 // pages, each written to the log by its own system call), serves many.
 type writer struct {
-	db       *db
-	metrics  storeutil.GroupMetrics
-	requests chan writeRequest
-	quit     chan struct{}
-	stopped  chan struct{}
-	once     sync.Once
+	db      *db
+	queue   *storeutil.WriteQueue[*txn]
+	metrics storeutil.GroupMetrics
+	stopped chan struct{}
 	// restart asks the writer to restart the write-ahead log once no write waits (see restartLog), with the
 	// count of changes the checkpoint that copied the whole log saw.
 	restart chan int64
@@ -43,8 +30,8 @@ type writer struct {
 }
 
 func newWriter(d *db) *writer {
-	w := &writer{db: d, metrics: storeutil.NewGroupMetrics(), requests: make(chan writeRequest), quit: make(chan struct{}), stopped: make(chan struct{}),
-		restart: make(chan int64, 1), bound: make(chan struct{}, 1)}
+	w := &writer{db: d, queue: storeutil.NewWriteQueue[*txn](), metrics: storeutil.NewGroupMetrics(),
+		stopped: make(chan struct{}), restart: make(chan int64, 1), bound: make(chan struct{}, 1)}
 	go w.loop()
 	return w
 }
@@ -53,20 +40,12 @@ func newWriter(d *db) *writer {
 // runs to completion even if ctx is cancelled, so that cancelling one caller never interrupts a transaction that
 // others' writes share.
 func (w *writer) write(ctx context.Context, fn func(tx *txn) error) error {
-	req := writeRequest{ctx: ctx, fn: fn, done: make(chan error, 1)}
-	select {
-	case w.requests <- req:
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-w.quit:
-		return errClosed
-	}
-	return storeutil.Repanic(<-req.done)
+	return w.queue.Write(ctx, fn)
 }
 
 // close stops the writer after the write in progress.
 func (w *writer) close() {
-	w.once.Do(func() { close(w.quit) })
+	w.queue.Close()
 	<-w.stopped
 }
 
@@ -95,12 +74,12 @@ func (w *writer) loop() {
 		if !ok {
 			return
 		}
-		batch := w.collect([]writeRequest{first})
+		batch := w.queue.Collect([]storeutil.Write[*txn]{first}, maxBatch)
 		// Yield once before committing: under load, the handlers already running reach the queue meanwhile and
 		// share this commit instead of paying one each (the commit's page writes are most of a write's cost);
 		// when nothing else is runnable the yield returns at once, so an idle store adds no delay.
 		runtime.Gosched()
-		batch = w.collect(batch)
+		batch = w.queue.Collect(batch, maxBatch)
 		w.commit(batch)
 		w.db.prepareWanted(context.Background())
 		select {
@@ -123,15 +102,15 @@ func (w *writer) totalChanges(ctx context.Context) (int64, error) {
 
 // next waits for the next write and returns it, or false once the writer is closed. Meanwhile it restarts the
 // log when the checkpointer asks; a write already waiting goes first.
-func (w *writer) next() (writeRequest, bool) {
+func (w *writer) next() (storeutil.Write[*txn], bool) {
 	for {
 		select {
-		case r := <-w.requests:
+		case r := <-w.queue.Requests():
 			return r, true
 		default:
 		}
 		select {
-		case r := <-w.requests:
+		case r := <-w.queue.Requests():
 			return r, true
 		case changes := <-w.restart:
 			// Rows changed since the checkpoint began are in frames it did not copy: SQLite would not restart
@@ -143,8 +122,8 @@ func (w *writer) next() (writeRequest, bool) {
 			}
 		case <-w.bound:
 			w.boundLog()
-		case <-w.quit:
-			return writeRequest{}, false
+		case <-w.queue.Closed():
+			return storeutil.Write[*txn]{}, false
 		}
 	}
 }
@@ -157,7 +136,7 @@ func (w *writer) next() (writeRequest, bool) {
 // does by itself.
 func (w *writer) restartLog() {
 	ctx := context.Background()
-	_ = w.runAlone(writeRequest{ctx: ctx, fn: func(tx *txn) error {
+	_ = w.runAlone(storeutil.Write[*txn]{Ctx: ctx, Fn: func(tx *txn) error {
 		_, err := tx.ExecContext(ctx, `PRAGMA user_version = 0`)
 		return err
 	}})
@@ -185,24 +164,11 @@ func (w *writer) boundLog() {
 	}
 }
 
-// collect adds the writes waiting in the queue to batch, up to maxBatch.
-func (w *writer) collect(batch []writeRequest) []writeRequest {
-	for len(batch) < maxBatch {
-		select {
-		case r := <-w.requests:
-			batch = append(batch, r)
-		default:
-			return batch
-		}
-	}
-	return batch
-}
-
 // commit runs a batch of writes and tells each its outcome. The writes first run together in one transaction;
 // should one of them fail, that transaction is rolled back and each write runs again in its own, so that one
 // write's failure never undoes another. Failures are rare (a conversation over the monthly ceiling, a duplicate),
 // so the common case pays one commit for the whole batch and nothing per write.
-func (w *writer) commit(batch []writeRequest) {
+func (w *writer) commit(batch []storeutil.Write[*txn]) {
 	w.metrics.Grouped(len(batch))
 	results := make([]error, len(batch))
 	together := len(batch) > 1 && w.runTogether(batch, results)
@@ -217,13 +183,13 @@ func (w *writer) commit(batch []writeRequest) {
 		}
 	}
 	for i, r := range batch {
-		r.done <- results[i]
+		r.Finish(results[i])
 	}
 }
 
 // runTogether runs the batch in one transaction. It records the writes whose callers gave up, and the commit's
 // error, in results; it returns false, with nothing written, when a write failed and the rest must run alone.
-func (w *writer) runTogether(batch []writeRequest, results []error) bool {
+func (w *writer) runTogether(batch []storeutil.Write[*txn], results []error) bool {
 	ctx := context.Background() // the transaction belongs to no single caller
 	tx, err := w.db.begin(ctx, nil)
 	if err != nil {
@@ -231,11 +197,11 @@ func (w *writer) runTogether(batch []writeRequest, results []error) bool {
 		return true
 	}
 	for i, r := range batch {
-		if err := r.ctx.Err(); err != nil {
+		if err := r.Ctx.Err(); err != nil {
 			results[i] = err
 			continue
 		}
-		if err := storeutil.Call(r.fn, tx); err != nil {
+		if err := storeutil.Call(r.Fn, tx); err != nil {
 			_ = tx.Rollback()
 			return false
 		}
@@ -253,15 +219,15 @@ func (w *writer) runTogether(batch []writeRequest, results []error) bool {
 }
 
 // runAlone runs one write in its own transaction.
-func (w *writer) runAlone(r writeRequest) error {
-	if err := r.ctx.Err(); err != nil {
+func (w *writer) runAlone(r storeutil.Write[*txn]) error {
+	if err := r.Ctx.Err(); err != nil {
 		return err
 	}
 	tx, err := w.db.begin(context.Background(), nil)
 	if err != nil {
 		return err
 	}
-	if err := storeutil.Call(r.fn, tx); err != nil {
+	if err := storeutil.Call(r.Fn, tx); err != nil {
 		if rbErr := tx.Rollback(); rbErr != nil {
 			return errors.Join(err, fmt.Errorf("rolling back: %w", rbErr))
 		}

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/parley-dev/parley/runtime/store/internal/storeutil"
 )
 
 // mustWrite runs query with args in a write transaction of s.
@@ -89,8 +91,8 @@ func TestWriteAfterClose(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.write(t.Context(), func(*txn) error { return nil }); !errors.Is(err, errClosed) {
-		t.Errorf("write after Close: %v, want errClosed", err)
+	if err := s.write(t.Context(), func(*txn) error { return nil }); !errors.Is(err, storeutil.ErrClosed) {
+		t.Errorf("write after Close: %v, want storeutil.ErrClosed", err)
 	}
 }
 

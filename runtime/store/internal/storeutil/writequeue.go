@@ -1,0 +1,71 @@
+package storeutil
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// ErrClosed is returned by writes after the store is closed.
+var ErrClosed = errors.New("the store is closed")
+
+// Write is one caller's write transaction, waiting in a WriteQueue: its callback, run with a transaction of type T,
+// and its caller's context.
+type Write[T any] struct {
+	Ctx  context.Context //nolint:containedctx // the caller's, for its callback's statements
+	Fn   func(T) error
+	done chan error
+}
+
+// Finish tells the waiting caller the write's outcome.
+func (w Write[T]) Finish(err error) { w.done <- err }
+
+// WriteQueue is where a store's callers leave their writes for the store's writer goroutines, each of which takes
+// a write and those waiting behind it, to run them in one transaction (group commit; see Collect).
+type WriteQueue[T any] struct {
+	requests chan Write[T]
+	closed   chan struct{}
+	once     sync.Once
+}
+
+// NewWriteQueue returns an open queue.
+func NewWriteQueue[T any]() *WriteQueue[T] {
+	return &WriteQueue[T]{requests: make(chan Write[T]), closed: make(chan struct{})}
+}
+
+// Write waits for a writer to take fn and returns its outcome, raising again on the caller's goroutine a panic in
+// fn (see Call). A caller whose ctx ends before a writer takes the write gets ctx's error; once taken, it waits
+// for the writer's outcome.
+func (q *WriteQueue[T]) Write(ctx context.Context, fn func(T) error) error {
+	w := Write[T]{Ctx: ctx, Fn: fn, done: make(chan error, 1)}
+	select {
+	case q.requests <- w:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-q.closed:
+		return ErrClosed
+	}
+	return Repanic(<-w.done)
+}
+
+// Requests are the waiting writes, for the writers to take.
+func (q *WriteQueue[T]) Requests() <-chan Write[T] { return q.requests }
+
+// Closed is closed once the queue is: the writers stop taking writes.
+func (q *WriteQueue[T]) Closed() <-chan struct{} { return q.closed }
+
+// Collect adds the writes waiting to group, up to limit in all.
+func (q *WriteQueue[T]) Collect(group []Write[T], limit int) []Write[T] {
+	for len(group) < limit {
+		select {
+		case w := <-q.requests:
+			group = append(group, w)
+		default:
+			return group
+		}
+	}
+	return group
+}
+
+// Close refuses new writes with ErrClosed; the writes already taken run to their end.
+func (q *WriteQueue[T]) Close() { q.once.Do(func() { close(q.closed) }) }
