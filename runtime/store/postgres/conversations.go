@@ -47,7 +47,7 @@ func (tx writeTx) UpsertConversation(ctx context.Context, ex store.Exchange) (bo
 
 // ClaimMonthlySlot adds one to the merchant's count for the month of at, under the ceiling limit (0: none), which
 // the row keeps and its CHECK constraint enforces. The claim is deferred to the commit (see deferredWrites); a
-// claim past the ceiling fails it, and the error, store.ErrQuotaExceeded, comes back from Write.
+// claim past the ceiling fails it, and the error, store.ErrQuotaExceeded, comes back from the write.
 func (tx writeTx) ClaimMonthlySlot(ctx context.Context, merchantID string, at time.Time, limit int) error {
 	tx.deferred.claim(monthKey{merchantID, storeutil.Month(at)}, limit)
 	return nil
