@@ -8,12 +8,16 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The lead export is every lead of the merchant, and never a cell a spreadsheet would run as a formula.
 func TestLeadsExport(t *testing.T) {
 	e := newEnv(t)
 	_, conv := e.chat(t, "alpha", "Please write to jane@customer.example")
+	// Leads of one millisecond are listed in no particular order (their IDs' random part decides): the form's comes
+	// a millisecond later, so that "newest first" is one order.
+	time.Sleep(2 * time.Millisecond)
 	// A visitor's contact form whose name is a spreadsheet formula.
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, e.url+"/api/v1/leads", strings.NewReader(
 		`{"name": "=HYPERLINK(\"https://evil.example\")", "email": "mallory@customer.example", "message": "@SUM(1)", "consent": true}`))
