@@ -58,7 +58,7 @@ func recordAll(t *testing.T, s *postgres.Store, writers int, exchanges []store.E
 			_, errs[i] = chat.RecordExchange(context.Background(), s, ex)
 		})
 	}
-	time.Sleep(200 * time.Millisecond) // for the goroutines to queue up behind the busy writers
+	time.Sleep(500 * time.Millisecond) // for the goroutines to queue up behind the busy writers
 	release()
 	wg.Wait()
 	return errs
@@ -85,13 +85,15 @@ func TestGroupCommit(t *testing.T) {
 			t.Errorf("exchange %d: %v", i, err)
 		}
 	}
-	// The busy writes' own transactions take one round trip each, and so does each group's.
-	if n := p.roundTrips(); n > writers+4 {
-		t.Errorf("20 exchanges written in %d round trips, want at most %d", n, writers+4)
+	// The busy writes' own transactions take one round trip each, and so does each group's, but for a connection's
+	// first, which prepares the statements; alone, each exchange would take one. The bound leaves room for a loaded
+	// machine, where some exchanges may reach the queue only after the first groups have formed.
+	if n := p.roundTrips(); n > 10 {
+		t.Errorf("20 exchanges written in %d round trips, want at most 10", n)
 	}
-	if groups, writes, split := storetest.GroupMetrics(t, s.Collectors()); writes != 20+writers || groups > writers+4 || split != 0 {
-		t.Errorf("parley_runtime_store_group_writes: %d writes in %d groups, %d split; want %d in at most %d, none split",
-			writes, groups, split, 20+writers, writers+4)
+	if groups, writes, split := storetest.GroupMetrics(t, s.Collectors()); writes != 20+writers || groups > 10 || split != 0 {
+		t.Errorf("parley_runtime_store_group_writes: %d writes in %d groups, %d split; want %d in at most 10, none split",
+			writes, groups, split, 20+writers)
 	}
 	if n, err := s.ConversationsThisMonth(ctx, "m1", at); err != nil || n != 20 {
 		t.Errorf("ConversationsThisMonth = %d, %v; want 20", n, err)
@@ -209,8 +211,8 @@ func TestGroupContinuesConversations(t *testing.T) {
 			t.Errorf("exchange %d: %v", i, err)
 		}
 	}
-	if n := p.roundTrips(); n > 6 {
-		t.Errorf("12 exchanges written in %d round trips, want at most 6", n)
+	if n := p.roundTrips(); n > 9 { // alone, each would take one, and the busy writes two more
+		t.Errorf("12 exchanges written in %d round trips, want at most 9", n)
 	}
 	for c := range 3 {
 		conv, msgs, err := s.GetConversation(ctx, "m1", fmt.Sprint("c", c))
