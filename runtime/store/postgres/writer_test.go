@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -255,6 +256,58 @@ func TestLongWritesDoNotHoldExchangesUp(t *testing.T) {
 		cancel()
 		if err != nil {
 			t.Fatalf("exchange %d while two long writes wait: %v", i, err)
+		}
+	}
+}
+
+// TestGroupKeepsMerchantsApart: one group holds two merchants' exchanges, with the same conversation IDs and
+// citing items of the same ID; each merchant's conversations, item counts and month count hold its own alone.
+func TestGroupKeepsMerchantsApart(t *testing.T) {
+	ctx := t.Context()
+	s := open(t, server.Database(t)+"&pool_max_conns=4")
+	sizes := map[string]int{"m1": 10, "m2": 4}
+	var exchanges []store.Exchange
+	for merchant, n := range sizes {
+		if err := chat.CreateKnowledge(ctx, s, store.Knowledge{ID: "k1", MerchantID: merchant, Title: "Shipping",
+			Content: "Two days.", CreatedAt: at, UpdatedAt: at}, 0); err != nil {
+			t.Fatal(err)
+		}
+		started := newExchange("shared")
+		started.MerchantID = merchant
+		started.Question.ID, started.Answer.ID = merchant+"-q", merchant+"-a"
+		if _, err := chat.RecordExchange(ctx, s, started); err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			ex := newExchange(fmt.Sprint("c", i)) // the same conversation IDs for both merchants
+			ex.MerchantID = merchant
+			ex.Question.ID, ex.Answer.ID = fmt.Sprintf("%s-q%d", merchant, i), fmt.Sprintf("%s-a%d", merchant, i)
+			continued := ex
+			continued.ConversationID, continued.NewConversation, continued.ConversationExists = "shared", false, true
+			continued.Question.ID, continued.Answer.ID = "more-"+ex.Question.ID, "more-"+ex.Answer.ID
+			exchanges = append(exchanges, ex, continued)
+		}
+	}
+	for i, err := range recordAll(t, s, 2, exchanges) {
+		if err != nil {
+			t.Errorf("exchange %d: %v", i, err)
+		}
+	}
+	for merchant, n := range sizes {
+		if got, err := s.ConversationsThisMonth(ctx, merchant, at); err != nil || got != n+1 {
+			t.Errorf("%s: ConversationsThisMonth = %d, %v; want %d", merchant, got, err, n+1)
+		}
+		if k, err := s.GetKnowledge(ctx, merchant, "k1"); err != nil || k.UseCount != 2*n+1 {
+			t.Errorf("%s's k1 cited %d times, %v; want %d", merchant, k.UseCount, err, 2*n+1)
+		}
+		c, msgs, err := s.GetConversation(ctx, merchant, "shared")
+		if err != nil || c.MessageCount != 2*(n+1) || len(msgs) != 2*(n+1) || c.MerchantID != merchant {
+			t.Errorf("%s's shared conversation: %+v with %d messages, %v; want %d", merchant, c, len(msgs), err, 2*(n+1))
+		}
+		for _, m := range msgs {
+			if !strings.HasPrefix(m.ID, merchant+"-") && !strings.HasPrefix(m.ID, "more-"+merchant+"-") {
+				t.Errorf("%s's shared conversation holds message %s", merchant, m.ID)
+			}
 		}
 	}
 }
