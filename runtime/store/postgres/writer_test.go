@@ -18,12 +18,19 @@ import (
 // called, so that the writes made meanwhile queue up and are run in groups.
 func busyWriters(t *testing.T, s *postgres.Store, n int) (release func()) {
 	t.Helper()
+	return waitingWrites(t, s.WriteExchange, n)
+}
+
+// waitingWrites starts n writes through write, each started before the next, that wait until the returned
+// function is called.
+func waitingWrites(t *testing.T, write func(context.Context, func(store.Tx) error) error, n int) (release func()) {
+	t.Helper()
 	gate := make(chan struct{})
 	var wg sync.WaitGroup
 	for range n {
 		started := make(chan struct{})
 		wg.Go(func() {
-			if err := s.WriteExchange(context.Background(), func(store.Tx) error {
+			if err := write(context.Background(), func(store.Tx) error {
 				close(started)
 				<-gate
 				return nil
@@ -233,23 +240,7 @@ func TestGroupContinuesConversations(t *testing.T) {
 func TestLongWritesDoNotHoldExchangesUp(t *testing.T) {
 	ctx := t.Context()
 	s := open(t, server.Database(t)+"&pool_max_conns=4")
-	gate := make(chan struct{})
-	var wg sync.WaitGroup
-	for range 2 { // as many as the writers
-		started := make(chan struct{})
-		wg.Go(func() {
-			if err := s.Write(context.Background(), func(store.Tx) error {
-				close(started)
-				<-gate
-				return nil
-			}); err != nil {
-				t.Error(err)
-			}
-		})
-		<-started
-	}
-	defer wg.Wait()
-	defer close(gate)
+	defer waitingWrites(t, s.Write, 2)() // as many as the writers
 	for i := range 5 {
 		writeCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		_, err := chat.RecordExchange(writeCtx, s, newExchange(fmt.Sprint("c", i)))
