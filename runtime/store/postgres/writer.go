@@ -43,23 +43,9 @@ func (w *writers) loop(s *Store) {
 			return
 		}
 		group := w.queue.Collect([]storeutil.Write[store.Tx]{first}, maxGroup)
-		w.metrics.Grouped(len(group))
-		results := make([]error, len(group))
-		together := len(group) > 1 && s.writeGroup(group, results)
-		if len(group) > 1 && !together {
-			w.metrics.Split()
-		}
-		if !together {
-			// One write's failure must not undo the others: each runs again on its own.
-			for i, r := range group {
-				if results[i] == nil {
-					results[i] = s.writeAlone(r.Ctx, r.Fn)
-				}
-			}
-		}
-		for i, r := range group {
-			r.Finish(results[i])
-		}
+		storeutil.RunGroup(group, w.metrics, s.writeGroup, func(r storeutil.Write[store.Tx]) error {
+			return s.writeAlone(r.Ctx, r.Fn)
+		})
 	}
 }
 

@@ -164,27 +164,11 @@ func (w *writer) boundLog() {
 	}
 }
 
-// commit runs a batch of writes and tells each its outcome. The writes first run together in one transaction;
-// should one of them fail, that transaction is rolled back and each write runs again in its own, so that one
-// write's failure never undoes another. Failures are rare (a conversation over the monthly ceiling, a duplicate),
-// so the common case pays one commit for the whole batch and nothing per write.
+// commit runs a batch of writes and tells each its outcome (see storeutil.RunGroup). Failures are rare (a
+// conversation over the monthly ceiling, a duplicate), so the common case pays one commit for the whole batch and
+// nothing per write.
 func (w *writer) commit(batch []storeutil.Write[*txn]) {
-	w.metrics.Grouped(len(batch))
-	results := make([]error, len(batch))
-	together := len(batch) > 1 && w.runTogether(batch, results)
-	if len(batch) > 1 && !together {
-		w.metrics.Split()
-	}
-	if !together {
-		for i, r := range batch {
-			if results[i] == nil {
-				results[i] = w.runAlone(r)
-			}
-		}
-	}
-	for i, r := range batch {
-		r.Finish(results[i])
-	}
+	storeutil.RunGroup(batch, w.metrics, w.runTogether, w.runAlone)
 }
 
 // runTogether runs the batch in one transaction. It records the writes whose callers gave up, and the commit's

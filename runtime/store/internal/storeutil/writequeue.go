@@ -67,5 +67,28 @@ func (q *WriteQueue[T]) Collect(group []Write[T], limit int) []Write[T] {
 	return group
 }
 
+// RunGroup runs a group of writes a writer took together and tells each caller its outcome. The writes first run
+// in one transaction (together), which records in results the outcome of those it did not run, such as a caller's
+// that gave up, and reports false, with nothing written, when one of them failed; each write without an outcome
+// then runs in a transaction of its own (alone), so that one write's failure never undoes another. A group of one
+// runs alone at once. m counts the group, and the groups that fell apart.
+func RunGroup[T any](group []Write[T], m GroupMetrics, together func([]Write[T], []error) bool, alone func(Write[T]) error) {
+	m.Grouped(len(group))
+	results := make([]error, len(group))
+	if len(group) == 1 || !together(group, results) {
+		if len(group) > 1 {
+			m.Split()
+		}
+		for i, w := range group {
+			if results[i] == nil {
+				results[i] = alone(w)
+			}
+		}
+	}
+	for i, w := range group {
+		w.Finish(results[i])
+	}
+}
+
 // Close refuses new writes with ErrClosed; the writes already taken run to their end.
 func (q *WriteQueue[T]) Close() { q.once.Do(func() { close(q.closed) }) }
