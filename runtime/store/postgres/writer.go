@@ -21,7 +21,8 @@ type writers struct {
 }
 
 func startWriters(s *Store, n int) *writers {
-	w := &writers{queue: storeutil.NewWriteQueue[store.Tx](), metrics: storeutil.NewGroupMetrics()}
+	q := storeutil.NewWriteQueue[store.Tx]()
+	w := &writers{queue: q, metrics: storeutil.NewGroupMetrics(q.Waiting)}
 	for range n {
 		w.wg.Go(func() { w.loop(s) })
 	}

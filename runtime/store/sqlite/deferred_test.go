@@ -286,7 +286,7 @@ func TestExchangeInsertsDeferred(t *testing.T) {
 			})
 		})
 	}
-	time.Sleep(50 * time.Millisecond) // for the writes to queue
+	storetest.AwaitWaitingWrites(t, s.Collectors(), len(errs))
 	close(release)
 	wg.Wait()
 	for i, err := range errs {

@@ -30,7 +30,8 @@ type writer struct {
 }
 
 func newWriter(d *db) *writer {
-	w := &writer{db: d, queue: storeutil.NewWriteQueue[*txn](), metrics: storeutil.NewGroupMetrics(),
+	q := storeutil.NewWriteQueue[*txn]()
+	w := &writer{db: d, queue: q, metrics: storeutil.NewGroupMetrics(q.Waiting),
 		stopped: make(chan struct{}), restart: make(chan int64, 1), bound: make(chan struct{}, 1)}
 	go w.loop()
 	return w

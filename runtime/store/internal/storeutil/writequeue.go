@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 )
 
 // ErrClosed is returned by writes after the store is closed.
@@ -26,6 +27,7 @@ type WriteQueue[T any] struct {
 	requests chan Write[T]
 	closed   chan struct{}
 	once     sync.Once
+	waiting  atomic.Int64
 }
 
 // NewWriteQueue returns an open queue.
@@ -38,15 +40,22 @@ func NewWriteQueue[T any]() *WriteQueue[T] {
 // for the writer's outcome.
 func (q *WriteQueue[T]) Write(ctx context.Context, fn func(T) error) error {
 	w := Write[T]{Ctx: ctx, Fn: fn, done: make(chan error, 1)}
+	q.waiting.Add(1)
 	select {
 	case q.requests <- w:
+		q.waiting.Add(-1)
 	case <-ctx.Done():
+		q.waiting.Add(-1)
 		return ctx.Err()
 	case <-q.closed:
+		q.waiting.Add(-1)
 		return ErrClosed
 	}
 	return Repanic(<-w.done)
 }
+
+// Waiting is how many callers wait for a writer to take their write.
+func (q *WriteQueue[T]) Waiting() int { return int(q.waiting.Load()) }
 
 // Requests are the waiting writes, for the writers to take.
 func (q *WriteQueue[T]) Requests() <-chan Write[T] { return q.requests }
