@@ -96,15 +96,27 @@ type Reply struct {
 	Usage assistant.Usage
 }
 
+// MaxConversationMessages is the most messages a conversation holds, questions and answers. It bounds what each
+// turn and the conversation's page read, which a visitor with the page's public key could otherwise grow without
+// end; a visitor's conversation with a help desk's assistant rarely passes a few dozen.
+const MaxConversationMessages = 1000
+
+// ErrConversationFull refuses a turn that would take a conversation past MaxConversationMessages: the visitor
+// goes on in a new conversation.
+var ErrConversationFull = fmt.Errorf("the conversation has reached its %d messages", MaxConversationMessages)
+
 // Answer answers a visitor's message from the merchant's knowledge and stores question and answer in one
 // transaction. A new conversation past the plan's monthly ceiling is refused with store.ErrQuotaExceeded before
-// any work is done, and exactly again when it is written.
+// any work is done, and exactly again when it is written; a turn past the conversation's messages, with
+// ErrConversationFull.
 func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Reply, error) {
 	exists, made := false, false
 	var history []assistant.Turn
 	if q.ConversationID != "" {
-		_, msgs, err := s.store.GetConversation(ctx, m.MerchantID, q.ConversationID)
+		c, msgs, err := s.store.ConversationTail(ctx, m.MerchantID, q.ConversationID, maxHistory)
 		switch {
+		case err == nil && c.MessageCount+2 > MaxConversationMessages:
+			return Reply{}, ErrConversationFull
 		case err == nil:
 			exists, history = true, turns(msgs)
 		case !errors.Is(err, store.ErrNotFound):
@@ -182,7 +194,6 @@ const maxHistory = 20
 
 // turns are a conversation's latest messages as the responder sees them.
 func turns(msgs []store.Message) []assistant.Turn {
-	msgs = msgs[max(0, len(msgs)-maxHistory):]
 	out := make([]assistant.Turn, len(msgs))
 	for i, msg := range msgs {
 		out[i] = assistant.Turn{Visitor: msg.Role == store.RoleVisitor, Text: msg.Text}

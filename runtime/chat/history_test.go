@@ -1,6 +1,8 @@
 package chat_test
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -104,5 +106,71 @@ func TestPastTheMonthlyTokensTheOfflineAssistantAnswers(t *testing.T) {
 	f.now = f.now.AddDate(0, 1, 0) // a new month
 	if r := ask(); r.Message.Text != "It takes 5 to 8 business days [1]." {
 		t.Errorf("next month: %q", r.Message.Text)
+	}
+}
+
+// TestAFollowUpHearsTheLatestQuestion: in a conversation longer than the history the assistant hears, a follow-up
+// is searched with the visitor's latest question, not an early one.
+func TestAFollowUpHearsTheLatestQuestion(t *testing.T) {
+	f := newFixture(t)
+	ctx, m := t.Context(), merchant(0)
+	if _, err := f.svc.CreateKnowledge(ctx, m, store.Knowledge{Title: "Gift cards",
+		Content: "Gift cards are sold in the shop and online, from 10 to 200 euros."}); err != nil {
+		t.Fatal(err)
+	}
+	canada, err := f.svc.CreateKnowledge(ctx, m, store.Knowledge{Title: "Shipping to Canada",
+		Content: "We ship to Canada with Canada Post. Delivery takes 5 to 8 business days."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := f.svc.Answer(ctx, m, chat.Question{Message: "Do you sell gift cards?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 15 {
+		if _, err := f.svc.Answer(ctx, m, chat.Question{Message: "Do you sell gift cards?", ConversationID: r.ConversationID}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.svc.Answer(ctx, m, chat.Question{Message: "Do you ship to Canada?", ConversationID: r.ConversationID}); err != nil {
+		t.Fatal(err)
+	}
+	r, err = f.svc.Answer(ctx, m, chat.Question{Message: "and how long does it take?", ConversationID: r.ConversationID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Message.Sources) == 0 || r.Message.Sources[0].KnowledgeID != canada.ID {
+		t.Errorf("the follow-up after 17 questions cited %+v, want %s first", r.Message.Sources, canada.ID)
+	}
+}
+
+// TestAConversationHoldsAtMostItsMessages: a message that would take a conversation past
+// chat.MaxConversationMessages is refused with chat.ErrConversationFull and stores nothing; a new conversation
+// goes on.
+func TestAConversationHoldsAtMostItsMessages(t *testing.T) {
+	f := newFixture(t)
+	ctx, m := t.Context(), merchant(0)
+	// Written straight to the store, all but the last exchange the conversation holds.
+	at := f.now
+	for i := range chat.MaxConversationMessages/2 - 1 {
+		ex := store.Exchange{MerchantID: m.MerchantID, ConversationID: "long", NewConversation: i == 0, ConversationExists: i > 0,
+			Question: store.Message{ID: fmt.Sprint("q", i), Role: store.RoleVisitor, Text: "hello", CreatedAt: at, Answered: true},
+			Answer:   store.Message{ID: fmt.Sprint("a", i), Role: store.RoleAssistant, Text: "hi", CreatedAt: at}}
+		if _, err := chat.RecordExchange(ctx, f.store, ex); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.svc.Answer(ctx, m, chat.Question{Message: "one more?", ConversationID: "long"}); err != nil {
+		t.Fatalf("the conversation's last exchange: %v", err)
+	}
+	if _, err := f.svc.Answer(ctx, m, chat.Question{Message: "and another?", ConversationID: "long"}); !errors.Is(err, chat.ErrConversationFull) {
+		t.Fatalf("past the conversation's messages: %v, want chat.ErrConversationFull", err)
+	}
+	c, msgs, err := f.store.GetConversation(ctx, m.MerchantID, "long")
+	if err != nil || c.MessageCount != chat.MaxConversationMessages || len(msgs) != chat.MaxConversationMessages {
+		t.Errorf("the full conversation: %d messages, %d counted, %v; want %d", len(msgs), c.MessageCount, err, chat.MaxConversationMessages)
+	}
+	if _, err := f.svc.Answer(ctx, m, chat.Question{Message: "and another?"}); err != nil {
+		t.Errorf("a new conversation after the full one: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
 )
 
@@ -33,6 +34,7 @@ func TestFailAnswersEachErrorByTheTable(t *testing.T) {
 		{"invalid cursor", store.ErrInvalidCursor, 400, codeInvalidCursor, "cursor", "", false},
 		{"knowledge limit", store.ErrKnowledgeLimit, 403, codeKnowledgeLimit, "", "", false},
 		{"not replayable", store.ErrNotReplayable, 409, codeDeliveryPending, "pending", "", false},
+		{"conversation full", fmt.Errorf("answering: %w", chat.ErrConversationFull), 409, codeConversationFull, "leave conversation_id out", "", false},
 		{"quota", &explained{err: store.ErrQuotaExceeded, message: "used up", retryAfter: 1500 * time.Millisecond}, 429, codeConversationQuota, "used up", "2", false},
 		{"api error", newError(http.StatusTeapot, codeInvalidRequest, "short and stout"), 418, codeInvalidRequest, "short and stout", "", false},
 		{"unexpected", errors.New("dial tcp 10.0.0.7:5432: secret detail"), 500, codeInternal, "request ID", "", true},

@@ -77,6 +77,10 @@ type Reader interface {
 	// GetConversation returns a conversation and all its messages, oldest first, or ErrNotFound.
 	GetConversation(ctx context.Context, merchantID, id string) (Conversation, []Message, error)
 
+	// ConversationTail returns a conversation and its latest n messages, oldest first, or ErrNotFound: what a chat
+	// turn reads, which only the latest messages reach however long the conversation is.
+	ConversationTail(ctx context.Context, merchantID, id string, n int) (Conversation, []Message, error)
+
 	// ListConversations returns the merchant's conversations, newest first (by creation time, then ID), and a
 	// cursor for the next page ("" when there is none).
 	ListConversations(ctx context.Context, merchantID string, f ConversationFilter) ([]Conversation, string, error)

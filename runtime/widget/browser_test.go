@@ -634,3 +634,54 @@ func TestWidgetSuggestsPages(t *testing.T) {
 		t.Errorf("%d links or introductions under a reply near nothing, want none", links)
 	}
 }
+
+// A conversation that holds its most messages goes on in a new one: the visitor's question is answered there, and
+// the log keeps what came before.
+func TestWidgetGoesOnPastAFullConversation(t *testing.T) {
+	rt := newRuntime(t)
+	page := newShop(t)
+	page.embed(rt.url, rt.merchant(t, "shop", page.url, 100), "shop")
+	ctx := headless.Start(t, 1280, 800, time.Minute)
+	var first, second string
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(page.url),
+		headless.WaitInWidget(`s && s.querySelector('header h2').textContent === 'Ask shop'`),
+		click(".l"),
+		key("Hello"), key(kb.Enter),
+		headless.WaitInWidget(`s.querySelectorAll('.m.bot').length === 2`),
+		conversationID(&first),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().UTC()
+	for i := range chat.MaxConversationMessages/2 - 1 {
+		ex := store.Exchange{MerchantID: "shop", ConversationID: first, ConversationExists: true,
+			Question: store.Message{ID: fmt.Sprint("q", i), Role: store.RoleVisitor, Text: "hello", CreatedAt: at, Answered: true},
+			Answer:   store.Message{ID: fmt.Sprint("a", i), Role: store.RoleAssistant, Text: "hi", CreatedAt: at}}
+		if _, err := chat.RecordExchange(t.Context(), rt.store, ex); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var answer string
+	var errorShown bool
+	err = chromedp.Do(ctx,
+		key("How long does delivery to Canada take?"), key(kb.Enter),
+		headless.WaitInWidget(`s.querySelectorAll('.m.bot').length === 3`),
+		headless.EvalInWidget(`s.querySelectorAll('.m.bot')[2].textContent`, &answer),
+		headless.EvalInWidget(`!s.querySelector('.err').hidden`, &errorShown),
+		conversationID(&second),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(answer, "5 to 8 business days") || errorShown {
+		t.Errorf("after the full conversation: answer %q, error shown %v", answer, errorShown)
+	}
+	if second == "" || second == first {
+		t.Errorf("the widget's conversation is %q, want a new one after %q", second, first)
+	}
+	if n := rt.conversations(t, "shop"); n != 2 {
+		t.Errorf("%d conversations, want the full one and the new one", n)
+	}
+}

@@ -353,7 +353,7 @@
     log.scrollTop = log.scrollHeight;
     var body = { message: text };
     if (state.conversation_id) body.conversation_id = state.conversation_id;
-    var live, liveText = "";
+    var live, liveText = "", again = false;
     request("POST", "/api/v1/chat", body, function (piece) {
       if (!live) { typing.hidden = true; live = addMessage({ role: "bot", text: "" }); }
       live.lastChild.textContent = liveText += piece;
@@ -376,12 +376,20 @@
       }
     }, function (err) {
       if (live) log.removeChild(live);
+      if (err.code === "conversation_full" && body.conversation_id) {
+        // The conversation holds no more messages: the question goes on in a new one, the log stays as it is.
+        delete state.conversation_id;
+        save();
+        again = true;
+        return;
+      }
       err.retry = function () { ask(text); };
       showError(err);
     }).then(function () {
       busy = false;
       send.disabled = blocked;
       typing.hidden = true;
+      if (again) ask(text);
     });
   }
 

@@ -22,3 +22,15 @@ func BenchmarkRecordExchange(b *testing.B) {
 		return s
 	})
 }
+
+// BenchmarkConversationTail measures the read of a chat turn in a long conversation.
+func BenchmarkConversationTail(b *testing.B) {
+	storetest.BenchmarkConversationTail(b, func(b *testing.B) store.Store {
+		s, err := postgres.Open(b.Context(), server.Database(b))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = s.Close() })
+		return s
+	})
+}

@@ -23,3 +23,17 @@ func BenchmarkRecordExchange(b *testing.B) {
 		return s
 	})
 }
+
+// BenchmarkConversationTail measures the read of a chat turn in a long conversation:
+//
+//	go test ./runtime/store/sqlite -run '^$' -bench ConversationTail -count 6 | benchstat -
+func BenchmarkConversationTail(b *testing.B) {
+	storetest.BenchmarkConversationTail(b, func(b *testing.B) store.Store {
+		s, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "parley.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = s.Close() })
+		return s
+	})
+}

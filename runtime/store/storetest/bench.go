@@ -82,3 +82,34 @@ func BenchmarkRecordExchange(b *testing.B, open func(b *testing.B) store.Store) 
 		})
 	}
 }
+
+// BenchmarkConversationTail measures the read a chat turn makes before answering in a conversation of 20, 1,000
+// and 10,000 messages: the conversation and the latest messages the assistant hears. open must return a new,
+// empty store, closed when b ends.
+func BenchmarkConversationTail(b *testing.B, open func(b *testing.B) store.Store) {
+	for _, size := range []int{20, 1000, 10000} {
+		b.Run(fmt.Sprint(size), func(b *testing.B) {
+			s := open(b)
+			at := time.Now().UTC().Truncate(time.Millisecond)
+			sources := []store.Source{{KnowledgeID: "kn_001", Title: "Shipping", URL: "https://shop.example/help",
+				Snippet: "Orders to Canada arrive in 5 to 10 business days.", Score: 7.5}}
+			for i := range size / 2 {
+				at = at.Add(time.Second)
+				ex := store.Exchange{MerchantID: "m1", ConversationID: "c1", NewConversation: i == 0, ConversationExists: i > 0,
+					Question: store.Message{ID: ids.New("msg_"), Role: store.RoleVisitor, Text: "How long does shipping to Canada take?", CreatedAt: at, Answered: true},
+					Answer: store.Message{ID: ids.New("msg_"), Role: store.RoleAssistant, Text: strings.Repeat("Orders to Canada arrive in 5 to 10 business days. ", 4),
+						CreatedAt: at, Answered: true, Sources: sources}}
+				if _, err := chat.RecordExchange(b.Context(), s, ex); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				if _, msgs, err := s.ConversationTail(b.Context(), "m1", "c1", 20); err != nil || len(msgs) != 20 {
+					b.Fatalf("%d messages, %v", len(msgs), err)
+				}
+			}
+		})
+	}
+}

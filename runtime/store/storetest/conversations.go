@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ func (h harness) conversations(t *testing.T) {
 	t.Run("ContinueKnownButGone", h.continueKnownButGone)
 	t.Run("MessagesRoundTrip", h.messagesRoundTrip)
 	t.Run("NotFound", h.conversationNotFound)
+	t.Run("Tail", h.conversationTail)
 	t.Run("ConcurrentFirstExchange", h.concurrentFirstExchange)
 	t.Run("DuplicateMessageID", h.duplicateMessageID)
 	t.Run("BadInput", h.badExchange)
@@ -115,6 +117,41 @@ func (h harness) conversationNotFound(t *testing.T) {
 	}
 	_, err = s.ConversationVisitor(t.Context(), "m1", "nope")
 	wantErr(t, "ConversationVisitor of an unknown ID", err, store.ErrNotFound)
+}
+
+// conversationTail reads the latest messages of a conversation, in the order GetConversation gives them, the
+// question and answer of one exchange made at the same instant as the chat makes them.
+func (h harness) conversationTail(t *testing.T) {
+	s := h.store(t)
+	for i := range 5 {
+		ex := exchange("m1", "c1", base.Add(time.Duration(i)*time.Minute), fmt.Sprint("question ", i), fmt.Sprint("answer ", i))
+		ex.Answer.CreatedAt = ex.Question.CreatedAt
+		record(t, s, ex)
+	}
+	whole, all := getConversation(t, s, "m1", "c1")
+	for _, n := range []int{3, 10, 50} {
+		c, msgs, err := s.ConversationTail(t.Context(), "m1", "c1", n)
+		if err != nil {
+			t.Fatalf("ConversationTail(%d): %v", n, err)
+		}
+		if c != whole {
+			t.Errorf("ConversationTail(%d) conversation = %+v, want %+v", n, c, whole)
+		}
+		want := all[max(0, len(all)-n):]
+		if len(msgs) != len(want) {
+			t.Fatalf("ConversationTail(%d): %d messages, want %d", n, len(msgs), len(want))
+		}
+		for i := range want {
+			if msgs[i].ID != want[i].ID {
+				t.Errorf("ConversationTail(%d) message %d = %q, want %q (%q)", n, i, msgs[i].Text, want[i].Text, want[i].ID)
+			}
+		}
+	}
+	_, msgs, err := s.ConversationTail(t.Context(), "m1", "nope", 3)
+	wantErr(t, "ConversationTail of an unknown ID", err, store.ErrNotFound)
+	if len(msgs) != 0 {
+		t.Errorf("messages returned with ErrNotFound: %+v", msgs)
+	}
 }
 
 // concurrentFirstExchange sends the first exchanges of one new conversation at once: exactly one creates it.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -343,6 +344,17 @@ func scanInt(row Scanner) (int, error) {
 // GetConversation returns a conversation and all its messages, oldest first, from one snapshot, or
 // store.ErrNotFound.
 func (l Reads) GetConversation(ctx context.Context, merchantID, id string) (store.Conversation, []store.Message, error) {
+	return l.conversation(ctx, merchantID, id, 0)
+}
+
+// ConversationTail returns a conversation and its latest n messages (at least one), oldest first, from one
+// snapshot, or store.ErrNotFound.
+func (l Reads) ConversationTail(ctx context.Context, merchantID, id string, n int) (store.Conversation, []store.Message, error) {
+	return l.conversation(ctx, merchantID, id, max(1, n))
+}
+
+// conversation returns a conversation and its latest last messages (all of them when last is 0), oldest first.
+func (l Reads) conversation(ctx context.Context, merchantID, id string, last int) (store.Conversation, []store.Message, error) {
 	var (
 		c    store.Conversation
 		msgs []store.Message
@@ -356,7 +368,16 @@ func (l Reads) GetConversation(ctx context.Context, merchantID, id string) (stor
 		}
 		w = NewWhere(l.Dialect)
 		w.Add("m.merchant_id = ? AND m.conversation_id = ?", merchantID, id)
-		msgs, err = QueryList(ctx, q, `SELECT `+MessageColumns+` FROM messages m WHERE `+w.String()+` ORDER BY m.created_at, m.seq`, w.Args, l.ScanMessage)
+		query := `SELECT ` + MessageColumns + ` FROM messages m WHERE ` + w.String() + ` ORDER BY m.created_at, m.seq`
+		if last > 0 {
+			// Newest first, so that the database hands over only the latest; put back in order below.
+			query = `SELECT ` + MessageColumns + ` FROM messages m WHERE ` + w.String() +
+				` ORDER BY m.created_at DESC, m.seq DESC LIMIT ` + w.Param(last)
+		}
+		msgs, err = QueryList(ctx, q, query, w.Args, l.ScanMessage)
+		if last > 0 {
+			slices.Reverse(msgs)
+		}
 		return err
 	})
 	if err != nil {
