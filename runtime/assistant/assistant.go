@@ -90,3 +90,10 @@ type Reply struct {
 type Responder interface {
 	Respond(ctx context.Context, req Request) (Reply, error)
 }
+
+// HistoryLimiter is implemented by a Responder that hears fewer of a conversation's earlier turns than a caller
+// would hand it: HistoryFor is how many of the latest messages it needs to answer message (0: none), so that the
+// caller reads no more.
+type HistoryLimiter interface {
+	HistoryFor(message string) int
+}

@@ -308,6 +308,15 @@ func sentenceScore(s sentence, q query, title []int32) float64 {
 	return score
 }
 
+// HistoryFor implements HistoryLimiter: a follow-up needs the previous exchange, whose question it is searched
+// with (see searchText); any other message, nothing.
+func (Retrieval) HistoryFor(message string) int {
+	if isFollowUp(message) {
+		return 2
+	}
+	return 0
+}
+
 // searchText is what a message is searched with: a follow-up ("and how long does it take?") is searched with the
 // visitor's previous question, whose subject it leaves out.
 func searchText(req Request) string {

@@ -323,6 +323,7 @@ func TestFollowUpIsSearchedWithThePreviousQuestion(t *testing.T) {
 	}
 }
 
+// TestIsFollowUp: which messages continue the previous question, and so need the previous exchange.
 func TestIsFollowUp(t *testing.T) {
 	for msg, want := range map[string]bool{
 		"and how long does it take?":           true,
@@ -335,6 +336,10 @@ func TestIsFollowUp(t *testing.T) {
 	} {
 		if got := isFollowUp(msg); got != want {
 			t.Errorf("isFollowUp(%q) = %v", msg, got)
+		}
+		// A follow-up needs the previous exchange to be searched with its question; anything else, no history.
+		if n := (Retrieval{}).HistoryFor(msg); (n == 2) != want || (n != 0) != want {
+			t.Errorf("HistoryFor(%q) = %d", msg, n)
 		}
 	}
 }

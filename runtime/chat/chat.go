@@ -110,15 +110,19 @@ var ErrConversationFull = fmt.Errorf("the conversation has reached its %d messag
 // any work is done, and exactly again when it is written; a turn past the conversation's messages, with
 // ErrConversationFull.
 func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Reply, error) {
+	responder, err := s.responderFor(ctx, m)
+	if err != nil {
+		return Reply{}, err
+	}
 	exists, made := false, false
 	var history []assistant.Turn
 	if q.ConversationID != "" {
-		c, msgs, err := s.store.ConversationTail(ctx, m.MerchantID, q.ConversationID, maxHistory)
+		c, latest, err := s.store.ConversationTail(ctx, m.MerchantID, q.ConversationID, historyFor(responder, q.Message))
 		switch {
 		case err == nil && c.MessageCount+2 > MaxConversationMessages:
 			return Reply{}, ErrConversationFull
 		case err == nil:
-			exists, history = true, turns(msgs)
+			exists, history = true, turns(latest)
 		case !errors.Is(err, store.ErrNotFound):
 			return Reply{}, fmt.Errorf("loading conversation %s: %w", q.ConversationID, err)
 		}
@@ -131,10 +135,6 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 		}
 	}
 	index, err := s.indexes.get(ctx, m.MerchantID, m.Widget.Locale)
-	if err != nil {
-		return Reply{}, err
-	}
-	responder, err := s.responderFor(ctx, m)
 	if err != nil {
 		return Reply{}, err
 	}
@@ -192,11 +192,20 @@ func (s *Service) Preview(ctx context.Context, m *tenant.Bundle, message string)
 // maxHistory is the most earlier messages handed to the responder, which bounds them further by its own budget.
 const maxHistory = 20
 
+// historyFor is how many of a conversation's latest messages responder hears when answering message: maxHistory,
+// or fewer when it says so (assistant.HistoryLimiter).
+func historyFor(responder assistant.Responder, message string) int {
+	if l, ok := responder.(assistant.HistoryLimiter); ok {
+		return min(maxHistory, l.HistoryFor(message))
+	}
+	return maxHistory
+}
+
 // turns are a conversation's latest messages as the responder sees them.
-func turns(msgs []store.Message) []assistant.Turn {
-	out := make([]assistant.Turn, len(msgs))
-	for i, msg := range msgs {
-		out[i] = assistant.Turn{Visitor: msg.Role == store.RoleVisitor, Text: msg.Text}
+func turns(latest []store.Turn) []assistant.Turn {
+	out := make([]assistant.Turn, len(latest))
+	for i, t := range latest {
+		out[i] = assistant.Turn{Visitor: t.Role == store.RoleVisitor, Text: t.Text}
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package chat_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -322,6 +323,57 @@ func TestAnswerTellsTheStoreWhatItKnows(t *testing.T) {
 		if ex := spy.seen[i]; ex.NewConversation != w.named || ex.ConversationExists != w.known {
 			t.Errorf("exchange %d: NewConversation %t, ConversationExists %t; want %t, %t", i,
 				ex.NewConversation, ex.ConversationExists, w.named, w.known)
+		}
+	}
+}
+
+// tailSpy is a store that records how many messages each turn read of its conversation.
+type tailSpy struct {
+	store.Store
+	read []int
+}
+
+func (s *tailSpy) ConversationTail(ctx context.Context, merchantID, id string, n int) (store.Conversation, []store.Turn, error) {
+	s.read = append(s.read, n)
+	return s.Store.ConversationTail(ctx, merchantID, id, n)
+}
+
+// historyless answers as Retrieval does, but is no assistant.HistoryLimiter.
+type historyless struct{ offline assistant.Retrieval }
+
+func (h historyless) Respond(ctx context.Context, req assistant.Request) (assistant.Reply, error) {
+	return h.offline.Respond(ctx, req)
+}
+
+// TestAnswerReadsOnlyTheHistoryTheResponderHears: the offline assistant hears the previous exchange for a
+// follow-up only, so a turn reads no earlier message otherwise; a responder that does not say hears the latest 20.
+func TestAnswerReadsOnlyTheHistoryTheResponderHears(t *testing.T) {
+	f := newFixture(t)
+	ctx, m := t.Context(), merchant(0)
+	for _, tc := range []struct {
+		name      string
+		responder assistant.Responder
+		want      []int
+	}{
+		{"retrieval", assistant.Retrieval{}, []int{0, 2}},
+		{"a responder that does not say", historyless{}, []int{20, 20}},
+	} {
+		spy := &tailSpy{Store: f.store}
+		svc, err := chat.New(chat.Config{Store: spy, Responder: tc.responder, Now: func() time.Time { return f.now }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, err := svc.Answer(ctx, m, chat.Question{Message: "Do you ship to Canada?"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, msg := range []string{"Do you ship to Norway?", "and how long does it take?"} {
+			if _, err := svc.Answer(ctx, m, chat.Question{ConversationID: first.ConversationID, Message: msg}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !slices.Equal(spy.read, tc.want) {
+			t.Errorf("%s: turns read %v of the conversation's latest messages, want %v", tc.name, spy.read, tc.want)
 		}
 	}
 }

@@ -77,9 +77,10 @@ type Reader interface {
 	// GetConversation returns a conversation and all its messages, oldest first, or ErrNotFound.
 	GetConversation(ctx context.Context, merchantID, id string) (Conversation, []Message, error)
 
-	// ConversationTail returns a conversation and its latest n messages, oldest first, or ErrNotFound: what a chat
-	// turn reads, which only the latest messages reach however long the conversation is.
-	ConversationTail(ctx context.Context, merchantID, id string, n int) (Conversation, []Message, error)
+	// ConversationTail returns a conversation and its latest n messages (none when n is 0) as the assistant hears
+	// them, oldest first, or ErrNotFound: what a chat turn reads, through an index that reaches only those
+	// messages however long the conversation is.
+	ConversationTail(ctx context.Context, merchantID, id string, n int) (Conversation, []Turn, error)
 
 	// ListConversations returns the merchant's conversations, newest first (by creation time, then ID), and a
 	// cursor for the next page ("" when there is none).
@@ -305,6 +306,12 @@ type Message struct {
 	Sources []Source
 	// Answered is false for an assistant message that could not answer from the knowledge base.
 	Answered bool
+}
+
+// Turn is a message as the assistant hears it: who wrote it, and what.
+type Turn struct {
+	Role Role
+	Text string
 }
 
 // Source is a knowledge item an answer cites.

@@ -34,6 +34,11 @@ func MigrateTo(ctx context.Context, path string, version int64) (*sql.DB, error)
 	return db, nil
 }
 
+// TailQuery is the query of a chat turn's latest messages and its arguments, for the query plan test.
+func TailQuery(merchantID, id string) (string, []any) {
+	return storeutil.TailQuery(dialect{}, merchantID, id, 20)
+}
+
 // ConversationsQuery is the first page's query of a conversation listing and its arguments, for the query plan
 // test.
 func ConversationsQuery(merchantID string, f store.ConversationFilter) (string, []any) {

@@ -300,6 +300,16 @@ func TestConversationListingsUseIndexes(t *testing.T) {
 	}
 }
 
+// TestConversationTailUsesItsIndex: a chat turn's read of the latest messages walks messages_by_conversation
+// backwards and stops after them, rather than sorting all the conversation's messages (migration 7).
+func TestConversationTailUsesItsIndex(t *testing.T) {
+	query, args := sqlite.TailQuery("m1", "c1")
+	plan := queryPlan(t, migratedReadOnly(t), query, args)
+	if !strings.Contains(plan, "USING INDEX messages_by_conversation ") || strings.Contains(plan, "TEMP B-TREE") {
+		t.Errorf("the latest messages: plan %q, want a search of messages_by_conversation in its order", plan)
+	}
+}
+
 // queryPlan is what EXPLAIN QUERY PLAN says of query with args bound, one step a line.
 func queryPlan(t *testing.T, db *sql.DB, query string, args []any) string {
 	t.Helper()

@@ -27,10 +27,10 @@ func (h harness) isolatedConversations(t *testing.T) {
 	if len(msgs) != 0 {
 		t.Errorf("messages returned with ErrNotFound: %+v", msgs)
 	}
-	_, msgs, err = s.ConversationTail(t.Context(), "B", "secret", 20)
+	_, latest, err := s.ConversationTail(t.Context(), "B", "secret", 20)
 	wantErr(t, "B reading the latest messages of A's conversation", err, store.ErrNotFound)
-	if len(msgs) != 0 {
-		t.Errorf("messages returned with ErrNotFound: %+v", msgs)
+	if len(latest) != 0 {
+		t.Errorf("messages returned with ErrNotFound: %+v", latest)
 	}
 	if exists(t, s, "B", "secret") {
 		t.Error("B sees A's conversation as existing")

@@ -344,46 +344,70 @@ func scanInt(row Scanner) (int, error) {
 // GetConversation returns a conversation and all its messages, oldest first, from one snapshot, or
 // store.ErrNotFound.
 func (l Reads) GetConversation(ctx context.Context, merchantID, id string) (store.Conversation, []store.Message, error) {
-	return l.conversation(ctx, merchantID, id, 0)
-}
-
-// ConversationTail returns a conversation and its latest n messages (at least one), oldest first, from one
-// snapshot, or store.ErrNotFound.
-func (l Reads) ConversationTail(ctx context.Context, merchantID, id string, n int) (store.Conversation, []store.Message, error) {
-	return l.conversation(ctx, merchantID, id, max(1, n))
-}
-
-// conversation returns a conversation and its latest last messages (all of them when last is 0), oldest first.
-func (l Reads) conversation(ctx context.Context, merchantID, id string, last int) (store.Conversation, []store.Message, error) {
 	var (
 		c    store.Conversation
 		msgs []store.Message
 	)
 	err := l.Snapshot(ctx, func(q QueryFunc) error {
-		w := NewWhere(l.Dialect)
-		w.Add("c.merchant_id = ? AND c.id = ?", merchantID, id)
 		var err error
-		if c, err = one(QueryList(ctx, q, `SELECT `+ConversationColumns+` FROM conversations c WHERE `+w.String(), w.Args, l.ScanConversation)); err != nil {
+		if c, err = l.getConversation(ctx, q, merchantID, id); err != nil {
 			return err
 		}
-		w = NewWhere(l.Dialect)
+		w := NewWhere(l.Dialect)
 		w.Add("m.merchant_id = ? AND m.conversation_id = ?", merchantID, id)
-		query := `SELECT ` + MessageColumns + ` FROM messages m WHERE ` + w.String() + ` ORDER BY m.created_at, m.seq`
-		if last > 0 {
-			// Newest first, so that the database hands over only the latest; put back in order below.
-			query = `SELECT ` + MessageColumns + ` FROM messages m WHERE ` + w.String() +
-				` ORDER BY m.created_at DESC, m.seq DESC LIMIT ` + w.Param(last)
-		}
-		msgs, err = QueryList(ctx, q, query, w.Args, l.ScanMessage)
-		if last > 0 {
-			slices.Reverse(msgs)
-		}
+		msgs, err = QueryList(ctx, q, `SELECT `+MessageColumns+` FROM messages m WHERE `+w.String()+` ORDER BY m.created_at, m.seq`, w.Args, l.ScanMessage)
 		return err
 	})
 	if err != nil {
 		return store.Conversation{}, nil, fmt.Errorf("getting conversation %s: %w", id, err)
 	}
 	return c, msgs, nil
+}
+
+// ConversationTail returns a conversation and its latest n messages' roles and texts (none when n is 0), oldest
+// first, from one snapshot, or store.ErrNotFound. The messages come newest first from the index
+// messages_by_conversation, which stops after n, and are put back in order.
+func (l Reads) ConversationTail(ctx context.Context, merchantID, id string, n int) (store.Conversation, []store.Turn, error) {
+	var (
+		c     store.Conversation
+		turns []store.Turn
+	)
+	err := l.Snapshot(ctx, func(q QueryFunc) error {
+		var err error
+		if c, err = l.getConversation(ctx, q, merchantID, id); err != nil || n <= 0 {
+			return err
+		}
+		query, args := TailQuery(l.Dialect, merchantID, id, n)
+		turns, err = QueryList(ctx, q, query, args, scanTurn)
+		slices.Reverse(turns)
+		return err
+	})
+	if err != nil {
+		return store.Conversation{}, nil, fmt.Errorf("getting the latest messages of conversation %s: %w", id, err)
+	}
+	return c, turns, nil
+}
+
+// TailQuery is the query of the roles and texts of a conversation's latest n messages, newest first, and its
+// arguments.
+func TailQuery(d Dialect, merchantID, id string, n int) (string, []any) {
+	w := NewWhere(d)
+	w.Add("m.merchant_id = ? AND m.conversation_id = ?", merchantID, id)
+	return `SELECT m.role, m.text FROM messages m WHERE ` + w.String() +
+		` ORDER BY m.created_at DESC, m.seq DESC LIMIT ` + w.Param(n), w.Args
+}
+
+// getConversation reads one conversation in a snapshot.
+func (l Reads) getConversation(ctx context.Context, q QueryFunc, merchantID, id string) (store.Conversation, error) {
+	w := NewWhere(l.Dialect)
+	w.Add("c.merchant_id = ? AND c.id = ?", merchantID, id)
+	return one(QueryList(ctx, q, `SELECT `+ConversationColumns+` FROM conversations c WHERE `+w.String(), w.Args, l.ScanConversation))
+}
+
+func scanTurn(row Scanner) (store.Turn, error) {
+	var t store.Turn
+	err := row.Scan(&t.Role, &t.Text)
+	return t, err
 }
 
 // GetDelivery returns one delivery with its attempts, oldest first, from one snapshot, or store.ErrNotFound.
