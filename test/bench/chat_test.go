@@ -41,8 +41,10 @@ const (
 // BenchmarkChatHTTP loads POST /api/v1/chat of `parley dev` (a 1,000-item knowledge base, a plan with a limit far
 // above the load) with wrk, and in the same run a bare net/http handler that decodes and encodes the same JSON.
 // It reports both throughputs, their ratio, the runtime's CPU time per chat request, and the p99 latency of the
-// chat endpoint at a fixed 2,000 requests/s. Each request starts a new conversation, the most expensive kind: a
-// search, an answer and a transaction writing the conversation and both messages. Run it with `make bench`.
+// chat endpoint at a fixed 2,000 requests/s. Each of those requests starts a new conversation: a search, an answer
+// and a transaction writing the conversation and both messages. Last it loads messages that continue 2,000
+// conversations, which read the conversation before the answer, and reports their throughput and CPU time. Run it
+// with `make bench`.
 func BenchmarkChatHTTP(b *testing.B) {
 	wrk := lookWrk(b)
 	dir := b.TempDir()
@@ -108,6 +110,12 @@ func loadChat(b *testing.B, wrk string, rt devProcess, profile func(run func()))
 	cpu := processCPU(b, rt.pid) - cpu0
 	plain := runWrk(b, wrk, "-t"+strconv.Itoa(wrkThreads), "-c32", "-d"+wrkDuration, "--latency", "-s", script, headers, bare+"/chat")
 	rate := runWrk(b, wrk, "-t"+strconv.Itoa(wrkThreads), fmt.Sprintf("-c%d", rateConnections), "-d"+wrkDuration, "--latency", "-s", paced, headers, rt.base+"/api/v1/chat")
+	continuing := filepath.Join(dir, "continued.lua")
+	writeContinuedScript(b, continuing)
+	runWrk(b, wrk, "-t"+strconv.Itoa(wrkThreads), "-c32", "-d2s", "-s", continuing, headers, rt.base+"/api/v1/chat") // starts them
+	cpu0 = processCPU(b, rt.pid)
+	continued := runWrk(b, wrk, "-t"+strconv.Itoa(wrkThreads), "-c32", "-d"+wrkDuration, "--latency", "-s", continuing, headers, rt.base+"/api/v1/chat")
+	cpuContinued := (processCPU(b, rt.pid) - cpu0) / time.Duration(max(1, continued.requests))
 	b.StopTimer()
 
 	ratio := chat.rps / plain.rps
@@ -120,7 +128,11 @@ func loadChat(b *testing.B, wrk string, rt devProcess, profile func(run func()))
 	b.Logf("POST /api/v1/chat: %.0f req/s (p99 %s), %s of the runtime's CPU each; bare net/http JSON handler: %.0f req/s (p99 %s); ratio %.2f",
 		chat.rps, chat.p99, perRequest, plain.rps, plain.p99, ratio)
 	b.Logf("at a fixed %d req/s (measured %.0f req/s, %d errors): p50 %s, p99 %s", fixedRate, rate.rps, rate.errors, rate.p50, rate.p99)
-	for _, r := range []wrkResult{chat, plain, rate} {
+	b.ReportMetric(continued.rps, "continued-req/s")
+	b.ReportMetric(float64(cpuContinued.Microseconds()), "cpu-µs/continued")
+	b.Logf("continued conversations (%d, each message naming one of them): %.0f req/s (p99 %s), %s of the runtime's CPU each",
+		continuedConversations, continued.rps, continued.p99, cpuContinued)
+	for _, r := range []wrkResult{chat, plain, rate, continued} {
 		if r.errors > 0 {
 			b.Errorf("wrk saw %d non-2xx answers or socket errors:\n%s", r.errors, r.output)
 		}
@@ -305,6 +317,36 @@ func writeScript(b *testing.B, path string, perThread int) {
 		b.Fatal(err)
 	}
 }
+
+// continuedConversations is how many conversations the continued load spreads its messages over: each has tens of
+// messages by the end of the run, as a visitor's conversation with a help desk does.
+const continuedConversations = 2000
+
+// writeContinuedScript writes a wrk script posting chatBody into one of continuedConversations conversations
+// named by the script, picked at random for each request: a name's first message starts its conversation, the
+// others continue it.
+func writeContinuedScript(b *testing.B, path string) {
+	script := fmt.Sprintf(continuedScript, strings.TrimSuffix(chatBody, "}"), continuedConversations/wrkThreads)
+	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// continuedScript numbers wrk's threads in setup, so that each thread names conversations of its own.
+const continuedScript = `
+wrk.method = "POST"
+local threads = 0
+function setup(thread)
+  threads = threads + 1
+  thread:set("id", threads)
+end
+function init(args)
+  math.randomseed(id)
+end
+function request()
+  return wrk.format(nil, nil, nil, string.format('%s, "conversation_id": "bench-%%d-%%d"}', id, math.random(1, %d)))
+end
+`
 
 // pacedScript gives each request of a wrk thread (its Lua state, shared by the thread's connections) a slot on a
 // fixed schedule, the given milliseconds apart, and delays it until then: the rate holds whatever the answers'

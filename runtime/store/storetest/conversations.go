@@ -129,7 +129,7 @@ func (h harness) conversationTail(t *testing.T) {
 		record(t, s, ex)
 	}
 	whole, all := getConversation(t, s, "m1", "c1")
-	for _, n := range []int{3, 10, 50} {
+	for _, n := range []int{0, 3, 10, 50} {
 		c, msgs, err := s.ConversationTail(t.Context(), "m1", "c1", n)
 		if err != nil {
 			t.Fatalf("ConversationTail(%d): %v", n, err)
