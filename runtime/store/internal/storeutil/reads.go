@@ -364,9 +364,9 @@ func (l Reads) GetConversation(ctx context.Context, merchantID, id string) (stor
 	return c, msgs, nil
 }
 
-// ConversationTail returns a conversation and its latest n messages' roles and texts (none when n is 0), oldest
-// first, from one snapshot, or store.ErrNotFound. The messages come newest first from the index
-// messages_by_conversation, which stops after n, and are put back in order.
+// ConversationTail returns a conversation and its latest n messages' roles and texts, oldest first, from one
+// snapshot, or store.ErrNotFound; when n is 0, the conversation alone. The messages come newest first from the
+// index messages_by_conversation, which stops after n, and are put back in order.
 func (l Reads) ConversationTail(ctx context.Context, merchantID, id string, n int) (store.Conversation, []store.Turn, error) {
 	if n <= 0 { // one statement, which needs no snapshot: one round trip instead of four on PostgreSQL
 		c, err := l.getConversation(ctx, l.Query, merchantID, id)
@@ -404,7 +404,7 @@ func TailQuery(d Dialect, merchantID, id string, n int) (string, []any) {
 		` ORDER BY m.created_at DESC, m.seq DESC LIMIT ` + w.Param(n), w.Args
 }
 
-// getConversation reads one conversation in a snapshot.
+// getConversation reads one conversation with q.
 func (l Reads) getConversation(ctx context.Context, q QueryFunc, merchantID, id string) (store.Conversation, error) {
 	w := NewWhere(l.Dialect)
 	w.Add("c.merchant_id = ? AND c.id = ?", merchantID, id)
