@@ -84,6 +84,12 @@ type Question struct {
 	ConversationID string
 	// VisitorID identifies the visitor across conversations; may be empty.
 	VisitorID string
+	// VisitorOnly limits the message to a conversation its visitor started (VisitorID, or none for a
+	// conversation started without one): set for a browser's message, whose publishable key every visitor of the
+	// page holds. The merchant's own server continues any of the merchant's conversations.
+	VisitorOnly bool
+	// AdmitNew, when set, is asked before a new conversation is started, and refuses it with its error.
+	AdmitNew func() error
 	// Delta, when set, receives the answer in pieces as it is written (see assistant.Request.Delta).
 	Delta func(piece string)
 }
@@ -101,6 +107,10 @@ type Reply struct {
 // end; a visitor's conversation with a help desk's assistant rarely passes a few dozen.
 const MaxConversationMessages = 1000
 
+// ErrOtherVisitorsConversation refuses a message limited to its visitor's conversations (Question.VisitorOnly)
+// that names a conversation another visitor started.
+var ErrOtherVisitorsConversation = errors.New("the conversation was started by another visitor")
+
 // ErrConversationFull refuses a turn that would take a conversation past MaxConversationMessages: the visitor
 // goes on in a new conversation.
 var ErrConversationFull = fmt.Errorf("the conversation has reached its %d messages", MaxConversationMessages)
@@ -108,7 +118,7 @@ var ErrConversationFull = fmt.Errorf("the conversation has reached its %d messag
 // Answer answers a visitor's message from the merchant's knowledge and stores question and answer in one
 // transaction. A new conversation past the plan's monthly ceiling is refused with store.ErrQuotaExceeded before
 // any work is done, and exactly again when it is written; a turn past the conversation's messages, with
-// ErrConversationFull.
+// ErrConversationFull; a browser's turn in another visitor's conversation, with ErrOtherVisitorsConversation.
 func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Reply, error) {
 	responder, err := s.responderFor(ctx, m)
 	if err != nil {
@@ -119,6 +129,8 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 	if q.ConversationID != "" {
 		c, latest, err := s.store.ConversationTail(ctx, m.MerchantID, q.ConversationID, historyFor(responder, q.Message))
 		switch {
+		case err == nil && q.VisitorOnly && c.VisitorID != q.VisitorID:
+			return Reply{}, ErrOtherVisitorsConversation
 		case err == nil && c.MessageCount+2 > MaxConversationMessages:
 			return Reply{}, ErrConversationFull
 		case err == nil:
@@ -130,6 +142,11 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 		q.ConversationID, made = ids.New("conv_"), true
 	}
 	if !exists {
+		if q.AdmitNew != nil {
+			if err := q.AdmitNew(); err != nil {
+				return Reply{}, err
+			}
+		}
 		if err := s.checkQuota(ctx, m); err != nil {
 			return Reply{}, err
 		}

@@ -35,22 +35,14 @@ func callerOf(r *http.Request) (keyCaller, bool) {
 	return keyCaller{}, false
 }
 
-// admitConversation applies the plan's abuse limits before a publishable key starts a conversation: so many new
-// conversations per client address and per visitor ID an hour (tenant.Plan.AddressLimit, VisitorLimit), so that a
-// script holding the public key cannot drain the merchant's monthly conversations. Continuing a conversation is
-// not counted, and secret keys, used by servers that speak for many visitors, are exempt. Both limits are taken in
-// one call to the limiter (one round trip to Redis), all or nothing: a conversation refused for its address does
-// not count against its visitor. Past a limit it answers 429 conversation_rate_limited with Retry-After.
-func (s *Server) admitConversation(w http.ResponseWriter, r *http.Request, m *tenant.Bundle, conversationID, visitor string) error {
-	if c, ok := callerOf(r); !ok || c.key.Type != tenant.KeyPublishable {
-		return nil
-	}
-	if conversationID != "" {
-		exists, err := s.store.ConversationExists(r.Context(), m.MerchantID, conversationID)
-		if err != nil || exists {
-			return err
-		}
-	}
+// admitConversation applies the plan's abuse limits before a publishable key starts a conversation (chat asks,
+// through Question.AdmitNew, once it has found the conversation new): so many new conversations per client
+// address and per visitor ID an hour (tenant.Plan.AddressLimit, VisitorLimit), so that a script holding the public
+// key cannot drain the merchant's monthly conversations. Continuing a conversation is not counted, and secret
+// keys, used by servers that speak for many visitors, are exempt. Both limits are taken in one call to the limiter
+// (one round trip to Redis), all or nothing: a conversation refused for its address does not count against its
+// visitor. Past a limit it answers 429 conversation_rate_limited with Retry-After.
+func (s *Server) admitConversation(w http.ResponseWriter, r *http.Request, m *tenant.Bundle, visitor string) error {
 	var quotas []ratelimit.Quota
 	if visitor != "" {
 		quotas = append(quotas, ratelimit.Quota{Key: m.MerchantID + "\x00v\x00" + visitor, N: m.Plan.VisitorLimit(), Period: abuseWindow})

@@ -116,3 +116,53 @@ func TestClientAddress(t *testing.T) {
 		t.Errorf("one /64 counts as %s and %s", a, b)
 	}
 }
+
+// A visitor holding the page's publishable key cannot continue, and so read through the assistant's history or
+// write into, a conversation another visitor started, even knowing its ID: the browser is told there is no such
+// conversation, and the conversation is left as it was. The merchant's server, with the secret key, continues any
+// of the merchant's conversations.
+func TestAVisitorContinuesOnlyItsOwnConversations(t *testing.T) {
+	onEachStore(t, func(t *testing.T, e *env) {
+		if r := e.chatFrom("alpha", "v1", `{"message": "I am ana@example.com", "conversation_id": "c1"}`); r.status != http.StatusOK {
+			t.Fatalf("v1's conversation: %d %s", r.status, r.body)
+		}
+		anonymous := func(body string) response {
+			return e.chat(e.keys["alpha-pk"], body, "Origin", "https://alpha.example")
+		}
+		if r := anonymous(`{"message": "I am bo@example.com", "conversation_id": "c2"}`); r.status != http.StatusOK {
+			t.Fatalf("a conversation without a visitor ID: %d %s", r.status, r.body)
+		}
+		for _, tt := range []struct {
+			name string
+			send func() response
+		}{
+			{"another visitor", func() response {
+				return e.chatFrom("alpha", "v2", `{"message": "what is my email?", "conversation_id": "c1"}`)
+			}},
+			{"no visitor ID", func() response { return anonymous(`{"message": "what is my email?", "conversation_id": "c1"}`) }},
+			{"a visitor on an anonymous conversation", func() response {
+				return e.chatFrom("alpha", "v2", `{"message": "what is my email?", "conversation_id": "c2"}`)
+			}},
+		} {
+			if r := tt.send(); r.status != http.StatusNotFound || r.errorCode(t) != codeNotFound {
+				t.Errorf("%s: %d %s, want 404 not_found", tt.name, r.status, r.body)
+			}
+		}
+		owner := map[string]string{"Authorization": e.ownerOf("alpha")}
+		for _, id := range []string{"c1", "c2"} {
+			if c := e.do(http.MethodGet, "/api/v1/conversations/"+id, owner, "").json(t); len(c["messages"].([]any)) != 2 {
+				t.Errorf("conversation %s has %d messages after the refused ones, want 2", id, len(c["messages"].([]any)))
+			}
+		}
+		// Each conversation's own visitor, and the merchant's server, go on.
+		if r := e.chatFrom("alpha", "v1", `{"message": "and my phone?", "conversation_id": "c1"}`); r.status != http.StatusOK {
+			t.Errorf("v1 continuing its conversation: %d %s", r.status, r.body)
+		}
+		if r := anonymous(`{"message": "and my phone?", "conversation_id": "c2"}`); r.status != http.StatusOK {
+			t.Errorf("continuing a conversation without a visitor ID: %d %s", r.status, r.body)
+		}
+		if r := e.chat(e.keys["alpha-sk"], `{"message": "a note from the shop", "conversation_id": "c1"}`); r.status != http.StatusOK {
+			t.Errorf("the secret key continuing v1's conversation: %d %s", r.status, r.body)
+		}
+	})
+}

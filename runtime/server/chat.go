@@ -60,11 +60,11 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, m *tenant.Bundle
 	if err != nil {
 		return err
 	}
-	if err := s.admitConversation(w, r, m, conversationID, visitor); err != nil {
-		return err
-	}
-
 	q := chat.Question{Message: message, ConversationID: conversationID, VisitorID: visitor}
+	if c, ok := callerOf(r); ok && c.key.Type == tenant.KeyPublishable {
+		q.VisitorOnly = true
+		q.AdmitNew = func() error { return s.admitConversation(w, r, m, visitor) }
+	}
 	if wantsEventStream(r) {
 		return s.answerStream(w, r, m, q)
 	}

@@ -685,3 +685,40 @@ func TestWidgetGoesOnPastAFullConversation(t *testing.T) {
 		t.Errorf("%d conversations, want the full one and the new one", n)
 	}
 }
+
+// A conversation the runtime says is not this visitor's (here another visitor's, left in the page's storage) is
+// forgotten: the question goes on in a new conversation of the visitor's own, and the other is left as it was.
+func TestWidgetGoesOnPastAnotherVisitorsConversation(t *testing.T) {
+	rt := newRuntime(t)
+	page := newShop(t)
+	page.embed(rt.url, rt.merchant(t, "shop", page.url, 100), "shop")
+	at := time.Now().UTC()
+	if _, err := chat.RecordExchange(t.Context(), rt.store, store.Exchange{MerchantID: "shop", ConversationID: "c-other", VisitorID: "v_other",
+		Question: store.Message{ID: "q1", Role: store.RoleVisitor, Text: "I am ana@example.com", CreatedAt: at, Answered: true},
+		Answer:   store.Message{ID: "a1", Role: store.RoleAssistant, Text: "Thanks", CreatedAt: at}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := headless.Start(t, 1280, 800, time.Minute)
+	var ok bool
+	var answer, id string
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(page.url),
+		headless.EvalInWidget(`(localStorage.setItem('parley:shop', JSON.stringify({messages: [], conversation_id: 'c-other'})), true)`, &ok),
+		chromedp.Reload(),
+		headless.WaitInWidget(`s && s.querySelector('header h2').textContent === 'Ask shop'`),
+		click(".l"),
+		key("How long does delivery to Canada take?"), key(kb.Enter),
+		headless.WaitInWidget(`s.querySelectorAll('.m.bot').length === 2`),
+		headless.EvalInWidget(`s.querySelectorAll('.m.bot')[1].textContent`, &answer),
+		conversationID(&id),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(answer, "5 to 8 business days") || id == "" || id == "c-other" {
+		t.Errorf("answer %q in conversation %q, want the delivery time in a new conversation", answer, id)
+	}
+	if _, msgs, err := rt.store.GetConversation(t.Context(), "shop", "c-other"); err != nil || len(msgs) != 2 {
+		t.Errorf("the other visitor's conversation: %d messages, %v; want its 2", len(msgs), err)
+	}
+}

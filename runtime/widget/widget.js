@@ -376,8 +376,9 @@
       }
     }, function (err) {
       if (live) log.removeChild(live);
-      if (err.code === "conversation_full" && body.conversation_id) {
-        // The conversation holds no more messages: the question goes on in a new one, the log stays as it is.
+      if ((err.code === "conversation_full" || err.code === "not_found") && body.conversation_id) {
+        // The conversation holds no more messages, or is not this visitor's (the browser's storage was partly
+        // cleared): the question goes on in a new one, the log stays as it is.
         delete state.conversation_id;
         save();
         again = true;
