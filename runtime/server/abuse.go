@@ -35,11 +35,11 @@ func callerOf(r *http.Request) (keyCaller, bool) {
 	return keyCaller{}, false
 }
 
-// admitConversation applies the plan's abuse limits before a publishable key starts a conversation (chat asks,
-// through Question.AdmitNew, once it has found the conversation new): so many new conversations per client
-// address and per visitor ID an hour (tenant.Plan.AddressLimit, VisitorLimit), so that a script holding the public
-// key cannot drain the merchant's monthly conversations. Continuing a conversation is not counted, and secret
-// keys, used by servers that speak for many visitors, are exempt. Both limits are taken in one call to the limiter
+// admitConversation applies the plan's abuse limits before a publishable key starts a conversation (the chat
+// handler hands it to chat as Question.AdmitNew, which asks once it has found the conversation new): so many new
+// conversations per client address and per visitor ID an hour (tenant.Plan.AddressLimit, VisitorLimit), so that a
+// script holding the public key cannot drain the merchant's monthly conversations. Continuing a conversation is
+// not counted, and secret keys, used by servers that speak for many visitors, are exempt. Both limits are taken in one call to the limiter
 // (one round trip to Redis), all or nothing: a conversation refused for its address does not count against its
 // visitor. Past a limit it answers 429 conversation_rate_limited with Retry-After.
 func (s *Server) admitConversation(w http.ResponseWriter, r *http.Request, m *tenant.Bundle, visitor string) error {
