@@ -364,34 +364,25 @@ func (l Reads) GetConversation(ctx context.Context, merchantID, id string) (stor
 	return c, msgs, nil
 }
 
-// ConversationTail returns a conversation and its latest n messages' roles and texts, oldest first, from one
-// snapshot, or store.ErrNotFound; when n is 0, the conversation alone. The messages come newest first from the
-// index messages_by_conversation, which stops after n, and are put back in order.
+// ConversationTail returns a conversation and its latest n messages' roles and texts, oldest first, or
+// store.ErrNotFound; when n is 0, the conversation alone. The messages come newest first from the index
+// messages_by_conversation, which stops after n, and are put back in order. The two are read by two statements
+// outside a snapshot, one round trip each instead of four: an exchange written between them may be counted in
+// the conversation and not among the messages, or the other way round, which a chat turn does not mind.
 func (l Reads) ConversationTail(ctx context.Context, merchantID, id string, n int) (store.Conversation, []store.Turn, error) {
-	if n <= 0 { // one statement, which needs no snapshot: one round trip instead of four on PostgreSQL
-		c, err := l.getConversation(ctx, l.Query, merchantID, id)
-		if err != nil {
-			return store.Conversation{}, nil, fmt.Errorf("getting conversation %s: %w", id, err)
-		}
+	c, err := l.getConversation(ctx, l.Query, merchantID, id)
+	if err != nil {
+		return store.Conversation{}, nil, fmt.Errorf("getting conversation %s: %w", id, err)
+	}
+	if n <= 0 {
 		return c, nil, nil
 	}
-	var (
-		c     store.Conversation
-		turns []store.Turn
-	)
-	err := l.Snapshot(ctx, func(q QueryFunc) error {
-		var err error
-		if c, err = l.getConversation(ctx, q, merchantID, id); err != nil {
-			return err
-		}
-		query, args := TailQuery(l.Dialect, merchantID, id, n)
-		turns, err = QueryList(ctx, q, query, args, scanTurn)
-		slices.Reverse(turns)
-		return err
-	})
+	query, args := TailQuery(l.Dialect, merchantID, id, n)
+	turns, err := QueryList(ctx, l.Query, query, args, scanTurn)
 	if err != nil {
 		return store.Conversation{}, nil, fmt.Errorf("getting the latest messages of conversation %s: %w", id, err)
 	}
+	slices.Reverse(turns)
 	return c, turns, nil
 }
 
