@@ -177,7 +177,8 @@ func TestRuntimeObjects(t *testing.T) {
 		psc.SeccompProfile == nil || psc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
 		t.Errorf("pod security context is not restricted: %+v", psc)
 	}
-	if c.LivenessProbe == nil || c.LivenessProbe.HTTPGet.Path != "/healthz" || c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet.Path != "/readyz" {
+	if c.LivenessProbe == nil || c.LivenessProbe.HTTPGet.Path != "/healthz" || c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet.Path != "/readyz" ||
+		c.StartupProbe == nil || c.StartupProbe.HTTPGet.Path != "/healthz" {
 		t.Error("probes missing")
 	}
 	if pod.ServiceAccountName != name || d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {

@@ -198,9 +198,14 @@ func TestRuntimeArgs(t *testing.T) {
 		}
 	}
 	d := RuntimeDeployment(rt, "img")
-	probe := d.Spec.Template.Spec.Containers[0].LivenessProbe.HTTPGet
-	if *probe.Scheme != "HTTPS" {
+	c := d.Spec.Template.Spec.Containers[0]
+	if probe := c.LivenessProbe.HTTPGet; *probe.Scheme != "HTTPS" {
 		t.Errorf("probes must use HTTPS when the runtime serves TLS, got %s", *probe.Scheme)
+	}
+	// A migration of a large database runs before the runtime listens: the startup probe waits minutes for it.
+	if s := c.StartupProbe; s == nil || *s.HTTPGet.Path != "/healthz" ||
+		time.Duration(*s.PeriodSeconds**s.FailureThreshold)*time.Second < 5*time.Minute {
+		t.Errorf("startup probe %+v, want /healthz waiting at least 5 minutes", s)
 	}
 	if s := RuntimeService(rt); *s.Spec.Ports[0].Port != 443 {
 		t.Errorf("service port %d with TLS", *s.Spec.Ports[0].Port)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -313,6 +314,13 @@ func runtimeEnv(rt *chatv1alpha1.ChatRuntime) []*corev1ac.EnvVarApplyConfigurati
 	return env
 }
 
+// startupTimeout is how long the runtime may take to start, migrations included, probed every startupPeriod
+// seconds.
+const (
+	startupTimeout = 10 * time.Minute
+	startupPeriod  = 5
+)
+
 // RuntimeDeployment renders the chat runtime's Deployment: a restricted pod (non-root, read-only root
 // filesystem, no privilege escalation, no capabilities, RuntimeDefault seccomp) with health probes.
 func RuntimeDeployment(rt *chatv1alpha1.ChatRuntime, defaultImage string) *appsv1ac.DeploymentApplyConfiguration {
@@ -335,6 +343,10 @@ func RuntimeDeployment(rt *chatv1alpha1.ChatRuntime, defaultImage string) *appsv
 		WithEnv(runtimeEnv(rt)...).
 		WithPorts(corev1ac.ContainerPort().WithName("http").WithContainerPort(httpPort).WithProtocol(corev1.ProtocolTCP),
 			corev1ac.ContainerPort().WithName("metrics").WithContainerPort(metricsPort).WithProtocol(corev1.ProtocolTCP)).
+		// The store migrates its schema before the runtime listens: the startup probe gives a migration of a large
+		// database (an index on the messages, say) startupTimeout, where the liveness probe alone would restart
+		// the pod after 30 seconds and roll the migration back, again and again.
+		WithStartupProbe(probe("/healthz", startupPeriod).WithFailureThreshold(int32(startupTimeout / (startupPeriod * time.Second)))).
 		WithLivenessProbe(probe("/healthz", 10)).
 		WithReadinessProbe(probe("/readyz", 5)).
 		WithResources(resources(rt.Spec.Resources)).
