@@ -97,15 +97,19 @@ func (tx writeTx) AddMonthlyTokens(ctx context.Context, merchantID string, at ti
 	return nil
 }
 
-// InsertMessages inserts the exchange's two messages, deferred (see flush): a group commit inserts its exchanges'
-// messages in one statement.
+// InsertMessages inserts the exchange's two messages, deferred (see flush): a group commit inserts the messages of
+// its exchanges in new conversations in one statement.
 func (tx writeTx) InsertMessages(_ context.Context, ex store.Exchange) error {
 	q, a := ex.Question, ex.Answer
 	qSources, aSources, err := storeutil.ExchangeSources(ex)
 	if err != nil {
 		return err
 	}
-	tx.deferred.messages = append(tx.deferred.messages,
+	to := &tx.deferred.messages
+	if ex.ConversationExists {
+		to = &tx.deferred.continuedMessages
+	}
+	*to = append(*to,
 		ex.MerchantID, ex.ConversationID, q.ID, string(store.RoleVisitor), q.Text, storeutil.NormalizeQuestion(q.Text),
 		storeutil.Millis(q.CreatedAt), qSources, boolInt(q.Answered),
 		ex.MerchantID, ex.ConversationID, a.ID, string(store.RoleAssistant), a.Text, q.ID,

@@ -16,8 +16,9 @@ type deferredWrites struct {
 	// those of the conversations the runtime has read (store.Exchange.ConversationExists), to count an exchange in,
 	// as many values an exchange.
 	conversations, continued []any
-	// messages are the values of the messages to insert, messageValues an exchange's two.
-	messages []any
+	// messages are the values of the messages to insert, messageValues an exchange's two: those of exchanges in new
+	// conversations, and continuedMessages those in conversations the runtime has read.
+	messages, continuedMessages []any
 	// cited are the items cited, in the order first cited, and uses their counts.
 	cited []citation
 	uses  map[citation]int
@@ -35,6 +36,13 @@ const (
 	// maxRows is the most conversations or exchanges' messages one statement of flush inserts, and maxCitations
 	// the most items it counts: a statement's text is prepared once for each number up to these.
 	maxRows, maxCitations = 16, 32
+	// maxContinuedRows is the most continued conversations or their exchanges' messages one statement of flush
+	// writes. SQLite keeps a copy of each existing page a statement changes, to undo the statement alone: in
+	// memory up to 64 KiB (16 pages), then in a temporary file, a system call a page. New conversations' rows go
+	// to the last pages of each table and index, which a statement of maxRows shares; a continued conversation's
+	// go beside its earlier rows, on pages of their own. Statements of 16 continued exchanges wrote 5 pages an
+	// exchange to that file (strace -c of `parley dev` under make bench's continued load), statements of 3 some.
+	maxContinuedRows = 1
 )
 
 // citation is a knowledge item whose use count a transaction adds to.
@@ -75,7 +83,8 @@ func (w *deferredWrites) claimed(k monthKey, m monthClaim) {
 
 // pending reports whether anything waits to be written.
 func (w *deferredWrites) pending() bool {
-	return len(w.conversations) > 0 || len(w.continued) > 0 || len(w.messages) > 0 || len(w.cited) > 0 || len(w.months) > 0
+	return len(w.conversations) > 0 || len(w.continued) > 0 || len(w.messages) > 0 || len(w.continuedMessages) > 0 ||
+		len(w.cited) > 0 || len(w.months) > 0
 }
 
 // reset forgets every deferred write: once written or rolled back.
@@ -86,6 +95,8 @@ func (w *deferredWrites) reset() {
 	w.continued = w.continued[:0]
 	clear(w.messages)
 	w.messages = w.messages[:0]
+	clear(w.continuedMessages)
+	w.continuedMessages = w.continuedMessages[:0]
 	w.cited = w.cited[:0]
 	clear(w.uses)
 	clear(w.months)
@@ -102,15 +113,19 @@ func (t *txn) flush(ctx context.Context) error {
 	if t.flushErr != nil || w == nil || !w.pending() {
 		return t.flushErr
 	}
-	if err := t.insertRows(ctx, w.conversations, conversationValues, t.db.conversationInserts[:], buildInsertConversations); err != nil {
+	if err := t.insertRows(ctx, w.conversations, conversationValues, maxRows, t.db.conversationInserts[:], buildInsertConversations); err != nil {
 		t.flushErr = fmt.Errorf("recording conversations: %w", err)
 		return t.flushErr
 	}
-	if err := t.insertRows(ctx, w.continued, conversationValues, t.db.conversationUpserts[:], buildUpsertConversations); err != nil {
+	if err := t.insertRows(ctx, w.continued, conversationValues, maxContinuedRows, t.db.conversationUpserts[:], buildUpsertConversations); err != nil {
 		t.flushErr = fmt.Errorf("recording conversations: %w", err)
 		return t.flushErr
 	}
-	if err := t.insertRows(ctx, w.messages, messageValues, t.db.messageInserts[:], buildInsertMessages); err != nil {
+	if err := t.insertRows(ctx, w.messages, messageValues, maxRows, t.db.messageInserts[:], buildInsertMessages); err != nil {
+		t.flushErr = fmt.Errorf("inserting messages: %w", err)
+		return t.flushErr
+	}
+	if err := t.insertRows(ctx, w.continuedMessages, messageValues, maxContinuedRows, t.db.messageInserts[:], buildInsertMessages); err != nil {
 		t.flushErr = fmt.Errorf("inserting messages: %w", err)
 		return t.flushErr
 	}
@@ -143,11 +158,11 @@ func (t *txn) flush(ctx context.Context) error {
 	return nil
 }
 
-// insertRows inserts values, perRow a row, at most maxRows rows a statement, with the statement texts texts holds
-// and build makes.
-func (t *txn) insertRows(ctx context.Context, values []any, perRow int, texts []string, build func(n int) string) error {
+// insertRows inserts values, perRow a row, at most perStatement rows a statement, with the statement texts texts
+// holds and build makes.
+func (t *txn) insertRows(ctx context.Context, values []any, perRow, perStatement int, texts []string, build func(n int) string) error {
 	for len(values) > 0 {
-		n := min(len(values)/perRow, maxRows)
+		n := min(len(values)/perRow, perStatement)
 		if _, err := t.execDeferring(ctx, t.db.statementText(texts, n, build), values[:n*perRow]...); err != nil {
 			return err
 		}

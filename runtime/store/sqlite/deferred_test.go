@@ -200,8 +200,8 @@ func TestMonthlyClaimsDeferred(t *testing.T) {
 
 // The conversations and messages of a transaction's exchanges are inserted together at its end: an exchange that
 // continues a conversation an earlier one of the same transaction started must find it, those of a conversation
-// the runtime has read are counted in it, several in one statement, and a write whose rows
-// fail at the end fails alone, the others of its group commit stored.
+// the runtime has read are counted in it, each conversation's messages keep their order, whichever statement
+// inserts them, and a write whose rows fail at the end fails alone, the others of its group commit stored.
 func TestExchangeInsertsDeferred(t *testing.T) {
 	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "parley.db"))
 	if err != nil {
@@ -226,13 +226,17 @@ func TestExchangeInsertsDeferred(t *testing.T) {
 		}
 		return created, tx.InsertMessages(ctx, ex)
 	}
-	messages := func(conversationID string) int {
+	messages := func(conversationID string) []string {
 		t.Helper()
 		_, msgs, err := s.GetConversation(ctx, "m1", conversationID)
 		if err != nil {
 			t.Fatalf("conversation %s: %v", conversationID, err)
 		}
-		return len(msgs)
+		ids := make([]string, len(msgs))
+		for i, m := range msgs {
+			ids[i] = m.ID
+		}
+		return ids
 	}
 
 	var created []bool
@@ -241,7 +245,7 @@ func TestExchangeInsertsDeferred(t *testing.T) {
 			exchange("c1", true, "q1", "a1"),
 			exchange("c1", false, "q2", "a2"),        // continues c1, not yet written
 			known(exchange("c1", false, "q5", "a5")), // read by the runtime: counted with the deferred rows
-			known(exchange("c1", false, "q6", "a6")), // twice in one statement
+			known(exchange("c1", false, "q6", "a6")), // twice in one transaction
 			exchange("c2", false, "q3", "a3"),        // a conversation ID no conversation has: created
 			exchange("c2", false, "q4", "a4"),
 		} {
@@ -258,8 +262,8 @@ func TestExchangeInsertsDeferred(t *testing.T) {
 	if want := []bool{true, false, false, false, true, false}; fmt.Sprint(created) != fmt.Sprint(want) {
 		t.Errorf("created %v, want %v", created, want)
 	}
-	if n1, n2 := messages("c1"), messages("c2"); n1 != 8 || n2 != 4 {
-		t.Errorf("messages: c1 %d, c2 %d; want 8 and 4", n1, n2)
+	if c1, c2 := fmt.Sprint(messages("c1")), fmt.Sprint(messages("c2")); c1 != "[q1 a1 q2 a2 q5 a5 q6 a6]" || c2 != "[q3 a3 q4 a4]" {
+		t.Errorf("messages: c1 %s, c2 %s; want [q1 a1 q2 a2 q5 a5 q6 a6] and [q3 a3 q4 a4]", c1, c2)
 	}
 	if c, _, err := s.GetConversation(ctx, "m1", "c1"); err != nil || c.MessageCount != 8 {
 		t.Errorf("c1: %+v, %v; want 8 messages counted", c, err)
