@@ -121,7 +121,7 @@ build-installer: manifests ## Render everything the operator needs into dist/ins
 ##@ Benchmarks
 
 .PHONY: bench
-bench: wrk ## Load POST /api/v1/chat (parley dev on SQLite; parley runtime on PostgreSQL and Redis) and a bare net/http handler with wrk; report both, p99 at 2,000 req/s and continued conversations (many merchants: make bench-many).
+bench: wrk ## Load POST /api/v1/chat (parley dev on SQLite; parley runtime on PostgreSQL and Redis) and a bare net/http handler with wrk; report both, p99 at 2,000 req/s, continued conversations and the widget's messages (many merchants: make bench-many).
 	go test ./test/bench -run '^$$' -bench BenchmarkChatHTTP -benchtime 1x -count=1 -timeout 10m -v
 
 .PHONY: bench-many

@@ -44,7 +44,8 @@ const (
 // chat endpoint at a fixed 2,000 requests/s. Each of those requests starts a new conversation: a search, an answer
 // and a transaction writing the conversation and both messages. Last it loads messages that continue 2,000
 // conversations, which read the conversation before the answer, and reports their throughput and CPU time. Run it
-// with `make bench`.
+// with `make bench`. Last, the same from a browser: messages with the publishable key, the page's origin and
+// the visitor's ID, continuing that visitor's conversation (the widget's commonest message).
 func BenchmarkChatHTTP(b *testing.B) {
 	wrk := lookWrk(b)
 	dir := b.TempDir()
@@ -80,8 +81,11 @@ func profiling(b *testing.B) (args []string, profile func(run func())) {
 
 // devProcess is a running runtime under load.
 type devProcess struct {
-	base, key string
-	pid       int
+	// base is the runtime's URL, key a secret key of the merchant, publishable its publishable key, accepted
+	// from origin.
+	base, key           string
+	publishable, origin string
+	pid                 int
 }
 
 // loadChat loads the chat endpoint of rt and, in the same run, the bare handler, and reports what they did.
@@ -111,11 +115,20 @@ func loadChat(b *testing.B, wrk string, rt devProcess, profile func(run func()))
 	plain := runWrk(b, wrk, "-t"+strconv.Itoa(wrkThreads), "-c32", "-d"+wrkDuration, "--latency", "-s", script, headers, bare+"/chat")
 	rate := runWrk(b, wrk, "-t"+strconv.Itoa(wrkThreads), fmt.Sprintf("-c%d", rateConnections), "-d"+wrkDuration, "--latency", "-s", paced, headers, rt.base+"/api/v1/chat")
 	continuing := filepath.Join(dir, "continued.lua")
-	writeContinuedScript(b, continuing)
+	writeContinuedScript(b, continuing, "bench", false)
 	runWrk(b, wrk, "-t"+strconv.Itoa(wrkThreads), "-c32", "-d2s", "-s", continuing, headers, rt.base+"/api/v1/chat") // starts them
 	cpu0 = processCPU(b, rt.pid)
 	continued := runWrk(b, wrk, "-t"+strconv.Itoa(wrkThreads), "-c32", "-d"+wrkDuration, "--latency", "-s", continuing, headers, rt.base+"/api/v1/chat")
 	cpuContinued := (processCPU(b, rt.pid) - cpu0) / time.Duration(max(1, continued.requests))
+	// The widget's conversations are started with the secret key, which the per-visitor and per-address limits on
+	// new conversations do not count, each by its visitor; the publishable key then continues them.
+	widgetScript := filepath.Join(dir, "widget.lua")
+	writeContinuedScript(b, widgetScript, "widget", true)
+	runWrk(b, wrk, "-t"+strconv.Itoa(wrkThreads), "-c32", "-d2s", "-s", widgetScript, headers, rt.base+"/api/v1/chat")
+	browser := []string{"-H", "Content-Type: application/json", "-H", "X-API-Key: " + rt.publishable, "-H", "Origin: " + rt.origin}
+	cpu0 = processCPU(b, rt.pid)
+	widget := runWrk(b, wrk, "-t"+strconv.Itoa(wrkThreads), "-c32", "-d"+wrkDuration, "--latency", "-s", widgetScript, browser, rt.base+"/api/v1/chat")
+	cpuWidget := (processCPU(b, rt.pid) - cpu0) / time.Duration(max(1, widget.requests))
 	b.StopTimer()
 
 	ratio := chat.rps / plain.rps
@@ -132,7 +145,11 @@ func loadChat(b *testing.B, wrk string, rt devProcess, profile func(run func()))
 	b.ReportMetric(float64(cpuContinued.Microseconds()), "cpu-µs/continued")
 	b.Logf("continued conversations (%d, each message naming one of them): %.0f req/s (p99 %s), %s of the runtime's CPU each",
 		continuedConversations, continued.rps, continued.p99, cpuContinued)
-	for _, r := range []wrkResult{chat, plain, rate, continued} {
+	b.ReportMetric(widget.rps, "widget-req/s")
+	b.ReportMetric(float64(cpuWidget.Microseconds()), "cpu-µs/widget")
+	b.Logf("the widget's messages (publishable key, origin and visitor ID, continuing the visitor's conversation): %.0f req/s (p99 %s), %s of the runtime's CPU each",
+		widget.rps, widget.p99, cpuWidget)
+	for _, r := range []wrkResult{chat, plain, rate, continued, widget} {
 		if r.errors > 0 {
 			b.Errorf("wrk saw %d non-2xx answers or socket errors:\n%s", r.errors, r.output)
 		}
@@ -221,7 +238,7 @@ func seedKnowledge(b *testing.B, st store.Store, merchantID string) {
 }
 
 // startDev runs `parley dev` on a free port with a limit far above the load, and returns its URL, the demo
-// merchant's secret key, read from the banner it prints, and its process ID.
+// merchant's keys, read from the banner it prints, and its process ID.
 func startDev(b *testing.B, dir string, extra ...string) devProcess {
 	bin := filepath.Join(b.TempDir(), "parley")
 	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/parley").CombinedOutput(); err != nil {
@@ -238,22 +255,27 @@ func startDev(b *testing.B, dir string, extra ...string) devProcess {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() })
-	var key string
+	var key, publishable string
 	secret := regexp.MustCompile(`Secret key \(servers\):\s+(sk_\S+)`)
+	public := regexp.MustCompile(`Publishable key \(web pages\):\s+(pk_\S+)`)
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {
+		if m := public.FindStringSubmatch(sc.Text()); m != nil {
+			publishable = m[1]
+		}
 		if m := secret.FindStringSubmatch(sc.Text()); m != nil {
 			key = m[1]
 			break
 		}
 	}
 	go func() { _, _ = io.Copy(io.Discard, stdout) }()
-	if key == "" {
-		b.Fatal("parley dev printed no secret key")
+	if key == "" || publishable == "" {
+		b.Fatal("parley dev printed no secret or no publishable key")
 	}
 	base := "http://" + addr
 	waitReady(b, base+"/readyz")
-	return devProcess{base: base, key: key, pid: cmd.Process.Pid}
+	// The demo merchant takes its publishable key from the page parley dev serves.
+	return devProcess{base: base, key: key, publishable: publishable, origin: base, pid: cmd.Process.Pid}
 }
 
 // chatRequest and chatAnswer have the shapes of POST /api/v1/chat.
@@ -323,18 +345,21 @@ func writeScript(b *testing.B, path string, perThread int) {
 const continuedConversations = 2000
 
 // writeContinuedScript writes a wrk script posting chatBody into one of continuedConversations conversations
-// named by the script, picked at random for each request: a name's first message starts its conversation, the
-// others continue it.
-func writeContinuedScript(b *testing.B, path string) {
-	script := fmt.Sprintf(continuedScript, strings.TrimSuffix(chatBody, "}"), continuedConversations/wrkThreads)
+// named by the script after prefix: a name's first message starts its conversation, the others continue it. With visitors, each conversation's messages name a visitor of its own in
+// X-Visitor-ID, as the widget's do.
+func writeContinuedScript(b *testing.B, path, prefix string, visitors bool) {
+	script := fmt.Sprintf(continuedScript, visitors, continuedConversations/wrkThreads, strings.TrimSuffix(chatBody, "}"), prefix)
 	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {
 		b.Fatal(err)
 	}
 }
 
-// continuedScript numbers wrk's threads in setup, so that each thread names conversations of its own.
+// continuedScript numbers wrk's threads in setup, so that each thread names conversations of its own, and names
+// each of its conversations once, in order, before it picks them at random: a run of 2 s starts them all. A
+// request's headers are the command line's (wrk.headers), and its visitor's when visitors is set.
 const continuedScript = `
 wrk.method = "POST"
+local visitors = %t
 local threads = 0
 function setup(thread)
   threads = threads + 1
@@ -343,8 +368,18 @@ end
 function init(args)
   math.randomseed(id)
 end
+local conversations, sent = %d, 0
 function request()
-  return wrk.format(nil, nil, nil, string.format('%s, "conversation_id": "bench-%%d-%%d"}', id, math.random(1, %d)))
+  sent = sent + 1
+  local n = sent
+  if n > conversations then n = math.random(1, conversations) end
+  local headers = nil
+  if visitors then
+    headers = {}
+    for k, v in pairs(wrk.headers) do headers[k] = v end
+    headers["X-Visitor-ID"] = string.format("v-%%d-%%d", id, n)
+  end
+  return wrk.format(nil, nil, headers, string.format('%s, "conversation_id": "%s-%%d-%%d"}', id, n))
 end
 `
 

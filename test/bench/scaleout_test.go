@@ -36,17 +36,13 @@ func BenchmarkChatHTTPScaleOut(b *testing.B) {
 		b.Fatal(err)
 	}
 
-	key, err := credentials.NewAPIKey(credentials.SecretPrefix)
-	if err != nil {
-		b.Fatal(err)
-	}
-	d, err := credentials.Describe(key)
-	if err != nil {
-		b.Fatal(err)
-	}
+	key, secret := benchKey(b, credentials.SecretPrefix, tenant.KeySecret)
+	publishable, public := benchKey(b, credentials.PublishablePrefix, tenant.KeyPublishable)
+	const origin = "https://shop.example"
 	doc, err := tenant.Marshal(&tenant.Bundle{APIVersion: tenant.APIVersion, MerchantID: "bench", DisplayName: "bench",
-		Plan:    tenant.Plan{Name: "bench", RequestsPerSecond: 1_000_000, Burst: 2_000_000, APIAccess: true},
-		APIKeys: []tenant.APIKey{{ID: d.ID, Type: tenant.KeySecret, SHA256: d.SHA256}}})
+		Plan:           tenant.Plan{Name: "bench", RequestsPerSecond: 1_000_000, Burst: 2_000_000, APIAccess: true},
+		APIKeys:        []tenant.APIKey{secret, public},
+		AllowedOrigins: []string{origin}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -60,5 +56,18 @@ func BenchmarkChatHTTPScaleOut(b *testing.B) {
 	extra, profile := profiling(b)
 	rt := runtimeproc.Start(b, runtimeproc.Build(b), []string{contract.EnvDatabaseURL + "=" + url},
 		append([]string{"--storage=postgres", "--tenants-dir=" + tenants, "--redis-address=" + redis.Addr, "--log-level=error"}, extra...)...)
-	loadChat(b, wrk, devProcess{base: rt.URL, key: key, pid: rt.Pid()}, profile)
+	loadChat(b, wrk, devProcess{base: rt.URL, key: key, publishable: publishable, origin: origin, pid: rt.Pid()}, profile)
+}
+
+// benchKey makes a key of the given prefix and its bundle entry.
+func benchKey(b *testing.B, prefix string, kind tenant.KeyType) (string, tenant.APIKey) {
+	key, err := credentials.NewAPIKey(prefix)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d, err := credentials.Describe(key)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return key, tenant.APIKey{ID: d.ID, Type: kind, SHA256: d.SHA256}
 }
