@@ -42,10 +42,10 @@ const (
 // above the load) with wrk, and in the same run a bare net/http handler that decodes and encodes the same JSON.
 // It reports both throughputs, their ratio, the runtime's CPU time per chat request, and the p99 latency of the
 // chat endpoint at a fixed 2,000 requests/s. Each of those requests starts a new conversation: a search, an answer
-// and a transaction writing the conversation and both messages. Last it loads messages that continue 2,000
-// conversations, which read the conversation before the answer, and reports their throughput and CPU time. Run it
-// with `make bench`. Last, the same from a browser: messages with the publishable key, the page's origin and
-// the visitor's ID, continuing that visitor's conversation (the widget's commonest message).
+// and a transaction writing the conversation and both messages. Then it loads messages that continue 2,000
+// conversations, which read the conversation before the answer, and reports their throughput and CPU time; last,
+// the same as a browser sends them: with the publishable key, the page's origin and the visitor's ID, each
+// continuing its visitor's conversation (the widget's commonest message). Run it with `make bench`.
 func BenchmarkChatHTTP(b *testing.B) {
 	wrk := lookWrk(b)
 	dir := b.TempDir()
@@ -120,8 +120,8 @@ func loadChat(b *testing.B, wrk string, rt devProcess, profile func(run func()))
 	cpu0 = processCPU(b, rt.pid)
 	continued := runWrk(b, wrk, "-t"+strconv.Itoa(wrkThreads), "-c32", "-d"+wrkDuration, "--latency", "-s", continuing, headers, rt.base+"/api/v1/chat")
 	cpuContinued := (processCPU(b, rt.pid) - cpu0) / time.Duration(max(1, continued.requests))
-	// The widget's conversations are started with the secret key, which the per-visitor and per-address limits on
-	// new conversations do not count, each by its visitor; the publishable key then continues them.
+	// The widget's conversations are started with the secret key, each by its visitor: the limits on new
+	// conversations per visitor and per address count browsers only. The publishable key then continues them.
 	widgetScript := filepath.Join(dir, "widget.lua")
 	writeContinuedScript(b, widgetScript, "widget", true)
 	runWrk(b, wrk, "-t"+strconv.Itoa(wrkThreads), "-c32", "-d2s", "-s", widgetScript, headers, rt.base+"/api/v1/chat")
@@ -274,7 +274,7 @@ func startDev(b *testing.B, dir string, extra ...string) devProcess {
 	}
 	base := "http://" + addr
 	waitReady(b, base+"/readyz")
-	// The demo merchant takes its publishable key from the page parley dev serves.
+	// The demo merchant accepts its publishable key from the page parley dev serves, at base.
 	return devProcess{base: base, key: key, publishable: publishable, origin: base, pid: cmd.Process.Pid}
 }
 
@@ -345,8 +345,8 @@ func writeScript(b *testing.B, path string, perThread int) {
 const continuedConversations = 2000
 
 // writeContinuedScript writes a wrk script posting chatBody into one of continuedConversations conversations
-// named by the script after prefix: a name's first message starts its conversation, the others continue it. With visitors, each conversation's messages name a visitor of its own in
-// X-Visitor-ID, as the widget's do.
+// named by the script after prefix: a name's first message starts its conversation, the others continue it.
+// With visitors, each conversation's messages name a visitor of its own in X-Visitor-ID, as the widget's do.
 func writeContinuedScript(b *testing.B, path, prefix string, visitors bool) {
 	script := fmt.Sprintf(continuedScript, visitors, continuedConversations/wrkThreads, strings.TrimSuffix(chatBody, "}"), prefix)
 	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {
