@@ -54,7 +54,15 @@ func (s *Server) admitConversation(w http.ResponseWriter, r *http.Request, m *te
 	case refused < 0:
 		return nil
 	case refused == len(quotas)-1:
-		logger(r).Info("new conversations refused for a client address", "merchant", m.MerchantID, "limit", m.Plan.AddressLimit())
+		if s.untrustedProxy(r) {
+			// Likely the ingress, missing from trustedProxies: every visitor behind it shares its limit, and the
+			// widget stops starting conversations for all of them.
+			logger(r).Warn("new conversations refused for a client address that forwards requests for others (X-Forwarded-For): "+
+				"if it is the ingress or load balancer, list its network in the ChatRuntime's trustedProxies",
+				"merchant", m.MerchantID, "limit", m.Plan.AddressLimit())
+		} else {
+			logger(r).Info("new conversations refused for a client address", "merchant", m.MerchantID, "limit", m.Plan.AddressLimit())
+		}
 		return conversationRateLimited(w, wait, "%d conversations were started from this address within the hour", m.Plan.AddressLimit())
 	default:
 		return conversationRateLimited(w, wait, "this visitor started %d conversations within the hour", m.Plan.VisitorLimit())
@@ -96,6 +104,15 @@ func (s *Server) clientAddress(r *http.Request) netip.Addr {
 		}
 	}
 	return addr
+}
+
+// untrustedProxy reports whether the request's TCP peer, not a trusted proxy, forwarded it for another client.
+func (s *Server) untrustedProxy(r *http.Request) bool {
+	if r.Header.Get("X-Forwarded-For") == "" {
+		return false
+	}
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	return err == nil && !s.trustedProxy(ap.Addr().Unmap())
 }
 
 func (s *Server) trustedProxy(addr netip.Addr) bool {

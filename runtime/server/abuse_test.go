@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/parley-dev/parley/runtime/tenant"
@@ -60,6 +61,39 @@ func TestConversationFloodFromOneAddress(t *testing.T) {
 		if r := e.chat(e.keys["beta-pk"], `{"message": "hi"}`, "Origin", "https://beta.example"); r.status != http.StatusOK {
 			t.Errorf("another merchant: %d %s", r.status, r.body)
 		}
+	}
+}
+
+// An ingress missing from trustedProxies makes every visitor behind it one client address. When that address
+// reaches its limit, the runtime's log says what to set; a client that forwarded nothing gets no such advice.
+func TestAnUntrustedProxyIsNamedWhenItsAddressIsLimited(t *testing.T) {
+	const advice = "list its network in the ChatRuntime's trustedProxies"
+	for _, forwarded := range []bool{false, true} {
+		t.Run(fmt.Sprint("forwarded=", forwarded), func(t *testing.T) {
+			e := newEnv(t)
+			e.addMerchant("alpha", func(*tenant.Bundle) {})
+			headers := func(visitor string) []string {
+				h := []string{"Origin", "https://alpha.example", "X-Visitor-ID", visitor}
+				if forwarded {
+					h = append(h, "X-Forwarded-For", "198.51.100.7")
+				}
+				return h
+			}
+			for i := range tenant.DefaultConversationsPerAddressPerHour {
+				if r := e.chat(e.keys["alpha-pk"], `{"message": "hi"}`, headers(fmt.Sprint("v", i))...); r.status != http.StatusOK {
+					t.Fatalf("conversation %d: %d %s", i+1, r.status, r.body)
+				}
+			}
+			if strings.Contains(e.logs.String(), advice) {
+				t.Fatalf("advice logged before any refusal:\n%s", e.logs)
+			}
+			if r := e.chat(e.keys["alpha-pk"], `{"message": "hi"}`, headers("v-last")...); r.status != http.StatusTooManyRequests {
+				t.Fatalf("conversation past the address limit: %d %s", r.status, r.body)
+			}
+			if got := strings.Contains(e.logs.String(), advice); got != forwarded {
+				t.Errorf("advice to set trustedProxies logged: %v, want %v:\n%s", got, forwarded, e.logs)
+			}
+		})
 	}
 }
 
