@@ -114,17 +114,19 @@ func loadChat(b *testing.B, wrk string, rt devProcess, profile func(run func()))
 	cpu := processCPU(b, rt.pid) - cpu0
 	plain := runWrk(b, wrk, "-t"+strconv.Itoa(wrkThreads), "-c32", "-d"+wrkDuration, "--latency", "-s", script, headers, bare+"/chat")
 	rate := runWrk(b, wrk, "-t"+strconv.Itoa(wrkThreads), fmt.Sprintf("-c%d", rateConnections), "-d"+wrkDuration, "--latency", "-s", paced, headers, rt.base+"/api/v1/chat")
-	continuing := filepath.Join(dir, "continued.lua")
-	writeContinuedScript(b, continuing, "bench", false)
-	runWrk(b, wrk, "-t"+strconv.Itoa(wrkThreads), "-c32", "-d2s", "-s", continuing, headers, rt.base+"/api/v1/chat") // starts them
+	continuing, starting := filepath.Join(dir, "continued.lua"), filepath.Join(dir, "start-continued.lua")
+	writeContinuedScript(b, continuing, "bench", false, false)
+	writeContinuedScript(b, starting, "bench", false, true)
+	runWrk(b, wrk, "-t"+strconv.Itoa(wrkThreads), "-c32", "-d"+startingDuration, "-s", starting, headers, rt.base+"/api/v1/chat")
 	cpu0 = processCPU(b, rt.pid)
 	continued := runWrk(b, wrk, "-t"+strconv.Itoa(wrkThreads), "-c32", "-d"+wrkDuration, "--latency", "-s", continuing, headers, rt.base+"/api/v1/chat")
 	cpuContinued := (processCPU(b, rt.pid) - cpu0) / time.Duration(max(1, continued.requests))
 	// The widget's conversations are started with the secret key, each by its visitor: the limits on new
 	// conversations per visitor and per address count browsers only. The publishable key then continues them.
-	widgetScript := filepath.Join(dir, "widget.lua")
-	writeContinuedScript(b, widgetScript, "widget", true)
-	runWrk(b, wrk, "-t"+strconv.Itoa(wrkThreads), "-c32", "-d2s", "-s", widgetScript, headers, rt.base+"/api/v1/chat")
+	widgetScript, starting := filepath.Join(dir, "widget.lua"), filepath.Join(dir, "start-widget.lua")
+	writeContinuedScript(b, widgetScript, "widget", true, false)
+	writeContinuedScript(b, starting, "widget", true, true)
+	runWrk(b, wrk, "-t"+strconv.Itoa(wrkThreads), "-c32", "-d"+startingDuration, "-s", starting, headers, rt.base+"/api/v1/chat")
 	browser := []string{"-H", "Content-Type: application/json", "-H", "X-API-Key: " + rt.publishable, "-H", "Origin: " + rt.origin}
 	cpu0 = processCPU(b, rt.pid)
 	widget := runWrk(b, wrk, "-t"+strconv.Itoa(wrkThreads), "-c32", "-d"+wrkDuration, "--latency", "-s", widgetScript, browser, rt.base+"/api/v1/chat")
@@ -341,22 +343,31 @@ func writeScript(b *testing.B, path string, perThread int) {
 }
 
 // continuedConversations is how many conversations the continued load spreads its messages over: each has tens of
-// messages by the end of the run, as a visitor's conversation with a help desk does.
-const continuedConversations = 2000
+// messages by the end of the run, as a visitor's conversation with a help desk does. startingDuration is the run
+// that starts them: it stops sending once it has, but wrk waits the whole duration, so it is as long as 800
+// messages a second need.
+const (
+	continuedConversations = 2000
+	startingDuration       = "5s"
+)
 
 // writeContinuedScript writes a wrk script posting chatBody into one of continuedConversations conversations
 // named by the script after prefix: a name's first message starts its conversation, the others continue it.
-// With visitors, each conversation's messages name a visitor of its own in X-Visitor-ID, as the widget's do.
-func writeContinuedScript(b *testing.B, path, prefix string, visitors bool) {
+// With visitors, each conversation's messages name a visitor of its own in X-Visitor-ID, as the widget's do. A
+// starting script stops once it has started every conversation.
+func writeContinuedScript(b *testing.B, path, prefix string, visitors, starting bool) {
 	script := fmt.Sprintf(continuedScript, visitors, continuedConversations/wrkThreads, strings.TrimSuffix(chatBody, "}"), prefix)
+	if starting {
+		script += startingScript
+	}
 	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {
 		b.Fatal(err)
 	}
 }
 
 // continuedScript numbers wrk's threads in setup, so that each thread names conversations of its own, and names
-// each of its conversations once, in order, before it picks them at random: a run of 2 s starts them all. A
-// request's headers are the command line's (wrk.headers), and its visitor's when visitors is set.
+// each of its conversations once, in order, before it picks them at random. A request's headers are the command
+// line's (wrk.headers), and its visitor's when visitors is set.
 const continuedScript = `
 wrk.method = "POST"
 local visitors = %t
@@ -380,6 +391,17 @@ function request()
     headers["X-Visitor-ID"] = string.format("v-%%d-%%d", id, n)
   end
   return wrk.format(nil, nil, headers, string.format('%s, "conversation_id": "%s-%%d-%%d"}', id, n))
+end
+`
+
+// startingScript, after continuedScript, stops a thread once twice as many answers as it has conversations came
+// back: its first requests, one for each conversation, are among them, as each of its 16 connections waits for
+// an answer before it sends again. Only the starting run reads the answers, which costs wrk time.
+const startingScript = `
+local answers = 0
+function response(status, headers, body)
+  answers = answers + 1
+  if answers >= 2 * conversations then wrk.thread:stop() end
 end
 `
 
