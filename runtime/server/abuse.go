@@ -81,12 +81,8 @@ func conversationRateLimited(w http.ResponseWriter, wait time.Duration, format s
 // trusted proxies, from the right: the first address no trusted proxy stands for is the client. X-Forwarded-For
 // is ignored from anyone else, since any client can write it.
 func (s *Server) clientAddress(r *http.Request) netip.Addr {
-	ap, err := netip.ParseAddrPort(r.RemoteAddr)
-	if err != nil {
-		return netip.Addr{}
-	}
-	addr := ap.Addr().Unmap()
-	if !s.trustedProxy(addr) {
+	addr, ok := peerAddress(r)
+	if !ok || !s.trustedProxy(addr) {
 		return addr
 	}
 	var hops []string
@@ -108,11 +104,17 @@ func (s *Server) clientAddress(r *http.Request) netip.Addr {
 
 // untrustedProxy reports whether the request's TCP peer, not a trusted proxy, forwarded it for another client.
 func (s *Server) untrustedProxy(r *http.Request) bool {
-	if r.Header.Get("X-Forwarded-For") == "" {
-		return false
-	}
+	addr, ok := peerAddress(r)
+	return ok && r.Header.Get("X-Forwarded-For") != "" && !s.trustedProxy(addr)
+}
+
+// peerAddress is the address of the request's TCP peer.
+func peerAddress(r *http.Request) (netip.Addr, bool) {
 	ap, err := netip.ParseAddrPort(r.RemoteAddr)
-	return err == nil && !s.trustedProxy(ap.Addr().Unmap())
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	return ap.Addr().Unmap(), true
 }
 
 func (s *Server) trustedProxy(addr netip.Addr) bool {
