@@ -276,6 +276,83 @@ func TestMigrationMovesUseCounts(t *testing.T) {
 	}
 }
 
+// TestMigrationKeepsMessages: migration 8 rebuilds the messages table without its unique index; every row keeps
+// its values and its seq, new messages follow them, and an unanswered question is still found by its answer.
+func TestMigrationKeepsMessages(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "parley.db")
+	db, err := sqlite.MigrateTo(ctx, path, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := at.UnixMilli()
+	if _, err := db.ExecContext(ctx, `INSERT INTO conversations (merchant_id, id, visitor_id, created_at, updated_at, message_count, first_message, unanswered)
+		VALUES ('m1', 'c1', 'v1', ?, ?, 2, 'Can I pay by card?', 1)`, ms, ms); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO messages (seq, merchant_id, conversation_id, id, role, text, normalized, reply_to, created_at, sources, answered, tokens)
+		VALUES (7, 'm1', 'c1', 'q1', 'visitor', 'Can I pay by card?', 'can i pay by card', '', ?, '[]', 1, 0),
+		       (9, 'm1', 'c1', 'a1', 'assistant', 'I do not know.', '', 'q1', ?, '[]', 0, 42)`, ms, ms); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	ex := store.Exchange{MerchantID: "m1", ConversationID: "c1", VisitorID: "v1",
+		Question: store.Message{ID: "q2", Role: store.RoleVisitor, Text: "Thanks", CreatedAt: at.Add(time.Minute), Answered: true},
+		Answer:   store.Message{ID: "a2", Role: store.RoleAssistant, Text: "You are welcome.", CreatedAt: at.Add(time.Minute), Answered: true}}
+	if _, err := chat.RecordExchange(ctx, s, ex); err != nil {
+		t.Fatal(err)
+	}
+	_, msgs, err := s.GetConversation(ctx, "m1", "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range msgs {
+		got = append(got, fmt.Sprintf("%s %s %q %v", m.ID, m.Role, m.Text, m.Answered))
+	}
+	want := []string{`q1 visitor "Can I pay by card?" true`, `a1 assistant "I do not know." false`,
+		`q2 visitor "Thanks" true`, `a2 assistant "You are welcome." true`}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("messages after the migration:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	o, err := s.Overview(ctx, "m1", at.Add(-time.Hour), at.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(o.UnansweredQuestions) != fmt.Sprint([]store.QuestionCount{{Question: "can i pay by card", Count: 1}}) {
+		t.Errorf("unanswered questions: %+v", o.UnansweredQuestions)
+	}
+
+	ro := openReadOnly(t, path)
+	var indexes []string
+	rows, err := ro.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'messages' ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = rows.Close() }()
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		indexes = append(indexes, name)
+	}
+	if fmt.Sprint(indexes) != "[messages_by_conversation]" {
+		t.Errorf("indexes of messages: %v, want messages_by_conversation alone", indexes)
+	}
+	var seq, tokens int
+	if err := ro.QueryRowContext(ctx, `SELECT seq, tokens FROM messages WHERE id = 'a1'`).Scan(&seq, &tokens); err != nil || seq != 9 || tokens != 42 {
+		t.Errorf("a1: seq %d, tokens %d, %v; want 9 and 42", seq, tokens, err)
+	}
+}
+
 // TestConversationListingsUseIndexes checks that a conversation listing reads an index in its order, whatever
 // its lead filter: conversations with a lead have a partial index of their own (migration 6), which a listing
 // of them must use rather than walk every conversation.

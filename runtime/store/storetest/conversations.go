@@ -21,7 +21,7 @@ func (h harness) conversations(t *testing.T) {
 	t.Run("NotFound", h.conversationNotFound)
 	t.Run("Tail", h.conversationTail)
 	t.Run("ConcurrentFirstExchange", h.concurrentFirstExchange)
-	t.Run("DuplicateMessageID", h.duplicateMessageID)
+	t.Run("FailedExchangeWritesNothing", h.failedExchange)
 	t.Run("BadInput", h.badExchange)
 	t.Run("CanceledContext", h.canceledExchange)
 }
@@ -179,17 +179,37 @@ func (h harness) concurrentFirstExchange(t *testing.T) {
 	}
 }
 
-func (h harness) duplicateMessageID(t *testing.T) {
+// failedExchange: an exchange the store refuses leaves the conversation, the month's count and the citations as
+// they were. The store refuses it late: an exchange in a conversation the runtime says it has just named
+// (NewConversation) may be inserted without looking for the conversation first, and then fails on the one that
+// exists, after the month's claim, the citations and the messages have been written in its transaction.
+func (h harness) failedExchange(t *testing.T) {
+	ctx := t.Context()
 	s := h.store(t)
-	first := exchange("m1", "c1", base, "one", "two")
+	if err := chat.CreateKnowledge(ctx, s, store.Knowledge{ID: "k1", MerchantID: "m1", Title: "Shipping", Content: "Two days.",
+		CreatedAt: base, UpdatedAt: base}, 0); err != nil {
+		t.Fatal(err)
+	}
+	cited := func(ex store.Exchange) store.Exchange {
+		ex.Answer.Sources = []store.Source{{KnowledgeID: "k1", Title: "Shipping"}}
+		return ex
+	}
+	first := cited(exchange("m1", "c1", base, "one", "two"))
+	first.NewConversation = true
 	record(t, s, first)
-	again := exchange("m1", "c1", base.Add(time.Minute), "three", "four")
-	again.Question.ID = first.Question.ID
-	if _, err := chat.RecordExchange(t.Context(), s, again); err == nil {
-		t.Fatal("RecordExchange reusing a message ID succeeded")
+	again := cited(exchange("m1", "c1", base.Add(time.Minute), "three", "four"))
+	again.NewConversation = true
+	if _, err := chat.RecordExchange(ctx, s, again); err == nil {
+		t.Fatal("RecordExchange of a new conversation with an existing conversation's ID succeeded")
 	}
 	if c, msgs := getConversation(t, s, "m1", "c1"); c.MessageCount != 2 || len(msgs) != 2 {
 		t.Errorf("after a failed exchange: MessageCount %d, %d messages, want 2 and 2", c.MessageCount, len(msgs))
+	}
+	if n, err := s.ConversationsThisMonth(ctx, "m1", base); err != nil || n != 1 {
+		t.Errorf("ConversationsThisMonth = %d, %v; want 1", n, err)
+	}
+	if k, err := s.GetKnowledge(ctx, "m1", "k1"); err != nil || k.UseCount != 1 {
+		t.Errorf("k1 cited %d times, %v; want 1", k.UseCount, err)
 	}
 }
 
