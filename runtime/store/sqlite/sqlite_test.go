@@ -257,14 +257,7 @@ func TestMigrationMovesUseCounts(t *testing.T) {
 		VALUES ('m1', 'k1', 'T', 'C', 0, 0, 5), ('m1', 'k2', 'T', 'C', 0, 0, 0), ('m2', 'k1', 'T', 'C', 0, 0, 2)`); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := migrateRest(t, db, path)
 	for _, c := range []struct {
 		merchant, id string
 		want         int
@@ -295,14 +288,7 @@ func TestMigrationKeepsMessages(t *testing.T) {
 		       (9, 'm1', 'c1', 'a1', 'assistant', 'I do not know.', '', 'q1', ?, '[]', 0, 42)`, ms, ms); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = s.Close() }()
+	s := migrateRest(t, db, path)
 	ex := store.Exchange{MerchantID: "m1", ConversationID: "c1", VisitorID: "v1",
 		Question: store.Message{ID: "q2", Role: store.RoleVisitor, Text: "Thanks", CreatedAt: at.Add(time.Minute), Answered: true},
 		Answer:   store.Message{ID: "a2", Role: store.RoleAssistant, Text: "You are welcome.", CreatedAt: at.Add(time.Minute), Answered: true}}
@@ -429,6 +415,21 @@ func migrate(t *testing.T, path string) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// migrateRest closes db, a connection of sqlite.MigrateTo holding rows written for a later migration, and opens
+// the database at path with the store, which applies the migrations it lacks; the store is closed when t ends.
+func migrateRest(t *testing.T, db *sql.DB, path string) *sqlite.Store {
+	t.Helper()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
 }
 
 // openReadOnly opens the database at path read-only, past the store, closed when t ends.
