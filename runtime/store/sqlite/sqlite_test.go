@@ -337,6 +337,11 @@ func TestMigrationKeepsMessages(t *testing.T) {
 	if err := ro.QueryRowContext(ctx, `SELECT seq, tokens FROM messages WHERE id = 'a1'`).Scan(&seq, &tokens); err != nil || seq != 9 || tokens != 42 {
 		t.Errorf("a1: seq %d, tokens %d, %v; want 9 and 42", seq, tokens, err)
 	}
+	var parent, onDelete string
+	if err := ro.QueryRowContext(ctx, `SELECT "table", on_delete FROM pragma_foreign_key_list('messages')`).Scan(&parent, &onDelete); err != nil ||
+		parent != "conversations" || onDelete != "CASCADE" {
+		t.Errorf("messages' foreign key: %q ON DELETE %q, %v; want conversations ON DELETE CASCADE", parent, onDelete, err)
+	}
 }
 
 // TestConversationListingsUseIndexes checks that a conversation listing reads an index in its order, whatever
