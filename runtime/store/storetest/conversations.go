@@ -180,9 +180,9 @@ func (h harness) concurrentFirstExchange(t *testing.T) {
 }
 
 // failedExchange: an exchange the store refuses leaves the conversation, the month's count and the citations as
-// they were. The store refuses it late: an exchange in a conversation the runtime says it has just named
-// (NewConversation) may be inserted without looking for the conversation first, and then fails on the one that
-// exists, after the month's claim, the citations and the messages have been written in its transaction.
+// they were. The store refuses it late: the conversation of an exchange the runtime says it has just named
+// (NewConversation) may be inserted without looking for it first, and the insert fails on the one that exists,
+// with the exchange's other writes already made or deferred in its transaction.
 func (h harness) failedExchange(t *testing.T) {
 	ctx := t.Context()
 	s := h.store(t)
