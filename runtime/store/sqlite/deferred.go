@@ -41,7 +41,8 @@ const (
 	// memory up to 64 KiB (16 pages), then in a temporary file, a system call a page. New conversations' rows go
 	// to the last pages of each table and index, which a statement of maxRows shares; a continued conversation's
 	// go beside its earlier rows, on pages of their own. Statements of 16 continued exchanges wrote 5 pages an
-	// exchange to that file (strace -c of `parley dev` under a continued load like make bench's), statements of 3 some.
+	// exchange to that file (strace -c of `parley dev` under a continued load like make bench's); statements of 3
+	// still wrote some.
 	maxContinuedRows = 1
 )
 
