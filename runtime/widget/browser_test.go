@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -214,6 +215,17 @@ func TestWidgetInBrowser(t *testing.T) {
 	}
 	if n := rt.conversations(t, "shop"); n != 1 {
 		t.Errorf("%d conversations after a reload, want the one continued", n)
+	}
+	// The visitor ID the widget keeps is 128 random bits, and the conversation is the visitor's.
+	var visitor, id string
+	if err := chromedp.Do(ctx, headless.EvalInWidget(`localStorage.getItem('parley:visitor')`, &visitor), conversationID(&id)); err != nil {
+		t.Fatalf("reading the widget's storage: %v", err)
+	}
+	if !regexp.MustCompile(`^v_[0-9a-f]{32}$`).MatchString(visitor) {
+		t.Errorf("visitor ID %q, want v_ and 32 hexadecimal digits", visitor)
+	}
+	if c, _, err := rt.store.GetConversation(t.Context(), "shop", id); err != nil || c.VisitorID != visitor {
+		t.Errorf("conversation %q has visitor %q (%v), want %q", id, c.VisitorID, err, visitor)
 	}
 
 	// "New conversation" starts afresh.

@@ -92,7 +92,13 @@
   function visitor() {
     try {
       var v = localStorage.getItem("parley:visitor");
-      if (!v) { v = "v_" + Math.random().toString(36).slice(2) + Date.now().toString(36); localStorage.setItem("parley:visitor", v); }
+      if (!v) {
+        // With the conversation ID, the visitor ID is what lets a page continue a conversation or leave a lead
+        // for it, so it comes from the browser's cryptographic generator, never from Math.random.
+        var b = crypto.getRandomValues(new Uint8Array(16));
+        v = "v_" + Array.prototype.map.call(b, function (x) { return (x + 256).toString(16).slice(1); }).join("");
+        localStorage.setItem("parley:visitor", v);
+      }
       return v;
     } catch (e) { return ""; }
   }
