@@ -2,16 +2,16 @@ package assistant
 
 import "slices"
 
-// synonymGroups are words that shoppers and help pages use for the same thing, and British and American spellings.
-// They are general shop vocabulary, not any one merchant's; a query word also matches the other words of its
-// groups, at synonymFactor.
+// synonymGroups are words that customers and help pages use for the same thing, and British and American
+// spellings. They are general vocabulary of buying and of asking for help, never a business's products (the word
+// vectors relate "coat" and "jacket", "gas" and "fuel"); a query word also matches the other words of its groups,
+// at synonymFactor.
 var synonymGroups = [][]string{
 	{"buy", "purchase"},
 	{"cost", "price", "fee"},
 	{"cheap", "cheaper", "price"},
 	{"deliver", "delivery", "ship", "shipping"},
 	{"express", "expedited"},
-	{"fuel", "gas"},
 	{"swap", "exchange"},
 	{"log", "login", "signin"},
 	{"phone", "call", "telephone"},
@@ -19,9 +19,6 @@ var synonymGroups = [][]string{
 	{"person", "human", "agent", "representative"},
 	{"wash", "clean", "launder"},
 	{"warranty", "guarantee"},
-	{"jacket", "coat"},
-	{"backpack", "pack", "rucksack"},
-	{"trousers", "pants"},
 	{"kid", "child", "children"},
 	{"address", "location"},
 	{"colour", "color"},
