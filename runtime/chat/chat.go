@@ -7,6 +7,7 @@ package chat
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"slices"
@@ -84,9 +85,11 @@ type Question struct {
 	ConversationID string
 	// VisitorID identifies the visitor across conversations; may be empty.
 	VisitorID string
-	// VisitorOnly limits the message to a conversation its visitor started (VisitorID, or none for a
-	// conversation started without one): set for a browser's message, whose publishable key every visitor of the
-	// page holds. The merchant's own server continues any of the merchant's conversations.
+	// VisitorOnly limits the message to a new conversation of the runtime's naming or to one its visitor
+	// started (the same non-empty VisitorID): set for a browser's message, whose publishable key every visitor
+	// of the page holds. Such a message neither names a new conversation, which would let a page claim an ID the
+	// merchant's server is yet to use, nor continues one started without a visitor ID, which every other holder
+	// of the key could name as well. The merchant's own server names and continues any of its conversations.
 	VisitorOnly bool
 	// AdmitNew, when set, is asked before a new conversation is started, and refuses it with its error.
 	AdmitNew func() error
@@ -107,9 +110,16 @@ type Reply struct {
 // end; a visitor's conversation with a help desk's assistant rarely passes a few dozen.
 const MaxConversationMessages = 1000
 
-// ErrOtherVisitorsConversation refuses a message limited to its visitor's conversations (Question.VisitorOnly)
-// that names a conversation another visitor started.
-var ErrOtherVisitorsConversation = errors.New("the conversation was started by another visitor")
+// ErrNotVisitorsConversation refuses a message limited to its visitor's conversations (Question.VisitorOnly)
+// that names a conversation the visitor did not start, or none that exists.
+var ErrNotVisitorsConversation = errors.New("the visitor has no conversation of that ID")
+
+// startedBy reports whether a conversation whose visitor ID is started is the visitor's: one started without a
+// visitor ID is no browser's. With the conversation ID, the visitor ID is what a browser proves a conversation
+// its own with, so the two are compared in constant time.
+func startedBy(started, visitor string) bool {
+	return started != "" && subtle.ConstantTimeCompare([]byte(started), []byte(visitor)) == 1
+}
 
 // ErrConversationFull refuses a turn that would take a conversation past MaxConversationMessages: the visitor
 // goes on in a new conversation.
@@ -118,7 +128,7 @@ var ErrConversationFull = fmt.Errorf("the conversation has reached its %d messag
 // Answer answers a visitor's message from the merchant's knowledge and stores question and answer in one
 // transaction. A new conversation past the plan's monthly ceiling is refused with store.ErrQuotaExceeded before
 // any work is done, and exactly again when it is written; a turn past the conversation's messages, with
-// ErrConversationFull; a browser's turn in another visitor's conversation, with ErrOtherVisitorsConversation.
+// ErrConversationFull; a browser's turn in a conversation not its visitor's, with ErrNotVisitorsConversation.
 func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Reply, error) {
 	responder, err := s.responderFor(ctx, m)
 	if err != nil {
@@ -129,8 +139,8 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 	if q.ConversationID != "" {
 		c, latest, err := s.store.ConversationTail(ctx, m.MerchantID, q.ConversationID, historyFor(responder, q.Message))
 		switch {
-		case err == nil && q.VisitorOnly && c.VisitorID != q.VisitorID:
-			return Reply{}, ErrOtherVisitorsConversation
+		case q.VisitorOnly && (errors.Is(err, store.ErrNotFound) || err == nil && !startedBy(c.VisitorID, q.VisitorID)):
+			return Reply{}, ErrNotVisitorsConversation
 		case err == nil && c.MessageCount+2 > MaxConversationMessages:
 			return Reply{}, ErrConversationFull
 		case err == nil:
@@ -278,7 +288,7 @@ func (s *Service) SaveLead(ctx context.Context, m *tenant.Bundle, f LeadForm) (s
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return store.LeadResult{}, err
 		}
-		if err != nil || visitor == "" || visitor != f.VisitorID {
+		if err != nil || !startedBy(visitor, f.VisitorID) {
 			conversationID = ""
 		}
 	}

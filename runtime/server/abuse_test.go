@@ -25,9 +25,11 @@ func TestConversationFloodFromOneAddress(t *testing.T) {
 		return h
 	}
 	// Each request comes as a new visitor, or as none: only the address limit holds them.
-	if r := e.chat(e.keys["alpha-pk"], `{"message": "hi", "conversation_id": "old"}`, pk("")...); r.status != http.StatusOK {
-		t.Fatalf("first conversation: %d %s", r.status, r.body)
+	first := e.chat(e.keys["alpha-pk"], `{"message": "hi"}`, pk("v-old")...)
+	if first.status != http.StatusOK {
+		t.Fatalf("first conversation: %d %s", first.status, first.body)
 	}
+	old := first.json(t)["conversation_id"].(string)
 	for i := range tenant.DefaultConversationsPerAddressPerHour - 1 {
 		visitor := ""
 		if i%2 == 0 {
@@ -44,14 +46,11 @@ func TestConversationFloodFromOneAddress(t *testing.T) {
 	if s, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || s < 1 || s > 3600 {
 		t.Errorf("Retry-After %q", r.header.Get("Retry-After"))
 	}
-	// A conversation already started goes on; a new one named by its ID is a new conversation.
+	// A conversation already started goes on.
 	for range 3 {
-		if r := e.chat(e.keys["alpha-pk"], `{"message": "more", "conversation_id": "old"}`, pk("")...); r.status != http.StatusOK {
+		if r := e.chat(e.keys["alpha-pk"], `{"message": "more", "conversation_id": "`+old+`"}`, pk("v-old")...); r.status != http.StatusOK {
 			t.Errorf("continuing a conversation: %d %s", r.status, r.body)
 		}
-	}
-	if r := e.chat(e.keys["alpha-pk"], `{"message": "hi", "conversation_id": "new"}`, pk("")...); r.status != http.StatusTooManyRequests {
-		t.Errorf("a new conversation named by its ID was not limited: %d", r.status)
 	}
 	// The merchant's own server is exempt, and so are other merchants.
 	for range 3 {
@@ -152,51 +151,74 @@ func TestClientAddress(t *testing.T) {
 }
 
 // A visitor holding the page's publishable key cannot continue, and so read through the assistant's history or
-// write into, a conversation another visitor started, even knowing its ID: the browser is told there is no such
-// conversation, and the conversation is left as it was. The merchant's server, with the secret key, continues any
-// of the merchant's conversations.
+// write into, a conversation another visitor started, even knowing its ID; nor one the merchant's server started
+// without a visitor ID, nor one started without a visitor ID at all, which every holder of the key could name; nor
+// name a new conversation, which would let a page claim an ID the merchant's server is yet to use. The browser is
+// told there is no such conversation, and nothing is written. The merchant's server, with the secret key, names
+// and continues any of the merchant's conversations.
 func TestAVisitorContinuesOnlyItsOwnConversations(t *testing.T) {
 	onEachStore(t, func(t *testing.T, e *env) {
-		if r := e.chatFrom("alpha", "v1", `{"message": "I am ana@example.com", "conversation_id": "c1"}`); r.status != http.StatusOK {
-			t.Fatalf("v1's conversation: %d %s", r.status, r.body)
+		started := func(r response) string {
+			t.Helper()
+			if r.status != http.StatusOK {
+				t.Fatalf("starting a conversation: %d %s", r.status, r.body)
+			}
+			return r.json(t)["conversation_id"].(string)
 		}
 		anonymous := func(body string) response {
 			return e.chat(e.keys["alpha-pk"], body, "Origin", "https://alpha.example")
 		}
-		if r := anonymous(`{"message": "I am bo@example.com", "conversation_id": "c2"}`); r.status != http.StatusOK {
-			t.Fatalf("a conversation without a visitor ID: %d %s", r.status, r.body)
+		server := func(body string) response { return e.chat(e.keys["alpha-sk"], body) }
+		mine := started(e.chatFrom("alpha", "v1", `{"message": "I am ana@example.com"}`))
+		nobodys := started(anonymous(`{"message": "I am bo@example.com"}`))
+		shops := started(server(`{"message": "call me on +1 555 010 2323", "conversation_id": "wa-15550102323"}`))
+		asks := func(id string) string {
+			return `{"message": "what is my email? email me at eve@example.com", "conversation_id": "` + id + `"}`
 		}
 		for _, tt := range []struct {
 			name string
 			send func() response
 		}{
-			{"another visitor", func() response {
-				return e.chatFrom("alpha", "v2", `{"message": "what is my email?", "conversation_id": "c1"}`)
-			}},
-			{"no visitor ID", func() response { return anonymous(`{"message": "what is my email?", "conversation_id": "c1"}`) }},
-			{"a visitor on an anonymous conversation", func() response {
-				return e.chatFrom("alpha", "v2", `{"message": "what is my email?", "conversation_id": "c2"}`)
-			}},
+			{"another visitor", func() response { return e.chatFrom("alpha", "v2", asks(mine)) }},
+			{"no visitor ID on a visitor's conversation", func() response { return anonymous(asks(mine)) }},
+			{"no visitor ID on a conversation without one", func() response { return anonymous(asks(nobodys)) }},
+			{"a visitor on a conversation without one", func() response { return e.chatFrom("alpha", "v2", asks(nobodys)) }},
+			{"no visitor ID on the server's conversation", func() response { return anonymous(asks(shops)) }},
+			{"a visitor on the server's conversation", func() response { return e.chatFrom("alpha", "v2", asks(shops)) }},
+			{"a visitor naming a new conversation", func() response { return e.chatFrom("alpha", "v2", asks("wa-15550109999")) }},
+			{"no visitor ID naming a new conversation", func() response { return anonymous(asks("wa-15550108888")) }},
 		} {
 			if r := tt.send(); r.status != http.StatusNotFound || r.errorCode(t) != codeNotFound {
 				t.Errorf("%s: %d %s, want 404 not_found", tt.name, r.status, r.body)
 			}
 		}
 		owner := map[string]string{"Authorization": e.ownerOf("alpha")}
-		for _, id := range []string{"c1", "c2"} {
+		for _, id := range []string{mine, nobodys, shops} {
 			if c := e.do(http.MethodGet, "/api/v1/conversations/"+id, owner, "").json(t); len(c["messages"].([]any)) != 2 {
 				t.Errorf("conversation %s has %d messages after the refused ones, want 2", id, len(c["messages"].([]any)))
 			}
 		}
-		// Each conversation's own visitor, and the merchant's server, go on.
-		if r := e.chatFrom("alpha", "v1", `{"message": "and my phone?", "conversation_id": "c1"}`); r.status != http.StatusOK {
+		for _, id := range []string{"wa-15550109999", "wa-15550108888"} {
+			if r := e.do(http.MethodGet, "/api/v1/conversations/"+id, owner, ""); r.status != http.StatusNotFound {
+				t.Errorf("conversation %s a browser named: %d %s, want none", id, r.status, r.body)
+			}
+		}
+		leads := e.do(http.MethodGet, "/api/v1/leads", owner, "").json(t)["data"].([]any)
+		if len(leads) != 3 || strings.Contains(fmt.Sprint(leads), "eve@example.com") {
+			t.Errorf("leads %v, want ana's, bo's and the server's customer's, and nothing of eve's", leads)
+		}
+		// The visitor goes on in its conversation, and the merchant's server in any, naming new ones too: an ID a
+		// browser tried first is still the server's to start.
+		if r := e.chatFrom("alpha", "v1", `{"message": "and my phone?", "conversation_id": "`+mine+`"}`); r.status != http.StatusOK {
 			t.Errorf("v1 continuing its conversation: %d %s", r.status, r.body)
 		}
-		if r := anonymous(`{"message": "and my phone?", "conversation_id": "c2"}`); r.status != http.StatusOK {
-			t.Errorf("continuing a conversation without a visitor ID: %d %s", r.status, r.body)
+		for _, id := range []string{mine, nobodys, shops, "wa-15550109999"} {
+			if r := server(`{"message": "a note from the shop", "conversation_id": "` + id + `"}`); r.status != http.StatusOK {
+				t.Errorf("the secret key continuing or naming %s: %d %s", id, r.status, r.body)
+			}
 		}
-		if r := e.chat(e.keys["alpha-sk"], `{"message": "a note from the shop", "conversation_id": "c1"}`); r.status != http.StatusOK {
-			t.Errorf("the secret key continuing v1's conversation: %d %s", r.status, r.body)
+		if c := e.do(http.MethodGet, "/api/v1/conversations/wa-15550109999", owner, "").json(t); c["visitor_id"] != "" && c["visitor_id"] != nil {
+			t.Errorf("the server's new conversation has visitor %v, want none", c["visitor_id"])
 		}
 	})
 }

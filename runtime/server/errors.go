@@ -72,7 +72,7 @@ var domainErrors = []struct {
 	{store.ErrQuotaExceeded, http.StatusTooManyRequests, codeConversationQuota, "the merchant's plan's new conversations for this month are used up; existing conversations go on"},
 	{store.ErrKnowledgeLimit, http.StatusForbidden, codeKnowledgeLimit, "the merchant's plan's knowledge items are all used"},
 	{store.ErrKnowledgeSizeLimit, http.StatusForbidden, codeKnowledgeLimit, "the item would pass the characters the merchant's plan allows in its knowledge base; shorten or delete items"},
-	{chat.ErrOtherVisitorsConversation, http.StatusNotFound, codeNotFound, "this visitor has no conversation of that ID; leave conversation_id out to start one"},
+	{chat.ErrNotVisitorsConversation, http.StatusNotFound, codeNotFound, "this visitor has no conversation of that ID; leave conversation_id out to start one"},
 	{chat.ErrConversationFull, http.StatusConflict, codeConversationFull, fmt.Sprintf("the conversation has reached its %d messages; go on in a new one: leave conversation_id out", chat.MaxConversationMessages)},
 	{chat.ErrWebhooksNotInPlan, http.StatusForbidden, codeWebhooksNotInPlan, "the merchant's plan does not include webhooks"},
 	{store.ErrNotReplayable, http.StatusConflict, codeDeliveryPending, "the delivery is still pending; replay it once it has succeeded, failed or been cancelled"},

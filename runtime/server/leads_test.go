@@ -13,6 +13,13 @@ func (e *env) chatFrom(merchant, visitor, body string) response {
 	return e.chat(e.keys[merchant+"-pk"], body, "Origin", "https://"+merchant+".example", "X-Visitor-ID", visitor)
 }
 
+// startFor starts the conversation the body names for a visitor, as the merchant's server does with the secret
+// key: a browser continues its visitor's conversations but names no new one.
+func (e *env) startFor(merchant, visitor, body string) response {
+	e.t.Helper()
+	return e.chat(e.keys[merchant+"-sk"], body, "X-Visitor-ID", visitor)
+}
+
 func (e *env) leadForm(merchant, visitor, body string) response {
 	e.t.Helper()
 	return e.do(http.MethodPost, "/api/v1/leads", map[string]string{"X-API-Key": e.keys[merchant+"-pk"],
@@ -21,7 +28,7 @@ func (e *env) leadForm(merchant, visitor, body string) response {
 
 func TestChatCapturesLead(t *testing.T) {
 	e := newEnv(t)
-	res := e.chatFrom("alpha", "v1", `{"message": "Do you ship to Norway? Mail me at ana@example.com", "conversation_id": "c1"}`)
+	res := e.startFor("alpha", "v1", `{"message": "Do you ship to Norway? Mail me at ana@example.com", "conversation_id": "c1"}`)
 	if res.status != http.StatusOK {
 		t.Fatalf("chat: %d %s", res.status, res.body)
 	}
@@ -52,7 +59,7 @@ func TestChatCapturesLead(t *testing.T) {
 		t.Errorf("analytics leads = %v, want 1", o["leads"])
 	}
 	// The order number is no phone number.
-	e.chatFrom("alpha", "v2", `{"message": "where is order 20261122?", "conversation_id": "c2"}`)
+	e.startFor("alpha", "v2", `{"message": "where is order 20261122?", "conversation_id": "c2"}`)
 	if conv := e.do(http.MethodGet, "/api/v1/conversations/c2", owner, "").json(t); conv["has_lead"] != false {
 		t.Errorf("an order number was taken for a lead: %v", conv["leads"])
 	}
@@ -60,7 +67,7 @@ func TestChatCapturesLead(t *testing.T) {
 
 func TestLeadForm(t *testing.T) {
 	e := newEnv(t)
-	e.chatFrom("alpha", "v1", `{"message": "do you sell kayaks?", "conversation_id": "c1"}`)
+	e.startFor("alpha", "v1", `{"message": "do you sell kayaks?", "conversation_id": "c1"}`)
 	res := e.leadForm("alpha", "v1", `{"name": "Ana", "email": "ana@example.com", "message": "Call me", "consent": true, "conversation_id": "c1"}`)
 	if res.status != http.StatusCreated {
 		t.Fatalf("form: %d %s", res.status, res.body)
@@ -136,7 +143,7 @@ func TestLeadFormErrors(t *testing.T) {
 // TestLeadsIsolation: beta's key and token never reach alpha's leads.
 func TestLeadsIsolation(t *testing.T) {
 	e := newEnv(t)
-	e.chatFrom("alpha", "v1", `{"message": "I am ana@example.com", "conversation_id": "shared"}`)
+	e.startFor("alpha", "v1", `{"message": "I am ana@example.com", "conversation_id": "shared"}`)
 	// Beta's form naming alpha's conversation ID finds no such conversation of beta's.
 	res := e.leadForm("beta", "v1", `{"email": "eve@example.com", "consent": true, "conversation_id": "shared"}`)
 	if res.status != http.StatusCreated || res.json(t)["conversation_id"] != nil {
@@ -196,9 +203,9 @@ func TestLeadsListing(t *testing.T) {
 // of its own, learns nothing of the visitor's and changes nothing of it.
 func TestLeadFormOnlyForTheConversationsVisitor(t *testing.T) {
 	onEachStore(t, func(t *testing.T, e *env) {
-		e.chatFrom("alpha", "v1", `{"message": "I am ana@example.com", "conversation_id": "c1"}`)
+		e.startFor("alpha", "v1", `{"message": "I am ana@example.com", "conversation_id": "c1"}`)
 		// A conversation started without a visitor ID belongs to nobody who could name it.
-		if r := e.chat(e.keys["alpha-pk"], `{"message": "I am bo@example.com", "conversation_id": "c2"}`, "Origin", "https://alpha.example"); r.status != http.StatusOK {
+		if r := e.chat(e.keys["alpha-sk"], `{"message": "I am bo@example.com", "conversation_id": "c2"}`); r.status != http.StatusOK {
 			t.Fatalf("chat without a visitor ID: %d %s", r.status, r.body)
 		}
 		for _, tt := range []struct{ name, visitor, conversation string }{

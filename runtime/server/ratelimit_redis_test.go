@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -185,12 +186,16 @@ func TestAbuseLimitsSharedByReplicasThroughRedis(t *testing.T) {
 		}
 		return n
 	}
-	if rec := chat(0, "198.51.100.1", "v9", `{"message": "hi", "conversation_id": "going-on"}`); rec.Code != http.StatusOK {
+	rec := chat(0, "198.51.100.1", "v9", `{"message": "hi"}`)
+	var started struct {
+		ConversationID string `json:"conversation_id"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &started); rec.Code != http.StatusOK || err != nil {
 		t.Fatalf("a new conversation: %d %s", rec.Code, rec.Body)
 	}
 	before := scripts()
 	for i := range 4 {
-		if rec := chat(i, "198.51.100.1", "v9", `{"message": "and shipping?", "conversation_id": "going-on"}`); rec.Code != http.StatusOK {
+		if rec := chat(i, "198.51.100.1", "v9", `{"message": "and shipping?", "conversation_id": "`+started.ConversationID+`"}`); rec.Code != http.StatusOK {
 			t.Fatalf("continuing the conversation: %d %s", rec.Code, rec.Body)
 		}
 	}

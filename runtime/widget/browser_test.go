@@ -1,6 +1,7 @@
 package widget_test
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -10,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	cdppage "github.com/chromedp/cdproto/page"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -732,5 +736,37 @@ func TestWidgetGoesOnPastAnotherVisitorsConversation(t *testing.T) {
 	}
 	if _, msgs, err := rt.store.GetConversation(t.Context(), "shop", "c-other"); err != nil || len(msgs) != 2 {
 		t.Errorf("the other visitor's conversation: %d messages, %v; want its 2", len(msgs), err)
+	}
+}
+
+// Without storage (a private window that refuses localStorage), the visitor still goes on in the conversation
+// the page started: the widget keeps a visitor ID for as long as the page lives, as the runtime continues a
+// browser's conversation only for the visitor ID that started it.
+func TestWidgetWithoutStorage(t *testing.T) {
+	rt := newRuntime(t)
+	page := newShop(t)
+	page.embed(rt.url, rt.merchant(t, "shop", page.url, 100), "shop")
+	ctx := headless.Start(t, 1280, 800, time.Minute)
+	noStorage := chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, cdppage.AddScriptToEvaluateOnNewDocument, cdppage.AddScriptToEvaluateOnNewDocumentParams{
+			Source: `Object.defineProperty(window, 'localStorage', {get() { throw new DOMException('The user denied storage', 'SecurityError'); }})`,
+		})
+		return err
+	})
+	err := chromedp.Do(ctx, noStorage,
+		chromedp.Navigate(page.url),
+		headless.WaitInWidget(`s && s.querySelector('header h2').textContent === 'Ask shop'`),
+		click(".l"),
+		key("How long does delivery to Canada take?"), key(kb.Enter),
+		headless.WaitInWidget(`s.querySelectorAll('.m.bot').length === 2`),
+		key("Can I return shoes?"), key(kb.Enter),
+		headless.WaitInWidget(`s.querySelectorAll('.m.bot').length === 3`),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, _, err := rt.store.ListConversations(t.Context(), "shop", store.ConversationFilter{Limit: 10})
+	if err != nil || len(list) != 1 || list[0].MessageCount != 4 || !regexp.MustCompile(`^v_[0-9a-f]{32}$`).MatchString(list[0].VisitorID) {
+		t.Errorf("conversations %+v (%v), want one of 4 messages with the page's visitor ID", list, err)
 	}
 }

@@ -89,18 +89,20 @@
   function save() {
     try { localStorage.setItem(store, JSON.stringify(state)); } catch (e) { /* private mode: the conversation lives for this page only */ }
   }
+  // With the conversation ID, the visitor ID is what lets a page continue a conversation or leave a lead for it,
+  // so it comes from the browser's cryptographic generator, never from Math.random; without storage (private
+  // mode), it lasts as long as the page.
+  var pageVisitor = "";
+  function newVisitor() {
+    var b = crypto.getRandomValues(new Uint8Array(16));
+    return "v_" + Array.prototype.map.call(b, function (x) { return (x + 256).toString(16).slice(1); }).join("");
+  }
   function visitor() {
     try {
       var v = localStorage.getItem("parley:visitor");
-      if (!v) {
-        // With the conversation ID, the visitor ID is what lets a page continue a conversation or leave a lead
-        // for it, so it comes from the browser's cryptographic generator, never from Math.random.
-        var b = crypto.getRandomValues(new Uint8Array(16));
-        v = "v_" + Array.prototype.map.call(b, function (x) { return (x + 256).toString(16).slice(1); }).join("");
-        localStorage.setItem("parley:visitor", v);
-      }
+      if (!v) { v = newVisitor(); localStorage.setItem("parley:visitor", v); }
       return v;
-    } catch (e) { return ""; }
+    } catch (e) { return pageVisitor || (pageVisitor = newVisitor()); }
   }
   function el(tag, attrs, text) {
     var n = document.createElement(tag);
