@@ -52,6 +52,7 @@ func TestBadInput(t *testing.T) {
 			{"a malformed escape in deliveries", "GET", "/api/v1/webhooks/deliveries?status=%g1", owner, "", http.StatusBadRequest, codeInvalidRequest},
 			{"a malformed escape in analytics", "GET", "/api/v1/analytics/overview?from=%", owner, "", http.StatusBadRequest, codeInvalidRequest},
 			{"a year-1 date", "GET", "/api/v1/analytics/overview?from=0001-01-01", owner, "", http.StatusBadRequest, codeInvalidRequest},
+			{"analytics from after today, to left out", "GET", "/api/v1/analytics/overview?from=2999-01-01", owner, "", http.StatusBadRequest, codeInvalidRequest},
 			{"a year-1 time", "GET", "/api/v1/leads?to=0001-01-01T00:00:00Z", owner, "", http.StatusBadRequest, codeInvalidRequest},
 			{"a year-9999 date", "GET", "/api/v1/conversations?to=9999-12-31", owner, "", http.StatusBadRequest, codeInvalidRequest},
 		}

@@ -332,6 +332,9 @@ func (s *Server) analyticsOverview(w http.ResponseWriter, r *http.Request, m *te
 	if to.IsZero() {
 		// Through the end of today, so that what just happened is counted.
 		to = time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
+		if !from.IsZero() && !from.Before(to) {
+			return newError(http.StatusBadRequest, codeInvalidRequest, "from must be before to, which is the end of today when left out")
+		}
 	}
 	if from.IsZero() {
 		from = to.AddDate(0, 0, -defaultRangeDays)
