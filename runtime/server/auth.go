@@ -39,7 +39,7 @@ type keyCaller struct {
 func (s *Server) authenticateKey(r *http.Request) (keyCaller, error) {
 	raw := r.Header.Get(headerAPIKey)
 	if raw == "" {
-		return keyCaller{}, newError(http.StatusUnauthorized, codeUnauthorized, "send your API key in the X-API-Key header")
+		return keyCaller{}, unauthorized(keyChallenge, "send your API key in the X-API-Key header")
 	}
 	sum := sha256.Sum256([]byte(raw))
 	hash := hex.EncodeToString(sum[:])
@@ -52,7 +52,7 @@ func (s *Server) authenticateKey(r *http.Request) (keyCaller, error) {
 	}
 	// The lookup is by hash, so its timing says nothing about the key; the comparison is constant-time anyway.
 	if !ok || subtle.ConstantTimeCompare([]byte(hash), []byte(key.SHA256)) != 1 {
-		return keyCaller{}, newError(http.StatusUnauthorized, codeUnauthorized, "the API key is not valid: it is unknown, revoked or expired")
+		return keyCaller{}, unauthorized(keyChallenge, "the API key is not valid: it is unknown, revoked or expired")
 	}
 	origin := s.requestOrigin(r)
 	switch key.Type {
@@ -107,21 +107,22 @@ func (s *Server) selfServiceKey(ctx context.Context, hash string) (*tenant.Bundl
 // authenticateOwner verifies the bearer ID token and picks the merchant it may act on: the only one its
 // principal owns, or the one named in X-Merchant-ID.
 func (s *Server) authenticateOwner(r *http.Request) (*tenant.Bundle, error) {
-	raw, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok || strings.TrimSpace(raw) == "" {
-		return nil, newError(http.StatusUnauthorized, codeUnauthorized, "send an ID token as Authorization: Bearer <token>")
+	// The scheme's name is case-insensitive (RFC 9110, section 11.1).
+	scheme, raw, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	if raw = strings.TrimSpace(raw); !strings.EqualFold(scheme, "Bearer") || raw == "" {
+		return nil, unauthorized(bearerChallenge, "send an ID token as Authorization: Bearer <token>")
 	}
 	if s.verifier == nil {
-		return nil, newError(http.StatusUnauthorized, codeUnauthorized, "this runtime has no identity provider configured")
+		return nil, unauthorized(bearerChallenge, "this runtime has no identity provider configured")
 	}
-	p, err := s.verifier.Verify(r.Context(), strings.TrimSpace(raw))
+	p, err := s.verifier.Verify(r.Context(), raw)
 	if errors.Is(err, errIssuerUnavailable) {
 		logger(r).Warn("ID token not checked", "reason", err)
 		return nil, newError(http.StatusServiceUnavailable, codeUnavailable, "the identity provider does not answer; retry in a minute")
 	}
 	if err != nil {
 		logger(r).Info("ID token refused", "reason", err)
-		return nil, newError(http.StatusUnauthorized, codeUnauthorized, "the ID token is not valid: it is malformed, expired, or for another issuer or audience")
+		return nil, unauthorized(invalidTokenChallenge, "the ID token is not valid: it is malformed, expired, or for another issuer or audience")
 	}
 	owned := s.tenants.OwnedBy(p.Subject, p.Email, p.EmailVerified)
 	want := r.Header.Get(headerMerchantID)

@@ -45,12 +45,29 @@ type apiError struct {
 	status  int
 	code    string
 	message string
+	// challenge is the WWW-Authenticate header of a 401: how to authenticate (RFC 9110, section 11.6.1).
+	challenge string
 }
 
 func (e *apiError) Error() string { return e.code + ": " + e.message }
 
 func newError(status int, code, format string, args ...any) *apiError {
 	return &apiError{status: status, code: code, message: fmt.Sprintf(format, args...)}
+}
+
+// Challenges of the two kinds of credential: an API key in its header (a scheme of our own, as RFC 9110 has
+// none for it) and an ID token as an OAuth bearer token (RFC 6750).
+const (
+	keyChallenge          = `APIKey realm="parley", header="X-API-Key"`
+	bearerChallenge       = `Bearer realm="parley"`
+	invalidTokenChallenge = `Bearer realm="parley", error="invalid_token"`
+)
+
+// unauthorized is a 401 with its challenge.
+func unauthorized(challenge, format string, args ...any) *apiError {
+	e := newError(http.StatusUnauthorized, codeUnauthorized, format, args...)
+	e.challenge = challenge
+	return e
 }
 
 // internalError is the answer to anything unexpected: it reveals nothing of what went wrong.
@@ -129,6 +146,9 @@ func fail(w http.ResponseWriter, r *http.Request, err error) {
 	if ae == nil {
 		logger(r).Error("request failed", "error", err)
 		ae = internalError()
+	}
+	if ae.challenge != "" {
+		w.Header().Set("WWW-Authenticate", ae.challenge)
 	}
 	writeJSON(w, ae.status, errorBody{Error: errorDetail{Code: ae.code, Message: ae.message, RequestID: requestID(r)}})
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -99,5 +100,33 @@ func TestForgedTokensDoNotFetchKeys(t *testing.T) {
 	}
 	if n := fetches.Load() - before; n > 1 {
 		t.Errorf("30 forged tokens made %d fetches from the issuer, want at most 1", n)
+	}
+}
+
+// A request refused for want of a credential says how to authenticate (RFC 9110's WWW-Authenticate), and the
+// bearer scheme's name is case-insensitive.
+func TestUnauthorizedChallenges(t *testing.T) {
+	e := newEnv(t)
+	token := strings.TrimPrefix(e.ownerOf("alpha"), "Bearer ")
+	for _, tt := range []struct {
+		name, method, path string
+		headers            map[string]string
+		challenge          string
+	}{
+		{"no token", http.MethodGet, "/api/v1/conversations", nil, `Bearer realm="parley"`},
+		{"another scheme", http.MethodGet, "/api/v1/conversations", map[string]string{"Authorization": "Basic " + token}, `Bearer realm="parley"`},
+		{"a forged token", http.MethodGet, "/api/v1/conversations", map[string]string{"Authorization": "Bearer " + token + "x"}, `Bearer realm="parley", error="invalid_token"`},
+		{"no key", http.MethodPost, "/api/v1/chat", nil, `APIKey realm="parley", header="X-API-Key"`},
+		{"an unknown key", http.MethodPost, "/api/v1/chat", map[string]string{"X-API-Key": "sk_unknown"}, `APIKey realm="parley", header="X-API-Key"`},
+	} {
+		r := e.do(tt.method, tt.path, tt.headers, `{"message": "hi"}`)
+		if r.status != http.StatusUnauthorized || r.errorCode(t) != codeUnauthorized || r.header.Get("WWW-Authenticate") != tt.challenge {
+			t.Errorf("%s: %d %q %s, want 401 with %q", tt.name, r.status, r.header.Get("WWW-Authenticate"), r.body, tt.challenge)
+		}
+	}
+	for _, scheme := range []string{"bearer", "BEARER"} {
+		if r := e.do(http.MethodGet, "/api/v1/conversations", map[string]string{"Authorization": scheme + " " + token}, ""); r.status != http.StatusOK {
+			t.Errorf("%s: %d %s", scheme, r.status, r.body)
+		}
 	}
 }
