@@ -38,8 +38,9 @@ func (s *Server) routes() http.Handler {
 	rt.handle("webhook_test", "POST /api/v1/webhooks/endpoints/{id}/test", s.owner(s.sendTestEvent))
 	rt.handle("widget_settings", "GET /api/v1/widget", http.HandlerFunc(s.widgetSettings))
 	rt.handle("widget_settings", "OPTIONS /api/v1/widget", http.HandlerFunc(preflight))
-	rt.handle("widget_js", "GET /widget.js", widget.Handler(s.publicURL))
-	rt.handle("openapi", "GET /api/v1/openapi.json", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	// The public documents and probes also answer HEAD, for caches, link checkers and load balancers.
+	rt.handleGetHead("widget_js", "/widget.js", widget.Handler(s.publicURL))
+	rt.handleGetHead("openapi", "/api/v1/openapi.json", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", contentTypeJSON)
 		_, _ = w.Write(s.openAPI)
 	}))
@@ -47,10 +48,10 @@ func (s *Server) routes() http.Handler {
 		rt.handle("dashboard", "GET /dashboard/", s.dashboard)
 		rt.handle("dashboard", "POST /dashboard/", s.dashboard)
 	}
-	rt.handle("healthz", "GET /healthz", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	rt.handleGetHead("healthz", "/healthz", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	}))
-	rt.handle("readyz", "GET /readyz", http.HandlerFunc(s.ready))
+	rt.handleGetHead("readyz", "/readyz", http.HandlerFunc(s.ready))
 	return rt.mux()
 }
 
@@ -100,6 +101,12 @@ func (rt *router) handle(name, pattern string, h http.Handler) {
 	}
 	rt.allow[path] = append(rt.allow[path], method)
 	rt.m.Handle(pattern, named(name, h))
+}
+
+// handleGetHead serves GET and HEAD of path with h; the server sends a HEAD's headers without the body.
+func (rt *router) handleGetHead(name, path string, h http.Handler) {
+	rt.handle(name, http.MethodGet+" "+path, h)
+	rt.handle(name, http.MethodHead+" "+path, h)
 }
 
 // mux completes and returns the ServeMux. Left alone, a ServeMux answers a known path with a method it does not

@@ -28,10 +28,10 @@ func TestEveryRouteRefusesOtherMethods(t *testing.T) {
 		{"/api/v1/webhooks/deliveries/evt_1-hook/replay", "webhook_delivery_replay", "POST"},
 		{"/api/v1/webhooks/endpoints/hook/test", "webhook_test", "POST"},
 		{"/api/v1/widget", "widget_settings", "GET, OPTIONS"},
-		{"/widget.js", "widget_js", "GET"},
-		{"/api/v1/openapi.json", "openapi", "GET"},
-		{"/healthz", "healthz", "GET"},
-		{"/readyz", "readyz", "GET"},
+		{"/widget.js", "widget_js", "GET, HEAD"},
+		{"/api/v1/openapi.json", "openapi", "GET, HEAD"},
+		{"/healthz", "healthz", "GET, HEAD"},
+		{"/readyz", "readyz", "GET, HEAD"},
 	}
 	all := []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
 		http.MethodDelete, http.MethodOptions}
@@ -83,6 +83,24 @@ func TestPreflightsAreAnswered(t *testing.T) {
 		if r.status != http.StatusNoContent || r.header.Get("Access-Control-Allow-Origin") != "https://alpha.example" ||
 			!strings.Contains(r.header.Get("Access-Control-Allow-Headers"), "X-API-Key") {
 			t.Errorf("OPTIONS %s: %d %v", path, r.status, r.header)
+		}
+	}
+}
+
+// The public documents and probes answer HEAD as they answer GET, without the body.
+func TestPublicDocumentsAnswerHead(t *testing.T) {
+	e := newEnv(t)
+	e.validate = false // the OpenAPI document lists GET only
+	for _, path := range []string{"/widget.js", "/api/v1/openapi.json", "/healthz", "/readyz"} {
+		gzip := map[string]string{"Accept-Encoding": "gzip"} // as Go's client asks on GET only, unless told
+		get, head := e.do(http.MethodGet, path, gzip, ""), e.do(http.MethodHead, path, gzip, "")
+		if get.status != http.StatusOK || head.status != http.StatusOK || len(head.body) != 0 {
+			t.Errorf("%s: GET %d, HEAD %d with %d bytes; want 200 both, HEAD without a body", path, get.status, head.status, len(head.body))
+		}
+		for _, h := range []string{"Content-Type", "ETag", "Cache-Control"} {
+			if get.header.Get(h) != head.header.Get(h) {
+				t.Errorf("%s: %s %q on GET, %q on HEAD", path, h, get.header.Get(h), head.header.Get(h))
+			}
 		}
 	}
 }
