@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"path"
 	"slices"
 	"strings"
 
@@ -109,12 +110,13 @@ func (rt *router) handleGetHead(name, path string, h http.Handler) {
 	rt.handle(name, http.MethodHead+" "+path, h)
 }
 
-// mux completes and returns the ServeMux. Left alone, a ServeMux answers a known path with a method it does not
-// serve, and an unknown path, in plain text, and lets a GET pattern serve HEAD. So each path also gets a pattern
-// without a method, which the ServeMux picks only when none of the path's method patterns matches, answering 405
-// with Allow; a path served by GET alone refuses HEAD explicitly; and "/" answers 404. The ServeMux's own
-// answers are never reached.
-func (rt *router) mux() *http.ServeMux {
+// mux completes the ServeMux and returns the handler in front of it. Left alone, a ServeMux answers a known path
+// with a method it does not serve, and an unknown path, in plain text, lets a GET pattern serve HEAD, and
+// redirects a path that is not clean ("/api/v1//chat", "/a/../b") to the cleaned one. So each path also gets a
+// pattern without a method, which the ServeMux picks only when none of the path's method patterns matches,
+// answering 405 with Allow; a path served by GET alone refuses HEAD explicitly; "/" answers 404; and a path
+// that is not clean answers 404 before the ServeMux sees it. The ServeMux's own answers are never reached.
+func (rt *router) mux() http.Handler {
 	for _, path := range rt.paths {
 		methods := slices.Sorted(slices.Values(rt.allow[path]))
 		refuse := named(rt.names[path], methodNotAllowed(strings.Join(methods, ", ")))
@@ -123,10 +125,24 @@ func (rt *router) mux() *http.ServeMux {
 			rt.m.Handle(http.MethodHead+" "+path, refuse)
 		}
 	}
-	rt.m.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	notFound := func(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, newError(http.StatusNotFound, codeNotFound, "no such endpoint: %s", r.URL.Path))
-	}))
-	return rt.m
+	}
+	rt.m.HandleFunc("/", notFound)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !isCleanPath(r.URL.Path) {
+			notFound(w, r)
+			return
+		}
+		rt.m.ServeHTTP(w, r)
+	})
+}
+
+// isCleanPath reports whether p is a path the ServeMux serves as it is, rather than redirecting it: the cleaned
+// path (path.Clean), or that with a trailing slash.
+func isCleanPath(p string) bool {
+	c := path.Clean(p)
+	return p == c || p == c+"/"
 }
 
 // named records the route's name for the metrics and the access log written by instrument.

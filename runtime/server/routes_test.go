@@ -63,7 +63,8 @@ func TestEveryRouteRefusesOtherMethods(t *testing.T) {
 func TestUnknownPathsAnswerTheEnvelope(t *testing.T) {
 	e := newEnv(t)
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodOptions} {
-		for _, path := range []string{"/", "/api/v1/nope", "/api/v1/chat/extra", "/api/v1/webhooks/deliveries/a/b/c"} {
+		for _, path := range []string{"/", "/api/v1/nope", "/api/v1/chat/extra", "/api/v1/webhooks/deliveries/a/b/c",
+			"/api/v1//chat", "/api/v1/knowledge/../conversations", "/api/v1/./chat", "//api/v1/chat"} {
 			if r := e.do(m, path, nil, ""); r.status != http.StatusNotFound || r.errorCode(t) != codeNotFound {
 				t.Errorf("%s %s: %d %s", m, path, r.status, r.body)
 			}
