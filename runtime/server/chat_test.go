@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"net/http"
@@ -179,6 +181,7 @@ func TestChatRejectsBadInput(t *testing.T) {
 		{"bad conversation id", `{"message": "hi", "conversation_id": "../../etc"}`, "", 422, codeValidationFailed, "conversation_id"},
 		{"huge body", `{"message": "` + strings.Repeat("a", 70<<10) + `"}`, "", 413, codePayloadTooLarge, ""},
 		{"form post", `message=hi`, "application/x-www-form-urlencoded", 415, codeUnsupportedMedia, "application/json"},
+		{"another charset", `{"message": "hi"}`, "application/json; charset=latin1", 415, codeUnsupportedMedia, "UTF-8"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -196,6 +199,14 @@ func TestChatRejectsBadInput(t *testing.T) {
 			}
 		})
 	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, _ = zw.Write([]byte(`{"message": "hi"}`))
+	_ = zw.Close()
+	if r := e.doRaw(http.MethodPost, "/api/v1/chat", map[string]string{"X-API-Key": key, "Content-Encoding": "gzip"}, gz.String()); r.status != http.StatusUnsupportedMediaType ||
+		r.errorCode(t) != codeUnsupportedMedia || !strings.Contains(string(r.body), "Content-Encoding") {
+		t.Errorf("a gzipped body: %d %s, want 415 naming Content-Encoding", r.status, r.body)
+	}
 	r := e.do(http.MethodGet, "/api/v1/chat", map[string]string{"X-API-Key": key}, "")
 	if r.status != http.StatusMethodNotAllowed || r.errorCode(t) != codeMethodNotAllowed || r.header.Get("Allow") != "OPTIONS, POST" {
 		t.Errorf("GET /chat: %d %v %s", r.status, r.header.Get("Allow"), r.body)
@@ -204,6 +215,10 @@ func TestChatRejectsBadInput(t *testing.T) {
 	list := e.do(http.MethodGet, "/api/v1/conversations", map[string]string{"Authorization": e.ownerOf("alpha")}, "")
 	if n := len(list.json(t)["data"].([]any)); n != 0 {
 		t.Errorf("%d conversations were stored by refused requests", n)
+	}
+	if r := e.doRaw(http.MethodPost, "/api/v1/chat", map[string]string{"X-API-Key": key, "Content-Type": "Application/JSON; charset=UTF-8",
+		"Content-Encoding": "identity"}, `{"message": "hi"}`); r.status != http.StatusOK {
+		t.Errorf("JSON said to be UTF-8 and not coded: %d %s", r.status, r.body)
 	}
 }
 

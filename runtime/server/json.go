@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"mime"
 	"net/http"
 	"reflect"
 	"slices"
@@ -33,7 +34,11 @@ func writeJSONBody(w http.ResponseWriter, status int, body []byte) {
 // which is refused as validation_failed.
 func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
 	if ct := r.Header.Get("Content-Type"); !isJSON(ct) {
-		return newError(http.StatusUnsupportedMediaType, codeUnsupportedMedia, "Content-Type must be application/json, not %q", ct)
+		return newError(http.StatusUnsupportedMediaType, codeUnsupportedMedia, "Content-Type must be application/json (UTF-8), not %q", ct)
+	}
+	// A coded body would be read as JSON and refused as malformed: say what is wrong instead (RFC 9110, 15.5.16).
+	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+		return newError(http.StatusUnsupportedMediaType, codeUnsupportedMedia, "Content-Encoding %q is not supported: send the body uncompressed", ce)
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
@@ -51,9 +56,14 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) erro
 	return nil
 }
 
+// isJSON reports whether contentType is JSON, which is UTF-8 (RFC 8259): a charset, if given, must say so.
 func isJSON(contentType string) bool {
-	mediaType, _, _ := strings.Cut(contentType, ";")
-	return strings.EqualFold(strings.TrimSpace(mediaType), contentTypeJSON)
+	mediaType, params, err := mime.ParseMediaType(contentType)
+	if err != nil || mediaType != contentTypeJSON {
+		return false
+	}
+	charset, ok := params["charset"]
+	return !ok || strings.EqualFold(charset, "utf-8")
 }
 
 // jsonError turns an error decoding body into a message that says what is wrong and where.
