@@ -108,7 +108,7 @@ type Reply struct {
 // MaxConversationMessages is the most messages a conversation holds, questions and answers. It bounds what each
 // turn and the conversation's page read, which a visitor with the page's public key could otherwise grow without
 // end; a visitor's conversation with a help desk's assistant rarely passes a few dozen.
-const MaxConversationMessages = 1000
+const MaxConversationMessages = store.MaxConversationMessages
 
 // ErrNotVisitorsConversation refuses a message limited to its visitor's conversations (Question.VisitorOnly)
 // that names a conversation the visitor did not start, or none that exists.
@@ -122,8 +122,8 @@ func startedBy(started, visitor string) bool {
 }
 
 // ErrConversationFull refuses a turn that would take a conversation past MaxConversationMessages: the visitor
-// goes on in a new conversation.
-var ErrConversationFull = fmt.Errorf("the conversation has reached its %d messages", MaxConversationMessages)
+// goes on in a new conversation. The store returns it for turns that arrived together.
+var ErrConversationFull = store.ErrConversationFull
 
 // Answer answers a visitor's message from the merchant's knowledge and stores question and answer in one
 // transaction. A new conversation past the plan's monthly ceiling is refused with store.ErrQuotaExceeded before

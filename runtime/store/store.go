@@ -6,6 +6,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -15,6 +16,9 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrQuotaExceeded means a new conversation would pass the merchant's monthly ceiling; nothing was written.
 	ErrQuotaExceeded = errors.New("monthly conversation quota exceeded")
+	// ErrConversationFull means an exchange would take a conversation past MaxConversationMessages; nothing
+	// was written.
+	ErrConversationFull = fmt.Errorf("the conversation has reached its %d messages", MaxConversationMessages)
 	// ErrKnowledgeLimit means a new knowledge item would pass the plan's ceiling; nothing was written.
 	ErrKnowledgeLimit = errors.New("knowledge item limit reached")
 	// ErrKnowledgeSizeLimit means a knowledge write would pass the plan's ceiling of characters; nothing was
@@ -25,6 +29,12 @@ var (
 	// ErrNotReplayable means a delivery is still pending and cannot be replayed yet.
 	ErrNotReplayable = errors.New("delivery is still pending")
 )
+
+// MaxConversationMessages is the most messages a conversation holds, questions and answers. The runtime refuses
+// a turn past it when it reads the conversation; the database refuses the exchanges of turns that arrived
+// together, which each read the conversation with room left, and that would take it past (the schema of both
+// stores names the number: migration 9).
+const MaxConversationMessages = 1000
 
 // Store is the runtime's persistence: reads, and a transaction runner for writes. The multi-step rules that
 // writes follow (what an exchange, a lead or a knowledge write changes, and which events it produces) live once,

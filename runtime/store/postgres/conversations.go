@@ -40,7 +40,7 @@ func (tx writeTx) UpsertConversation(ctx context.Context, ex store.Exchange) (bo
 		ex.MerchantID, ex.ConversationID, ex.VisitorID, stamp(ex.Question.CreatedAt), stamp(ex.Answer.CreatedAt),
 		ex.Question.Text, unanswered).Scan(&count)
 	if err != nil {
-		return false, fmt.Errorf("recording conversation: %w", err)
+		return false, fmt.Errorf("recording conversation: %w", refusal(err))
 	}
 	return count == 2, nil // an existing conversation had messages already
 }

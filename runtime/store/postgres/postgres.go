@@ -199,8 +199,14 @@ func retryable(err error) bool {
 // that the store's methods count on), or err.
 func refusal(err error) error {
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == checkViolation && pgErr.ConstraintName == "monthly_conversations_within_ceiling" {
+	if !errors.As(err, &pgErr) || pgErr.Code != checkViolation {
+		return err
+	}
+	switch pgErr.ConstraintName {
+	case "monthly_conversations_within_ceiling":
 		return store.ErrQuotaExceeded
+	case "conversations_within_message_cap":
+		return store.ErrConversationFull
 	}
 	return err
 }

@@ -2,8 +2,13 @@ package sqlite
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
+
+	sqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/internal/storeutil"
@@ -36,7 +41,7 @@ func (tx writeTx) UpsertConversation(ctx context.Context, ex store.Exchange) (bo
 				updated_at = MAX(updated_at, ?)
 			WHERE merchant_id = ? AND id = ?`, unanswered, updated, ex.MerchantID, ex.ConversationID))
 		if err != nil {
-			return false, fmt.Errorf("recording conversation: %w", err)
+			return false, fmt.Errorf("recording conversation: %w", refusal(err))
 		}
 		if n == 1 {
 			return false, nil
@@ -124,4 +129,14 @@ func (tx writeTx) InsertMessages(_ context.Context, ex store.Exchange) error {
 func (tx writeTx) CountCitations(_ context.Context, merchantID string, ids []string) error {
 	tx.deferred.cite(merchantID, ids)
 	return nil
+}
+
+// refusal is the store's error for a statement the database refused by a rule of the store's, or err: the
+// trigger that keeps a conversation within store.MaxConversationMessages (migration 9) raises an error of its name.
+func refusal(err error) error {
+	var e *sqlite.Error
+	if errors.As(err, &e) && e.Code() == sqlite3.SQLITE_CONSTRAINT_TRIGGER && strings.Contains(e.Error(), "conversations_within_message_cap") {
+		return store.ErrConversationFull
+	}
+	return err
 }

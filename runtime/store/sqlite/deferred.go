@@ -119,7 +119,7 @@ func (t *txn) flush(ctx context.Context) error {
 		return t.flushErr
 	}
 	if err := t.insertRows(ctx, w.continued, conversationValues, maxContinuedRows, t.db.conversationUpserts[:], buildUpsertConversations); err != nil {
-		t.flushErr = fmt.Errorf("recording conversations: %w", err)
+		t.flushErr = fmt.Errorf("recording conversations: %w", refusal(err))
 		return t.flushErr
 	}
 	if err := t.insertRows(ctx, w.messages, messageValues, maxRows, t.db.messageInserts[:], buildInsertMessages); err != nil {

@@ -22,6 +22,7 @@ func (h harness) conversations(t *testing.T) {
 	t.Run("Tail", h.conversationTail)
 	t.Run("ConcurrentFirstExchange", h.concurrentFirstExchange)
 	t.Run("FailedExchangeWritesNothing", h.failedExchange)
+	t.Run("MessageCap", h.messageCap)
 	t.Run("BadInput", h.badExchange)
 	t.Run("CanceledContext", h.canceledExchange)
 }
@@ -390,5 +391,47 @@ func (h harness) quotaConcurrent(t *testing.T) {
 	}
 	if list := listAllConversations(t, s, "m1", store.ConversationFilter{}); len(list) != 5 {
 		t.Errorf("%d conversations stored, want 5", len(list))
+	}
+}
+
+// messageCap fills a conversation to store.MaxConversationMessages but for one exchange, and then sends it
+// exchanges that all read it as having room, as turns arriving at once do: one is written, every other fails
+// with store.ErrConversationFull and writes nothing, and the conversation holds exactly the cap.
+func (h harness) messageCap(t *testing.T) {
+	s := h.store(t)
+	ex := exchange("m1", "c1", base, "question 1", "answer 1")
+	ex.NewConversation = true
+	record(t, s, ex)
+	at := base
+	for i := 2; i < store.MaxConversationMessages/2; i++ {
+		at = at.Add(time.Second)
+		ex := exchange("m1", "c1", at, fmt.Sprint("question ", i), fmt.Sprint("answer ", i))
+		ex.ConversationExists = true
+		record(t, s, ex)
+	}
+	const racing = 8
+	errs := make(chan error, racing)
+	for i := range racing {
+		go func() {
+			ex := exchange("m1", "c1", at.Add(time.Minute), fmt.Sprint("racing ", i), "answer")
+			ex.ConversationExists = i%2 == 0 // the runtime has read it, or not
+			_, err := chat.RecordExchange(t.Context(), s, ex)
+			errs <- err
+		}()
+	}
+	written := 0
+	for range racing {
+		switch err := <-errs; {
+		case err == nil:
+			written++
+		case !errors.Is(err, store.ErrConversationFull):
+			t.Errorf("an exchange past the cap: %v, want ErrConversationFull", err)
+		}
+	}
+	if written != 1 {
+		t.Errorf("%d of %d exchanges racing for the last room were written, want 1", written, racing)
+	}
+	if c, msgs := getConversation(t, s, "m1", "c1"); c.MessageCount != store.MaxConversationMessages || len(msgs) != store.MaxConversationMessages {
+		t.Errorf("MessageCount %d, %d messages; want %d", c.MessageCount, len(msgs), store.MaxConversationMessages)
 	}
 }
