@@ -47,7 +47,8 @@ type PlanSpec struct {
 	KnowledgeCharacters int32 `json:"knowledgeCharacters,omitempty"`
 
 	// ConversationsPerAddressPerHour is how many new conversations one client address may start in an hour
-	// with a publishable key (the widget); past it, 429 conversation_rate_limited. Secret keys are exempt.
+	// with a publishable key (the widget); past it, 429 conversation_rate_limited. As many contact forms, counted
+	// apart, may be sent from it in an hour; past that, 429 rate_limited. Secret keys are exempt.
 	// +optional
 	// +kubebuilder:default=20
 	// +kubebuilder:validation:Minimum=1
@@ -55,7 +56,8 @@ type PlanSpec struct {
 	ConversationsPerAddressPerHour int32 `json:"conversationsPerAddressPerHour,omitempty"`
 
 	// ConversationsPerVisitorPerHour is how many new conversations one visitor (the widget's visitor ID) may
-	// start in an hour with a publishable key; past it, 429 conversation_rate_limited.
+	// start in an hour with a publishable key; past it, 429 conversation_rate_limited. As many contact forms,
+	// counted apart, may the visitor send in an hour; past that, 429 rate_limited.
 	// +optional
 	// +kubebuilder:default=10
 	// +kubebuilder:validation:Minimum=1

@@ -39,16 +39,36 @@ func callerOf(r *http.Request) (keyCaller, bool) {
 // handler hands it to chat as Question.AdmitNew, which asks once it has found the conversation new): so many new
 // conversations per client address and per visitor ID an hour (tenant.Plan.AddressLimit, VisitorLimit), so that a
 // script holding the public key cannot drain the merchant's monthly conversations. Continuing a conversation is
-// not counted, and secret keys, used by servers that speak for many visitors, are exempt. Both limits are taken in one call to the limiter
-// (one round trip to Redis), all or nothing: a conversation refused for its address does not count against its
-// visitor. Past a limit it answers 429 conversation_rate_limited with Retry-After.
+// not counted, and secret keys, used by servers that speak for many visitors, are exempt. Past a limit it
+// answers 429 conversation_rate_limited with Retry-After.
 func (s *Server) admitConversation(w http.ResponseWriter, r *http.Request, m *tenant.Bundle, visitor string) error {
+	return s.admit(w, r, m, visitor, abuseBudget{prefix: "", what: "conversations were started", code: codeConversationRateLimited,
+		advice: "retry after the Retry-After delay or continue an existing conversation"})
+}
+
+// admitLeadForm applies the same limits, counted apart, to contact forms sent with a publishable key, each of
+// which stores a lead and sends a lead.created webhook: past them, 429 rate_limited with Retry-After.
+func (s *Server) admitLeadForm(w http.ResponseWriter, r *http.Request, m *tenant.Bundle, visitor string) error {
+	return s.admit(w, r, m, visitor, abuseBudget{prefix: "l", what: "contact forms were sent", code: codeRateLimited,
+		advice: "retry after the Retry-After delay"})
+}
+
+// abuseBudget is what a browser creates that the plan's abuse limits count: the prefix of its counters' keys,
+// and how a refusal names it.
+type abuseBudget struct {
+	prefix, what, code, advice string
+}
+
+// admit takes one from the visitor's and the client address's budgets of b. Both are taken in one call to the
+// limiter (one round trip to Redis), all or nothing: a creation refused for its address does not count against
+// its visitor.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, m *tenant.Bundle, visitor string, b abuseBudget) error {
 	var quotas []ratelimit.Quota
 	if visitor != "" {
-		quotas = append(quotas, ratelimit.Quota{Key: m.MerchantID + "\x00v\x00" + visitor, N: m.Plan.VisitorLimit(), Period: abuseWindow})
+		quotas = append(quotas, ratelimit.Quota{Key: m.MerchantID + "\x00" + b.prefix + "v\x00" + visitor, N: m.Plan.VisitorLimit(), Period: abuseWindow})
 	}
 	addr := s.clientAddress(r)
-	quotas = append(quotas, ratelimit.Quota{Key: m.MerchantID + "\x00a\x00" + addressKey(addr), N: m.Plan.AddressLimit(), Period: abuseWindow})
+	quotas = append(quotas, ratelimit.Quota{Key: m.MerchantID + "\x00" + b.prefix + "a\x00" + addressKey(addr), N: m.Plan.AddressLimit(), Period: abuseWindow})
 	refused, wait := s.conversations.Allow(r.Context(), quotas, s.now())
 	switch {
 	case refused < 0:
@@ -57,23 +77,22 @@ func (s *Server) admitConversation(w http.ResponseWriter, r *http.Request, m *te
 		if s.untrustedProxy(r) {
 			// Likely the ingress, missing from trustedProxies: every visitor behind it shares its limit, and the
 			// widget stops starting conversations for all of them.
-			logger(r).Warn("new conversations refused for a client address that forwards requests for others (X-Forwarded-For): "+
+			logger(r).Warn("browsers refused for a client address that forwards requests for others (X-Forwarded-For): "+
 				"if it is the ingress or load balancer, list its network in the ChatRuntime's trustedProxies",
-				"merchant", m.MerchantID, "limit", m.Plan.AddressLimit())
+				"merchant", m.MerchantID, "limit", m.Plan.AddressLimit(), "refused", b.what)
 		} else {
-			logger(r).Info("new conversations refused for a client address", "merchant", m.MerchantID, "limit", m.Plan.AddressLimit())
+			logger(r).Info("browsers refused for a client address", "merchant", m.MerchantID, "limit", m.Plan.AddressLimit(), "refused", b.what)
 		}
-		return conversationRateLimited(w, wait, "%d conversations were started from this address within the hour", m.Plan.AddressLimit())
+		return abuseRefused(w, wait, b, "%d %s from this address within the hour", m.Plan.AddressLimit(), b.what)
 	default:
-		return conversationRateLimited(w, wait, "this visitor started %d conversations within the hour", m.Plan.VisitorLimit())
+		return abuseRefused(w, wait, b, "%d %s by this visitor within the hour", m.Plan.VisitorLimit(), b.what)
 	}
 }
 
-// conversationRateLimited is the answer past an abuse limit, retryable once a new conversation is allowed.
-func conversationRateLimited(w http.ResponseWriter, wait time.Duration, format string, args ...any) error {
+// abuseRefused is the answer past an abuse limit, retryable once the budget has room again.
+func abuseRefused(w http.ResponseWriter, wait time.Duration, b abuseBudget, format string, args ...any) error {
 	w.Header().Set(headerRetryAfter, strconv.Itoa(max(1, ceilSeconds(wait))))
-	return newError(http.StatusTooManyRequests, codeConversationRateLimited,
-		format+"; retry after the Retry-After delay or continue an existing conversation", args...)
+	return newError(http.StatusTooManyRequests, b.code, format+"; "+b.advice, args...)
 }
 
 // clientAddress is the address of the client the request comes from. A request from one of the trusted proxies

@@ -222,3 +222,41 @@ func TestAVisitorContinuesOnlyItsOwnConversations(t *testing.T) {
 		}
 	})
 }
+
+// A script holding the page's publishable key cannot flood the merchant with contact forms (each a lead and a
+// lead.created webhook): a browser sends as many an hour from one address, and as one visitor, as the plan lets it
+// start conversations, counted apart from them; the merchant's server is exempt.
+func TestLeadFloodFromOneAddress(t *testing.T) {
+	e := newEnv(t)
+	e.addMerchant("alpha", func(b *tenant.Bundle) {
+		b.Plan.ConversationsPerAddressPerHour, b.Plan.ConversationsPerVisitorPerHour = 3, 2
+	})
+	form := func(visitor string) response {
+		return e.leadForm("alpha", visitor, `{"email": "spam@example.com", "consent": true}`)
+	}
+	for i, visitor := range []string{"v1", "v1"} {
+		if r := form(visitor); r.status != http.StatusCreated {
+			t.Fatalf("form %d: %d %s", i+1, r.status, r.body)
+		}
+	}
+	if r := form("v1"); r.status != http.StatusTooManyRequests || r.errorCode(t) != codeRateLimited || r.header.Get("Retry-After") == "" {
+		t.Errorf("past the visitor's limit: %d %v %s", r.status, r.header, r.body)
+	}
+	if r := form("v2"); r.status != http.StatusCreated {
+		t.Fatalf("another visitor: %d %s", r.status, r.body)
+	}
+	if r := form("v3"); r.status != http.StatusTooManyRequests || r.errorCode(t) != codeRateLimited || !strings.Contains(string(r.body), "address") {
+		t.Errorf("past the address's limit: %d %s", r.status, r.body)
+	}
+	// New conversations are counted apart, and the merchant's server is exempt.
+	if r := e.chatFrom("alpha", "v4", `{"message": "hi"}`); r.status != http.StatusOK {
+		t.Errorf("a conversation after the forms: %d %s", r.status, r.body)
+	}
+	if r := e.do(http.MethodPost, "/api/v1/leads", map[string]string{"X-API-Key": e.keys["alpha-sk"]}, `{"email": "crm@example.com", "consent": true}`); r.status != http.StatusCreated {
+		t.Errorf("the secret key: %d %s", r.status, r.body)
+	}
+	leads := e.do(http.MethodGet, "/api/v1/leads", map[string]string{"Authorization": e.ownerOf("alpha")}, "").json(t)["data"].([]any)
+	if len(leads) != 4 {
+		t.Errorf("%d leads stored, want the 3 admitted forms and the server's", len(leads))
+	}
+}

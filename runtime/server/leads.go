@@ -65,6 +65,11 @@ func (s *Server) createLead(w http.ResponseWriter, r *http.Request, m *tenant.Bu
 	if err != nil {
 		return err
 	}
+	if c, ok := callerOf(r); ok && c.key.Type == tenant.KeyPublishable {
+		if err := s.admitLeadForm(w, r, m, visitor); err != nil {
+			return err
+		}
+	}
 	res, err := s.chat.SaveLead(r.Context(), m, chat.LeadForm{Contact: c, ConversationID: conversationID, VisitorID: visitor})
 	if err != nil {
 		return err
