@@ -42,22 +42,27 @@ func callerOf(r *http.Request) (keyCaller, bool) {
 // not counted, and secret keys, used by servers that speak for many visitors, are exempt. Past a limit it
 // answers 429 conversation_rate_limited with Retry-After.
 func (s *Server) admitConversation(w http.ResponseWriter, r *http.Request, m *tenant.Bundle, visitor string) error {
-	return s.admit(w, r, m, visitor, abuseBudget{prefix: "", what: "conversations were started", code: codeConversationRateLimited,
-		advice: "retry after the Retry-After delay or continue an existing conversation"})
+	return s.admit(w, r, m, visitor, conversationBudget)
 }
 
 // admitLeadForm applies the same limits, counted apart, to contact forms sent with a publishable key, each of
 // which stores a lead and sends a lead.created webhook: past them, 429 rate_limited with Retry-After.
 func (s *Server) admitLeadForm(w http.ResponseWriter, r *http.Request, m *tenant.Bundle, visitor string) error {
-	return s.admit(w, r, m, visitor, abuseBudget{prefix: "l", what: "contact forms were sent", code: codeRateLimited,
-		advice: "retry after the Retry-After delay"})
+	return s.admit(w, r, m, visitor, leadFormBudget)
 }
 
 // abuseBudget is what a browser creates that the plan's abuse limits count: the prefix of its counters' keys,
-// and how a refusal names it.
+// and how a refusal names it (what), with its code and advice.
 type abuseBudget struct {
 	prefix, what, code, advice string
 }
+
+var (
+	conversationBudget = abuseBudget{prefix: "", what: "conversations were started", code: codeConversationRateLimited,
+		advice: "retry after the Retry-After delay or continue an existing conversation"}
+	leadFormBudget = abuseBudget{prefix: "l", what: "contact forms were sent", code: codeRateLimited,
+		advice: "retry after the Retry-After delay"}
+)
 
 // admit takes one from the visitor's and the client address's budgets of b. Both are taken in one call to the
 // limiter (one round trip to Redis), all or nothing: a creation refused for its address does not count against
@@ -76,12 +81,12 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, m *tenant.Bundle,
 	case refused == len(quotas)-1:
 		if s.untrustedProxy(r) {
 			// Likely the ingress, missing from trustedProxies: every visitor behind it shares its limit, and the
-			// widget stops starting conversations for all of them.
-			logger(r).Warn("browsers refused for a client address that forwards requests for others (X-Forwarded-For): "+
+			// widget stops starting conversations, or sending forms, for all of them.
+			logger(r).Warn("abuse limit reached for a client address that forwards requests for others (X-Forwarded-For): "+
 				"if it is the ingress or load balancer, list its network in the ChatRuntime's trustedProxies",
 				"merchant", m.MerchantID, "limit", m.Plan.AddressLimit(), "refused", b.what)
 		} else {
-			logger(r).Info("browsers refused for a client address", "merchant", m.MerchantID, "limit", m.Plan.AddressLimit(), "refused", b.what)
+			logger(r).Info("abuse limit reached for a client address", "merchant", m.MerchantID, "limit", m.Plan.AddressLimit(), "refused", b.what)
 		}
 		return abuseRefused(w, wait, b, "%d %s from this address within the hour", m.Plan.AddressLimit(), b.what)
 	default:
