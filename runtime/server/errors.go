@@ -64,10 +64,8 @@ const (
 )
 
 // unauthorized is a 401 with its challenge.
-func unauthorized(challenge, format string, args ...any) *apiError {
-	e := newError(http.StatusUnauthorized, codeUnauthorized, format, args...)
-	e.challenge = challenge
-	return e
+func unauthorized(challenge, message string) *apiError {
+	return &apiError{status: http.StatusUnauthorized, code: codeUnauthorized, message: message, challenge: challenge}
 }
 
 // internalError is the answer to anything unexpected: it reveals nothing of what went wrong.
