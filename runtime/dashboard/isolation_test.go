@@ -109,6 +109,22 @@ func TestOwnerOfSeveralMerchantsPicksOne(t *testing.T) {
 	if !strings.Contains(body, "Shipping beta") || strings.Contains(body, "Shipping alpha") {
 		t.Error("after choosing beta, the knowledge page is not beta's")
 	}
+	// A form shown for beta, sent after the owner chose alpha in another tab, is refused: it would otherwise
+	// write into alpha, which the owner did not see it for.
+	betaForm := csrfField.FindStringSubmatch(body)[1]
+	if res := both.post("/dashboard/merchants", url.Values{"csrf": {betaForm}, "merchant": {"alpha"}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("choosing alpha: %d", res.StatusCode)
+	}
+	before := e.knowledgeCount(t, "alpha")
+	if res := both.post("/dashboard/knowledge", url.Values{"csrf": {betaForm}, "title": {"Meant for beta"}, "content": {"x"}}); res.StatusCode != http.StatusForbidden {
+		t.Errorf("beta's form after choosing alpha: %d, want 403", res.StatusCode)
+	}
+	if n := e.knowledgeCount(t, "alpha"); n != before {
+		t.Errorf("alpha has %d items after beta's form, want %d", n, before)
+	}
+	if res := both.post("/dashboard/knowledge", url.Values{"csrf": {both.csrf()}, "title": {"Meant for alpha"}, "content": {"x"}}); res.StatusCode != http.StatusSeeOther {
+		t.Errorf("alpha's own form: %d", res.StatusCode)
+	}
 
 	nobody := newClient(t, e.url)
 	nobody.signIn("stranger@elsewhere.example")

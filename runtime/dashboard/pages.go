@@ -21,11 +21,16 @@ func (d *Dashboard) merchants(w http.ResponseWriter, r *http.Request, v *view) e
 	return nil
 }
 
-// chooseMerchant makes one of the user's merchants the session's.
+// chooseMerchant makes one of the user's merchants the session's. Choosing another one gives the session a new
+// CSRF token: the forms of pages shown for the other merchant, in other tabs, are refused rather than applied to
+// this one.
 func (d *Dashboard) chooseMerchant(w http.ResponseWriter, r *http.Request, v *view) error {
 	want := r.PostFormValue("merchant")
 	for _, m := range v.owned {
 		if m.MerchantID == want {
+			if v.session.Merchant != m.MerchantID {
+				v.session.CSRF = newToken()
+			}
 			v.session.Merchant = m.MerchantID
 			if err := d.cookies.saveSession(w, v.session); err != nil {
 				return fmt.Errorf("sealing the session: %w", err)
