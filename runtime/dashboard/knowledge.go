@@ -89,9 +89,12 @@ func splitTags(s string) []string {
 	return tags
 }
 
+// formInput is the item a knowledge form sends. A browser sends a textarea's line breaks as CRLF, whatever the
+// page holds: the content keeps the LF it had on the page, so that the limit counts a break once, as the page's
+// maxlength does, and saving an item unchanged leaves it as it was.
 func formInput(r *http.Request) knowledgeInput {
-	return knowledgeInput{Title: r.PostFormValue("title"), Content: r.PostFormValue("content"), URL: r.PostFormValue("url"),
-		Tags: splitTags(r.PostFormValue("tags"))}
+	return knowledgeInput{Title: r.PostFormValue("title"), Content: strings.ReplaceAll(r.PostFormValue("content"), "\r\n", "\n"),
+		URL: r.PostFormValue("url"), Tags: splitTags(r.PostFormValue("tags"))}
 }
 
 // knowledge lists and searches the knowledge base, with the forms to add and import items.

@@ -3,11 +3,15 @@ package dashboard_test
 import (
 	"bytes"
 	"encoding/csv"
+	"fmt"
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/parley-dev/parley/runtime/store"
 )
 
 // upload posts a file to the import form, as the page does.
@@ -105,5 +109,30 @@ func TestKnowledgeImportAndExport(t *testing.T) {
 	}
 	if res := c.get("/dashboard/knowledge/kn_alpha_0"); res.StatusCode != http.StatusNotFound {
 		t.Errorf("a deleted item: %d", res.StatusCode)
+	}
+}
+
+// A browser sends a textarea's line breaks as CRLF (the HTML form encoding): they are stored as the LF they are on
+// the page, so an item as long as the limit allows, its breaks counted once as the page counts them, is saved,
+// and saving an item unchanged changes nothing.
+func TestKnowledgeFormKeepsLineBreaks(t *testing.T) {
+	e := newEnv(t)
+	c := newClient(t, e.url)
+	c.signIn("alpha@owners.example")
+	long := strings.Repeat(strings.Repeat("a", 1999)+"\n", 9) + strings.Repeat("a", 2000) // 20,000 characters, the most an item holds
+	for i, content := range []string{"line 1\nline 2\nline 3", long} {
+		title := fmt.Sprint("Breaks ", i)
+		sent := strings.ReplaceAll(content, "\n", "\r\n")
+		if res := c.post("/dashboard/knowledge", url.Values{"csrf": {c.csrf()}, "title": {title}, "content": {sent}}); res.StatusCode != http.StatusSeeOther {
+			t.Fatalf("saving %d characters with CRLF: %d", len(content), res.StatusCode)
+		}
+		all, err := e.store.AllKnowledge(t.Context(), "alpha")
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(all, func(k store.Knowledge) bool { return k.Title == title })
+		if i < 0 || all[i].Content != content {
+			t.Errorf("%s: not stored with LF line breaks", title)
+		}
 	}
 }
