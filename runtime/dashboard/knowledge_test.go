@@ -136,3 +136,18 @@ func TestKnowledgeFormKeepsLineBreaks(t *testing.T) {
 		}
 	}
 }
+
+// An import past the size limit is told so (413), not taken for a forged form because its token came after the
+// limit; nothing is imported.
+func TestImportTooLarge(t *testing.T) {
+	e := newEnv(t)
+	c := newClient(t, e.url)
+	c.signIn("alpha@owners.example")
+	res := c.upload(c.csrf(), "big.csv", "title,content\n"+strings.Repeat("A,"+strings.Repeat("a", 1000)+"\n", 5000))
+	if res.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(res.Body, "too large") {
+		t.Errorf("a 5 MB import: %d, want 413 saying it is too large", res.StatusCode)
+	}
+	if n := e.knowledgeCount(t, "alpha"); n != 2 {
+		t.Errorf("alpha has %d items, want its 2", n)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"mime"
 	"net/http"
 	"net/url"
 	"slices"
@@ -89,6 +90,16 @@ func (d *Dashboard) change(h handler) http.Handler {
 	}))
 	return cop.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+		// The form is read before its token, so that one too large or malformed is told so, not taken for a
+		// forgery because its token could not be read.
+		if err := parseForm(r); err != nil {
+			if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+				d.renderError(w, r, http.StatusRequestEntityTooLarge, "What you sent is too large.")
+			} else {
+				d.renderError(w, r, http.StatusBadRequest, "This form could not be read, so nothing was changed. Reload the page and try again.")
+			}
+			return
+		}
 		s, ok := d.cookies.session(r)
 		if !ok || !validCSRF(s, r) {
 			d.renderError(w, r, http.StatusForbidden, "This form expired or came from elsewhere, so nothing was changed. Reload the page and try again.")
@@ -96,6 +107,14 @@ func (d *Dashboard) change(h handler) http.Handler {
 		}
 		d.run(w, r, d.newView(r, s), h)
 	}))
+}
+
+// parseForm reads a posted form, URL-encoded or multipart (an import), whose body is bounded by maxFormBytes.
+func parseForm(r *http.Request) error {
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
+		return r.ParseMultipartForm(maxFormBytes)
+	}
+	return r.ParseForm()
 }
 
 // merchantChange runs h with the merchant of the session, which the user must still own.
