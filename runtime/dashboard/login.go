@@ -5,6 +5,8 @@ import (
 	"crypto/subtle"
 	"fmt"
 	"net/http"
+	"net/url"
+	"path"
 	"strings"
 	"sync"
 	"time"
@@ -137,11 +139,27 @@ func (d *Dashboard) logout(w http.ResponseWriter, r *http.Request, v *view) erro
 	return nil
 }
 
-// localPath returns p when it is a path of the dashboard, and "" otherwise, so that a sign-in never redirects
-// elsewhere.
+// maxNext is the longest page address a sign-in returns to: the address travels in the sign-in's cookie, which
+// a browser drops past about 4 KB.
+const maxNext = 1024
+
+// localPath returns p, its path cleaned, when it is a page of the dashboard of at most maxNext bytes, and ""
+// otherwise, so that a sign-in never redirects elsewhere ("/dashboard/../x" is "/x", elsewhere) nor fails.
 func localPath(p string) string {
-	if !strings.HasPrefix(p, prefix) || strings.HasPrefix(p, "//") || strings.ContainsAny(p, "\\\r\n") {
+	if len(p) > maxNext || !strings.HasPrefix(p, prefix) || strings.HasPrefix(p, "//") || strings.ContainsAny(p, "\\\r\n") {
 		return ""
 	}
-	return p
+	u, err := url.Parse(p)
+	if err != nil || u.Scheme != "" || u.Host != "" {
+		return ""
+	}
+	cleaned := path.Clean(u.Path)
+	if strings.HasSuffix(u.Path, "/") && cleaned != "/" {
+		cleaned += "/"
+	}
+	if !strings.HasPrefix(cleaned, prefix) {
+		return ""
+	}
+	u.Path, u.RawPath = cleaned, ""
+	return u.String()
 }

@@ -48,11 +48,15 @@ func TestSessionCookie(t *testing.T) {
 
 func TestLocalPath(t *testing.T) {
 	for in, want := range map[string]string{
-		"/dashboard/knowledge?q=a":  "/dashboard/knowledge?q=a",
-		"https://evil.example/":     "",
-		"//evil.example/dashboard/": "",
-		"/dashboard/\\evil":         "",
-		"/other":                    "",
+		"/dashboard/knowledge?q=a":                                "/dashboard/knowledge?q=a",
+		"https://evil.example/":                                   "",
+		"//evil.example/dashboard/":                               "",
+		"/dashboard/\\evil":                                       "",
+		"/other":                                                  "",
+		"/dashboard/..//evil.example":                             "",
+		"/dashboard/%2e%2e/%2fevil.example":                       "",
+		"/dashboard/./knowledge/../leads?x=1":                     "/dashboard/leads?x=1",
+		"/dashboard/conversations?q=" + strings.Repeat("a", 1000): "",
 	} {
 		if got := localPath(in); got != want {
 			t.Errorf("localPath(%q) = %q, want %q", in, got, want)
