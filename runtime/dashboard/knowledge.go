@@ -272,8 +272,8 @@ func parseCSVImport(data []byte) ([]importRow, error) {
 			return nil, fmt.Errorf("the file is not valid CSV: %w", err)
 		}
 		line, _ := cr.FieldPos(0)
-		rows = append(rows, importRow{where: fmt.Sprintf("Line %d", line), in: knowledgeInput{Title: field(rec, "title"),
-			Content: field(rec, "content"), URL: field(rec, "url"), Tags: splitTags(field(rec, "tags"))}})
+		rows = append(rows, importRow{where: fmt.Sprintf("Line %d", line), in: knowledgeInput{Title: fromCSVSafe(field(rec, "title")),
+			Content: fromCSVSafe(field(rec, "content")), URL: fromCSVSafe(field(rec, "url")), Tags: splitTags(fromCSVSafe(field(rec, "tags")))}})
 	}
 }
 
@@ -326,7 +326,7 @@ func (d *Dashboard) exportKnowledge(w http.ResponseWriter, r *http.Request, v *v
 	cw := csv.NewWriter(w)
 	_ = cw.Write(csvHeader)
 	for _, k := range items {
-		_ = cw.Write([]string{k.Title, k.Content, k.URL, strings.Join(k.Tags, ",")})
+		_ = cw.Write([]string{csvSafe(k.Title), csvSafe(k.Content), csvSafe(k.URL), csvSafe(strings.Join(k.Tags, ","))})
 	}
 	cw.Flush()
 	return cw.Error()

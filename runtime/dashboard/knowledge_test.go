@@ -151,3 +151,56 @@ func TestImportTooLarge(t *testing.T) {
 		t.Errorf("alpha has %d items, want its 2", n)
 	}
 }
+
+// A knowledge item that reads as a spreadsheet formula is exported as text (a leading apostrophe, as the leads'
+// export does) and imports back as it was.
+func TestKnowledgeExportKeepsFormulasText(t *testing.T) {
+	e := newEnv(t)
+	c := newClient(t, e.url)
+	c.signIn("alpha@owners.example")
+	formula := `=HYPERLINK("https://evil.example","click")`
+	if res := c.post("/dashboard/knowledge", url.Values{"csrf": {c.csrf()}, "title": {formula}, "content": {"+1+2 is three"},
+		"tags": {"@SUM(1)"}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("adding the item: %d", res.StatusCode)
+	}
+	exp := c.get("/dashboard/knowledge/export/csv").Body
+	rows, err := csv.NewReader(strings.NewReader(exp)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range rows[1:] {
+		for _, cell := range row {
+			if cell != "" && strings.ContainsRune("=+-@", rune(cell[0])) {
+				t.Errorf("exported cell %q reads as a formula", cell)
+			}
+		}
+	}
+	// The plan holds 5 items: the export's header and the formula's row are imported back.
+	var back strings.Builder
+	cw := csv.NewWriter(&back)
+	for _, row := range rows {
+		if row[0] == "title" || strings.Contains(row[0], "HYPERLINK") {
+			_ = cw.Write(row)
+		}
+	}
+	cw.Flush()
+	if res := c.upload(c.csrf(), "export.csv", back.String()); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("importing the export: %d %s", res.StatusCode, res.Body)
+	}
+	all, err := e.store.AllKnowledge(t.Context(), "alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, k := range all {
+		if k.Title == formula {
+			n++
+			if k.Content != "+1+2 is three" || strings.Join(k.Tags, ",") != "@SUM(1)" {
+				t.Errorf("imported back as %q, %q", k.Content, k.Tags)
+			}
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d items titled %q after importing the export, want the item and its copy", n, formula)
+	}
+}

@@ -40,10 +40,24 @@ func (d *Dashboard) exportLeads(w http.ResponseWriter, r *http.Request, v *view)
 	return cw.Error()
 }
 
-// csvSafe keeps a spreadsheet from reading a visitor's text as a formula.
+// csvSafe keeps a spreadsheet from reading text a visitor, or anyone holding a key, wrote as a formula: a cell
+// that starts as one does gets a leading apostrophe, which spreadsheets show as text.
 func csvSafe(s string) string {
-	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+	if formulaStart(s) {
 		return "'" + s
 	}
 	return s
+}
+
+// fromCSVSafe undoes csvSafe, so that a knowledge export imports back as it was.
+func fromCSVSafe(s string) string {
+	if rest, ok := strings.CutPrefix(s, "'"); ok && formulaStart(rest) {
+		return rest
+	}
+	return s
+}
+
+// formulaStart reports whether a spreadsheet would read a cell of s as a formula.
+func formulaStart(s string) bool {
+	return s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0]))
 }
