@@ -308,7 +308,7 @@ func TestDashboardInBrowser(t *testing.T) {
 
 	// German, chosen on the page, and kept.
 	err = chromedp.Do(ctx,
-		chromedp.Click(`a[href="?lang=de"]`),
+		chromedp.Click(`nav.lang a[lang="de"]`),
 		bodyHas("Wissen"),
 		chromedp.Click(`nav.main a[href="/dashboard/"]`),
 		bodyHas("5 von 50 Unterhaltungen in diesem Monat genutzt"), // three before, the widget's and the new key's

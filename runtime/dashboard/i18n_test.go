@@ -48,13 +48,15 @@ func TestLanguage(t *testing.T) {
 		{"", "de", "en", "de"},
 		{"en", "de", "de", "en"},
 		{"xx", "", "de", "de"},
+		{"", "", "de;q=0.1, en;q=0.9", "en"},
+		{"", "", "fr, de-AT;q=0.5", "de"},
 	} {
 		r := httptest.NewRequest(http.MethodGet, "/dashboard/?lang="+tc.query, nil)
 		if tc.cookie != "" {
 			r.Header.Set("Cookie", langCookie+"="+tc.cookie)
 		}
 		r.Header.Set("Accept-Language", tc.accept)
-		if got := language(r); got != tc.want {
+		if got := requestLanguage(r); got != tc.want {
 			t.Errorf("%+v: %s", tc, got)
 		}
 	}
@@ -80,5 +82,19 @@ func TestKnowledgeProblems(t *testing.T) {
 	}
 	if got := knowledgeProblem("de", chat.FieldError{Field: chat.FieldTitle, Problem: chat.ProblemTooLong, Limit: 200}); got != "der Titel ist länger als 200 Zeichen" {
 		t.Errorf("German: %q", got)
+	}
+}
+
+// The language links keep the page and its query, but a page that answers a POST, which cannot be asked for
+// again, links to the dashboard's home.
+func TestLanguageLink(t *testing.T) {
+	for _, tc := range []struct{ method, target, want string }{
+		{http.MethodGet, "/dashboard/knowledge", "/dashboard/knowledge?lang="},
+		{http.MethodGet, "/dashboard/conversations?q=refund&lead=yes&lang=de", "/dashboard/conversations?lead=yes&q=refund&lang="},
+		{http.MethodPost, "/dashboard/keys", "/dashboard/?lang="},
+	} {
+		if got := languageLink(httptest.NewRequest(tc.method, tc.target, nil)); got != tc.want {
+			t.Errorf("%s %s: %q, want %q", tc.method, tc.target, got, tc.want)
+		}
 	}
 }

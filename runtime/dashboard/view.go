@@ -144,7 +144,7 @@ func (d *Dashboard) limit(w http.ResponseWriter, r *http.Request, m *tenant.Bund
 // newView resolves the session's merchants against the current bundles, so that an owner removed from a
 // Merchant loses access at once.
 func (d *Dashboard) newView(r *http.Request, s session) *view {
-	v := &view{session: s, lang: language(r)}
+	v := &view{session: s, lang: requestLanguage(r)}
 	v.owned = d.tenants.OwnedBy(s.Subject, s.Email, s.EmailVerified)
 	slices.SortFunc(v.owned, func(a, b *tenant.Bundle) int { return strings.Compare(a.MerchantID, b.MerchantID) })
 	for _, m := range v.owned {
@@ -195,7 +195,9 @@ type pageData struct {
 	Email    string
 	CSRF     string
 	Path     string
-	Notice   string
+	// LanguageLink is this page's address in another language, but for the language's code (languageLink).
+	LanguageLink string
+	Notice       string
 	// Cursor is set on the pages after the first of a listing.
 	Cursor string
 	Data   any
@@ -203,7 +205,7 @@ type pageData struct {
 
 // render writes the named page with data.
 func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, v *view, status int, name string, data any) {
-	p := pageData{Lang: "en", Path: r.URL.Path, Data: data, Notice: notices[r.URL.Query().Get("ok")],
+	p := pageData{Lang: "en", Path: r.URL.Path, LanguageLink: languageLink(r), Data: data, Notice: notices[r.URL.Query().Get("ok")],
 		Cursor: r.URL.Query().Get("cursor")}
 	if v != nil {
 		p.Lang = v.lang
@@ -214,7 +216,7 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, v *view, stat
 			}
 		}
 	} else {
-		p.Lang = language(r)
+		p.Lang = requestLanguage(r)
 	}
 	t, err := d.pages[name].Clone()
 	if err == nil {
