@@ -193,15 +193,18 @@ func (d *Dashboard) importKnowledge(w http.ResponseWriter, r *http.Request, v *v
 	} else {
 		rows, err = parseCSVImport(data)
 	}
+	if p := (*importProblem)(nil); errors.As(err, &p) {
+		return d.knowledgePage(w, r, v, http.StatusUnprocessableEntity, []string{p.in(v.lang)})
+	}
 	if err != nil {
-		return d.knowledgePage(w, r, v, http.StatusUnprocessableEntity, []string{err.Error()})
+		return err
 	}
 	var problems []string
 	items := make([]store.Knowledge, 0, len(rows))
 	for _, row := range rows {
 		k, problem := row.in.check(v.lang)
 		if problem != "" {
-			problems = append(problems, fmt.Sprintf(translate(v.lang, "%s: %s"), row.where, problem))
+			problems = append(problems, fmt.Sprintf(translate(v.lang, "%s: %s"), fmt.Sprintf(translate(v.lang, row.where), row.n), problem))
 			continue
 		}
 		items = append(items, k)
@@ -230,8 +233,28 @@ func (d *Dashboard) importKnowledge(w http.ResponseWriter, r *http.Request, v *v
 
 // importRow is one item of an import and where it is in the file.
 type importRow struct {
+	// where says which row it is, "Line %d" of a CSV file or "Item %d" of a JSON one, with its number n.
 	where string
+	n     int
 	in    knowledgeInput
+}
+
+// importProblem is why a file cannot be imported at all, in the dashboard's words (translated when shown), and
+// the parser's own detail, if any.
+type importProblem struct {
+	words, detail string
+}
+
+func (p *importProblem) Error() string {
+	if p.detail == "" {
+		return p.words
+	}
+	return p.words + ": " + p.detail
+}
+
+// in words p in lang.
+func (p *importProblem) in(lang string) string {
+	return (&importProblem{words: translate(lang, p.words), detail: p.detail}).Error()
 }
 
 // csvHeader is the first line of a knowledge CSV file; tags are separated by commas within their field.
@@ -242,19 +265,23 @@ func parseCSVImport(data []byte) ([]importRow, error) {
 	cr.FieldsPerRecord = -1
 	head, err := cr.Read()
 	if errors.Is(err, io.EOF) {
-		return nil, errors.New("the file is empty")
+		return nil, &importProblem{words: "the file is empty"}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("the file is not valid CSV: %w", err)
+		return nil, &importProblem{words: "the file is not valid CSV", detail: err.Error()}
 	}
 	col := map[string]int{}
 	for i, name := range head {
-		col[strings.ToLower(strings.TrimSpace(name))] = i
+		name = strings.ToLower(strings.TrimSpace(name))
+		if _, twice := col[name]; twice {
+			return nil, &importProblem{words: "the first line names a column twice", detail: name}
+		}
+		col[name] = i
 	}
 	_, hasTitle := col["title"]
 	_, hasContent := col["content"]
 	if !hasTitle || !hasContent {
-		return nil, errors.New("the first line must name the columns: title, content, url, tags")
+		return nil, &importProblem{words: "the first line must name the columns: title, content, url, tags"}
 	}
 	field := func(rec []string, name string) string {
 		if i, ok := col[name]; ok && i < len(rec) {
@@ -269,10 +296,10 @@ func parseCSVImport(data []byte) ([]importRow, error) {
 			return rows, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("the file is not valid CSV: %w", err)
+			return nil, &importProblem{words: "the file is not valid CSV", detail: err.Error()}
 		}
 		line, _ := cr.FieldPos(0)
-		rows = append(rows, importRow{where: fmt.Sprintf("Line %d", line), in: knowledgeInput{Title: fromCSVSafe(field(rec, "title")),
+		rows = append(rows, importRow{where: "Line %d", n: line, in: knowledgeInput{Title: fromCSVSafe(field(rec, "title")),
 			Content: fromCSVSafe(field(rec, "content")), URL: fromCSVSafe(field(rec, "url")), Tags: splitTags(fromCSVSafe(field(rec, "tags")))}})
 	}
 }
@@ -280,11 +307,11 @@ func parseCSVImport(data []byte) ([]importRow, error) {
 func parseJSONImport(data []byte) ([]importRow, error) {
 	var items []knowledgeInput
 	if err := json.Unmarshal(data, &items); err != nil {
-		return nil, errors.New("the file is not a JSON array of items with title, content, url and tags")
+		return nil, &importProblem{words: "the file is not a JSON array of items with title, content, url and tags"}
 	}
 	rows := make([]importRow, len(items))
 	for i, in := range items {
-		rows[i] = importRow{where: fmt.Sprintf("Item %d", i+1), in: in}
+		rows[i] = importRow{where: "Item %d", n: i + 1, in: in}
 	}
 	return rows, nil
 }

@@ -204,3 +204,24 @@ func TestKnowledgeExportKeepsFormulasText(t *testing.T) {
 		t.Errorf("%d items titled %q after importing the export, want the item and its copy", n, formula)
 	}
 }
+
+// An import's problems are told in the page's language, the parser's own detail aside.
+func TestKnowledgeImportProblemsInGerman(t *testing.T) {
+	e := newEnv(t)
+	c := newClient(t, e.url)
+	c.signIn("alpha@owners.example")
+	c.get("/dashboard/?lang=de") // the choice is kept in a cookie
+	for _, tc := range []struct{ file, content, want string }{
+		{"a.csv", "", "die Datei ist leer"},
+		{"a.csv", "title,Title,content\nA,B,C\n", "die erste Zeile nennt eine Spalte zweimal: title"},
+		{"a.csv", "Hours,Open\n", "die erste Zeile muss die Spalten nennen"},
+		{"a.csv", "title,content\n\"A,b\n", "die Datei ist kein gültiges CSV: "},
+		{"a.json", "[{", "die Datei ist kein JSON-Array"},
+		{"a.csv", "title,content\n,b\n", "Zeile 2: der Titel fehlt"},
+		{"a.json", `[{"title": "A", "content": ""}]`, "Eintrag 1: der Inhalt fehlt"},
+	} {
+		if res := c.upload(c.csrf(), tc.file, tc.content); res.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(res.Body, tc.want) {
+			t.Errorf("%q: %d, want %q in the page", tc.content, res.StatusCode, tc.want)
+		}
+	}
+}
