@@ -159,10 +159,14 @@ func (d *Dashboard) routes() *http.ServeMux {
 	return mux
 }
 
-// staticFiles serves the embedded script and style sheet, cacheable for a day.
+// staticFiles serves the embedded script and style sheet, cacheable for a day, and no listing of them.
 func staticFiles(fsys fs.FS) http.Handler {
 	files := http.FileServerFS(fsys)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if st, err := fs.Stat(fsys, strings.TrimPrefix(r.URL.Path, "/")); err != nil || st.IsDir() {
+			http.NotFound(w, r)
+			return
+		}
 		w.Header().Set("Cache-Control", "public, max-age=86400")
 		files.ServeHTTP(w, r)
 	})

@@ -318,3 +318,17 @@ func TestPreviewNeedsTheSessionAndStoresNothing(t *testing.T) {
 		t.Errorf("conversations after the preview: %d, before %d (%v)", after, before, err)
 	}
 }
+
+// The dashboard's script and style sheet are served; the directory holding them is not listed.
+func TestStaticFilesAreNotListed(t *testing.T) {
+	e := newEnv(t)
+	c := newClient(t, e.url)
+	for path, want := range map[string]int{
+		"/dashboard/static/app.css": http.StatusOK, "/dashboard/static/app.js": http.StatusOK,
+		"/dashboard/static/": http.StatusNotFound, "/dashboard/static/nope.js": http.StatusNotFound,
+	} {
+		if res := c.get(path); res.StatusCode != want {
+			t.Errorf("%s: %d, want %d", path, res.StatusCode, want)
+		}
+	}
+}
