@@ -318,10 +318,15 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	saveScreenshot(ctx, t, "dashboard-overview-de.png")
 
-	// Signing out.
+	// Signing out, which forgets the live preview's conversation kept in the browser.
+	const previews = `Object.keys(localStorage).filter(k => k.startsWith('parley:preview:')).length`
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](previews)); err != nil || n == 0 {
+		t.Fatalf("the preview's conversations kept before signing out: %d, %v", n, err)
+	}
 	err = chromedp.Do(ctx,
 		run(`document.querySelector('form[action="/dashboard/logout"] button').click()`),
 		bodyHas("Sie sind abgemeldet"),
+		waitFor(previews+` === 0`),
 	)
 	if err != nil {
 		t.Fatalf("signing out: %v", err)

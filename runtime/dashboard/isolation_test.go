@@ -164,15 +164,28 @@ func TestForgedAndCrossSiteChangesAreRefused(t *testing.T) {
 	if status := create(item(token), sameOrigin); status != http.StatusSeeOther || e.knowledgeCount(t, "alpha") != 3 {
 		t.Errorf("a genuine change: %d", status)
 	}
-	// Signing out ends the session; the old token is no use either.
+	// Signing out ends the session, also for a copy of its cookie kept elsewhere; the old token is no use either.
+	kept := newClient(t, e.url)
+	base, _ := url.Parse(e.url + "/dashboard/")
+	kept.http.Jar.SetCookies(base, c.http.Jar.Cookies(base))
+	if res := kept.get("/dashboard/"); res.StatusCode != http.StatusOK {
+		t.Fatalf("the copied cookie before signing out: %d", res.StatusCode)
+	}
 	if res := c.post("/dashboard/logout", url.Values{"csrf": {token}}); res.StatusCode != http.StatusOK {
 		t.Errorf("signing out: %d", res.StatusCode)
 	}
-	if res := c.get("/dashboard/"); res.StatusCode != http.StatusSeeOther {
-		t.Errorf("after signing out: %d, want a redirect to sign in", res.StatusCode)
+	for name, client := range map[string]*client{"the browser": c, "a copy of its cookie": kept} {
+		if res := client.get("/dashboard/"); res.StatusCode != http.StatusSeeOther {
+			t.Errorf("%s after signing out: %d, want a redirect to sign in", name, res.StatusCode)
+		}
+		if res := client.post("/dashboard/knowledge", item(token)); res.StatusCode != http.StatusForbidden {
+			t.Errorf("%s changing after signing out: %d", name, res.StatusCode)
+		}
 	}
-	if status := create(item(token), sameOrigin); status != http.StatusForbidden {
-		t.Errorf("a change after signing out: %d", status)
+	// Signing in again works.
+	c.signIn("alpha@owners.example")
+	if res := c.get("/dashboard/"); res.StatusCode != http.StatusOK {
+		t.Errorf("signed in again: %d", res.StatusCode)
 	}
 }
 

@@ -118,8 +118,9 @@ func (d *Dashboard) callback(w http.ResponseWriter, r *http.Request) {
 		d.renderError(w, r, http.StatusForbidden, "The sign-in could not be completed. Sign in again.")
 		return
 	}
+	now := d.now()
 	s := session{Subject: idTok.Subject, Email: claims.Email, EmailVerified: claims.EmailVerified, CSRF: newToken(),
-		Expires: d.now().Add(sessionTTL).Unix()}
+		Issued: now.UnixMilli(), Expires: now.Add(sessionTTL).Unix()}
 	if err := d.cookies.saveSession(w, s); err != nil {
 		d.fail(w, r, fmt.Errorf("sealing the session: %w", err))
 		return
@@ -133,6 +134,10 @@ func (d *Dashboard) callback(w http.ResponseWriter, r *http.Request) {
 
 // logout ends the session.
 func (d *Dashboard) logout(w http.ResponseWriter, r *http.Request, v *view) error {
+	// Recorded, not only cleared: a copy of the cookie kept elsewhere must not go on working.
+	if err := d.chat.SignOut(r.Context(), v.session.Subject); err != nil {
+		return err
+	}
 	d.cookies.clear(w, sessionCookie)
 	v.signedOut = true
 	d.render(w, r, v, http.StatusOK, "signedout", nil)

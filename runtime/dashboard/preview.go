@@ -27,7 +27,12 @@ func (d *Dashboard) preview(h handler) http.Handler {
 		previewError(w, http.StatusForbidden, "forbidden", "cross-site request refused")
 	}))
 	return cop.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s, ok := d.cookies.session(r)
+		s, ok, err := d.session(r)
+		if err != nil {
+			d.log.ErrorContext(r.Context(), "dashboard preview failed", "error", err)
+			previewError(w, http.StatusInternalServerError, "internal_error", "something went wrong")
+			return
+		}
 		if !ok || !sameToken(s, r.Header.Get("X-CSRF-Token")) {
 			previewError(w, http.StatusForbidden, "forbidden", "sign in to the dashboard and reload the page")
 			return

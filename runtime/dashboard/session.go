@@ -29,7 +29,9 @@ type session struct {
 	EmailVerified bool   `json:"ev,omitempty"`
 	Merchant      string `json:"m,omitempty"`
 	CSRF          string `json:"csrf"`
-	Expires       int64  `json:"exp"`
+	// Issued is when the session was signed, in unix milliseconds: a sign-out since ends it (Dashboard.session).
+	Issued  int64 `json:"iat,omitempty"`
+	Expires int64 `json:"exp"`
 }
 
 // loginState is what the callback of a sign-in needs: the state and nonce sent, and the PKCE verifier.

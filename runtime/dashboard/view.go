@@ -47,7 +47,11 @@ func badRequest(format string, args ...any) error {
 // signedIn runs h for a signed-in user, and sends anyone else to sign in first.
 func (d *Dashboard) signedIn(h handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s, ok := d.cookies.session(r)
+		s, ok, err := d.session(r)
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
 		if !ok {
 			http.Redirect(w, r, prefix+"login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 			return
@@ -100,13 +104,33 @@ func (d *Dashboard) change(h handler) http.Handler {
 			}
 			return
 		}
-		s, ok := d.cookies.session(r)
+		s, ok, err := d.session(r)
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
 		if !ok || !validCSRF(s, r) {
 			d.renderError(w, r, http.StatusForbidden, "This form expired or came from elsewhere, so nothing was changed. Reload the page and try again.")
 			return
 		}
 		d.run(w, r, d.newView(r, s), h)
 	}))
+}
+
+// session returns the request's valid, unexpired session, unless its user signed out after it was signed.
+func (d *Dashboard) session(r *http.Request) (session, bool, error) {
+	s, ok := d.cookies.session(r)
+	if !ok {
+		return session{}, false, nil
+	}
+	out, err := d.store.SignedOutAt(r.Context(), s.Subject)
+	if err != nil {
+		return session{}, false, fmt.Errorf("reading the user's last sign-out: %w", err)
+	}
+	if !out.IsZero() && s.Issued <= out.UnixMilli() {
+		return session{}, false, nil
+	}
+	return s, true, nil
 }
 
 // parseForm reads a posted form, URL-encoded or multipart (an import), whose body is bounded by maxFormBytes.

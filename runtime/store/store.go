@@ -128,6 +128,10 @@ type Reader interface {
 	// APIKeyByHash returns the unrevoked self-service key whose SHA-256 is sha256Hex, of any merchant, or
 	// ErrNotFound.
 	APIKeyByHash(ctx context.Context, sha256Hex string) (APIKey, error)
+
+	// SignedOutAt returns when the dashboard user of the identity provider's subject last signed out, or the
+	// zero time. A user is no merchant's: they may own several.
+	SignedOutAt(ctx context.Context, subject string) (time.Time, error)
 }
 
 // Tx is one write transaction's statements. Each is a single step; the rules that combine them are package
@@ -223,6 +227,9 @@ type Tx interface {
 	RevokeAPIKey(ctx context.Context, merchantID, id string, at time.Time) error
 	// TouchAPIKey records that the merchant's key id was used at at.
 	TouchAPIKey(ctx context.Context, merchantID, id string, at time.Time) error
+	// RecordSignOut records that the dashboard user of subject signed out at at, unless a later sign-out is
+	// recorded already.
+	RecordSignOut(ctx context.Context, subject string, at time.Time) error
 
 	// EraseMerchant deletes every row the merchant has, in every table: conversations and messages, monthly
 	// counters, knowledge, leads, events, deliveries and their attempts, disabled endpoints and self-service

@@ -1,6 +1,10 @@
-// The dashboard's only script: confirmations before destructive forms, and the copy button. Every page works
-// without it.
+// The dashboard's only script: confirmations before destructive forms, the copy button, and forgetting the live
+// preview's conversations once signed out. Every page works without it.
 "use strict";
+if (document.querySelector("[data-signed-out]")) {
+  // The preview keeps its conversation per merchant, as the widget does; nobody else at this browser reads it.
+  for (const k of Object.keys(localStorage)) if (k.startsWith("parley:preview:")) localStorage.removeItem(k);
+}
 document.addEventListener("submit", (e) => {
   const msg = e.target.getAttribute("data-confirm");
   if (msg && !window.confirm(msg)) e.preventDefault();
