@@ -93,10 +93,9 @@ func (d *Dashboard) change(h handler) http.Handler {
 		d.renderError(w, r, http.StatusForbidden, "This request came from another site and was refused.")
 	}))
 	return cop.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 		// The form is read before its token, so that one too large or malformed is told so, not taken for a
 		// forgery because its token could not be read.
-		if err := parseForm(r); err != nil {
+		if err := parseForm(w, r); err != nil {
 			if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
 				d.renderError(w, r, http.StatusRequestEntityTooLarge, "What you sent is too large.")
 			} else {
@@ -133,10 +132,11 @@ func (d *Dashboard) session(r *http.Request) (session, bool, error) {
 	return s, true, nil
 }
 
-// parseForm reads a posted form, URL-encoded or multipart (an import), whose body is bounded by maxFormBytes.
-func parseForm(r *http.Request) error {
+// parseForm reads a posted form, URL-encoded or multipart (an import), of at most maxFormBytes.
+func parseForm(w http.ResponseWriter, r *http.Request) error {
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
-		return r.ParseMultipartForm(maxFormBytes)
+		return r.ParseMultipartForm(maxFormBytes) //nolint:gosec // the body is bounded by MaxBytesReader above
 	}
 	return r.ParseForm()
 }
