@@ -93,17 +93,22 @@ func TestOwnerOfSeveralMerchantsPicksOne(t *testing.T) {
 	e := newEnv(t)
 	both := newClient(t, e.url)
 	both.signIn("both@owners.example")
-	res := both.get("/dashboard/")
-	if res.StatusCode != http.StatusSeeOther || both.resolve(res) != e.url+"/dashboard/merchants" {
+	res := both.get("/dashboard/leads?lead=yes")
+	if res.StatusCode != http.StatusSeeOther || both.resolve(res) != e.url+"/dashboard/merchants?next=%2Fdashboard%2Fleads%3Flead%3Dyes" {
 		t.Fatalf("an owner of two merchants: %d to %s", res.StatusCode, res.Header.Get("Location"))
 	}
-	page := both.get("/dashboard/merchants").Body
+	page := both.getURL(both.resolve(res)).Body
 	if !strings.Contains(page, "Shop alpha") || !strings.Contains(page, "Shop beta") {
 		t.Fatalf("the merchants page: %s", page)
 	}
 	token := csrfField.FindStringSubmatch(page)[1]
-	if res := both.post("/dashboard/merchants", url.Values{"csrf": {token}, "merchant": {"beta"}}); res.StatusCode != http.StatusSeeOther {
-		t.Fatalf("choosing beta: %d", res.StatusCode)
+	if !strings.Contains(page, `name="next" value="/dashboard/leads?lead=yes"`) {
+		t.Errorf("the merchants page does not carry the page asked for")
+	}
+	// The page asked for before choosing is where the choice leads.
+	if res := both.post("/dashboard/merchants", url.Values{"csrf": {token}, "merchant": {"beta"}, "next": {"/dashboard/leads?lead=yes"}}); res.StatusCode != http.StatusSeeOther ||
+		res.Header.Get("Location") != "/dashboard/leads?lead=yes" {
+		t.Fatalf("choosing beta: %d to %s", res.StatusCode, res.Header.Get("Location"))
 	}
 	body := both.get("/dashboard/knowledge").Body
 	if !strings.Contains(body, "Shipping beta") || strings.Contains(body, "Shipping alpha") {

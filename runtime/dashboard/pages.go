@@ -17,7 +17,8 @@ const pageSize = 20
 
 // merchants lists the merchants the user owns, to choose one.
 func (d *Dashboard) merchants(w http.ResponseWriter, r *http.Request, v *view) error {
-	d.render(w, r, v, http.StatusOK, "merchants", nil)
+	// The page asked for before a merchant was chosen, to go on to once one is.
+	d.render(w, r, v, http.StatusOK, "merchants", struct{ Next string }{localPath(r.URL.Query().Get("next"))})
 	return nil
 }
 
@@ -35,7 +36,11 @@ func (d *Dashboard) chooseMerchant(w http.ResponseWriter, r *http.Request, v *vi
 			if err := d.cookies.saveSession(w, v.session); err != nil {
 				return fmt.Errorf("sealing the session: %w", err)
 			}
-			http.Redirect(w, r, prefix, http.StatusSeeOther)
+			next := localPath(r.PostFormValue("next"))
+			if next == "" {
+				next = prefix
+			}
+			http.Redirect(w, r, next, http.StatusSeeOther)
 			return nil
 		}
 	}

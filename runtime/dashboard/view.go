@@ -75,7 +75,7 @@ func (d *Dashboard) page(h handler) http.Handler {
 			}
 		}
 		if v.merchant == nil {
-			http.Redirect(w, r, prefix+"merchants", http.StatusSeeOther)
+			http.Redirect(w, r, prefix+"merchants?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 			return nil
 		}
 		if err := d.limit(w, r, v.merchant); err != nil {
