@@ -9,9 +9,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
 	"github.com/parley-dev/parley/internal/contract"
+	"github.com/parley-dev/parley/internal/render"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
 
@@ -283,4 +285,42 @@ func TestWebhookToPrivateTargetIsReported(t *testing.T) {
 
 	update(t, f.runtime, func(rt *chatv1alpha1.ChatRuntime) { rt.Spec.Webhooks.AllowPrivateAddresses = true })
 	waitReady(t, hook, metav1.ConditionTrue, chatv1alpha1.ReasonReconciled)
+}
+
+// TestForgedBundleIsIgnored: a tenant labels a Secret of its own namespace as a tenant bundle, with another
+// merchant's ID and source, or with an ID it wants to keep from others, marked retired. Bundles live only in the
+// runtimes' target namespaces, where tenants cannot write: the forged Secrets decide nothing, the victim's
+// Merchant goes on reconciling, and the operator leaves the forged Secrets as they are.
+func TestForgedBundleIsIgnored(t *testing.T) {
+	victim := newTenant(t, false)
+	attacker := newNamespace(t)
+	forged := func(name, id, source string, retired bool) *corev1.Secret {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: attacker,
+			Labels:      map[string]string{chatv1alpha1.SecretLabel: chatv1alpha1.SecretLabelTenant, chatv1alpha1.MerchantIDLabel: id},
+			Annotations: map[string]string{render.SourceAnnotation: source}}}
+		if retired {
+			s.Annotations[render.RetiredAnnotation] = "2026-01-01T00:00:00Z"
+		}
+		create(t, s)
+		return s
+	}
+	jam := forged("jam", victim.id, victim.ns+"/shop", false)
+	squatID := "squat-" + attacker
+	forged("squat", squatID, "elsewhere/other", true)
+
+	update(t, victim.merchant, func(m *chatv1alpha1.Merchant) { m.Spec.DisplayName = "Renamed shop" })
+	waitReady(t, victim.merchant, metav1.ConditionTrue, chatv1alpha1.ReasonReconciled)
+	var after corev1.Secret
+	if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(jam), &after); err != nil {
+		t.Fatal(err)
+	}
+	if _, retired := after.Annotations[render.RetiredAnnotation]; retired || after.ResourceVersion != jam.ResourceVersion {
+		t.Errorf("the operator wrote the tenant's own Secret: annotations %v", after.Annotations)
+	}
+
+	claimNS := newNamespace(t)
+	claimant := merchant(claimNS, "shop", victim.plan.Name, victim.runtime.Name)
+	claimant.Spec.MerchantID = squatID
+	create(t, claimant)
+	waitReady(t, claimant, metav1.ConditionTrue, chatv1alpha1.ReasonReconciled)
 }

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,8 +76,12 @@ func keyInUse(ctx context.Context, c client.Reader, sha256Hex, source string) er
 	if err := c.List(ctx, &list, client.MatchingFields{bundleKeyHashIndex: sha256Hex}); err != nil {
 		return fmt.Errorf("listing tenant bundles by key: %w", err)
 	}
-	holders := make([]keyHolder, 0, len(list.Items))
-	for _, s := range list.Items {
+	bundles, err := inBundleNamespaces(ctx, c, list.Items)
+	if err != nil {
+		return err
+	}
+	holders := make([]keyHolder, 0, len(bundles))
+	for _, s := range bundles {
 		holders = append(holders, holderOf(&s))
 	}
 	if keyTakenByOther(holders, source) {
@@ -99,7 +104,27 @@ func merchantBundles(ctx context.Context, c client.Reader, id string) ([]corev1.
 	if err := c.List(ctx, &list, client.MatchingFields{bundleMerchantIDIndex: id}); err != nil {
 		return nil, fmt.Errorf("listing tenant bundles of merchant ID %s: %w", id, err)
 	}
-	return list.Items, nil
+	return inBundleNamespaces(ctx, c, list.Items)
+}
+
+// inBundleNamespaces keeps the secrets of the namespaces tenant bundles live in: the target namespaces of the
+// ChatRuntimes, where only the platform and the operator write. A Secret labelled as a bundle anywhere else is
+// none: any tenant can label a Secret of its own namespace so, and its merchant ID, key hashes and source would
+// otherwise decide for other tenants' Merchants, and have the operator write to it. (The retired bundles of a
+// ChatRuntime deleted since no longer keep their merchant IDs from being claimed.)
+func inBundleNamespaces(ctx context.Context, c client.Reader, secrets []corev1.Secret) ([]corev1.Secret, error) {
+	if len(secrets) == 0 {
+		return secrets, nil
+	}
+	var runtimes chatv1alpha1.ChatRuntimeList
+	if err := c.List(ctx, &runtimes); err != nil {
+		return nil, fmt.Errorf("listing chat runtimes: %w", err)
+	}
+	targets := make(map[string]bool, len(runtimes.Items))
+	for i := range runtimes.Items {
+		targets[render.TargetNamespace(&runtimes.Items[i])] = true
+	}
+	return slices.DeleteFunc(secrets, func(s corev1.Secret) bool { return !targets[s.Namespace] }), nil
 }
 
 // bundleMerchantIDIndex indexes tenant bundle Secrets, served or retired, by the merchant ID they carry.
