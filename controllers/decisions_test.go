@@ -658,3 +658,20 @@ func TestMerchantWait(t *testing.T) {
 		}
 	}
 }
+
+func TestBundleTooLarge(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		want bool
+	}{
+		{0, false}, {maxBundleBytes, false}, {maxBundleBytes + 1, true}, {2 << 20, true},
+	} {
+		p := bundleTooLarge(tc.n)
+		if (p != nil) != tc.want {
+			t.Errorf("bundleTooLarge(%d) = %v, want a problem: %v", tc.n, p, tc.want)
+		}
+		if p != nil && (p.reason != chatv1alpha1.ReasonBundleTooLarge || !strings.Contains(p.message, "remove API keys or webhooks")) {
+			t.Errorf("bundleTooLarge(%d) = %+v", tc.n, p)
+		}
+	}
+}

@@ -91,6 +91,14 @@ func TestRevocationFailsClosed(t *testing.T) {
 	if !strings.Contains(msg, "withdrawn") {
 		t.Errorf("the condition does not say revoked keys were withdrawn: %q", msg)
 	}
+
+	// A suspension by the platform meanwhile stops chat in the last published bundle too.
+	labelNamespace(t, f.ns, map[string]string{chatv1alpha1.SuspendedLabel: "true"})
+	waitBundle(t, f.id, bundleSuspended(true))
+	waitReady(t, f.merchant, metav1.ConditionFalse, chatv1alpha1.ReasonInvalidBundle)
+	if msg := meta.FindStatusCondition(f.merchant.Status.Conditions, chatv1alpha1.ConditionReady).Message; !strings.Contains(msg, "chat is stopped") {
+		t.Errorf("the condition does not say chat is stopped: %q", msg)
+	}
 }
 
 // labelNamespace sets labels on a namespace, as the platform team would; tenants cannot.

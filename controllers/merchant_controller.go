@@ -107,7 +107,7 @@ func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	}
 	p, err := asProblem(err)
 	if err == nil && p != nil && p.reason != chatv1alpha1.ReasonMerchantIDConflict {
-		p, err = r.withdrawRevoked(ctx, &m, id, p)
+		p, err = r.withdrawRevoked(ctx, &m, id, p, suspended(&m, ns.Labels))
 	}
 	if err != nil {
 		return retryConflict(err)
@@ -201,6 +201,9 @@ func (r *MerchantReconciler) publish(ctx context.Context, m *chatv1alpha1.Mercha
 	if err != nil {
 		return published{}, newProblem(chatv1alpha1.ReasonInvalidBundle, "the tenant bundle is invalid: %s", err)
 	}
+	if p := bundleTooLarge(len(doc)); p != nil {
+		return published{}, p
+	}
 	bundles, err := merchantBundles(ctx, r.Client, id)
 	if err != nil {
 		return published{}, err
@@ -234,8 +237,9 @@ func (r *MerchantReconciler) publish(ctx context.Context, m *chatv1alpha1.Mercha
 
 // withdrawRevoked keeps revocation in effect while the merchant's bundle cannot be rendered (p says why): the
 // last published bundle stays, without the keys that are no longer usable (deleted, expired, refused), and with
-// chat stopped when the platform's grant no longer covers it. The problem returned says so as well.
-func (r *MerchantReconciler) withdrawRevoked(ctx context.Context, m *chatv1alpha1.Merchant, id string, p *problem) (*problem, error) {
+// chat stopped when the platform's grant no longer covers it or the merchant is suspended now. The problem
+// returned says so as well.
+func (r *MerchantReconciler) withdrawRevoked(ctx context.Context, m *chatv1alpha1.Merchant, id string, p *problem, suspend bool) (*problem, error) {
 	bundles, err := merchantBundles(ctx, r.Client, id)
 	if err != nil {
 		return nil, err
@@ -256,7 +260,7 @@ func (r *MerchantReconciler) withdrawRevoked(ctx context.Context, m *chatv1alpha
 	}
 	withdrawn := newProblem(p.reason, "%s; keys no longer usable are withdrawn from the last published bundle, "+
 		"which otherwise stays in effect", p.message)
-	stop := p.reason == chatv1alpha1.ReasonPlanNotAllowed || p.reason == chatv1alpha1.ReasonRuntimeNotAllowed ||
+	stop := suspend || p.reason == chatv1alpha1.ReasonPlanNotAllowed || p.reason == chatv1alpha1.ReasonRuntimeNotAllowed ||
 		p.reason == chatv1alpha1.ReasonTargetNamespaceInUse
 	if stop {
 		withdrawn = newProblem(p.reason, "%s; chat is stopped in the last published bundle", p.message)
@@ -276,6 +280,21 @@ func (r *MerchantReconciler) withdrawRevoked(ctx context.Context, m *chatv1alpha
 		return nil, fmt.Errorf("withdrawing keys from tenant bundle %s: %w", key.Name, err)
 	}
 	return withdrawn, nil
+}
+
+// maxBundleBytes is the largest tenant bundle document published: a Secret holds at most 1 MiB, its metadata
+// included, and a write past that fails on every reconcile, which would leave the last bundle published, with
+// keys since deleted and without a suspension since made, while nothing said why.
+const maxBundleBytes = 900 << 10
+
+// bundleTooLarge reports a bundle document of n bytes past maxBundleBytes as a problem, so that revocation and
+// suspension are applied to the last published bundle (withdrawRevoked) and the condition says what to remove.
+func bundleTooLarge(n int) *problem {
+	if n <= maxBundleBytes {
+		return nil
+	}
+	return newProblem(chatv1alpha1.ReasonBundleTooLarge,
+		"the tenant bundle would take %d KiB, more than the %d KiB it may: remove API keys or webhooks", (n+1023)>>10, maxBundleBytes>>10)
 }
 
 // namespace returns the metadata of a namespace, read from the metadata-only cache: its labels carry the

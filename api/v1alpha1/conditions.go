@@ -54,6 +54,10 @@ const (
 	// ReasonInvalidBundle means the merchant's tenant bundle, as rendered, fails the runtime's validation.
 	// Merchant.
 	ReasonInvalidBundle = "InvalidBundle"
+	// ReasonBundleTooLarge means the merchant's tenant bundle would be larger than a Secret holds (too many API
+	// keys or webhooks): the last published bundle stays, with revoked keys withdrawn and suspensions applied.
+	// Merchant.
+	ReasonBundleTooLarge = "BundleTooLarge"
 
 	// ReasonExpired means an API key has passed its expiry time. APIKey.
 	ReasonExpired = "Expired"

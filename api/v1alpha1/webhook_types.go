@@ -38,7 +38,7 @@ type WebhookSpec struct {
 	// +listType=set
 	Events []WebhookEvent `json:"events"`
 
-	// SigningSecretRef brings your own signing secret ("whsec_" and base64 of at least 24 bytes). The Secret must
+	// SigningSecretRef brings your own signing secret ("whsec_" and base64 of 24 to 64 bytes). The Secret must
 	// carry the label chat.parley.dev/secret=signing-secret; the key defaults to "signingSecret". To rotate, put
 	// the new secret under the key and the old one under "previousSigningSecret": deliveries carry a signature
 	// with each until the old one is removed. When empty a secret is generated once into "<name>-signing-secret".

@@ -27,7 +27,10 @@ const (
 	keySecretBytes     = 32 // 256 bits of secret per key
 	signingSecretBytes = 32
 	minSigningBytes    = 24
-	signingPrefix      = "whsec_"
+	// maxSigningBytes is Standard Webhooks' largest secret: a larger one would only grow the tenant bundle,
+	// which a Secret holds in at most 1 MiB.
+	maxSigningBytes = 64
+	signingPrefix   = "whsec_"
 )
 
 // lowercase base32 without padding: readable, case-insensitive, no ambiguous punctuation.
@@ -98,8 +101,8 @@ func CheckSigningSecret(s string) error {
 	if err != nil {
 		return errors.New(`the signing secret is not "whsec_" followed by standard base64`)
 	}
-	if len(b) < minSigningBytes {
-		return fmt.Errorf("the signing secret has %d bytes; at least %d are required", len(b), minSigningBytes)
+	if len(b) < minSigningBytes || len(b) > maxSigningBytes {
+		return fmt.Errorf("the signing secret has %d bytes; %d to %d are required", len(b), minSigningBytes, maxSigningBytes)
 	}
 	return nil
 }

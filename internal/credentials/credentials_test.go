@@ -87,6 +87,7 @@ func TestSigningSecret(t *testing.T) {
 		"no prefix": base64.StdEncoding.EncodeToString(make([]byte, 32)),
 		"not b64":   "whsec_!!!not-base64!!!",
 		"too short": "whsec_" + base64.StdEncoding.EncodeToString(make([]byte, 16)),
+		"too long":  "whsec_" + base64.StdEncoding.EncodeToString(make([]byte, 65)),
 	} {
 		if err := CheckSigningSecret(bad); err == nil {
 			t.Errorf("%s: accepted", name)
