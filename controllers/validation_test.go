@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -181,11 +182,13 @@ func TestSchemaRejectsBadUpdates(t *testing.T) {
 	m.Spec.MerchantID = "fixed-id"
 	free := merchant(ns, "free", "starter", "default")
 	k := apiKey(ns, "key", "fixed", chatv1alpha1.APIKeyPublishable)
+	named := apiKey(ns, "named", "fixed", chatv1alpha1.APIKeyPublishable)
+	named.Spec.SecretName = "named-key"
 	w := webhook(ns, "hook", "fixed")
 	r := runtimeObj("immutable-" + ns)
 	r.Namespace = ns
 	r.Spec.Storage.SQLite = &chatv1alpha1.SQLiteStorage{Size: new(resource.MustParse("1Gi"))}
-	create(t, m, free, k, w, r)
+	create(t, m, free, k, named, w, r)
 
 	cases := []struct {
 		name   string
@@ -200,6 +203,8 @@ func TestSchemaRejectsBadUpdates(t *testing.T) {
 		{"key type changed", k, func() { k.Spec.Type = chatv1alpha1.APIKeySecret }, "type is immutable"},
 		{"key switched to bring-your-own", k, func() { k.Spec.ExistingSecretRef = &chatv1alpha1.SecretKeySelector{Name: "x"} },
 			"a key cannot switch between generated and existingSecretRef"},
+		{"key secretName added", k, func() { k.Spec.SecretName = "renamed" }, "secretName is immutable: it cannot be added or removed"},
+		{"key secretName removed", named, func() { named.Spec.SecretName = "" }, "secretName is immutable: it cannot be added or removed"},
 		{"webhook merchantRef changed", w, func() { w.Spec.MerchantRef.Name = "other" }, "merchantRef is immutable"},
 		{"runtime scaled on sqlite", r, func() { r.Spec.Replicas = new(int32(3)) }, "sqlite storage supports one replica only"},
 	}
@@ -220,5 +225,10 @@ func TestSchemaRejectsBadUpdates(t *testing.T) {
 				t.Errorf("error does not mention %q:\n%v", tc.want, err)
 			}
 		})
+	}
+	// An owner's subject set to the empty string, which a typed client leaves out but a patch can send.
+	err := k8s.Patch(ctxT(t), free, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"owners":[{"email":"a@b.example"},{"subject":""}]}}`)))
+	if err == nil || !strings.Contains(err.Error(), "subject") {
+		t.Errorf("an owner with an empty subject: %v", err)
 	}
 }

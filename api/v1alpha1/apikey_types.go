@@ -19,6 +19,7 @@ const (
 // APIKeySpec describes one API key of a merchant.
 // +kubebuilder:validation:XValidation:rule="!(has(self.secretName) && has(self.existingSecretRef))",message="secretName and existingSecretRef are mutually exclusive"
 // +kubebuilder:validation:XValidation:rule="has(self.existingSecretRef) == has(oldSelf.existingSecretRef)",message="a key cannot switch between generated and existingSecretRef; create a new APIKey instead"
+// +kubebuilder:validation:XValidation:rule="has(self.secretName) == has(oldSelf.secretName)",message="secretName is immutable: it cannot be added or removed either; create a new APIKey instead"
 type APIKeySpec struct {
 	// MerchantRef names the Merchant, in the same namespace, the key belongs to. Immutable.
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="merchantRef is immutable"

@@ -83,6 +83,7 @@ type Owner struct {
 
 	// Subject matches the token's `sub` claim.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=255
 	Subject string `json:"subject,omitempty"`
 }
