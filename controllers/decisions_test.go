@@ -385,6 +385,11 @@ func TestWebhookTarget(t *testing.T) {
 		{"http://crm.shop.svc.cluster.local/hooks", false, true},
 		{"https://CRM.Shop.SVC/hooks", false, true},
 		{"https://crm/hooks", false, true},
+		{"https://kubernetes.default.svc.cluster.local.:443/x", false, true},
+		{"https://kubernetes.default.svc./x", false, true},
+		{"https://localhost./x", false, true},
+		{"https://crm./hooks", false, true},
+		{"https://crm.example.com./hooks", false, false},
 		{"http://crm.shop.svc/hooks", true, false},
 		{"http://127.0.0.1/hooks", true, false},
 	}

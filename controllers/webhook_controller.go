@@ -139,7 +139,8 @@ func webhookTarget(rawURL string, allowPrivate bool) *problem {
 	if err != nil {
 		return newProblem(chatv1alpha1.ReasonTargetNotAllowed, "the URL does not parse")
 	}
-	host := strings.ToLower(u.Hostname())
+	// A name with its root's trailing dot ("kubernetes.default.svc.") is the same name.
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 	if addr, err := netip.ParseAddr(host); err == nil {
 		if !runtimewebhook.Public(addr) {
 			return newProblem(chatv1alpha1.ReasonTargetNotAllowed, "the runtime refuses deliveries to %s, a loopback, "+
