@@ -680,3 +680,21 @@ func TestBundleTooLarge(t *testing.T) {
 		}
 	}
 }
+
+func TestSelectorProblem(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		sel     *metav1.LabelSelector
+		problem bool
+	}{
+		{"none", nil, false},
+		{"labels", &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "gold"}}, false},
+		{"In with values", &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpIn, Values: []string{"gold"}}}}, false},
+		{"In without values", &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpIn}}}, true},
+	} {
+		p := selectorProblem(tc.sel)
+		if (p != nil) != tc.problem || p != nil && p.reason != chatv1alpha1.ReasonInvalidAllowedNamespaces {
+			t.Errorf("%s: %+v", tc.name, p)
+		}
+	}
+}

@@ -349,6 +349,16 @@ func splitList(v string) []string {
 	return items
 }
 
+// selectorProblem reports an allowedNamespaces that is no valid label selector (an operator In without values,
+// say), which the schema lets through and granted treats as granting nothing.
+func selectorProblem(selector *metav1.LabelSelector) *problem {
+	if _, err := metav1.LabelSelectorAsSelector(selector); err != nil {
+		return newProblem(chatv1alpha1.ReasonInvalidAllowedNamespaces,
+			"allowedNamespaces is not a valid label selector, so no namespace is granted: %s", err)
+	}
+	return nil
+}
+
 // granted decides whether a grant (a Plan's or ChatRuntime's allowedNamespaces) covers a namespace with the
 // given labels: an unset or empty selector grants every namespace; a selector that does not parse grants none.
 func granted(selector *metav1.LabelSelector, nsLabels map[string]string) bool {

@@ -37,7 +37,7 @@ func (r *PlanReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	}
 	plan.Status.Merchants = count(len(merchants.Items))
 	plan.Status.ObservedGeneration = plan.Generation
-	setReady(r.Recorder, &plan, &plan.Status.Conditions, readyFrom(plan.Generation, nil,
+	setReady(r.Recorder, &plan, &plan.Status.Conditions, readyFrom(plan.Generation, selectorProblem(plan.Spec.AllowedNamespaces),
 		fmt.Sprintf("%d merchants are on this plan", plan.Status.Merchants)))
 	return ctrl.Result{}, patchStatus(ctx, r.Client, before, &plan, func(p *chatv1alpha1.Plan) any { return p.Status })
 }

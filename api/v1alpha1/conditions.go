@@ -58,6 +58,9 @@ const (
 	// keys or webhooks): the last published bundle stays, with revoked keys withdrawn and suspensions applied.
 	// Merchant.
 	ReasonBundleTooLarge = "BundleTooLarge"
+	// ReasonInvalidAllowedNamespaces means allowedNamespaces is not a valid label selector: no namespace is
+	// granted the object until it is. Plan.
+	ReasonInvalidAllowedNamespaces = "InvalidAllowedNamespaces"
 
 	// ReasonExpired means an API key has passed its expiry time. APIKey.
 	ReasonExpired = "Expired"
