@@ -366,8 +366,10 @@ func writeContinuedScript(b *testing.B, path, prefix string, visitors, starting 
 }
 
 // continuedScript numbers wrk's threads in setup, so that each thread names conversations of its own, and names
-// each of its conversations once, in order, before it picks them at random. A request's headers are the command
-// line's (wrk.headers), and its visitor's when visitors is set.
+// each of its conversations twice, in order, before it picks them at random: wrk calls the first thread's
+// request() once to check the request it makes and never sends it, so a single pass would leave that thread's
+// first conversation unstarted, and a browser cannot start a conversation by naming it. A request's headers are
+// the command line's (wrk.headers), and its visitor's when visitors is set.
 const continuedScript = `
 wrk.method = "POST"
 local visitors = %t
@@ -382,8 +384,8 @@ end
 local conversations, sent = %d, 0
 function request()
   sent = sent + 1
-  local n = sent
-  if n > conversations then n = math.random(1, conversations) end
+  local n = (sent - 1) %% conversations + 1
+  if sent > 2 * conversations then n = math.random(1, conversations) end
   local headers = nil
   if visitors then
     headers = {}
@@ -395,8 +397,8 @@ end
 `
 
 // startingScript, after continuedScript, stops a thread once twice as many answers as it has conversations came
-// back: its first requests, one for each conversation, are among them, as each of its 16 connections waits for
-// an answer before it sends again. Only the starting run reads the answers, which costs wrk time.
+// back: the first pass over its conversations, and the start of the second, are among them, as each of its 16
+// connections waits for an answer before it sends again. Only the starting run reads the answers, which costs wrk time.
 const startingScript = `
 local answers = 0
 function response(status, headers, body)
