@@ -94,7 +94,7 @@ func (r *APIKeyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			if merchantErr != nil {
 				return merchantErr
 			}
-			return keyInUse(ctx, r.Client, resolved.SHA256, render.Source(m))
+			return keyInUse(ctx, r.Client, r.Namespace, resolved.SHA256, render.Source(m))
 		},
 	)
 	if err != nil {

@@ -303,11 +303,16 @@ func TestWebhookToPrivateTargetIsReported(t *testing.T) {
 
 // TestForgedBundleIsIgnored: a tenant labels a Secret of its own namespace as a tenant bundle, with another
 // merchant's ID and source, or with an ID it wants to keep from others, marked retired. Bundles live only in the
-// runtimes' target namespaces, where tenants cannot write: the forged Secrets decide nothing, the victim's
-// Merchant goes on reconciling, and the operator leaves the forged Secrets as they are.
+// target namespaces of the operator's ChatRuntimes, where tenants cannot write: the forged Secrets decide
+// nothing, the victim's Merchant goes on reconciling, and the operator leaves the forged Secrets as they are.
 func TestForgedBundleIsIgnored(t *testing.T) {
 	victim := newTenant(t, false)
 	attacker := newNamespace(t)
+	// A ChatRuntime of the tenant's own, whose target namespace would be its own, makes no bundle namespace: only
+	// the operator's namespace holds ChatRuntimes.
+	own := runtimeObj("rt-" + attacker)
+	own.Namespace = attacker
+	create(t, own)
 	forged := func(name, id, source string, retired bool) *corev1.Secret {
 		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: attacker,
 			Labels:      map[string]string{chatv1alpha1.SecretLabel: chatv1alpha1.SecretLabelTenant, chatv1alpha1.MerchantIDLabel: id},

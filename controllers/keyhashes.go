@@ -71,12 +71,12 @@ func keyTakenByOther(holders []keyHolder, source string) bool {
 // keyInUse reports as a KeyInUse problem that a key hash belongs to a Merchant other than source. The problem
 // names neither the other Merchant nor any Secret: they are another tenant's business.
 // Bundles of every runtime's target namespace count: a key belongs to one merchant in the whole cluster.
-func keyInUse(ctx context.Context, c client.Reader, sha256Hex, source string) error {
+func keyInUse(ctx context.Context, c client.Reader, operatorNS, sha256Hex, source string) error {
 	var list corev1.SecretList
 	if err := c.List(ctx, &list, client.MatchingFields{bundleKeyHashIndex: sha256Hex}); err != nil {
 		return fmt.Errorf("listing tenant bundles by key: %w", err)
 	}
-	bundles, err := inBundleNamespaces(ctx, c, list.Items)
+	bundles, err := inBundleNamespaces(ctx, c, operatorNS, list.Items)
 	if err != nil {
 		return err
 	}
@@ -99,25 +99,26 @@ func holderOf(s *corev1.Secret) keyHolder {
 // in its runtime's target namespace, and it may have left retired bundles in the target namespaces of runtimes
 // it was on before. It reads an index (bundleMerchantIDIndex): a label selector would look at every cached
 // Secret, on every Merchant's reconcile.
-func merchantBundles(ctx context.Context, c client.Reader, id string) ([]corev1.Secret, error) {
+func merchantBundles(ctx context.Context, c client.Reader, operatorNS, id string) ([]corev1.Secret, error) {
 	var list corev1.SecretList
 	if err := c.List(ctx, &list, client.MatchingFields{bundleMerchantIDIndex: id}); err != nil {
 		return nil, fmt.Errorf("listing tenant bundles of merchant ID %s: %w", id, err)
 	}
-	return inBundleNamespaces(ctx, c, list.Items)
+	return inBundleNamespaces(ctx, c, operatorNS, list.Items)
 }
 
 // inBundleNamespaces keeps the secrets of the namespaces tenant bundles live in: the target namespaces of the
-// ChatRuntimes, where only the platform and the operator write. A Secret labelled as a bundle anywhere else is
+// ChatRuntimes of the operator's namespace (operatorNS; one elsewhere is refused as WrongNamespace), where only the
+// platform and the operator write. A Secret labelled as a bundle anywhere else is
 // none: any tenant can label a Secret of its own namespace so, and its merchant ID, key hashes and source would
 // otherwise decide for other tenants' Merchants, and have the operator write to it. (The retired bundles of a
 // ChatRuntime deleted since no longer keep their merchant IDs from being claimed.)
-func inBundleNamespaces(ctx context.Context, c client.Reader, secrets []corev1.Secret) ([]corev1.Secret, error) {
+func inBundleNamespaces(ctx context.Context, c client.Reader, operatorNS string, secrets []corev1.Secret) ([]corev1.Secret, error) {
 	if len(secrets) == 0 {
 		return secrets, nil
 	}
 	var runtimes chatv1alpha1.ChatRuntimeList
-	if err := c.List(ctx, &runtimes); err != nil {
+	if err := c.List(ctx, &runtimes, client.InNamespace(operatorNS)); err != nil {
 		return nil, fmt.Errorf("listing chat runtimes: %w", err)
 	}
 	targets := make(map[string]bool, len(runtimes.Items))

@@ -204,7 +204,7 @@ func (r *MerchantReconciler) publish(ctx context.Context, m *chatv1alpha1.Mercha
 	if p := bundleTooLarge(len(doc)); p != nil {
 		return published{}, p
 	}
-	bundles, err := merchantBundles(ctx, r.Client, id)
+	bundles, err := merchantBundles(ctx, r.Client, r.Namespace, id)
 	if err != nil {
 		return published{}, err
 	}
@@ -240,7 +240,7 @@ func (r *MerchantReconciler) publish(ctx context.Context, m *chatv1alpha1.Mercha
 // chat stopped when the platform's grant no longer covers it or the merchant is suspended now. The problem
 // returned says so as well.
 func (r *MerchantReconciler) withdrawRevoked(ctx context.Context, m *chatv1alpha1.Merchant, id string, p *problem, suspend bool) (*problem, error) {
-	bundles, err := merchantBundles(ctx, r.Client, id)
+	bundles, err := merchantBundles(ctx, r.Client, r.Namespace, id)
 	if err != nil {
 		return nil, err
 	}
@@ -408,7 +408,7 @@ func (r *MerchantReconciler) usableKeys(ctx context.Context, m *chatv1alpha1.Mer
 		}
 		resolved, _, err := resolveKey(ctx, r.Secrets, k)
 		if err == nil {
-			err = keyInUse(ctx, r.Client, resolved.SHA256, render.Source(m))
+			err = keyInUse(ctx, r.Client, r.Namespace, resolved.SHA256, render.Source(m))
 		}
 		if p, err := asProblem(err); err != nil {
 			return nil, false, err
@@ -557,7 +557,7 @@ func (r *MerchantReconciler) finalize(ctx context.Context, m *chatv1alpha1.Merch
 	if !controllerutil.ContainsFinalizer(m, merchantFinalizer) {
 		return nil
 	}
-	bundles, err := merchantBundles(ctx, r.Client, render.MerchantID(m))
+	bundles, err := merchantBundles(ctx, r.Client, r.Namespace, render.MerchantID(m))
 	if err != nil {
 		return err
 	}
