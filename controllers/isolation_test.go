@@ -343,3 +343,53 @@ func TestForgedBundleIsIgnored(t *testing.T) {
 	create(t, claimant)
 	waitReady(t, claimant, metav1.ConditionTrue, chatv1alpha1.ReasonReconciled)
 }
+
+// TestRevokedKeyStaysItsMerchants: a merchant deletes an APIKey to revoke it, or is deleted with its keys, while
+// pages and caches still carry the publishable key. Another tenant bringing that value as its own key is refused
+// (KeyInUse), as it is while the key is in use: otherwise the old pages' visitors would chat with its merchant.
+func TestRevokedKeyStaysItsMerchants(t *testing.T) {
+	victim := newTenant(t, false)
+	revoked := apiKey(victim.ns, "old", "shop", chatv1alpha1.APIKeyPublishable)
+	kept := apiKey(victim.ns, "web", "shop", chatv1alpha1.APIKeyPublishable)
+	create(t, revoked, kept)
+	waitReady(t, revoked, metav1.ConditionTrue, chatv1alpha1.ReasonReconciled)
+	waitReady(t, kept, metav1.ConditionTrue, chatv1alpha1.ReasonReconciled)
+	revokedValue, _ := keySecretValue(t, revoked)
+	keptValue, _ := keySecretValue(t, kept)
+	waitBundle(t, victim.id, hasKeyHash(sha256Hex(keptValue)))
+	if err := k8s.Delete(ctxT(t), revoked); err != nil {
+		t.Fatal(err)
+	}
+	waitBundle(t, victim.id, lacksKeyHash(sha256Hex(revokedValue)))
+
+	intruder := newTenant(t, false)
+	bring := func(name, value string) *chatv1alpha1.APIKey {
+		t.Helper()
+		create(t, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: intruder.ns,
+				Labels: map[string]string{chatv1alpha1.SecretLabel: chatv1alpha1.SecretLabelAPIKey}},
+			Data: map[string][]byte{"key": []byte(value)},
+		})
+		k := apiKey(intruder.ns, name, "shop", chatv1alpha1.APIKeyPublishable)
+		k.Spec.ExistingSecretRef = &chatv1alpha1.SecretKeySelector{Name: name, Key: "key"}
+		create(t, k)
+		return k
+	}
+	waitReady(t, bring("revoked", revokedValue), metav1.ConditionFalse, chatv1alpha1.ReasonKeyInUse)
+
+	if err := k8s.Delete(ctxT(t), victim.merchant); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "bundle retired", func() error {
+		s, err := bundleSecret(t, victim.id)
+		if err != nil {
+			return err
+		}
+		if _, retired := s.Annotations[render.RetiredAnnotation]; !retired {
+			return fmt.Errorf("the deleted merchant's bundle %s is still served", s.Name)
+		}
+		return nil
+	})
+	waitReady(t, bring("orphaned", keptValue), metav1.ConditionFalse, chatv1alpha1.ReasonKeyInUse)
+	waitBundle(t, intruder.id, lacksKeyHash(sha256Hex(keptValue)))
+}

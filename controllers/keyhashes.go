@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,22 +19,46 @@ import (
 // key's hash can be checked against every merchant's without reading every bundle.
 const bundleKeyHashIndex = ".bundleKeyHashes"
 
-// bundleKeyHashes is the indexer of bundleKeyHashIndex: the key hashes of a tenant bundle, none for any other
-// Secret or a bundle that does not parse.
+// bundleKeyHashes is the indexer of bundleKeyHashIndex: the hashes of the keys a tenant bundle publishes and of
+// those it withdrew (render.WithdrawnKeysAnnotation), which stay its merchant's; none for any other Secret.
 func bundleKeyHashes(o client.Object) []string {
 	s, ok := o.(*corev1.Secret)
 	if !ok || s.Labels[chatv1alpha1.SecretLabel] != chatv1alpha1.SecretLabelTenant {
 		return nil
 	}
+	return append(publishedKeyHashes(s), strings.Fields(s.Annotations[render.WithdrawnKeysAnnotation])...)
+}
+
+// publishedKeyHashes are the hashes of the keys a tenant bundle publishes; none when it does not parse.
+func publishedKeyHashes(s *corev1.Secret) []string {
 	b, err := tenant.Parse(s.Data[tenant.DataKey])
 	if err != nil {
 		return nil
 	}
-	hashes := make([]string, 0, len(b.APIKeys))
-	for _, k := range b.APIKeys {
-		hashes = append(hashes, k.SHA256)
+	return hashesOf(b.APIKeys)
+}
+
+// hashesOf are the hashes of keys.
+func hashesOf(keys []tenant.APIKey) []string {
+	hashes := make([]string, len(keys))
+	for i, k := range keys {
+		hashes[i] = k.SHA256
 	}
 	return hashes
+}
+
+// withdraw records in a tenant bundle's annotations, before its keys change to those of hashes now, the keys it
+// stops publishing (render.WithdrawnKeys).
+func withdraw(s *corev1.Secret, now []string) {
+	w := render.WithdrawnKeys(s.Annotations[render.WithdrawnKeysAnnotation], publishedKeyHashes(s), now)
+	if w == "" {
+		delete(s.Annotations, render.WithdrawnKeysAnnotation)
+		return
+	}
+	if s.Annotations == nil {
+		s.Annotations = map[string]string{}
+	}
+	s.Annotations[render.WithdrawnKeysAnnotation] = w
 }
 
 // keyHolder is a published tenant bundle that carries a given key hash.

@@ -275,6 +275,7 @@ func (r *MerchantReconciler) withdrawRevoked(ctx context.Context, m *chatv1alpha
 	if err != nil {
 		return nil, fmt.Errorf("withdrawing keys from tenant bundle %s: %w", key.Name, err)
 	}
+	withdraw(s, hashesOf(kept))
 	s.Data = map[string][]byte{tenant.DataKey: doc}
 	if err := r.Update(ctx, s); err != nil {
 		return nil, fmt.Errorf("withdrawing keys from tenant bundle %s: %w", key.Name, err)
@@ -516,6 +517,7 @@ func (r *MerchantReconciler) applyBundle(ctx context.Context, want *corev1.Secre
 		return nil
 	}
 	delete(got.Annotations, render.RetiredAnnotation)
+	withdraw(&got, publishedKeyHashes(want))
 	got.Data = want.Data
 	if got.Labels == nil {
 		got.Labels = map[string]string{}
@@ -594,6 +596,7 @@ func (r *MerchantReconciler) retireOwn(ctx context.Context, m *chatv1alpha1.Merc
 // ChatRuntime's deletedMerchantRetention has passed. The Secret stays, with its source and merchant ID, marked
 // retired at now: the ID is never free for another Merchant, even after erasure.
 func retire(bundle *corev1.Secret, now time.Time) *corev1.Secret {
+	withdraw(bundle, nil) // its keys stay the deleted merchant's
 	bundle.Data = nil
 	if bundle.Labels == nil {
 		bundle.Labels = map[string]string{}

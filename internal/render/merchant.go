@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"html"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -28,6 +29,33 @@ const SourceAnnotation = "chat.parley.dev/source"
 // ChatRuntime's deletedMerchantRetention has passed. The bundle stays after that too: it keeps the merchant ID
 // from being claimed by another Merchant. The same Merchant, created again, takes it back.
 const RetiredAnnotation = contract.AnnotationRetiredAt
+
+// WithdrawnKeysAnnotation on a tenant bundle lists, space-separated and newest first, the SHA-256 hashes of the
+// keys the bundle published once and no longer does (deleted, expired, refused, or all of a deleted merchant's):
+// a key's value stays its merchant's after revocation, so that another tenant cannot bring it back while pages
+// and caches still carry it. The runtime never reads it.
+const WithdrawnKeysAnnotation = "chat.parley.dev/withdrawn-key-hashes"
+
+// maxWithdrawnKeys bounds WithdrawnKeysAnnotation: 13 KB of hashes, the oldest forgotten first.
+const maxWithdrawnKeys = 200
+
+// WithdrawnKeys is the WithdrawnKeysAnnotation of a bundle whose annotation was earlier and which published the
+// keys of hashes before and now publishes those of now.
+func WithdrawnKeys(earlier string, before, now []string) string {
+	publishing := make(map[string]bool, len(now))
+	for _, h := range now {
+		publishing[h] = true
+	}
+	seen := make(map[string]bool)
+	var out []string
+	for _, h := range append(slices.Clone(before), strings.Fields(earlier)...) {
+		if !publishing[h] && !seen[h] && len(out) < maxWithdrawnKeys {
+			seen[h] = true
+			out = append(out, h)
+		}
+	}
+	return strings.Join(out, " ")
+}
 
 // FieldOwner is the server-side apply field manager of everything the operator renders.
 const FieldOwner = "parley-operator"

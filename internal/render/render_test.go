@@ -2,6 +2,7 @@ package render
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -322,5 +323,29 @@ func TestRuntimeTargetNamespace(t *testing.T) {
 				t.Errorf("the runtime reads bundles elsewhere: %v", RuntimeArgs(rt))
 			}
 		})
+	}
+}
+
+func TestWithdrawnKeys(t *testing.T) {
+	many := make([]string, maxWithdrawnKeys+5)
+	for i := range many {
+		many[i] = fmt.Sprintf("h%03d", i)
+	}
+	for _, tc := range []struct {
+		name, earlier string
+		before, now   []string
+		want          string
+	}{
+		{"nothing withdrawn", "", []string{"a", "b"}, []string{"a", "b", "c"}, ""},
+		{"a key deleted", "", []string{"a", "b"}, []string{"a"}, "b"},
+		{"newest first, earlier kept", "x y", []string{"a", "b"}, []string{"b"}, "a x y"},
+		{"a withdrawn key published again", "a x", []string{"b"}, []string{"a", "b"}, "x"},
+		{"no repeats", "a", []string{"a"}, nil, "a"},
+		{"every key of a deleted merchant", "", []string{"a", "b"}, nil, "a b"},
+		{"bounded, the oldest forgotten", strings.Join(many[1:], " "), many[:1], nil, strings.Join(many[:maxWithdrawnKeys], " ")},
+	} {
+		if got := WithdrawnKeys(tc.earlier, tc.before, tc.now); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }
