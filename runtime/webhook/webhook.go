@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
@@ -42,6 +43,12 @@ const (
 	MerchantShare = 4
 	// maxResponseBody is how much of an answer is read, so that connections are reused.
 	maxResponseBody = 64 << 10
+	// maxResponseHeaders bounds an answer's headers, which a receiver could otherwise make 10 MB long (Go's
+	// default), every byte of a malformed one quoted in the error.
+	maxResponseHeaders = 64 << 10
+	// maxErrorBytes bounds what the delivery log keeps of a failure's description: it is shared by every
+	// merchant's deliveries, and returned with each in the API's listings.
+	maxErrorBytes = 512
 	// userAgent names the sender to the receivers.
 	userAgent = "Parley-Webhooks/1"
 )
@@ -221,7 +228,7 @@ func (d *Dispatcher) deliver(ctx context.Context, del store.Delivery) {
 	}
 	switch {
 	case err != nil:
-		a.Error = err.Error()
+		a.Error = truncate(err.Error(), maxErrorBytes)
 	case a.Status != store.DeliverySucceeded:
 		a.Error = fmt.Sprintf("the endpoint answered %d %s", code, http.StatusText(code))
 	}
@@ -234,6 +241,18 @@ func (d *Dispatcher) deliver(ctx context.Context, del store.Delivery) {
 	d.record(ctx, log, a)
 	log.Info("webhook attempt", "attempt", del.Attempts+1, "status", a.Status, "code", code,
 		"latency_ms", latency.Milliseconds(), "error", a.Error)
+}
+
+// truncate cuts s to at most n bytes, on a character boundary, marking the cut with an ellipsis.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 func (d *Dispatcher) record(ctx context.Context, log *slog.Logger, a store.Attempt) {

@@ -8,10 +8,12 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -529,5 +531,48 @@ func TestSlowMerchantDoesNotDelayAnother(t *testing.T) {
 		}
 	case <-time.After(time.Second):
 		t.Fatal("the other merchant's event did not arrive within a second")
+	}
+}
+
+// A receiver that answers with a malformed header megabytes long cannot fill the delivery log, which every
+// merchant's deliveries share: what is kept of the failure is a short description.
+func TestAHugeMalformedAnswerIsDescribedShortly(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer func() { _ = c.Close() }()
+				_, _ = c.Read(make([]byte, 64<<10))
+				_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\nX-Bad: \x00"+strings.Repeat("A", 4<<20)+"\r\n\r\n")
+			}()
+		}
+	}()
+	f := newFixture(t, "http://"+ln.Addr().String()+"/hooks", []string{newSecret(t)}, Config{AllowPrivate: true,
+		Schedule: []time.Duration{time.Hour}})
+	f.b.Webhooks[0].Events = []tenant.Event{tenant.EventConversationCreated}
+	f.publish()
+	f.run()
+	f.chat()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		list, _, _ := f.store.ListDeliveries(t.Context(), "acme", store.DeliveryFilter{EventType: event.ConversationCreated})
+		if len(list) == 1 && list[0].Attempts == 1 {
+			if n := len(list[0].LastError); n == 0 || n > maxErrorBytes {
+				t.Errorf("the delivery keeps %d bytes of error, want 1 to %d", n, maxErrorBytes)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no attempt recorded: %+v", list)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

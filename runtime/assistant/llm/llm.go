@@ -144,6 +144,22 @@ func (r *Responder) suggestions(ctx context.Context, req assistant.Request) []as
 // errEmpty is a reply with no text.
 var errEmpty = errors.New("the model's answer is empty")
 
+// errCutShort is a stream that ended before its answer did: no choice finished (finish_reason), although the
+// connection closed cleanly.
+var errCutShort = errors.New("the model's answer ended without a finish_reason")
+
+// maxAnswerBytesPerToken bounds the text read from the model at MaxTokens times this many bytes: a token is about
+// four bytes of English, up to a few more in other scripts, so a longer answer is a provider gone wrong, and is
+// not read on to the timeout (nor passed on to the visitor).
+const maxAnswerBytesPerToken = 16
+
+// maxReportedTokens bounds each count of a reported usage, above any model's context window: a provider's
+// negative or absurd count would otherwise make the exchange's tokens invalid, or overflow the month's total.
+const maxReportedTokens = 1 << 24
+
+// reportedTokens is a provider's token count within 0 and maxReportedTokens.
+func reportedTokens(n int64) int64 { return min(max(n, 0), maxReportedTokens) }
+
 // ask streams the model's answer to req and reads it into a reply.
 func (r *Responder) ask(ctx context.Context, req assistant.Request, hits []assistant.Hit) (assistant.Reply, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
@@ -160,21 +176,29 @@ func (r *Responder) ask(ctx context.Context, req assistant.Request, hits []assis
 	defer func() { _ = stream.Close() }()
 	var text strings.Builder
 	var usage assistant.Usage
-	sent := 0
+	sent, finished, limit := 0, false, r.cfg.MaxTokens*maxAnswerBytesPerToken
 	for stream.Next() {
 		chunk := stream.Current()
 		if chunk.JSON.Usage.Valid() {
-			usage = assistant.Usage{PromptTokens: chunk.Usage.PromptTokens, CompletionTokens: chunk.Usage.CompletionTokens}
+			usage = assistant.Usage{PromptTokens: reportedTokens(chunk.Usage.PromptTokens),
+				CompletionTokens: reportedTokens(chunk.Usage.CompletionTokens)}
 		}
 		for _, c := range chunk.Choices {
 			if c.Index == 0 {
 				text.WriteString(c.Delta.Content)
+				finished = finished || c.FinishReason != ""
 			}
+		}
+		if text.Len() > limit {
+			return assistant.Reply{}, fmt.Errorf("the chat completion from %s is longer than %d bytes, %d tokens' worth", r.cfg.BaseURL, limit, r.cfg.MaxTokens)
 		}
 		sent = pass(req.Delta, text.String(), sent)
 	}
 	if err := stream.Err(); err != nil {
 		return assistant.Reply{}, fmt.Errorf("the chat completion from %s: %w", r.cfg.BaseURL, err)
+	}
+	if !finished {
+		return assistant.Reply{}, fmt.Errorf("the chat completion from %s: %w", r.cfg.BaseURL, errCutShort)
 	}
 	answer := strings.TrimSpace(text.String())
 	if answer == "" {

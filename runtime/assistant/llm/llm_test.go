@@ -203,6 +203,12 @@ func TestFailuresGiveTheOfflineAnswerInTime(t *testing.T) {
 		{"timeout", func(f *fakellm.Provider) { f.Delay = 5 * time.Second }, nil, reasonTimeout},
 		{"garbage", func(f *fakellm.Provider) { f.Garbage = "data: {not json\n\n" }, nil, reasonError},
 		{"empty", func(f *fakellm.Provider) { f.Answer = []string{"  "} }, nil, reasonEmpty},
+		// A stream that ends without a finish_reason was cut short, however cleanly its connection closed.
+		{"cut short", func(f *fakellm.Provider) { f.Garbage = sseChunk(`{"content":"We ship to Can"}`, "null") }, nil, reasonError},
+		// An answer far longer than max_tokens allows is a provider gone wrong: it is not read to the end.
+		{"endless", func(f *fakellm.Provider) {
+			f.Garbage = strings.Repeat(sseChunk(`{"content":"`+strings.Repeat("x", 4096)+`"}`, "null"), 64)
+		}, nil, reasonError},
 		{"connection refused", nil, func(*fakellm.Provider) string { return refused() }, reasonError},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -272,5 +278,43 @@ func TestPiecesArePassedOnButARefusalIsHeldBack(t *testing.T) {
 		if strings.Join(got, "") != tc.want || (tc.want != "" && reply.Text != tc.want) {
 			t.Errorf("pieces %q, reply %q", got, reply.Text)
 		}
+	}
+}
+
+// sseChunk is one server-sent event of a chat.completion.chunk with the delta and finish_reason given as JSON.
+func sseChunk(delta, finish string) string {
+	return `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":` +
+		delta + `,"finish_reason":` + finish + `}]}` + "\n\n"
+}
+
+// The usage a provider reports is counted within bounds: a negative count or one past any context window would
+// make the exchange's tokens invalid and lose it, or overflow the month's total.
+func TestUsageIsBounded(t *testing.T) {
+	for _, tc := range []struct {
+		name                   string
+		prompt, completion     string
+		wantPrompt, wantAnswer int64
+	}{
+		{"as reported", "120", "30", 120, 30},
+		{"negative", "-1000000", "-1", 0, 0},
+		{"past any context window", "9223372036854775807", "9223372036854775807", maxReportedTokens, maxReportedTokens},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := fakellm.New(t, "unused")
+			f.Set(func(f *fakellm.Provider) {
+				f.Garbage = sseChunk(`{"content":"We ship to Canada in 5 to 8 business days [1]."}`, `"stop"`) +
+					`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":` +
+					tc.prompt + `,"completion_tokens":` + tc.completion + `,"total_tokens":1}}` + "\n\ndata: [DONE]\n\n"
+			})
+			h := newResponder(t, f.URL(), time.Second)
+			reply, err := h.r.Respond(context.Background(), question("How long does delivery to Canada take?"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(reply.Text, "5 to 8 business days") || reply.Usage.PromptTokens != tc.wantPrompt ||
+				reply.Usage.CompletionTokens != tc.wantAnswer {
+				t.Errorf("reply %q with usage %+v, want the model's answer with %d and %d", reply.Text, reply.Usage, tc.wantPrompt, tc.wantAnswer)
+			}
+		})
 	}
 }
