@@ -68,10 +68,16 @@ func (tx writeTx) RecordAttempt(ctx context.Context, a store.Attempt) (string, e
 		attempts  int
 		webhookID string
 	)
+	// An attempt to retry that was in flight while its endpoint was disabled (another delivery's 410) ends the
+	// delivery instead: pending again, it would be retried to the disabled endpoint.
 	err := tx.QueryRowContext(ctx, `
-		UPDATE deliveries SET attempts = attempts + 1, status = ?, next_attempt_at = ?, lease_until = 0, url = ?,
-			last_status_code = ?, last_error = ?, last_latency_ms = ?, updated_at = ?
-		WHERE merchant_id = ? AND id = ? RETURNING attempts, webhook_id`,
+		UPDATE deliveries SET attempts = attempts + 1,
+			status = CASE WHEN ?1 = 'pending' AND EXISTS (SELECT 1 FROM disabled_endpoints e
+				WHERE e.merchant_id = deliveries.merchant_id AND e.webhook_id = deliveries.webhook_id AND e.url = ?3)
+				THEN 'cancelled' ELSE ?1 END,
+			next_attempt_at = ?2, lease_until = 0, url = ?3, last_status_code = ?4, last_error = ?5,
+			last_latency_ms = ?6, updated_at = ?7
+		WHERE merchant_id = ?8 AND id = ?9 RETURNING attempts, webhook_id`,
 		a.Status, storeutil.Millis(a.NextAttemptAt), a.URL, a.StatusCode, a.Error, a.Latency.Milliseconds(), at,
 		a.MerchantID, a.DeliveryID).Scan(&attempts, &webhookID)
 	if errors.Is(err, sql.ErrNoRows) {

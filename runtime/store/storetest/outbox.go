@@ -341,6 +341,17 @@ func (h harness) disabledEndpoint(t *testing.T) {
 	if got := statuses(); !mapsEqual(got, map[string]int{store.DeliveryFailed: 1, store.DeliveryCancelled: 1}) {
 		t.Errorf("hookA's deliveries after 410: %v", got)
 	}
+	// An attempt at another delivery to the endpoint, in flight while the 410 came, ends it too, rather than
+	// setting it pending again to be retried to the disabled endpoint.
+	for _, d := range due {
+		if d.WebhookID == hookA.WebhookID && d.ID != gone.ID {
+			recordAttempt(t, s, store.Attempt{MerchantID: "m1", DeliveryID: d.ID, At: base, URL: hookA.URL, StatusCode: 503,
+				Error: "503 Service Unavailable", Status: store.DeliveryPending, NextAttemptAt: base.Add(time.Minute)})
+		}
+	}
+	if got := statuses(); !mapsEqual(got, map[string]int{store.DeliveryFailed: 1, store.DeliveryCancelled: 1}) {
+		t.Errorf("hookA's deliveries after an attempt in flight during the 410: %v", got)
+	}
 	if got := listAllDeliveries(t, s, "m1", store.DeliveryFilter{WebhookID: hookB.WebhookID, Status: store.DeliveryPending}); len(got) != 2 {
 		t.Errorf("hookB's pending deliveries = %d, want 2", len(got))
 	}
