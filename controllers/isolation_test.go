@@ -377,19 +377,7 @@ func TestRevokedKeyStaysItsMerchants(t *testing.T) {
 	}
 	waitReady(t, bring("revoked", revokedValue), metav1.ConditionFalse, chatv1alpha1.ReasonKeyInUse)
 
-	if err := k8s.Delete(ctxT(t), victim.merchant); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "bundle retired", func() error {
-		s, err := bundleSecret(t, victim.id)
-		if err != nil {
-			return err
-		}
-		if _, retired := s.Annotations[render.RetiredAnnotation]; !retired {
-			return fmt.Errorf("the deleted merchant's bundle %s is still served", s.Name)
-		}
-		return nil
-	})
+	deleteMerchant(t, victim)
 	waitReady(t, bring("orphaned", keptValue), metav1.ConditionFalse, chatv1alpha1.ReasonKeyInUse)
 	waitBundle(t, intruder.id, lacksKeyHash(sha256Hex(keptValue)))
 }

@@ -511,23 +511,7 @@ func TestWebhookSigningSecretRotationAndDeletion(t *testing.T) {
 func TestDeletingMerchantRetiresBundle(t *testing.T) {
 	f := newTenant(t, false)
 	waitBundle(t, f.id, func(*tenant.Bundle) error { return nil })
-	if err := k8s.Delete(ctxT(t), f.merchant); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "bundle retired", func() error {
-		s, err := bundleSecret(t, f.id)
-		if err != nil {
-			return err
-		}
-		if _, retired := s.Annotations[render.RetiredAnnotation]; !retired || len(s.Data) != 0 ||
-			s.Labels[chatv1alpha1.TenantLabel] != contract.TenantRetired || s.Labels[chatv1alpha1.RuntimeLabel] != f.runtime.Name {
-			return fmt.Errorf("bundle still served: labels %v annotations %v", s.Labels, s.Annotations)
-		}
-		if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(f.merchant), f.merchant); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("merchant still there: %w", err)
-		}
-		return nil
-	})
+	deleteMerchant(t, f)
 }
 
 func TestBundleIsRestoredWhenDeleted(t *testing.T) {
@@ -589,6 +573,29 @@ func TestSuspendedMerchant(t *testing.T) {
 	waitBundle(t, f.id, func(b *tenant.Bundle) error {
 		if !b.Suspended {
 			return errors.New("not suspended in the bundle")
+		}
+		return nil
+	})
+}
+
+// deleteMerchant deletes the fixture's Merchant and waits until its bundle is retired (emptied, labelled retired,
+// still naming its runtime) and the Merchant is gone.
+func deleteMerchant(t *testing.T, f *tenantFixture) {
+	t.Helper()
+	if err := k8s.Delete(ctxT(t), f.merchant); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "bundle retired", func() error {
+		s, err := bundleSecret(t, f.id)
+		if err != nil {
+			return err
+		}
+		if _, retired := s.Annotations[render.RetiredAnnotation]; !retired || len(s.Data) != 0 ||
+			s.Labels[chatv1alpha1.TenantLabel] != contract.TenantRetired || s.Labels[chatv1alpha1.RuntimeLabel] != f.runtime.Name {
+			return fmt.Errorf("bundle still served: labels %v annotations %v", s.Labels, s.Annotations)
+		}
+		if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(f.merchant), f.merchant); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("merchant still there: %w", err)
 		}
 		return nil
 	})

@@ -365,19 +365,24 @@ func TestTimeoutIsRetried(t *testing.T) {
 	f.publish()
 	f.run()
 	f.chat()
+	d := f.firstAttempt()
+	if d.Status != store.DeliveryPending || d.LastError != "timed out waiting for the endpoint" ||
+		d.NextAttemptAt.Before(time.Now().Add(45*time.Minute)) {
+		t.Errorf("after a timeout: %+v", d)
+	}
+}
+
+// firstAttempt waits until the one conversation.created delivery has had its first attempt, and returns it.
+func (f *fixture) firstAttempt() store.Delivery {
+	f.t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		list, _, _ := f.store.ListDeliveries(t.Context(), "acme", store.DeliveryFilter{EventType: event.ConversationCreated})
+		list, _, _ := f.store.ListDeliveries(f.t.Context(), "acme", store.DeliveryFilter{EventType: event.ConversationCreated})
 		if len(list) == 1 && list[0].Attempts == 1 {
-			d := list[0]
-			if d.Status != store.DeliveryPending || d.LastError != "timed out waiting for the endpoint" ||
-				d.NextAttemptAt.Before(time.Now().Add(45*time.Minute)) {
-				t.Errorf("after a timeout: %+v", d)
-			}
-			return
+			return list[0]
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no attempt recorded: %+v", list)
+			f.t.Fatalf("no attempt recorded: %+v", list)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -561,18 +566,7 @@ func TestAHugeMalformedAnswerIsDescribedShortly(t *testing.T) {
 	f.publish()
 	f.run()
 	f.chat()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		list, _, _ := f.store.ListDeliveries(t.Context(), "acme", store.DeliveryFilter{EventType: event.ConversationCreated})
-		if len(list) == 1 && list[0].Attempts == 1 {
-			if n := len(list[0].LastError); n == 0 || n > maxErrorBytes {
-				t.Errorf("the delivery keeps %d bytes of error, want 1 to %d", n, maxErrorBytes)
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no attempt recorded: %+v", list)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if n := len(f.firstAttempt().LastError); n == 0 || n > maxErrorBytes {
+		t.Errorf("the delivery keeps %d bytes of error, want 1 to %d", n, maxErrorBytes)
 	}
 }
