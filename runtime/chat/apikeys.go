@@ -135,13 +135,3 @@ func (c *keyCache) forget(hash string) {
 	defer c.mu.Unlock()
 	delete(c.entries, hash)
 }
-
-// SignOut records that the dashboard user of subject signed out now: the sessions signed for them before are
-// refused from then on, by every replica sharing the store.
-func (s *Service) SignOut(ctx context.Context, subject string) error {
-	at := s.now().UTC()
-	if err := s.store.Write(ctx, func(tx store.Tx) error { return tx.RecordSignOut(ctx, subject, at) }); err != nil {
-		return fmt.Errorf("recording a sign-out: %w", err)
-	}
-	return nil
-}
