@@ -11,6 +11,10 @@ type Item struct {
 	Content string
 	URL     string
 	Tags    []string
+	// Questions are questions visitors ask that the item answers, as the merchant writes them: a question that
+	// asks one of them is answered from the item before anything else (see asked), and their words count for
+	// the item as its title's do.
+	Questions []string
 }
 
 // Source is an item an answer was drawn from, with its relevance score.

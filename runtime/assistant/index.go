@@ -16,8 +16,9 @@ const (
 	bm25B  = 0.75
 	// titleWeight and tagWeight are how many times each title word and each tag word counts; content words
 	// count once. Titles and tags are short, chosen words that say what the item is about.
-	titleWeight = 2
-	tagWeight   = 2
+	titleWeight    = 2
+	tagWeight      = 2
+	questionWeight = 2
 	// fuzzyFactor scales the contribution of a query word matched only through a one-letter typo.
 	fuzzyFactor = 0.7
 	// minFuzzyLen is the shortest word that typo matching is tried for; shorter words have too many neighbours.
@@ -98,6 +99,11 @@ type Index struct {
 	termRows []int32
 	// unknownIDF is the IDF a word found in no item would have.
 	unknownIDF float64
+	// questions holds the informative term IDs of each item's questions (Item.Questions), item by item, each
+	// question's once, and questionOnly, document by document, the term IDs a document has only in its item's
+	// questions; both nil when no item has any.
+	questions    [][][]int32
+	questionOnly [][]int32
 	// size is what Size returns, estimated once the index is built.
 	size int64
 	// scratch holds rank's per-document buffers between questions, so that a question allocates nothing per
@@ -156,6 +162,12 @@ func (b *Builder) Build(items []Item, locale string) *Index {
 	// The vocabulary grows in the builder's buffers; the index gets arrays of the exact size once it is complete.
 	ix.cache.words, ix.cache.wordIDs, ix.cache.stems = c.words[:0], c.wordIDs[:0], c.stems[:0]
 	for i, it := range ix.items {
+		if len(it.Questions) > 0 {
+			if ix.questions == nil {
+				ix.questions = make([][][]int32, len(ix.items))
+			}
+			ix.questions[i] = questionTerms(ix.cache, it.Questions, c)
+		}
 		text := it.Content
 		if !utf8.ValidString(text) {
 			text = string([]rune(text)) // each invalid byte becomes U+FFFD, as tokenizing does
@@ -301,8 +313,8 @@ func (ix *Index) addDoc(d, item int32, it Item, passage string, c *counter) doc 
 	// count counts a term with weight and, when refs is set, appends its ID to c.refs unless it is there after
 	// start.
 	count := func(id, weight int32, refs bool, start int) {
-		if int(id) == len(c.tf) {
-			c.tf = append(c.tf, 0)
+		if n := int(id) + 1; n > len(c.tf) {
+			c.tf = append(c.tf, make([]int32, n-len(c.tf))...) // new terms, those of listed questions among them
 		}
 		if c.tf[id] == 0 {
 			c.terms = append(c.terms, id)
@@ -359,6 +371,16 @@ func (ix *Index) addDoc(d, item int32, it Item, passage string, c *counter) doc 
 	}
 	refs := slices.Clone(c.refs)
 	dc := doc{item: item, title: refs[:titleEnd:titleEnd]}
+	// The listed questions last, so that the terms they alone bring are those not counted yet.
+	known := len(c.terms)
+	for _, question := range it.Questions {
+		prev = -1
+		add(question, questionWeight, false)
+	}
+	if len(c.terms) > known {
+		ix.questionOnly = append(ix.questionOnly, make([][]int32, int(d)-len(ix.questionOnly))...)
+		ix.questionOnly = append(ix.questionOnly, slices.Clone(c.terms[known:]))
+	}
 	if len(texts) > 0 {
 		dc.sentences = make([]sentence, len(texts))
 		for i, s := range texts {

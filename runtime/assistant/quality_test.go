@@ -8,6 +8,8 @@ import "testing"
 // be: its figures estimate how the retriever does on questions nobody tuned for.
 //
 // testdata/bases/NAME_items.json holds the items; NAME_tune.json and NAME_holdout.json the two parts.
+// NAME_curated.json holds, for each item, three questions it answers as its merchant would list them
+// (Item.Questions), written from the items alone by someone who had read none of the visitor questions.
 var qualityBases = []qualityBase{
 	{name: "dental"},
 	{name: "software"},
@@ -43,6 +45,18 @@ func baseItems(tb testing.TB, base string) []Item {
 	return items
 }
 
+// curatedItems loads the items of an evaluation base with the questions their merchant lists for them.
+func curatedItems(tb testing.TB, base string) []Item {
+	tb.Helper()
+	var questions map[string][]string
+	loadJSON(tb, "bases/"+base+"_curated.json", &questions)
+	items := baseItems(tb, base)
+	for i := range items {
+		items[i].Questions = questions[items[i].ID]
+	}
+	return items
+}
+
 // baseQuestions loads one part of an evaluation base's questions.
 func baseQuestions(tb testing.TB, base, part string) []fixtureQuestion {
 	return loadQuestions(tb, "bases/"+base+"_"+part+".json")
@@ -64,6 +78,11 @@ func TestQualityBases(t *testing.T) {
 			}
 			ids[it.ID] = true
 		}
+		for _, it := range curatedItems(t, base) {
+			if len(it.Questions) != 3 {
+				t.Errorf("%s: item %q lists %d questions, want 3", base, it.ID, len(it.Questions))
+			}
+		}
 		total, unanswerable := 0, 0
 		for _, part := range qualityParts {
 			for _, q := range baseQuestions(t, base, part) {
@@ -84,13 +103,26 @@ func TestQualityBases(t *testing.T) {
 // BenchmarkQuality reports top-1 accuracy on the answerable questions, the share of unanswerable ones declined,
 // the share of answerable ones whose item is ranked first whether answered or declined (first: the ranking apart
 // from the decision to answer), and recall@5 (the share of answerable questions whose item is among the first five hits) for each part of each
-// evaluation base. The misses are logged for the tuning parts only.
+// evaluation base, first as its items are written, then with the questions their merchant lists for them
+// (NAME+questions). The misses are logged for the tuning parts only.
 func BenchmarkQuality(b *testing.B) {
 	for _, qb := range qualityBases {
-		base := qb.name
-		ix := NewIndexForLocale(baseItems(b, base), qb.locale)
+		for _, curated := range []bool{false, true} {
+			benchmarkBase(b, qb, curated)
+		}
+	}
+}
+
+// benchmarkBase runs BenchmarkQuality on one evaluation base, with or without its curated questions.
+func benchmarkBase(b *testing.B, qb qualityBase, curated bool) {
+	base, items := qb.name, baseItems(b, qb.name)
+	if curated {
+		base, items = qb.name+"+questions", curatedItems(b, qb.name)
+	}
+	ix := NewIndexForLocale(items, qb.locale)
+	{
 		for _, part := range qualityParts {
-			qs := baseQuestions(b, base, part)
+			qs := baseQuestions(b, qb.name, part)
 			b.Run(base+"/"+part, func(b *testing.B) {
 				var acc accuracy
 				for b.Loop() {

@@ -1,7 +1,6 @@
 package assistant
 
 import (
-	"cmp"
 	"slices"
 	"unicode"
 )
@@ -68,6 +67,8 @@ type match struct {
 	covered float64
 	// wordMatched is true when the document contains at least one non-numeric query word.
 	wordMatched bool
+	// asked is set when the query asks one of the questions listed for the document's item (see askedShare).
+	asked bool
 }
 
 // parseQuery turns text into query terms, resolving each to index terms. Repeated stems count once.
@@ -278,7 +279,9 @@ func addAlt(alts []alt, a alt) []alt {
 // optional that of the optional ones among them. seen marks a document rank has listed in its scored documents.
 type docScore struct {
 	score, covered, optional float64
-	wordMatched, seen        bool
+	// asked is the part of covered that words found only in the item's listed questions cover.
+	asked             float64
+	wordMatched, seen bool
 }
 
 // termScore is what a query term adds to each document that contains it, besides its hit there.
@@ -303,6 +306,9 @@ func (a *docScore) add(d int32, h termHit, t termScore, scored []int32) []int32 
 	}
 	a.score += h.weight
 	a.covered += t.idf * h.factor
+	if h.listed {
+		a.asked += t.idf * h.factor
+	}
 	a.optional += t.optional
 	if t.word {
 		a.wordMatched = true
@@ -313,6 +319,8 @@ func (a *docScore) add(d int32, h termHit, t termScore, scored []int32) []int32 
 // termHit is a query term's best match in one document.
 type termHit struct {
 	weight, factor float64
+	// listed is set when the term is one the document has only in its item's listed questions.
+	listed bool
 }
 
 // rankScratch is rank's working memory: per-document accumulators, kept zero between uses, and the documents
@@ -350,7 +358,7 @@ func (ix *Index) rank(q query, k int) []match {
 			for i, d := range docs {
 				var h termHit
 				if w := weights[i] * a.scale; w > 0 {
-					h = termHit{weight: w, factor: a.factor}
+					h = termHit{weight: w, factor: a.factor, listed: ix.listedOnly(d, a.id)}
 				}
 				scored = acc[d].add(d, h, t, scored)
 			}
@@ -399,18 +407,21 @@ const (
 	titleCandidates = 5
 )
 
-// byTitle returns the k best of top, reordered by their scores plus the title bonus (see titleBonus). The
-// scores themselves, which confidence and citing compare, stay BM25's.
+// byTitle returns the k best of top, reordered by their scores plus the title bonus (see titleBonus), for the
+// title or for the listed question of the item q names most of; first of all come the matches whose listed
+// question q asks (see askedShare). The scores themselves, which confidence and citing compare, stay BM25's.
 func (ix *Index) byTitle(q query, top []match, k int) []match {
 	// Each document's order once, not once a comparison; sorted by insertion, stable as slices.SortStableFunc
 	// (top holds k+titleCandidates documents at most).
 	var buf [2 * (candidates + titleCandidates)]float64
 	order := buf[:0]
-	for _, m := range top {
-		order = append(order, m.score+titleBonus*ix.unknownIDF*ix.titleShare(q, m.doc))
+	for i, m := range top {
+		named, asked := ix.questionMatch(q, m.doc)
+		top[i].asked = asked
+		order = append(order, m.score+titleBonus*ix.unknownIDF*max(ix.titleShare(q, m.doc), named))
 	}
 	for i := 1; i < len(top); i++ {
-		for j := i; j > 0 && cmp.Compare(order[j-1], order[j]) < 0; j-- {
+		for j := i; j > 0 && ahead(top[j], order[j], top[j-1], order[j-1]); j-- {
 			top[j], top[j-1] = top[j-1], top[j]
 			order[j], order[j-1] = order[j-1], order[j]
 		}
@@ -418,27 +429,18 @@ func (ix *Index) byTitle(q query, top []match, k int) []match {
 	return top[:min(k, len(top))]
 }
 
+// ahead reports whether match a, ordered by x, goes before match b, ordered by y: a asks its item's listed
+// question and b does not, or both or neither do and x is larger.
+func ahead(a match, x float64, b match, y float64) bool {
+	if a.asked != b.asked {
+		return a.asked
+	}
+	return x > y
+}
+
 // titleShare is the IDF-weighted share of the informative words of document d's title that q names, each by its
 // best match.
-func (ix *Index) titleShare(q query, d int32) float64 {
-	total, named := 0.0, 0.0
-	for _, id := range ix.docs[d].title {
-		best := 0.0
-		for _, qt := range q.terms {
-			for _, a := range qt.alts {
-				if a.id == id {
-					best = max(best, a.factor)
-				}
-			}
-		}
-		total += ix.idf[id]
-		named += best * ix.idf[id]
-	}
-	if total == 0 {
-		return 0
-	}
-	return named / total
-}
+func (ix *Index) titleShare(q query, d int32) float64 { return ix.namedShare(q, ix.docs[d].title) }
 
 // termHits records in hits a query term's BM25 contribution to each document containing it, the best over the
 // index terms it matches, and appends the documents to touched.
@@ -451,7 +453,7 @@ func (ix *Index) termHits(qt queryTerm, hits []termHit, touched []int32) []int32
 				touched = append(touched, d)
 			}
 			if w > hits[d].weight {
-				hits[d] = termHit{weight: w, factor: a.factor}
+				hits[d] = termHit{weight: w, factor: a.factor, listed: ix.listedOnly(d, a.id)}
 			}
 		}
 	}
@@ -481,7 +483,7 @@ func topK(acc []docScore, scored []int32, docs []doc, weight float64, k int) []m
 		}
 		covered := 0.0
 		if w := weight + a.optional; w > 0 { // zero for a document matching only words of no weight
-			covered = a.covered / w
+			covered = (a.covered - (1-listedCoverage)*a.asked) / w
 		}
 		top = slices.Insert(top, i, match{doc: d, score: a.score, covered: covered, wordMatched: a.wordMatched})
 		if len(top) > k {

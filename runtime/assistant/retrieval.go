@@ -67,6 +67,9 @@ func (r Retrieval) answerable(ix *Index, q query, matches []match) bool {
 	if len(matches) == 0 || !matches[0].wordMatched {
 		return false
 	}
+	if matches[0].asked {
+		return true
+	}
 	about := q.allMatched() && ix.namesTitle(q, matches[0].doc)
 	return confident(ix.confidence(matches[0]), about, r.threshold())
 }
@@ -123,22 +126,13 @@ func (q query) allMatched() bool {
 // longer form or a synonym does, a word merely of the same topic does not.
 const minTitleShare = 0.5
 
-// namesTitle reports whether q names every informative word of the title of document d, by the word itself or
-// one of its close matches (minTitleShare).
+// namesTitle reports whether q names every informative word of the title of document d, or of one of the
+// questions listed for its item, by the word itself or one of its close matches (minTitleShare).
 func (ix *Index) namesTitle(q query, d int32) bool {
-	title := ix.docs[d].title
-	if len(title) == 0 {
-		return false
+	if title := ix.docs[d].title; len(title) > 0 && namesAll(q, title) {
+		return true
 	}
-	for _, id := range title {
-		named := slices.ContainsFunc(q.terms, func(qt queryTerm) bool {
-			return slices.ContainsFunc(qt.alts, func(a alt) bool { return a.id == id && a.factor >= minTitleShare })
-		})
-		if !named {
-			return false
-		}
-	}
-	return true
+	return slices.ContainsFunc(ix.questionsOf(d), func(ids []int32) bool { return namesAll(q, ids) })
 }
 
 // confidence says, from 0 to 1, how sure we are that a match answers the query. Raw BM25 scores grow with the

@@ -38,6 +38,10 @@ func (ix *Index) estimateSize() int64 {
 		for _, t := range it.Tags {
 			n += alloc(int64(len(t)))
 		}
+		n += alloc(int64(cap(it.Questions)) * stringHeader)
+		for _, q := range it.Questions {
+			n += alloc(int64(len(q)))
+		}
 		if !utf8.ValidString(it.Content) {
 			// The sentences share a valid copy, in which each invalid byte takes three.
 			n += alloc(int64(len(it.Content)) * 3)
@@ -51,6 +55,17 @@ func (ix *Index) estimateSize() int64 {
 			refs += len(s.terms)
 		}
 		n += alloc(int64(refs)*4) + alloc(int64(cap(d.sentences))*sentenceSize)
+	}
+	n += alloc(int64(cap(ix.questionOnly)) * sliceHeader)
+	for _, ids := range ix.questionOnly {
+		n += alloc(int64(cap(ids)) * 4)
+	}
+	n += alloc(int64(cap(ix.questions)) * sliceHeader)
+	for _, qs := range ix.questions {
+		n += alloc(int64(cap(qs)) * sliceHeader)
+		for _, ids := range qs {
+			n += alloc(int64(cap(ids)) * 4)
+		}
 	}
 	c := ix.cache
 	n += alloc(int64(unsafe.Sizeof(*c))) + alloc(int64(cap(c.stems))*stringHeader) + alloc(int64(cap(c.stemTable.slots))*4)

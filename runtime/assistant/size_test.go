@@ -15,19 +15,27 @@ func TestSizeMatchesHeapGrowth(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a 2,000,000-character index; not in -short")
 	}
-	tests := []struct{ items, chars int }{
+	tests := []struct{ items, chars, questions int }{
 		{items: 100, chars: 400},
 		{items: 500, chars: 2000},
 		{items: 100, chars: 20000}, // 2,000,000 characters: the default knowledgeCharacters
+		{items: 500, chars: 400, questions: 5},
 	}
 	// The word tables are decoded once per process, not per index: decode them before measuring.
 	vectors()
 	zipfs()
 	irregularLemmas()
 	for _, tt := range tests {
-		t.Run(fmt.Sprintf("%dx%d", tt.items, tt.chars), func(t *testing.T) {
-			before := heapInUse()
-			ix := NewIndex(synthItems(1, tt.items, tt.chars))
+		t.Run(fmt.Sprintf("%dx%d+%d", tt.items, tt.chars, tt.questions), func(t *testing.T) {
+			before := heapInUse() // the items' text is the index's too
+			items := synthItems(1, tt.items, tt.chars)
+			g := synthkb.New(2)
+			for i := range items {
+				for range tt.questions {
+					items[i].Questions = append(items[i].Questions, g.Item(120).Content)
+				}
+			}
+			ix := NewIndex(items)
 			grown := heapInUse() - before
 			size := ix.Size()
 			runtime.KeepAlive(ix)
