@@ -248,7 +248,7 @@ func (c *indexCache) build(ctx context.Context, merchantID string, have int64, l
 	}
 	ai := make([]assistant.Item, len(items))
 	for i, k := range items {
-		ai[i] = assistant.Item{ID: k.ID, Title: k.Title, Content: k.Content, URL: k.URL, Tags: k.Tags}
+		ai[i] = assistant.Item{ID: k.ID, Title: k.Title, Content: k.Content, URL: k.URL, Tags: k.Tags, Questions: k.Questions}
 	}
 	c.metrics.rebuilds.Inc()
 	return builder.Build(ai, locale), rev, nil

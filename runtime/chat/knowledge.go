@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/parley-dev/parley/runtime/store"
 )
@@ -16,6 +15,10 @@ const (
 	MaxTags         = 20
 	MaxTagRunes     = 50
 	MaxURLBytes     = 2048
+	// MaxQuestions and MaxQuestionRunes bound the questions a merchant lists for an item: a few phrasings of
+	// what visitors ask, not a second content.
+	MaxQuestions     = 20
+	MaxQuestionRunes = 200
 )
 
 // Every knowledge write changes the merchant's knowledge revision in its transaction, first, so that one
@@ -86,7 +89,7 @@ func DeleteKnowledge(ctx context.Context, st store.Store, merchantID, id string)
 }
 
 // checkCharacters refuses items (store.ErrKnowledgeSizeLimit) when they and the merchant's other items (all but
-// the one named except) would hold more than maxChars characters of titles and contents, which bound the memory
+// the one named except) would hold more than maxChars characters of titles, contents and questions (Knowledge.Characters), which bound the memory
 // of the merchant's retrieval index; maxChars <= 0 is no ceiling. It runs after the statement that serialises the
 // merchant's knowledge writes, so that two writes racing cannot both pass the ceiling.
 func checkCharacters(ctx context.Context, tx store.Tx, merchantID, except string, maxChars int, items ...store.Knowledge) error {
@@ -98,7 +101,7 @@ func checkCharacters(ctx context.Context, tx store.Tx, merchantID, except string
 		return err
 	}
 	for _, k := range items {
-		total += utf8.RuneCountInString(k.Title) + utf8.RuneCountInString(k.Content)
+		total += k.Characters()
 	}
 	if total > maxChars {
 		return store.ErrKnowledgeSizeLimit

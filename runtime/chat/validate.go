@@ -16,14 +16,17 @@ type KnowledgeInput struct {
 	Content string
 	URL     string
 	Tags    []string
+	// Questions are questions visitors ask that the item answers; each is one line, its white space folded.
+	Questions []string
 }
 
 // The fields of a knowledge item, as FieldError names them (the API's JSON names).
 const (
-	FieldTitle   = "title"
-	FieldContent = "content"
-	FieldURL     = "url"
-	FieldTags    = "tags"
+	FieldTitle     = "title"
+	FieldContent   = "content"
+	FieldURL       = "url"
+	FieldTags      = "tags"
+	FieldQuestions = "questions"
 )
 
 // Problem says what is wrong with a field; each transport words it in its own language.
@@ -31,11 +34,11 @@ type Problem string
 
 // The problems Validate reports.
 const (
-	// ProblemMissing is an empty or blank title, content or tag.
+	// ProblemMissing is an empty or blank title, content, tag or question.
 	ProblemMissing Problem = "missing"
-	// ProblemTooLong is a title, content, URL or tag longer than Limit (runes; bytes for the URL).
+	// ProblemTooLong is a title, content, URL, tag or question longer than Limit (runes; bytes for the URL).
 	ProblemTooLong Problem = "too_long"
-	// ProblemTooMany is more than Limit tags.
+	// ProblemTooMany is more than Limit tags or questions.
 	ProblemTooMany Problem = "too_many"
 	// ProblemNotHTTPURL is a URL that is not an absolute http or https address.
 	ProblemNotHTTPURL Problem = "not_http_url"
@@ -47,7 +50,7 @@ const (
 type FieldError struct {
 	// Field is one of the Field constants.
 	Field string
-	// Index is the tag's position for a problem of one tag, else -1.
+	// Index is the tag's or question's position for a problem of one of them, else -1.
 	Index   int
 	Problem Problem
 	// Limit is the most allowed, for ProblemTooLong and ProblemTooMany.
@@ -71,8 +74,10 @@ func (e FieldError) Error() string {
 }
 
 // Validate checks in against the limits of one knowledge item and returns it trimmed as an item to store, or
-// every problem found, in the order of the fields. Blank tags are refused, not dropped: a transport whose
-// format lists tags in one text (a form field, a CSV cell) drops the blanks of its own splitting.
+// every problem found, in the order of the fields. Blank tags and questions are refused, not dropped: a
+// transport whose format lists them in one text (a form field, a CSV cell) drops the blanks of its own
+// splitting. A question's runs of white space, line breaks among them, become one space: the stores keep
+// questions one a line.
 func (in KnowledgeInput) Validate() (store.Knowledge, []FieldError) {
 	var problems []FieldError
 	add := func(field string, index int, p Problem, limit, length int) {
@@ -110,6 +115,14 @@ func (in KnowledgeInput) Validate() (store.Knowledge, []FieldError) {
 	}
 	for i, t := range in.Tags {
 		k.Tags = append(k.Tags, text(FieldTags, i, t, true, MaxTagRunes))
+	}
+	if len(in.Questions) > MaxQuestions {
+		add(FieldQuestions, -1, ProblemTooMany, MaxQuestions, len(in.Questions))
+	}
+	for i, q := range in.Questions {
+		if q = text(FieldQuestions, i, q, true, MaxQuestionRunes); q != "" {
+			k.Questions = append(k.Questions, strings.Join(strings.Fields(q), " "))
+		}
 	}
 	if problems != nil {
 		return store.Knowledge{}, problems

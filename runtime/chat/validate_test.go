@@ -49,6 +49,16 @@ func TestValidateKnowledge(t *testing.T) {
 			{Field: chat.FieldTags, Index: 0, Problem: chat.ProblemTooLong, Limit: chat.MaxTagRunes, Length: chat.MaxTagRunes + 1}}},
 		{name: "too many tags", in: chat.KnowledgeInput{Title: "t", Content: "c", Tags: tags(chat.MaxTags + 1)}, want: []chat.FieldError{
 			{Field: chat.FieldTags, Index: -1, Problem: chat.ProblemTooMany, Limit: chat.MaxTags, Length: chat.MaxTags + 1}}},
+		{name: "questions folded to a line", in: chat.KnowledgeInput{Title: "t", Content: "c", Questions: []string{" When do you\r\n open? ", "Open\tSundays?"}},
+			item: store.Knowledge{Title: "t", Content: "c", Tags: []string{}, Questions: []string{"When do you open?", "Open Sundays?"}}},
+		{name: "questions at the limits", in: chat.KnowledgeInput{Title: "t", Content: "c", Questions: append(tags(chat.MaxQuestions-1), long(chat.MaxQuestionRunes))},
+			item: store.Knowledge{Title: "t", Content: "c", Tags: []string{}, Questions: append(tags(chat.MaxQuestions-1), long(chat.MaxQuestionRunes))}},
+		{name: "a blank, a long and a NUL question", in: chat.KnowledgeInput{Title: "t", Content: "c", Questions: []string{"\n", long(chat.MaxQuestionRunes + 1), "a\x00"}},
+			want: []chat.FieldError{{Field: chat.FieldQuestions, Index: 0, Problem: chat.ProblemMissing},
+				{Field: chat.FieldQuestions, Index: 1, Problem: chat.ProblemTooLong, Limit: chat.MaxQuestionRunes, Length: chat.MaxQuestionRunes + 1},
+				{Field: chat.FieldQuestions, Index: 2, Problem: chat.ProblemNotText}}},
+		{name: "too many questions", in: chat.KnowledgeInput{Title: "t", Content: "c", Questions: tags(chat.MaxQuestions + 1)}, want: []chat.FieldError{
+			{Field: chat.FieldQuestions, Index: -1, Problem: chat.ProblemTooMany, Limit: chat.MaxQuestions, Length: chat.MaxQuestions + 1}}},
 		{name: "NUL and bad UTF-8", in: chat.KnowledgeInput{Title: "a\x00b", Content: "\xff", URL: "https://a.example/\x00", Tags: []string{"\x00"}}, want: []chat.FieldError{
 			{Field: chat.FieldTitle, Index: -1, Problem: chat.ProblemNotText}, {Field: chat.FieldContent, Index: -1, Problem: chat.ProblemNotText},
 			{Field: chat.FieldURL, Index: -1, Problem: chat.ProblemNotText}, {Field: chat.FieldTags, Index: 0, Problem: chat.ProblemNotText}}},

@@ -132,10 +132,11 @@ func (s *Server) getConversation(w http.ResponseWriter, r *http.Request, m *tena
 }
 
 type knowledgeInput struct {
-	Title   *string  `json:"title"`
-	Content *string  `json:"content"`
-	URL     string   `json:"url"`
-	Tags    []string `json:"tags"`
+	Title     *string  `json:"title"`
+	Content   *string  `json:"content"`
+	URL       string   `json:"url"`
+	Tags      []string `json:"tags"`
+	Questions []string `json:"questions"`
 }
 
 type knowledgeJSON struct {
@@ -144,18 +145,23 @@ type knowledgeJSON struct {
 	Content   string    `json:"content"`
 	URL       string    `json:"url,omitempty"`
 	Tags      []string  `json:"tags"`
+	Questions []string  `json:"questions"`
 	UseCount  int       `json:"use_count"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
 func toKnowledgeJSON(k store.Knowledge) knowledgeJSON {
-	tags := k.Tags
-	if tags == nil {
-		tags = []string{}
+	return knowledgeJSON{ID: k.ID, Title: k.Title, Content: k.Content, URL: k.URL, Tags: orEmpty(k.Tags),
+		Questions: orEmpty(k.Questions), UseCount: k.UseCount, CreatedAt: k.CreatedAt.UTC(), UpdatedAt: k.UpdatedAt.UTC()}
+}
+
+// orEmpty returns list, or an empty list for nil: the API writes a list it has none of as [].
+func orEmpty(list []string) []string {
+	if list == nil {
+		return []string{}
 	}
-	return knowledgeJSON{ID: k.ID, Title: k.Title, Content: k.Content, URL: k.URL, Tags: tags, UseCount: k.UseCount,
-		CreatedAt: k.CreatedAt.UTC(), UpdatedAt: k.UpdatedAt.UTC()}
+	return list
 }
 
 // readKnowledge decodes a knowledge item body and validates it with chat's rules, in the API's words.
@@ -164,7 +170,8 @@ func readKnowledge(w http.ResponseWriter, r *http.Request) (store.Knowledge, err
 	if err := decodeJSON(w, r, maxKnowledgeBody, &in); err != nil {
 		return store.Knowledge{}, err
 	}
-	k, problems := chat.KnowledgeInput{Title: deref(in.Title), Content: deref(in.Content), URL: in.URL, Tags: in.Tags}.Validate()
+	k, problems := chat.KnowledgeInput{Title: deref(in.Title), Content: deref(in.Content), URL: in.URL, Tags: in.Tags,
+		Questions: in.Questions}.Validate()
 	if problems != nil {
 		msgs := make([]string, len(problems))
 		for i, p := range problems {

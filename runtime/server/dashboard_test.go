@@ -220,6 +220,51 @@ func TestKnowledgeChangesTheAnswers(t *testing.T) {
 	}
 }
 
+// TestListedQuestionsChangeTheAnswers checks the questions a merchant lists for an item through the API: they
+// are stored, returned, validated, and a visitor asking one of them gets the item's answer, until they are
+// taken off it again.
+func TestListedQuestionsChangeTheAnswers(t *testing.T) {
+	e := newEnv(t)
+	owner := map[string]string{"Authorization": e.ownerOf("alpha")}
+	ask := func() map[string]any {
+		return e.chat(e.keys["alpha-sk"], `{"message": "Can I bring my dog along?"}`).json(t)
+	}
+	const item = `"title": "Animals on site", "content": "Assistance animals are welcome everywhere; other animals stay in the car park area."`
+	r := e.do(http.MethodPost, "/api/v1/knowledge", owner, `{`+item+`}`)
+	id := r.json(t)["id"].(string)
+	if q, ok := r.json(t)["questions"].([]any); r.status != 201 || !ok || len(q) != 0 {
+		t.Fatalf("created without questions: %d %s", r.status, r.body)
+	}
+	if a := ask(); a["answered"] != false {
+		t.Fatalf("answered before the question was listed: %v", a)
+	}
+	r = e.do(http.MethodPut, "/api/v1/knowledge/"+id, owner, `{`+item+`, "questions": [" Can I bring\nmy dog? "]}`)
+	if q, _ := r.json(t)["questions"].([]any); r.status != 200 || len(q) != 1 || q[0] != "Can I bring my dog?" {
+		t.Fatalf("questions listed: %d %s", r.status, r.body)
+	}
+	if a := ask(); a["answered"] != true || a["sources"].([]any)[0].(map[string]any)["knowledge_id"] != id {
+		t.Errorf("a listed question not answered from its item: %v", a)
+	}
+	for _, c := range []struct{ name, questions, mention string }{
+		{"a blank question", `["ok", " "]`, "questions[1]"},
+		{"a long question", `["` + strings.Repeat("q", 201) + `"]`, "questions[0]"},
+		{"too many questions", `[` + strings.TrimSuffix(strings.Repeat(`"q",`, 21), ",") + `]`, "questions"},
+		{"a NUL", `["a\u0000"]`, "questions[0]"},
+	} {
+		r := e.do(http.MethodPut, "/api/v1/knowledge/"+id, owner, `{`+item+`, "questions": `+c.questions+`}`)
+		if r.status != 422 || r.errorCode(t) != codeValidationFailed || !strings.Contains(string(r.body), c.mention) {
+			t.Errorf("%s: %d %s", c.name, r.status, r.body)
+		}
+	}
+	if r := e.do(http.MethodPut, "/api/v1/knowledge/"+id, owner, `{`+item+`, "questions": "Can I bring my dog?"}`); r.status != 400 {
+		t.Errorf("questions as one string: %d %s", r.status, r.body)
+	}
+	e.do(http.MethodPut, "/api/v1/knowledge/"+id, owner, `{`+item+`}`)
+	if a := ask(); a["answered"] != false {
+		t.Errorf("answered after the question was taken off: %v", a)
+	}
+}
+
 func TestListingsPaginateAndFilter(t *testing.T) {
 	e := newEnv(t)
 	owner := map[string]string{"Authorization": e.ownerOf("alpha")}

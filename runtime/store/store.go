@@ -7,7 +7,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Errors a Store returns; callers map them to HTTP answers.
@@ -378,10 +380,37 @@ type Knowledge struct {
 	Content    string
 	URL        string
 	Tags       []string
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
+	// Questions are questions visitors ask that the item answers, as the merchant lists them: each one line of
+	// text. The stores keep them one a line.
+	Questions []string
+	CreatedAt time.Time
+	UpdatedAt time.Time
 	// UseCount is how many answers cited the item.
 	UseCount int
+}
+
+// Characters is what the item counts for towards a plan's characters ceiling: the characters of its title, its
+// content and its questions, those one a line (as the stores count them, LENGTH of the columns).
+func (k Knowledge) Characters() int {
+	n := utf8.RuneCountInString(k.Title) + utf8.RuneCountInString(k.Content)
+	for i, q := range k.Questions {
+		if i > 0 {
+			n++ // the line break
+		}
+		n += utf8.RuneCountInString(q)
+	}
+	return n
+}
+
+// JoinQuestions returns an item's questions as the stores keep them, one a line.
+func JoinQuestions(questions []string) string { return strings.Join(questions, "\n") }
+
+// SplitQuestions returns the questions the stores keep one a line; none for an empty text.
+func SplitQuestions(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
 }
 
 // KnowledgeFilter selects knowledge items. Zero values select everything.

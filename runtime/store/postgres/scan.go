@@ -43,8 +43,11 @@ func scanConversation(row storeutil.Scanner) (store.Conversation, error) {
 
 // scanKnowledge reads storeutil.KnowledgeColumns; no row is store.ErrNotFound.
 func scanKnowledge(row storeutil.Scanner) (store.Knowledge, error) {
-	var k store.Knowledge
-	err := row.Scan(&k.MerchantID, &k.ID, &k.Title, &k.Content, &k.URL, &k.Tags, &k.CreatedAt, &k.UpdatedAt, &k.UseCount)
+	var (
+		k         store.Knowledge
+		questions string
+	)
+	err := row.Scan(&k.MerchantID, &k.ID, &k.Title, &k.Content, &k.URL, &k.Tags, &questions, &k.CreatedAt, &k.UpdatedAt, &k.UseCount)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Knowledge{}, store.ErrNotFound
 	}
@@ -54,6 +57,7 @@ func scanKnowledge(row storeutil.Scanner) (store.Knowledge, error) {
 	if len(k.Tags) == 0 {
 		k.Tags = nil
 	}
+	k.Questions = store.SplitQuestions(questions)
 	k.CreatedAt, k.UpdatedAt = k.CreatedAt.UTC(), k.UpdatedAt.UTC()
 	return k, nil
 }

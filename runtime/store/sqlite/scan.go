@@ -49,10 +49,10 @@ func scanConversation(row storeutil.Scanner) (store.Conversation, error) {
 func scanKnowledge(row storeutil.Scanner) (store.Knowledge, error) {
 	var (
 		k                store.Knowledge
-		tags             string
+		tags, questions  string
 		created, updated int64
 	)
-	err := row.Scan(&k.MerchantID, &k.ID, &k.Title, &k.Content, &k.URL, &tags, &created, &updated, &k.UseCount)
+	err := row.Scan(&k.MerchantID, &k.ID, &k.Title, &k.Content, &k.URL, &tags, &questions, &created, &updated, &k.UseCount)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Knowledge{}, store.ErrNotFound
 	}
@@ -65,6 +65,7 @@ func scanKnowledge(row storeutil.Scanner) (store.Knowledge, error) {
 	if len(k.Tags) == 0 {
 		k.Tags = nil
 	}
+	k.Questions = store.SplitQuestions(questions)
 	k.CreatedAt, k.UpdatedAt = storeutil.FromMillis(created), storeutil.FromMillis(updated)
 	return k, nil
 }

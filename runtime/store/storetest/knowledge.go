@@ -25,15 +25,15 @@ func (h harness) knowledge(t *testing.T) {
 	t.Run("CharactersConcurrent", h.knowledgeCharactersConcurrent)
 }
 
-// knowledgeCharacters counts characters, not bytes, of titles and contents, per merchant and without the item
-// named.
+// knowledgeCharacters counts characters, not bytes, of titles, contents and questions, per merchant and
+// without the item named, as Knowledge.Characters does.
 func (h harness) knowledgeCharacters(t *testing.T) {
 	s := h.store(t)
-	count := func(merchantID, except string) int {
+	count := func(except string) int { // merchant m1's
 		t.Helper()
 		var n int
 		err := s.Write(t.Context(), func(tx store.Tx) (err error) {
-			n, err = tx.KnowledgeCharacters(t.Context(), merchantID, except)
+			n, err = tx.KnowledgeCharacters(t.Context(), "m1", except)
 			return err
 		})
 		if err != nil {
@@ -41,21 +41,29 @@ func (h harness) knowledgeCharacters(t *testing.T) {
 		}
 		return n
 	}
-	if n := count("m1", ""); n != 0 {
+	if n := count(""); n != 0 {
 		t.Errorf("an empty knowledge base holds %d characters", n)
 	}
 	a := item("m1", "k1", base)
 	a.Title, a.Content = "Ça va", "Oui 🚀 ✅" // 5 and 7 characters, 6 and 12 bytes
 	b := item("m1", "k2", base)
 	b.Title, b.Content = "ab", "cde"
+	c := item("m1", "k4", base)
+	c.Title, c.Content, c.Questions = "f", "g", []string{"Où?", "ça"} // 2, and 3 and 2 with the line between
 	mustCreateKnowledge(t, s, a, 0)
 	mustCreateKnowledge(t, s, b, 0)
+	mustCreateKnowledge(t, s, c, 0)
 	mustCreateKnowledge(t, s, item("m2", "k3", base), 0)
-	if n := count("m1", ""); n != 17 {
-		t.Errorf("KnowledgeCharacters = %d, want 17", n)
+	if n := count(""); n != 25 {
+		t.Errorf("KnowledgeCharacters = %d, want 25", n)
 	}
-	if n := count("m1", "k1"); n != 5 {
-		t.Errorf("KnowledgeCharacters without k1 = %d, want 5", n)
+	if n := count("k1"); n != 13 {
+		t.Errorf("KnowledgeCharacters without k1 = %d, want 13", n)
+	}
+	for _, k := range []store.Knowledge{a, b, c} {
+		if n := count(k.ID); n != 25-k.Characters() {
+			t.Errorf("KnowledgeCharacters without %s = %d, but Characters() = %d of 25", k.ID, n, k.Characters())
+		}
 	}
 }
 
@@ -119,6 +127,9 @@ func checkKnowledge(t *testing.T, got, want store.Knowledge) {
 			t.Errorf("item %s tags = %q, want %q", want.ID, got.Tags, want.Tags)
 		}
 	}
+	if !slices.Equal(got.Questions, want.Questions) {
+		t.Errorf("item %s questions = %q, want %q", want.ID, got.Questions, want.Questions)
+	}
 	checkTime(t, "item "+want.ID+" CreatedAt", got.CreatedAt, want.CreatedAt)
 	checkTime(t, "item "+want.ID+" UpdatedAt", got.UpdatedAt, want.UpdatedAt)
 }
@@ -127,6 +138,7 @@ func (h harness) knowledgeCRUD(t *testing.T) {
 	s := h.store(t)
 	k := item("m1", "k1", base.Add(987654321*time.Nanosecond).In(time.FixedZone("UTC+2", 2*60*60)))
 	k.Tags = []string{"shipping", "Ünïcode tag", "faq"}
+	k.Questions = []string{"Do you ship to Zürich?", "How long does delivery take, \"express\" included?"}
 	k.UpdatedAt = k.CreatedAt.Add(30 * time.Minute)
 	k.Content = "Line one\nLine two with \"quotes\" and 100% _stuff_"
 	mustCreateKnowledge(t, s, k, 0)
@@ -140,6 +152,7 @@ func (h harness) knowledgeCRUD(t *testing.T) {
 	updated := k
 	updated.Title, updated.Content, updated.URL = "New title", "New content", ""
 	updated.Tags = []string{"returns"}
+	updated.Questions = []string{"Can I send it back?"}
 	updated.CreatedAt = base.Add(100 * time.Hour) // ignored: only UpdatedAt changes
 	updated.UpdatedAt = base.Add(time.Hour)
 	if err := chat.UpdateKnowledge(t.Context(), s, updated, 0); err != nil {

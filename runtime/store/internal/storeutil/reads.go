@@ -99,7 +99,7 @@ const (
 	c.first_message, c.unanswered, c.has_lead`
 	// KnowledgeColumns are a knowledge item's columns, of the table alias k, and its use count, kept apart in
 	// knowledge_uses (see CountCitations) and 0 when it has no row there.
-	KnowledgeColumns = `k.merchant_id, k.id, k.title, k.content, k.url, k.tags, k.created_at, k.updated_at,
+	KnowledgeColumns = `k.merchant_id, k.id, k.title, k.content, k.url, k.tags, k.questions, k.created_at, k.updated_at,
 	COALESCE((SELECT u.uses FROM knowledge_uses u WHERE u.merchant_id = k.merchant_id AND u.id = k.id), 0)`
 	// LeadColumns are a lead's columns, of the table alias l.
 	LeadColumns = `l.merchant_id, l.id, l.conversation_id, l.visitor_id, l.name, l.email, l.phone, l.message, l.consent,
@@ -223,7 +223,7 @@ func (l Reads) ListKnowledge(ctx context.Context, merchantID string, f store.Kno
 func KnowledgeCharacters(ctx context.Context, d Dialect, q QueryFunc, merchantID, except string) (int, error) {
 	w := NewWhere(d)
 	w.Add("k.merchant_id = ? AND k.id <> ?", merchantID, except)
-	n, err := QueryList(ctx, q, `SELECT COALESCE(SUM(LENGTH(k.title) + LENGTH(k.content)), 0) FROM knowledge k WHERE `+w.String(), w.Args, scanInt)
+	n, err := QueryList(ctx, q, `SELECT COALESCE(SUM(LENGTH(k.title) + LENGTH(k.content) + LENGTH(k.questions)), 0) FROM knowledge k WHERE `+w.String(), w.Args, scanInt)
 	if err != nil {
 		return 0, fmt.Errorf("counting knowledge characters: %w", err)
 	}
