@@ -111,13 +111,21 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	saveScreenshot(ctx, t, "dashboard-conversation-suggested.png")
 
-	// An item added in the dashboard answers the next visitor.
+	// An item added in the dashboard answers the next visitor, who asks one of the questions listed for it in
+	// words the item itself does not use.
 	err = chromedp.Do(ctx,
 		chromedp.Click(`nav.main a[href="/dashboard/knowledge"]`),
 		waitFor(`!!document.querySelector('#k-title')`),
 		chromedp.SendKeys("#k-title", "Gift cards"),
 		chromedp.SendKeys("#k-content", "Gift cards never expire and can be used in every alpha store."),
 		chromedp.SendKeys("#k-tags", "payments, gifts"),
+		chromedp.SendKeys("#k-questions", "Can I buy a voucher as a present?\nDo gift cards expire?"),
+	)
+	if err != nil {
+		t.Fatalf("filling in an item: %v", err)
+	}
+	saveScreenshot(ctx, t, "dashboard-knowledge-item-form.png")
+	err = chromedp.Do(ctx,
 		chromedp.Click(`form.item button[type=submit]`),
 		bodyHas("The item was added."),
 		bodyHas("3 of 5 knowledge items"),
@@ -133,7 +141,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		waitFor(`(() => { const h = document.querySelector('[data-parley]'); return !!(h && h.shadowRoot && h.shadowRoot.querySelector('.l')); })()`),
 		run(`document.querySelector('[data-parley]').shadowRoot.querySelector('.l').click()`),
 		waitFor(`document.querySelector('[data-parley]').shadowRoot.activeElement === document.querySelector('[data-parley]').shadowRoot.querySelector('textarea')`),
-		chromedp.KeyEvent("Do gift cards expire?"),
+		chromedp.KeyEvent("can I buy a voucher as a present"),
 		chromedp.KeyEvent(kb.Enter),
 		waitFor(`document.querySelector('[data-parley]').shadowRoot.querySelectorAll('.m.bot').length === 2`),
 		waitFor(`document.querySelector('[data-parley]').shadowRoot.querySelector('.t').offsetParent === null`),

@@ -25,16 +25,17 @@ const (
 
 // knowledgeInput is a knowledge item as a form or an import row gives it.
 type knowledgeInput struct {
-	Title   string   `json:"title"`
-	Content string   `json:"content"`
-	URL     string   `json:"url"`
-	Tags    []string `json:"tags"`
+	Title     string   `json:"title"`
+	Content   string   `json:"content"`
+	URL       string   `json:"url"`
+	Tags      []string `json:"tags"`
+	Questions []string `json:"questions"`
 }
 
 // check validates in with chat's rules and returns it as an item, or says in lang what is wrong (the first
 // problem, as a form shows one).
 func (in knowledgeInput) check(lang string) (store.Knowledge, string) {
-	k, problems := chat.KnowledgeInput{Title: in.Title, Content: in.Content, URL: in.URL, Tags: in.Tags}.Validate()
+	k, problems := chat.KnowledgeInput{Title: in.Title, Content: in.Content, URL: in.URL, Tags: in.Tags, Questions: in.Questions}.Validate()
 	if problems != nil {
 		return store.Knowledge{}, knowledgeProblem(lang, problems[0])
 	}
@@ -44,19 +45,23 @@ func (in knowledgeInput) check(lang string) (store.Knowledge, string) {
 // knowledgeProblems are the dashboard's words for a knowledge item's problems, by field and problem; a %d is
 // the limit.
 var knowledgeProblems = map[problemKey]string{
-	{chat.FieldTitle, chat.ProblemMissing}:   "the title is missing",
-	{chat.FieldTitle, chat.ProblemTooLong}:   "the title is longer than %d characters",
-	{chat.FieldContent, chat.ProblemMissing}: "the content is missing",
-	{chat.FieldContent, chat.ProblemTooLong}: "the content is longer than %d characters",
-	{chat.FieldURL, chat.ProblemTooLong}:     "the URL must be an absolute http or https address",
-	{chat.FieldURL, chat.ProblemNotHTTPURL}:  "the URL must be an absolute http or https address",
-	{chat.FieldTags, chat.ProblemMissing}:    "a tag is empty",
-	{chat.FieldTags, chat.ProblemTooLong}:    "a tag is longer than %d characters",
-	{chat.FieldTags, chat.ProblemTooMany}:    "there are more than %d tags",
-	{chat.FieldTitle, chat.ProblemNotText}:   "the title has characters that cannot be stored",
-	{chat.FieldContent, chat.ProblemNotText}: "the content has characters that cannot be stored",
-	{chat.FieldURL, chat.ProblemNotText}:     "the URL has characters that cannot be stored",
-	{chat.FieldTags, chat.ProblemNotText}:    "a tag has characters that cannot be stored",
+	{chat.FieldTitle, chat.ProblemMissing}:     "the title is missing",
+	{chat.FieldTitle, chat.ProblemTooLong}:     "the title is longer than %d characters",
+	{chat.FieldContent, chat.ProblemMissing}:   "the content is missing",
+	{chat.FieldContent, chat.ProblemTooLong}:   "the content is longer than %d characters",
+	{chat.FieldURL, chat.ProblemTooLong}:       "the URL must be an absolute http or https address",
+	{chat.FieldURL, chat.ProblemNotHTTPURL}:    "the URL must be an absolute http or https address",
+	{chat.FieldTags, chat.ProblemMissing}:      "a tag is empty",
+	{chat.FieldTags, chat.ProblemTooLong}:      "a tag is longer than %d characters",
+	{chat.FieldTags, chat.ProblemTooMany}:      "there are more than %d tags",
+	{chat.FieldTitle, chat.ProblemNotText}:     "the title has characters that cannot be stored",
+	{chat.FieldContent, chat.ProblemNotText}:   "the content has characters that cannot be stored",
+	{chat.FieldURL, chat.ProblemNotText}:       "the URL has characters that cannot be stored",
+	{chat.FieldTags, chat.ProblemNotText}:      "a tag has characters that cannot be stored",
+	{chat.FieldQuestions, chat.ProblemMissing}: "a question is empty",
+	{chat.FieldQuestions, chat.ProblemTooLong}: "a question is longer than %d characters",
+	{chat.FieldQuestions, chat.ProblemTooMany}: "there are more than %d questions",
+	{chat.FieldQuestions, chat.ProblemNotText}: "a question has characters that cannot be stored",
 }
 
 type problemKey struct {
@@ -89,12 +94,23 @@ func splitTags(s string) []string {
 	return tags
 }
 
+// splitLines splits the questions of a form field or CSV cell, one a line, dropping blank lines.
+func splitLines(s string) []string {
+	var lines []string
+	for l := range strings.Lines(strings.ReplaceAll(s, "\r\n", "\n")) {
+		if strings.TrimSpace(l) != "" {
+			lines = append(lines, l)
+		}
+	}
+	return lines
+}
+
 // formInput is the item a knowledge form sends. A browser sends a textarea's line breaks as CRLF, whatever the
 // page holds: the content keeps the LF it had on the page, so that the limit counts a break once, as the page's
 // maxlength does, and saving an item unchanged leaves it as it was.
 func formInput(r *http.Request) knowledgeInput {
 	return knowledgeInput{Title: r.PostFormValue("title"), Content: strings.ReplaceAll(r.PostFormValue("content"), "\r\n", "\n"),
-		URL: r.PostFormValue("url"), Tags: splitTags(r.PostFormValue("tags"))}
+		URL: r.PostFormValue("url"), Tags: splitTags(r.PostFormValue("tags")), Questions: splitLines(r.PostFormValue("questions"))}
 }
 
 // knowledge lists and searches the knowledge base, with the forms to add and import items.
@@ -125,7 +141,7 @@ func (d *Dashboard) editKnowledge(w http.ResponseWriter, r *http.Request, v *vie
 		return err
 	}
 	d.render(w, r, v, http.StatusOK, "knowledge_edit", map[string]any{"ID": k.ID,
-		"Item": knowledgeInput{Title: k.Title, Content: k.Content, URL: k.URL, Tags: k.Tags}})
+		"Item": knowledgeInput{Title: k.Title, Content: k.Content, URL: k.URL, Tags: k.Tags, Questions: k.Questions}})
 	return nil
 }
 
@@ -257,8 +273,9 @@ func (p *importProblem) in(lang string) string {
 	return (&importProblem{words: translate(lang, p.words), detail: p.detail}).Error()
 }
 
-// csvHeader is the first line of a knowledge CSV file; tags are separated by commas within their field.
-var csvHeader = []string{"title", "content", "url", "tags"}
+// csvHeader is the first line of a knowledge CSV file; tags are separated by commas within their field, and
+// questions are one a line within theirs.
+var csvHeader = []string{"title", "content", "url", "tags", "questions"}
 
 func parseCSVImport(data []byte) ([]importRow, error) {
 	cr := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(data, []byte("\uFEFF"))))
@@ -281,7 +298,7 @@ func parseCSVImport(data []byte) ([]importRow, error) {
 	_, hasTitle := col["title"]
 	_, hasContent := col["content"]
 	if !hasTitle || !hasContent {
-		return nil, &importProblem{words: "the first line must name the columns: title, content, url, tags"}
+		return nil, &importProblem{words: "the first line must name the columns: title, content, url, tags, questions"}
 	}
 	field := func(rec []string, name string) string {
 		if i, ok := col[name]; ok && i < len(rec) {
@@ -300,14 +317,15 @@ func parseCSVImport(data []byte) ([]importRow, error) {
 		}
 		line, _ := cr.FieldPos(0)
 		rows = append(rows, importRow{where: "Line %d", n: line, in: knowledgeInput{Title: fromCSVSafe(field(rec, "title")),
-			Content: fromCSVSafe(field(rec, "content")), URL: fromCSVSafe(field(rec, "url")), Tags: splitTags(fromCSVSafe(field(rec, "tags")))}})
+			Content: fromCSVSafe(field(rec, "content")), URL: fromCSVSafe(field(rec, "url")), Tags: splitTags(fromCSVSafe(field(rec, "tags"))),
+			Questions: splitLines(fromCSVSafe(field(rec, "questions")))}})
 	}
 }
 
 func parseJSONImport(data []byte) ([]importRow, error) {
 	var items []knowledgeInput
 	if err := json.Unmarshal(data, &items); err != nil {
-		return nil, &importProblem{words: "the file is not a JSON array of items with title, content, url and tags"}
+		return nil, &importProblem{words: "the file is not a JSON array of items with title, content, url, tags and questions"}
 	}
 	rows := make([]importRow, len(items))
 	for i, in := range items {
@@ -337,11 +355,8 @@ func (d *Dashboard) exportKnowledge(w http.ResponseWriter, r *http.Request, v *v
 		}
 		out := make([]item, len(items))
 		for i, k := range items {
-			tags := k.Tags
-			if tags == nil {
-				tags = []string{}
-			}
-			out[i] = item{ID: k.ID, knowledgeInput: knowledgeInput{Title: k.Title, Content: k.Content, URL: k.URL, Tags: tags},
+			out[i] = item{ID: k.ID, knowledgeInput: knowledgeInput{Title: k.Title, Content: k.Content, URL: k.URL,
+				Tags: orEmpty(k.Tags), Questions: orEmpty(k.Questions)},
 				CreatedAt: k.CreatedAt, UpdatedAt: k.UpdatedAt}
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -353,8 +368,17 @@ func (d *Dashboard) exportKnowledge(w http.ResponseWriter, r *http.Request, v *v
 	cw := csv.NewWriter(w)
 	_ = cw.Write(csvHeader)
 	for _, k := range items {
-		_ = cw.Write([]string{csvSafe(k.Title), csvSafe(k.Content), csvSafe(k.URL), csvSafe(strings.Join(k.Tags, ","))})
+		_ = cw.Write([]string{csvSafe(k.Title), csvSafe(k.Content), csvSafe(k.URL), csvSafe(strings.Join(k.Tags, ",")),
+			csvSafe(strings.Join(k.Questions, "\n"))})
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// orEmpty returns list, or an empty list for nil: an export writes a list it has none of as [].
+func orEmpty(list []string) []string {
+	if list == nil {
+		return []string{}
+	}
+	return list
 }

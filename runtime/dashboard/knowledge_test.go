@@ -77,7 +77,7 @@ func TestKnowledgeImportAndExport(t *testing.T) {
 		t.Fatalf("the CSV export: %d %v", exp.StatusCode, exp.Header)
 	}
 	rows, err := csv.NewReader(strings.NewReader(exp.Body)).ReadAll()
-	if err != nil || len(rows) != 5 || strings.Join(rows[0], ",") != "title,content,url,tags" {
+	if err != nil || len(rows) != 5 || strings.Join(rows[0], ",") != "title,content,url,tags,questions" {
 		t.Fatalf("the CSV export: %v %q", err, exp.Body)
 	}
 	if !strings.Contains(exp.Body, "Parking,Free parking behind the store.,https://alpha.example/parking,") {
@@ -223,5 +223,75 @@ func TestKnowledgeImportProblemsInGerman(t *testing.T) {
 		if res := c.upload(c.csrf(), tc.file, tc.content); res.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(res.Body, tc.want) {
 			t.Errorf("%q: %d, want %q in the page", tc.content, res.StatusCode, tc.want)
 		}
+	}
+}
+
+// TestKnowledgeQuestions checks an item's questions in the dashboard: the form takes them one a line and shows
+// them again, an import reads them from a CSV cell or a JSON list, and the export writes what the import reads.
+func TestKnowledgeQuestions(t *testing.T) {
+	e := newEnv(t)
+	c := newClient(t, e.url)
+	c.signIn("alpha@owners.example")
+	token := c.csrf()
+
+	res := c.post("/dashboard/knowledge/kn_alpha_0?lang=en", url.Values{"csrf": {token}, "title": {"Opening hours"},
+		"content": {"Open 9 to 5."}, "questions": {"When do you close?\r\n\r\n  Are you open on   Sundays? \r\n"}})
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("an edit with questions: %d %s", res.StatusCode, res.Body)
+	}
+	k, err := e.store.GetKnowledge(t.Context(), "alpha", "kn_alpha_0")
+	if err != nil || strings.Join(k.Questions, "|") != "When do you close?|Are you open on Sundays?" {
+		t.Fatalf("after the edit: %q %v", k.Questions, err)
+	}
+	if page := c.get("/dashboard/knowledge/kn_alpha_0"); !strings.Contains(page.Body, ">When do you close?\nAre you open on Sundays?</textarea>") {
+		t.Errorf("the form does not show the questions: %s", page.Body)
+	}
+	if res := c.post("/dashboard/knowledge/kn_alpha_0?lang=de", url.Values{"csrf": {token}, "title": {"x"}, "content": {"y"},
+		"questions": {strings.Repeat("q", 201)}}); res.StatusCode != http.StatusUnprocessableEntity ||
+		!strings.Contains(res.Body, "eine Frage ist länger als 200 Zeichen") {
+		t.Errorf("a long question, in German: %d", res.StatusCode)
+	}
+
+	exp := c.get("/dashboard/knowledge/export/csv")
+	rows, err := csv.NewReader(strings.NewReader(exp.Body)).ReadAll()
+	if err != nil || len(rows) < 2 {
+		t.Fatalf("the CSV export: %v %q", err, exp.Body)
+	}
+	var exported []string
+	for _, row := range rows[1:] {
+		if row[0] == "Opening hours" {
+			exported = row
+		}
+	}
+	if len(exported) != 5 || exported[4] != "When do you close?\nAre you open on Sundays?" {
+		t.Fatalf("the CSV export's row: %q", exported)
+	}
+	// Deleted and imported again from the export's row, then from JSON.
+	if res := c.post("/dashboard/knowledge/kn_alpha_0/delete", url.Values{"csrf": {token}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("deleting: %d", res.StatusCode)
+	}
+	var file strings.Builder
+	w := csv.NewWriter(&file)
+	_ = w.WriteAll([][]string{rows[0], exported})
+	if res := c.upload(token, "items.csv", file.String()); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("importing the exported row: %d %s", res.StatusCode, res.Body)
+	}
+	if res := c.upload(token, "items.json", `[{"title": "Parking", "content": "Behind the shop.", "questions": ["Where can I park?"]}]`); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("a JSON import with questions: %d %s", res.StatusCode, res.Body)
+	}
+	items, err := e.store.AllKnowledge(t.Context(), "alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, k := range items {
+		got[k.Title] = strings.Join(k.Questions, "|")
+	}
+	if got["Opening hours"] != "When do you close?|Are you open on Sundays?" || got["Parking"] != "Where can I park?" {
+		t.Errorf("imported questions: %q", got)
+	}
+	if res := c.upload(token, "items.json", `[{"title": "A", "content": "B", "questions": ["ok", ""]}]`); res.StatusCode < 400 ||
+		!strings.Contains(res.Body, "Eintrag 1: eine Frage ist leer") { // the language chosen above
+		t.Errorf("a JSON import with a blank question: %d %s", res.StatusCode, res.Body)
 	}
 }
