@@ -216,6 +216,16 @@ func (s *Service) Preview(ctx context.Context, m *tenant.Bundle, message string)
 	return reply, nil
 }
 
+// Candidates returns up to k of the merchant's items that may answer question, best first: where a merchant
+// looks for the item to list a question under that the assistant did not answer.
+func (s *Service) Candidates(ctx context.Context, m *tenant.Bundle, question string, k int) ([]assistant.Hit, error) {
+	index, err := s.indexes.get(ctx, m.MerchantID, m.Widget.Locale)
+	if err != nil {
+		return nil, err
+	}
+	return index.Search(question, k), nil
+}
+
 // maxHistory is the most earlier messages handed to the responder, which bounds them further by its own budget.
 const maxHistory = 20
 

@@ -111,6 +111,20 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	saveScreenshot(ctx, t, "dashboard-conversation-suggested.png")
 
+	// An unanswered question of the overview leads to the knowledge page, which offers to answer it.
+	err = chromedp.Do(ctx,
+		chromedp.Click(`nav.main a[href="/dashboard/"]`),
+		waitFor(`!!document.querySelector('#unanswered-h')`),
+		chromedp.Click(`a[href^="/dashboard/knowledge?question=can%20i%20pay"]`),
+		waitFor(`!!document.querySelector('#answer')`),
+		bodyHas("Answer “can i pay with bitcoin”"),
+		waitFor(`document.querySelector('#k-questions').value === 'can i pay with bitcoin'`),
+	)
+	if err != nil {
+		t.Fatalf("answering an unanswered question: %v", err)
+	}
+	saveScreenshot(ctx, t, "dashboard-knowledge-answer.png")
+
 	// An item added in the dashboard answers the next visitor, who asks one of the questions listed for it in
 	// words the item itself does not use.
 	err = chromedp.Do(ctx,

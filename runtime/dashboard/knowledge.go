@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -120,6 +121,16 @@ func (d *Dashboard) knowledge(w http.ResponseWriter, r *http.Request, v *view) e
 
 func (d *Dashboard) knowledgePage(w http.ResponseWriter, r *http.Request, v *view, status int, importErrors []string) error {
 	q := r.URL.Query()
+	data := map[string]any{"Query": q.Get("q"), "ImportErrors": importErrors}
+	// A question to answer (from the overview's unanswered questions): the items that may answer it, to list it
+	// under, and the add form with it as the new item's question.
+	if question := askedQuestion(r); question != "" {
+		hits, err := d.chat.Candidates(r.Context(), v.merchant, question, maxCandidates)
+		if err != nil {
+			return err
+		}
+		data["Question"], data["Candidates"], data["New"] = question, hits, knowledgeInput{Questions: []string{question}}
+	}
 	list, next, err := d.store.ListKnowledge(r.Context(), v.merchant.MerchantID,
 		store.KnowledgeFilter{Query: q.Get("q"), Limit: pageSize, Cursor: q.Get("cursor")})
 	if err != nil {
@@ -129,9 +140,22 @@ func (d *Dashboard) knowledgePage(w http.ResponseWriter, r *http.Request, v *vie
 	if err != nil {
 		return err
 	}
-	d.render(w, r, v, status, "knowledge", map[string]any{"List": list, "Query": q.Get("q"), "Next": nextPage(r, next), "Usage": u,
-		"ImportErrors": importErrors})
+	data["List"], data["Next"], data["Usage"] = list, nextPage(r, next), u
+	d.render(w, r, v, status, "knowledge", data)
 	return nil
+}
+
+// maxCandidates is how many items the knowledge page offers to list a question under.
+const maxCandidates = 3
+
+// askedQuestion is the question a knowledge page is asked to help answer (its question parameter): one line, as
+// an item's questions are, or "" when there is none or it could not be one.
+func askedQuestion(r *http.Request) string {
+	q := strings.Join(strings.Fields(r.URL.Query().Get("question")), " ")
+	if _, problems := (chat.KnowledgeInput{Title: "t", Content: "c", Questions: []string{q}}).Validate(); problems != nil {
+		return ""
+	}
+	return q
 }
 
 // editKnowledge shows an item's form.
@@ -140,8 +164,14 @@ func (d *Dashboard) editKnowledge(w http.ResponseWriter, r *http.Request, v *vie
 	if err != nil {
 		return err
 	}
-	d.render(w, r, v, http.StatusOK, "knowledge_edit", map[string]any{"ID": k.ID,
-		"Item": knowledgeInput{Title: k.Title, Content: k.Content, URL: k.URL, Tags: k.Tags, Questions: k.Questions}})
+	item := knowledgeInput{Title: k.Title, Content: k.Content, URL: k.URL, Tags: k.Tags, Questions: k.Questions}
+	data := map[string]any{"ID": k.ID, "Item": item}
+	// A question to list under the item (from the knowledge page's candidates): in the form, for the owner to save.
+	if question := askedQuestion(r); question != "" && !slices.Contains(k.Questions, question) {
+		item.Questions = append(slices.Clip(k.Questions), question)
+		data["Item"], data["Question"] = item, question
+	}
+	d.render(w, r, v, http.StatusOK, "knowledge_edit", data)
 	return nil
 }
 

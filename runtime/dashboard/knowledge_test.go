@@ -295,3 +295,53 @@ func TestKnowledgeQuestions(t *testing.T) {
 		t.Errorf("a JSON import with a blank question: %d %s", res.StatusCode, res.Body)
 	}
 }
+
+// TestAnsweringAnUnansweredQuestion follows an unanswered question from the overview to the item that answers
+// it: the overview links it, the knowledge page offers the items that may answer it and a new item with it, the
+// item's form adds it to its questions, and once saved the next visitor asking it is answered.
+func TestAnsweringAnUnansweredQuestion(t *testing.T) {
+	e := newEnv(t)
+	const asked = "Do parcels reach Toronto before Christmas?"
+	if answer, _ := e.chat(t, "alpha", asked); strings.Contains(answer, "business days") {
+		t.Fatalf("answered before the question was listed: %q", answer)
+	}
+	c := newClient(t, e.url)
+	c.signIn("alpha@owners.example")
+	token := c.csrf()
+
+	const normalised = "do parcels reach toronto before christmas"
+	link := "/dashboard/knowledge?question=" + url.QueryEscape(normalised)
+	if page := c.get("/dashboard/"); !strings.Contains(page.Body, `href="`+strings.ReplaceAll(link, "+", "%20")+`#answer"`) {
+		t.Fatalf("the overview does not link the unanswered question to %s: %s", link, page.Body)
+	}
+	page := c.get(link)
+	edit := `/dashboard/knowledge/kn_alpha_0?question=` + strings.ReplaceAll(url.QueryEscape(normalised), "+", "%20")
+	if page.StatusCode != http.StatusOK || !strings.Contains(page.Body, "Answer “"+normalised+"”") ||
+		!strings.Contains(page.Body, `href="`+edit+`">Shipping alpha</a>`) || !strings.Contains(page.Body, ">"+normalised+"</textarea>") {
+		t.Fatalf("the knowledge page for the question: %d %s", page.StatusCode, page.Body)
+	}
+	form := c.get(edit)
+	if !strings.Contains(form.Body, ">"+normalised+"</textarea>") || !strings.Contains(form.Body, `id="question-added"`) {
+		t.Fatalf("the item's form does not add the question: %s", form.Body)
+	}
+	k, err := e.store.GetKnowledge(t.Context(), "alpha", "kn_alpha_0")
+	if err != nil || len(k.Questions) != 0 {
+		t.Fatalf("the question was saved before the form was: %q %v", k.Questions, err)
+	}
+	if res := c.post("/dashboard/knowledge/kn_alpha_0", url.Values{"csrf": {token}, "title": {k.Title}, "content": {k.Content},
+		"questions": {normalised}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("saving: %d %s", res.StatusCode, res.Body)
+	}
+	if answer, _ := e.chat(t, "alpha", asked); !strings.Contains(answer, "business days") {
+		t.Errorf("not answered from the item once the question was listed: %q", answer)
+	}
+	// Listed already: the form shows it once. Not a question one could list: no offer at all.
+	if form := c.get(edit); strings.Count(form.Body, normalised) != 1 || strings.Contains(form.Body, `id="question-added"`) {
+		t.Errorf("a question listed already is added again: %s", form.Body)
+	}
+	for _, bad := range []string{"a%00b", url.QueryEscape(strings.Repeat("q", 201)), "%20%20"} {
+		if page := c.get("/dashboard/knowledge?question=" + bad); page.StatusCode != http.StatusOK || strings.Contains(page.Body, `id="answer"`) {
+			t.Errorf("question=%s: %d, offered", bad, page.StatusCode)
+		}
+	}
+}
