@@ -148,10 +148,13 @@ func (d *Dashboard) knowledgePage(w http.ResponseWriter, r *http.Request, v *vie
 // maxCandidates is how many items the knowledge page offers to list a question under.
 const maxCandidates = 3
 
-// askedQuestion is the question a knowledge page is asked to help answer (its question parameter): one line, as
-// an item's questions are, or "" when there is none or it could not be one.
-func askedQuestion(r *http.Request) string {
-	q := strings.Join(strings.Fields(r.URL.Query().Get("question")), " ")
+// askedQuestion is the question a knowledge page is asked to help answer (its question parameter), as
+// listableQuestion.
+func askedQuestion(r *http.Request) string { return listableQuestion(r.URL.Query().Get("question")) }
+
+// listableQuestion returns text as one line, as an item's questions are, or "" when it could not be one.
+func listableQuestion(text string) string {
+	q := strings.Join(strings.Fields(text), " ")
 	if _, problems := (chat.KnowledgeInput{Title: "t", Content: "c", Questions: []string{q}}).Validate(); problems != nil {
 		return ""
 	}

@@ -302,7 +302,8 @@ func TestKnowledgeQuestions(t *testing.T) {
 func TestAnsweringAnUnansweredQuestion(t *testing.T) {
 	e := newEnv(t)
 	const asked = "Do parcels reach Toronto before Christmas?"
-	if answer, _ := e.chat(t, "alpha", asked); strings.Contains(answer, "business days") {
+	answer, conv := e.chat(t, "alpha", asked)
+	if strings.Contains(answer, "business days") {
 		t.Fatalf("answered before the question was listed: %q", answer)
 	}
 	c := newClient(t, e.url)
@@ -313,6 +314,11 @@ func TestAnsweringAnUnansweredQuestion(t *testing.T) {
 	link := "/dashboard/knowledge?question=" + url.QueryEscape(normalised)
 	if page := c.get("/dashboard/"); !strings.Contains(page.Body, `href="`+strings.ReplaceAll(link, "+", "%20")+`#answer"`) {
 		t.Fatalf("the overview does not link the unanswered question to %s: %s", link, page.Body)
+	}
+	// The conversation links its unanswered question too, as the visitor wrote it.
+	if page := c.get("/dashboard/conversations/" + conv); !strings.Contains(strings.ToLower(page.Body), // %3f or %3F
+		strings.ToLower(`href="/dashboard/knowledge?question=`+strings.ReplaceAll(url.QueryEscape(asked), "+", "%20")+`#answer"`)) {
+		t.Errorf("the conversation does not link its unanswered question: %s", page.Body)
 	}
 	page := c.get(link)
 	edit := `/dashboard/knowledge/kn_alpha_0?question=` + strings.ReplaceAll(url.QueryEscape(normalised), "+", "%20")

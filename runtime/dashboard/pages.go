@@ -104,8 +104,23 @@ func (d *Dashboard) conversation(w http.ResponseWriter, r *http.Request, v *view
 	if err != nil {
 		return err
 	}
-	d.render(w, r, v, http.StatusOK, "conversation", map[string]any{"Conversation": c, "Messages": msgs, "Leads": leads})
+	d.render(w, r, v, http.StatusOK, "conversation", map[string]any{"Conversation": c, "Messages": msgs, "Leads": leads,
+		"Unanswered": unansweredQuestions(msgs)})
 	return nil
+}
+
+// unansweredQuestions maps each reply that did not answer to the visitor's message before it, when that could be
+// listed as an item's question: the page links it to the knowledge page that helps answer it.
+func unansweredQuestions(msgs []store.Message) map[string]string {
+	out := map[string]string{}
+	for i, m := range msgs {
+		if i > 0 && m.Role == store.RoleAssistant && !m.Answered && msgs[i-1].Role == store.RoleVisitor {
+			if q := listableQuestion(msgs[i-1].Text); q != "" {
+				out[m.ID] = q
+			}
+		}
+	}
+	return out
 }
 
 // leads lists the merchant's leads.
