@@ -21,7 +21,8 @@ const testKey = "sk-test-secret-0123456789"
 
 var shopItems = []assistant.Item{
 	{ID: "kn_ship", Title: "Shipping to Canada", URL: "https://shop.example/shipping",
-		Content: "We ship to Canada with Canada Post. Delivery to Canada takes 5 to 8 business days."},
+		Content:   "We ship to Canada with Canada Post. Delivery to Canada takes 5 to 8 business days.",
+		Questions: []string{"How long to Toronto?", "Do you deliver to Canada?"}},
 	{ID: "kn_returns", Title: "Returns", Content: "You can return any item within 30 days for a full refund."},
 	{ID: "kn_rent", Title: "Bike rentals", Content: "Rent a bike from 20 euros a day at our Berlin store."},
 }
@@ -77,7 +78,8 @@ func TestTheRequestCarriesContextHistoryKeyAndModel(t *testing.T) {
 	}
 	sys := b.Messages[0].Content
 	for _, want := range []string{"Speak like a pirate.", "de-AT", "[1] Shipping to Canada (https://shop.example/shipping)",
-		"5 to 8 business days", noAnswer, "square brackets"} {
+		"Answers questions such as: How long to Toronto? / Do you deliver to Canada?", "5 to 8 business days", noAnswer,
+		"square brackets"} {
 		if !strings.Contains(sys, want) {
 			t.Errorf("system prompt lacks %q:\n%s", want, sys)
 		}

@@ -17,6 +17,9 @@ const (
 	noAnswer = "NO_ANSWER"
 	// maxItemRunes bounds one knowledge item in the prompt, so that one long page does not crowd out the rest.
 	maxItemRunes = 2000
+	// maxItemQuestions is how many of an item's listed questions the prompt gives with it (at most 200
+	// characters each).
+	maxItemQuestions = 5
 	// maxSnippetRunes bounds the snippet of a cited item.
 	maxSnippetRunes = 200
 	// maxUncitedSources is how many retrieved items are given as sources when the model cites none.
@@ -53,6 +56,10 @@ func prompt(req assistant.Request, hits []assistant.Hit, historyTokens int) []op
 		fmt.Fprintf(&sys, "\n\n[%d] %s", i+1, h.Item.Title)
 		if h.Item.URL != "" {
 			fmt.Fprintf(&sys, " (%s)", h.Item.URL)
+		}
+		if qs := h.Item.Questions; len(qs) > 0 {
+			// The merchant's word that the item answers these; a few say what it is for.
+			fmt.Fprintf(&sys, "\nAnswers questions such as: %s", strings.Join(qs[:min(len(qs), maxItemQuestions)], " / "))
 		}
 		sys.WriteString("\n")
 		sys.WriteString(cut(h.Item.Content, maxItemRunes))
