@@ -14,8 +14,9 @@ import (
 const (
 	bm25K1 = 1.2
 	bm25B  = 0.75
-	// titleWeight and tagWeight are how many times each title word and each tag word counts; content words
-	// count once. Titles and tags are short, chosen words that say what the item is about.
+	// titleWeight, tagWeight and questionWeight are how many times each word of the title, of a tag and of a
+	// listed question counts; content words count once. They are short, chosen words that say what the item is
+	// about.
 	titleWeight    = 2
 	tagWeight      = 2
 	questionWeight = 2

@@ -279,8 +279,8 @@ func addAlt(alts []alt, a alt) []alt {
 // optional that of the optional ones among them. seen marks a document rank has listed in its scored documents.
 type docScore struct {
 	score, covered, optional float64
-	// asked is the part of covered that words found only in the item's listed questions cover.
-	asked             float64
+	// listed is the part of covered that words found only in the item's listed questions cover.
+	listed            float64
 	wordMatched, seen bool
 }
 
@@ -307,7 +307,7 @@ func (a *docScore) add(d int32, h termHit, t termScore, scored []int32) []int32 
 	a.score += h.weight
 	a.covered += t.idf * h.factor
 	if h.listed {
-		a.asked += t.idf * h.factor
+		a.listed += t.idf * h.factor
 	}
 	a.optional += t.optional
 	if t.word {
@@ -483,7 +483,7 @@ func topK(acc []docScore, scored []int32, docs []doc, weight float64, k int) []m
 		}
 		covered := 0.0
 		if w := weight + a.optional; w > 0 { // zero for a document matching only words of no weight
-			covered = (a.covered - (1-listedCoverage)*a.asked) / w
+			covered = (a.covered - (1-listedCoverage)*a.listed) / w
 		}
 		top = slices.Insert(top, i, match{doc: d, score: a.score, covered: covered, wordMatched: a.wordMatched})
 		if len(top) > k {
