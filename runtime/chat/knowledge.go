@@ -89,9 +89,10 @@ func DeleteKnowledge(ctx context.Context, st store.Store, merchantID, id string)
 }
 
 // checkCharacters refuses items (store.ErrKnowledgeSizeLimit) when they and the merchant's other items (all but
-// the one named except) would hold more than maxChars characters of titles, contents and questions (Knowledge.Characters), which bound the memory
-// of the merchant's retrieval index; maxChars <= 0 is no ceiling. It runs after the statement that serialises the
-// merchant's knowledge writes, so that two writes racing cannot both pass the ceiling.
+// the one named except) would hold more than maxChars characters of titles, contents and questions
+// (Knowledge.Characters), which bound the memory of the merchant's retrieval index; maxChars <= 0 is no ceiling.
+// It runs after the statement that serialises the merchant's knowledge writes, so that two writes racing cannot
+// both pass the ceiling.
 func checkCharacters(ctx context.Context, tx store.Tx, merchantID, except string, maxChars int, items ...store.Knowledge) error {
 	if maxChars <= 0 {
 		return nil
