@@ -38,9 +38,9 @@ type PlanSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	KnowledgeItems int32 `json:"knowledgeItems,omitempty"`
 
-	// KnowledgeCharacters is the largest number of characters (titles and contents) a merchant's knowledge items
-	// may hold together; it bounds the memory of the merchant's retrieval index in the shared runtime. 0 means no
-	// ceiling.
+	// KnowledgeCharacters is the largest number of characters (titles, contents and listed questions) a merchant's
+	// knowledge items may hold together; it bounds the memory of the merchant's retrieval index in the shared
+	// runtime. 0 means no ceiling.
 	// +optional
 	// +kubebuilder:default=2000000
 	// +kubebuilder:validation:Minimum=0

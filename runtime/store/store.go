@@ -181,10 +181,10 @@ type Tx interface {
 	// had knowledge is ErrNotFound.
 	TouchKnowledge(ctx context.Context, merchantID string, delta int) error
 
-	// KnowledgeCharacters returns how many characters the titles and contents of the merchant's knowledge items
-	// hold, without the item except (none when empty). After ClaimKnowledgeSlot or TouchKnowledge, which
-	// serialise the merchant's knowledge writes, it counts every other write committed, so a ceiling checked on
-	// it holds under concurrency, across replicas.
+	// KnowledgeCharacters returns how many characters the titles, contents and questions of the merchant's knowledge
+	// items hold, without the item except (none when empty). After ClaimKnowledgeSlot or TouchKnowledge, which
+	// serialise the merchant's knowledge writes, it counts every other write committed, so a ceiling checked on it
+	// holds under concurrency, across replicas.
 	KnowledgeCharacters(ctx context.Context, merchantID, except string) (int, error)
 
 	// InsertKnowledge stores a new item.

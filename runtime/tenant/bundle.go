@@ -92,8 +92,8 @@ type Plan struct {
 	MonthlyConversations int32 `json:"monthlyConversations"`
 	// KnowledgeItems is the ceiling of knowledge items; 0 means none.
 	KnowledgeItems int32 `json:"knowledgeItems"`
-	// KnowledgeCharacters is the ceiling of the characters of all knowledge items (titles and contents), which
-	// bounds the memory of the merchant's retrieval index; 0 means none.
+	// KnowledgeCharacters is the ceiling of the characters of all knowledge items (titles, contents and listed
+	// questions), which bounds the memory of the merchant's retrieval index; 0 means none.
 	KnowledgeCharacters int32 `json:"knowledgeCharacters,omitempty"`
 	// MonthlyTokens is the monthly ceiling of model tokens, past which the offline assistant answers; 0 means none.
 	MonthlyTokens int64 `json:"monthlyTokens,omitempty"`

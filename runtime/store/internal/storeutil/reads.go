@@ -217,9 +217,9 @@ func (l Reads) ListKnowledge(ctx context.Context, merchantID string, f store.Kno
 	})
 }
 
-// KnowledgeCharacters returns how many characters the titles and contents of the merchant's items hold, without
-// the item except, queried with q (a write transaction's, see store.Tx). LENGTH counts characters in both SQLite
-// and PostgreSQL.
+// KnowledgeCharacters returns how many characters the titles, contents and questions of the merchant's items hold,
+// without the item except, queried with q (a write transaction's, see store.Tx). LENGTH counts characters in both
+// SQLite and PostgreSQL.
 func KnowledgeCharacters(ctx context.Context, d Dialect, q QueryFunc, merchantID, except string) (int, error) {
 	w := NewWhere(d)
 	w.Add("k.merchant_id = ? AND k.id <> ?", merchantID, except)
