@@ -154,9 +154,28 @@ func (d *Dashboard) routes() *http.ServeMux {
 	mux.Handle("POST /dashboard/keys", d.change(d.merchantChange(d.createKey)))
 	mux.Handle("POST /dashboard/keys/{id}/revoke", d.change(d.merchantChange(d.revokeKey)))
 	mux.HandleFunc("/dashboard/", func(w http.ResponseWriter, r *http.Request) {
+		if allow := allowedMethods(mux, r); len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			d.renderError(w, r, http.StatusMethodNotAllowed, "This page does not take this kind of request.")
+			return
+		}
 		d.renderError(w, r, http.StatusNotFound, "This page does not exist.")
 	})
 	return mux
+}
+
+// allowedMethods returns the methods mux serves r's path with, other than through its catch-all "/dashboard/":
+// those a request the catch-all took could have used instead (405 and Allow, as HTTP asks). The runtime sends
+// the dashboard GET and POST only, and answers other methods itself.
+func allowedMethods(mux *http.ServeMux, r *http.Request) []string {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost} {
+		probe := &http.Request{Method: m, URL: r.URL, Host: r.Host}
+		if _, pattern := mux.Handler(probe); pattern != "" && pattern != "/dashboard/" {
+			allow = append(allow, m)
+		}
+	}
+	return allow
 }
 
 // staticFiles serves the embedded script and style sheet, cacheable for a day, and no listing of them.

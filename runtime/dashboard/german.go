@@ -150,6 +150,7 @@ var german = map[string]string{
 	"Line %d": "Zeile %d",
 	"Item %d": "Eintrag %d",
 	"This item does not exist, or it is not yours.":                    "Diesen Eintrag gibt es nicht, oder er gehört nicht Ihnen.",
+	"This page does not take this kind of request.":                    "Diese Seite nimmt diese Art von Anfrage nicht an.",
 	"This page does not exist.":                                        "Diese Seite gibt es nicht.",
 	"This page link is not valid any more. Start from the first page.": "Dieser Seitenlink ist nicht mehr gültig. Beginnen Sie auf der ersten Seite.",
 	"This request came from another site and was refused.":             "Diese Anfrage kam von einer anderen Website und wurde abgelehnt.",
