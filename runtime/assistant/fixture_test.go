@@ -237,8 +237,27 @@ func syntheticItems(tb testing.TB, n int) []Item {
 	return out
 }
 
-func BenchmarkSearch1000(b *testing.B) {
-	ix := NewIndex(syntheticItems(b, 1000))
+// withListedQuestions gives each of items three of the demo shop's test questions as its listed questions
+// (Item.Questions), for measuring what they cost: they name other items as often as their own.
+func withListedQuestions(tb testing.TB, items []Item) []Item {
+	tb.Helper()
+	qs := fixtureQuestions(tb)
+	for i := range items {
+		items[i].Questions = []string{qs[i%len(qs)].Q, qs[(i*3+1)%len(qs)].Q, qs[(i*11+2)%len(qs)].Q}
+	}
+	return items
+}
+
+func BenchmarkSearch1000(b *testing.B) { benchmarkSearch(b, NewIndex(syntheticItems(b, 1000))) }
+
+// BenchmarkSearch1000Questions is BenchmarkSearch1000 with three listed questions an item, some of which the
+// questions searched ask.
+func BenchmarkSearch1000Questions(b *testing.B) {
+	benchmarkSearch(b, NewIndex(withListedQuestions(b, syntheticItems(b, 1000))))
+}
+
+// benchmarkSearch searches ix with the demo shop's test questions in turn.
+func benchmarkSearch(b *testing.B, ix *Index) {
 	qs := fixtureQuestions(b)
 	i := 0
 	for b.Loop() {
@@ -280,8 +299,15 @@ func BenchmarkNewIndex1000(b *testing.B) {
 }
 
 // BenchmarkNewIndex10000 builds the index of 10,000 items and reports the heap it keeps (index-bytes).
-func BenchmarkNewIndex10000(b *testing.B) {
-	items := syntheticItems(b, 10000)
+func BenchmarkNewIndex10000(b *testing.B) { benchmarkNewIndex(b, syntheticItems(b, 10000)) }
+
+// BenchmarkNewIndex10000Questions is BenchmarkNewIndex10000 with three listed questions an item.
+func BenchmarkNewIndex10000Questions(b *testing.B) {
+	benchmarkNewIndex(b, withListedQuestions(b, syntheticItems(b, 10000)))
+}
+
+// benchmarkNewIndex builds an index of items and reports the heap it keeps.
+func benchmarkNewIndex(b *testing.B, items []Item) {
 	for b.Loop() {
 		NewIndex(items)
 	}
