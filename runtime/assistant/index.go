@@ -101,8 +101,8 @@ type Index struct {
 	// unknownIDF is the IDF a word found in no item would have.
 	unknownIDF float64
 	// questions holds the informative term IDs of each item's questions (Item.Questions), item by item, each
-	// question's once, and questionOnly, document by document, the term IDs a document has only in its item's
-	// questions; both nil when no item has any.
+	// question's once, and questionOnly, document by document, the term IDs, in order, that a document (an
+	// item's first passage) has only in its item's questions; both nil when no item has any.
 	questions    [][][]int32
 	questionOnly [][]int32
 	// size is what Size returns, estimated once the index is built.
@@ -174,7 +174,12 @@ func (b *Builder) Build(items []Item, locale string) *Index {
 			text = string([]rune(text)) // each invalid byte becomes U+FFFD, as tokenizing does
 		}
 		c.passages = appendPassages(c.passages[:0], text)
-		for _, passage := range c.passages {
+		for p, passage := range c.passages {
+			if p == 1 {
+				// The listed questions are the item's, indexed with its first passage only: copied into each,
+				// they would cost as many times what the plan's characters ceiling counts them for once.
+				it.Questions = nil
+			}
 			ix.docs = append(ix.docs, ix.addDoc(int32(len(ix.docs)), int32(i), it, passage, c)) //nolint:gosec // far fewer than 2^31 passages
 		}
 	}
@@ -380,7 +385,7 @@ func (ix *Index) addDoc(d, item int32, it Item, passage string, c *counter) doc 
 	}
 	if len(c.terms) > known {
 		ix.questionOnly = append(ix.questionOnly, make([][]int32, int(d)-len(ix.questionOnly))...)
-		ix.questionOnly = append(ix.questionOnly, slices.Clone(c.terms[known:]))
+		ix.questionOnly = append(ix.questionOnly, slices.Sorted(slices.Values(c.terms[known:])))
 	}
 	if len(texts) > 0 {
 		dc.sentences = make([]sentence, len(texts))

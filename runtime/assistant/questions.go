@@ -22,12 +22,14 @@ const askedShare = 0.75
 // still ranks the item, and a question that asks the listed one is answered by asked.
 const listedCoverage = 0.5
 
-// listedOnly reports whether term id is one document d has only in its item's listed questions.
+// listedOnly reports whether term id is one document d has only in its item's listed questions. It is asked for
+// each posting a question's words reach, and an item may list hundreds of words: a binary search.
 func (ix *Index) listedOnly(d, id int32) bool {
-	return slices.Contains(ix.questionOnlyOf(d), id)
+	_, found := slices.BinarySearch(ix.questionOnlyOf(d), id)
+	return found
 }
 
-// questionOnlyOf returns the term IDs document d has only in its item's listed questions.
+// questionOnlyOf returns the term IDs document d has only in its item's listed questions, in order.
 func (ix *Index) questionOnlyOf(d int32) []int32 {
 	if int(d) >= len(ix.questionOnly) {
 		return nil

@@ -2,6 +2,7 @@ package assistant
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -133,5 +134,30 @@ func TestListedQuestionComesFirst(t *testing.T) {
 				t.Errorf("listed for %q, %q: answered from %q, want %q", c.listedFor, question, got, c.want)
 			}
 		}
+	}
+}
+
+// TestListedQuestionsIndexedOnce checks that an item of many passages has its listed questions indexed with its
+// first passage only: the plan's characters ceiling counts them once, and so must the index.
+func TestListedQuestionsIndexedOnce(t *testing.T) {
+	long := strings.Repeat("Our opening hours change with the seasons and the holidays of the region. ", 60)
+	ix := NewIndex([]Item{{ID: "hours", Title: "Opening hours", Content: long, Questions: []string{"Are you open on Sundays?"}}})
+	if len(ix.docs) < 3 {
+		t.Fatalf("the item has %d passages, want several", len(ix.docs))
+	}
+	sunday, ok := ix.cache.stemID("sunday")
+	if !ok {
+		t.Fatal("the listed question's word is not indexed")
+	}
+	if docs, _ := ix.postingsOf(sunday); len(docs) != 1 || docs[0] != 0 {
+		t.Errorf("the listed question's word is in passages %v, want [0]", docs)
+	}
+	for d := range ix.docs {
+		if only := ix.questionOnlyOf(int32(d)); (d == 0) != (len(only) > 0) {
+			t.Errorf("passage %d has question-only terms %v", d, only)
+		}
+	}
+	if got := answeredFrom(respond(t, Request{Message: "are you open on sundays", Index: ix})); got != "hours" {
+		t.Errorf("the listed question answered from %q", got)
 	}
 }

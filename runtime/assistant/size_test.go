@@ -20,6 +20,7 @@ func TestSizeMatchesHeapGrowth(t *testing.T) {
 		{items: 500, chars: 2000},
 		{items: 100, chars: 20000}, // 2,000,000 characters: the default knowledgeCharacters
 		{items: 500, chars: 400, questions: 5},
+		{items: 100, chars: 20000, questions: 20}, // questions of items of many passages, counted once
 	}
 	// The word tables are decoded once per process, not per index: decode them before measuring.
 	vectors()

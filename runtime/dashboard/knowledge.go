@@ -95,11 +95,11 @@ func splitTags(s string) []string {
 	return tags
 }
 
-// splitLines splits the questions of a form field or CSV cell, one a line, dropping blank lines.
+// splitLines splits the questions of a form field or CSV cell, one a line, each trimmed, dropping blank lines.
 func splitLines(s string) []string {
 	var lines []string
-	for l := range strings.Lines(strings.ReplaceAll(s, "\r\n", "\n")) {
-		if strings.TrimSpace(l) != "" {
+	for l := range strings.Lines(s) {
+		if l = strings.TrimSpace(l); l != "" {
 			lines = append(lines, l)
 		}
 	}
@@ -145,6 +145,11 @@ func (d *Dashboard) knowledgePage(w http.ResponseWriter, r *http.Request, v *vie
 	return nil
 }
 
+// sizeLimit says, in v's language, that an item would pass the plan's characters ceiling.
+func sizeLimit(v *view) string {
+	return fmt.Sprintf(translate(v.lang, "the item would pass your plan's limit of %d characters of knowledge"), v.merchant.Plan.KnowledgeCharacters)
+}
+
 // maxCandidates is how many items the knowledge page offers to list a question under.
 const maxCandidates = 3
 
@@ -170,7 +175,11 @@ func (d *Dashboard) editKnowledge(w http.ResponseWriter, r *http.Request, v *vie
 	item := knowledgeInput{Title: k.Title, Content: k.Content, URL: k.URL, Tags: k.Tags, Questions: k.Questions}
 	data := map[string]any{"ID": k.ID, "Item": item}
 	// A question to list under the item (from the knowledge page's candidates): in the form, for the owner to save.
-	if question := askedQuestion(r); question != "" && !slices.Contains(k.Questions, question) {
+	switch question := askedQuestion(r); {
+	case question == "" || slices.ContainsFunc(k.Questions, func(q string) bool { return strings.EqualFold(q, question) }):
+	case len(k.Questions) >= chat.MaxQuestions:
+		data["Full"], data["MaxQuestions"] = question, chat.MaxQuestions // it could not be saved: say so rather than add it
+	default:
 		item.Questions = append(slices.Clip(k.Questions), question)
 		data["Item"], data["Question"] = item, question
 	}
@@ -187,6 +196,10 @@ func (d *Dashboard) createKnowledge(w http.ResponseWriter, r *http.Request, v *v
 		return nil
 	}
 	if _, err := d.chat.CreateKnowledge(r.Context(), v.merchant, k); err != nil {
+		if errors.Is(err, store.ErrKnowledgeSizeLimit) {
+			d.render(w, r, v, http.StatusConflict, "knowledge_edit", map[string]any{"Item": in, "Problem": sizeLimit(v)})
+			return nil
+		}
 		return err
 	}
 	http.Redirect(w, r, prefix+"knowledge?ok=created", http.StatusSeeOther)
@@ -206,6 +219,10 @@ func (d *Dashboard) updateKnowledge(w http.ResponseWriter, r *http.Request, v *v
 		return nil
 	}
 	if _, err := d.chat.UpdateKnowledge(r.Context(), v.merchant, old, k); err != nil {
+		if errors.Is(err, store.ErrKnowledgeSizeLimit) {
+			d.render(w, r, v, http.StatusConflict, "knowledge_edit", map[string]any{"ID": old.ID, "Item": in, "Problem": sizeLimit(v)})
+			return nil
+		}
 		return err
 	}
 	http.Redirect(w, r, prefix+"knowledge?ok=updated", http.StatusSeeOther)
@@ -269,10 +286,15 @@ func (d *Dashboard) importKnowledge(w http.ResponseWriter, r *http.Request, v *v
 			[]string{fmt.Sprintf(translate(v.lang, "At most %d items can be imported at once."), maxImportItems)})
 	}
 	if _, err := d.chat.ImportKnowledge(r.Context(), v.merchant, items); err != nil {
-		if errors.Is(err, store.ErrKnowledgeLimit) {
+		switch {
+		case errors.Is(err, store.ErrKnowledgeLimit):
 			return d.knowledgePage(w, r, v, http.StatusConflict, []string{fmt.Sprintf(
 				translate(v.lang, "The %d items would pass your plan's limit of %d items. Nothing was imported."),
 				len(items), v.merchant.Plan.KnowledgeItems)})
+		case errors.Is(err, store.ErrKnowledgeSizeLimit):
+			return d.knowledgePage(w, r, v, http.StatusConflict, []string{fmt.Sprintf(
+				translate(v.lang, "The %d items would pass your plan's limit of %d characters of knowledge. Nothing was imported."),
+				len(items), v.merchant.Plan.KnowledgeCharacters)})
 		}
 		return err
 	}

@@ -11,7 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/tenant"
 )
 
 // upload posts a file to the import form, as the page does.
@@ -349,5 +351,70 @@ func TestAnsweringAnUnansweredQuestion(t *testing.T) {
 		if page := c.get("/dashboard/knowledge?question=" + bad); page.StatusCode != http.StatusOK || strings.Contains(page.Body, `id="answer"`) {
 			t.Errorf("question=%s: %d, offered", bad, page.StatusCode)
 		}
+	}
+}
+
+// TestKnowledgeCharactersCeilingInDashboard checks that an item or an import past the plan's characters ceiling
+// is refused with the form or the page saying why, as the item ceiling is, not with an error page; and that an
+// item listing the most questions it may is not offered one more.
+func TestKnowledgeCharactersCeilingInDashboard(t *testing.T) {
+	e := newEnv(t)
+	b, _ := e.tenants.Merchant("alpha")
+	capped := *b
+	capped.Plan.KnowledgeCharacters = 300
+	doc, err := tenant.Marshal(&capped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.tenants.Set("test/alpha", doc); err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, e.url)
+	c.signIn("alpha@owners.example")
+	token := c.csrf()
+	k, err := e.store.GetKnowledge(t.Context(), "alpha", "kn_alpha_0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("How long does shipping take to Toronto? ", 4)
+	res := c.post("/dashboard/knowledge/kn_alpha_0?lang=en", url.Values{"csrf": {token}, "title": {k.Title}, "content": {k.Content},
+		"questions": {long}})
+	if res.StatusCode != http.StatusConflict || !strings.Contains(res.Body, "the item would pass your plan&#39;s limit of 300 characters of knowledge") ||
+		!strings.Contains(res.Body, strings.TrimSpace(long)+"</textarea>") {
+		t.Errorf("an edit past the characters ceiling: %d %s", res.StatusCode, res.Body)
+	}
+	res = c.post("/dashboard/knowledge", url.Values{"csrf": {token}, "title": {"Big"}, "content": {strings.Repeat("c", 250)}})
+	if res.StatusCode != http.StatusConflict || !strings.Contains(res.Body, "limit of 300 characters") {
+		t.Errorf("a new item past the characters ceiling: %d", res.StatusCode)
+	}
+	res = c.upload(token, "k.csv", "title,content,questions\nA,B,"+strings.Repeat("q", 150)+"\nC,D,"+strings.Repeat("q", 150)+"\n")
+	if res.StatusCode != http.StatusConflict || !strings.Contains(res.Body, "The 2 items would pass your plan&#39;s limit of 300 characters of knowledge. Nothing was imported.") {
+		t.Errorf("an import past the characters ceiling: %d", res.StatusCode)
+	}
+	if after, _ := e.store.GetKnowledge(t.Context(), "alpha", "kn_alpha_0"); len(after.Questions) != 0 || e.knowledgeCount(t, "alpha") != 2 {
+		t.Errorf("something was written past the ceiling: %q, %d items", after.Questions, e.knowledgeCount(t, "alpha"))
+	}
+
+	// An item that lists 20 questions is not offered a 21st, which it could not save; nor one it lists in
+	// another case.
+	k.Questions = make([]string, chat.MaxQuestions)
+	for i := range k.Questions {
+		k.Questions[i] = fmt.Sprintf("q%d", i)
+	}
+	capped.Plan.KnowledgeCharacters = 0
+	doc, _ = tenant.Marshal(&capped)
+	if err := e.tenants.Set("test/alpha", doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := chat.UpdateKnowledge(t.Context(), e.store, k, 0); err != nil {
+		t.Fatal(err)
+	}
+	form := c.get("/dashboard/knowledge/kn_alpha_0?question=" + url.QueryEscape("do parcels reach toronto"))
+	if !strings.Contains(form.Body, `id="questions-full"`) || strings.Contains(form.Body, `id="question-added"`) ||
+		strings.Contains(form.Body, "do parcels reach toronto\n") || strings.Contains(form.Body, "\ndo parcels reach toronto<") {
+		t.Errorf("an item of 20 questions is offered a 21st: %s", form.Body)
+	}
+	if form := c.get("/dashboard/knowledge/kn_alpha_0?question=Q3"); strings.Contains(form.Body, `id="question-added"`) {
+		t.Errorf("a question listed in another case is added again")
 	}
 }

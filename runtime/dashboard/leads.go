@@ -41,17 +41,19 @@ func (d *Dashboard) exportLeads(w http.ResponseWriter, r *http.Request, v *view)
 }
 
 // csvSafe keeps a spreadsheet from reading text a visitor, or anyone holding a key, wrote as a formula: a cell
-// that starts as one does gets a leading apostrophe, which spreadsheets show as text.
+// that starts as one does gets a leading apostrophe, which spreadsheets show as text. A cell that starts with an
+// apostrophe gets one more, which spreadsheets hide, so that fromCSVSafe gives it back as it was.
 func csvSafe(s string) string {
-	if formulaStart(s) {
+	if formulaStart(s) || strings.HasPrefix(s, "'") {
 		return "'" + s
 	}
 	return s
 }
 
-// fromCSVSafe undoes csvSafe, so that a knowledge export imports back as it was.
+// fromCSVSafe undoes csvSafe, so that a knowledge export imports back as it was: it takes off the apostrophe
+// before a formula's first character or before another apostrophe. Other text keeps a leading apostrophe.
 func fromCSVSafe(s string) string {
-	if rest, ok := strings.CutPrefix(s, "'"); ok && formulaStart(rest) {
+	if rest, ok := strings.CutPrefix(s, "'"); ok && (formulaStart(rest) || strings.HasPrefix(rest, "'")) {
 		return rest
 	}
 	return s

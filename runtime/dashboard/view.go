@@ -196,6 +196,8 @@ func (d *Dashboard) run(w http.ResponseWriter, r *http.Request, v *view, h handl
 		d.renderErrorView(w, r, v, http.StatusBadRequest, "This page link is not valid any more. Start from the first page.")
 	case errors.Is(err, store.ErrKnowledgeLimit):
 		d.renderErrorView(w, r, v, http.StatusConflict, "Your plan's knowledge item limit is reached: delete items or upgrade the plan.")
+	case errors.Is(err, store.ErrKnowledgeSizeLimit):
+		d.renderErrorView(w, r, v, http.StatusConflict, "Your plan's knowledge characters limit is reached: shorten or delete items, or upgrade the plan.")
 	case errors.Is(err, store.ErrNotReplayable):
 		d.renderErrorView(w, r, v, http.StatusConflict, "This delivery is still being attempted; it can be replayed once it has finished.")
 	case errors.As(err, &mbe):
