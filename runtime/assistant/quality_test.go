@@ -122,21 +122,6 @@ func benchmarkBase(b *testing.B, qb qualityBase, curated bool) {
 	ix := NewIndexForLocale(items, qb.locale)
 	for _, part := range qualityParts {
 		qs := baseQuestions(b, qb.name, part)
-		b.Run(base+"/"+part, func(b *testing.B) {
-			var acc accuracy
-			for b.Loop() {
-				acc = runFixture(b, ix, qs)
-			}
-			b.ReportMetric(acc.top1(), "top1")
-			b.ReportMetric(acc.declines(), "declined")
-			b.ReportMetric(acc.recall(), "recall@5")
-			b.ReportMetric(acc.ranked(), "first")
-			b.Log(acc)
-			if part == "tune" {
-				for _, f := range acc.failures {
-					b.Log("miss:", f)
-				}
-			}
-		})
+		b.Run(base+"/"+part, func(b *testing.B) { benchmarkAccuracy(b, ix, qs, part == "tune") })
 	}
 }
