@@ -210,6 +210,7 @@ func BenchmarkFixture(b *testing.B) {
 // benchmarkAccuracy runs qs against ix and reports top-1, declines, recall@5 and first as metrics, and the
 // misses when logMisses is set.
 func benchmarkAccuracy(b *testing.B, ix *Index, qs []fixtureQuestion, logMisses bool) {
+	b.Helper()
 	var acc accuracy
 	for b.Loop() {
 		acc = runFixture(b, ix, qs)
