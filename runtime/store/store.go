@@ -415,7 +415,7 @@ func SplitQuestions(s string) []string {
 
 // KnowledgeFilter selects knowledge items. Zero values select everything.
 type KnowledgeFilter struct {
-	// Query matches items whose title or content contains it (case-insensitive).
+	// Query matches items whose title, content or one of whose listed questions contains it (case-insensitive).
 	Query string
 	// Tag keeps only items with this tag.
 	Tag string

@@ -472,7 +472,10 @@ func (h harness) knowledgeFilters(t *testing.T) {
 	add("ship", "Shipping times", "We ship within 2 days.", 1, "shipping", "faq")
 	add("ret", "Returns", "Send it back within 30 DAYS for a refund.", 2, "returns", "faq")
 	add("pay", "Payment", "We accept cards; 100% secure.", 3, "payment")
-	add("hours", "Opening hours", "Mon–Fri, 9 to 5.", 4)
+	hours := item("m1", "hours", base.Add(4*time.Minute))
+	hours.Title, hours.Content, hours.Tags = "Opening hours", "Mon–Fri, 9 to 5.", nil
+	hours.Questions = []string{"Are you open at Easter?", "When do you close in the EVENING?"}
+	mustCreateKnowledge(t, s, hours, 0)
 	other := item("m2", "other", base)
 	other.Title, other.Tags = "Shipping", []string{"shipping"}
 	mustCreateKnowledge(t, s, other, 0)
@@ -487,6 +490,7 @@ func (h harness) knowledgeFilters(t *testing.T) {
 		{"query content, any case", store.KnowledgeFilter{Query: "days"}, []string{"ret", "ship"}},
 		{"query percent is literal", store.KnowledgeFilter{Query: "0%"}, []string{"pay"}},
 		{"query no match", store.KnowledgeFilter{Query: "warranty"}, nil},
+		{"query a listed question, any case", store.KnowledgeFilter{Query: "evening"}, []string{"hours"}},
 		{"tag", store.KnowledgeFilter{Tag: "faq"}, []string{"ret", "ship"}},
 		{"tag is exact", store.KnowledgeFilter{Tag: "fa"}, nil},
 		{"tag and query", store.KnowledgeFilter{Tag: "faq", Query: "refund"}, []string{"ret"}},

@@ -149,7 +149,8 @@ func KnowledgeQuery(d Dialect, merchantID string, after *Cursor, f store.Knowled
 	w.Add("k.merchant_id = ?", merchantID)
 	w.After("k", after)
 	if f.Query != "" {
-		w.Add("("+d.ContainsFold("k.title")+" OR "+d.ContainsFold("k.content")+")", f.Query, f.Query)
+		w.Add("("+d.ContainsFold("k.title")+" OR "+d.ContainsFold("k.content")+" OR "+d.ContainsFold("k.questions")+")",
+			f.Query, f.Query, f.Query)
 	}
 	if f.Tag != "" {
 		w.Add(d.HasTag("k.tags"), f.Tag)
