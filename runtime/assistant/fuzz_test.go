@@ -7,24 +7,25 @@ import (
 	"unicode/utf8"
 )
 
-// FuzzRespond checks that any item text and any question, in either language, give a reply and never a panic:
-// an answer that cites items of the index, or the fallback with at most maxSuggestions of them. Run it longer
-// with `go test ./runtime/assistant -run '^$' -fuzz FuzzRespond -fuzztime 1m`.
+// FuzzRespond checks that any item text, any question listed for it and any question asked (listed too, so that
+// it may be answered first), in either language, give a reply and never a panic: an answer that cites items of
+// the index, or the fallback with at most maxSuggestions of them. Run it longer with `go test ./runtime/assistant
+// -run '^$' -fuzz FuzzRespond -fuzztime 1m`.
 func FuzzRespond(f *testing.F) {
-	for _, seed := range [][3]string{
-		{"Opening hours", "We are open Monday to Friday from 9 am to 5 pm, at 17:30 Uhr on Saturdays.", "when do you open?"},
-		{"Prices", "Private examination 55. Call 020 7946 0958 or +49 341 1234567.", "how much is a check up"},
-		{"United Kingdom", "We ship to the United Kingdom every six to twelve months at $25 a day.", "do you ship to the UK"},
-		{"Kursgebühren", "Ein Intensivkurs kostet 480 Euro und dauert vier Wochen.", "Wie lange dauert der Kurs, was kostet er?"},
-		{"", "", ""},
-		{"9:", "12.5 am 1-800- pm 99999999999999999999 €", "5am 10.30pm how long how much is when"},
-		{"\xff\xfe", "A\xc2B C\xe2\x82", "\xc2? how often"},
+	for _, seed := range [][4]string{
+		{"Opening hours", "We are open Monday to Friday from 9 am to 5 pm, at 17:30 Uhr on Saturdays.", "When do you close?", "when do you open?"},
+		{"Prices", "Private examination 55. Call 020 7946 0958 or +49 341 1234567.", "", "how much is a check up"},
+		{"United Kingdom", "We ship to the United Kingdom every six to twelve months at $25 a day.", "Do you ship to the UK?", "do you ship to the UK"},
+		{"Kursgebühren", "Ein Intensivkurs kostet 480 Euro und dauert vier Wochen.", "Was kostet der Kurs?", "Wie lange dauert der Kurs, was kostet er?"},
+		{"", "", "", ""},
+		{"9:", "12.5 am 1-800- pm 99999999999999999999 €", "the a of", "5am 10.30pm how long how much is when"},
+		{"\xff\xfe", "A\xc2B C\xe2\x82", "\xe2\x82 often?", "\xc2? how often"},
 	} {
-		f.Add(seed[0], seed[1], seed[2])
+		f.Add(seed[0], seed[1], seed[2], seed[3])
 	}
-	f.Fuzz(func(t *testing.T, title, content, question string) {
+	f.Fuzz(func(t *testing.T, title, content, listed, question string) {
 		items := []Item{
-			{ID: "fuzzed", Title: title, Content: content, URL: "https://example.com/fuzzed"},
+			{ID: "fuzzed", Title: title, Content: content, URL: "https://example.com/fuzzed", Questions: []string{listed, question}},
 			{ID: "hours", Title: "Opening hours", Content: "We are open from 9am to 5pm.", URL: "https://example.com/hours"},
 		}
 		for _, locale := range []string{"en", "de"} {

@@ -64,7 +64,7 @@ func (r Retrieval) Respond(ctx context.Context, req Request) (Reply, error) {
 
 // answerable reports whether the best match is good enough to answer q from.
 func (r Retrieval) answerable(ix *Index, q query, matches []match) bool {
-	if len(matches) == 0 || !matches[0].wordMatched {
+	if len(matches) == 0 || !matches[0].wordMatched || !ix.quotable(matches[0].doc) {
 		return false
 	}
 	if matches[0].asked {
@@ -239,6 +239,12 @@ func (l *language) splitClauses(message string) []string {
 func (ix *Index) source(m match, snippet string) Source {
 	it := ix.items[ix.docs[m.doc].item]
 	return Source{KnowledgeID: it.ID, Title: it.Title, URL: it.URL, Snippet: snippet, Score: m.score}
+}
+
+// quotable reports whether document d has something an answer can quote (see bestSentences): a sentence or its
+// item's title. An item may match through its listed questions alone.
+func (ix *Index) quotable(d int32) bool {
+	return len(ix.docs[d].sentences) > 0 || ix.items[ix.docs[d].item].Title != ""
 }
 
 // bestSentences returns the one to three sentences of a document that share the most query words, in their
