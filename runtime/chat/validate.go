@@ -76,15 +76,16 @@ func (e FieldError) Error() string {
 // Validate checks in against the limits of one knowledge item and returns it trimmed as an item to store, or
 // every problem found, in the order of the fields. Blank tags and questions are refused, not dropped: a
 // transport whose format lists them in one text (a form field, a CSV cell) drops the blanks of its own
-// splitting. A question's runs of white space, line breaks among them, become one space: the stores keep
-// questions one a line.
+// splitting. Line breaks are kept as LF, whichever the transport sent (a browser's form and a CSV file CRLF, an
+// old file CR), so that a limit counts a break once and an export imports back as it was; a question's runs of
+// white space, line breaks among them, become one space: the stores keep questions one a line.
 func (in KnowledgeInput) Validate() (store.Knowledge, []FieldError) {
 	var problems []FieldError
 	add := func(field string, index int, p Problem, limit, length int) {
 		problems = append(problems, FieldError{Field: field, Index: index, Problem: p, Limit: limit, Length: length})
 	}
 	text := func(field string, index int, s string, required bool, maxRunes int) string {
-		s = strings.TrimSpace(s)
+		s = strings.TrimSpace(lineBreaks.Replace(s))
 		switch n := utf8.RuneCountInString(s); {
 		case !storable(s):
 			add(field, index, ProblemNotText, 0, 0)
@@ -129,6 +130,9 @@ func (in KnowledgeInput) Validate() (store.Knowledge, []FieldError) {
 	}
 	return k, nil
 }
+
+// lineBreaks makes each CRLF or CR a LF.
+var lineBreaks = strings.NewReplacer("\r\n", "\n", "\r", "\n")
 
 // storable reports whether s is text both stores keep as it is: valid UTF-8 without NUL.
 func storable(s string) bool {

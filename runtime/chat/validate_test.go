@@ -49,6 +49,8 @@ func TestValidateKnowledge(t *testing.T) {
 			{Field: chat.FieldTags, Index: 0, Problem: chat.ProblemTooLong, Limit: chat.MaxTagRunes, Length: chat.MaxTagRunes + 1}}},
 		{name: "too many tags", in: chat.KnowledgeInput{Title: "t", Content: "c", Tags: tags(chat.MaxTags + 1)}, want: []chat.FieldError{
 			{Field: chat.FieldTags, Index: -1, Problem: chat.ProblemTooMany, Limit: chat.MaxTags, Length: chat.MaxTags + 1}}},
+		{name: "line breaks as LF", in: chat.KnowledgeInput{Title: "a\rb", Content: "one\r\ntwo\rthree\n\r\nfour", Tags: []string{"x\r\ny"}},
+			item: store.Knowledge{Title: "a\nb", Content: "one\ntwo\nthree\n\nfour", Tags: []string{"x\ny"}}},
 		{name: "questions folded to a line", in: chat.KnowledgeInput{Title: "t", Content: "c", Questions: []string{" When do you\r\n open? ", "Open\tSundays?"}},
 			item: store.Knowledge{Title: "t", Content: "c", Tags: []string{}, Questions: []string{"When do you open?", "Open Sundays?"}}},
 		{name: "questions at the limits", in: chat.KnowledgeInput{Title: "t", Content: "c", Questions: append(tags(chat.MaxQuestions-1), long(chat.MaxQuestionRunes))},

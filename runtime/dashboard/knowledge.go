@@ -107,10 +107,9 @@ func splitLines(s string) []string {
 }
 
 // formInput is the item a knowledge form sends. A browser sends a textarea's line breaks as CRLF, whatever the
-// page holds: the content keeps the LF it had on the page, so that the limit counts a break once, as the page's
-// maxlength does, and saving an item unchanged leaves it as it was.
+// page holds; validating makes them LF again (chat.KnowledgeInput.Validate).
 func formInput(r *http.Request) knowledgeInput {
-	return knowledgeInput{Title: r.PostFormValue("title"), Content: strings.ReplaceAll(r.PostFormValue("content"), "\r\n", "\n"),
+	return knowledgeInput{Title: r.PostFormValue("title"), Content: r.PostFormValue("content"),
 		URL: r.PostFormValue("url"), Tags: splitTags(r.PostFormValue("tags")), Questions: splitLines(r.PostFormValue("questions"))}
 }
 
@@ -423,11 +422,16 @@ func (d *Dashboard) exportKnowledge(w http.ResponseWriter, r *http.Request, v *v
 	cw := csv.NewWriter(w)
 	_ = cw.Write(csvHeader)
 	for _, k := range items {
-		_ = cw.Write([]string{csvSafe(k.Title), csvSafe(k.Content), csvSafe(k.URL), csvSafe(strings.Join(k.Tags, ",")),
-			csvSafe(strings.Join(k.Questions, "\n"))})
+		_ = cw.Write(csvRecord(k))
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// csvRecord is an item as a line of the CSV export (csvHeader), which parseCSVImport reads back.
+func csvRecord(k store.Knowledge) []string {
+	return []string{csvSafe(k.Title), csvSafe(k.Content), csvSafe(k.URL), csvSafe(strings.Join(k.Tags, ",")),
+		csvSafe(strings.Join(k.Questions, "\n"))}
 }
 
 // orEmpty returns list, or an empty list for nil: an export writes a list it has none of as [].
