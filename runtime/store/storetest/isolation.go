@@ -94,7 +94,7 @@ func (h harness) sameConversationID(t *testing.T) {
 func (h harness) isolatedKnowledge(t *testing.T) {
 	s := h.store(t)
 	secret := item("A", "k1", base)
-	secret.Title = "A's secret"
+	secret.Title, secret.Questions = "A's secret", []string{"What is the vault code?"}
 	mustCreateKnowledge(t, s, secret, 1)
 	revA := revision(t, s, "A")
 
@@ -103,9 +103,11 @@ func (h harness) isolatedKnowledge(t *testing.T) {
 	hijack := item("B", "k1", base)
 	wantErr(t, "B updating A's item", chat.UpdateKnowledge(t.Context(), s, hijack, 0), store.ErrNotFound)
 	wantErr(t, "B deleting A's item", chat.DeleteKnowledge(t.Context(), s, "B", "k1"), store.ErrNotFound)
-	items, _, err := s.ListKnowledge(t.Context(), "B", store.KnowledgeFilter{Query: "secret"})
-	if err != nil || len(items) != 0 {
-		t.Errorf("B lists A's items: %+v, %v", items, err)
+	for _, query := range []string{"secret", "vault"} { // a title's word, a listed question's
+		items, _, err := s.ListKnowledge(t.Context(), "B", store.KnowledgeFilter{Query: query})
+		if err != nil || len(items) != 0 {
+			t.Errorf("B searching %q lists A's items: %+v, %v", query, items, err)
+		}
 	}
 	if ids := allKnowledgeIDs(t, s, "B"); len(ids) != 0 {
 		t.Errorf("AllKnowledge of B = %v", ids)
