@@ -90,8 +90,9 @@ func TestQueries(t *testing.T) {
 			query: must(KnowledgeQuery(numbered{}, "m", nil, store.KnowledgeFilter{Query: "a?b", Tag: "t"}, 5)),
 			args:  args(KnowledgeQuery(numbered{}, "m", nil, store.KnowledgeFilter{Query: "a?b", Tag: "t"}, 5)),
 			wantQuery: `SELECT ` + KnowledgeColumns + ` FROM knowledge k WHERE k.merchant_id = $1:text AND ` +
-				`(fold(k.title, $2:text) OR fold(k.content, $3:text)) AND $4:text IN k.tags ORDER BY k.created_at DESC, k.id DESC LIMIT $5:integer`,
-			wantArgs: []any{"m", "a?b", "a?b", "t", 5}},
+				`(fold(k.title, $2:text) OR fold(k.content, $3:text) OR fold(k.questions, $4:text)) AND $5:text IN k.tags ` +
+				`ORDER BY k.created_at DESC, k.id DESC LIMIT $6:integer`,
+			wantArgs: []any{"m", "a?b", "a?b", "a?b", "t", 5}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.query != tc.wantQuery {
