@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -529,8 +528,7 @@ func TestMigrationMovesUseCounts(t *testing.T) {
 }
 
 // TestMigrationMakesLineBreaksLF: migration 12 rewrites the CR line breaks of items stored before Validate kept
-// them as LF, in their title, content and tags, as Validate does, and moves their merchant's knowledge revision;
-// the URL and questions are left as they are, and items without a CR keep every value.
+// them as LF (storetest.CheckLineBreaksMigrated).
 func TestMigrationMakesLineBreaksLF(t *testing.T) {
 	ctx := t.Context()
 	url := server.Database(t)
@@ -542,16 +540,8 @@ func TestMigrationMakesLineBreaksLF(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = conn.Close(context.Background()) }()
-	item := func(merchant, id, title, content, url string, tags, questions []string, updated time.Time) store.Knowledge {
-		return store.Knowledge{ID: id, MerchantID: merchant, Title: title, Content: content, URL: url, Tags: tags,
-			Questions: questions, CreatedAt: at, UpdatedAt: updated}
-	}
-	for _, k := range []store.Knowledge{
-		item("m1", "k1", "a\rb\r\nc", "a\r\nb\rc", "https://example.com/a", []string{"x\r\ny", "z\rw", "plain"}, []string{"When?", "Where?"}, at),
-		item("m1", "k2", "Plain", "one\ntwo", "", []string{"a<b", "c\nd"}, nil, at.Add(time.Millisecond)),
-		item("m1", "k3", "T", "only\rcontent", "", []string{"a<b"}, nil, at.Add(2*time.Millisecond)),
-		item("m2", "k1", "T", "C\nD", "", []string{"<b>"}, []string{"Q?"}, at.Add(3*time.Millisecond)),
-	} {
+	before, _ := storetest.LineBreakItems(at)
+	for _, k := range before {
 		if _, err := conn.Exec(ctx, `INSERT INTO knowledge (merchant_id, id, title, content, url, tags, questions, created_at, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, k.MerchantID, k.ID, k.Title, k.Content, k.URL, k.Tags,
 			store.JoinQuestions(k.Questions), k.CreatedAt, k.UpdatedAt); err != nil {
@@ -561,25 +551,5 @@ func TestMigrationMakesLineBreaksLF(t *testing.T) {
 	if _, err := conn.Exec(ctx, `INSERT INTO knowledge_state (merchant_id, revision, items) VALUES ('m1', 3, 3), ('m2', 5, 1)`); err != nil {
 		t.Fatal(err)
 	}
-	s := open(t, url)
-
-	for _, want := range []store.Knowledge{
-		item("m1", "k1", "a\nb\nc", "a\nb\nc", "https://example.com/a", []string{"x\ny", "z\nw", "plain"}, []string{"When?", "Where?"}, at),
-		item("m1", "k2", "Plain", "one\ntwo", "", []string{"a<b", "c\nd"}, nil, at.Add(time.Millisecond)),
-		item("m1", "k3", "T", "only\ncontent", "", []string{"a<b"}, nil, at.Add(2*time.Millisecond)),
-		item("m2", "k1", "T", "C\nD", "", []string{"<b>"}, []string{"Q?"}, at.Add(3*time.Millisecond)),
-	} {
-		got, err := s.GetKnowledge(ctx, want.MerchantID, want.ID)
-		if err != nil || !reflect.DeepEqual(got, want) {
-			t.Errorf("%s/%s after the migration: %#v, %v\nwant %#v", want.MerchantID, want.ID, got, err, want)
-		}
-	}
-	if items, _, err := s.ListKnowledge(ctx, "m1", store.KnowledgeFilter{Tag: "x\ny"}); err != nil || len(items) != 1 || items[0].ID != "k1" {
-		t.Errorf("ListKnowledge(tag x\\ny) = %+v, %v; want k1", items, err)
-	}
-	for merchant, want := range map[string]int64{"m1": 4, "m2": 5} {
-		if rev, err := s.KnowledgeRevision(ctx, merchant); err != nil || rev != want {
-			t.Errorf("%s: knowledge revision %d, %v; want %d", merchant, rev, err, want)
-		}
-	}
+	storetest.CheckLineBreaksMigrated(t, open(t, url), at)
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -347,8 +346,8 @@ func TestMigrationKeepsMessages(t *testing.T) {
 }
 
 // TestMigrationMakesLineBreaksLF: migration 12 rewrites the CR line breaks of items stored before Validate kept
-// them as LF, in their title, content and tags, as Validate does, and moves their merchant's knowledge revision;
-// the URL and questions are left as they are, and items without a CR keep every value, their tags' JSON too.
+// them as LF (storetest.CheckLineBreaksMigrated), and items whose tags hold no CR keep their tags' JSON as the
+// store wrote it.
 func TestMigrationMakesLineBreaksLF(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "parley.db")
@@ -356,63 +355,30 @@ func TestMigrationMakesLineBreaksLF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tags := func(list ...string) string { // as the store encoded them: encoding/json, which escapes CR and <
-		b, err := json.Marshal(list)
+	before, _ := storetest.LineBreakItems(at)
+	tags := make([]string, len(before))
+	for i, k := range before {
+		b, err := json.Marshal(k.Tags) // as the store encodes them: encoding/json, which escapes CR and <
 		if err != nil {
 			t.Fatal(err)
 		}
-		return string(b)
-	}
-	ms := at.UnixMilli()
-	rows := []struct {
-		merchant, id, title, content, url, tags, questions string
-		updated                                            int64
-	}{
-		{"m1", "k1", "a\rb\r\nc", "a\r\nb\rc", "https://example.com/a", tags("x\r\ny", "z\rw", "plain"), "When?\nWhere?", ms},
-		{"m1", "k2", "Plain", "one\ntwo", "", tags("a<b", "c\nd"), "", ms + 1},
-		{"m1", "k3", "T", "only\rcontent", "", tags("a<b"), "", ms + 2},
-		{"m2", "k1", "T", "C\nD", "", tags("<b>"), "Q?", ms + 3},
-	}
-	for _, r := range rows {
+		tags[i] = string(b)
 		if _, err := db.ExecContext(ctx, `INSERT INTO knowledge (merchant_id, id, title, content, url, tags, questions, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.merchant, r.id, r.title, r.content, r.url, r.tags, r.questions, ms, r.updated); err != nil {
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, k.MerchantID, k.ID, k.Title, k.Content, k.URL, tags[i],
+			store.JoinQuestions(k.Questions), k.CreatedAt.UnixMilli(), k.UpdatedAt.UnixMilli()); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if _, err := db.ExecContext(ctx, `INSERT INTO knowledge_revisions (merchant_id, revision) VALUES ('m1', 3), ('m2', 5)`); err != nil {
 		t.Fatal(err)
 	}
-	s := migrateRest(t, db, path)
-
-	item := func(merchant, id, title, content, url string, tags, questions []string, updated int64) store.Knowledge {
-		return store.Knowledge{ID: id, MerchantID: merchant, Title: title, Content: content, URL: url, Tags: tags,
-			Questions: questions, CreatedAt: at, UpdatedAt: time.UnixMilli(updated).UTC()}
-	}
-	for _, want := range []store.Knowledge{
-		item("m1", "k1", "a\nb\nc", "a\nb\nc", "https://example.com/a", []string{"x\ny", "z\nw", "plain"}, []string{"When?", "Where?"}, ms),
-		item("m1", "k2", "Plain", "one\ntwo", "", []string{"a<b", "c\nd"}, nil, ms+1),
-		item("m1", "k3", "T", "only\ncontent", "", []string{"a<b"}, nil, ms+2),
-		item("m2", "k1", "T", "C\nD", "", []string{"<b>"}, []string{"Q?"}, ms+3),
-	} {
-		got, err := s.GetKnowledge(ctx, want.MerchantID, want.ID)
-		if err != nil || !reflect.DeepEqual(got, want) {
-			t.Errorf("%s/%s after the migration: %#v, %v\nwant %#v", want.MerchantID, want.ID, got, err, want)
-		}
-	}
-	if items, _, err := s.ListKnowledge(ctx, "m1", store.KnowledgeFilter{Tag: "x\ny"}); err != nil || len(items) != 1 || items[0].ID != "k1" {
-		t.Errorf("ListKnowledge(tag x\\ny) = %+v, %v; want k1", items, err)
-	}
-	for merchant, want := range map[string]int64{"m1": 4, "m2": 5} {
-		if rev, err := s.KnowledgeRevision(ctx, merchant); err != nil || rev != want {
-			t.Errorf("%s: knowledge revision %d, %v; want %d", merchant, rev, err, want)
-		}
-	}
+	storetest.CheckLineBreaksMigrated(t, migrateRest(t, db, path), at)
 	ro := openReadOnly(t, path)
-	for _, r := range rows[1:] { // no tag with a CR: the tags as the store wrote them
+	for i, k := range before[1:] { // no tag with a CR
 		var stored string
-		if err := ro.QueryRowContext(ctx, `SELECT tags FROM knowledge WHERE merchant_id = ? AND id = ?`, r.merchant, r.id).Scan(&stored); err != nil ||
-			stored != r.tags {
-			t.Errorf("%s/%s: tags stored as %s, %v; want %s", r.merchant, r.id, stored, err, r.tags)
+		if err := ro.QueryRowContext(ctx, `SELECT tags FROM knowledge WHERE merchant_id = ? AND id = ?`, k.MerchantID, k.ID).Scan(&stored); err != nil ||
+			stored != tags[i+1] {
+			t.Errorf("%s/%s: tags stored as %s, %v; want %s", k.MerchantID, k.ID, stored, err, tags[i+1])
 		}
 	}
 }

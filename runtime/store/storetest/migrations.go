@@ -1,0 +1,59 @@
+package storetest
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/parley-dev/parley/runtime/store"
+)
+
+// Migration 12 rewrites the CR line breaks of the knowledge items stored before chat.KnowledgeInput.Validate kept
+// every line break as LF. Each store's test of it stores LineBreakItems with its own statements at migration 11,
+// with knowledge revision 3 for merchant m1 and 5 for m2, migrates up and calls CheckLineBreaksMigrated.
+
+// LineBreakItems returns the items as a store before migration 12 could hold them, created at created, and as
+// they must read after it: the CRs of title, content and tags are LF, the rest, items without a CR among them,
+// as they were.
+func LineBreakItems(created time.Time) (before, after []store.Knowledge) {
+	item := func(merchant, id, title, content, url string, tags, questions []string, n int) store.Knowledge {
+		return store.Knowledge{ID: id, MerchantID: merchant, Title: title, Content: content, URL: url, Tags: tags,
+			Questions: questions, CreatedAt: created, UpdatedAt: created.Add(time.Duration(n) * time.Millisecond)}
+	}
+	before = []store.Knowledge{
+		item("m1", "k1", "a\rb\r\nc", "a\r\nb\rc", "https://example.com/a", []string{"x\r\ny", "z\rw", "plain"}, []string{"When?", "Where?"}, 0),
+		item("m1", "k2", "Plain", "one\ntwo", "", []string{"a<b", "c\nd"}, nil, 1),
+		item("m1", "k3", "T", "only\rcontent", "", []string{"a<b"}, nil, 2),
+		item("m2", "k1", "T", "C\nD", "", []string{"<b>"}, []string{"Q?"}, 3),
+	}
+	after = []store.Knowledge{
+		item("m1", "k1", "a\nb\nc", "a\nb\nc", "https://example.com/a", []string{"x\ny", "z\nw", "plain"}, []string{"When?", "Where?"}, 0),
+		before[1],
+		item("m1", "k3", "T", "only\ncontent", "", []string{"a<b"}, nil, 2),
+		before[3],
+	}
+	return before, after
+}
+
+// CheckLineBreaksMigrated checks that s, migrated past 12, reads the items of LineBreakItems(created) as they
+// must read after it, finds an item by a rewritten tag, and has moved the knowledge revision of m1, whose items
+// changed, from 3 to 4, and not m2's.
+func CheckLineBreaksMigrated(t *testing.T, s store.Store, created time.Time) {
+	t.Helper()
+	ctx := t.Context()
+	_, after := LineBreakItems(created)
+	for _, want := range after {
+		got, err := s.GetKnowledge(ctx, want.MerchantID, want.ID)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s/%s after the migration: %#v, %v\nwant %#v", want.MerchantID, want.ID, got, err, want)
+		}
+	}
+	if items, _, err := s.ListKnowledge(ctx, "m1", store.KnowledgeFilter{Tag: "x\ny"}); err != nil || len(items) != 1 || items[0].ID != "k1" {
+		t.Errorf("ListKnowledge(tag x\\ny) = %+v, %v; want k1", items, err)
+	}
+	for merchant, want := range map[string]int64{"m1": 4, "m2": 5} {
+		if rev, err := s.KnowledgeRevision(ctx, merchant); err != nil || rev != want {
+			t.Errorf("%s: knowledge revision %d, %v; want %d", merchant, rev, err, want)
+		}
+	}
+}
