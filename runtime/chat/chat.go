@@ -325,8 +325,8 @@ func (s *Service) CreateKnowledge(ctx context.Context, m *tenant.Bundle, k store
 	return k, nil
 }
 
-// UpdateKnowledge replaces the title, content, URL and tags of the item old with k's, within the plan's
-// characters ceiling (store.ErrKnowledgeSizeLimit), or returns store.ErrNotFound when it is gone.
+// UpdateKnowledge replaces the title, content, URL, tags, questions and draft status of the item old with k's,
+// within the plan's characters ceiling (store.ErrKnowledgeSizeLimit), or returns store.ErrNotFound when it is gone.
 func (s *Service) UpdateKnowledge(ctx context.Context, m *tenant.Bundle, old, k store.Knowledge) (store.Knowledge, error) {
 	k.ID, k.MerchantID, k.CreatedAt, k.UseCount = old.ID, m.MerchantID, old.CreatedAt, old.UseCount
 	k.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)

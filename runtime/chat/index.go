@@ -246,9 +246,12 @@ func (c *indexCache) build(ctx context.Context, merchantID string, have int64, l
 	if err != nil {
 		return nil, 0, fmt.Errorf("loading knowledge: %w", err)
 	}
-	ai := make([]assistant.Item, len(items))
-	for i, k := range items {
-		ai[i] = assistant.Item{ID: k.ID, Title: k.Title, Content: k.Content, URL: k.URL, Tags: k.Tags, Questions: k.Questions}
+	ai := make([]assistant.Item, 0, len(items))
+	for _, k := range items {
+		if k.Draft { // kept, not answered from
+			continue
+		}
+		ai = append(ai, assistant.Item{ID: k.ID, Title: k.Title, Content: k.Content, URL: k.URL, Tags: k.Tags, Questions: k.Questions})
 	}
 	c.metrics.rebuilds.Inc()
 	return builder.Build(ai, locale), rev, nil

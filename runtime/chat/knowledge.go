@@ -55,7 +55,8 @@ func createKnowledge(ctx context.Context, st store.Store, k store.Knowledge, max
 	return nil
 }
 
-// UpdateKnowledge replaces an item's title, content, URL, tags and UpdatedAt, or returns store.ErrNotFound. With
+// UpdateKnowledge replaces an item's title, content, URL, tags, questions, draft status and UpdatedAt, or returns
+// store.ErrNotFound. With
 // maxChars > 0 and the merchant's items holding more characters with the new text, nothing is written and
 // store.ErrKnowledgeSizeLimit is returned (exact under concurrency).
 func UpdateKnowledge(ctx context.Context, st store.Store, k store.Knowledge, maxChars int) error {

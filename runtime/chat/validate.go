@@ -18,6 +18,24 @@ type KnowledgeInput struct {
 	Tags    []string
 	// Questions are questions visitors ask that the item answers; each is one line, its white space folded.
 	Questions []string
+	// Status is StatusPublished or StatusDraft; empty is StatusPublished.
+	Status string
+}
+
+// The statuses of a knowledge item, as every transport names them (store.Knowledge.Draft).
+const (
+	// StatusPublished is an item the assistant answers from.
+	StatusPublished = "published"
+	// StatusDraft is an item kept but not answered from, cited or suggested.
+	StatusDraft = "draft"
+)
+
+// StatusOf names k's status.
+func StatusOf(k store.Knowledge) string {
+	if k.Draft {
+		return StatusDraft
+	}
+	return StatusPublished
 }
 
 // The fields of a knowledge item, as FieldError names them (the API's JSON names).
@@ -27,6 +45,7 @@ const (
 	FieldURL       = "url"
 	FieldTags      = "tags"
 	FieldQuestions = "questions"
+	FieldStatus    = "status"
 )
 
 // Problem says what is wrong with a field; each transport words it in its own language.
@@ -44,6 +63,8 @@ const (
 	ProblemNotHTTPURL Problem = "not_http_url"
 	// ProblemNotText is text that is not UTF-8 or holds NUL, which not every store keeps as it is.
 	ProblemNotText Problem = "not_text"
+	// ProblemNotStatus is a status other than StatusPublished and StatusDraft.
+	ProblemNotStatus Problem = "not_status"
 )
 
 // FieldError is one problem of one field.
@@ -124,6 +145,13 @@ func (in KnowledgeInput) Validate() (store.Knowledge, []FieldError) {
 		if q = text(FieldQuestions, i, q, true, MaxQuestionRunes); q != "" {
 			k.Questions = append(k.Questions, strings.Join(strings.Fields(q), " "))
 		}
+	}
+	switch in.Status {
+	case "", StatusPublished:
+	case StatusDraft:
+		k.Draft = true
+	default:
+		add(FieldStatus, -1, ProblemNotStatus, 0, 0)
 	}
 	if problems != nil {
 		return store.Knowledge{}, problems

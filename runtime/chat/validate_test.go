@@ -61,6 +61,12 @@ func TestValidateKnowledge(t *testing.T) {
 				{Field: chat.FieldQuestions, Index: 2, Problem: chat.ProblemNotText}}},
 		{name: "too many questions", in: chat.KnowledgeInput{Title: "t", Content: "c", Questions: tags(chat.MaxQuestions + 1)}, want: []chat.FieldError{
 			{Field: chat.FieldQuestions, Index: -1, Problem: chat.ProblemTooMany, Limit: chat.MaxQuestions, Length: chat.MaxQuestions + 1}}},
+		{name: "a draft", in: chat.KnowledgeInput{Title: "t", Content: "c", Status: chat.StatusDraft},
+			item: store.Knowledge{Title: "t", Content: "c", Tags: []string{}, Draft: true}},
+		{name: "published by name", in: chat.KnowledgeInput{Title: "t", Content: "c", Status: chat.StatusPublished},
+			item: store.Knowledge{Title: "t", Content: "c", Tags: []string{}}},
+		{name: "a status of another case or unknown", in: chat.KnowledgeInput{Title: "t", Content: "c", Status: "Draft"}, want: []chat.FieldError{
+			{Field: chat.FieldStatus, Index: -1, Problem: chat.ProblemNotStatus}}},
 		{name: "NUL and bad UTF-8", in: chat.KnowledgeInput{Title: "a\x00b", Content: "\xff", URL: "https://a.example/\x00", Tags: []string{"\x00"}}, want: []chat.FieldError{
 			{Field: chat.FieldTitle, Index: -1, Problem: chat.ProblemNotText}, {Field: chat.FieldContent, Index: -1, Problem: chat.ProblemNotText},
 			{Field: chat.FieldURL, Index: -1, Problem: chat.ProblemNotText}, {Field: chat.FieldTags, Index: 0, Problem: chat.ProblemNotText}}},

@@ -137,6 +137,7 @@ type knowledgeInput struct {
 	URL       string   `json:"url"`
 	Tags      []string `json:"tags"`
 	Questions []string `json:"questions"`
+	Status    string   `json:"status"`
 }
 
 type knowledgeJSON struct {
@@ -146,6 +147,7 @@ type knowledgeJSON struct {
 	URL       string    `json:"url,omitempty"`
 	Tags      []string  `json:"tags"`
 	Questions []string  `json:"questions"`
+	Status    string    `json:"status"`
 	UseCount  int       `json:"use_count"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
@@ -153,7 +155,8 @@ type knowledgeJSON struct {
 
 func toKnowledgeJSON(k store.Knowledge) knowledgeJSON {
 	return knowledgeJSON{ID: k.ID, Title: k.Title, Content: k.Content, URL: k.URL, Tags: orEmpty(k.Tags),
-		Questions: orEmpty(k.Questions), UseCount: k.UseCount, CreatedAt: k.CreatedAt.UTC(), UpdatedAt: k.UpdatedAt.UTC()}
+		Questions: orEmpty(k.Questions), Status: chat.StatusOf(k), UseCount: k.UseCount, CreatedAt: k.CreatedAt.UTC(),
+		UpdatedAt: k.UpdatedAt.UTC()}
 }
 
 // orEmpty returns list, or an empty list for nil: the API writes a list it has none of as [].
@@ -171,7 +174,7 @@ func readKnowledge(w http.ResponseWriter, r *http.Request) (store.Knowledge, err
 		return store.Knowledge{}, err
 	}
 	k, problems := chat.KnowledgeInput{Title: deref(in.Title), Content: deref(in.Content), URL: in.URL, Tags: in.Tags,
-		Questions: in.Questions}.Validate()
+		Questions: in.Questions, Status: in.Status}.Validate()
 	if problems != nil {
 		msgs := make([]string, len(problems))
 		for i, p := range problems {
@@ -201,6 +204,8 @@ func knowledgeProblem(p chat.FieldError) string {
 		return fmt.Sprintf("%s has %d entries; at most %d are allowed", name, p.Length, p.Limit)
 	case chat.ProblemNotHTTPURL:
 		return name + " must be an absolute http or https address"
+	case chat.ProblemNotStatus:
+		return fmt.Sprintf("%s must be %q or %q", name, chat.StatusPublished, chat.StatusDraft)
 	default: // chat.ProblemNotText
 		return name + " must be UTF-8 text without NUL characters"
 	}
@@ -286,6 +291,14 @@ func (s *Server) listKnowledge(w http.ResponseWriter, r *http.Request, m *tenant
 	}
 	if f.Tag, err = textParam(q, "tag"); err != nil {
 		return err
+	}
+	switch v := q.Get("status"); v {
+	case "":
+	case chat.StatusPublished, chat.StatusDraft:
+		draft := v == chat.StatusDraft
+		f.Draft = &draft
+	default:
+		return newError(http.StatusBadRequest, codeInvalidRequest, "status must be %q or %q, not %q", chat.StatusPublished, chat.StatusDraft, v)
 	}
 	items, next, err := s.store.ListKnowledge(r.Context(), m.MerchantID, f)
 	if err != nil {

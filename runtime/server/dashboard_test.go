@@ -265,6 +265,53 @@ func TestListedQuestionsChangeTheAnswers(t *testing.T) {
 	}
 }
 
+// A draft is kept and listed but never answered from, cited or suggested, until it is published.
+func TestDraftsAreNotAnswered(t *testing.T) {
+	e := newEnv(t)
+	owner := map[string]string{"Authorization": e.ownerOf("alpha")}
+	ask := func() map[string]any {
+		return e.chat(e.keys["alpha-sk"], `{"message": "Do you sell gift vouchers?"}`).json(t)
+	}
+	const item = `"title": "Gift vouchers", "content": "We sell gift vouchers from 10 to 200 euros, valid for three years."`
+	r := e.do(http.MethodPost, "/api/v1/knowledge", owner, `{`+item+`, "status": "draft"}`)
+	id, _ := r.json(t)["id"].(string)
+	if r.status != 201 || r.json(t)["status"] != "draft" {
+		t.Fatalf("created as a draft: %d %s", r.status, r.body)
+	}
+	if a := ask(); a["answered"] != false || len(a["sources"].([]any)) != 0 {
+		t.Errorf("a draft answered or suggested: %v", a)
+	}
+	for query, want := range map[string]int{"?status=draft": 1, "?status=published": 0, "": 1} {
+		r := e.do(http.MethodGet, "/api/v1/knowledge"+query, owner, "")
+		if data, _ := r.json(t)["data"].([]any); r.status != 200 || len(data) != want {
+			t.Errorf("GET /api/v1/knowledge%s: %d %s; want %d items", query, r.status, r.body, want)
+		}
+	}
+	r = e.do(http.MethodPut, "/api/v1/knowledge/"+id, owner, `{`+item+`}`) // a PUT without a status publishes
+	if r.status != 200 || r.json(t)["status"] != "published" {
+		t.Fatalf("published: %d %s", r.status, r.body)
+	}
+	if a := ask(); a["answered"] != true || a["sources"].([]any)[0].(map[string]any)["knowledge_id"] != id {
+		t.Errorf("a published item not answered from: %v", a)
+	}
+	e.do(http.MethodPut, "/api/v1/knowledge/"+id, owner, `{`+item+`, "status": "draft"}`)
+	if a := ask(); a["answered"] != false {
+		t.Errorf("answered from an item made a draft again: %v", a)
+	}
+	for status, want := range map[string]int{`"Draft"`: 422, `"archived"`: 422, `" draft"`: 422, `true`: 400, `["draft"]`: 400} {
+		r := e.do(http.MethodPut, "/api/v1/knowledge/"+id, owner, `{`+item+`, "status": `+status+`}`)
+		if r.status != want || !strings.Contains(string(r.body), "status") {
+			t.Errorf("status %s: %d %s; want %d naming the field", status, r.status, r.body, want)
+		}
+	}
+	if r := e.do(http.MethodGet, "/api/v1/knowledge?status=archived", owner, ""); r.status != 400 || r.errorCode(t) != codeInvalidRequest {
+		t.Errorf("an unknown status filter: %d %s", r.status, r.body)
+	}
+	if k := e.do(http.MethodGet, "/api/v1/knowledge/"+id, owner, "").json(t); k["status"] != "draft" {
+		t.Errorf("after refused updates the item reads %v, want the draft it was", k)
+	}
+}
+
 func TestListingsPaginateAndFilter(t *testing.T) {
 	e := newEnv(t)
 	owner := map[string]string{"Authorization": e.ownerOf("alpha")}

@@ -190,7 +190,8 @@ type Tx interface {
 	// InsertKnowledge stores a new item.
 	InsertKnowledge(ctx context.Context, k Knowledge) error
 
-	// UpdateKnowledge replaces an item's title, content, URL, tags and UpdatedAt, or returns ErrNotFound.
+	// UpdateKnowledge replaces an item's title, content, URL, tags, questions, draft status and UpdatedAt, or
+	// returns ErrNotFound.
 	UpdateKnowledge(ctx context.Context, k Knowledge) error
 
 	// DeleteKnowledge removes an item, or returns ErrNotFound.
@@ -383,6 +384,10 @@ type Knowledge struct {
 	// Questions are questions visitors ask that the item answers, as the merchant lists them: each one line of
 	// text. The stores keep them one a line.
 	Questions []string
+	// Draft keeps the item out of the answers: the assistant neither answers from it nor cites or suggests it,
+	// while its merchant writes it or has taken it out of use without losing it. The API calls it the status
+	// "draft", and a published item's "published".
+	Draft     bool
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	// UseCount is how many answers cited the item.
@@ -419,6 +424,8 @@ type KnowledgeFilter struct {
 	Query string
 	// Tag keeps only items with this tag.
 	Tag string
+	// Draft, when set, keeps only drafts (true) or only published items (false).
+	Draft *bool
 	// Limit is the page size, 1 to 100; 0 means 20.
 	Limit int
 	// Cursor continues a previous listing.

@@ -52,10 +52,10 @@ func (tx writeTx) InsertKnowledge(ctx context.Context, k store.Knowledge) error 
 		return err
 	}
 	_, err = tx.ExecContext(ctx, `
-		INSERT INTO knowledge (merchant_id, id, title, content, url, tags, questions, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		k.MerchantID, k.ID, k.Title, k.Content, k.URL, tags, store.JoinQuestions(k.Questions), storeutil.Millis(k.CreatedAt),
-		storeutil.Millis(k.UpdatedAt))
+		INSERT INTO knowledge (merchant_id, id, title, content, url, tags, questions, draft, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		k.MerchantID, k.ID, k.Title, k.Content, k.URL, tags, store.JoinQuestions(k.Questions), k.Draft,
+		storeutil.Millis(k.CreatedAt), storeutil.Millis(k.UpdatedAt))
 	if err != nil {
 		return fmt.Errorf("inserting: %w", err)
 	}
@@ -73,16 +73,18 @@ func (s *Store) GetKnowledge(ctx context.Context, merchantID, id string) (store.
 	return k, nil
 }
 
-// UpdateKnowledge replaces an item's title, content, URL, tags, questions and UpdatedAt, or returns store.ErrNotFound.
+// UpdateKnowledge replaces an item's title, content, URL, tags, questions, draft status and UpdatedAt, or returns
+// store.ErrNotFound.
 func (tx writeTx) UpdateKnowledge(ctx context.Context, k store.Knowledge) error {
 	tags, err := encodeTags(k.Tags)
 	if err != nil {
 		return err
 	}
 	return mustAffect(tx.ExecContext(ctx, `
-		UPDATE knowledge SET title = ?, content = ?, url = ?, tags = ?, questions = ?, updated_at = ?
+		UPDATE knowledge SET title = ?, content = ?, url = ?, tags = ?, questions = ?, draft = ?, updated_at = ?
 		WHERE merchant_id = ? AND id = ?`,
-		k.Title, k.Content, k.URL, tags, store.JoinQuestions(k.Questions), storeutil.Millis(k.UpdatedAt), k.MerchantID, k.ID))
+		k.Title, k.Content, k.URL, tags, store.JoinQuestions(k.Questions), k.Draft, storeutil.Millis(k.UpdatedAt),
+		k.MerchantID, k.ID))
 }
 
 // DeleteKnowledge removes an item, or returns store.ErrNotFound.

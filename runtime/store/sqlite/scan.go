@@ -52,7 +52,8 @@ func scanKnowledge(row storeutil.Scanner) (store.Knowledge, error) {
 		tags, questions  string
 		created, updated int64
 	)
-	err := row.Scan(&k.MerchantID, &k.ID, &k.Title, &k.Content, &k.URL, &tags, &questions, &created, &updated, &k.UseCount)
+	err := row.Scan(&k.MerchantID, &k.ID, &k.Title, &k.Content, &k.URL, &tags, &questions, &k.Draft, &created, &updated,
+		&k.UseCount)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Knowledge{}, store.ErrNotFound
 	}

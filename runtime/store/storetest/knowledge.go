@@ -119,7 +119,7 @@ func knowledgeIDs(items []store.Knowledge) []string {
 func checkKnowledge(t *testing.T, got, want store.Knowledge) {
 	t.Helper()
 	if got.ID != want.ID || got.MerchantID != want.MerchantID || got.Title != want.Title ||
-		got.Content != want.Content || got.URL != want.URL || got.UseCount != want.UseCount {
+		got.Content != want.Content || got.URL != want.URL || got.Draft != want.Draft || got.UseCount != want.UseCount {
 		t.Errorf("item = %+v, want %+v", got, want)
 	}
 	if len(got.Tags) != 0 || len(want.Tags) != 0 {
@@ -145,12 +145,12 @@ func (h harness) knowledgeCRUD(t *testing.T) {
 	checkKnowledge(t, mustGetKnowledge(t, s, "m1", "k1"), k)
 
 	noTags := item("m1", "k2", base)
-	noTags.Tags, noTags.URL = nil, ""
+	noTags.Tags, noTags.URL, noTags.Draft = nil, "", true
 	mustCreateKnowledge(t, s, noTags, 0)
 	checkKnowledge(t, mustGetKnowledge(t, s, "m1", "k2"), noTags)
 
 	updated := k
-	updated.Title, updated.Content, updated.URL = "New title", "New content", ""
+	updated.Title, updated.Content, updated.URL, updated.Draft = "New title", "New content", "", true
 	updated.Tags = []string{"returns"}
 	updated.Questions = []string{"Can I send it back?"}
 	updated.CreatedAt = base.Add(100 * time.Hour) // ignored: only UpdatedAt changes
@@ -472,6 +472,9 @@ func (h harness) knowledgeFilters(t *testing.T) {
 	add("ship", "Shipping times", "We ship within 2 days.", 1, "shipping", "faq")
 	add("ret", "Returns", "Send it back within 30 DAYS for a refund.", 2, "returns", "faq")
 	add("pay", "Payment", "We accept cards; 100% secure.", 3, "payment")
+	draft := item("m1", "draft", base.Add(5*time.Minute))
+	draft.Title, draft.Content, draft.Tags, draft.Draft = "Gift cards", "Coming soon: gift cards.", []string{"faq"}, true
+	mustCreateKnowledge(t, s, draft, 0)
 	hours := item("m1", "hours", base.Add(4*time.Minute))
 	hours.Title, hours.Content, hours.Tags = "Opening hours", "Mon–Fri, 9 to 5.", nil
 	hours.Questions = []string{"Are you open at Easter?", "When do you close in the EVENING?"}
@@ -480,21 +483,24 @@ func (h harness) knowledgeFilters(t *testing.T) {
 	other.Title, other.Tags = "Shipping", []string{"shipping"}
 	mustCreateKnowledge(t, s, other, 0)
 
+	yes, no := true, false
 	for _, tc := range []struct {
 		name string
 		f    store.KnowledgeFilter
 		want []string
 	}{
-		{"none", store.KnowledgeFilter{}, []string{"hours", "pay", "ret", "ship"}},
+		{"none", store.KnowledgeFilter{}, []string{"draft", "hours", "pay", "ret", "ship"}},
 		{"query title", store.KnowledgeFilter{Query: "SHIPPING"}, []string{"ship"}},
 		{"query content, any case", store.KnowledgeFilter{Query: "days"}, []string{"ret", "ship"}},
 		{"query percent is literal", store.KnowledgeFilter{Query: "0%"}, []string{"pay"}},
 		{"query no match", store.KnowledgeFilter{Query: "warranty"}, nil},
 		{"query a listed question, any case", store.KnowledgeFilter{Query: "evening"}, []string{"hours"}},
-		{"tag", store.KnowledgeFilter{Tag: "faq"}, []string{"ret", "ship"}},
+		{"tag", store.KnowledgeFilter{Tag: "faq"}, []string{"draft", "ret", "ship"}},
 		{"tag is exact", store.KnowledgeFilter{Tag: "fa"}, nil},
 		{"tag and query", store.KnowledgeFilter{Tag: "faq", Query: "refund"}, []string{"ret"}},
-		{"tag paginated", store.KnowledgeFilter{Tag: "faq", Limit: 1}, []string{"ret", "ship"}},
+		{"tag paginated", store.KnowledgeFilter{Tag: "faq", Limit: 1}, []string{"draft", "ret", "ship"}},
+		{"drafts", store.KnowledgeFilter{Draft: &yes}, []string{"draft"}},
+		{"published, tag, paginated", store.KnowledgeFilter{Draft: &no, Tag: "faq", Limit: 1}, []string{"ret", "ship"}},
 	} {
 		var got []string
 		f := tc.f

@@ -86,13 +86,13 @@ func TestQueries(t *testing.T) {
 			args:      args(KnowledgeQuery(numbered{}, "m", nil, store.KnowledgeFilter{}, 5)),
 			wantQuery: `SELECT ` + KnowledgeColumns + ` FROM knowledge k WHERE k.merchant_id = $1:text ORDER BY k.created_at DESC, k.id DESC LIMIT $2:integer`,
 			wantArgs:  []any{"m", 5}},
-		{name: "knowledge, text and tag",
-			query: must(KnowledgeQuery(numbered{}, "m", nil, store.KnowledgeFilter{Query: "a?b", Tag: "t"}, 5)),
-			args:  args(KnowledgeQuery(numbered{}, "m", nil, store.KnowledgeFilter{Query: "a?b", Tag: "t"}, 5)),
+		{name: "knowledge, text, tag and drafts",
+			query: must(KnowledgeQuery(numbered{}, "m", nil, store.KnowledgeFilter{Query: "a?b", Tag: "t", Draft: &yes}, 5)),
+			args:  args(KnowledgeQuery(numbered{}, "m", nil, store.KnowledgeFilter{Query: "a?b", Tag: "t", Draft: &yes}, 5)),
 			wantQuery: `SELECT ` + KnowledgeColumns + ` FROM knowledge k WHERE k.merchant_id = $1:text AND ` +
 				`(fold(k.title, $2:text) OR fold(k.content, $3:text) OR fold(k.questions, $4:text)) AND $5:text IN k.tags ` +
-				`ORDER BY k.created_at DESC, k.id DESC LIMIT $6:integer`,
-			wantArgs: []any{"m", "a?b", "a?b", "a?b", "t", 5}},
+				`AND k.draft = $6:boolean ORDER BY k.created_at DESC, k.id DESC LIMIT $7:integer`,
+			wantArgs: []any{"m", "a?b", "a?b", "a?b", "t", true, 5}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.query != tc.wantQuery {
