@@ -166,7 +166,38 @@ func TestDashboardInBrowser(t *testing.T) {
 	if err != nil || !strings.Contains(answer, "never expire") {
 		t.Errorf("the new item did not answer in the widget: %q %v", answer, err)
 	}
+
+	// Kept as a draft, it is marked in the list and answers no more.
+	toggleDraft := func(listed string) error { // ticks or unticks the item's draft box and saves it
+		return chromedp.Do(ctx,
+			run(`[...document.querySelectorAll('table.list a')].find(a => a.textContent === 'Gift cards').click()`),
+			waitFor(`!!document.querySelector('#k-draft')`),
+			chromedp.Click(`#k-draft`),
+			chromedp.Click(`form.item button[type=submit]`),
+			bodyHas("The item was saved."),
+			waitFor(`[...document.querySelectorAll('table.list td')].some(td => td.textContent === '`+listed+`')`),
+		)
+	}
+	if err := toggleDraft("Gift cards Draft"); err != nil {
+		t.Fatalf("keeping an item as a draft: %v", err)
+	}
+	saveScreenshot(ctx, t, "dashboard-knowledge-draft.png")
+	err = chromedp.Do(shopCtx,
+		chromedp.KeyEvent("can I buy a voucher as a present"),
+		chromedp.KeyEvent(kb.Enter),
+		waitFor(`document.querySelector('[data-parley]').shadowRoot.querySelectorAll('.m.bot').length === 3`),
+		waitFor(`document.querySelector('[data-parley]').shadowRoot.querySelector('.t').offsetParent === null`),
+	)
+	if err == nil {
+		answer, err = chromedp.Run(shopCtx, chromedp.Evaluate[string](`document.querySelector('[data-parley]').shadowRoot.querySelectorAll('.m.bot')[2].textContent`))
+	}
+	if err != nil || strings.Contains(answer, "never expire") {
+		t.Errorf("a draft answered in the widget: %q %v", answer, err)
+	}
 	closeShop()
+	if err := toggleDraft("Gift cards"); err != nil { // published again, for the preview below
+		t.Fatalf("publishing a draft: %v", err)
+	}
 
 	// A CSV with one bad row: the row is named, nothing is imported.
 	csvFile := filepath.Join(t.TempDir(), "items.csv")

@@ -28,14 +28,15 @@ func TestCSVSafeRoundTrip(t *testing.T) {
 }
 
 // FuzzKnowledgeCSVRoundTrip checks that any item the dashboard accepts imports back from its CSV export as it
-// was: title, content, URL, tags and listed questions, whatever their formula characters, quotes, commas and line
-// breaks. Run it longer with `go test ./runtime/dashboard -run '^$' -fuzz FuzzKnowledgeCSVRoundTrip -fuzztime 1m`.
+// was: title, content, URL, tags, listed questions and status, whatever their formula characters, quotes, commas
+// and line breaks. Run it longer with `go test ./runtime/dashboard -run '^$' -fuzz FuzzKnowledgeCSVRoundTrip -fuzztime 1m`.
 func FuzzKnowledgeCSVRoundTrip(f *testing.F) {
-	f.Add("Opening hours", "Mon–Fri, 9 to 5.\nClosed on Sundays.", "https://shop.example/hours", "hours, faq", "When do you close?\nAre you open at Easter?")
-	f.Add("=1+1", "\"quoted\", with commas\r\nand CRLF", "", "'tag", "'=SUM(A1)\n@home\n-1")
-	f.Add("'", "''", "http://a.example", ",,", "\n\n")
-	f.Fuzz(func(t *testing.T, title, content, url, tags, questions string) {
-		k, problem := knowledgeInput{Title: title, Content: content, URL: url, Tags: splitTags(tags), Questions: splitLines(questions)}.check("en")
+	f.Add("Opening hours", "Mon–Fri, 9 to 5.\nClosed on Sundays.", "https://shop.example/hours", "hours, faq", "When do you close?\nAre you open at Easter?", "")
+	f.Add("=1+1", "\"quoted\", with commas\r\nand CRLF", "", "'tag", "'=SUM(A1)\n@home\n-1", "draft")
+	f.Add("'", "''", "http://a.example", ",,", "\n\n", " published ")
+	f.Fuzz(func(t *testing.T, title, content, url, tags, questions, status string) {
+		k, problem := knowledgeInput{Title: title, Content: content, URL: url, Tags: splitTags(tags), Questions: splitLines(questions),
+			Status: status}.check("en")
 		if problem != "" {
 			return
 		}
@@ -53,7 +54,7 @@ func FuzzKnowledgeCSVRoundTrip(f *testing.F) {
 			t.Fatalf("the export of %+v is refused on import: %s", k, problem)
 		}
 		if back.Title != k.Title || back.Content != k.Content || back.URL != k.URL || !slices.Equal(back.Tags, k.Tags) ||
-			!slices.Equal(back.Questions, k.Questions) {
+			!slices.Equal(back.Questions, k.Questions) || back.Draft != k.Draft {
 			t.Fatalf("exported %+v, imported %+v", k, back)
 		}
 	})

@@ -31,12 +31,15 @@ type knowledgeInput struct {
 	URL       string   `json:"url"`
 	Tags      []string `json:"tags"`
 	Questions []string `json:"questions"`
+	// Status is chat.StatusPublished or chat.StatusDraft; empty is published.
+	Status string `json:"status"`
 }
 
 // check validates in with chat's rules and returns it as an item, or says in lang what is wrong (the first
 // problem, as a form shows one).
 func (in knowledgeInput) check(lang string) (store.Knowledge, string) {
-	k, problems := chat.KnowledgeInput{Title: in.Title, Content: in.Content, URL: in.URL, Tags: in.Tags, Questions: in.Questions}.Validate()
+	k, problems := chat.KnowledgeInput{Title: in.Title, Content: in.Content, URL: in.URL, Tags: in.Tags, Questions: in.Questions,
+		Status: in.Status}.Validate()
 	if problems != nil {
 		return store.Knowledge{}, knowledgeProblem(lang, problems[0])
 	}
@@ -63,6 +66,7 @@ var knowledgeProblems = map[problemKey]string{
 	{chat.FieldQuestions, chat.ProblemTooLong}: "a question is longer than %d characters",
 	{chat.FieldQuestions, chat.ProblemTooMany}: "there are more than %d questions",
 	{chat.FieldQuestions, chat.ProblemNotText}: "a question has characters that cannot be stored",
+	{chat.FieldStatus, chat.ProblemNotStatus}:  "the status must be published or draft",
 }
 
 type problemKey struct {
@@ -107,10 +111,28 @@ func splitLines(s string) []string {
 }
 
 // formInput is the item a knowledge form sends. A browser sends a textarea's line breaks as CRLF, whatever the
-// page holds; validating makes them LF again (chat.KnowledgeInput.Validate).
+// page holds; validating makes them LF again (chat.KnowledgeInput.Validate). The draft box sends status=draft
+// when it is ticked and nothing when it is not: published.
 func formInput(r *http.Request) knowledgeInput {
 	return knowledgeInput{Title: r.PostFormValue("title"), Content: r.PostFormValue("content"),
-		URL: r.PostFormValue("url"), Tags: splitTags(r.PostFormValue("tags")), Questions: splitLines(r.PostFormValue("questions"))}
+		URL: r.PostFormValue("url"), Tags: splitTags(r.PostFormValue("tags")), Questions: splitLines(r.PostFormValue("questions")),
+		Status: r.PostFormValue("status")}
+}
+
+// inputOf is an item as its form shows it.
+func inputOf(k store.Knowledge) knowledgeInput {
+	return knowledgeInput{Title: k.Title, Content: k.Content, URL: k.URL, Tags: orEmpty(k.Tags), Questions: orEmpty(k.Questions),
+		Status: chat.StatusOf(k)}
+}
+
+// statusFilter is the knowledge page's status parameter as a filter: nil for every item, and for a value that is
+// no status, as a search for nothing known shows everything rather than an error page.
+func statusFilter(status string) *bool {
+	if status != chat.StatusPublished && status != chat.StatusDraft {
+		return nil
+	}
+	draft := status == chat.StatusDraft
+	return &draft
 }
 
 // knowledge lists and searches the knowledge base, with the forms to add and import items.
@@ -120,7 +142,7 @@ func (d *Dashboard) knowledge(w http.ResponseWriter, r *http.Request, v *view) e
 
 func (d *Dashboard) knowledgePage(w http.ResponseWriter, r *http.Request, v *view, status int, importErrors []string) error {
 	q := r.URL.Query()
-	data := map[string]any{"Query": q.Get("q"), "ImportErrors": importErrors}
+	data := map[string]any{"Query": q.Get("q"), "Status": q.Get("status"), "ImportErrors": importErrors}
 	// A question to answer (from the overview's unanswered questions): the items that may answer it, to list it
 	// under, and the add form with it as the new item's question.
 	if question := askedQuestion(r); question != "" {
@@ -131,7 +153,7 @@ func (d *Dashboard) knowledgePage(w http.ResponseWriter, r *http.Request, v *vie
 		data["Question"], data["Candidates"], data["New"] = question, hits, knowledgeInput{Questions: []string{question}}
 	}
 	list, next, err := d.store.ListKnowledge(r.Context(), v.merchant.MerchantID,
-		store.KnowledgeFilter{Query: q.Get("q"), Limit: pageSize, Cursor: q.Get("cursor")})
+		store.KnowledgeFilter{Query: q.Get("q"), Draft: statusFilter(q.Get("status")), Limit: pageSize, Cursor: q.Get("cursor")})
 	if err != nil {
 		return err
 	}
@@ -171,7 +193,7 @@ func (d *Dashboard) editKnowledge(w http.ResponseWriter, r *http.Request, v *vie
 	if err != nil {
 		return err
 	}
-	item := knowledgeInput{Title: k.Title, Content: k.Content, URL: k.URL, Tags: k.Tags, Questions: k.Questions}
+	item := inputOf(k)
 	data := map[string]any{"ID": k.ID, "Item": item}
 	// A question to list under the item (from the knowledge page's candidates): in the form, for the owner to save.
 	switch question := askedQuestion(r); {
@@ -328,8 +350,8 @@ func (p *importProblem) in(lang string) string {
 }
 
 // csvHeader is the first line of a knowledge CSV file; tags are separated by commas within their field, and
-// questions are one a line within theirs.
-var csvHeader = []string{"title", "content", "url", "tags", "questions"}
+// questions are one a line within theirs. The status column may be left out, or a cell empty: published.
+var csvHeader = []string{"title", "content", "url", "tags", "questions", "status"}
 
 func parseCSVImport(data []byte) ([]importRow, error) {
 	cr := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(data, []byte("\uFEFF"))))
@@ -352,7 +374,7 @@ func parseCSVImport(data []byte) ([]importRow, error) {
 	_, hasTitle := col["title"]
 	_, hasContent := col["content"]
 	if !hasTitle || !hasContent {
-		return nil, &importProblem{words: "the first line must name the columns: title, content, url, tags, questions"}
+		return nil, &importProblem{words: "the first line must name the columns: title, content, url, tags, questions, status"}
 	}
 	field := func(rec []string, name string) string {
 		if i, ok := col[name]; ok && i < len(rec) {
@@ -372,14 +394,14 @@ func parseCSVImport(data []byte) ([]importRow, error) {
 		line, _ := cr.FieldPos(0)
 		rows = append(rows, importRow{where: "Line %d", n: line, in: knowledgeInput{Title: fromCSVSafe(field(rec, "title")),
 			Content: fromCSVSafe(field(rec, "content")), URL: fromCSVSafe(field(rec, "url")), Tags: splitTags(fromCSVSafe(field(rec, "tags"))),
-			Questions: splitLines(fromCSVSafe(field(rec, "questions")))}})
+			Questions: splitLines(fromCSVSafe(field(rec, "questions"))), Status: field(rec, "status")}})
 	}
 }
 
 func parseJSONImport(data []byte) ([]importRow, error) {
 	var items []knowledgeInput
 	if err := json.Unmarshal(data, &items); err != nil {
-		return nil, &importProblem{words: "the file is not a JSON array of items with title, content, url, tags and questions"}
+		return nil, &importProblem{words: "the file is not a JSON array of items with title, content, url, tags, questions and status"}
 	}
 	rows := make([]importRow, len(items))
 	for i, in := range items {
@@ -409,9 +431,7 @@ func (d *Dashboard) exportKnowledge(w http.ResponseWriter, r *http.Request, v *v
 		}
 		out := make([]item, len(items))
 		for i, k := range items {
-			out[i] = item{ID: k.ID, knowledgeInput: knowledgeInput{Title: k.Title, Content: k.Content, URL: k.URL,
-				Tags: orEmpty(k.Tags), Questions: orEmpty(k.Questions)},
-				CreatedAt: k.CreatedAt, UpdatedAt: k.UpdatedAt}
+			out[i] = item{ID: k.ID, knowledgeInput: inputOf(k), CreatedAt: k.CreatedAt, UpdatedAt: k.UpdatedAt}
 		}
 		w.Header().Set("Content-Type", "application/json")
 		enc := json.NewEncoder(w)
@@ -431,7 +451,7 @@ func (d *Dashboard) exportKnowledge(w http.ResponseWriter, r *http.Request, v *v
 // csvRecord is an item as a line of the CSV export (csvHeader), which parseCSVImport reads back.
 func csvRecord(k store.Knowledge) []string {
 	return []string{csvSafe(k.Title), csvSafe(k.Content), csvSafe(k.URL), csvSafe(strings.Join(k.Tags, ",")),
-		csvSafe(strings.Join(k.Questions, "\n"))}
+		csvSafe(strings.Join(k.Questions, "\n")), chat.StatusOf(k)}
 }
 
 // orEmpty returns list, or an empty list for nil: an export writes a list it has none of as [].

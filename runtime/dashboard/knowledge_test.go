@@ -79,10 +79,10 @@ func TestKnowledgeImportAndExport(t *testing.T) {
 		t.Fatalf("the CSV export: %d %v", exp.StatusCode, exp.Header)
 	}
 	rows, err := csv.NewReader(strings.NewReader(exp.Body)).ReadAll()
-	if err != nil || len(rows) != 5 || strings.Join(rows[0], ",") != "title,content,url,tags,questions" {
+	if err != nil || len(rows) != 5 || strings.Join(rows[0], ",") != "title,content,url,tags,questions,status" {
 		t.Fatalf("the CSV export: %v %q", err, exp.Body)
 	}
-	if !strings.Contains(exp.Body, "Parking,Free parking behind the store.,https://alpha.example/parking,") {
+	if !strings.Contains(exp.Body, "Parking,Free parking behind the store.,https://alpha.example/parking,,,published") {
 		t.Errorf("the CSV export lacks the imported item: %s", exp.Body)
 	}
 	if j := c.get("/dashboard/knowledge/export/json"); !strings.Contains(j.Body, `"title": "Opening hours"`) {
@@ -265,7 +265,7 @@ func TestKnowledgeQuestions(t *testing.T) {
 			exported = row
 		}
 	}
-	if len(exported) != 5 || exported[4] != "When do you close?\nAre you open on Sundays?" {
+	if len(exported) != 6 || exported[4] != "When do you close?\nAre you open on Sundays?" {
 		t.Fatalf("the CSV export's row: %q", exported)
 	}
 	// Deleted and imported again from the export's row, then from JSON.
@@ -416,5 +416,69 @@ func TestKnowledgeCharactersCeilingInDashboard(t *testing.T) {
 	}
 	if form := c.get("/dashboard/knowledge/kn_alpha_0?question=Q3"); strings.Contains(form.Body, `id="question-added"`) {
 		t.Errorf("a question listed in another case is added again")
+	}
+}
+
+// TestKnowledgeDrafts: the item form keeps an item as a draft and publishes it again, the list marks and filters
+// drafts, and a CSV import and export carry the status.
+func TestKnowledgeDrafts(t *testing.T) {
+	e := newEnv(t)
+	c := newClient(t, e.url)
+	c.signIn("alpha@owners.example")
+	token := c.csrf()
+	draft := func(id string) bool {
+		t.Helper()
+		k, err := e.store.GetKnowledge(t.Context(), "alpha", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k.Draft
+	}
+
+	item := url.Values{"csrf": {token}, "title": {"Returns alpha"}, "content": {"Return within 60 days."}}
+	item.Set("status", "draft")
+	if res := c.post("/dashboard/knowledge/kn_alpha_1", item); res.StatusCode != http.StatusSeeOther || !draft("kn_alpha_1") {
+		t.Fatalf("saved with the draft box ticked: %d, draft %v", res.StatusCode, draft("kn_alpha_1"))
+	}
+	if page := c.get("/dashboard/knowledge/kn_alpha_1"); !strings.Contains(page.Body, `value="draft" checked`) {
+		t.Errorf("the form of a draft does not tick the box: %s", page.Body)
+	}
+	list := c.get("/dashboard/knowledge")
+	if !strings.Contains(list.Body, `Returns alpha</a> <span class="tag warn">Draft</span>`) {
+		t.Errorf("the list does not mark the draft: %s", list.Body)
+	}
+	for status, want := range map[string][]string{"draft": {"Returns alpha"}, "published": {"Shipping alpha"}, "": {"Returns alpha", "Shipping alpha"},
+		"nonsense": {"Returns alpha", "Shipping alpha"}} {
+		page := c.get("/dashboard/knowledge?status=" + status).Body
+		for _, title := range []string{"Returns alpha", "Shipping alpha"} {
+			if listed := strings.Contains(page, ">"+title+"</a>"); listed != slices.Contains(want, title) {
+				t.Errorf("status=%s: %q listed %v", status, title, listed)
+			}
+		}
+	}
+	item.Del("status") // an unticked box sends nothing
+	if res := c.post("/dashboard/knowledge/kn_alpha_1", item); res.StatusCode != http.StatusSeeOther || draft("kn_alpha_1") {
+		t.Errorf("saved without the box: %d, still a draft", res.StatusCode)
+	}
+
+	if res := c.upload(token, "a.csv", "title,content,status\nGift cards,Coming soon.,Draft\n"); res.StatusCode != http.StatusUnprocessableEntity ||
+		!strings.Contains(res.Body, "Line 2: the status must be published or draft") {
+		t.Errorf("an unknown status in a CSV file: %d %s", res.StatusCode, res.Body)
+	}
+	if res := c.upload(token, "a.csv", "title,content,status\nGift cards,Coming soon.,draft\nHours,Open 9 to 5.,\n"); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("a CSV import with a status column: %d %s", res.StatusCode, res.Body)
+	}
+	exp := c.get("/dashboard/knowledge/export/csv").Body
+	for _, line := range []string{"Gift cards,Coming soon.,,,,draft", "Hours,Open 9 to 5.,,,,published"} {
+		if !strings.Contains(exp, line) {
+			t.Errorf("the CSV export lacks %q: %s", line, exp)
+		}
+	}
+	if j := c.get("/dashboard/knowledge/export/json").Body; !strings.Contains(j, `"status": "draft"`) || !strings.Contains(j, `"status": "published"`) {
+		t.Errorf("the JSON export: %s", j)
+	}
+	if page := c.get("/dashboard/knowledge?lang=de&status=draft").Body; !strings.Contains(page, `<span class="tag warn">Entwurf</span>`) ||
+		!strings.Contains(page, `<option value="draft" selected>Entwürfe</option>`) {
+		t.Errorf("the German list: %s", page)
 	}
 }
