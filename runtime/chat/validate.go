@@ -18,7 +18,7 @@ type KnowledgeInput struct {
 	Tags    []string
 	// Questions are questions visitors ask that the item answers; each is one line, its white space folded.
 	Questions []string
-	// Status is StatusPublished or StatusDraft; empty is StatusPublished.
+	// Status is StatusPublished or StatusDraft, white space around it trimmed; empty is StatusPublished.
 	Status string
 }
 
@@ -146,7 +146,7 @@ func (in KnowledgeInput) Validate() (store.Knowledge, []FieldError) {
 			k.Questions = append(k.Questions, strings.Join(strings.Fields(q), " "))
 		}
 	}
-	switch in.Status {
+	switch strings.TrimSpace(in.Status) {
 	case "", StatusPublished:
 	case StatusDraft:
 		k.Draft = true

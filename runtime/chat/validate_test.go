@@ -63,7 +63,7 @@ func TestValidateKnowledge(t *testing.T) {
 			{Field: chat.FieldQuestions, Index: -1, Problem: chat.ProblemTooMany, Limit: chat.MaxQuestions, Length: chat.MaxQuestions + 1}}},
 		{name: "a draft", in: chat.KnowledgeInput{Title: "t", Content: "c", Status: chat.StatusDraft},
 			item: store.Knowledge{Title: "t", Content: "c", Tags: []string{}, Draft: true}},
-		{name: "published by name", in: chat.KnowledgeInput{Title: "t", Content: "c", Status: chat.StatusPublished},
+		{name: "published by name, trimmed", in: chat.KnowledgeInput{Title: "t", Content: "c", Status: " published\n"},
 			item: store.Knowledge{Title: "t", Content: "c", Tags: []string{}}},
 		{name: "a status of another case or unknown", in: chat.KnowledgeInput{Title: "t", Content: "c", Status: "Draft"}, want: []chat.FieldError{
 			{Field: chat.FieldStatus, Index: -1, Problem: chat.ProblemNotStatus}}},

@@ -298,7 +298,7 @@ func TestDraftsAreNotAnswered(t *testing.T) {
 	if a := ask(); a["answered"] != false {
 		t.Errorf("answered from an item made a draft again: %v", a)
 	}
-	for status, want := range map[string]int{`"Draft"`: 422, `"archived"`: 422, `" draft"`: 422, `true`: 400, `["draft"]`: 400} {
+	for status, want := range map[string]int{`"Draft"`: 422, `"archived"`: 422, `"drafts"`: 422, `true`: 400, `["draft"]`: 400} {
 		r := e.do(http.MethodPut, "/api/v1/knowledge/"+id, owner, `{`+item+`, "status": `+status+`}`)
 		if r.status != want || !strings.Contains(string(r.body), "status") {
 			t.Errorf("status %s: %d %s; want %d naming the field", status, r.status, r.body, want)
