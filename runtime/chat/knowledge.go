@@ -56,9 +56,8 @@ func createKnowledge(ctx context.Context, st store.Store, k store.Knowledge, max
 }
 
 // UpdateKnowledge replaces an item's title, content, URL, tags, questions, draft status and UpdatedAt, or returns
-// store.ErrNotFound. With
-// maxChars > 0 and the merchant's items holding more characters with the new text, nothing is written and
-// store.ErrKnowledgeSizeLimit is returned (exact under concurrency).
+// store.ErrNotFound. With maxChars > 0 and the merchant's items holding more characters with the new text, nothing
+// is written and store.ErrKnowledgeSizeLimit is returned (exact under concurrency).
 func UpdateKnowledge(ctx context.Context, st store.Store, k store.Knowledge, maxChars int) error {
 	err := st.Write(ctx, func(tx store.Tx) error {
 		if err := tx.TouchKnowledge(ctx, k.MerchantID, 0); err != nil {

@@ -38,6 +38,19 @@ func StatusOf(k store.Knowledge) string {
 	return StatusPublished
 }
 
+// DraftFilter is a listing's status parameter as store.KnowledgeFilter.Draft: nil for none, and ok false for a
+// value that names no status.
+func DraftFilter(status string) (draft *bool, ok bool) {
+	switch status {
+	case "":
+		return nil, true
+	case StatusPublished, StatusDraft:
+		d := status == StatusDraft
+		return &d, true
+	}
+	return nil, false
+}
+
 // The fields of a knowledge item, as FieldError names them (the API's JSON names).
 const (
 	FieldTitle     = "title"

@@ -125,16 +125,6 @@ func inputOf(k store.Knowledge) knowledgeInput {
 		Status: chat.StatusOf(k)}
 }
 
-// statusFilter is the knowledge page's status parameter as a filter: nil for every item, and for a value that is
-// no status, as a search for nothing known shows everything rather than an error page.
-func statusFilter(status string) *bool {
-	if status != chat.StatusPublished && status != chat.StatusDraft {
-		return nil
-	}
-	draft := status == chat.StatusDraft
-	return &draft
-}
-
 // knowledge lists and searches the knowledge base, with the forms to add and import items.
 func (d *Dashboard) knowledge(w http.ResponseWriter, r *http.Request, v *view) error {
 	return d.knowledgePage(w, r, v, http.StatusOK, nil)
@@ -152,8 +142,10 @@ func (d *Dashboard) knowledgePage(w http.ResponseWriter, r *http.Request, v *vie
 		}
 		data["Question"], data["Candidates"], data["New"] = question, hits, knowledgeInput{Questions: []string{question}}
 	}
+	// A status parameter that names no status lists every item, as the form's "All" does, not an error page.
+	draft, _ := chat.DraftFilter(q.Get("status"))
 	list, next, err := d.store.ListKnowledge(r.Context(), v.merchant.MerchantID,
-		store.KnowledgeFilter{Query: q.Get("q"), Draft: statusFilter(q.Get("status")), Limit: pageSize, Cursor: q.Get("cursor")})
+		store.KnowledgeFilter{Query: q.Get("q"), Draft: draft, Limit: pageSize, Cursor: q.Get("cursor")})
 	if err != nil {
 		return err
 	}

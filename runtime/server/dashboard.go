@@ -292,13 +292,9 @@ func (s *Server) listKnowledge(w http.ResponseWriter, r *http.Request, m *tenant
 	if f.Tag, err = textParam(q, "tag"); err != nil {
 		return err
 	}
-	switch v := q.Get("status"); v {
-	case "":
-	case chat.StatusPublished, chat.StatusDraft:
-		draft := v == chat.StatusDraft
-		f.Draft = &draft
-	default:
-		return newError(http.StatusBadRequest, codeInvalidRequest, "status must be %q or %q, not %q", chat.StatusPublished, chat.StatusDraft, v)
+	var ok bool
+	if f.Draft, ok = chat.DraftFilter(q.Get("status")); !ok {
+		return newError(http.StatusBadRequest, codeInvalidRequest, "status must be %q or %q, not %q", chat.StatusPublished, chat.StatusDraft, q.Get("status"))
 	}
 	items, next, err := s.store.ListKnowledge(r.Context(), m.MerchantID, f)
 	if err != nil {
