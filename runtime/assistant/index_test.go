@@ -47,6 +47,7 @@ func TestTermsStemsAndDropsStopWords(t *testing.T) {
 		{"Do you deliver to the UK?", []string{"deliv", "uk"}},
 		{"how do I wash my down jacket", []string{"wash", "down", "jacket"}},
 		{"is it the", nil},
+		{"wheres the shop, hows it going", []string{"shop"}}, // contractions typed without their apostrophe
 	}
 	for _, tt := range tests {
 		var got []string
