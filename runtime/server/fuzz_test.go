@@ -80,7 +80,7 @@ func FuzzListQuery(f *testing.F) {
 
 // FuzzKnowledgeBody sends arbitrary bodies to create a knowledge item on PostgreSQL, the stricter store: the
 // answer is always a documented 201 or 4xx in the error envelope, never a 500 or a panic, and an item created
-// reads back as the creation answered it, listed questions included (nothing half-written). The plan's ceilings
+// reads back as the creation answered it, listed questions and status included (nothing half-written). The plan's ceilings
 // are far off, so that each body is judged on its own.
 func FuzzKnowledgeBody(f *testing.F) {
 	e := newEnv(f, onPostgres(f))
@@ -94,6 +94,8 @@ func FuzzKnowledgeBody(f *testing.F) {
 		`{"title": "t", "content": "c", "questions": "q"}`, `{"title": "t", "content": "c", "questions": [1]}`,
 		`{"title": "t", "content": "c", "questions": ["\u0000"]}`, `{"title": "", "content": ""}`, `{}`, `[]`, `null`,
 		`{"title": "t", "content": "c", "extra": 1}`, `{"title": "t", "content": "` + "\xff" + `"}`,
+		`{"title": "t", "content": "c", "status": "draft"}`, `{"title": "t", "content": "c", "status": "Draft"}`,
+		`{"title": "t", "content": "c", "status": null}`, `{"title": "t", "content": "c", "status": 1}`,
 	} {
 		f.Add(seed)
 	}
