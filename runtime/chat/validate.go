@@ -38,9 +38,9 @@ func StatusOf(k store.Knowledge) string {
 	return StatusPublished
 }
 
-// DraftFilter is a listing's status parameter as store.KnowledgeFilter.Draft: nil for none, and ok false for a
-// value that names no status.
-func DraftFilter(status string) (draft *bool, ok bool) {
+// ParseStatus reads a status as store.Knowledge.Draft, for an item (Validate) and for a listing's filter
+// (store.KnowledgeFilter.Draft): nil when none is given, ok false for a value that names no status.
+func ParseStatus(status string) (draft *bool, ok bool) {
 	switch status {
 	case "":
 		return nil, true
@@ -159,12 +159,11 @@ func (in KnowledgeInput) Validate() (store.Knowledge, []FieldError) {
 			k.Questions = append(k.Questions, strings.Join(strings.Fields(q), " "))
 		}
 	}
-	switch strings.TrimSpace(in.Status) {
-	case "", StatusPublished:
-	case StatusDraft:
-		k.Draft = true
-	default:
+	switch draft, ok := ParseStatus(strings.TrimSpace(in.Status)); {
+	case !ok:
 		add(FieldStatus, -1, ProblemNotStatus, 0, 0)
+	case draft != nil:
+		k.Draft = *draft
 	}
 	if problems != nil {
 		return store.Knowledge{}, problems

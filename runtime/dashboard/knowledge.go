@@ -143,7 +143,7 @@ func (d *Dashboard) knowledgePage(w http.ResponseWriter, r *http.Request, v *vie
 		data["Question"], data["Candidates"], data["New"] = question, hits, knowledgeInput{Questions: []string{question}}
 	}
 	// A status parameter that names no status lists every item, as the form's "All" does, not an error page.
-	draft, _ := chat.DraftFilter(q.Get("status"))
+	draft, _ := chat.ParseStatus(q.Get("status"))
 	list, next, err := d.store.ListKnowledge(r.Context(), v.merchant.MerchantID,
 		store.KnowledgeFilter{Query: q.Get("q"), Draft: draft, Limit: pageSize, Cursor: q.Get("cursor")})
 	if err != nil {

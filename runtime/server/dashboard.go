@@ -293,7 +293,7 @@ func (s *Server) listKnowledge(w http.ResponseWriter, r *http.Request, m *tenant
 		return err
 	}
 	var ok bool
-	if f.Draft, ok = chat.DraftFilter(q.Get("status")); !ok {
+	if f.Draft, ok = chat.ParseStatus(q.Get("status")); !ok {
 		return newError(http.StatusBadRequest, codeInvalidRequest, "status must be %q or %q, not %q", chat.StatusPublished, chat.StatusDraft, q.Get("status"))
 	}
 	items, next, err := s.store.ListKnowledge(r.Context(), m.MerchantID, f)

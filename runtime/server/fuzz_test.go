@@ -80,8 +80,8 @@ func FuzzListQuery(f *testing.F) {
 
 // FuzzKnowledgeBody sends arbitrary bodies to create a knowledge item on PostgreSQL, the stricter store: the
 // answer is always a documented 201 or 4xx in the error envelope, never a 500 or a panic, and an item created
-// reads back as the creation answered it, listed questions and status included (nothing half-written). The plan's ceilings
-// are far off, so that each body is judged on its own.
+// reads back as the creation answered it, listed questions and status included (nothing half-written). The
+// plan's ceilings are far off, so that each body is judged on its own.
 func FuzzKnowledgeBody(f *testing.F) {
 	e := newEnv(f, onPostgres(f))
 	e.addMerchant("fuzz", func(b *tenant.Bundle) {

@@ -103,10 +103,12 @@ func (h harness) isolatedKnowledge(t *testing.T) {
 	hijack := item("B", "k1", base)
 	wantErr(t, "B updating A's item", chat.UpdateKnowledge(t.Context(), s, hijack, 0), store.ErrNotFound)
 	wantErr(t, "B deleting A's item", chat.DeleteKnowledge(t.Context(), s, "B", "k1"), store.ErrNotFound)
-	for _, query := range []string{"secret", "vault"} { // a title's word, a listed question's
-		items, _, err := s.ListKnowledge(t.Context(), "B", store.KnowledgeFilter{Query: query})
+	// A title's word, a listed question's, the status of A's item.
+	published := false
+	for _, f := range []store.KnowledgeFilter{{Query: "secret"}, {Query: "vault"}, {Draft: &published}} {
+		items, _, err := s.ListKnowledge(t.Context(), "B", f)
 		if err != nil || len(items) != 0 {
-			t.Errorf("B searching %q lists A's items: %+v, %v", query, items, err)
+			t.Errorf("B listing with %+v lists A's items: %+v, %v", f, items, err)
 		}
 	}
 	if ids := allKnowledgeIDs(t, s, "B"); len(ids) != 0 {
