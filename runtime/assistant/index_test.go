@@ -518,6 +518,30 @@ func TestSplitParts(t *testing.T) {
 	}
 }
 
+// TestSplitWordWeighsBothParts checks that a word the index has only as two words written apart counts as both,
+// each weighing as the base weighs it: as its commoner part alone, "motorbike" was explained by any item about
+// bikes.
+func TestSplitWordWeighsBothParts(t *testing.T) {
+	ix := NewIndex([]Item{
+		{ID: "fixes", Title: "Quick fixes", Content: "We fix punctures on any bike while you wait."},
+		{ID: "ebikes", Title: "E-bikes", Content: "We update the motor of your e-bike."},
+		{ID: "hire", Title: "Bike hire", Content: "Hire a bike by the day."},
+	})
+	q := ix.parseQuery("motorbike")
+	var got []string
+	for _, qt := range q.terms {
+		for _, a := range qt.alts {
+			got = append(got, ix.cache.stems[a.id])
+		}
+		if want := ix.idf[qt.alts[0].id]; qt.idf != want {
+			t.Errorf("the part %q of %q weighs %.2f, want its IDF %.2f", ix.cache.stems[qt.alts[0].id], qt.word, qt.idf, want)
+		}
+	}
+	if !slices.Equal(got, []string{"motor", "bike"}) {
+		t.Errorf("motorbike is matched as %q, want the two terms motor and bike", got)
+	}
+}
+
 func TestShorterStems(t *testing.T) {
 	ix := NewIndex([]Item{{ID: "a", Title: "Changes", Content: "Change your booking or your room at the front desk."}})
 	tests := []struct {

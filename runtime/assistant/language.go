@@ -1,6 +1,7 @@
 package assistant
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/blevesearch/snowballstem"
@@ -21,6 +22,9 @@ type language struct {
 	compounds bool
 	// clauseBreaks are the words that may join two questions in one message ("and", "also"; see splitClauses).
 	clauseBreaks []string
+	// askingWords are the words a clause that asks begins with: question words and the verbs a question is
+	// turned with ("can", "is", "do"; see storyWords); leadIns the words that may come before them ("so can I").
+	askingWords, leadIns map[string]struct{}
 	// thesaurus returns the language's groups of synonyms, matched to a question word the knowledge base lacks;
 	// nil for English, which has word vectors instead.
 	thesaurus func() *thesaurus
@@ -38,10 +42,17 @@ type language struct {
 var (
 	englishLanguage = &language{stem: stem, stopWords: stopWords, rarity: generalRarity,
 		clauseBreaks: []string{"and", "also", "plus"}, idioms: englishIdioms, wordClasses: englishWordClasses,
-		english: true}
+		askingWords: toSet(`can could will would shall should may might must is are am was were do does did have has
+			had how what where when why which who whom whose any anyone anything wheres whats hows whens whos`),
+		leadIns: toSet(`so but and then just also ok okay well`), english: true}
 	germanLanguage = &language{stem: stemGerman, stopWords: germanStopWords, rarity: germanRarity,
 		clauseBreaks: []string{"und", "außerdem", "ausserdem"}, compounds: true, thesaurus: germanThesaurus,
-		idioms: germanIdioms, wordClasses: germanWordClasses}
+		idioms: germanIdioms, wordClasses: germanWordClasses,
+		askingWords: toSet(`kann kannst können könnt koennen koennt könnte könnten koennte koennten gibt gibts ist
+			sind bin bist muss musst müssen muessen darf darfst dürfen duerfen habe hast hat habt haben bietet bieten
+			bietest wird werden soll sollte sollen brauche brauchst braucht wie was wo wann warum welche welcher
+			welches welchen welchem wer wen wem wieso weshalb woher wohin womit wofür wofuer wieviel wieviele`),
+		leadIns: toSet(`also aber und dann ok okay na`)}
 )
 
 // languageOf returns the language of a BCP 47 locale such as "de-AT": German for German, English otherwise.
@@ -84,4 +95,38 @@ var germanStopWords = toSet(`aber alle allem allen aller alles als also am an an
 func (l *language) informative(word string) bool {
 	_, stop := l.stopWords[word]
 	return !stop
+}
+
+// storyWords returns the words of message that it uses only in clauses that tell rather than ask, when it has
+// both: "my chain snapped on the way to work" of "my chain snapped on the way to work, can I just drop in and
+// get a new one put on now?". A clause asks when it begins with one of the language's asking words, after a
+// lead-in or not; clauses end at punctuation. A message of one clause, or of no clause that asks, has none.
+func (l *language) storyWords(message string) []string {
+	var asking, telling []string
+	for clause := range strings.FieldsFuncSeq(message, func(r rune) bool { return strings.ContainsRune(",;:.?!\n", r) }) {
+		words := tokenize(clause)
+		if len(words) == 0 {
+			continue
+		}
+		if l.asks(words) {
+			asking = append(asking, words...)
+		} else {
+			telling = append(telling, words...)
+		}
+	}
+	if len(asking) == 0 {
+		return nil
+	}
+	return slices.DeleteFunc(telling, func(w string) bool { return slices.Contains(asking, w) })
+}
+
+// asks reports whether a clause of these words asks: its first word, or the first after a lead-in, is an asking
+// word.
+func (l *language) asks(words []string) bool {
+	first := words[0]
+	if _, lead := l.leadIns[first]; lead && len(words) > 1 {
+		first = words[1]
+	}
+	_, ok := l.askingWords[first]
+	return ok
 }

@@ -534,3 +534,36 @@ func TestNumbersTheBaseLacks(t *testing.T) {
 		{"what is 2 + 2", ""},
 	})
 }
+
+// TestStoryAroundTheQuestion checks that words a visitor uses only to tell what happened, which the knowledge base
+// never writes, count less against the item that answers what they ask (both are declined when they count in
+// full), while a question about something the base does not cover stays declined however it is told.
+func TestStoryAroundTheQuestion(t *testing.T) {
+	ix := NewIndex(baseItems(t, "bicycle"))
+	checkAnswers(t, ix, "", []answerCase{
+		{"rode it to work for a week and honestly it isn't for me, can I get a refund?", "returns"},
+		{"the brakes squeal terribly when it rains, can you fit new pads?", "quick-fixes"},
+		{"my grandmother is visiting next week, can you recommend a good restaurant?", ""},
+		{"we're a family of four heading off on holiday, can you recommend a cheap hotel?", ""},
+	})
+}
+
+func TestStoryWords(t *testing.T) {
+	tests := []struct {
+		lang    *language
+		message string
+		want    []string
+	}{
+		{englishLanguage, "the brakes squeal when it rains, can you fit new pads?", []string{"the", "brakes", "squeal", "when", "it", "rains"}},
+		{englishLanguage, "my chain snapped. So can you fit a chain today?", []string{"my", "snapped"}},
+		{englishLanguage, "can you fit new pads?", nil},                 // one clause
+		{englishLanguage, "my chain snapped, no idea what to do", nil},  // no clause asks
+		{englishLanguage, "can you fit pads, and how much is it?", nil}, // every clause asks
+		{germanLanguage, "Der Kurs ist voll, kann ich trotzdem kommen?", []string{"der", "kurs", "ist", "voll"}},
+	}
+	for _, tt := range tests {
+		if got := tt.lang.storyWords(tt.message); !slices.Equal(got, tt.want) {
+			t.Errorf("storyWords(%q) = %q, want %q", tt.message, got, tt.want)
+		}
+	}
+}
