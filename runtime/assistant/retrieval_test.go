@@ -567,3 +567,9 @@ func TestStoryWords(t *testing.T) {
 		}
 	}
 }
+
+// TestLeavingTheCarIsParking checks that a visitor asking where to leave the car is answered from the item on
+// parking, which need not write "leave" or "car".
+func TestLeavingTheCarIsParking(t *testing.T) {
+	checkAnswers(t, NewIndex(baseItems(t, "dental")), "", []answerCase{{"is there anywhere nearby to leave the car", "location-parking"}})
+}
