@@ -17,6 +17,7 @@ func FuzzRespond(f *testing.F) {
 		{"Prices", "Private examination 55. Call 020 7946 0958 or +49 341 1234567.", "", "how much is a check up"},
 		{"United Kingdom", "We ship to the United Kingdom every six to twelve months at $25 a day.", "Do you ship to the UK?", "do you ship to the UK"},
 		{"Kursgebühren", "Ein Intensivkurs kostet 480 Euro und dauert vier Wochen.", "Was kostet der Kurs?", "Wie lange dauert der Kurs, was kostet er?"},
+		{"Motor repairs", "We fix e-bike motors and bikes.", "", "my chain snapped, so can you fix my motorbike? ,;:"},
 		{"", "", "", ""},
 		{"9:", "12.5 am 1-800- pm 99999999999999999999 €", "the a of", "5am 10.30pm how long how much is when"},
 		{"\xff\xfe", "A\xc2B C\xe2\x82", "\xe2\x82 often?", "\xc2? how often"},
