@@ -115,6 +115,21 @@ func TestSynonymIsNotUnknown(t *testing.T) {
 	})
 }
 
+// Informal words and abbreviations visitors type match the words help pages write: "telly" the "TV" of the
+// recycling page, "yr" the "years" of the kids' bikes, "info" the "information" of the privacy page.
+func TestInformalWords(t *testing.T) {
+	ix := NewIndex([]Item{
+		{ID: "recycling", Title: "Recycling old electricals", Content: "We collect your old TV when we deliver the new one."},
+		{ID: "kids", Title: "Kids' bikes", Content: "Balance bikes suit children from 2 to 4 years."},
+		{ID: "privacy", Title: "Privacy", Content: "Read what information we keep about you and why."},
+	})
+	checkAnswers(t, ix, "", []answerCase{
+		{"will you take my old telly away", "recycling"},
+		{"bike for a 3 yr old", "kids"},
+		{"info you keep on me", "privacy"},
+	})
+}
+
 func TestDerivedStems(t *testing.T) {
 	tests := []struct {
 		word    string

@@ -595,7 +595,7 @@ var stopWords = toSet(`a about above after again against aint all also am an and
 	no nor not now of off oh ok okay on once one only or other ought our ours ourselves out over own
 	please pls really s same shall she shes should shouldnt shouldve so some someone something such sure
 	t tell than thank thanks that thatll thats the their theirs them themselves then there theres these they theyd
-	theyll theyre theyve this those through thx to too u under until up ur us very wanna want was wasnt we werent
+	theyll theyre theyve this those tho through thru thx til to too u under until up ur us very wanna want was wasnt we werent
 	weve were what whats when whens where wheres whether which while who wholl whom whos why whys will with wont
 	would wouldnt wouldve yall yes yet you youd youll your youre yours yourself yourselves youve`)
 
