@@ -71,7 +71,11 @@ type accuracy struct {
 	// them declined with their item among the suggestions; offTopic counts the unanswerable questions declined
 	// with suggestions.
 	missed, suggested, offTopic int
-	failures                    []string
+	// wrong counts the answers that cite a wrong item: an answerable question answered from another item, or an
+	// unanswerable one answered at all. A visitor misled is worse off than one told the bot does not know, which
+	// top-1 and declines alone do not show.
+	wrong    int
+	failures []string
 }
 
 // recallDepth is how many hits recall is measured over.
@@ -85,9 +89,9 @@ func (a accuracy) ranked() float64   { return float64(a.first) / float64(a.answe
 func (a accuracy) String() string {
 	return fmt.Sprintf("top-1 accuracy on answerable: %d/%d = %.3f; unanswerable declined: %d/%d = %.3f; "+
 		"ranked first, declined or not: %d/%d = %.3f; recall@%d: %d/%d = %.3f; missed but suggested: %d/%d; "+
-		"declined with suggestions: %d/%d", a.correct, a.answerable, a.top1(),
+		"declined with suggestions: %d/%d; answered wrongly: %d of %d answers", a.correct, a.answerable, a.top1(),
 		a.declined, a.unanswerable, a.declines(), a.first, a.answerable, a.ranked(), recallDepth, a.recalled,
-		a.answerable, a.recall(), a.suggested, a.missed, a.offTopic, a.declined)
+		a.answerable, a.recall(), a.suggested, a.missed, a.offTopic, a.declined, a.wrong, a.correct+a.wrong)
 }
 
 // suggests reports whether reply, one that has no answer, suggests item id.
@@ -108,6 +112,9 @@ func runFixture(tb testing.TB, ix *Index, qs []fixtureQuestion) accuracy {
 		got := "<" + string(reply.Kind) + ">"
 		if reply.Kind == KindAnswer {
 			got = reply.Sources[0].KnowledgeID
+			if q.Expect == nil || got != *q.Expect {
+				acc.wrong++
+			}
 		}
 		if q.Expect == nil {
 			acc.unanswerable++
@@ -219,6 +226,7 @@ func benchmarkAccuracy(b *testing.B, ix *Index, qs []fixtureQuestion, logMisses 
 	b.ReportMetric(acc.declines(), "declined")
 	b.ReportMetric(acc.recall(), "recall@5")
 	b.ReportMetric(acc.ranked(), "first")
+	b.ReportMetric(float64(acc.wrong), "wrong")
 	b.Log(acc)
 	if logMisses {
 		for _, f := range acc.failures {
