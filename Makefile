@@ -142,6 +142,10 @@ bench-webhooks: ## Chat at 200 new conversations a second on `parley dev` with a
 bench-stream: ## Stream answers from a fake model provider; report time to the first piece and the runtime's added latency.
 	go test ./runtime/server -run '^$$' -bench BenchmarkChatStream -benchtime 50x -count=1 -timeout 5m
 
+.PHONY: quality
+quality: ## Print the offline assistant's top-1, declines, ranking, recall@5 and wrong answers on the demo shop and each evaluation base (tuning and held-out parts).
+	go test ./runtime/assistant -run '^$$' -bench 'Quality|Fixture' -benchtime 1x -count=1
+
 .PHONY: wrk
 wrk: ## Install wrk from Debian's packages if missing.
 	@command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends wrk; }
