@@ -3,7 +3,7 @@ package assistant
 import "slices"
 
 // synonymGroups are words that customers and help pages use for the same thing, British and American spellings,
-// and the informal words and abbreviations visitors type for common ones ("telly", "quid", "yr", "info"), which
+// and the informal words and abbreviations visitors type for common ones ("telly", "quid", "yr"), which
 // the word vectors lack or place far from them. They are general vocabulary of buying and of asking for help,
 // never a business's products (the word vectors relate "coat" and "jacket", "gas" and "fuel"); a query word also
 // matches the other words of its groups, at synonymFactor.
@@ -37,7 +37,6 @@ var synonymGroups = [][]string{
 	{"quid", "pound"},
 	{"dosh", "money"},
 	{"yr", "yrs", "year"},
-	{"info", "information"},
 }
 
 // synonyms maps a stem to the stems of its synonyms; built once from synonymGroups and never changed.
