@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/parley-dev/parley/internal/dev/demo"
@@ -271,6 +272,50 @@ func BenchmarkSearch1000(b *testing.B) { benchmarkSearch(b, NewIndex(syntheticIt
 // questions searched ask.
 func BenchmarkSearch1000Questions(b *testing.B) {
 	benchmarkSearch(b, NewIndex(withListedQuestions(b, syntheticItems(b, 1000))))
+}
+
+// BenchmarkSearch1000Vocabulary is BenchmarkSearch1000 over items that also name 15 words each of general
+// English, so that the index has some 13,000 terms, as a merchant's thousand help pages might, rather than the
+// demo shop's few hundred: what a question word the base lacks costs to match by meaning grows with the
+// vocabulary it is compared with.
+func BenchmarkSearch1000Vocabulary(b *testing.B) {
+	benchmarkSearch(b, NewIndex(withGeneralWords(syntheticItems(b, 1000))))
+}
+
+// withGeneralWords appends to each item 15 of the word vectors' words from the 1,000th to the 30,000th
+// commonest, deterministically and spread over all of them.
+func withGeneralWords(items []Item) []Item {
+	words := vectors().words[1000:30000]
+	for i := range items {
+		var extra strings.Builder
+		for j := range 15 {
+			extra.WriteString(" " + words[(i*15+j)*7919%len(words)])
+		}
+		items[i].Content += extra.String()
+	}
+	return items
+}
+
+// BenchmarkRespondLongMessage answers messages of 4,000 characters, the most the chat API takes, of words of
+// general English that a knowledge base of 1,000 items mostly lacks: what a visitor who wants to load the
+// runtime costs it a message.
+func BenchmarkRespondLongMessage(b *testing.B) {
+	ix := NewIndex(withGeneralWords(syntheticItems(b, 1000)))
+	words := vectors().words
+	for _, from := range []int{5000, 20000, 40000} {
+		var msg strings.Builder
+		for i := from; msg.Len() < 4000; i += 7 {
+			msg.WriteString(words[i] + " ")
+		}
+		req := Request{Message: msg.String()[:4000], Index: ix}
+		b.Run(fmt.Sprintf("from%d", from), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := (Retrieval{}).Respond(b.Context(), req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
 
 // benchmarkSearch searches ix with the demo shop's test questions in turn.

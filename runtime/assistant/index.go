@@ -95,9 +95,9 @@ type Index struct {
 	// cache is the vocabulary: it holds the stems of the indexed words and gives each stem its term ID, the
 	// position in idf and postings.
 	cache *stemCache
-	// termRows holds each term's row in the word vectors, or -1 (see termVectors); nil when the index is not
-	// English.
-	termRows []int32
+	// vectorTerms are the terms with a vector in the word vectors, by row (see termVectors); nil when the index
+	// is not English.
+	vectorTerms []rowTerm
 	// unknownIDF is the IDF a word found in no item would have.
 	unknownIDF float64
 	// questions holds the informative term IDs of each item's questions (Item.Questions), item by item, each
@@ -197,7 +197,7 @@ func (b *Builder) Build(items []Item, locale string) *Index {
 	}
 	ix.cache.writable = false
 	if ix.cache.language().english {
-		ix.termRows = termVectors(ix.cache, vectors())
+		ix.vectorTerms = termVectors(ix.cache, vectors())
 	}
 	vc := ix.cache
 	c.words, c.wordIDs, c.stems = vc.words, vc.wordIDs, vc.stems

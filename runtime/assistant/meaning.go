@@ -1,6 +1,9 @@
 package assistant
 
-import "slices"
+import (
+	"cmp"
+	"slices"
+)
 
 // Matching by meaning: a question word no item contains, nor a typo or a longer form of it, is matched to the
 // indexed words nearest to it in meaning by the cosine similarity of their word vectors ("voucher" to "coupon",
@@ -12,7 +15,8 @@ const (
 	// merely of one topic ("tooth" and "dentist", "weather" and "rain") about as near.
 	unrelatedSimilarity = 0.5
 	// minSimilarity is the lowest cosine at which an indexed word counts as near in meaning, worth a fifth of
-	// an exact match; nearer words are worth more.
+	// an exact match; nearer words are worth more. The word vectors list each word's nearest words from 0.59
+	// (hack/wordvec): a lower one needs the table written again.
 	minSimilarity = 0.6
 	// maxNeighbours is the most indexed terms a question word is matched to by meaning.
 	maxNeighbours = 3
@@ -30,11 +34,16 @@ type neighbour struct {
 	similarity float64
 }
 
-// termVectors returns, for each term of the vocabulary, the row of its vector in vecs, or -1: the row of the
-// commonest of its indexed words and its stem that the table has. A term with one of the commonest words of
-// English ("even", "well", "thing") gets -1: such words are near many others and say nothing about what a
-// question is about, so they are nobody's neighbours.
-func termVectors(c *stemCache, vecs *wordVectors) []int32 {
+// rowTerm is a term of an index's vocabulary with the row of its vector in the word vectors.
+type rowTerm struct {
+	row, id int32
+}
+
+// termVectors returns the terms of the vocabulary that have a vector in vecs, ordered by row, then ID: each with
+// the row of the commonest of its indexed words and its stem that the table has. A term with one of the
+// commonest words of English ("even", "well", "thing") is left out: such words are near many others and say
+// nothing about what a question is about, so they are nobody's neighbours.
+func termVectors(c *stemCache, vecs *wordVectors) []rowTerm {
 	rows := make([]int32, len(c.stems))
 	for id, s := range c.stems {
 		rows[id] = -1
@@ -54,13 +63,21 @@ func termVectors(c *stemCache, vecs *wordVectors) []int32 {
 			rows[c.wordIDs[i]] = -1
 		}
 	}
-	return rows
+	var out []rowTerm
+	for id, r := range rows {
+		if r >= 0 {
+			out = append(out, rowTerm{row: r, id: int32(id)})
+		}
+	}
+	slices.SortFunc(out, func(a, b rowTerm) int { return cmp.Or(cmp.Compare(a.row, b.row), cmp.Compare(a.id, b.id)) })
+	return out
 }
 
 // neighbours returns the indexed terms nearest to word in meaning, with a similarity of at least minSimilarity,
-// most similar first, at most maxNeighbours. One of the commonest words of English has none.
+// most similar first, at most maxNeighbours. One of the commonest words of English has none. The word vectors
+// list each word's nearest words, so that only the terms of those words are compared with it.
 func (ix *Index) neighbours(word string) []neighbour {
-	if r, _ := generalRarity(word); ix.termRows == nil || r == 0 {
+	if r, _ := generalRarity(word); ix.vectorTerms == nil || r == 0 {
 		return nil
 	}
 	vecs := vectors()
@@ -68,12 +85,20 @@ func (ix *Index) neighbours(word string) []neighbour {
 	if !ok {
 		return nil
 	}
-	var out []neighbour
-	for id, r := range ix.termRows {
-		if r < 0 {
-			continue
+	var near []rowTerm
+	add := func(r int32) {
+		i, _ := slices.BinarySearchFunc(ix.vectorTerms, r, func(t rowTerm, r int32) int { return cmp.Compare(t.row, r) })
+		for ; i < len(ix.vectorTerms) && ix.vectorTerms[i].row == r; i++ {
+			near = append(near, ix.vectorTerms[i])
 		}
-		s := vecs.cosine(row, r)
+	}
+	add(row)
+	vecs.nearest(row, add)
+	// In the order of their IDs, the first of equally similar terms is kept.
+	slices.SortFunc(near, func(a, b rowTerm) int { return cmp.Compare(a.id, b.id) })
+	var out []neighbour
+	for _, t := range near {
+		s := vecs.cosine(row, t.row)
 		if s < minSimilarity || (len(out) == maxNeighbours && s <= out[len(out)-1].similarity) {
 			continue
 		}
@@ -81,7 +106,7 @@ func (ix *Index) neighbours(word string) []neighbour {
 		for i > 0 && s > out[i-1].similarity {
 			i--
 		}
-		out = slices.Insert(out, i, neighbour{id: int32(id), similarity: s})
+		out = slices.Insert(out, i, neighbour{id: t.id, similarity: s})
 		if len(out) > maxNeighbours {
 			out = out[:maxNeighbours]
 		}

@@ -1,6 +1,7 @@
 package assistant
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"slices"
@@ -43,8 +44,10 @@ func TestWordVectorsNeighbours(t *testing.T) {
 }
 
 func TestParseWordVectors(t *testing.T) {
-	// Two words of four dimensions: "a" is (1, -1, 7, 0), "b" is (2, -2, 14, 0)/2 rounded, the same direction.
-	good := "parley-wordvec 1 2 4\na\nb\n" + string([]byte{0xF1, 0x07, 0xF1, 0x07})
+	// Two words of four dimensions: "a" is (1, -1, 7, 0), "b" is (2, -2, 14, 0)/2 rounded, the same direction;
+	// each lists the other as nearest (one row each, two bytes little-endian after the count).
+	const head, vecs = "parley-wordvec 2 2 4 0.59\na\nb\n", "\xF1\x07\xF1\x07"
+	good := head + vecs + "\x01\x00\x01\x00" + "\x01\x00\x00\x00"
 	v, err := parseWordVectors(good)
 	if err != nil {
 		t.Fatal(err)
@@ -52,15 +55,83 @@ func TestParseWordVectors(t *testing.T) {
 	if s, ok := v.similarity("a", "b"); !ok || math.Abs(s-1) > 1e-6 {
 		t.Errorf("similarity(a, b) = %v, %v; want 1", s, ok)
 	}
+	for row, want := range [][]int32{{1}, {0}} {
+		var got []int32
+		v.nearest(int32(row), func(r int32) { got = append(got, r) })
+		if !slices.Equal(got, want) {
+			t.Errorf("nearest(%d) = %v, want %v", row, got, want)
+		}
+	}
 	for name, table := range map[string]string{
-		"no header":     "",
-		"bad header":    "wordvec 2 4\na\nb\n",
-		"odd dims":      "parley-wordvec 1 1 3\na\n12",
-		"missing words": "parley-wordvec 1 3 4\na\nb\n",
-		"short vectors": "parley-wordvec 1 2 4\na\nb\n\x01\x02\x03",
+		"no header":        "",
+		"bad header":       "wordvec 2 4\na\nb\n",
+		"version 1":        "parley-wordvec 1 2 4\na\nb\n" + vecs,
+		"odd dims":         "parley-wordvec 2 1 3 0.59\na\n12\x00\x00",
+		"missing words":    "parley-wordvec 2 3 4 0.59\na\nb\n",
+		"short vectors":    head + "\x01\x02\x03",
+		"no lists":         head + vecs,
+		"one list missing": head + vecs + "\x00\x00",
+		"list too long":    head + vecs + "\x02\x00\x01\x00" + "\x00\x00",
+		"row out of range": head + vecs + "\x01\x00\x02\x00" + "\x00\x00",
+		"trailing bytes":   good + "\x00",
 	} {
 		if _, err := parseWordVectors(table); err == nil {
 			t.Errorf("%s: want an error", name)
+		}
+	}
+}
+
+// The lists of nearest words in the table hold every word at least as similar as they promise, and no other:
+// checked against a comparison with every word for a sample of them.
+func TestNearestWordsListed(t *testing.T) {
+	vecs := vectors()
+	const margin = 1e-6 // for rounding: the table was computed in other arithmetic
+	for a := int32(0); int(a) < len(vecs.words); a += 499 {
+		listed := make(map[int32]bool)
+		vecs.nearest(a, func(b int32) { listed[b] = true })
+		for b := range int32(len(vecs.words)) {
+			s := vecs.cosine(a, b)
+			switch {
+			case b != a && s >= vecs.nearCosine+margin && !listed[b]:
+				t.Errorf("%q and %q: cosine %.4f, not listed", vecs.words[a], vecs.words[b], s)
+			case listed[b] && s < vecs.nearCosine-margin:
+				t.Errorf("%q and %q: cosine %.4f, listed from %v", vecs.words[a], vecs.words[b], s, vecs.nearCosine)
+			}
+		}
+	}
+}
+
+// Looking neighbours up in the table finds what comparing the word with every term of the index finds, on the
+// evaluation bases with every word of their questions.
+func TestNeighboursAsByScan(t *testing.T) {
+	vecs := vectors()
+	for _, qb := range qualityBases {
+		if qb.locale != "" {
+			continue
+		}
+		ix := NewIndex(baseItems(t, qb.name))
+		byID := slices.Clone(ix.vectorTerms)
+		slices.SortFunc(byID, func(a, b rowTerm) int { return int(a.id - b.id) })
+		for _, part := range qualityParts {
+			for _, q := range baseQuestions(t, qb.name, part) {
+				for _, w := range tokenize(q.Q) {
+					row, ok := vecs.row(w)
+					if r, _ := generalRarity(w); !ok || r == 0 {
+						continue
+					}
+					var want []neighbour
+					for _, tm := range byID {
+						if s := vecs.cosine(row, tm.row); s >= minSimilarity {
+							want = append(want, neighbour{id: tm.id, similarity: s})
+						}
+					}
+					slices.SortStableFunc(want, func(a, b neighbour) int { return cmp.Compare(b.similarity, a.similarity) })
+					want = want[:min(len(want), maxNeighbours)]
+					if got := ix.neighbours(w); !slices.Equal(got, want) {
+						t.Errorf("%s: neighbours(%q) = %v, want %v", qb.name, w, got, want)
+					}
+				}
+			}
 		}
 	}
 }
@@ -146,8 +217,8 @@ func TestDeclineByMeaning(t *testing.T) {
 // Without vectors, as for a German index, no word is matched by meaning.
 func TestNoNeighboursInGerman(t *testing.T) {
 	ix := NewIndexForLocale([]Item{{ID: "a", Title: "Mitarbeiter", Content: "Mitarbeiter stempeln am Eingang."}}, "de")
-	if n := ix.neighbours("arbeiter"); n != nil || ix.termRows != nil {
-		t.Errorf("German index: neighbours = %v, termRows = %v; want none", n, ix.termRows)
+	if n := ix.neighbours("arbeiter"); n != nil || ix.vectorTerms != nil {
+		t.Errorf("German index: neighbours = %v, vectorTerms = %v; want none", n, ix.vectorTerms)
 	}
 	if strings.TrimSpace(wordvecTable) == "" {
 		t.Error("the embedded table is empty")
@@ -174,5 +245,15 @@ func TestWordOfTheVectorsIsNoTypo(t *testing.T) {
 	}
 	if !matches("pakcing") {
 		t.Error("pakcing does not match packing as a typo")
+	}
+}
+
+// BenchmarkNeighbours matches a word by meaning over an index of 1,000 items with a vocabulary like a merchant's
+// thousand help pages (see withGeneralWords): some 12,000 terms with a word vector.
+func BenchmarkNeighbours(b *testing.B) {
+	ix := NewIndex(withGeneralWords(syntheticItems(b, 1000)))
+	b.ReportMetric(float64(len(ix.vectorTerms)), "terms")
+	for b.Loop() {
+		ix.neighbours("voucher")
 	}
 }

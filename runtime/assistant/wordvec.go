@@ -9,7 +9,7 @@ import (
 )
 
 // wordvecTable is lexicon/wordvec.bin: GloVe vectors of the commonest English words, quantised to 4 bits a
-// component (see hack/wordvec for the format).
+// component, and each word's nearest words (see hack/wordvec for the format).
 //
 //go:embed lexicon/wordvec.bin
 var wordvecTable string
@@ -27,6 +27,11 @@ type wordVectors struct {
 	data string
 	// inverse holds the inverse of each vector's length.
 	inverse []float32
+	// near holds each word's list of its nearest words (see nearest), one after another; nearAt says where each
+	// word's list starts, and nearCosine is the least similarity of the words listed.
+	near       string
+	nearAt     []uint32
+	nearCosine float64
 	// products holds, for each two bytes a and b of vectors, the dot product of their two components, at
 	// a<<8|b, so that a dot product takes one look-up a byte.
 	products *[1 << 16]int8
@@ -36,6 +41,9 @@ type wordVectors struct {
 // embedded, so a malformed one is a build defect.
 var vectors = sync.OnceValue(func() *wordVectors {
 	v, err := parseWordVectors(wordvecTable)
+	if err == nil && v.nearCosine > minSimilarity {
+		err = fmt.Errorf("nearest words listed from a cosine of %g, above minSimilarity %g", v.nearCosine, minSimilarity)
+	}
 	if err != nil {
 		panic("assistant: lexicon/wordvec.bin: " + err.Error())
 	}
@@ -49,13 +57,15 @@ func parseWordVectors(table string) (*wordVectors, error) {
 		return nil, fmt.Errorf("no header")
 	}
 	var count, dims int
-	if _, err := fmt.Sscanf(header, "parley-wordvec 1 %d %d", &count, &dims); err != nil {
+	var nearCosine float64
+	if _, err := fmt.Sscanf(header, "parley-wordvec 2 %d %d %g", &count, &dims, &nearCosine); err != nil {
 		return nil, fmt.Errorf("header %q: %w", header, err)
 	}
 	if dims%2 != 0 {
 		return nil, fmt.Errorf("%d dimensions, want an even number", dims)
 	}
-	v := &wordVectors{words: make([]string, 0, count), wordTable: newStringTable(), width: dims / 2, inverse: make([]float32, count)}
+	v := &wordVectors{words: make([]string, 0, count), wordTable: newStringTable(), width: dims / 2, inverse: make([]float32, count),
+		nearCosine: nearCosine}
 	for i := range count {
 		w, after, ok := strings.Cut(rest, "\n")
 		if !ok {
@@ -68,10 +78,13 @@ func parseWordVectors(table string) (*wordVectors, error) {
 		v.wordTable.added(v.words)
 		rest = after
 	}
-	if len(rest) != count*v.width {
+	if len(rest) < count*v.width {
 		return nil, fmt.Errorf("%d bytes of vectors, want %d", len(rest), count*v.width)
 	}
-	v.data = rest
+	v.data, rest = rest[:count*v.width], rest[count*v.width:]
+	if err := v.parseNear(rest, count); err != nil {
+		return nil, fmt.Errorf("nearest words: %w", err)
+	}
 	v.products = new([1 << 16]int8)
 	for a := range 256 {
 		for b := range 256 {
@@ -85,6 +98,47 @@ func parseWordVectors(table string) (*wordVectors, error) {
 		}
 	}
 	return v, nil
+}
+
+// parseNear indexes the lists of nearest words, which follow the vectors: for each of count words, the number of
+// words listed and their rows, each two bytes little-endian.
+func (v *wordVectors) parseNear(lists string, count int) error {
+	v.near, v.nearAt = lists, make([]uint32, count)
+	at := 0
+	for row := range count {
+		if at+2 > len(lists) {
+			return fmt.Errorf("%d lists, want %d", row, count)
+		}
+		v.nearAt[row] = uint32(at)
+		n := int(v.nearRow(at))
+		at += 2 + 2*n
+		if at > len(lists) {
+			return fmt.Errorf("list of %q runs past the end", v.words[row])
+		}
+		for i := range n {
+			if r := v.nearRow(int(v.nearAt[row]) + 2 + 2*i); int(r) >= count {
+				return fmt.Errorf("list of %q holds row %d of %d", v.words[row], r, count)
+			}
+		}
+	}
+	if at != len(lists) {
+		return fmt.Errorf("%d bytes after the lists", len(lists)-at)
+	}
+	return nil
+}
+
+// nearRow decodes the row at offset at of the lists of nearest words.
+func (v *wordVectors) nearRow(at int) int32 { return int32(v.near[at]) | int32(v.near[at+1])<<8 }
+
+// nearest calls fn with the row of each word whose cosine similarity with row's is at least nearCosine, in
+// ascending order; the table lists them, so that matching a word by meaning takes no scan of a knowledge base's
+// vocabulary.
+func (v *wordVectors) nearest(row int32, fn func(int32)) {
+	at := int(v.nearAt[row])
+	n := int(v.nearRow(at))
+	for i := range n {
+		fn(v.nearRow(at + 2 + 2*i))
+	}
 }
 
 // nibble returns the component in the low four bits of b, a two's complement integer from -8 to 7.
