@@ -573,3 +573,26 @@ func TestStoryWords(t *testing.T) {
 func TestLeavingTheCarIsParking(t *testing.T) {
 	checkAnswers(t, NewIndex(baseItems(t, "dental")), "", []answerCase{{"is there anywhere nearby to leave the car", "location-parking"}})
 }
+
+// A message longer than a search reads is read at its start and its end, where a rambling message asks: a pasted
+// e-mail's question is still answered, and its middle is not searched.
+func TestLongMessageIsReadAtItsEnds(t *testing.T) {
+	ix := NewIndex([]Item{
+		{ID: "returns", Title: "Returns", Content: "You can return unworn items within 60 days for a full refund."},
+		{ID: "hours", Title: "Opening hours", Content: "The store is open from 9 to 6, Monday to Saturday."},
+		{ID: "kayak", Title: "Kayak rentals", Content: "We rent kayaks from May to September for 45 dollars a day."},
+	})
+	filler := strings.Repeat("and then it was so that ", maxQueryWords/6)
+	middle := filler + "kayak " + filler
+	checkAnswers(t, ix, "", []answerCase{
+		{"Hello there. " + middle + "Anyway, can I get a refund?", "returns"},
+		{"When are you open on Saturday? " + middle + "Thanks so much.", "hours"},
+	})
+	terms := ix.wordCache().queryTerms(middle)
+	if slices.ContainsFunc(terms, func(t term) bool { return t.word == "kayak" }) {
+		t.Errorf("queryTerms of %d words searched its middle word", len(tokenize(middle)))
+	}
+	if n := len(tokenize(middle)); n <= maxQueryWords {
+		t.Fatalf("the message has %d words, want more than %d", n, maxQueryWords)
+	}
+}
