@@ -1,8 +1,10 @@
 package assistant
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -653,4 +655,30 @@ func TestAcronymsOfTheBase(t *testing.T) {
 		{"do you deliver to the UK?", "international"},
 		{"shipping to the EU", "international"},
 	})
+}
+
+// Pairs sort by key, then document, whether packed into integers or compared as they are.
+func TestSortPairs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const terms, docs = 1 << packedTermBits, 1 << packedDocBits
+	pairs := make([]pairDoc, 5000)
+	for i := range pairs {
+		a, b := rng.Int32N(terms), rng.Int32N(terms)
+		if i%3 == 0 {
+			a, b = rng.Int32N(4), rng.Int32N(4) // repeated keys, told apart by document
+		}
+		pairs[i] = pairDoc{key: pairKey(a, b), doc: rng.Int32N(docs)}
+	}
+	want := slices.Clone(pairs)
+	slices.SortFunc(want, func(a, b pairDoc) int { return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.doc, b.doc)) })
+	for _, tc := range []struct {
+		name        string
+		terms, docs int
+	}{{"packed", terms, docs}, {"more terms", terms + 1, docs}, {"more documents", terms, docs + 1}} {
+		got := slices.Clone(pairs)
+		sortPairs(got, tc.terms, tc.docs)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: sortPairs differs from sorting by key and document", tc.name)
+		}
+	}
 }
