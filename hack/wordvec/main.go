@@ -143,9 +143,12 @@ func nearest(components []int8, dims int) [][]uint16 {
 	for w := range workers {
 		wg.Go(func() {
 			for a := w; a < count; a += workers {
+				if norms[a] == 0 {
+					continue
+				}
 				x := components[a*dims : (a+1)*dims]
 				for b := a + 1; b < count; b++ {
-					if norms[a] == 0 || norms[b] == 0 {
+					if norms[b] == 0 {
 						continue
 					}
 					if float64(dot(x, components[b*dims:(b+1)*dims]))/(norms[a]*norms[b]) >= nearCosine {

@@ -432,7 +432,7 @@ func (ix *Index) collectPairs(pairs []pairDoc) {
 }
 
 // A pair packs into 64 bits, its two terms in 20 bits each and its document in 24, when the index has no more
-// terms and documents than these bits hold, as one of a hundred thousand help pages has not.
+// terms and documents than these bits hold: an index of up to some hundred thousand help pages.
 const (
 	packedTermBits = 20
 	packedDocBits  = 24
