@@ -160,6 +160,9 @@ func (b *Builder) Build(items []Item, locale string) *Index {
 	c := &b.c
 	c.reset()
 	defer c.release()
+	// Room for the pairs of neighbouring words at once: grown by appending, the buffer of a large base is copied
+	// a dozen times over, a sixth of the build.
+	c.pairs = slices.Grow(c.pairs, textBytes(items)/bytesPerPair)
 	// The vocabulary grows in the builder's buffers; the index gets arrays of the exact size once it is complete.
 	ix.cache.words, ix.cache.wordIDs, ix.cache.stems = c.words[:0], c.wordIDs[:0], c.stems[:0]
 	for i, it := range ix.items {
@@ -204,6 +207,22 @@ func (b *Builder) Build(items []Item, locale string) *Index {
 	vc.words, vc.wordIDs, vc.stems = slices.Clone(vc.words), slices.Clone(vc.wordIDs), slices.Clone(vc.stems)
 	ix.size = ix.estimateSize()
 	return ix
+}
+
+// bytesPerPair is about the fewest bytes of text that hold a pair of neighbouring informative words: 8.7 to 10.3
+// in the evaluation bases and the benchmarks' items, stop words being skipped.
+const bytesPerPair = 8
+
+// textBytes is the length of the text of items that is indexed as words: titles, tags and content.
+func textBytes(items []Item) int {
+	n := 0
+	for _, it := range items {
+		n += len(it.Title) + len(it.Content)
+		for _, tag := range it.Tags {
+			n += len(tag)
+		}
+	}
+	return n
 }
 
 // Len returns the number of items in the index.
