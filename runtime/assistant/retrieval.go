@@ -191,6 +191,11 @@ func (r Retrieval) answer(ix *Index, message string, q query, matches []match, t
 	return Reply{Text: text, Sources: sources, Kind: KindAnswer, Answered: true}
 }
 
+// maxClauses is the most clauses of a message tried as its other part: the first and the last half of them, where
+// a rambling message asks, as a search reads it (maxQueryWords). Each is a search of its own; a message of
+// 4,000 characters may have a thousand.
+const maxClauses = 8
+
 // otherPart finds a part of message that another item than number item answers on its own: the message is split
 // into clauses, and the first clause whose best match is another item, confidently, is the other part. It
 // returns the match and the clause's query.
@@ -199,7 +204,7 @@ func (r Retrieval) otherPart(ix *Index, message string, item int32) (match, quer
 	if len(clauses) < 2 {
 		return match{}, query{}, false
 	}
-	for _, c := range clauses {
+	for _, c := range keepEnds(clauses, maxClauses) {
 		q := ix.parseQuery(c)
 		m := ix.rank(q, 1)
 		if len(m) > 0 && ix.docs[m[0].doc].item != item && r.answerable(ix, q, m) {

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-func respond(t *testing.T, req Request) Reply {
+func respond(t testing.TB, req Request) Reply {
 	t.Helper()
 	reply, err := Retrieval{}.Respond(context.Background(), req)
 	if err != nil {
@@ -399,6 +399,30 @@ func TestAnswerTwoParts(t *testing.T) {
 		reply := respond(t, Request{Message: msg, Index: ix})
 		if strings.Contains(reply.Text, "other part") {
 			t.Errorf("%q: Text = %q, want one item quoted", msg, reply.Text)
+		}
+	}
+}
+
+// A message of more clauses than are tried as its other part is tried at its first and last ones, where a
+// rambling message asks: the second question asked last is answered, one asked in the middle is not looked for.
+func TestOtherPartOfManyClauses(t *testing.T) {
+	ix := NewIndex([]Item{
+		{ID: "pets", Title: "Pets", Content: "Dogs are welcome in our ground-floor rooms for 15 a night."},
+		{ID: "breakfast", Title: "Breakfast", Content: "Breakfast is included in every rate and served from 7 to 10."},
+		{ID: "parking", Title: "Parking", Content: "Our car park behind the hotel costs 12 a night."},
+	})
+	filler := strings.Repeat("Is breakfast included? ", maxClauses)
+	for _, tt := range []struct {
+		message string
+		both    bool
+	}{
+		{filler + "Can I bring my dog?", true},
+		{filler + "Can I bring my dog? " + filler, false},
+	} {
+		reply := respond(t, Request{Message: tt.message, Index: ix})
+		if got := len(reply.Sources) == 2 && reply.Sources[1].KnowledgeID == "pets"; got != tt.both {
+			t.Errorf("%d clauses, the dog asked at the end %v: Sources = %+v, want pets as the other part %v",
+				len(ix.cache.language().splitClauses(tt.message)), tt.both, reply.Sources, tt.both)
 		}
 	}
 }

@@ -321,17 +321,19 @@ func (c *stemCache) addStem(s string) int32 {
 
 // maxQueryWords is the most words of a message a search reads: the first and the last half of them. The longest
 // question of the evaluation bases has 38 words; a message of 4,000 characters may have 700, which took 5 to 12 ms
-// to parse over 1,000 items (maxMeaningLookups bounds the costliest part). A rambling message asks at its start or
-// at its end, which the two halves keep.
+// to parse over 1,000 items. A rambling message asks at its start or at its end, which the two halves keep.
 const maxQueryWords = 80
 
 // boundWords keeps the first and the last maxQueryWords/2 of words when there are more. The two words at the cut
 // become neighbours, as two words do across the stop words a query drops.
-func boundWords(words []string) []string {
-	if len(words) <= maxQueryWords {
-		return words
+func boundWords(words []string) []string { return keepEnds(words, maxQueryWords) }
+
+// keepEnds keeps the first and the last n/2 elements of s when it has more than n.
+func keepEnds[T any](s []T, n int) []T {
+	if len(s) <= n {
+		return s
 	}
-	return append(words[:maxQueryWords/2], words[len(words)-maxQueryWords/2:]...)
+	return append(s[:n/2:n/2], s[len(s)-n/2:]...)
 }
 
 // queryTerms is terms for a visitor's question: the language's common phrasings (idioms) are first rewritten into
