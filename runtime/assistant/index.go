@@ -113,7 +113,7 @@ type Index struct {
 }
 
 // doc is what the index keeps of one passage of an item besides the postings: an item is one passage, unless
-// its content is longer than maxItemChars (see splitPassages).
+// its content is longer than maxItemChars (see appendPassages).
 type doc struct {
 	// item is the position of the passage's item in items.
 	item      int32

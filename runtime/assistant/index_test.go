@@ -54,7 +54,7 @@ func TestTermsStemsAndDropsStopWords(t *testing.T) {
 	for _, tt := range tests {
 		var got []string
 		var noCache *stemCache
-		for _, term := range noCache.informative(tokenize(tt.in)) {
+		for _, term := range noCache.appendInformative(nil, tokenize(tt.in)) {
 			got = append(got, term.stem)
 		}
 		if !slices.Equal(got, tt.want) {
@@ -349,11 +349,11 @@ func TestInvalidUTF8Content(t *testing.T) {
 	}
 }
 
-func TestSplitPassages(t *testing.T) {
-	if got := splitPassages("Short. Two sentences."); !slices.Equal(got, []string{"Short. Two sentences."}) {
+func TestAppendPassages(t *testing.T) {
+	if got := appendPassages(nil, "Short. Two sentences."); !slices.Equal(got, []string{"Short. Two sentences."}) {
 		t.Errorf("short text: %q, want it whole", got)
 	}
-	if got := splitPassages(""); !slices.Equal(got, []string{""}) {
+	if got := appendPassages(nil, ""); !slices.Equal(got, []string{""}) {
 		t.Errorf("empty text: %q, want one empty passage", got)
 	}
 	// Eight paragraphs of three sentences, about 300 characters each.
@@ -366,7 +366,7 @@ func TestSplitPassages(t *testing.T) {
 		paragraphs = append(paragraphs, strings.Join(sentences, " "))
 	}
 	text := strings.Join(paragraphs, "\n\n")
-	got := splitPassages(text)
+	got := appendPassages(nil, text)
 	if len(got) < 3 {
 		t.Fatalf("%d passages of a %d-character text, want several", len(got), len(text))
 	}

@@ -9,6 +9,19 @@ import (
 	"testing"
 )
 
+// similarity returns the cosine similarity of two words, and false when the table lacks either.
+func (v *wordVectors) similarity(a, b string) (float64, bool) {
+	ra, ok := v.row(a)
+	if !ok {
+		return 0, false
+	}
+	rb, ok := v.row(b)
+	if !ok {
+		return 0, false
+	}
+	return v.cosine(ra, rb), true
+}
+
 // Words alike in meaning are nearer than unrelated ones, and the table finds a form it lacks through its stem.
 func TestWordVectorsNeighbours(t *testing.T) {
 	vecs := vectors()

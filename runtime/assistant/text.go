@@ -421,13 +421,8 @@ func (c *stemCache) compoundPart(w string) bool {
 	return c.language().informative(w)
 }
 
-// informative returns the informative words of a list of words, in order, with their stems; stop words are left
-// out.
-func (c *stemCache) informative(words []string) []term {
-	return c.appendInformative(make([]term, 0, len(words)), words)
-}
-
-// appendInformative appends the informative words of a list of words to out.
+// appendInformative appends the informative words of a list of words to out, in order, with their stems; stop
+// words are left out.
 func (c *stemCache) appendInformative(out []term, words []string) []term {
 	lang := c.language()
 	for _, w := range words {
@@ -483,12 +478,9 @@ const (
 	passageChars = 800
 )
 
-// splitPassages splits an item's content into passages, parts of text: text itself when it is at most
+// appendPassages appends to out the passages of an item's content, parts of text: text itself when it is at most
 // maxItemChars long, else runs of whole sentences of up to passageChars (a longer sentence is a passage alone),
 // ended at the end of a paragraph when one ends past half that.
-func splitPassages(text string) []string { return appendPassages(nil, text) }
-
-// appendPassages appends the passages of text, as splitPassages splits it, to out.
 func appendPassages(out []string, text string) []string {
 	if len(text) <= maxItemChars {
 		return append(out, text)

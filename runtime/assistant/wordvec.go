@@ -181,19 +181,6 @@ func (v *wordVectors) cosine(a, b int32) float64 {
 	return float64(v.dot(v.vector(a), v.vector(b))) * float64(v.inverse[a]) * float64(v.inverse[b])
 }
 
-// similarity returns the cosine similarity of two words, and false when the table lacks either.
-func (v *wordVectors) similarity(a, b string) (float64, bool) {
-	ra, ok := v.row(a)
-	if !ok {
-		return 0, false
-	}
-	rb, ok := v.row(b)
-	if !ok {
-		return 0, false
-	}
-	return v.cosine(ra, rb), true
-}
-
 // spelledRight reports whether an English word is one of the words the word vectors have, the 50,000 commonest
 // of general English: such a word is spelt right, and is not matched as a typo of an indexed word ("parking"
 // is no "packing").
