@@ -473,7 +473,7 @@ func sortPairs(pairs []pairDoc, terms, docs int) {
 	}
 	slices.Sort(packed)
 	for i, x := range packed {
-		pairs[i] = pairDoc{key: x>>(packedTermBits+packedDocBits)<<32 | x>>packedDocBits&termMask, doc: int32(x & docMask)}
+		pairs[i] = pairDoc{key: pairKey(int32(x>>(packedTermBits+packedDocBits)), int32(x>>packedDocBits&termMask)), doc: int32(x & docMask)}
 	}
 }
 
