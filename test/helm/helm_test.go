@@ -223,7 +223,7 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	}
 	applySamples(ctx, t, c)
 
-	// The scale-out example the README gives: the API server accepts it and the runtime gets every part.
+	// The scale-out example docs/operating.md gives: the API server accepts it and the runtime gets every part.
 	// Upgraded to runtime.namespace, the runtime is not moved from under its data.
 	helm(t, append([]string{"upgrade", "parley", chart, "--reuse-values", "--set", "runtime.namespace=parley-runtime",
 		"-f", filepath.Join(chart, "examples", "scale-out.yaml")}, k...)...)
