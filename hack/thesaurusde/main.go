@@ -1,5 +1,5 @@
 // Command thesaurusde writes the German synonyms the offline assistant matches German question words with,
-// runtime/assistant/lexicon/thesaurus-de.txt, from OpenThesaurus (www.openthesaurus.de, LGPL) as Debian's
+// runtime/assistant/lang/lexicon/thesaurus-de.txt, from OpenThesaurus (www.openthesaurus.de, LGPL) as Debian's
 // mythes-de package installs it:
 //
 //	apt-get install mythes-de
@@ -41,7 +41,7 @@ const broader = "(Oberbegriff)"
 
 func main() {
 	in := flag.String("in", "/usr/share/mythes/th_de_DE_v2.dat", "OpenThesaurus in MyThes format")
-	out := flag.String("out", "runtime/assistant/lexicon/thesaurus-de.txt", "table to write")
+	out := flag.String("out", "runtime/assistant/lang/lexicon/thesaurus-de.txt", "table to write")
 	flag.Parse()
 	if err := run(*in, *out); err != nil {
 		slog.Error("thesaurusde", "error", err)

@@ -3,6 +3,8 @@ package assistant
 import (
 	"slices"
 	"unicode"
+
+	"github.com/parley-dev/parley/runtime/assistant/lang"
 )
 
 // alt is an index term a query word matches, with the share of the word's weight the match is worth.
@@ -23,7 +25,7 @@ type queryTerm struct {
 	// stem of the start of, and, when its own stem is unknown, the words one typo away.
 	alts []alt
 	// idf is how informative the word is: its IDF in the index, or for a word no item contains, the highest
-	// possible IDF scaled by the word's rarity in its language (generalRarity), or less when it is matched loosely
+	// possible IDF scaled by the word's rarity in its language (lang.Language.Rarity), or less when it is matched loosely
 	// to a term of lower IDF.
 	idf float64
 	// numeric is true for words made of digits only.
@@ -33,7 +35,7 @@ type queryTerm struct {
 	// optional is set for a word an idiom put in the question ("refund" for "money back"): a guess at the words
 	// help pages use, it counts for an item that has it but not against one that lacks it.
 	optional bool
-	// answerType is set for the marker of an answer type the question asks for (see answertype.go), an optional
+	// answerType is set for the marker of an answer type the question asks for (see lang/answertype.go), an optional
 	// term that only reorders the documents the question's words found: a sentence giving times is no answer
 	// to "when will I get my refund" unless it is about refunds.
 	answerType bool
@@ -81,10 +83,10 @@ func (ix *Index) parseQuery(text string) query {
 	seen := make(map[string]bool)
 	prev := int32(-1)
 	var types []queryTerm
-	story := ix.wordCache().language().storyWords(text)
+	story := ix.wordCache().language().StoryWords(text)
 	for _, t := range terms {
 		id, known := ix.stemID(t.stem)
-		if isMarker(t.stem) {
+		if lang.IsMarker(t.stem) {
 			// An answer type the question asks for, which no pair holds; one the index lacks says nothing.
 			if known && !seen[t.stem] {
 				seen[t.stem] = true
@@ -145,7 +147,7 @@ func (ix *Index) stemID(stem string) (int32, bool) {
 
 // resolve finds the index terms a query word matches.
 func (ix *Index) resolve(t term) queryTerm {
-	qt := queryTerm{word: t.word, numeric: isNumber(t.word)}
+	qt := queryTerm{word: t.word, numeric: lang.IsNumber(t.word)}
 	if ix.Len() == 0 {
 		return qt
 	}
@@ -155,26 +157,23 @@ func (ix *Index) resolve(t term) queryTerm {
 		qt.alts = append(qt.alts, alt{id: id, factor: 1})
 		qt.idf = ix.idf[id]
 	}
-	if id, ok := ix.cache.eVariant(t.word); ok {
+	if id, ok := ix.cache.otherForm(t.word); ok {
 		qt.alts = addAlt(qt.alts, alt{id: id, factor: 1})
 		if !known {
 			known, qt.idf = true, ix.idf[id]
 		}
 	}
-	lang := ix.cache.language()
-	english := lang.english
+	l := ix.cache.language()
 	synonym := false
-	for _, syn := range synonyms[t.stem] {
-		if id, ok := ix.cache.stemID(syn); ok && english {
+	for _, syn := range l.Synonyms(t.stem) {
+		if id, ok := ix.cache.stemID(syn); ok {
 			qt.alts = addAlt(qt.alts, alt{id: id, factor: synonymFactor})
 			synonym = true
 		}
 	}
-	if english {
-		for _, d := range derivedStems()[t.stem] {
-			if id, ok := ix.cache.stemID(d); ok {
-				qt.alts = addAlt(qt.alts, alt{id: id, factor: derivedFactor})
-			}
+	for _, d := range l.Derived(t.stem) {
+		if id, ok := ix.cache.stemID(d); ok {
+			qt.alts = addAlt(qt.alts, alt{id: id, factor: derivedFactor})
 		}
 	}
 	for _, id := range ix.prefixed(t.stem) {
@@ -186,17 +185,17 @@ func (ix *Index) resolve(t term) queryTerm {
 	rarity := 1.0 // for a word the base has, whose IDF in the base says how informative it is
 	if !known {
 		var listed bool
-		rarity, listed = lang.rarity(t.word)
-		if qt.numeric || clockToken(t.word) {
+		rarity, listed = l.Rarity(t.word)
+		if qt.numeric || lang.ClockToken(t.word) {
 			// A number or a time of day the base lacks ("12 rooms", "at 5am") is a detail of the question,
 			// not what it is about: it counts neither for an item nor against one.
 			rarity, listed = 0, true
 		}
-		if !listed && english {
-			listed = spelledRight(t.word)
+		if !listed {
+			listed = l.SpelledRight(t.word)
 		}
 		if !listed {
-			// A word of the language's frequency list, or an English word with a word vector, is spelt right:
+			// A word of the language's frequency list or of its word vectors is spelt right:
 			// "Wetter" is weather, not a typo of "weiter", and "parking" no "packing".
 			for _, id := range ix.typoCandidates(t.word) {
 				qt.alts = addAlt(qt.alts, alt{id: id, factor: fuzzyFactor})
@@ -222,29 +221,29 @@ func (ix *Index) resolve(t term) queryTerm {
 			// "tattoo" or "casino" is.
 			qt.idf *= rarity
 		}
-		if len(qt.alts) == 0 && lang.thesaurus != nil && rarity > 0 {
+		if len(qt.alts) == 0 && rarity > 0 && l.Thesaurus() != nil {
 			// Its synonyms explain it, as the word vectors' neighbours do an English word: "Fahrstuhl" is
 			// the "Aufzug" of the item on access, "Büro" the "Sekretariat" of the opening hours. One of the
 			// commonest words of the language has none, as it has no neighbours: it weighs nothing, and its
 			// senses are many ("Leute", "genug").
-			lang.thesaurus().synonyms(t.stem, func(s string) {
+			l.Thesaurus().Synonyms(t.stem, func(s string) {
 				if id, ok := ix.cache.stemID(s); ok {
 					qt.alts = addAlt(qt.alts, alt{id: id, factor: synonymFactor})
 				}
 			})
 		}
-		if len(qt.alts) == 0 && english {
+		if len(qt.alts) == 0 {
 			// Its near neighbours in meaning explain it in part.
 			for _, n := range ix.neighbours(t.word) {
 				qt.alts = append(qt.alts, alt{id: n.id, factor: meaningShare(n.similarity)})
 			}
-			// Last, a word nothing else explains may be a derived form whose stem Snowball leaves longer
+		}
+		if len(qt.alts) == 0 && l.LeavesSuffixes() {
+			// Last, a word nothing else explains may be a derived form whose stem the stemmer leaves longer
 			// than the base's ("changeable" is "changeabl", "change" "chang"). Tried before the neighbours in
 			// meaning, it took compounds apart instead ("suitcases" to "suit").
-			if len(qt.alts) == 0 {
-				for _, id := range ix.shorterStems(t.stem) {
-					qt.alts = addAlt(qt.alts, alt{id: id, factor: prefixFactor})
-				}
+			for _, id := range ix.shorterStems(t.stem) {
+				qt.alts = addAlt(qt.alts, alt{id: id, factor: prefixFactor})
 			}
 		}
 	}
@@ -255,8 +254,8 @@ func (ix *Index) resolve(t term) queryTerm {
 		}
 		qt.alts[i].scale = a.factor * min(1, qt.idf/ix.idf[a.id])
 	}
-	if known && english {
-		if r, _ := lang.rarity(t.word); r == 0 {
+	if known && l.RarityCounted() {
+		if r, _ := l.Rarity(t.word); r == 0 {
 			for i := range qt.alts {
 				qt.alts[i].scale *= commonWordShare
 			}
@@ -272,13 +271,14 @@ func (ix *Index) resolve(t term) queryTerm {
 	return qt
 }
 
-// commonWordShare scales the ranking weight of an English query word among the commonest of the language
-// (generalRarity 0: "time", "made", "money", "leave"). In a knowledge base of a few dozen items such a word may
-// occur in one item and so get as high an IDF as the word the question is about ("what time is breakfast" would
-// rank the check-in times above "Breakfast"); general English says it is seldom what a question is about. Only
-// the weights of its matches are scaled: its share of the question, by which coverage judges an item, stays
-// the base's IDF. German is left alone: its frequency list gives ranks, not frequencies, and
-// lowering its common words moved no German tuning question first and lost one from the first five.
+// commonWordShare scales the ranking weight of a query word among the commonest of the language (Rarity 0:
+// "time", "made", "money", "leave"), when the language's frequency list counts frequencies (RarityCounted). In a
+// knowledge base of a few dozen items such a word may occur in one item and so get as high an IDF as the word the
+// question is about ("what time is breakfast" would rank the check-in times above "Breakfast"); general English
+// says it is seldom what a question is about. Only the weights of its matches are scaled: its share of the
+// question, by which coverage judges an item, stays the base's IDF. German is left alone: its frequency list
+// gives ranks, not frequencies, and lowering its common words moved no German tuning question first and lost one
+// from the first five.
 const commonWordShare = 0.8
 
 // addAlt adds a to alts unless its term is there already; then it keeps the larger factor and share.
@@ -299,7 +299,7 @@ func (qt queryTerm) exact() bool {
 }
 
 // storyShare is the share of its weight a word counts with against an item when the item does not explain it
-// and the visitor used it only to tell what happened, not to ask (see language.storyWords): "my chain snapped
+// and the visitor used it only to tell what happened, not to ask (see lang.Language.StoryWords): "my chain snapped
 // on the way to work, can I just drop in and get a new one put on now?" asks about fitting a chain, and
 // "snapped", which no help page writes, says how it came about. On the tuning parts, 0.5 answered two more of
 // the bicycle shop's questions (22 to 24 of 50) and moved no other base's top-1 or declines; 0.25 answered one
@@ -583,7 +583,7 @@ func (ix *Index) splitPart(part string) (int32, bool) {
 	if id, ok := ix.cache.wordID(part); ok && n >= minSplitPart {
 		return id, true
 	}
-	return -1, n >= 2 && !ix.cache.language().informative(part)
+	return -1, n >= 2 && !ix.cache.language().Informative(part)
 }
 
 // shorterStems returns the term IDs of the indexed stems that stem starts with, at least minPrefixLen letters
@@ -609,6 +609,11 @@ func (q *query) add(qt queryTerm) {
 		q.weight += qt.idf
 	}
 }
+
+// phrasalFactor is the share of an exact match a word of a phrasal verb's meaning is worth to the verb ("work
+// out" to "exercise"): less than a synonym of the word itself, as the phrase has several senses. On the
+// evaluation bases 0.4 to 0.6 did alike, and 0.7 and more answered a question the demo shop should decline.
+const phrasalFactor = 0.6
 
 // phrasalTerm returns the optional query term of the phrasal verb that t begins ("work out"): the indexed
 // words of its meaning ("exercise"), each at phrasalFactor. Like a word an idiom puts in, it counts for an item

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/parley-dev/parley/runtime/assistant/lang"
 )
 
 // Defaults of Retrieval.
@@ -45,10 +47,10 @@ func (r Retrieval) Respond(ctx context.Context, req Request) (Reply, error) {
 		return Reply{}, err
 	}
 	texts := textsFor(req.Locale)
-	switch classifySmallTalk(req.Message) {
-	case greetingTalk:
+	switch lang.ClassifySmallTalk(req.Message) {
+	case lang.Greeting:
 		return Reply{Text: texts.greeting, Kind: KindGreeting, Answered: true}, nil
-	case thanksTalk:
+	case lang.Thanks:
 		return Reply{Text: texts.thanks, Kind: KindThanks, Answered: true}, nil
 	}
 	ix := req.Index
@@ -200,7 +202,7 @@ const maxClauses = 8
 // into clauses, and the first clause whose best match is another item, confidently, is the other part. It
 // returns the match and the clause's query.
 func (r Retrieval) otherPart(ix *Index, message string, item int32) (match, query, bool) {
-	clauses := ix.cache.language().splitClauses(message)
+	clauses := ix.cache.language().SplitClauses(message)
 	if len(clauses) < 2 {
 		return match{}, query{}, false
 	}
@@ -212,32 +214,6 @@ func (r Retrieval) otherPart(ix *Index, message string, item int32) (match, quer
 		}
 	}
 	return match{}, query{}, false
-}
-
-// minClauseWords is the fewest words a clause needs to be asked on its own: "sleeping bag and tent" is one
-// question, "can I bring my dog and is breakfast included" two.
-const minClauseWords = 3
-
-// splitClauses splits a message into the questions it asks: at sentence ends, and at a word of the language that
-// joins two questions (clauseBreaks) when both sides have at least minClauseWords words. A message that asks one
-// thing is one clause.
-func (l *language) splitClauses(message string) []string {
-	var out []string
-	for _, sentence := range strings.FieldsFunc(message, func(r rune) bool { return strings.ContainsRune("?!;.\n", r) }) {
-		words := strings.Fields(sentence)
-		start := 0
-		for i, w := range words {
-			w = strings.ToLower(strings.Trim(w, ",:"))
-			if slices.Contains(l.clauseBreaks, w) && i-start >= minClauseWords && len(words)-i-1 >= minClauseWords {
-				out = append(out, strings.TrimRight(strings.Join(words[start:i], " "), ",:"))
-				start = i + 1
-			}
-		}
-		if start < len(words) {
-			out = append(out, strings.Join(words[start:], " "))
-		}
-	}
-	return out
 }
 
 // source describes a matched item as a citation.
@@ -313,6 +289,9 @@ func sentenceScore(s sentence, q query, title []int32) float64 {
 	return score
 }
 
+// IsSmallTalk reports whether message is only a greeting, thanks or a goodbye, which needs no knowledge to answer.
+func IsSmallTalk(message string) bool { return lang.ClassifySmallTalk(message) != lang.NotSmallTalk }
+
 // HistoryFor implements HistoryLimiter: a follow-up needs the previous exchange, whose question it is searched
 // with (see searchText); any other message, nothing.
 func (Retrieval) HistoryFor(message string) int {
@@ -348,7 +327,7 @@ var (
 // isFollowUp reports whether a message reads as a continuation of the previous question: short, and opening with
 // a conjunction or pointing back with a pronoun.
 func isFollowUp(message string) bool {
-	words := tokenize(message)
+	words := lang.Tokenize(message)
 	if len(words) == 0 || len(words) > maxFollowUpWords {
 		return false
 	}
