@@ -145,12 +145,38 @@ func (ix *Index) stemID(stem string) (int32, bool) {
 	return ix.cache.stemID(stem)
 }
 
-// resolve finds the index terms a query word matches.
+// resolve finds the index terms a query word matches: the word itself and the words related to it; for a word
+// the index lacks, the looser matches that may explain it; then it scales each match by its worth and bounds the
+// word's weight by how informative the language makes it.
 func (ix *Index) resolve(t term) queryTerm {
 	qt := queryTerm{word: t.word, numeric: lang.IsNumber(t.word)}
 	if ix.Len() == 0 {
 		return qt
 	}
+	known := ix.matchSelf(&qt, t)
+	synonym := ix.matchRelated(&qt, t)
+	rarity := 1.0 // for a word the base has, whose IDF in the base says how informative it is
+	if !known {
+		rarity = ix.matchUnknown(&qt, t)
+		if qt.parts != nil {
+			return qt // two query terms of their own (splitTerms)
+		}
+	}
+	ix.scaleMatches(&qt, t, known)
+	if !synonym {
+		// Nor does a common word the base lacks say more because it looks like one the base has ("spielen" like
+		// "spielerisch" or "Beispiel"): when deciding whether the base explains the question (confidence), it
+		// weighs no more than its rarity allows. A synonym says what the word means, and a match's weight in the
+		// ranking (scale) is left as it is.
+		qt.idf = min(qt.idf, ix.unknownIDF*rarity)
+	}
+	return qt
+}
+
+// matchSelf adds to qt the index terms that are the word itself: its stem and the stem of its other form
+// (lang.Language.OtherForm). It reports whether the index has either; the word then weighs the first one's IDF,
+// and otherwise the highest IDF there is.
+func (ix *Index) matchSelf(qt *queryTerm, t term) bool {
 	qt.idf = ix.unknownIDF
 	id, known := ix.cache.stemID(t.stem)
 	if known {
@@ -163,8 +189,14 @@ func (ix *Index) resolve(t term) queryTerm {
 			known, qt.idf = true, ix.idf[id]
 		}
 	}
+	return known
+}
+
+// matchRelated adds to qt the index terms related to the word whether the index has it or not: its synonyms and
+// derived forms in the language, the longer stems it starts, and the words it forms with a neighbour (joins). It
+// reports whether a synonym was found.
+func (ix *Index) matchRelated(qt *queryTerm, t term) (synonym bool) {
 	l := ix.cache.language()
-	synonym := false
 	for _, syn := range l.Synonyms(t.stem) {
 		if id, ok := ix.cache.stemID(syn); ok {
 			qt.alts = addAlt(qt.alts, alt{id: id, factor: synonymFactor})
@@ -182,71 +214,105 @@ func (ix *Index) resolve(t term) queryTerm {
 	for _, j := range t.joins {
 		qt.alts = addAlt(qt.alts, alt{id: j.id, factor: 1, share: j.share})
 	}
-	rarity := 1.0 // for a word the base has, whose IDF in the base says how informative it is
-	if !known {
-		var listed bool
-		rarity, listed = l.Rarity(t.word)
-		if qt.numeric || lang.ClockToken(t.word) {
-			// A number or a time of day the base lacks ("12 rooms", "at 5am") is a detail of the question,
-			// not what it is about: it counts neither for an item nor against one.
-			rarity, listed = 0, true
-		}
-		if !listed {
-			listed = l.SpelledRight(t.word)
-		}
-		if !listed {
-			// A word of the language's frequency list or of its word vectors is spelt right:
-			// "Wetter" is weather, not a typo of "weiter", and "parking" no "packing".
-			for _, id := range ix.typoCandidates(t.word) {
-				qt.alts = addAlt(qt.alts, alt{id: id, factor: fuzzyFactor})
-			}
-		}
-		parts := ix.splitParts(t.word)
-		if len(parts) == 2 && len(qt.alts) == 0 {
-			qt.parts = parts
-			return qt
-		}
-		for _, id := range parts {
-			qt.alts = addAlt(qt.alts, alt{id: id, factor: splitFactor})
-		}
-		for _, id := range ix.heads(t.stem) {
-			qt.alts = addAlt(qt.alts, alt{id: id, factor: prefixFactor})
-		}
-		for _, a := range qt.alts {
-			qt.idf = min(qt.idf, ix.idf[a.id])
-		}
-		if len(qt.alts) == 0 {
-			// A word the knowledge base has nothing for counts as unexplained as much as the language in general
-			// makes it informative: "somewhere" or "even" in a paraphrase is not what the question is about,
-			// "tattoo" or "casino" is.
-			qt.idf *= rarity
-		}
-		if len(qt.alts) == 0 && rarity > 0 && l.Thesaurus() != nil {
-			// Its synonyms explain it, as the word vectors' neighbours do an English word: "Fahrstuhl" is
-			// the "Aufzug" of the item on access, "Büro" the "Sekretariat" of the opening hours. One of the
-			// commonest words of the language has none, as it has no neighbours: it weighs nothing, and its
-			// senses are many ("Leute", "genug").
-			l.Thesaurus().Synonyms(t.stem, func(s string) {
-				if id, ok := ix.cache.stemID(s); ok {
-					qt.alts = addAlt(qt.alts, alt{id: id, factor: synonymFactor})
-				}
-			})
-		}
-		if len(qt.alts) == 0 {
-			// Its near neighbours in meaning explain it in part.
-			for _, n := range ix.neighbours(t.word) {
-				qt.alts = append(qt.alts, alt{id: n.id, factor: meaningShare(n.similarity)})
-			}
-		}
-		if len(qt.alts) == 0 && l.LeavesSuffixes() {
-			// Last, a word nothing else explains may be a derived form whose stem the stemmer leaves longer
-			// than the base's ("changeable" is "changeabl", "change" "chang"). Tried before the neighbours in
-			// meaning, it took compounds apart instead ("suitcases" to "suit").
-			for _, id := range ix.shorterStems(t.stem) {
-				qt.alts = addAlt(qt.alts, alt{id: id, factor: prefixFactor})
-			}
+	return synonym
+}
+
+// matchUnknown matches a word the index lacks to what may be another spelling of it (matchSpellings) and, when
+// nothing is, to what may mean it (matchMeaning); the word weighs as its commonest match, or, unmatched, as the
+// language makes it informative. It returns the word's rarity in the language (wordRarity). For a word the index
+// has as two words written apart, it sets qt.parts instead and matches nothing.
+func (ix *Index) matchUnknown(qt *queryTerm, t term) float64 {
+	rarity, listed := ix.wordRarity(qt, t.word)
+	if ix.matchSpellings(qt, t, listed) {
+		return rarity
+	}
+	for _, a := range qt.alts {
+		qt.idf = min(qt.idf, ix.idf[a.id])
+	}
+	if len(qt.alts) == 0 {
+		// A word the knowledge base has nothing for counts as unexplained as much as the language in general
+		// makes it informative: "somewhere" or "even" in a paraphrase is not what the question is about,
+		// "tattoo" or "casino" is.
+		qt.idf *= rarity
+		ix.matchMeaning(qt, t, rarity)
+	}
+	return rarity
+}
+
+// wordRarity returns how informative the language makes a word the index lacks (lang.Language.Rarity), and
+// whether the word is spelt right: a word of the language's frequency list or of its word vectors is ("Wetter"
+// is weather, not a typo of "weiter", and "parking" no "packing").
+func (ix *Index) wordRarity(qt *queryTerm, word string) (rarity float64, listed bool) {
+	if qt.numeric || lang.ClockToken(word) {
+		// A number or a time of day the base lacks ("12 rooms", "at 5am") is a detail of the question, not what
+		// it is about: it counts neither for an item nor against one.
+		return 0, true
+	}
+	l := ix.cache.language()
+	rarity, listed = l.Rarity(word)
+	return rarity, listed || l.SpelledRight(word)
+}
+
+// matchSpellings adds to qt the index terms a word the index lacks may be another spelling of: the words one
+// typo away, unless the word is spelt right (listed); the indexed words it joins into one; and the compounds it
+// may be the head of. When the index has the word only as two words written apart and nothing else matches, it
+// sets qt.parts instead and reports true.
+func (ix *Index) matchSpellings(qt *queryTerm, t term, listed bool) (split bool) {
+	if !listed {
+		for _, id := range ix.typoCandidates(t.word) {
+			qt.alts = addAlt(qt.alts, alt{id: id, factor: fuzzyFactor})
 		}
 	}
+	parts := ix.splitParts(t.word)
+	if len(parts) == 2 && len(qt.alts) == 0 {
+		qt.parts = parts
+		return true
+	}
+	for _, id := range parts {
+		qt.alts = addAlt(qt.alts, alt{id: id, factor: splitFactor})
+	}
+	for _, id := range ix.heads(t.stem) {
+		qt.alts = addAlt(qt.alts, alt{id: id, factor: prefixFactor})
+	}
+	return false
+}
+
+// matchMeaning adds to qt, for a word nothing else matches, the first of these the language offers that finds
+// index terms: the word's synonyms in the thesaurus, its nearest neighbours in meaning, and shorter stems it may
+// be a derived form of.
+func (ix *Index) matchMeaning(qt *queryTerm, t term, rarity float64) {
+	l := ix.cache.language()
+	if rarity > 0 && l.Thesaurus() != nil {
+		// Its synonyms explain it, as the word vectors' neighbours do an English word: "Fahrstuhl" is the
+		// "Aufzug" of the item on access, "Büro" the "Sekretariat" of the opening hours. One of the commonest
+		// words of the language has none, as it has no neighbours: it weighs nothing, and its senses are many
+		// ("Leute", "genug").
+		l.Thesaurus().Synonyms(t.stem, func(s string) {
+			if id, ok := ix.cache.stemID(s); ok {
+				qt.alts = addAlt(qt.alts, alt{id: id, factor: synonymFactor})
+			}
+		})
+	}
+	if len(qt.alts) == 0 {
+		// Its near neighbours in meaning explain it in part.
+		for _, n := range ix.neighbours(t.word) {
+			qt.alts = append(qt.alts, alt{id: n.id, factor: meaningShare(n.similarity)})
+		}
+	}
+	if len(qt.alts) == 0 && l.LeavesSuffixes() {
+		// Last, a word nothing else explains may be a derived form whose stem the stemmer leaves longer than the
+		// base's ("changeable" is "changeabl", "change" "chang"). Tried before the neighbours in meaning, it took
+		// compounds apart instead ("suitcases" to "suit").
+		for _, id := range ix.shorterStems(t.stem) {
+			qt.alts = addAlt(qt.alts, alt{id: id, factor: prefixFactor})
+		}
+	}
+}
+
+// scaleMatches sets the scale of each of qt's matches: a join's share, or the match's factor, lowered when its
+// term is rarer than the word, so that a looser match never counts for more than the word asked about; and, for
+// a word the index has that is among the commonest of the language, commonWordShare of that.
+func (ix *Index) scaleMatches(qt *queryTerm, t term, known bool) {
 	for i, a := range qt.alts {
 		if a.share > 0 {
 			qt.alts[i].scale = a.share
@@ -254,21 +320,13 @@ func (ix *Index) resolve(t term) queryTerm {
 		}
 		qt.alts[i].scale = a.factor * min(1, qt.idf/ix.idf[a.id])
 	}
-	if known && l.RarityCounted() {
+	if l := ix.cache.language(); known && l.RarityCounted() {
 		if r, _ := l.Rarity(t.word); r == 0 {
 			for i := range qt.alts {
 				qt.alts[i].scale *= commonWordShare
 			}
 		}
 	}
-	if !synonym {
-		// Nor does a common word the base lacks say more because it looks like one the base has ("spielen" like
-		// "spielerisch" or "Beispiel"): when deciding whether the base explains the question (confidence), it
-		// weighs no more than its rarity allows. A synonym says what the word means, and a match's weight in the
-		// ranking (scale, above) is left as it is.
-		qt.idf = min(qt.idf, ix.unknownIDF*rarity)
-	}
-	return qt
 }
 
 // commonWordShare scales the ranking weight of a query word among the commonest of the language (Rarity 0:
