@@ -12,31 +12,10 @@ import (
 	"github.com/parley-dev/parley/runtime/assistant/lang"
 )
 
-// BM25 parameters and field weights.
+// The lengths of the words loose matching is tried for (the matches' weights are in weights.go).
 const (
-	bm25K1 = 1.2
-	bm25B  = 0.75
-	// titleWeight, tagWeight and questionWeight are how many times each word of the title, of a tag and of a
-	// listed question counts; content words count once. They are short, chosen words that say what the item is
-	// about.
-	titleWeight    = 2
-	tagWeight      = 2
-	questionWeight = 2
-	// fuzzyFactor scales the contribution of a query word matched only through a one-letter typo.
-	fuzzyFactor = 0.7
 	// minFuzzyLen is the shortest word that typo matching is tried for; shorter words have too many neighbours.
 	minFuzzyLen = 5
-	// synonymFactor scales the contribution of a query word matched through a synonym.
-	synonymFactor = 0.8
-	// derivedFactor scales the contribution of a query word matched through a word WordNet derives from the
-	// same root ("pregnant" to "pregnancy"), often of another part of speech.
-	derivedFactor = 0.8
-	// prefixFactor scales the contribution of a query word matched to a longer indexed stem that starts with it
-	// ("rent" to "rental", "program" to "programme").
-	prefixFactor = 0.7
-	// pairBonus is the share of the rarer word's IDF a document earns when two neighbouring query words are
-	// neighbours in it too ("sleeping bag", "2-day shipping").
-	pairBonus = 0.25
 	// minPrefixLen is the shortest stem prefix matching is tried for, and maxPrefixExtra the most letters the
 	// longer stem may add.
 	minPrefixLen   = 4
@@ -47,13 +26,6 @@ const (
 	// English "Lieferung"); what it leaves is a derivational suffix, such as the "-able" of "changeable".
 	minSuffixLen = 3
 	maxSuffixLen = 4
-	// splitFactor scales the contribution of a query word matched to the parts the index has of it apart
-	// ("checkout" to "check out"); a part is not the whole word.
-	splitFactor = 0.8
-	// minCollection is the fewest items IDF is computed for: a smaller knowledge base counts as padded with
-	// items that share none of its words. With two items every word would otherwise look common and a question's
-	// matched words would weigh little next to the ones the shop never uses.
-	minCollection = 20
 )
 
 // Hit is an item found by a search with its BM25 relevance score.

@@ -9,20 +9,13 @@ import (
 
 // Matching by meaning: a question word no item contains, nor a typo or a longer form of it, is matched to the
 // indexed words nearest to it in meaning by the cosine similarity of their word vectors ("voucher" to "coupon",
-// "employees" to "staff"). Such a match is worth a share of an exact one that grows with the similarity, both in
-// the item's score and in how much of the question the item explains, which the decision to decline rests on: a
-// paraphrase is explained in part by the knowledge base's own words, a question about something else is not.
-const (
-	// unrelatedSimilarity is the cosine at which a word's share of an exact match falls to 0: GloVe puts words
-	// merely of one topic ("tooth" and "dentist", "weather" and "rain") about as near.
-	unrelatedSimilarity = 0.5
-	// minSimilarity is the lowest cosine at which an indexed word counts as near in meaning, worth a fifth of
-	// an exact match; nearer words are worth more. The word vectors list each word's nearest words from 0.59
-	// (hack/wordvec): a lower one needs the table written again (TestNearestListedFromMinSimilarity).
-	minSimilarity = 0.6
-	// maxNeighbours is the most indexed terms a question word is matched to by meaning.
-	maxNeighbours = 3
-)
+// "employees" to "staff"). Such a match is worth a share of an exact one that grows with the similarity (see
+// unrelatedSimilarity and minSimilarity in weights.go), both in the item's score and in how much of the question
+// the item explains, which the decision to decline rests on: a paraphrase is explained in part by the knowledge
+// base's own words, a question about something else is not.
+
+// maxNeighbours is the most indexed terms a question word is matched to by meaning.
+const maxNeighbours = 3
 
 // meaningShare is the share of an exact match a word at a similarity is worth: from 0 at unrelatedSimilarity
 // up to 1 for the same meaning.

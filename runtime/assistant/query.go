@@ -41,11 +41,6 @@ type queryTerm struct {
 	answerType bool
 }
 
-// answerTypeScale multiplies the BM25 weights of an answer type's marker. A type many items hold weighs little
-// by its IDF, yet the question asks for it, not merely mentions it: on the evaluation bases' tuning parts and
-// the demo shop, 2 answered one more demo question than 1 and 3 lost two hotel and a German answer.
-const answerTypeScale = 2
-
 // query is a parsed search query.
 type query struct {
 	terms []queryTerm
@@ -329,16 +324,6 @@ func (ix *Index) scaleMatches(qt *queryTerm, t term, known bool) {
 	}
 }
 
-// commonWordShare scales the ranking weight of a query word among the commonest of the language (Rarity 0:
-// "time", "made", "money", "leave"), when the language's frequency list counts frequencies (RarityCounted). In a
-// knowledge base of a few dozen items such a word may occur in one item and so get as high an IDF as the word the
-// question is about ("what time is breakfast" would rank the check-in times above "Breakfast"); general English
-// says it is seldom what a question is about. Only the weights of its matches are scaled: its share of the
-// question, by which coverage judges an item, stays the base's IDF. German is left alone: its frequency list
-// gives ranks, not frequencies, and lowering its common words moved no German tuning question first and lost one
-// from the first five.
-const commonWordShare = 0.8
-
 // addAlt adds a to alts unless its term is there already; then it keeps the larger factor and share.
 func addAlt(alts []alt, a alt) []alt {
 	for i, b := range alts {
@@ -355,14 +340,6 @@ func addAlt(alts []alt, a alt) []alt {
 func (qt queryTerm) exact() bool {
 	return slices.ContainsFunc(qt.alts, func(a alt) bool { return a.factor == 1 })
 }
-
-// storyShare is the share of its weight a word counts with against an item when the item does not explain it
-// and the visitor used it only to tell what happened, not to ask (see lang.Language.StoryWords): "my chain snapped
-// on the way to work, can I just drop in and get a new one put on now?" asks about fitting a chain, and
-// "snapped", which no help page writes, says how it came about. On the tuning parts, 0.5 answered two more of
-// the bicycle shop's questions (22 to 24 of 50) and moved no other base's top-1 or declines; 0.25 answered one
-// more and answered a bicycle question from a wrong item that had been declined, 0 lost a bicycle decline.
-const storyShare = 0.5
 
 // splitTerms returns the query terms of a word that the index has only as two words written apart
 // ("motorbike" where items write "motor" and "bike"): one for each, weighing as the base weighs it. As one
@@ -496,17 +473,8 @@ func (ix *Index) addAnswerType(qt queryTerm, t termScore, acc []docScore, scored
 	return scored
 }
 
-// Reordering by title: a question that names what an item's title names is about that item, even when another
-// item matches a rarer word of the question ("do you use white fillings or metal ones" is about "Fillings", not
-// about the price list naming white fillings; "I want to open an account for my business" about "Creating your
-// account"). BM25 weighs a title word as a few content words, which a rare word elsewhere outweighs.
-const (
-	// titleBonus is the share of the highest IDF (unknownIDF) a document earns, in the order of the ranking,
-	// for naming the whole of its title; naming a part earns that part's IDF-weighted share.
-	titleBonus = 0.25
-	// titleCandidates is how many documents beyond those asked for may move up by their title.
-	titleCandidates = 5
-)
+// titleCandidates is how many documents beyond those asked for may move up by their title (see titleBonus).
+const titleCandidates = 5
 
 // byTitle returns the k best of top, reordered by their scores plus the title bonus (see titleBonus), for the
 // title or for the listed question of the item q names most of; first of all come the matches whose listed
@@ -667,11 +635,6 @@ func (q *query) add(qt queryTerm) {
 		q.weight += qt.idf
 	}
 }
-
-// phrasalFactor is the share of an exact match a word of a phrasal verb's meaning is worth to the verb ("work
-// out" to "exercise"): less than a synonym of the word itself, as the phrase has several senses. On the
-// evaluation bases 0.4 to 0.6 did alike, and 0.7 and more answered a question the demo shop should decline.
-const phrasalFactor = 0.6
 
 // phrasalTerm returns the optional query term of the phrasal verb that t begins ("work out"): the indexed
 // words of its meaning ("exercise"), each at phrasalFactor. Like a word an idiom puts in, it counts for an item
