@@ -11,6 +11,8 @@
 // case, in order, separated by spaces; groups of more than maxGroup words are left out, since such a group
 // gathers words of a vague, wide sense ("stornieren" with "tilgen", "kippen" and "terminieren") that would match
 // a question to items about something else.
+//
+// `make lexicon` runs it with the pinned inputs of hack/lexicon/inputs; `make verify-lexicon` checks its table.
 package main
 
 import (

@@ -9,6 +9,8 @@
 // frequent first: the value, then the words of that frequency in alphabetical order. Only the common words are
 // listed, those of Zipf value minZipf and above (about 850, from "you" down to "dog"): the assistant treats every
 // other word as rare, so it needs no more. Words with anything but letters and digits are left out.
+//
+// `make lexicon` runs it with the pinned inputs of hack/lexicon/inputs; `make verify-lexicon` checks its table.
 package main
 
 import (

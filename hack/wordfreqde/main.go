@@ -8,6 +8,8 @@
 //
 // The list has no counts, only the order, so the table is the order: one word a line, most frequent first, the
 // first maxRank words. Words with anything but letters and digits are left out, and later repeats of a word.
+//
+// `make lexicon` runs it with the pinned inputs of hack/lexicon/inputs; `make verify-lexicon` checks its table.
 package main
 
 import (

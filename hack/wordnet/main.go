@@ -9,6 +9,8 @@
 //
 // Only the noun and verb lists are used, and only forms made of letters: the adjective list would take "best"
 // and "better" for "good", and multi-word entries never match a single word.
+//
+// `make lexicon` runs it with the pinned inputs of hack/lexicon/inputs; `make verify-lexicon` checks its table.
 package main
 
 import (

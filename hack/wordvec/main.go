@@ -18,6 +18,8 @@
 // component 2i+1 the high half, each a two's complement integer from -7 to 7. Last, for each word in the same
 // order, the words nearest to it, those whose vectors have a cosine similarity of at least NEAR with its own: their
 // number, then their rows in ascending order, each number two bytes, little-endian.
+//
+// `make lexicon` runs it with the pinned inputs of hack/lexicon/inputs; `make verify-lexicon` checks its table.
 package main
 
 import (
