@@ -98,3 +98,31 @@ func TestStoryWords(t *testing.T) {
 		}
 	}
 }
+
+// Each language offers the resources its file declares, and nothing from the other's: the engine asks what a
+// language offers, never which language it is.
+func TestResources(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		lang *Language
+		has  bool // English's resources; German has the others
+	}{{"English", English, true}, {"German", German, false}} {
+		offers := map[string]bool{
+			"synonyms":        len(tt.lang.Synonyms(tt.lang.Stem("colour"))) > 0,
+			"derived forms":   len(tt.lang.Derived(tt.lang.Stem("pregnant"))) > 0,
+			"phrasal verbs":   len(tt.lang.Phrasal("punch", "in")) > 0,
+			"word vectors":    tt.lang.Vectors() != nil,
+			"spelling":        tt.lang.SpelledRight("parking"),
+			"acronyms":        len(tt.lang.AppendAcronyms(nil, "We ship to the United Kingdom.")) > 0,
+			"counted rarity":  tt.lang.RarityCounted(),
+			"suffixes left":   tt.lang.LeavesSuffixes(),
+			"no thesaurus":    tt.lang.Thesaurus() == nil,
+			"apart compounds": !tt.lang.WritesCompounds(),
+		}
+		for resource, got := range offers {
+			if got != tt.has {
+				t.Errorf("%s: %s is %v, want %v", tt.name, resource, got, tt.has)
+			}
+		}
+	}
+}
