@@ -4,6 +4,9 @@
 // derived forms, phrasal verbs, word vectors, a thesaurus) with their parsers. It knows nothing of an index: each
 // language, declared in a file of its own (english.go, german.go), says which resources it has, and the engine in
 // runtime/assistant asks it what it offers.
+//
+// The word tables in lexicon/ are generated, never edited by hand: `make lexicon` rebuilds them from the pinned
+// packages of hack/lexicon/inputs, and `make verify-lexicon` fails when one differs from what its generator writes.
 package lang
 
 import (
