@@ -1,4 +1,4 @@
-package assistant
+package lang
 
 import (
 	_ "embed"
@@ -9,7 +9,7 @@ import (
 
 // derivedTable is lexicon/derived.txt: English words with the words WordNet 3.0 links to them as derivationally
 // related forms in one of their senses ("pregnancy pregnant", "decide decision"), each pair once, under the word
-// that sorts first, and only when Snowball stems the two apart (see hack/wordnet): so not the "-ant" words stem
+// that sorts first, and only when Snowball stems the two apart (see hack/wordnet): so not the "-ant" words stemEnglish
 // keeps apart from their root, deliberately.
 //
 //go:embed lexicon/derived.txt
@@ -32,11 +32,11 @@ func parseDerived(table string) map[string][]string {
 		}
 		words := strings.Fields(line)
 		if len(words) < 2 {
-			panic("assistant: malformed lexicon/derived.txt: " + line) // the table is generated and embedded
+			panic("lang: malformed lexicon/derived.txt: " + line) // the table is generated and embedded
 		}
-		a := stem(words[0])
+		a := stemEnglish(words[0])
 		for _, w := range words[1:] {
-			b := stem(w)
+			b := stemEnglish(w)
 			add(a, b)
 			add(b, a)
 		}

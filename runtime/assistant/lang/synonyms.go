@@ -1,4 +1,4 @@
-package assistant
+package lang
 
 import "slices"
 
@@ -6,7 +6,7 @@ import "slices"
 // and the informal words and abbreviations visitors type for common ones ("telly", "quid", "yr"), which
 // the word vectors lack or place far from them. They are general vocabulary of buying and of asking for help,
 // never a business's products (the word vectors relate "coat" and "jacket", "gas" and "fuel"); a query word also
-// matches the other words of its groups, at synonymFactor.
+// matches the other words of its groups.
 var synonymGroups = [][]string{
 	{"buy", "purchase"},
 	{"cost", "price", "fee"},
@@ -39,15 +39,15 @@ var synonymGroups = [][]string{
 	{"yr", "yrs", "year"},
 }
 
-// synonyms maps a stem to the stems of its synonyms; built once from synonymGroups and never changed.
-var synonyms = buildSynonyms(synonymGroups)
+// englishSynonyms maps a stem to the stems of its synonyms; built once from synonymGroups and never changed.
+var englishSynonyms = buildSynonyms(synonymGroups)
 
 func buildSynonyms(groups [][]string) map[string][]string {
 	out := make(map[string][]string)
 	for _, g := range groups {
 		for _, a := range g {
 			for _, b := range g {
-				sa, sb := stem(a), stem(b)
+				sa, sb := stemEnglish(a), stemEnglish(b)
 				if sa != sb && !slices.Contains(out[sa], sb) {
 					out[sa] = append(out[sa], sb)
 				}

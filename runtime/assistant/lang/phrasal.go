@@ -1,4 +1,4 @@
-package assistant
+package lang
 
 import (
 	_ "embed"
@@ -14,11 +14,6 @@ import (
 //go:embed lexicon/phrasal.txt
 var phrasalTable string
 
-// phrasalFactor is the share of an exact match a word of a phrasal verb's meaning is worth to the verb ("work
-// out" to "exercise"): less than a synonym of the word itself, as the phrase has several senses. On the
-// evaluation bases 0.4 to 0.6 did alike, and 0.7 and more answered a question the demo shop should decline.
-const phrasalFactor = 0.6
-
 // phrasalStems parses phrasalTable once (parsePhrasal).
 var phrasalStems = sync.OnceValue(func() map[string]map[string][]string { return parsePhrasal(phrasalTable) })
 
@@ -33,10 +28,10 @@ func parsePhrasal(table string) map[string]map[string][]string {
 		}
 		words := strings.Fields(line)
 		if len(words) < 2 || !strings.Contains(words[0], "_") {
-			panic("assistant: malformed lexicon/phrasal.txt: " + line) // the table is generated and embedded
+			panic("lang: malformed lexicon/phrasal.txt: " + line) // the table is generated and embedded
 		}
 		verb, particle, _ := strings.Cut(words[0], "_")
-		v := stem(verb)
+		v := stemEnglish(verb)
 		if out[v] == nil {
 			out[v] = make(map[string][]string, 1)
 		}
@@ -44,7 +39,7 @@ func parsePhrasal(table string) map[string]map[string][]string {
 			if r, _ := generalRarity(w); r == 0 {
 				continue
 			}
-			if s := stem(w); !slices.Contains(out[v][particle], s) {
+			if s := stemEnglish(w); !slices.Contains(out[v][particle], s) {
 				out[v][particle] = append(out[v][particle], s)
 			}
 		}

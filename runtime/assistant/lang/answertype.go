@@ -1,4 +1,4 @@
-package assistant
+package lang
 
 import "strings"
 
@@ -9,22 +9,22 @@ import "strings"
 // have long narrowed their candidates (answer-type classification), and it needs only general knowledge of the
 // language, nothing of any business.
 //
-// Each type is indexed as a marker term, a word no text can spell (markerPrefix), in every sentence that holds a
-// value of the type (appendAnswerTypes); the question's phrase puts the marker in, optional like an idiom's word
+// Each type is indexed as a marker term, a word no text can spell (MarkerPrefix), in every sentence that holds a
+// value of the type (AppendAnswerTypes); the question's phrase puts the marker in, optional like an idiom's word
 // (see englishIdioms and germanIdioms), so that it counts for an item that has such a value but not against one
-// that lacks it. It only reorders the items the question's words found (Index.addAnswerType): by itself, a
-// type is about nothing.
+// that lacks it. It only reorders the items the question's words found (the engine's Index.addAnswerType): by
+// itself, a type is about nothing.
 const (
-	markerPrefix    = "#"
-	markerTime      = markerPrefix + "time"
-	markerDuration  = markerPrefix + "duration"
-	markerFrequency = markerPrefix + "frequency"
-	markerMoney     = markerPrefix + "money"
-	markerPhone     = markerPrefix + "phone"
+	MarkerPrefix    = "#"
+	MarkerTime      = MarkerPrefix + "time"
+	MarkerDuration  = MarkerPrefix + "duration"
+	MarkerFrequency = MarkerPrefix + "frequency"
+	MarkerMoney     = MarkerPrefix + "money"
+	MarkerPhone     = MarkerPrefix + "phone"
 )
 
-// isMarker reports whether w is an answer type's marker term; tokenizing never makes one.
-func isMarker(w string) bool { return strings.HasPrefix(w, markerPrefix) }
+// IsMarker reports whether w is an answer type's marker term; tokenizing never makes one.
+func IsMarker(w string) bool { return strings.HasPrefix(w, MarkerPrefix) }
 
 // wordClass is a set of the roles a word plays in writing a value of an answer type.
 type wordClass uint16
@@ -63,40 +63,9 @@ func classify(lists map[wordClass]string) map[string]wordClass {
 	return classes
 }
 
-var englishWordClasses = classify(map[wordClass]string{
-	countWord: `a an one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty
-		fifty sixty few several couple`,
-	unitWord: `second seconds minute minutes min mins hour hours hr hrs day days night nights week weeks
-		fortnight fortnights month months year years`,
-	clockWord: `am pm`,
-	timeWord:  `noon midday midnight`,
-	everyWord: `every each`,
-	rateWord:  `per`,
-	oftenWord: `daily nightly weekly fortnightly monthly quarterly yearly annually hourly once twice`,
-	priceWord: `cost costs costing price prices priced pricing fee fees charge charges charged rate rates
-		tariff tariffs fare fares`,
-	currencyWord: `eur euro euros usd gbp chf dollar dollars pound pounds cent cents pence`,
-})
-
-var germanWordClasses = classify(map[wordClass]string{
-	countWord: `ein eine einen einem einer zwei drei vier fünf fuenf sechs sieben acht neun zehn elf zwölf
-		zwoelf zwanzig dreißig dreissig paar wenige mehrere`,
-	unitWord: `sekunde sekunden minute minuten min stunde stunden std tag tage tagen nacht nächte naechte
-		nächten naechten woche wochen monat monate monaten jahr jahre jahren semester`,
-	clockWord: `uhr`,
-	timeWord:  `mittag mittags mitternacht`,
-	everyWord: `jede jeden jedes jedem`,
-	rateWord:  `pro`,
-	oftenWord: `täglich taeglich wöchentlich woechentlich monatlich jährlich jaehrlich stündlich stuendlich
-		einmal zweimal`,
-	priceWord: `kostet kosten preis preise gebühr gebühren gebuehr gebuehren beitrag beiträge beitraege
-		tarif tarife zahlen zahlt beträgt betraegt`,
-	currencyWord: `eur euro euros cent chf`,
-})
-
-// appendAnswerTypes appends to types the markers of the answer types of which sentence holds a value, given its
-// tokens (appendTokens). priced is set when the item's title names prices, which makes any number in it money.
-func (l *language) appendAnswerTypes(types []string, tokens []string, sentence string, priced bool) []string {
+// AppendAnswerTypes appends to types the markers of the answer types of which sentence holds a value, given its
+// tokens (AppendTokens). priced is set when the item's title names prices, which makes any number in it money.
+func (l *Language) AppendAnswerTypes(types []string, tokens []string, sentence string, priced bool) []string {
 	classes := l.wordClasses
 	var time, duration, frequency, money, number bool
 	money = currencySign(sentence)
@@ -106,10 +75,10 @@ func (l *language) appendAnswerTypes(types []string, tokens []string, sentence s
 		// Each token's classes are looked up once: as the next token's, then as the current one's.
 		class := next
 		next = classOf(classes, tokens, i+1)
-		digits := isNumber(w)
+		digits := IsNumber(w)
 		number = number || digits
 		switch {
-		case class&timeWord != 0 || clockToken(w):
+		case class&timeWord != 0 || ClockToken(w):
 			time = true
 		case digits:
 			time = time || next&clockWord != 0
@@ -138,19 +107,19 @@ func (l *language) appendAnswerTypes(types []string, tokens []string, sentence s
 		time = clockTime(sentence)
 	}
 	if time {
-		types = append(types, markerTime)
+		types = append(types, MarkerTime)
 	}
 	if duration {
-		types = append(types, markerDuration)
+		types = append(types, MarkerDuration)
 	}
 	if frequency {
-		types = append(types, markerFrequency)
+		types = append(types, MarkerFrequency)
 	}
 	if money || (priced && number) {
-		types = append(types, markerMoney)
+		types = append(types, MarkerMoney)
 	}
 	if phoneNumber(sentence) {
-		types = append(types, markerPhone)
+		types = append(types, MarkerPhone)
 	}
 	return types
 }
@@ -168,9 +137,9 @@ func isArticle(tokens []string, i int) bool {
 	return i < len(tokens) && (tokens[i] == "a" || tokens[i] == "an")
 }
 
-// namesPrices reports whether a title's tokens name prices ("Prices", "Kursgebühren" does not: compounds are
+// NamesPrices reports whether a title's tokens name prices ("Prices", "Kursgebühren" does not: compounds are
 // not taken apart here).
-func (l *language) namesPrices(tokens []string) bool {
+func (l *Language) NamesPrices(tokens []string) bool {
 	classes := l.wordClasses
 	for _, w := range tokens {
 		if classes[w]&priceWord != 0 {
@@ -193,13 +162,13 @@ func unitWithin(classes map[string]wordClass, tokens []string, n int) bool {
 	return false
 }
 
-// clockToken reports whether a token is a time of day written as one word: "9am", "11pm"; "10.30pm" tokenizes
+// ClockToken reports whether a token is a time of day written as one word: "9am", "11pm"; "10.30pm" tokenizes
 // as "10" and "30pm".
-func clockToken(w string) bool {
+func ClockToken(w string) bool {
 	if len(w) < 3 || len(w) > 4 || w[len(w)-1] != 'm' || w[len(w)-2] != 'a' && w[len(w)-2] != 'p' {
 		return false
 	}
-	return isNumber(w[:len(w)-2])
+	return IsNumber(w[:len(w)-2])
 }
 
 // currencySign reports whether text has a currency sign: "$", "£", "€" or "¥", found by their UTF-8 bytes

@@ -1,4 +1,4 @@
-package assistant
+package lang
 
 import (
 	_ "embed"
@@ -35,7 +35,7 @@ var zipfs = sync.OnceValue(func() map[string]float64 {
 		}
 		z, err := strconv.ParseFloat(fields[0], 64)
 		if err != nil {
-			panic("assistant: malformed lexicon/wordfreq.txt: " + line) // the table is generated and embedded
+			panic("lang: malformed lexicon/wordfreq.txt: " + line) // the table is generated and embedded
 		}
 		for _, w := range fields[1:] {
 			out[w] = z

@@ -1,22 +1,25 @@
-package assistant
+// Package strtab finds strings in a list by hashing, in a quarter of the memory of a map from each string to its
+// position.
+package strtab
 
 import "hash/maphash"
 
-// stringTable finds strings in a list by hashing: it is a map[string]int32 from each string of the list to its
+// Table finds strings in a list by hashing: it is a map[string]int32 from each string of the list to its
 // position, in a quarter of a map's memory, because its slots hold positions, not strings. An index keeps two
 // (its words and its stems) for as long as it lives and builds them anew for each knowledge revision, so their
 // size and the garbage of their growth are much of an index's.
-type stringTable struct {
+type Table struct {
 	seed maphash.Seed
 	// slots holds positions in the list plus one, 0 in an empty slot; its length is a power of two, and at most
 	// half of them are used, so that probes stay short.
 	slots []int32
 }
 
-func newStringTable() stringTable { return stringTable{seed: maphash.MakeSeed()} }
+// New returns an empty table.
+func New() Table { return Table{seed: maphash.MakeSeed()} }
 
-// find returns the position of s in list, which the table indexes.
-func (t *stringTable) find(list []string, s string) (int32, bool) {
+// Find returns the position of s in list, which the table indexes.
+func (t *Table) Find(list []string, s string) (int32, bool) {
 	if len(t.slots) == 0 {
 		return -1, false
 	}
@@ -32,8 +35,8 @@ func (t *stringTable) find(list []string, s string) (int32, bool) {
 	}
 }
 
-// added indexes the last string of list, which the table must not hold yet.
-func (t *stringTable) added(list []string) {
+// Added indexes the last string of list, which the table must not hold yet.
+func (t *Table) Added(list []string) {
 	if 2*len(list) <= len(t.slots) {
 		t.put(list, len(list)-1)
 		return
@@ -45,7 +48,7 @@ func (t *stringTable) added(list []string) {
 }
 
 // put puts the position p of list in the first free slot from the hash of its string.
-func (t *stringTable) put(list []string, p int) {
+func (t *Table) put(list []string, p int) {
 	mask := uint64(len(t.slots) - 1) //nolint:gosec // a length, not negative
 	i := maphash.String(t.seed, list[p]) & mask
 	for t.slots[i] != 0 {
@@ -53,3 +56,6 @@ func (t *stringTable) put(list []string, p int) {
 	}
 	t.slots[i] = int32(p + 1) //nolint:gosec // a knowledge base has far fewer than 2^31 distinct words
 }
+
+// Slots returns how many slots the table has, for estimating its memory: four bytes each.
+func (t *Table) Slots() int { return len(t.slots) }

@@ -1,4 +1,4 @@
-package assistant
+package lang
 
 import (
 	"cmp"
@@ -14,11 +14,11 @@ import (
 //go:embed lexicon/thesaurus-de.txt
 var germanThesaurusTable string
 
-// thesaurus holds groups of stems of the same meaning. It is kept in three arrays rather than a map of each stem
+// Thesaurus holds groups of stems of the same meaning. It is kept in three arrays rather than a map of each stem
 // to its groups, which took four times the memory (9.6 MB for the German table): the stems of group g are
 // stems[groupAt[g]:groupAt[g+1]], and entries lists every stem of every group with the group, in the order of
 // the stems, to be searched by binary search.
-type thesaurus struct {
+type Thesaurus struct {
 	stems   []string
 	groupAt []int32
 	entries []thesaurusEntry
@@ -31,12 +31,12 @@ type thesaurusEntry struct {
 }
 
 // germanThesaurus parses germanThesaurusTable once, the first time a German question needs it.
-var germanThesaurus = sync.OnceValue(func() *thesaurus { return parseThesaurus(germanThesaurusTable, stemGerman) })
+var germanThesaurus = sync.OnceValue(func() *Thesaurus { return parseThesaurus(germanThesaurusTable, stemGerman) })
 
 // parseThesaurus reads a table of groups of synonyms, one a line, stemming each word with stem. A group whose
 // words share one stem says nothing and is dropped.
-func parseThesaurus(table string, stem func(string) string) *thesaurus {
-	th := &thesaurus{groupAt: []int32{0}}
+func parseThesaurus(table string, stem func(string) string) *Thesaurus {
+	th := &Thesaurus{groupAt: []int32{0}}
 	for line := range strings.Lines(table) {
 		if strings.HasPrefix(line, "#") {
 			continue
@@ -66,8 +66,8 @@ func parseThesaurus(table string, stem func(string) string) *thesaurus {
 	return th
 }
 
-// synonyms calls fn with each stem that shares a group with stem, once each.
-func (th *thesaurus) synonyms(stem string, fn func(string)) {
+// Synonyms calls fn with each stem that shares a group with stem, once each.
+func (th *Thesaurus) Synonyms(stem string, fn func(string)) {
 	at, _ := slices.BinarySearchFunc(th.entries, stem, func(e thesaurusEntry, s string) int { return strings.Compare(e.stem, s) })
 	var seen []string
 	for _, e := range th.entries[at:] {

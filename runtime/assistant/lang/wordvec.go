@@ -1,4 +1,4 @@
-package assistant
+package lang
 
 import (
 	_ "embed"
@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"sync"
+
+	"github.com/parley-dev/parley/runtime/assistant/internal/strtab"
 )
 
 // wordvecTable is lexicon/wordvec.bin: GloVe vectors of the commonest English words, quantised to 4 bits a
@@ -14,13 +16,13 @@ import (
 //go:embed lexicon/wordvec.bin
 var wordvecTable string
 
-// wordVectors are word vectors: words used in like contexts have vectors pointing in like directions, so the
+// Vectors are word vectors: words used in like contexts have vectors pointing in like directions, so the
 // cosine of two words' vectors says how close they are in meaning ("voucher" and "coupon", "shut" and "close").
-type wordVectors struct {
+type Vectors struct {
 	// words lists the words, each at its vector's row, and wordTable finds a word's row: a map of 50,000 words
 	// took twice the memory, for as long as the process lives.
 	words     []string
-	wordTable stringTable
+	wordTable strtab.Table
 	// width is the bytes of a vector, two components each.
 	width int
 	// data holds the vectors, row after row; it is the embedded table, not a copy.
@@ -39,19 +41,16 @@ type wordVectors struct {
 
 // vectors decodes wordvecTable once, when a knowledge base is first indexed; the table is generated and
 // embedded, so a malformed one is a build defect.
-var vectors = sync.OnceValue(func() *wordVectors {
+var vectors = sync.OnceValue(func() *Vectors {
 	v, err := parseWordVectors(wordvecTable)
-	if err == nil && v.nearCosine > minSimilarity {
-		err = fmt.Errorf("nearest words listed from a cosine of %g, above minSimilarity %g", v.nearCosine, minSimilarity)
-	}
 	if err != nil {
-		panic("assistant: lexicon/wordvec.bin: " + err.Error())
+		panic("lang: lexicon/wordvec.bin: " + err.Error())
 	}
 	return v
 })
 
 // parseWordVectors decodes a table written by hack/wordvec.
-func parseWordVectors(table string) (*wordVectors, error) {
+func parseWordVectors(table string) (*Vectors, error) {
 	header, rest, ok := strings.Cut(table, "\n")
 	if !ok {
 		return nil, fmt.Errorf("no header")
@@ -64,18 +63,18 @@ func parseWordVectors(table string) (*wordVectors, error) {
 	if dims%2 != 0 {
 		return nil, fmt.Errorf("%d dimensions, want an even number", dims)
 	}
-	v := &wordVectors{words: make([]string, 0, count), wordTable: newStringTable(), width: dims / 2, inverse: make([]float32, count),
+	v := &Vectors{words: make([]string, 0, count), wordTable: strtab.New(), width: dims / 2, inverse: make([]float32, count),
 		nearCosine: nearCosine}
 	for i := range count {
 		w, after, ok := strings.Cut(rest, "\n")
 		if !ok {
 			return nil, fmt.Errorf("%d words, header says %d", i, count)
 		}
-		if _, dup := v.wordTable.find(v.words, w); dup {
+		if _, dup := v.wordTable.Find(v.words, w); dup {
 			return nil, fmt.Errorf("word %q listed twice", w)
 		}
 		v.words = append(v.words, w)
-		v.wordTable.added(v.words)
+		v.wordTable.Added(v.words)
 		rest = after
 	}
 	if len(rest) < count*v.width {
@@ -102,7 +101,7 @@ func parseWordVectors(table string) (*wordVectors, error) {
 
 // parseNear indexes the lists of nearest words, which follow the vectors: for each of count words, the number of
 // words listed and their rows, each two bytes little-endian.
-func (v *wordVectors) parseNear(lists string, count int) error {
+func (v *Vectors) parseNear(lists string, count int) error {
 	v.near, v.nearAt = lists, make([]uint32, count)
 	at := 0
 	for row := range count {
@@ -128,12 +127,12 @@ func (v *wordVectors) parseNear(lists string, count int) error {
 }
 
 // nearRow decodes the row at offset at of the lists of nearest words.
-func (v *wordVectors) nearRow(at int) int32 { return int32(v.near[at]) | int32(v.near[at+1])<<8 }
+func (v *Vectors) nearRow(at int) int32 { return int32(v.near[at]) | int32(v.near[at+1])<<8 }
 
-// nearest calls fn with the row of each word whose cosine similarity with row's is at least nearCosine, in
+// Nearest calls fn with the row of each word whose cosine similarity with row's is at least nearCosine, in
 // ascending order; the table lists them, so that matching a word by meaning takes no scan of a knowledge base's
 // vocabulary.
-func (v *wordVectors) nearest(row int32, fn func(int32)) {
+func (v *Vectors) Nearest(row int32, fn func(int32)) {
 	at := int(v.nearAt[row])
 	n := int(v.nearRow(at))
 	for i := range n {
@@ -147,7 +146,7 @@ func nibble(b int) int {
 }
 
 // dot returns the dot product of two vectors.
-func (v *wordVectors) dot(x, y string) int {
+func (v *Vectors) dot(x, y string) int {
 	sum := 0
 	y = y[:len(x)]
 	for i := range len(x) {
@@ -157,35 +156,37 @@ func (v *wordVectors) dot(x, y string) int {
 }
 
 // vector returns the components of a row.
-func (v *wordVectors) vector(row int32) string {
+func (v *Vectors) vector(row int32) string {
 	at := int(row) * v.width
 	return v.data[at : at+v.width]
 }
 
-// row returns the row of a word's vector, trying the word, then its lemma and its stem, so that an inflection
+// Row returns the row of a word's vector, trying the word, then its lemma and its stem, so that an inflection
 // the table lacks ("refundable") finds its root ("refund").
-func (v *wordVectors) row(word string) (int32, bool) {
-	if r, ok := v.wordTable.find(v.words, word); ok {
+func (v *Vectors) Row(word string) (int32, bool) {
+	if r, ok := v.wordTable.Find(v.words, word); ok {
 		return r, true
 	}
 	if l := lemma(word); l != word {
-		if r, ok := v.wordTable.find(v.words, l); ok {
+		if r, ok := v.wordTable.Find(v.words, l); ok {
 			return r, true
 		}
 	}
-	return v.wordTable.find(v.words, stem(word))
+	return v.wordTable.Find(v.words, stemEnglish(word))
 }
 
-// cosine returns the cosine similarity of two rows' vectors, from -1 to 1.
-func (v *wordVectors) cosine(a, b int32) float64 {
+// Cosine returns the cosine similarity of two rows' vectors, from -1 to 1.
+func (v *Vectors) Cosine(a, b int32) float64 {
 	return float64(v.dot(v.vector(a), v.vector(b))) * float64(v.inverse[a]) * float64(v.inverse[b])
 }
 
-// spelledRight reports whether an English word is one of the words the word vectors have, the 50,000 commonest
-// of general English: such a word is spelt right, and is not matched as a typo of an indexed word ("parking"
-// is no "packing").
-func spelledRight(word string) bool {
-	v := vectors()
-	_, ok := v.wordTable.find(v.words, word)
-	return ok
-}
+// Find returns the row of a word's vector, the word itself only: the table lists words most frequent first, so
+// the lower of two rows is the commoner word.
+func (v *Vectors) Find(word string) (int32, bool) { return v.wordTable.Find(v.words, word) }
+
+// Word returns the word of a row.
+func (v *Vectors) Word(row int32) string { return v.words[row] }
+
+// NearCosine is the least similarity of the words Nearest lists: matching by meaning from a lower similarity needs
+// the table written again (hack/wordvec).
+func (v *Vectors) NearCosine() float64 { return v.nearCosine }

@@ -1,4 +1,4 @@
-package assistant
+package lang
 
 import (
 	_ "embed"
@@ -21,7 +21,7 @@ var irregularLemmas = sync.OnceValue(func() map[string]string {
 		}
 		form, lemma, ok := strings.Cut(strings.TrimSpace(line), " ")
 		if !ok {
-			panic("assistant: malformed lexicon/irregular.txt: " + line) // the table is generated and embedded
+			panic("lang: malformed lexicon/irregular.txt: " + line) // the table is generated and embedded
 		}
 		out[form] = lemma
 	}

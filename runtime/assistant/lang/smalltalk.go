@@ -1,23 +1,27 @@
-package assistant
+package lang
 
-// smallTalk is what kind of pleasantry a message is, if it is nothing else.
-type smallTalk int
+// SmallTalk is what kind of pleasantry a message is, if it is nothing else.
+type SmallTalk int
 
+// The kinds of pleasantry.
 const (
-	notSmallTalk smallTalk = iota
-	greetingTalk
-	thanksTalk
+	// NotSmallTalk is a message that says more than a pleasantry.
+	NotSmallTalk SmallTalk = iota
+	// Greeting is only a greeting.
+	Greeting
+	// Thanks is only thanks or a goodbye.
+	Thanks
 )
 
 // maxSmallTalkWords is the longest message that can still be only a greeting or thanks.
 const maxSmallTalkWords = 8
 
-// classifySmallTalk reports whether message is essentially only a greeting or only thanks or a goodbye. A message
+// ClassifySmallTalk reports whether message is essentially only a greeting or only thanks or a goodbye. A message
 // with any other word ("hi, what is your return policy?") is not small talk.
-func classifySmallTalk(message string) smallTalk {
-	words := tokenize(message)
+func ClassifySmallTalk(message string) SmallTalk {
+	words := Tokenize(message)
 	if len(words) == 0 || len(words) > maxSmallTalkWords {
-		return notSmallTalk
+		return NotSmallTalk
 	}
 	greeting, thanks := false, false
 	for _, w := range words {
@@ -27,16 +31,16 @@ func classifySmallTalk(message string) smallTalk {
 		case has(greetingWords, w):
 			greeting = true
 		case !has(pleasantryFiller, w):
-			return notSmallTalk
+			return NotSmallTalk
 		}
 	}
 	switch {
 	case thanks:
-		return thanksTalk
+		return Thanks
 	case greeting:
-		return greetingTalk
+		return Greeting
 	}
-	return notSmallTalk
+	return NotSmallTalk
 }
 
 func has(set map[string]struct{}, w string) bool {
@@ -57,6 +61,3 @@ var pleasantryFiller = toSet(`a all and again bot day everyone everybody folks f
 	help helpful i it lot much nice ok okay oh perfect so that thats the there team very was wow you
 	awesome cool later see soon night well many bis bald auf dir ihnen vielen sehr schön schoen guten und
 	hallöchen liebe lieben gute beaucoup muchas buenos buenas días dias`)
-
-// IsSmallTalk reports whether message is only a greeting, thanks or a goodbye, which needs no knowledge to answer.
-func IsSmallTalk(message string) bool { return classifySmallTalk(message) != notSmallTalk }
