@@ -88,7 +88,8 @@ func decideKey(stored store.APIKey, found bool, bundleMerchant string, inBundle 
 
 // ResolveKey finds the merchant and key that an API key's SHA-256 authenticates, bundle keys of dir and the
 // store's self-service keys alike, as decideKey decides. A bundle key refused because another merchant's
-// self-service key holds its hash is counted and logged, once per key, by merchant and key ID (never its hash).
+// self-service key holds its hash is counted and logged, once per key, by source, merchant and key ID (never its
+// hash).
 // A self-service key authenticates only for a merchant dir serves that allows them.
 func (s *Service) ResolveKey(ctx context.Context, dir KeyDirectory, sha256Hex string) (*tenant.Bundle, tenant.APIKey, bool, error) {
 	stored, found, err := s.selfServiceKey(ctx, sha256Hex)
@@ -102,7 +103,7 @@ func (s *Service) ResolveKey(ctx context.Context, dir KeyDirectory, sha256Hex st
 	}
 	src, stolen := decideKey(stored, found, bundleMerchant, inBundle)
 	if stolen {
-		s.refused.note(s.log, bundleMerchant, bundleKey.ID)
+		s.refused.note(s.log, bundle.Source, bundleMerchant, bundleKey.ID)
 	}
 	switch src {
 	case keyFromBundle:
@@ -306,8 +307,9 @@ func newRefusals(reg prometheus.Registerer) (*refusals, error) {
 	return r, nil
 }
 
-// note counts a refusal of merchant's bundle key keyID and logs it the first time.
-func (r *refusals) note(log *slog.Logger, merchant, keyID string) {
+// note counts a refusal of merchant's bundle key keyID, rendered from the Merchant source, and logs it the first
+// time.
+func (r *refusals) note(log *slog.Logger, source, merchant, keyID string) {
 	r.counter.Inc()
 	r.mu.Lock()
 	id := merchant + "/" + keyID
@@ -321,6 +323,6 @@ func (r *refusals) note(log *slog.Logger, merchant, keyID string) {
 	r.mu.Unlock()
 	if first {
 		log.Warn("API key of a tenant bundle refused: another merchant's self-service key holds its hash",
-			"merchant", merchant, "key", keyID)
+			"source", source, "merchant", merchant, "key", keyID)
 	}
 }

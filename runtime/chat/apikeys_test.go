@@ -51,7 +51,7 @@ func newKeyWorld(t *testing.T) *keyWorld {
 // serve puts a merchant's bundle, with keys, in effect and returns it as served.
 func (w *keyWorld) serve(t *testing.T, id string, keys ...tenant.APIKey) *tenant.Bundle {
 	t.Helper()
-	doc, err := tenant.Marshal(&tenant.Bundle{APIVersion: tenant.APIVersion, MerchantID: id, DisplayName: id,
+	doc, err := tenant.Marshal(&tenant.Bundle{APIVersion: tenant.APIVersion, MerchantID: id, DisplayName: id, Source: id + "/shop",
 		Plan: tenant.Plan{Name: "free", RequestsPerSecond: 1, Burst: 1}, APIKeys: keys})
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +86,7 @@ func TestBundleCannotTakeOverASelfServiceKey(t *testing.T) {
 		t.Errorf("refusals counted: %v, want 2", n)
 	}
 	logs := w.logs.String()
-	if strings.Count(logs, "refused") != 1 || !strings.Contains(logs, "merchant=intruder") || !strings.Contains(logs, "key=copied") {
+	if strings.Count(logs, "refused") != 1 || !strings.Contains(logs, "merchant=intruder") || !strings.Contains(logs, "source=intruder/shop") || !strings.Contains(logs, "key=copied") {
 		t.Errorf("the refusal is not logged once with the intruder's merchant and key ID:\n%s", logs)
 	}
 	if strings.Contains(logs, created.SHA256) || strings.Contains(logs, raw) {
