@@ -467,6 +467,11 @@ func (in *MerchantStatus) DeepCopyInto(out *MerchantStatus) {
 		*out = new(MerchantUsage)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.KeysInUse != nil {
+		in, out := &in.KeysInUse, &out.KeysInUse
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions
 		*out = make([]v1.Condition, len(*in))
