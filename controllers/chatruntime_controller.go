@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -33,7 +34,7 @@ import (
 const runtimeFinalizer = "chat.parley.dev/runtime-workload"
 
 // ChatRuntimeReconciler renders each ChatRuntime into its Deployment, Service, ServiceAccount, Role, RoleBinding,
-// PersistentVolumeClaim, PodDisruptionBudget and HorizontalPodAutoscaler, applied with server-side apply under
+// PersistentVolumeClaim, PodDisruptionBudget, HorizontalPodAutoscaler and NetworkPolicy, applied with server-side apply under
 // one field owner.
 type ChatRuntimeReconciler struct {
 	client.Client
@@ -57,11 +58,13 @@ type ChatRuntimeReconciler struct {
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps,namespace=parley-system,resources=deployments,verbs=create;update;patch;delete
 // +kubebuilder:rbac:groups="",namespace=parley-system,resources=services;serviceaccounts;persistentvolumeclaims,verbs=create;update;patch;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,namespace=parley-system,resources=roles;rolebindings,verbs=create;update;patch;delete
 // +kubebuilder:rbac:groups=policy,namespace=parley-system,resources=poddisruptionbudgets,verbs=create;update;patch;delete
 // +kubebuilder:rbac:groups=autoscaling,namespace=parley-system,resources=horizontalpodautoscalers,verbs=create;update;patch;delete
+// +kubebuilder:rbac:groups=networking.k8s.io,namespace=parley-system,resources=networkpolicies,verbs=create;update;patch;delete
 
 // Reconcile loads a ChatRuntime, applies its rendered objects and reports the Deployment's state.
 func (r *ChatRuntimeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -218,6 +221,7 @@ func (r *ChatRuntimeReconciler) deleteWorkload(ctx context.Context, rt *chatv1al
 	for _, obj := range []client.Object{
 		&appsv1.Deployment{ObjectMeta: om}, &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: om},
 		&policyv1.PodDisruptionBudget{ObjectMeta: om}, &corev1.Service{ObjectMeta: om},
+		&networkingv1.NetworkPolicy{ObjectMeta: om},
 		&rbacv1.RoleBinding{ObjectMeta: om}, &rbacv1.Role{ObjectMeta: om}, &corev1.ServiceAccount{ObjectMeta: om},
 	} {
 		if err := r.deleteRendered(ctx, rt, obj); err != nil {
@@ -254,6 +258,7 @@ func (r *ChatRuntimeReconciler) apply(ctx context.Context, rt *chatv1alpha1.Chat
 		render.RuntimeRole(rt),
 		render.RuntimeRoleBinding(rt),
 		render.RuntimeService(rt),
+		render.RuntimeNetworkPolicy(rt),
 	}
 	if pvc := render.RuntimeDataClaim(rt); pvc != nil {
 		objects = append(objects, pvc)
@@ -374,6 +379,7 @@ func (r *ChatRuntimeReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&rbacv1.RoleBinding{}, r.enqueueRuntime()).
 		Watches(&policyv1.PodDisruptionBudget{}, r.enqueueRuntime()).
 		Watches(&autoscalingv2.HorizontalPodAutoscaler{}, r.enqueueRuntime()).
+		Watches(&networkingv1.NetworkPolicy{}, r.enqueueRuntime()).
 		Named("chatruntime").
 		Complete(r)
 }

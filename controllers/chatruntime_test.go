@@ -8,11 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -205,6 +207,38 @@ func TestRuntimeObjects(t *testing.T) {
 			t.Errorf("%T: %v", obj, err)
 		}
 	}
+	// The metrics port (every merchant's name and usage) admits the operator's namespace only; a tenant's pod
+	// reaches the public port alone. Then the platform team admits its monitoring namespace.
+	metricsPeers := func() (string, error) {
+		var np networkingv1.NetworkPolicy
+		if err := k8s.Get(ctxT(t), key, &np); err != nil {
+			return "", err
+		}
+		if !metav1.IsControlledBy(&np, rt) || len(np.Spec.Ingress) != 2 || len(np.Spec.Ingress[0].From) != 0 ||
+			np.Spec.Ingress[1].Ports[0].Port.String() != "metrics" {
+			return "", fmt.Errorf("NetworkPolicy %+v", np.Spec)
+		}
+		var peers []string
+		for _, p := range np.Spec.Ingress[1].From {
+			peers = append(peers, metav1.FormatLabelSelector(p.NamespaceSelector))
+		}
+		return strings.Join(peers, "; "), nil
+	}
+	eventually(t, "NetworkPolicy rendered", func() error {
+		if got, err := metricsPeers(); err != nil || got != "kubernetes.io/metadata.name="+operatorNS {
+			return fmt.Errorf("metrics admitted from %q: %w", got, err)
+		}
+		return nil
+	})
+	update(t, rt, func(rt *chatv1alpha1.ChatRuntime) {
+		rt.Spec.Metrics.AllowedNamespaces = &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: "monitoring"}}
+	})
+	eventually(t, "the monitoring namespace admitted", func() error {
+		if got, err := metricsPeers(); err != nil || got != "kubernetes.io/metadata.name="+operatorNS+"; kubernetes.io/metadata.name=monitoring" {
+			return fmt.Errorf("metrics admitted from %q: %w", got, err)
+		}
+		return nil
+	})
 	var pvc corev1.PersistentVolumeClaim
 	if err := k8s.Get(ctxT(t), types.NamespacedName{Namespace: operatorNS, Name: render.DataClaimName(rt)}, &pvc); err != nil {
 		t.Errorf("SQLite data claim: %v", err)

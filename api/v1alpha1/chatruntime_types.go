@@ -40,6 +40,16 @@ type ChatRuntimeWebhooks struct {
 	AllowPrivateAddresses bool `json:"allowPrivateAddresses,omitempty"`
 }
 
+// ChatRuntimeMetrics says who may scrape a runtime's metrics port.
+type ChatRuntimeMetrics struct {
+	// AllowedNamespaces selects, by their labels, the namespaces whose pods may reach the runtime's metrics port
+	// besides the operator's own, for example the monitoring stack's Prometheus
+	// ({matchLabels: {kubernetes.io/metadata.name: monitoring}}). Unset admits the operator's namespace only; an
+	// empty selector admits every namespace.
+	// +optional
+	AllowedNamespaces *metav1.LabelSelector `json:"allowedNamespaces,omitempty"`
+}
+
 // ChatRuntimeSpec describes a deployment of the shared chat runtime.
 // +kubebuilder:validation:XValidation:rule="self.storage.type == 'postgres' || self.replicas <= 1",message="sqlite storage supports one replica only; use storage.type postgres to run more"
 // +kubebuilder:validation:XValidation:rule="self.storage.type == 'postgres' || !has(self.autoscaling)",message="autoscaling needs storage.type postgres: sqlite storage supports one replica only"
@@ -70,6 +80,13 @@ type ChatRuntimeSpec struct {
 	// Webhooks configures the runtime's webhook deliveries.
 	// +optional
 	Webhooks ChatRuntimeWebhooks `json:"webhooks,omitempty"`
+
+	// Metrics says who may reach the runtime's metrics port, which serves /metrics and the usage report (/usage),
+	// naming every merchant of the runtime. The operator renders a NetworkPolicy that admits to it only pods of the
+	// operator's namespace, which reads the usage report, and of the namespaces metrics.allowedNamespaces selects;
+	// the public port stays open to everyone. It takes a network plugin that enforces NetworkPolicies.
+	// +optional
+	Metrics ChatRuntimeMetrics `json:"metrics,omitempty"`
 
 	// Image is the runtime's container image. Defaults to the operator's own image, so that upgrading the
 	// operator upgrades the runtime with it.
