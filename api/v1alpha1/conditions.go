@@ -58,6 +58,14 @@ const (
 	// keys or webhooks): the last published bundle stays, with revoked keys withdrawn and suspensions applied.
 	// Merchant.
 	ReasonBundleTooLarge = "BundleTooLarge"
+	// ReasonTooManyMerchants means the Merchant's namespace has as many older Merchants on its runtime as the
+	// runtime's tenantLimits.merchantsPerNamespace: the Merchant publishes no bundle until one of them is deleted
+	// or the limit is raised. Merchant.
+	ReasonTooManyMerchants = "TooManyMerchants"
+	// ReasonTooManyAPIKeys means the Merchant has as many older APIKeys as its runtime's
+	// tenantLimits.apiKeysPerMerchant: the key is not published until one of them is deleted or the limit is
+	// raised. APIKey.
+	ReasonTooManyAPIKeys = "TooManyAPIKeys"
 	// ReasonInvalidAllowedNamespaces means allowedNamespaces is not a valid label selector: no namespace is
 	// granted the object until it is. Plan.
 	ReasonInvalidAllowedNamespaces = "InvalidAllowedNamespaces"
