@@ -2,12 +2,14 @@ package controllers
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
+	"github.com/parley-dev/parley/internal/render"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
 
@@ -116,4 +118,47 @@ func TestAPIKeysPastTheMerchantLimit(t *testing.T) {
 	waitReady(t, extra, metav1.ConditionTrue, chatv1alpha1.ReasonReconciled)
 	value, _ := keySecretValue(t, extra)
 	waitBundle(t, f.id, hasKeyHash(sha256Hex(value)))
+}
+
+// The bound on a bundle is never what stops a Merchant within its schema's limits and its runtime's default
+// apiKeysPerMerchant, with as many webhooks as a merchant plausibly has, each at its longest: only many more
+// webhooks or a raised key limit reach it, and then BundleTooLarge says so.
+func TestLargestMerchantFitsItsBundle(t *testing.T) {
+	const webhooks = 24
+	long := func(n int) string { return strings.Repeat("<", n) } // escaped in JSON, six bytes each
+	m := merchant("tenant-with-a-name-as-long-as-a-namespace-name-may-be-at-most-x", "shop", "p", "rt")
+	m.Spec.DisplayName = long(200)
+	for i := range 100 {
+		m.Spec.AllowedOrigins = append(m.Spec.AllowedOrigins, fmt.Sprintf("https://%03d%s.example", i, strings.Repeat("a", 300-len("https://000.example"))))
+		m.Spec.Owners = append(m.Spec.Owners, chatv1alpha1.Owner{Email: fmt.Sprintf("%03d%s@example.com", i, strings.Repeat("o", 254-len("000@example.com")))})
+	}
+	m.Spec.Widget = chatv1alpha1.WidgetSpec{Title: long(80), Greeting: long(500), Color: "#000000", Locale: "en-GB"}
+	m.Spec.Assistant = chatv1alpha1.MerchantAssistantSpec{Instructions: long(4000), FallbackMessage: long(1000)}
+	p := plan("p", 10, true)
+	expires := metav1.NewTime(time.Now().Add(time.Hour))
+	var keys []render.ResolvedKey
+	for i := range chatv1alpha1.DefaultAPIKeysPerMerchant {
+		keys = append(keys, render.ResolvedKey{ID: fmt.Sprintf("key_%020d", i), Type: chatv1alpha1.APIKeySecret,
+			SHA256: strings.Repeat("f", 64), ExpiresAt: &expires})
+	}
+	var hooks []render.ResolvedWebhook
+	for i := range webhooks {
+		w := webhook(m.Namespace, fmt.Sprint("hook-", i), "shop")
+		w.Spec.URL = "https://crm.example/" + strings.Repeat("h", 2048-len("https://crm.example/"))
+		w.Spec.Events = []chatv1alpha1.WebhookEvent{chatv1alpha1.EventConversationCreated, chatv1alpha1.EventLeadCreated, chatv1alpha1.EventLeadUpdated}
+		secret := "whsec_" + strings.Repeat("A", 88)
+		hooks = append(hooks, render.ResolvedWebhook{Webhook: w, SigningSecrets: []string{secret, secret}})
+	}
+	b := render.Bundle(m, render.MerchantID(m), p, keys, hooks, time.Now())
+	doc, err := tenant.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.APIKeys) != int(chatv1alpha1.DefaultAPIKeysPerMerchant) || len(b.Webhooks) != webhooks {
+		t.Fatalf("the bundle has %d keys and %d webhooks", len(b.APIKeys), len(b.Webhooks))
+	}
+	if p := bundleTooLarge(len(doc)); p != nil {
+		t.Errorf("the largest merchant within its limits: %s", p.message)
+	}
+	t.Logf("the largest merchant's bundle takes %d KiB of %d", len(doc)>>10, maxBundleBytes>>10)
 }

@@ -290,10 +290,13 @@ func (r *MerchantReconciler) withdrawRevoked(ctx context.Context, m *chatv1alpha
 	return withdrawn, nil
 }
 
-// maxBundleBytes is the largest tenant bundle document published: a Secret holds at most 1 MiB, its metadata
-// included, and a write past that fails on every reconcile, which would leave the last bundle published, with
-// keys since deleted and without a suspension since made, while nothing said why.
-const maxBundleBytes = 900 << 10
+// maxBundleBytes is the largest tenant bundle document published. Every runtime replica holds every bundle of
+// its merchants in memory, so a tenant must not make one as large as a Secret holds (1 MiB); a Merchant at every
+// limit of its schema, with its runtime's default apiKeysPerMerchant and a few dozen webhooks, takes well under
+// it (TestLargestMerchantFitsItsBundle). Past it the write is refused with a condition saying so, rather than
+// failing on the API server, which would leave the last bundle published, with keys since deleted and without a
+// suspension since made, while nothing said why.
+const maxBundleBytes = 256 << 10
 
 // bundleTooLarge reports a bundle document of n bytes past maxBundleBytes as a problem, so that revocation and
 // suspension are applied to the last published bundle (withdrawRevoked) and the condition says what to remove.

@@ -54,9 +54,9 @@ const (
 	// ReasonInvalidBundle means the merchant's tenant bundle, as rendered, fails the runtime's validation.
 	// Merchant.
 	ReasonInvalidBundle = "InvalidBundle"
-	// ReasonBundleTooLarge means the merchant's tenant bundle would be larger than a Secret holds (too many API
-	// keys or webhooks): the last published bundle stays, with revoked keys withdrawn and suspensions applied.
-	// Merchant.
+	// ReasonBundleTooLarge means the merchant's tenant bundle would be larger than the 256 KiB a bundle may take
+	// (too many API keys or webhooks), which every runtime replica holds in memory: the last published bundle
+	// stays, with revoked keys withdrawn and suspensions applied. Merchant.
 	ReasonBundleTooLarge = "BundleTooLarge"
 	// ReasonTooManyMerchants means the Merchant's namespace has as many older Merchants on its runtime as the
 	// runtime's tenantLimits.merchantsPerNamespace: the Merchant publishes no bundle until one of them is deleted
