@@ -145,6 +145,25 @@ func TestTemplate(t *testing.T) {
 		t.Errorf("defaults.runtime.trustedProxies is overridden: %s", got)
 	}
 
+	// The monitoring namespaces, named once, may scrape the default runtime's metrics port.
+	if _, ok := all["ChatRuntime/default"]["spec"].(map[string]any)["metrics"]; ok {
+		t.Errorf("the default runtime admits scrapers nobody listed: %v", all["ChatRuntime/default"]["spec"])
+	}
+	scraped := objects(t, helm(t, "template", "parley", chart, "--kube-version", "1.37.0", "-n", "parley-system",
+		"--set", "defaults.enabled=true,runtime.metricsNamespaces={monitoring,observability}"))
+	var rtSpec chatv1alpha1.ChatRuntime
+	data, err := yaml.Marshal(scraped["ChatRuntime/default"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.UnmarshalStrict(data, &rtSpec); err != nil {
+		t.Fatal(err)
+	}
+	if sel := rtSpec.Spec.Metrics.AllowedNamespaces; !grants(t, sel, map[string]string{corev1.LabelMetadataName: "observability"}) ||
+		grants(t, sel, map[string]string{corev1.LabelMetadataName: "tenant-a"}) {
+		t.Errorf("runtime.metricsNamespaces gives the default runtime metrics.allowedNamespaces %v", sel)
+	}
+
 	if _, ok := all["RoleBinding/parley-tenant-secrets"]; ok {
 		t.Error("the operator is granted Secrets in tenant namespaces nobody listed")
 	}
