@@ -91,6 +91,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, m *tenant.Bundle,
 	type budget struct {
 		ratelimit.Quota
 		refusal string // how a refusal names the budget, after the count
+		shared  bool   // the ceiling of every client behind an untrusted proxy
 	}
 	var budgets []budget
 	key := func(kind string, parts ...string) string {
@@ -98,18 +99,18 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, m *tenant.Bundle,
 	}
 	if visitor != "" {
 		budgets = append(budgets, budget{ratelimit.Quota{Key: key("v", visitor), N: m.Plan.VisitorLimit(), Period: abuseWindow},
-			"by this visitor"})
+			"by this visitor", false})
 	}
 	addr := addressKey(s.clientAddress(r))
 	if claimed, ok := s.forwardedFor(r); ok {
 		budgets = append(budgets,
 			budget{ratelimit.Quota{Key: key("a", addr, addressKey(claimed)), N: m.Plan.AddressLimit(), Period: abuseWindow},
-				"from this address"},
+				"from this address", false},
 			budget{ratelimit.Quota{Key: key("p", addr), N: m.Plan.AddressLimit() * proxyShare, Period: abuseWindow},
-				"through the proxy this request came through"})
+				"through the proxy this request came through", true})
 	} else {
 		budgets = append(budgets, budget{ratelimit.Quota{Key: key("a", addr), N: m.Plan.AddressLimit(), Period: abuseWindow},
-			"from this address"})
+			"from this address", false})
 	}
 	quotas := make([]ratelimit.Quota, len(budgets))
 	for i, bg := range budgets {
@@ -120,7 +121,13 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, m *tenant.Bundle,
 		return nil
 	}
 	bg := budgets[refused]
-	logger(r).Info("abuse limit reached", "merchant", m.MerchantID, "limit", bg.N, "refused", b.what, "counted", bg.refusal)
+	if bg.shared {
+		// Every visitor behind that peer is refused now: louder than one client's refusal.
+		logger(r).Warn("abuse limit reached for every client of a peer outside the trusted proxies", "merchant", m.MerchantID,
+			"limit", bg.N, "refused", b.what)
+	} else {
+		logger(r).Info("abuse limit reached", "merchant", m.MerchantID, "limit", bg.N, "refused", b.what, "counted", bg.refusal)
+	}
 	return abuseRefused(w, wait, b, "%d %s %s within the hour", bg.N, b.what, bg.refusal)
 }
 

@@ -108,6 +108,9 @@ func TestVisitorsBehindAnUntrustedProxyKeepTheirOwnLimits(t *testing.T) {
 		t.Errorf("past the proxy's ceiling: %d %s", r.status, r.body)
 	}
 
+	if !strings.Contains(e.logs.String(), "abuse limit reached for every client of a peer outside the trusted proxies") {
+		t.Errorf("the proxy's ceiling reached is not a warning:\n%s", e.logs)
+	}
 	const advice = "list its network in the ChatRuntime's trustedProxies"
 	if n := strings.Count(e.logs.String(), advice); n != 1 {
 		t.Errorf("the advice to set trustedProxies is logged %d times, want once:\n%s", n, e.logs)
