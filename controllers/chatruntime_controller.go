@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -90,6 +91,7 @@ func (r *ChatRuntimeReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 	}
 	setIsolated(&rt, r.Namespace)
+	setProxiesTrusted(&rt)
 	var all chatv1alpha1.ChatRuntimeList
 	if err := r.List(ctx, &all, client.InNamespace(r.Namespace)); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing ChatRuntimes: %w", err)
@@ -176,6 +178,22 @@ func setIsolated(rt *chatv1alpha1.ChatRuntime, operatorNamespace string) {
 		cond.Status, cond.Reason = metav1.ConditionFalse, chatv1alpha1.ReasonSharesNamespace
 		cond.Message = "the runtime can read every Secret of namespace " + operatorNamespace +
 			": other runtimes' tenant bundles and the platform's credentials; set spec.targetNamespace"
+	}
+	meta.SetStatusCondition(&rt.Status.Conditions, cond)
+}
+
+// setProxiesTrusted reports whether the runtime knows the proxies in front of it. Without them, behind an
+// ingress, every visitor comes from the ingress's address: the runtime keeps visitors' abuse limits apart as well
+// as it can and warns when it sees forwarded requests, but only the platform team can name the ingress.
+func setProxiesTrusted(rt *chatv1alpha1.ChatRuntime) {
+	cond := metav1.Condition{Type: chatv1alpha1.ConditionProxiesTrusted, ObservedGeneration: rt.Generation,
+		Status: metav1.ConditionTrue, Reason: chatv1alpha1.ReasonProxiesListed,
+		Message: "the runtime takes client addresses from X-Forwarded-For of " + strings.Join(rt.Spec.TrustedProxies, ", ")}
+	if len(rt.Spec.TrustedProxies) == 0 {
+		cond.Status, cond.Reason = metav1.ConditionFalse, chatv1alpha1.ReasonNoTrustedProxies
+		cond.Message = "spec.trustedProxies is empty: behind an ingress or load balancer every visitor comes from its " +
+			"address and the abuse limits hold them to one shared ceiling; list the ingress's networks there, " +
+			"unless visitors reach the runtime directly"
 	}
 	meta.SetStatusCondition(&rt.Status.Conditions, cond)
 }

@@ -18,6 +18,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -249,6 +250,17 @@ func TestRuntimeObjects(t *testing.T) {
 
 	markDeploymentAvailable(t, operatorNS, name)
 	waitReady(t, rt, metav1.ConditionTrue, chatv1alpha1.ReasonReconciled)
+	// Without trustedProxies the ChatRuntime says that the abuse limits see an ingress as one client.
+	eventually(t, "ProxiesTrusted=False", func() error {
+		if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(rt), rt); err != nil {
+			return err
+		}
+		if c := meta.FindStatusCondition(rt.Status.Conditions, chatv1alpha1.ConditionProxiesTrusted); c == nil ||
+			c.Status != metav1.ConditionFalse || c.Reason != chatv1alpha1.ReasonNoTrustedProxies {
+			return fmt.Errorf("condition %+v", c)
+		}
+		return nil
+	})
 
 	// A drifted Deployment is put back.
 	update(t, &d, func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "evil:latest" })

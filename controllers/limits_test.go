@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
@@ -161,4 +162,24 @@ func TestLargestMerchantFitsItsBundle(t *testing.T) {
 		t.Errorf("the largest merchant within its limits: %s", p.message)
 	}
 	t.Logf("the largest merchant's bundle takes %d KiB of %d", len(doc)>>10, maxBundleBytes>>10)
+}
+
+func TestSetProxiesTrusted(t *testing.T) {
+	for _, tc := range []struct {
+		proxies []string
+		status  metav1.ConditionStatus
+		reason  string
+	}{
+		{nil, metav1.ConditionFalse, chatv1alpha1.ReasonNoTrustedProxies},
+		{[]string{"10.244.0.0/16"}, metav1.ConditionTrue, chatv1alpha1.ReasonProxiesListed},
+	} {
+		rt := runtimeObj("rt")
+		rt.Generation = 3
+		rt.Spec.TrustedProxies = tc.proxies
+		setProxiesTrusted(rt)
+		c := meta.FindStatusCondition(rt.Status.Conditions, chatv1alpha1.ConditionProxiesTrusted)
+		if c == nil || c.Status != tc.status || c.Reason != tc.reason || c.ObservedGeneration != 3 {
+			t.Errorf("trustedProxies %v: condition %+v", tc.proxies, c)
+		}
+	}
 }

@@ -8,6 +8,9 @@ const (
 	// ConditionIsolated is True when a ChatRuntime's runtime has a namespace of its own (spec.targetNamespace),
 	// where it can read only its own tenant bundles. ChatRuntime.
 	ConditionIsolated = "Isolated"
+	// ConditionProxiesTrusted is True when a ChatRuntime lists the proxies in front of its runtime
+	// (spec.trustedProxies), so that the plans' abuse limits count each visitor's own address. ChatRuntime.
+	ConditionProxiesTrusted = "ProxiesTrusted"
 )
 
 // Reasons of the Ready condition. The operator also records each change of reason as an Event with the reason
@@ -108,6 +111,17 @@ const (
 	// ReasonSharesNamespace means the runtime runs in the operator's namespace (no spec.targetNamespace), where
 	// it can read every Secret: other runtimes' bundles and the platform's credentials.
 	ReasonSharesNamespace = "SharesNamespace"
+)
+
+// Reasons of the ProxiesTrusted condition of a ChatRuntime.
+const (
+	// ReasonProxiesListed means spec.trustedProxies lists the proxies whose X-Forwarded-For the runtime follows.
+	ReasonProxiesListed = "ProxiesListed"
+	// ReasonNoTrustedProxies means spec.trustedProxies is empty: behind an ingress or load balancer, every visitor
+	// comes from its address, and the abuse limits hold all of them to one ceiling (the runtime then also logs a
+	// warning and counts parley_runtime_untrusted_forwarded_requests_total). Nothing to do when visitors reach
+	// the runtime directly.
+	ReasonNoTrustedProxies = "NoTrustedProxies"
 )
 
 // Reasons of Events that are not about the Ready condition.
