@@ -13,7 +13,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
@@ -97,6 +99,13 @@ func (r *APIKeyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			if merchantErr != nil {
 				return merchantErr
 			}
+			limits, err := tenantLimits(ctx, r.Client, r.Namespace, m)
+			if err != nil {
+				return err
+			}
+			if err := keyPastLimit(ctx, r.Client, &key, limits); err != nil {
+				return err
+			}
 			if p := refusedByRuntime(m.Status.KeysInUse, resolved.ID); p != nil {
 				return p
 			}
@@ -176,6 +185,11 @@ func (r *APIKeyReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error
 		// runtime refuses.
 		Watches(&chatv1alpha1.Merchant{}, enqueueReferrers(r.Client, &chatv1alpha1.APIKeyList{}, apiKeyMerchantIndex),
 			builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, keysInUseChanged()))).
+		// A key deleted makes room, under the runtime's apiKeysPerMerchant, for its Merchant's other keys; a
+		// runtime's limit changed moves the line for all of its Merchants' keys.
+		Watches(&chatv1alpha1.APIKey{}, handler.EnqueueRequestsFromMapFunc(r.siblingKeys),
+			onlyDeletes()).
+		Watches(&chatv1alpha1.ChatRuntime{}, handler.EnqueueRequestsFromMapFunc(r.keysOfRuntime), specChanges()).
 		WithOptions(controllerOptions(workers)).
 		Named("apikey").
 		Complete(r)
@@ -193,4 +207,25 @@ func keysInUseChanged() predicate.Predicate {
 			return oldOK && newOK && !slices.Equal(old.Status.KeysInUse, updated.Status.KeysInUse)
 		},
 	}
+}
+
+// siblingKeys maps a deleted APIKey to the other keys of its Merchant.
+func (r *APIKeyReconciler) siblingKeys(ctx context.Context, o client.Object) []reconcile.Request {
+	key, ok := o.(*chatv1alpha1.APIKey)
+	if !ok {
+		return nil
+	}
+	return requestsFor(ctx, r.Client, &chatv1alpha1.APIKeyList{}, key.Namespace, apiKeyMerchantIndex, key.Spec.MerchantRef.Name)
+}
+
+// keysOfRuntime maps a ChatRuntime to the keys of its Merchants.
+func (r *APIKeyReconciler) keysOfRuntime(ctx context.Context, o client.Object) []reconcile.Request {
+	if o.GetNamespace() != r.Namespace {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for _, m := range requestsFor(ctx, r.Client, &chatv1alpha1.MerchantList{}, "", merchantRuntimeIndex, o.GetName()) {
+		reqs = append(reqs, requestsFor(ctx, r.Client, &chatv1alpha1.APIKeyList{}, m.Namespace, apiKeyMerchantIndex, m.Name)...)
+	}
+	return reqs
 }
