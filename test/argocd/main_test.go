@@ -1,7 +1,8 @@
 // Package argocd tests the Argo CD health checks the chart ships (charts/parley/argocd/health.lua, rendered into
 // the ConfigMap of templates/argocd.yaml): they run with the Lua engine Argo CD embeds, as Argo CD runs a script
 // from argocd-cm, on Plans, ChatRuntimes, Merchants, APIKeys and Webhooks that the operator's reconcilers brought
-// into each state on a real API server (envtest).
+// into each state on a real API server (envtest). go.mod pins github.com/yuin/gopher-lua at v1.1.2, the version
+// Argo CD v3.6 requires: move it with Argo CD.
 package argocd
 
 import (
