@@ -71,6 +71,8 @@ var readyHealth = map[string]struct{ ready, health string }{
 	chatv1alpha1.ReasonInvalidAllowedNamespaces:   {"False", degraded},
 	chatv1alpha1.ReasonExpired:                    {"False", degraded},
 	chatv1alpha1.ReasonKeyInUse:                   {"False", degraded},
+	chatv1alpha1.ReasonTooManyMerchants:           {"False", degraded},
+	chatv1alpha1.ReasonTooManyAPIKeys:             {"False", degraded},
 	chatv1alpha1.ReasonTargetNotAllowed:           {"False", degraded},
 	chatv1alpha1.ReasonPlanDoesNotIncludeWebhooks: {"False", degraded},
 	chatv1alpha1.ReasonWrongNamespace:             {"False", degraded},
