@@ -313,3 +313,42 @@ func TestBehindTheOperator(t *testing.T) {
 	restart()
 	expectStatus(t, outside, status.CurrentStatus, chatv1alpha1.ReasonReconciled)
 }
+
+// TestNotReconciledYet: an object the operator has not reconciled yet (it is stopped here; a new Merchant also
+// waits a second before its first reconcile) is InProgress, not Current, so that Flux's health check does not
+// pass on it before the operator has said whether it can ever become Ready.
+func TestNotReconciledYet(t *testing.T) {
+	tn := newTenant(t, true)
+	if err := stopOperator(); err != nil {
+		t.Fatal(err)
+	}
+	restarted := false
+	restart := func() {
+		if !restarted {
+			restarted = true
+			if err := startOperator(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	defer restart()
+
+	granted := plan("granted-"+tn.ns, false)
+	granted.Spec.AllowedNamespaces = &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "gold-" + tn.ns}}
+	outside := merchant(tn.ns, "outside", granted.Name, tn.runtime.Name)
+	objs := []client.Object{granted, runtimeIn(operatorNS, "new-"+tn.ns), outside,
+		apiKey(tn.ns, "new", "shop"), webhook(tn.ns, "new", "shop", "https://crm.example/hooks")}
+	create(t, objs...)
+	for _, obj := range objs {
+		res, _, err := statusOf(t, obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Status != status.InProgressStatus {
+			t.Errorf("%T %s not reconciled yet: kstatus %s %q, want InProgress", obj, obj.GetName(), res.Status, res.Message)
+		}
+	}
+
+	restart()
+	expectStatus(t, outside, status.FailedStatus, chatv1alpha1.ReasonPlanNotAllowed)
+}
