@@ -48,6 +48,7 @@ type Service struct {
 	offline   assistant.Responder
 	indexes   *indexCache
 	keys      keyCache
+	exports   *running // lead exports running, per merchant
 	now       func() time.Time
 	notify    func()
 }
@@ -65,7 +66,7 @@ func New(cfg Config) (*Service, error) {
 		return nil, err
 	}
 	s := &Service{store: cfg.Store, responder: cfg.Responder, offline: cfg.Offline, indexes: indexes,
-		now: cfg.Now, notify: cfg.Notify}
+		exports: &running{max: MaxExportsPerMerchant}, now: cfg.Now, notify: cfg.Notify}
 	if s.now == nil {
 		s.now = time.Now
 	}
