@@ -10,9 +10,10 @@ import (
 	"github.com/parley-dev/parley/runtime/tenant"
 )
 
-// MaxExportsPerMerchant is how many lead exports of one merchant a replica runs at once. Each holds little (a
-// page of leads, see store.Reader.EachLead) but may last as long as its client is slow to read, so that many of
-// them are a way to tie a runtime's connections and store up.
+// MaxExportsPerMerchant is how many exports (of leads and of knowledge, together) of one merchant a replica runs
+// at once. A lead export holds little (a page of leads, see store.Reader.EachLead) but may last as long as its
+// client is slow to read; a knowledge export holds the merchant's knowledge (bounded by the plan's
+// knowledgeCharacters) while it is written: many at once are a way to tie a runtime's store and memory up.
 const MaxExportsPerMerchant = 2
 
 // ErrTooManyExports refuses an export while MaxExportsPerMerchant others of the merchant run.
@@ -31,6 +32,20 @@ func (s *Service) ExportLeads(ctx context.Context, m *tenant.Bundle, fn func(sto
 		return fmt.Errorf("exporting the leads of merchant %s: %w", m.MerchantID, err)
 	}
 	return nil
+}
+
+// ExportKnowledge calls fn with every knowledge item of the merchant, within the same bound as ExportLeads:
+// ErrTooManyExports, without calling fn, past MaxExportsPerMerchant exports of the merchant at once.
+func (s *Service) ExportKnowledge(ctx context.Context, m *tenant.Bundle, fn func([]store.Knowledge) error) error {
+	if !s.exports.acquire(m.MerchantID) {
+		return ErrTooManyExports
+	}
+	defer s.exports.release(m.MerchantID)
+	items, err := s.store.AllKnowledge(ctx, m.MerchantID)
+	if err != nil {
+		return fmt.Errorf("exporting the knowledge of merchant %s: %w", m.MerchantID, err)
+	}
+	return fn(items)
 }
 
 // running counts what runs at once per merchant, up to a bound.

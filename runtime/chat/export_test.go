@@ -50,8 +50,8 @@ func TestExportLeads(t *testing.T) {
 	}
 }
 
-// At most MaxExportsPerMerchant exports of one merchant run at once: one more is refused at once, another
-// merchant's runs, and once one ends the merchant may export again.
+// At most MaxExportsPerMerchant exports of one merchant run at once: one more, of leads or knowledge, is refused
+// at once, another merchant's runs, and once one ends the merchant may export again.
 func TestExportsPerMerchantAreBounded(t *testing.T) {
 	f := newFixture(t)
 	addLeads(t, f, "acme", 3)
@@ -79,6 +79,9 @@ func TestExportsPerMerchantAreBounded(t *testing.T) {
 	}
 	if err := export(acme); !errors.Is(err, chat.ErrTooManyExports) {
 		t.Errorf("an export past the bound: %v", err)
+	}
+	if err := f.svc.ExportKnowledge(t.Context(), acme, func([]store.Knowledge) error { return nil }); !errors.Is(err, chat.ErrTooManyExports) {
+		t.Errorf("a knowledge export past the bound: %v", err)
 	}
 	if err := export(other); err != nil {
 		t.Errorf("another merchant's export: %v", err)

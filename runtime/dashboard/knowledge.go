@@ -462,36 +462,38 @@ func (d *Dashboard) exportKnowledge(w http.ResponseWriter, r *http.Request, v *v
 	if format != "json" && format != "csv" {
 		return &userError{status: http.StatusNotFound, message: "Export as json or csv."}
 	}
-	items, err := d.store.AllKnowledge(r.Context(), v.merchant.MerchantID)
-	if err != nil {
-		return err
-	}
-	name := fmt.Sprintf("knowledge-%s-%s.%s", v.merchant.MerchantID, d.now().UTC().Format("20060102"), format)
-	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
-	if format == "json" {
-		type item struct {
-			ID string `json:"id"`
-			knowledgeInput
-			CreatedAt time.Time `json:"created_at"`
-			UpdatedAt time.Time `json:"updated_at"`
+	err := d.chat.ExportKnowledge(r.Context(), v.merchant, func(items []store.Knowledge) error {
+		name := fmt.Sprintf("knowledge-%s-%s.%s", v.merchant.MerchantID, d.now().UTC().Format("20060102"), format)
+		w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
+		if format == "json" {
+			type item struct {
+				ID string `json:"id"`
+				knowledgeInput
+				CreatedAt time.Time `json:"created_at"`
+				UpdatedAt time.Time `json:"updated_at"`
+			}
+			out := make([]item, len(items))
+			for i, k := range items {
+				out[i] = item{ID: k.ID, knowledgeInput: inputOf(k), CreatedAt: k.CreatedAt, UpdatedAt: k.UpdatedAt}
+			}
+			w.Header().Set("Content-Type", "application/json")
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(out)
 		}
-		out := make([]item, len(items))
-		for i, k := range items {
-			out[i] = item{ID: k.ID, knowledgeInput: inputOf(k), CreatedAt: k.CreatedAt, UpdatedAt: k.UpdatedAt}
+		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+		cw := csv.NewWriter(w)
+		_ = cw.Write(csvHeader)
+		for _, k := range items {
+			_ = cw.Write(csvRecord(k))
 		}
-		w.Header().Set("Content-Type", "application/json")
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		cw.Flush()
+		return cw.Error()
+	})
+	if errors.Is(err, chat.ErrTooManyExports) {
+		return tooManyExports(w)
 	}
-	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	cw := csv.NewWriter(w)
-	_ = cw.Write(csvHeader)
-	for _, k := range items {
-		_ = cw.Write(csvRecord(k))
-	}
-	cw.Flush()
-	return cw.Error()
+	return err
 }
 
 // csvRecord is an item as a line of the CSV export (csvHeader), which parseCSVImport reads back.

@@ -37,9 +37,7 @@ func (d *Dashboard) exportLeads(w http.ResponseWriter, r *http.Request, v *view)
 	})
 	switch {
 	case errors.Is(err, chat.ErrTooManyExports):
-		w.Header().Set("Retry-After", exportRetryAfter)
-		return &userError{status: http.StatusTooManyRequests,
-			message: "Your merchant's owners are already downloading as many exports as they may at once. Try again when one has finished."}
+		return tooManyExports(w)
 	case err != nil && started:
 		// Part of the file may be sent: cut the connection, so that the download fails rather than looks complete.
 		d.log.ErrorContext(r.Context(), "exporting leads failed", "merchant", v.merchant.MerchantID, "error", err)
@@ -51,6 +49,13 @@ func (d *Dashboard) exportLeads(w http.ResponseWriter, r *http.Request, v *view)
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// tooManyExports refuses an export past chat.MaxExportsPerMerchant.
+func tooManyExports(w http.ResponseWriter) error {
+	w.Header().Set("Retry-After", exportRetryAfter)
+	return &userError{status: http.StatusTooManyRequests,
+		message: "Your merchant's owners are already downloading as many exports as they may at once. Try again when one has finished."}
 }
 
 // leadsCSVHeader is the first line of the leads' export.

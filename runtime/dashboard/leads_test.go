@@ -97,8 +97,8 @@ func TestPageScriptsBudget(t *testing.T) {
 	}
 }
 
-// While the merchant's owners run as many exports as they may, one more is refused with a page and Retry-After,
-// and another merchant's owners still export.
+// While the merchant's owners run as many exports as they may, one more, of leads or knowledge, is refused with a
+// page and Retry-After, and another merchant's owners still export.
 func TestLeadsExportsAtOnceAreBounded(t *testing.T) {
 	e := newEnv(t)
 	_, _ = e.chat(t, "alpha", "Please write to jane@customer.example")
@@ -121,6 +121,10 @@ func TestLeadsExportsAtOnceAreBounded(t *testing.T) {
 	if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" ||
 		!strings.Contains(res.Body, "already downloading as many exports") || res.Header.Get("Content-Disposition") != "" {
 		t.Errorf("an export past the bound: %d %v", res.StatusCode, res.Header)
+	}
+	// A knowledge export is an export too.
+	if res := c.get("/dashboard/knowledge/export/json"); res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" {
+		t.Errorf("a knowledge export past the bound: %d %v", res.StatusCode, res.Header)
 	}
 	b := newClient(t, e.url)
 	b.signIn("beta@owners.example")
