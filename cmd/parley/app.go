@@ -128,7 +128,7 @@ func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *a
 	if err != nil {
 		return nil, err
 	}
-	svc, err := chat.New(chat.Config{Store: a.store, Responder: responder, Notify: hooks.Notify,
+	svc, err := chat.New(chat.Config{Store: a.store, Responder: responder, Notify: hooks.Notify, Logger: log,
 		IndexCacheBytes: cfg.IndexCacheBytes, Registry: reg})
 	if err != nil {
 		return nil, fmt.Errorf("the chat service: %w", err)

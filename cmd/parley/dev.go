@@ -145,7 +145,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 }
 
 // pprofHandler serves Go's CPU, heap, allocation and other profiles under /debug/pprof/, for a listener of its
-// own: profiles are for finding where the time goes under load (see README, Benchmarks), never for visitors.
+// own: profiles are for finding where the time goes under load (see docs/benchmarks.md), never for visitors.
 func pprofHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)

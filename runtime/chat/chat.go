@@ -10,6 +10,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"time"
 
@@ -39,6 +40,8 @@ type Config struct {
 	IndexCacheBytes int64
 	// Registry receives the service's metrics; nil registers none.
 	Registry prometheus.Registerer
+	// Logger receives what the service reports of its own accord; nil discards it.
+	Logger *slog.Logger
 }
 
 // Service runs the use cases of every merchant the runtime serves.
@@ -48,7 +51,9 @@ type Service struct {
 	offline   assistant.Responder
 	indexes   *indexCache
 	keys      keyCache
-	exports   *running // lead exports running, per merchant
+	exports   *running // exports running, per merchant
+	refused   *refusals
+	log       *slog.Logger
 	now       func() time.Time
 	notify    func()
 }
@@ -65,8 +70,15 @@ func New(cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	refused, err := newRefusals(cfg.Registry)
+	if err != nil {
+		return nil, err
+	}
 	s := &Service{store: cfg.Store, responder: cfg.Responder, offline: cfg.Offline, indexes: indexes,
-		exports: &running{max: MaxExportsPerMerchant}, now: cfg.Now, notify: cfg.Notify}
+		exports: &running{max: MaxExportsPerMerchant}, refused: refused, log: cfg.Logger, now: cfg.Now, notify: cfg.Notify}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
 	if s.now == nil {
 		s.now = time.Now
 	}

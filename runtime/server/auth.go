@@ -43,12 +43,9 @@ func (s *Server) authenticateKey(r *http.Request) (keyCaller, error) {
 	}
 	sum := sha256.Sum256([]byte(raw))
 	hash := hex.EncodeToString(sum[:])
-	merchant, key, ok := s.tenants.Key(hash, s.now())
-	if !ok {
-		var err error
-		if merchant, key, ok, err = s.selfServiceKey(r.Context(), hash); err != nil {
-			return keyCaller{}, err
-		}
+	merchant, key, ok, err := s.chat.ResolveKey(r.Context(), s.tenants, hash)
+	if err != nil {
+		return keyCaller{}, err
 	}
 	// The lookup is by hash, so its timing says nothing about the key; the comparison is constant-time anyway.
 	if !ok || subtle.ConstantTimeCompare([]byte(hash), []byte(key.SHA256)) != 1 {
@@ -88,20 +85,6 @@ func (s *Server) requestOrigin(r *http.Request) string {
 		return s.publicOrigin
 	}
 	return ""
-}
-
-// selfServiceKey finds a key an owner created in the dashboard, of a merchant this runtime serves that allows
-// them.
-func (s *Server) selfServiceKey(ctx context.Context, hash string) (*tenant.Bundle, tenant.APIKey, bool, error) {
-	k, found, err := s.chat.SelfServiceKey(ctx, hash)
-	if err != nil || !found {
-		return nil, tenant.APIKey{}, false, err
-	}
-	m, ok := s.tenants.Merchant(k.MerchantID)
-	if !ok || m.SelfServiceKeysDisabled {
-		return nil, tenant.APIKey{}, false, nil
-	}
-	return m, tenant.APIKey{ID: k.ID, Type: tenant.KeyType(k.Type), SHA256: k.SHA256}, true, nil
 }
 
 // authenticateOwner verifies the bearer ID token and picks the merchant it may act on: the only one its

@@ -70,6 +70,7 @@ type Server struct {
 	// publicOrigin is the scheme and host of publicURL, lower case; empty without a public URL.
 	publicOrigin   string
 	trustedProxies []netip.Prefix
+	forwarding     *forwardingNotice
 	// conversations counts new conversations per client address and visitor for the abuse limits.
 	conversations ratelimit.KeyedLimiter
 	dashboard     http.Handler
@@ -113,6 +114,9 @@ func New(cfg Config) (*Server, error) {
 		s.now = time.Now
 	}
 	if s.metrics, err = newHTTPMetrics(cfg.Registry); err != nil {
+		return nil, err
+	}
+	if s.forwarding, err = newForwardingNotice(cfg.Registry); err != nil {
 		return nil, err
 	}
 	s.replies = newReplyCounters()

@@ -133,9 +133,12 @@ type Reader interface {
 	GetDelivery(ctx context.Context, merchantID, id string) (Delivery, []Attempt, error)
 	// ListAPIKeys returns the merchant's self-service API keys, revoked ones included, newest first.
 	ListAPIKeys(ctx context.Context, merchantID string) ([]APIKey, error)
-	// APIKeyByHash returns the unrevoked self-service key whose SHA-256 is sha256Hex, of any merchant, or
-	// ErrNotFound.
+	// APIKeyByHash returns the self-service key whose SHA-256 is sha256Hex, of any merchant, revoked or not (its
+	// RevokedAt says), or ErrNotFound. A revoked key's hash stays its merchant's.
 	APIKeyByHash(ctx context.Context, sha256Hex string) (APIKey, error)
+	// APIKeysByHash returns the self-service keys, revoked ones included, whose SHA-256 is one of hashes, of any
+	// merchant, in no order: one query for many hashes.
+	APIKeysByHash(ctx context.Context, hashes []string) ([]APIKey, error)
 
 	// SignedOutAt returns when the dashboard user of the identity provider's subject last signed out, or the
 	// zero time. A user is no merchant's: they may own several.
