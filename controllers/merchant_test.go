@@ -106,6 +106,10 @@ func TestMissingPlanThenCreated(t *testing.T) {
 	if b.Plan.RequestsPerSecond != 7 || b.DisplayName != "Shop early" || b.Source != ns+"/early" {
 		t.Errorf("bundle: %+v", b)
 	}
+	// The schema's defaults of a plan's import bounds reach the runtime as they are.
+	if b.Plan.ImportItems != tenant.DefaultImportItems || b.Plan.ImportBytes != tenant.DefaultImportBytes {
+		t.Errorf("import bounds in the bundle: %d items, %d bytes", b.Plan.ImportItems, b.Plan.ImportBytes)
+	}
 	want := `<script src="https://chat.example.com/widget.js" data-api-key="<API_KEY>" data-merchant-id="` + m.Status.MerchantID + `" async></script>`
 	if m.Status.EmbedSnippet != want {
 		t.Errorf("embed snippet:\n got %s\nwant %s", m.Status.EmbedSnippet, want)
@@ -139,10 +143,11 @@ func TestPlanChangeReachesBundle(t *testing.T) {
 		p.Spec.Burst = new(int32(84))
 		p.Spec.MonthlyConversations = 9000
 		p.Spec.MonthlyTokens = 2_000_000
+		p.Spec.ImportItems, p.Spec.ImportBytes = 50, 64<<10
 	})
 	waitBundle(t, f.id, func(b *tenant.Bundle) error {
 		if b.Plan.RequestsPerSecond != 42 || b.Plan.Burst != 84 || b.Plan.MonthlyConversations != 9000 ||
-			b.Plan.MonthlyTokens != 2_000_000 {
+			b.Plan.MonthlyTokens != 2_000_000 || b.Plan.ImportItems != 50 || b.Plan.ImportBytes != 64<<10 {
 			return fmt.Errorf("plan in bundle: %+v", b.Plan)
 		}
 		return nil

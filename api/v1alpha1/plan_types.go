@@ -46,6 +46,23 @@ type PlanSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	KnowledgeCharacters int32 `json:"knowledgeCharacters,omitempty"`
 
+	// ImportItems is the most items one knowledge import (a JSON or CSV file uploaded on the dashboard) may hold.
+	// A file with more is refused as soon as its next item is read, and nothing of it is imported; it bounds the
+	// work and memory one upload takes in the shared runtime. knowledgeItems still bounds what is kept.
+	// +optional
+	// +kubebuilder:default=1000
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+	ImportItems int32 `json:"importItems,omitempty"`
+
+	// ImportBytes is the largest knowledge import file, in bytes. A larger file is refused unread past this
+	// size, and nothing of it is imported. At most 4 MiB, what the dashboard reads of an upload.
+	// +optional
+	// +kubebuilder:default=4194304
+	// +kubebuilder:validation:Minimum=1024
+	// +kubebuilder:validation:Maximum=4194304
+	ImportBytes int32 `json:"importBytes,omitempty"`
+
 	// ConversationsPerAddressPerHour is how many new conversations one client address may start in an hour
 	// with a publishable key (the widget); past it, 429 conversation_rate_limited. As many contact forms, counted
 	// apart, may be sent from it in an hour; past that, 429 rate_limited. Secret keys are exempt.

@@ -172,6 +172,8 @@ func bundlePlan(p *chatv1alpha1.Plan) tenant.Plan {
 
 		ConversationsPerAddressPerHour: p.Spec.ConversationsPerAddressPerHour,
 		ConversationsPerVisitorPerHour: p.Spec.ConversationsPerVisitorPerHour,
+		ImportItems:                    p.Spec.ImportItems,
+		ImportBytes:                    p.Spec.ImportBytes,
 	}
 }
 

@@ -51,6 +51,7 @@ type Service struct {
 	offline   assistant.Responder
 	indexes   *indexCache
 	keys      keyCache
+	exports   *running // exports running, per merchant
 	refused   *refusals
 	log       *slog.Logger
 	now       func() time.Time
@@ -74,7 +75,7 @@ func New(cfg Config) (*Service, error) {
 		return nil, err
 	}
 	s := &Service{store: cfg.Store, responder: cfg.Responder, offline: cfg.Offline, indexes: indexes,
-		refused: refused, log: cfg.Logger, now: cfg.Now, notify: cfg.Notify}
+		exports: &running{max: MaxExportsPerMerchant}, refused: refused, log: cfg.Logger, now: cfg.Now, notify: cfg.Notify}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

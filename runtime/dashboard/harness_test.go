@@ -41,6 +41,7 @@ type env struct {
 	url     string
 	idp     string
 	store   store.Store
+	svc     *chat.Service
 	tenants *tenant.Registry
 	secret  map[string]string // merchant → secret API key
 	// shop is alpha's web page, on its own origin, with the widget embedded with alpha's publishable key.
@@ -97,6 +98,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.svc = svc
 	ts := httptest.NewUnstartedServer(nil)
 	e.url = "http://" + ts.Listener.Addr().String()
 	ts.Config.Handler = e.runtime(t, svc, reg, []byte("the first runtime's session key, 32 bytes or more"))

@@ -119,6 +119,12 @@ type Reader interface {
 	// page ("" when there is none).
 	ListLeads(ctx context.Context, merchantID string, f LeadFilter) ([]Lead, string, error)
 
+	// EachLead calls fn with each of the merchant's leads that f keeps (its Limit and Cursor aside), newest first,
+	// until fn returns an error, which it returns. It reads a page of leads at a time and calls fn between reads,
+	// so that an export holds one page whatever the count, and no connection or snapshot is held while fn writes
+	// to a slow client. A lead created while it runs is left out.
+	EachLead(ctx context.Context, merchantID string, f LeadFilter, fn func(Lead) error) error
+
 	// ListDeliveries returns the merchant's deliveries, newest first (by creation time, then ID), and a cursor for
 	// the next page ("" when there is none).
 	ListDeliveries(ctx context.Context, merchantID string, f DeliveryFilter) ([]Delivery, string, error)

@@ -107,6 +107,10 @@ type Plan struct {
 	// ConversationsPerVisitorPerHour is how many new conversations one visitor ID may start in an hour with a
 	// publishable key; 0 means DefaultConversationsPerVisitorPerHour.
 	ConversationsPerVisitorPerHour int32 `json:"conversationsPerVisitorPerHour,omitempty"`
+	// ImportItems is how many items one knowledge import may hold; 0 means DefaultImportItems.
+	ImportItems int32 `json:"importItems,omitempty"`
+	// ImportBytes is how many bytes one knowledge import file may hold; 0 means DefaultImportBytes.
+	ImportBytes int32 `json:"importBytes,omitempty"`
 }
 
 // The abuse limits of a plan that sets none: enough for a household or an office behind one address chatting
@@ -115,6 +119,33 @@ const (
 	DefaultConversationsPerAddressPerHour = 20
 	DefaultConversationsPerVisitorPerHour = 10
 )
+
+// The bounds of one knowledge import of a plan that sets none, and the most any plan may set: what a runtime
+// validates, and holds, for one upload is bounded whatever the file.
+const (
+	DefaultImportItems = 1000
+	MaxImportItems     = 10000
+	DefaultImportBytes = 4 << 20
+	// MaxImportBytes is also what the dashboard reads of an upload, so that every plan's value works there.
+	MaxImportBytes = 4 << 20
+)
+
+// ImportItemsLimit is the plan's items per knowledge import: its default when unset, never past MaxImportItems.
+func (p Plan) ImportItemsLimit() int {
+	if p.ImportItems > 0 {
+		return min(int(p.ImportItems), MaxImportItems)
+	}
+	return DefaultImportItems
+}
+
+// ImportBytesLimit is the plan's bytes per knowledge import file: its default when unset, never past
+// MaxImportBytes.
+func (p Plan) ImportBytesLimit() int {
+	if p.ImportBytes > 0 {
+		return min(int(p.ImportBytes), MaxImportBytes)
+	}
+	return DefaultImportBytes
+}
 
 // AddressLimit is the plan's new conversations per client address and hour, its default when unset.
 func (p Plan) AddressLimit() int {
@@ -243,6 +274,9 @@ func (b *Bundle) Validate() error {
 	}
 	if b.Plan.ConversationsPerAddressPerHour < 0 || b.Plan.ConversationsPerVisitorPerHour < 0 {
 		fail("plan abuse limits must not be negative")
+	}
+	if b.Plan.ImportItems < 0 || b.Plan.ImportBytes < 0 {
+		fail("plan import bounds must not be negative")
 	}
 	for _, o := range b.AllowedOrigins {
 		if !origin.MatchString(o) {

@@ -252,6 +252,32 @@ func (l Reads) ListLeads(ctx context.Context, merchantID string, f store.LeadFil
 	})
 }
 
+// eachLeadPage is how many leads EachLead reads at once: a few hundred kilobytes at most.
+const eachLeadPage = 500
+
+// EachLead calls fn with each of the merchant's leads that f keeps, newest first, reading a page at a time: a
+// page is read and its rows closed before fn sees its leads.
+func (l Reads) EachLead(ctx context.Context, merchantID string, f store.LeadFilter, fn func(store.Lead) error) error {
+	var after *Cursor
+	for {
+		query, args := LeadsQuery(l.Dialect, merchantID, after, f, eachLeadPage)
+		page, err := QueryList(ctx, l.Query, query, args, l.ScanLead)
+		if err != nil {
+			return fmt.Errorf("reading the leads of merchant %s: %w", merchantID, err)
+		}
+		for _, lead := range page {
+			if err := fn(lead); err != nil {
+				return err
+			}
+		}
+		if len(page) < eachLeadPage {
+			return nil
+		}
+		at, id := page[len(page)-1].Key()
+		after = &Cursor{CreatedAt: Millis(at), ID: id}
+	}
+}
+
 // ListDeliveries returns a page of the merchant's deliveries, newest first, and the next page's cursor.
 func (l Reads) ListDeliveries(ctx context.Context, merchantID string, f store.DeliveryFilter) ([]store.Delivery, string, error) {
 	return ListPage(KindDeliveries, merchantID, f.Limit, f.Cursor, func(after *Cursor, n int) ([]store.Delivery, error) {
