@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/parley-dev/parley/runtime/chat"
+	"github.com/parley-dev/parley/runtime/store"
 )
 
 // The lead export is every lead of the merchant, and never a cell a spreadsheet would run as a formula.
@@ -89,5 +92,27 @@ func TestPageScriptsBudget(t *testing.T) {
 		if total > budget {
 			t.Errorf("/dashboard/%s: %d bytes of JavaScript gzipped, over %d", page, total, budget)
 		}
+	}
+}
+
+// A lead's address becomes a mailto: link that writes to that address alone: one stored before addresses were
+// checked strictly, with mailto parameters in its local part, adds no recipient and no header.
+func TestLeadsMailtoLinksAddNoRecipient(t *testing.T) {
+	e := newEnv(t)
+	const injected = "x?cc=evil%40attacker.example&body=hi@shop.example"
+	_, err := chat.SaveLead(t.Context(), e.store, store.LeadInput{MerchantID: "alpha", ID: "lead_injected",
+		Contact: store.Contact{Email: injected, Consent: true}, At: time.Now().UTC().Truncate(time.Millisecond)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, e.url)
+	c.signIn("alpha@owners.example")
+	page := c.get("/dashboard/leads")
+	links := regexp.MustCompile(`href="mailto:([^"]*)"`).FindAllStringSubmatch(page.Body, -1)
+	if page.StatusCode != http.StatusOK || len(links) != 1 {
+		t.Fatalf("the leads page: %d, mailto links %q", page.StatusCode, links)
+	}
+	if href := links[0][1]; strings.ContainsAny(href, "?#") || !strings.HasPrefix(href, "x%3Fcc") {
+		t.Errorf("the lead's link is mailto:%s; want its address escaped whole, with no query", href)
 	}
 }
