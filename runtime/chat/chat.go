@@ -141,6 +141,8 @@ var ErrConversationFull = store.ErrConversationFull
 // transaction. A new conversation past the plan's monthly ceiling is refused with store.ErrQuotaExceeded before
 // any work is done, and exactly again when it is written; a turn past the conversation's messages, with
 // ErrConversationFull; a browser's turn in a conversation not its visitor's, with ErrNotVisitorsConversation.
+// When ctx is cancelled while the model writes, the model's request is closed, the question is stored with the
+// part of the answer written and its tokens counted, and an *assistant.InterruptedError is returned.
 func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Reply, error) {
 	responder, err := s.responderFor(ctx, m)
 	if err != nil {
@@ -182,7 +184,13 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 		Instructions: m.Assistant.Instructions, Locale: m.Widget.Locale, History: history,
 		Delta: q.Delta,
 	})
-	if err != nil {
+	var interrupted *assistant.InterruptedError
+	switch {
+	case errors.As(err, &interrupted):
+		// The visitor went away and the model stopped: the question and what was written of its answer are stored
+		// and their tokens counted, so that hanging up neither loses the question nor spends the model unmetered.
+		reply, ctx = interrupted.Partial, context.WithoutCancel(ctx)
+	case err != nil:
 		return Reply{}, fmt.Errorf("answering: %w", err)
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
@@ -205,6 +213,9 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 		return Reply{}, err
 	}
 	s.written(res.Deliveries)
+	if interrupted != nil {
+		return Reply{}, fmt.Errorf("answering: %w", interrupted)
+	}
 	return Reply{ConversationID: q.ConversationID, Message: ex.Answer, Usage: reply.Usage}, nil
 }
 
