@@ -220,8 +220,10 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 }
 
 // Preview answers an owner trying the widget in the dashboard's live preview as a visitor would be answered (the
-// merchant's knowledge, assistant and fallback), but stores nothing: no conversation, no count against the plan,
-// no lead, no event, no analytics. Each message is answered on its own, without the preview's earlier turns.
+// merchant's knowledge, assistant and fallback), and stores no conversation, lead, event or analytics. Each
+// message is answered on its own, without the preview's earlier turns. The model's tokens are the merchant's,
+// as a visitor's answer's are: counted against the plan's monthlyTokens, past which the preview answers offline,
+// so that the preview is no unmetered way to the platform's model provider.
 func (s *Service) Preview(ctx context.Context, m *tenant.Bundle, message string) (assistant.Reply, error) {
 	index, err := s.indexes.get(ctx, m.MerchantID, m.Widget.Locale)
 	if err != nil {
@@ -233,8 +235,22 @@ func (s *Service) Preview(ctx context.Context, m *tenant.Bundle, message string)
 	}
 	reply, err := responder.Respond(ctx, assistant.Request{Message: message, Index: index, FallbackMessage: m.Assistant.FallbackMessage,
 		Instructions: m.Assistant.Instructions, Locale: m.Widget.Locale})
-	if err != nil {
+	var interrupted *assistant.InterruptedError
+	switch {
+	case errors.As(err, &interrupted):
+		reply = interrupted.Partial // the owner went away: what the model wrote is still counted
+	case err != nil:
 		return assistant.Reply{}, fmt.Errorf("answering the preview: %w", err)
+	}
+	if n := reply.Usage.PromptTokens + reply.Usage.CompletionTokens; n > 0 {
+		at, ctx := s.now().UTC(), context.WithoutCancel(ctx)
+		err := s.store.Write(ctx, func(tx store.Tx) error { return tx.AddMonthlyTokens(ctx, m.MerchantID, at, n) })
+		if err != nil {
+			return assistant.Reply{}, fmt.Errorf("counting the preview's tokens: %w", err)
+		}
+	}
+	if interrupted != nil {
+		return assistant.Reply{}, fmt.Errorf("answering the preview: %w", interrupted)
 	}
 	return reply, nil
 }
