@@ -140,7 +140,8 @@ var ErrConversationFull = store.ErrConversationFull
 // Answer answers a visitor's message from the merchant's knowledge and stores question and answer in one
 // transaction. A new conversation past the plan's monthly ceiling is refused with store.ErrQuotaExceeded before
 // any work is done, and exactly again when it is written; a turn past the conversation's messages, with
-// ErrConversationFull; a browser's turn in a conversation not its visitor's, with ErrNotVisitorsConversation.
+// ErrConversationFull; a turn past the plan's bounds per conversation or per visitor, with ErrConversationLimit
+// or ErrVisitorLimit; a browser's turn in a conversation not its visitor's, with ErrNotVisitorsConversation.
 // When ctx is cancelled while the model writes, the model's request is closed, the question is stored with the
 // part of the answer written and its tokens counted, and an *assistant.InterruptedError is returned.
 func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Reply, error) {
@@ -158,12 +159,18 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 		case err == nil && c.MessageCount+2 > MaxConversationMessages:
 			return Reply{}, ErrConversationFull
 		case err == nil:
+			if err := s.checkConversation(ctx, m, c); err != nil {
+				return Reply{}, err
+			}
 			exists, history = true, turns(latest)
 		case !errors.Is(err, store.ErrNotFound):
 			return Reply{}, fmt.Errorf("loading conversation %s: %w", q.ConversationID, err)
 		}
 	} else {
 		q.ConversationID, made = ids.New("conv_"), true
+	}
+	if err := s.checkVisitor(ctx, m, q.VisitorID); err != nil {
+		return Reply{}, err
 	}
 	if !exists {
 		if q.AdmitNew != nil {
@@ -300,6 +307,52 @@ func (s *Service) responderFor(ctx context.Context, m *tenant.Bundle) (assistant
 		return s.offline, nil
 	}
 	return s.responder, nil
+}
+
+// ErrConversationLimit refuses a turn of a conversation that has had the answers, or taken the model tokens, its
+// merchant's plan allows one conversation (tenant.Plan.ConversationTurns and ConversationTokens): the visitor goes
+// on in a new conversation, which the plan's new conversations per visitor and address bound.
+var ErrConversationLimit = errors.New("the conversation has had the answers or model tokens the merchant's plan allows")
+
+// ErrVisitorLimit refuses a turn of a visitor whose conversations started in the last 24 hours have had the
+// answers, or taken the model tokens, its merchant's plan allows a visitor (tenant.Plan.VisitorTurns and
+// VisitorTokens).
+var ErrVisitorLimit = errors.New("the visitor has had the answers or model tokens the merchant's plan allows a day")
+
+// visitorWindow is how far back a visitor's conversations count against the plan's bounds per visitor.
+const visitorWindow = 24 * time.Hour
+
+// checkConversation refuses a turn of conversation c past the plan's bounds per conversation. Like the monthly
+// ceilings, they are checked before answering: the answer that crosses one is given whole.
+func (s *Service) checkConversation(ctx context.Context, m *tenant.Bundle, c store.Conversation) error {
+	if c.MessageCount/2 >= m.Plan.ConversationTurns() {
+		return ErrConversationLimit
+	}
+	tokens, err := s.store.ConversationTokens(ctx, m.MerchantID, c.ID)
+	if err != nil {
+		return err
+	}
+	if tokens >= m.Plan.ConversationTokens() {
+		return ErrConversationLimit
+	}
+	return nil
+}
+
+// checkVisitor refuses a turn of a visitor (a non-empty visitor ID) past the plan's bounds per visitor: the
+// page's public key is every visitor's, and these keep one of them from spending what the merchant's month
+// holds for all.
+func (s *Service) checkVisitor(ctx context.Context, m *tenant.Bundle, visitorID string) error {
+	if visitorID == "" {
+		return nil
+	}
+	use, err := s.store.VisitorUse(ctx, m.MerchantID, visitorID, s.now().Add(-visitorWindow))
+	if err != nil {
+		return err
+	}
+	if use.Answers >= m.Plan.VisitorTurns() || use.Tokens >= m.Plan.VisitorTokens() {
+		return ErrVisitorLimit
+	}
+	return nil
 }
 
 // checkQuota refuses a new conversation once the month's ceiling is reached. The write checks again, exactly.

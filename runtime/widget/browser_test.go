@@ -656,7 +656,11 @@ func TestWidgetSuggestsPages(t *testing.T) {
 func TestWidgetGoesOnPastAFullConversation(t *testing.T) {
 	rt := newRuntime(t)
 	page := newShop(t)
-	page.embed(rt.url, rt.merchant(t, "shop", page.url, 100), "shop")
+	// The plan's answers per conversation and visitor above the conversation's messages, so that the conversation
+	// fills before the plan's bounds.
+	page.embed(rt.url, rt.merchant(t, "shop", page.url, 100, func(b *tenant.Bundle) {
+		b.Plan.TurnsPerConversation, b.Plan.TurnsPerVisitorPerDay = 500, 1000
+	}), "shop")
 	ctx := headless.Start(t, 1280, 800, time.Minute)
 	var first, second string
 	err := chromedp.Do(ctx,
