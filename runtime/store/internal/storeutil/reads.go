@@ -313,23 +313,27 @@ func (l Reads) ConversationTokens(ctx context.Context, merchantID, id string) (i
 }
 
 // VisitorUse returns the answers and model tokens of the conversations the merchant's visitor started since
-// then. The conversations are found by the index of their creation time, so that a turn reads the day's
-// conversations of the merchant at most.
+// then, found through the index conversations_by_visitor: a turn reads that visitor's day only.
 func (l Reads) VisitorUse(ctx context.Context, merchantID, visitorID string, since time.Time) (store.Use, error) {
-	w := NewWhere(l.Dialect)
-	w.Add("c.merchant_id = ? AND c.created_at >= ? AND c.visitor_id = ? AND m.role = ?", merchantID, since, visitorID,
-		string(store.RoleAssistant))
-	uses, err := QueryList(ctx, l.Query, `SELECT COUNT(*), COALESCE(SUM(m.tokens), 0) FROM conversations c
-		JOIN messages m ON m.merchant_id = c.merchant_id AND m.conversation_id = c.id WHERE `+w.String(), w.Args,
-		func(row Scanner) (store.Use, error) {
-			var u store.Use
-			err := row.Scan(&u.Answers, &u.Tokens)
-			return u, err
-		})
+	query, args := VisitorUseQuery(l.Dialect, merchantID, visitorID, since)
+	uses, err := QueryList(ctx, l.Query, query, args, func(row Scanner) (store.Use, error) {
+		var u store.Use
+		err := row.Scan(&u.Answers, &u.Tokens)
+		return u, err
+	})
 	if err != nil || len(uses) == 0 {
 		return store.Use{}, fmt.Errorf("counting the visitor's answers: %w", err)
 	}
 	return uses[0], nil
+}
+
+// VisitorUseQuery is VisitorUse's query and its arguments.
+func VisitorUseQuery(d Dialect, merchantID, visitorID string, since time.Time) (string, []any) {
+	w := NewWhere(d)
+	w.Add("c.merchant_id = ? AND c.visitor_id = ? AND c.created_at >= ? AND m.role = ?", merchantID, visitorID, since,
+		string(store.RoleAssistant))
+	return `SELECT COUNT(*), COALESCE(SUM(m.tokens), 0) FROM conversations c
+		JOIN messages m ON m.merchant_id = c.merchant_id AND m.conversation_id = c.id WHERE ` + w.String(), w.Args
 }
 
 func scanInt64(row Scanner) (int64, error) {
