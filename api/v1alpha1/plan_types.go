@@ -70,9 +70,10 @@ type PlanSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	MonthlyTokens int64 `json:"monthlyTokens,omitempty"`
 
-	// TurnsPerConversation is how many of a visitor's messages one conversation answers; past it, 429
-	// conversation_limit_reached, and the visitor goes on in a new conversation (which conversationsPerVisitorPerHour
-	// and conversationsPerAddressPerHour bound).
+	// TurnsPerConversation is how many of a visitor's messages one conversation answers with a publishable key (the
+	// widget); past it, 429 conversation_limit_reached, and the visitor goes on in a new conversation (which
+	// conversationsPerVisitorPerHour and conversationsPerAddressPerHour bound). Secret keys are exempt from this
+	// and the three bounds below: the merchant's own server spends its monthlyTokens as it sees fit.
 	// +optional
 	// +kubebuilder:default=50
 	// +kubebuilder:validation:Minimum=1
@@ -80,7 +81,7 @@ type PlanSpec struct {
 	TurnsPerConversation int32 `json:"turnsPerConversation,omitempty"`
 
 	// TokensPerConversation is how many model tokens (prompt and completion) the answers of one conversation may
-	// take; past it, 429 conversation_limit_reached. It bounds what one visitor holding the page's public key can
+	// take with a publishable key; past it, 429 conversation_limit_reached. It bounds what one visitor holding the page's public key can
 	// spend in one conversation.
 	// +optional
 	// +kubebuilder:default=100000

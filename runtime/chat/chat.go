@@ -140,8 +140,10 @@ var ErrConversationFull = store.ErrConversationFull
 // Answer answers a visitor's message from the merchant's knowledge and stores question and answer in one
 // transaction. A new conversation past the plan's monthly ceiling is refused with store.ErrQuotaExceeded before
 // any work is done, and exactly again when it is written; a turn past the conversation's messages, with
-// ErrConversationFull; a turn past the plan's bounds per conversation or per visitor, with ErrConversationLimit
-// or ErrVisitorLimit; a browser's turn in a conversation not its visitor's, with ErrNotVisitorsConversation.
+// ErrConversationFull; a browser's turn past the plan's bounds per conversation or per visitor, with
+// ErrConversationLimit or ErrVisitorLimit (the merchant's own server, whose secret key no visitor holds, is
+// bounded by the plan's monthly tokens alone); a browser's turn in a conversation not its visitor's, with
+// ErrNotVisitorsConversation.
 // When ctx is cancelled while the model writes, the model's request is closed, the question is stored with the
 // part of the answer written and its tokens counted, and an *assistant.InterruptedError is returned.
 func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Reply, error) {
@@ -159,8 +161,10 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 		case err == nil && c.MessageCount+2 > MaxConversationMessages:
 			return Reply{}, ErrConversationFull
 		case err == nil:
-			if err := s.checkConversation(ctx, m, c); err != nil {
-				return Reply{}, err
+			if q.VisitorOnly {
+				if err := s.checkConversation(ctx, m, c); err != nil {
+					return Reply{}, err
+				}
 			}
 			exists, history = true, turns(latest)
 		case !errors.Is(err, store.ErrNotFound):
@@ -169,8 +173,10 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 	} else {
 		q.ConversationID, made = ids.New("conv_"), true
 	}
-	if err := s.checkVisitor(ctx, m, q.VisitorID); err != nil {
-		return Reply{}, err
+	if q.VisitorOnly {
+		if err := s.checkVisitor(ctx, m, q.VisitorID); err != nil {
+			return Reply{}, err
+		}
 	}
 	if !exists {
 		if q.AdmitNew != nil {

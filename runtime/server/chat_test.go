@@ -385,7 +385,7 @@ func TestClientGoneIsNotAServerError(t *testing.T) {
 
 // TestTheModelsBoundsPerConversationAndVisitorAreTooManyRequests: a visitor with the page's public key past the
 // plan's answers of one conversation, then past its answers of a day, is told so in the error envelope with 429
-// and the code the widget reads, and the plan's numbers.
+// and the code the widget reads, and the plan's numbers; the merchant's server with its secret key is not.
 func TestTheModelsBoundsPerConversationAndVisitorAreTooManyRequests(t *testing.T) {
 	e := newEnv(t)
 	e.addMerchant("alpha", func(b *tenant.Bundle) { b.Plan.TurnsPerConversation, b.Plan.TurnsPerVisitorPerDay = 2, 3 })
@@ -414,5 +414,12 @@ func TestTheModelsBoundsPerConversationAndVisitorAreTooManyRequests(t *testing.T
 	other := e.chat(e.keys["alpha-pk"], `{"message": "hello"}`, "Origin", "https://alpha.example", headerVisitorID, "visitor-2")
 	if other.status != http.StatusOK {
 		t.Errorf("another visitor: %d %s", other.status, other.body)
+	}
+	// The merchant's own server, whose secret key no visitor holds, is bounded by the plan's monthly tokens alone.
+	for i := range 4 {
+		r := e.chat(e.keys["alpha-sk"], `{"message": "hello", "conversation_id": "server-1"}`, headerVisitorID, "visitor-1")
+		if r.status != http.StatusOK {
+			t.Fatalf("the server's message %d: %d %s", i+1, r.status, r.body)
+		}
 	}
 }
