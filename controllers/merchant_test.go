@@ -137,17 +137,28 @@ func TestMissingRuntime(t *testing.T) {
 
 func TestPlanChangeReachesBundle(t *testing.T) {
 	f := newTenant(t, false)
-	waitBundle(t, f.id, func(b *tenant.Bundle) error { return nil })
+	// The model's bounds per conversation and visitor reach the bundle with the schema's defaults.
+	waitBundle(t, f.id, func(b *tenant.Bundle) error {
+		if b.Plan.TurnsPerConversation != 50 || b.Plan.TokensPerConversation != 100_000 ||
+			b.Plan.TurnsPerVisitorPerDay != 200 || b.Plan.TokensPerVisitorPerDay != 400_000 {
+			return fmt.Errorf("the model's bounds in the bundle: %+v", b.Plan)
+		}
+		return nil
+	})
 	update(t, f.plan, func(p *chatv1alpha1.Plan) {
 		p.Spec.RequestsPerSecond = 42
 		p.Spec.Burst = new(int32(84))
 		p.Spec.MonthlyConversations = 9000
 		p.Spec.MonthlyTokens = 2_000_000
 		p.Spec.ImportItems, p.Spec.ImportBytes = 50, 64<<10
+		p.Spec.TurnsPerConversation, p.Spec.TokensPerConversation = 7, 7000
+		p.Spec.TurnsPerVisitorPerDay, p.Spec.TokensPerVisitorPerDay = 30, 30_000
 	})
 	waitBundle(t, f.id, func(b *tenant.Bundle) error {
 		if b.Plan.RequestsPerSecond != 42 || b.Plan.Burst != 84 || b.Plan.MonthlyConversations != 9000 ||
-			b.Plan.MonthlyTokens != 2_000_000 || b.Plan.ImportItems != 50 || b.Plan.ImportBytes != 64<<10 {
+			b.Plan.MonthlyTokens != 2_000_000 || b.Plan.ImportItems != 50 || b.Plan.ImportBytes != 64<<10 ||
+			b.Plan.TurnsPerConversation != 7 || b.Plan.TokensPerConversation != 7000 ||
+			b.Plan.TurnsPerVisitorPerDay != 30 || b.Plan.TokensPerVisitorPerDay != 30_000 {
 			return fmt.Errorf("plan in bundle: %+v", b.Plan)
 		}
 		return nil

@@ -87,6 +87,41 @@ type PlanSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	MonthlyTokens int64 `json:"monthlyTokens,omitempty"`
 
+	// TurnsPerConversation is how many of a visitor's messages one conversation answers with a publishable key (the
+	// widget); past it, 429 conversation_limit_reached, and the visitor goes on in a new conversation (which
+	// conversationsPerVisitorPerHour and conversationsPerAddressPerHour bound). Secret keys are exempt from this
+	// and the three bounds below: the merchant's own server spends its monthlyTokens as it sees fit.
+	// +optional
+	// +kubebuilder:default=50
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=500
+	TurnsPerConversation int32 `json:"turnsPerConversation,omitempty"`
+
+	// TokensPerConversation is how many model tokens (prompt and completion) the answers of one conversation may
+	// take with a publishable key; past it, 429 conversation_limit_reached. It bounds what one visitor holding the page's public key can
+	// spend in one conversation.
+	// +optional
+	// +kubebuilder:default=100000
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000000000
+	TokensPerConversation int64 `json:"tokensPerConversation,omitempty"`
+
+	// TurnsPerVisitorPerDay is how many messages one visitor (the widget's visitor ID) may have answered in the
+	// conversations it started in the last 24 hours; past it, 429 visitor_limit_reached.
+	// +optional
+	// +kubebuilder:default=200
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000
+	TurnsPerVisitorPerDay int32 `json:"turnsPerVisitorPerDay,omitempty"`
+
+	// TokensPerVisitorPerDay is how many model tokens the answers of one visitor's conversations started in the
+	// last 24 hours may take; past it, 429 visitor_limit_reached.
+	// +optional
+	// +kubebuilder:default=400000
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000000000
+	TokensPerVisitorPerDay int64 `json:"tokensPerVisitorPerDay,omitempty"`
+
 	// Features switches plan-gated features on.
 	// +optional
 	Features PlanFeatures `json:"features,omitempty"`

@@ -174,6 +174,10 @@ func bundlePlan(p *chatv1alpha1.Plan) tenant.Plan {
 		ConversationsPerVisitorPerHour: p.Spec.ConversationsPerVisitorPerHour,
 		ImportItems:                    p.Spec.ImportItems,
 		ImportBytes:                    p.Spec.ImportBytes,
+		TurnsPerConversation:           p.Spec.TurnsPerConversation,
+		TokensPerConversation:          p.Spec.TokensPerConversation,
+		TurnsPerVisitorPerDay:          p.Spec.TurnsPerVisitorPerDay,
+		TokensPerVisitorPerDay:         p.Spec.TokensPerVisitorPerDay,
 	}
 }
 

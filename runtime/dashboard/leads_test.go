@@ -137,3 +137,25 @@ func TestLeadsExportsAtOnceAreBounded(t *testing.T) {
 		t.Errorf("alpha's export once the others ended: %d", res.StatusCode)
 	}
 }
+
+// A lead's address becomes a mailto: link that writes to that address alone: one stored before addresses were
+// checked strictly, with mailto parameters in its local part, adds no recipient and no header.
+func TestLeadsMailtoLinksAddNoRecipient(t *testing.T) {
+	e := newEnv(t)
+	const injected = "x?cc=evil%40attacker.example&body=hi@shop.example"
+	_, err := chat.SaveLead(t.Context(), e.store, store.LeadInput{MerchantID: "alpha", ID: "lead_injected",
+		Contact: store.Contact{Email: injected, Consent: true}, At: time.Now().UTC().Truncate(time.Millisecond)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, e.url)
+	c.signIn("alpha@owners.example")
+	page := c.get("/dashboard/leads")
+	links := regexp.MustCompile(`href="mailto:([^"]*)"`).FindAllStringSubmatch(page.Body, -1)
+	if page.StatusCode != http.StatusOK || len(links) != 1 {
+		t.Fatalf("the leads page: %d, mailto links %q", page.StatusCode, links)
+	}
+	if href := links[0][1]; strings.ContainsAny(href, "?#") || !strings.HasPrefix(href, "x%3Fcc") {
+		t.Errorf("the lead's link is mailto:%s; want its address escaped whole, with no query", href)
+	}
+}

@@ -10,7 +10,7 @@ import (
 // The settings page's live preview is the real widget.js in preview mode: instead of a publishable key from an
 // allowed origin, its calls carry the owner's session cookie and CSRF token (X-CSRF-Token) to the endpoints here,
 // which answer in the API's shapes. The widget's origin rules for visitors are untouched, and nothing a preview
-// says is stored (chat.Service.Preview).
+// says is stored; its model tokens are counted against the merchant's plan (chat.Service.Preview).
 
 // maxPreviewMessage bounds a preview message, as the API bounds a visitor's.
 const (
@@ -85,6 +85,9 @@ func (d *Dashboard) previewChat(w http.ResponseWriter, r *http.Request, v *view)
 	}
 	reply, err := d.chat.Preview(r.Context(), v.merchant, msg)
 	if err != nil {
+		if r.Context().Err() != nil {
+			return nil // the owner went away; the tokens spent are counted
+		}
 		return err
 	}
 	sources := make([]previewSource, len(reply.Sources))

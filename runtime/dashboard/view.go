@@ -312,6 +312,13 @@ func templateNames() ([]string, error) {
 	return names, nil
 }
 
+// mailto is the link that writes to address alone. The address is escaped whole as the URI's path, so that no
+// '?' of it (a lead stored before addresses were checked strictly) starts the hfields that add recipients or
+// headers (RFC 6068).
+func mailto(address string) template.URL {
+	return template.URL("mailto:" + url.PathEscape(address)) //nolint:gosec // escaped whole: no query, no fragment
+}
+
 // funcs are the templates' functions for lang.
 func funcs(lang string) template.FuncMap {
 	return template.FuncMap{
@@ -327,9 +334,10 @@ func funcs(lang string) template.FuncMap {
 		"in": func(path, section string) bool {
 			return path == section || (section != prefix && strings.HasPrefix(path, section+"/"))
 		},
-		"join": strings.Join,
-		"sub":  func(a, b int) int { return a - b },
-		"list": func(s ...string) []string { return s },
+		"mailto": mailto,
+		"join":   strings.Join,
+		"sub":    func(a, b int) int { return a - b },
+		"list":   func(s ...string) []string { return s },
 		"dict": func(kv ...any) map[string]any {
 			m := map[string]any{}
 			for i := 0; i+1 < len(kv); i += 2 {

@@ -79,6 +79,14 @@ type Reader interface {
 	// TokensThisMonth returns the model tokens the merchant's answers took in the UTC month of now.
 	TokensThisMonth(ctx context.Context, merchantID string, now time.Time) (int64, error)
 
+	// ConversationTokens returns the model tokens the answers of the merchant's conversation id took; 0 for a
+	// conversation that does not exist.
+	ConversationTokens(ctx context.Context, merchantID, id string) (int64, error)
+
+	// VisitorUse returns the answers and model tokens of the conversations the merchant's visitor (a non-empty
+	// visitor ID) started at or after since.
+	VisitorUse(ctx context.Context, merchantID, visitorID string, since time.Time) (Use, error)
+
 	// ConversationExists reports whether the merchant has a conversation with this ID.
 	ConversationExists(ctx context.Context, merchantID, id string) (bool, error)
 
@@ -366,6 +374,12 @@ type Conversation struct {
 	Unanswered int
 	// HasLead is true once a lead was captured in the conversation.
 	HasLead bool
+}
+
+// Use is what a visitor's conversations took: the assistant's answers and their model tokens.
+type Use struct {
+	Answers int
+	Tokens  int64
 }
 
 // ConversationFilter selects conversations. Zero values select everything.

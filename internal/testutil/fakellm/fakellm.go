@@ -30,6 +30,9 @@ type Provider struct {
 	// Garbage, when set, is sent as the body instead of a well-formed answer.
 	Garbage  string
 	requests []Recorded
+	// abandoned is closed when a client first closes its request before its answer ended.
+	abandoned     chan struct{}
+	abandonedOnce sync.Once
 }
 
 // Usage is the usage every answer reports.
@@ -63,7 +66,7 @@ type Request struct {
 // New starts a provider that answers with the pieces of answer, until the test ends.
 func New(t testing.TB, answer ...string) *Provider {
 	t.Helper()
-	f := &Provider{Answer: answer, Status: http.StatusOK}
+	f := &Provider{Answer: answer, Status: http.StatusOK, abandoned: make(chan struct{})}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
 	return f
@@ -78,6 +81,10 @@ func (f *Provider) Set(fn func(f *Provider)) {
 	defer f.mu.Unlock()
 	fn(f)
 }
+
+// Abandoned is closed once a client closed its connection while its answer was being written, as a provider sees
+// a caller that stopped reading: the answer's remaining tokens are never generated.
+func (f *Provider) Abandoned() <-chan struct{} { return f.abandoned }
 
 // Requests returns the requests received so far.
 func (f *Provider) Requests() []Recorded {
@@ -144,6 +151,7 @@ func (f *Provider) serve(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-time.After(pieceDelay):
 		case <-r.Context().Done():
+			f.abandonedOnce.Do(func() { close(f.abandoned) })
 			return
 		}
 		send(chunk(map[string]any{"content": piece}, nil))

@@ -29,6 +29,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("ListKnowledge", h.listKnowledge)
 	t.Run("Overview", h.overview)
 	t.Run("ModelTokens", h.modelTokens)
+	t.Run("VisitorUse", h.visitorUse)
 	t.Run("Isolation", h.isolation)
 	t.Run("Leads", h.leads)
 	t.Run("Outbox", h.outbox)

@@ -327,6 +327,41 @@ func (l Reads) TokensThisMonth(ctx context.Context, merchantID string, now time.
 	return counts[0], nil
 }
 
+// ConversationTokens returns the model tokens the answers of the merchant's conversation id took.
+func (l Reads) ConversationTokens(ctx context.Context, merchantID, id string) (int64, error) {
+	w := NewWhere(l.Dialect)
+	w.Add("merchant_id = ? AND conversation_id = ?", merchantID, id)
+	sums, err := QueryList(ctx, l.Query, `SELECT COALESCE(SUM(tokens), 0) FROM messages WHERE `+w.String(), w.Args, scanInt64)
+	if err != nil || len(sums) == 0 {
+		return 0, fmt.Errorf("counting the model tokens of conversation %s: %w", id, err)
+	}
+	return sums[0], nil
+}
+
+// VisitorUse returns the answers and model tokens of the conversations the merchant's visitor started since
+// then, found through the index conversations_by_visitor: a turn reads that visitor's day only.
+func (l Reads) VisitorUse(ctx context.Context, merchantID, visitorID string, since time.Time) (store.Use, error) {
+	query, args := VisitorUseQuery(l.Dialect, merchantID, visitorID, since)
+	uses, err := QueryList(ctx, l.Query, query, args, func(row Scanner) (store.Use, error) {
+		var u store.Use
+		err := row.Scan(&u.Answers, &u.Tokens)
+		return u, err
+	})
+	if err != nil || len(uses) == 0 {
+		return store.Use{}, fmt.Errorf("counting the visitor's answers: %w", err)
+	}
+	return uses[0], nil
+}
+
+// VisitorUseQuery is VisitorUse's query and its arguments.
+func VisitorUseQuery(d Dialect, merchantID, visitorID string, since time.Time) (string, []any) {
+	w := NewWhere(d)
+	w.Add("c.merchant_id = ? AND c.visitor_id = ? AND c.created_at >= ? AND m.role = ?", merchantID, visitorID, since,
+		string(store.RoleAssistant))
+	return `SELECT COUNT(*), COALESCE(SUM(m.tokens), 0) FROM conversations c
+		JOIN messages m ON m.merchant_id = c.merchant_id AND m.conversation_id = c.id WHERE ` + w.String(), w.Args
+}
+
 func scanInt64(row Scanner) (int64, error) {
 	var n int64
 	err := row.Scan(&n)
