@@ -24,6 +24,7 @@ import (
 	"github.com/parley-dev/parley/runtime/assistant"
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/dashboard"
+	"github.com/parley-dev/parley/runtime/issuer"
 	"github.com/parley-dev/parley/runtime/ratelimit"
 	"github.com/parley-dev/parley/runtime/server"
 	"github.com/parley-dev/parley/runtime/store"
@@ -122,14 +123,21 @@ func newEnv(t *testing.T) *env {
 // runtime builds the runtime's handler with a dashboard signing its sessions with key.
 func (e *env) runtime(t *testing.T, svc *chat.Service, reg *prometheus.Registry, key []byte) http.Handler {
 	t.Helper()
-	limiter := ratelimit.NewLocal() // shared, as cmd/parley shares it
-	d, err := dashboard.New(dashboard.Config{Tenants: e.tenants, Chat: svc, Issuer: e.idp, ClientID: audience, PublicURL: e.url,
-		SessionKey: key, Limiter: limiter})
+	return e.runtimeOf(t, svc, reg, key, e.url, e.idp)
+}
+
+// runtimeOf builds the handler of a runtime at publicURL, whose owners sign in at the issuer idpURL.
+func (e *env) runtimeOf(t *testing.T, svc *chat.Service, reg *prometheus.Registry, key []byte, publicURL, idpURL string) http.Handler {
+	t.Helper()
+	limiter := ratelimit.NewLocal()          // shared, as cmd/parley shares it
+	idp := issuer.New(idpURL, audience, nil) // one client of the issuer, as cmd/parley shares it
+	d, err := dashboard.New(dashboard.Config{Tenants: e.tenants, Chat: svc, Issuer: idp, PublicURL: publicURL,
+		SessionKey: key, Limiter: limiter, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv, err := server.New(server.Config{Tenants: e.tenants, Chat: svc, Registry: reg, Dashboard: d, Limiter: limiter,
-		Verifier: server.NewOIDCVerifier(e.idp, audience, nil), Logger: slog.New(slog.DiscardHandler)})
+		Verifier: idp, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ type Config struct {
 	Tenants *tenant.Registry
 	// Chat runs the use cases the endpoints expose.
 	Chat *chat.Service
-	// Verifier checks dashboard ID tokens; without one the dashboard endpoints answer 401.
+	// Verifier checks dashboard ID tokens (an issuer.Client); without one the dashboard endpoints answer 401.
 	Verifier TokenVerifier
 	// Limiter applies the plans' request rates; an in-process token bucket per merchant when nil.
 	Limiter RateLimiter

@@ -1,0 +1,126 @@
+package dashboard_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/parley-dev/parley/internal/dev/devidp"
+	"github.com/parley-dev/parley/runtime/assistant"
+	"github.com/parley-dev/parley/runtime/chat"
+)
+
+// stallingIssuer is a real issuer (the dev one) of which the paths stall names never answer: a request to one
+// waits until its client goes away. pending is how many such requests are waiting, and stalled how many came.
+type stallingIssuer struct {
+	*devidp.Issuer
+	pending, stalled atomic.Int32
+}
+
+func newStallingIssuer(t *testing.T, stall func(path string) bool) *stallingIssuer {
+	t.Helper()
+	release := make(chan struct{})
+	s := &stallingIssuer{}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if stall(r.URL.Path) {
+			s.stalled.Add(1)
+			s.pending.Add(1)
+			defer s.pending.Add(-1)
+			// Read to the end, so that the server watches the connection and ends the context when it closes.
+			_, _ = io.Copy(io.Discard, r.Body)
+			select {
+			case <-r.Context().Done(): // the runtime gave up and closed the connection
+			case <-release:
+			}
+			return
+		}
+		s.Handler().ServeHTTP(w, r)
+	}))
+	// Cleanups run last in, first out: release the handlers, then close the server.
+	t.Cleanup(ts.Close)
+	t.Cleanup(func() { close(release) })
+	var err error
+	if s.Issuer, err = devidp.New(ts.URL); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// abandoned waits, at most bound, until the runtime has given up every request the issuer stalls, and reports
+// whether it has: a request it still waits on is a goroutine and a connection held for as long as the issuer
+// stalls.
+func (s *stallingIssuer) abandoned(bound time.Duration) bool {
+	for deadline := time.Now().Add(bound); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if s.pending.Load() == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// A stalled identity provider makes the dashboard's sign-in answer within 5 seconds with a page that says so,
+// for every sign-in at once, whether discovery or the code's exchange stalls; and the runtime lets go of every
+// request it made to the issuer.
+func TestSignInAgainstAStalledIssuer(t *testing.T) {
+	const bound = 5 * time.Second
+	for _, tt := range []struct {
+		name  string
+		stall func(path string) bool
+		// start runs a sign-in until the request that needs the issuer and returns the runtime's answer to it.
+		start func(c *client) reply
+	}{
+		{"discovery", func(string) bool { return true }, func(c *client) reply { return c.get("/dashboard/login") }},
+		{"code exchange", func(p string) bool { return p == "/token" }, func(c *client) reply {
+			res := c.get("/dashboard/login")
+			page := c.getURL(c.resolve(res)) // the issuer's sign-in page
+			form := page.URL.Query()
+			form.Set("email", "alpha@owners.example")
+			back := c.do(http.MethodPost, page.URL.Scheme+"://"+page.URL.Host+page.URL.Path, form, nil)
+			if back.StatusCode != http.StatusSeeOther || !strings.Contains(back.Header.Get("Location"), "/dashboard/callback") {
+				c.t.Fatalf("the issuer's sign-in: %d to %s", back.StatusCode, back.Header.Get("Location"))
+			}
+			return c.getURL(c.resolve(back))
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			idp := newStallingIssuer(t, tt.stall)
+			svc, err := chat.New(chat.Config{Store: e.store, Responder: assistant.Retrieval{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts := httptest.NewUnstartedServer(nil)
+			ts.Config.Handler = e.runtimeOf(t, svc, prometheus.NewRegistry(), []byte("a runtime whose issuer stalls, 32 bytes"),
+				"http://"+ts.Listener.Addr().String(), idp.URL())
+			ts.Start()
+			t.Cleanup(ts.Close)
+
+			t.Run("sign-ins at once", func(t *testing.T) {
+				for i := range 4 {
+					t.Run(strconv.Itoa(i), func(t *testing.T) {
+						t.Parallel()
+						c := newClient(t, ts.URL)
+						c.http.Timeout = bound
+						res := tt.start(c)
+						if res.StatusCode != http.StatusServiceUnavailable || !strings.Contains(res.Body, "the identity provider does not answer") {
+							t.Errorf("a sign-in against a stalled issuer: %d, want 503 saying the identity provider does not answer", res.StatusCode)
+						}
+					})
+				}
+			})
+			if idp.stalled.Load() == 0 {
+				t.Fatal("the issuer stalled no request: the test tested nothing")
+			}
+			if !idp.abandoned(bound) {
+				t.Errorf("%d requests to the stalled issuer still wait after the sign-ins were answered", idp.pending.Load())
+			}
+		})
+	}
+}
