@@ -81,7 +81,7 @@ func (d *Dashboard) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := d.now()
-	s := session{Subject: id.Subject, Email: id.Email, EmailVerified: id.EmailVerified, CSRF: newToken(),
+	s := session{Issuer: d.issuer.URL(), Subject: id.Subject, Email: id.Email, EmailVerified: id.EmailVerified, CSRF: newToken(),
 		Issued: now.UnixMilli(), Expires: now.Add(sessionTTL).Unix()}
 	if err := d.cookies.saveSession(w, s); err != nil {
 		d.fail(w, r, fmt.Errorf("sealing the session: %w", err))

@@ -24,6 +24,8 @@ const (
 
 // session is who is signed in, the merchant they chose, and the token their forms must carry.
 type session struct {
+	// Issuer is the identity provider the user signed in with: a session outlives no change of the runtime's.
+	Issuer        string `json:"iss"`
 	Subject       string `json:"sub"`
 	Email         string `json:"email,omitempty"`
 	EmailVerified bool   `json:"ev,omitempty"`

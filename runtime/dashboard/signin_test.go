@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -122,5 +123,43 @@ func TestSignInAgainstAStalledIssuer(t *testing.T) {
 				t.Errorf("%d requests to the stalled issuer still wait after the sign-ins were answered", idp.pending.Load())
 			}
 		})
+	}
+}
+
+// A session is its issuer's: once the runtime's issuer changes, a session signed in at the former one is refused,
+// for pages and changes alike, since a subject names a user only at its own issuer.
+func TestSignInSessionIsBoundToItsIssuer(t *testing.T) {
+	e := newEnv(t)
+	c := newClient(t, e.url)
+	c.signIn("alpha@owners.example")
+	if res := c.get("/dashboard/"); res.StatusCode != http.StatusOK {
+		t.Fatalf("signed in: %d", res.StatusCode)
+	}
+	// The same runtime, with the same session key, after its issuer changed: the session is another issuer's.
+	other := newStallingIssuer(t, func(string) bool { return false })
+	svc, err := chat.New(chat.Config{Store: e.store, Responder: assistant.Retrieval{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := e.runtimeOf(t, svc, prometheus.NewRegistry(), []byte("the first runtime's session key, 32 bytes or more"), e.url, other.URL())
+	for _, tt := range []struct {
+		method, path string
+		want         int
+	}{{http.MethodGet, "/dashboard/", http.StatusSeeOther}, {http.MethodPost, "/dashboard/knowledge", http.StatusForbidden}} {
+		form := url.Values{"csrf": {c.csrf()}, "title": {"After the move"}, "content": {"Written with the old issuer's session."}}
+		req := httptest.NewRequest(tt.method, e.url+tt.path, strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		for _, ck := range c.http.Jar.Cookies(mustURL(t, e.url+"/dashboard/")) {
+			req.AddCookie(ck)
+		}
+		rec := httptest.NewRecorder()
+		moved.ServeHTTP(rec, req)
+		if rec.Code != tt.want {
+			t.Errorf("%s %s with a session of the runtime's former issuer: %d, want %d", tt.method, tt.path, rec.Code, tt.want)
+		}
+	}
+	if n := e.knowledgeCount(t, "alpha"); n != 2 {
+		t.Errorf("alpha has %d items, want its 2", n)
 	}
 }

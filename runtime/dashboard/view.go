@@ -116,10 +116,12 @@ func (d *Dashboard) change(h handler) http.Handler {
 	}))
 }
 
-// session returns the request's valid, unexpired session, unless its user signed out after it was signed.
+// session returns the request's valid, unexpired session of the runtime's issuer, unless its user signed out
+// after it was signed. A subject is the issuer's name for a user: the same one from another issuer may be someone
+// else.
 func (d *Dashboard) session(r *http.Request) (session, bool, error) {
 	s, ok := d.cookies.session(r)
-	if !ok {
+	if !ok || s.Issuer != d.issuer.URL() {
 		return session{}, false, nil
 	}
 	out, err := d.store.SignedOutAt(r.Context(), s.Subject)
