@@ -24,6 +24,7 @@ const (
 func (d *Dashboard) preview(h handler) http.Handler {
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		refuseUnread(w)
 		previewError(w, http.StatusForbidden, "forbidden", "cross-site request refused")
 	}))
 	return cop.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -34,6 +35,7 @@ func (d *Dashboard) preview(h handler) http.Handler {
 			return
 		}
 		if !ok || !sameToken(s, r.Header.Get("X-CSRF-Token")) {
+			refuseUnread(w)
 			previewError(w, http.StatusForbidden, "forbidden", "sign in to the dashboard and reload the page")
 			return
 		}
