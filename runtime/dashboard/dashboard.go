@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/parley-dev/parley/runtime/chat"
+	"github.com/parley-dev/parley/runtime/input"
 	"github.com/parley-dev/parley/runtime/issuer"
 	"github.com/parley-dev/parley/runtime/ratelimit"
 	"github.com/parley-dev/parley/runtime/store"
@@ -26,6 +27,10 @@ import (
 
 // prefix is where the dashboard is mounted.
 const prefix = "/dashboard/"
+
+// badAddress is the answer to an address that breaks the rules of runtime/input.
+const badAddress = "This address holds something that cannot be read: a malformed escape, or characters that are not text. " +
+	"Correct it and try again."
 
 // MinKeySize is the shortest session key accepted, in bytes.
 const MinKeySize = 32
@@ -113,6 +118,13 @@ func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Cache-Control", "no-store")
+	// The API's rules for a request's address (runtime/input), for every page at once: a path (its {id}s) or a
+	// query that is not storable text, or a malformed escape, is the caller's mistake, never a store's error nor
+	// a filter silently dropped.
+	if _, err := input.Query(r.URL.RawQuery); err != nil || !input.Storable(r.URL.Path) {
+		d.renderError(w, r, http.StatusBadRequest, badAddress)
+		return
+	}
 	if l := r.URL.Query().Get("lang"); slices.Contains(languages, l) {
 		//nolint:gosec // Secure follows the public URL's scheme: plain http in development only
 		http.SetCookie(w, &http.Cookie{Name: langCookie, Value: l, Path: prefix, MaxAge: 365 * 24 * 3600, HttpOnly: true,

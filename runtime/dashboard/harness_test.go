@@ -61,7 +61,18 @@ func (e *env) received() int {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	e := &env{secret: map[string]string{}}
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "parley.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return newEnvOn(t, st)
+}
+
+// newEnvOn is newEnv with the runtime's data in st.
+func newEnvOn(t *testing.T, st store.Store) *env {
+	t.Helper()
+	e := &env{secret: map[string]string{}, store: st}
 	log := slog.New(slog.DiscardHandler)
 	reg := prometheus.NewRegistry()
 	var err error
@@ -69,10 +80,6 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	e.tenants.MarkSynced()
-	if e.store, err = sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "parley.db")); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.store.Close() })
 
 	idpServer := httptest.NewUnstartedServer(nil)
 	idp, err := devidp.New("http://" + idpServer.Listener.Addr().String())
