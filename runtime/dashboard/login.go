@@ -45,8 +45,8 @@ func (d *Dashboard) issuerUnavailable(w http.ResponseWriter, r *http.Request, er
 // expiry, nonce) and starts a session.
 func (d *Dashboard) callback(w http.ResponseWriter, r *http.Request) {
 	var st loginState
-	ck, err := r.Cookie(loginCookie)
-	if err != nil || d.cookies.open(loginCookie, ck.Value, &st) != nil || d.now().Unix() >= st.Expires {
+	ck, ok := d.cookies.get(r, loginCookie)
+	if !ok || d.cookies.open(loginCookie, ck, &st) != nil || d.now().Unix() >= st.Expires {
 		d.renderError(w, r, http.StatusBadRequest, "This sign-in expired or was started elsewhere. Sign in again.")
 		return
 	}

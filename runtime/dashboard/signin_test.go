@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -161,5 +162,41 @@ func TestSignInSessionIsBoundToItsIssuer(t *testing.T) {
 	}
 	if n := e.knowledgeCount(t, "alpha"); n != 2 {
 		t.Errorf("alpha has %d items, want its 2", n)
+	}
+}
+
+// Served over https, the dashboard's sign-in works end to end with __Host- cookies: the session's and the
+// sign-in's, Secure, for the whole origin and no other host.
+func TestSignInOverHTTPSUsesHostCookies(t *testing.T) {
+	e := newEnv(t)
+	svc, err := chat.New(chat.Config{Store: e.store, Responder: assistant.Retrieval{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(nil)
+	ts.Config.Handler = e.runtimeOf(t, svc, prometheus.NewRegistry(), []byte("a runtime served over https, 32 bytes"),
+		"https://"+ts.Listener.Addr().String(), e.idp)
+	ts.StartTLS()
+	t.Cleanup(ts.Close)
+	c := newClient(t, ts.URL)
+	c.http.Transport = ts.Client().Transport
+	login := c.get("/dashboard/login")
+	if set := login.Header.Get("Set-Cookie"); !strings.HasPrefix(set, "__Host-parley_login=") || !strings.Contains(set, "Path=/;") ||
+		!strings.Contains(set, "Secure") || strings.Contains(set, "Domain") {
+		t.Errorf("the sign-in's cookie: %s", set)
+	}
+	c.signIn("alpha@owners.example")
+	var names []string
+	for _, ck := range c.http.Jar.Cookies(mustURL(t, ts.URL+"/dashboard/")) {
+		names = append(names, ck.Name)
+	}
+	if !slices.Contains(names, "__Host-parley_session") {
+		t.Errorf("cookies after signing in: %v, want __Host-parley_session", names)
+	}
+	if res := c.get("/dashboard/"); res.StatusCode != http.StatusOK {
+		t.Errorf("the overview, signed in over https: %d", res.StatusCode)
+	}
+	if res := c.post("/dashboard/knowledge", url.Values{"csrf": {c.csrf()}, "title": {"Over https"}, "content": {"Saved."}}); res.StatusCode != http.StatusSeeOther {
+		t.Errorf("a change over https: %d", res.StatusCode)
 	}
 }
