@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"time"
 
 	"golang.org/x/oauth2"
 
@@ -53,6 +54,17 @@ func (d *Dashboard) callback(w http.ResponseWriter, r *http.Request) {
 	d.cookies.clear(w, loginCookie)
 	q := r.URL.Query()
 	if subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(st.State)) != 1 {
+		d.renderError(w, r, http.StatusBadRequest, "This sign-in expired or was started elsewhere. Sign in again.")
+		return
+	}
+	// The state is taken once, whatever comes of it: a copy of this address and cookie signs nobody in again.
+	fresh, err := d.chat.RedeemSignIn(r.Context(), st.State, time.Unix(st.Expires, 0))
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	if !fresh {
+		d.log.InfoContext(r.Context(), "dashboard sign-in refused", "reason", "its callback was taken already")
 		d.renderError(w, r, http.StatusBadRequest, "This sign-in expired or was started elsewhere. Sign in again.")
 		return
 	}

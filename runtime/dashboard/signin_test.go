@@ -20,10 +20,11 @@ import (
 )
 
 // stallingIssuer is a real issuer (the dev one) of which the paths stall names never answer: a request to one
-// waits until its client goes away. pending is how many such requests are waiting, and stalled how many came.
+// waits until its client goes away. pending is how many such requests are waiting, stalled how many came, and
+// exchanges how many codes the token endpoint was asked to redeem.
 type stallingIssuer struct {
 	*devidp.Issuer
-	pending, stalled atomic.Int32
+	pending, stalled, exchanges atomic.Int32
 }
 
 func newStallingIssuer(t *testing.T, stall func(path string) bool) *stallingIssuer {
@@ -31,6 +32,9 @@ func newStallingIssuer(t *testing.T, stall func(path string) bool) *stallingIssu
 	release := make(chan struct{})
 	s := &stallingIssuer{}
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/token" {
+			s.exchanges.Add(1)
+		}
 		if stall(r.URL.Path) {
 			s.stalled.Add(1)
 			s.pending.Add(1)
@@ -198,5 +202,48 @@ func TestSignInOverHTTPSUsesHostCookies(t *testing.T) {
 	}
 	if res := c.post("/dashboard/knowledge", url.Values{"csrf": {c.csrf()}, "title": {"Over https"}, "content": {"Saved."}}); res.StatusCode != http.StatusSeeOther {
 		t.Errorf("a change over https: %d", res.StatusCode)
+	}
+}
+
+// A sign-in's callback is taken once: a copy of its address and of the sign-in's cookie (from a proxy's log, a
+// shared machine, a browser's history) replayed within the sign-in's ten minutes signs nobody in, and never
+// reaches the issuer; nor does the same browser's second visit.
+func TestSignInCallbackIsTakenOnce(t *testing.T) {
+	e := newEnv(t)
+	idp := newStallingIssuer(t, func(string) bool { return false })
+	svc, err := chat.New(chat.Config{Store: e.store, Responder: assistant.Retrieval{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(nil)
+	ts.Config.Handler = e.runtimeOf(t, svc, prometheus.NewRegistry(), []byte("a runtime whose sign-ins are counted, 32 bytes"),
+		"http://"+ts.Listener.Addr().String(), idp.URL())
+	ts.Start()
+	t.Cleanup(ts.Close)
+	c := newClient(t, ts.URL)
+	login := c.get("/dashboard/login")
+	page := c.getURL(c.resolve(login))
+	form := page.URL.Query()
+	form.Set("email", "alpha@owners.example")
+	back := c.do(http.MethodPost, page.URL.Scheme+"://"+page.URL.Host+page.URL.Path, form, nil)
+	callback := c.resolve(back)
+	copied := c.http.Jar.Cookies(mustURL(t, callback))
+	if res := c.getURL(callback); res.StatusCode != http.StatusSeeOther || !strings.HasSuffix(res.Header.Get("Location"), "/dashboard/") {
+		t.Fatalf("the sign-in's callback: %d to %s", res.StatusCode, res.Header.Get("Location"))
+	}
+	if res := c.get("/dashboard/"); res.StatusCode != http.StatusOK {
+		t.Fatalf("signed in: %d", res.StatusCode)
+	}
+	replay := newClient(t, ts.URL)
+	replay.http.Jar.SetCookies(mustURL(t, callback), copied)
+	res := replay.getURL(callback)
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(res.Body, "This sign-in expired or was started elsewhere") {
+		t.Errorf("the replayed callback: %d, want 400 saying the sign-in expired", res.StatusCode)
+	}
+	if res := replay.get("/dashboard/"); res.StatusCode != http.StatusSeeOther {
+		t.Errorf("the replay signed in: %d", res.StatusCode)
+	}
+	if n := idp.exchanges.Load(); n != 1 {
+		t.Errorf("the issuer was asked to redeem %d codes, want the sign-in's 1", n)
 	}
 }
