@@ -250,6 +250,10 @@ type Tx interface {
 	// RecordSignOut records that the dashboard user of subject signed out at at, unless a later sign-out is
 	// recorded already.
 	RecordSignOut(ctx context.Context, subject string, at time.Time) error
+	// RedeemSignIn records that the dashboard sign-in whose state hashes to stateSHA256 was redeemed, kept until
+	// expires (the sign-in's own expiry), and reports false when it was redeemed already; records past their
+	// expiry at now are forgotten.
+	RedeemSignIn(ctx context.Context, stateSHA256 string, expires, now time.Time) (bool, error)
 
 	// EraseMerchant deletes every row the merchant has, in every table: conversations and messages, monthly
 	// counters, knowledge, leads, events, deliveries and their attempts, disabled endpoints and self-service

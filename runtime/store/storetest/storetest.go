@@ -35,6 +35,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Outbox", h.outbox)
 	t.Run("APIKeys", h.apiKeys)
 	t.Run("SignOuts", h.signOuts)
+	t.Run("SignIns", h.signIns)
 	t.Run("Lifecycle", h.lifecycle)
 	t.Run("PanicInWrite", h.panicInWrite)
 	t.Run("Erase", h.erase)
