@@ -22,7 +22,7 @@ import (
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
 	"github.com/parley-dev/parley/internal/credentials"
-	runtimewebhook "github.com/parley-dev/parley/runtime/webhook"
+	webhooktarget "github.com/parley-dev/parley/runtime/webhook/target"
 )
 
 // WebhookReconciler generates each Webhook's signing secret once (or reads the one brought along) and reports
@@ -128,7 +128,7 @@ func generatedSigningSecret(hook *chatv1alpha1.Webhook) *generatedSecret {
 }
 
 // webhookTarget decides whether the runtime will deliver to rawURL: unless allowPrivate, it refuses loopback,
-// private and link-local addresses (runtimewebhook.Public, the runtime's own rule) and names that resolve inside the
+// private and link-local addresses (webhooktarget.Public, the runtime's own rule) and names that resolve inside the
 // cluster (localhost, *.localhost, *.svc, *.cluster.local, and single-label names the cluster's search domains
 // complete). Public names that resolve to private addresses are only found by the runtime, at delivery.
 func webhookTarget(rawURL string, allowPrivate bool) *problem {
@@ -142,7 +142,7 @@ func webhookTarget(rawURL string, allowPrivate bool) *problem {
 	// A name with its root's trailing dot ("kubernetes.default.svc.") is the same name.
 	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 	if addr, err := netip.ParseAddr(host); err == nil {
-		if !runtimewebhook.Public(addr) {
+		if !webhooktarget.Public(addr) {
 			return newProblem(chatv1alpha1.ReasonTargetNotAllowed, "the runtime refuses deliveries to %s, a loopback, "+
 				"private or link-local address; the platform team may allow them on the ChatRuntime", host)
 		}
