@@ -10,7 +10,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -51,7 +50,7 @@ func (r *WebhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if done, err := load(ctx, r.Client, req, &hook); done {
 		return ctrl.Result{}, err
 	}
-	if r.writes.behind(req.NamespacedName, hook.ResourceVersion) {
+	if r.writes.heldBack(&hook) {
 		return ctrl.Result{RequeueAfter: cacheBehindRetry}, nil
 	}
 	// Its Merchant is usually created a moment before it, and its event may reach the cache later: then it waits
@@ -101,14 +100,8 @@ func (r *WebhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	hook.Status.ObservedGeneration = hook.Generation
 	news := putReady(&hook.Status.Conditions, cond, quietFirstReady)
-	if err := updateStatus(ctx, r.Client, before, &hook, func(w *chatv1alpha1.Webhook) any { return w.Status }); apierrors.IsConflict(err) {
-		return ctrl.Result{RequeueAfter: cacheBehindRetry}, nil
-	} else if err != nil {
-		return ctrl.Result{}, err
-	}
-	news.record(r.Recorder, &hook)
-	r.writes.wrote(req.NamespacedName, before.ResourceVersion, hook.ResourceVersion)
-	return ctrl.Result{}, nil
+	statusOf := func(w *chatv1alpha1.Webhook) any { return w.Status }
+	return reportStatus(ctx, r.Client, r.writes, r.Recorder, before, &hook, statusOf, news, ctrl.Result{})
 }
 
 // generatedSigningSecret describes the Secret of a signing secret the operator generates, or is nil for a
