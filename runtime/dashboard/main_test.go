@@ -1,38 +1,24 @@
 package dashboard_test
 
 import (
-	"context"
-	"fmt"
-	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
-	"github.com/parley-dev/parley/internal/testutil/pgtest"
-	"github.com/parley-dev/parley/runtime/store/postgres"
+	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/sqlite"
 )
 
-// pg is the package's throwaway PostgreSQL, for the tests that run on both stores: started by the first of them,
-// so that `make test-unit` (-short, which skips them) needs no database server.
-var pg struct {
-	once   sync.Once
-	server *pgtest.Server
-	err    error
+// otherStores open the stores onEachStore runs on besides SQLite: PostgreSQL in the integration tier
+// (postgres_test.go), none in the fast one, which starts no database server.
+var otherStores []storeOption
+
+// storeOption opens a store of one kind for a test, closed when the test ends.
+type storeOption struct {
+	name string
+	open func(t *testing.T) store.Store
 }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if pg.server != nil {
-		if err := pg.server.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "FAIL: stopping the throwaway PostgreSQL: %v\n", err)
-			code = max(code, 1)
-		}
-	}
-	os.Exit(code)
-}
-
-// onEachStore runs test on an env over SQLite and on one over PostgreSQL: both stores must answer alike.
+// onEachStore runs test on an env over SQLite and on one over each other store: every store must answer alike.
 func onEachStore(t *testing.T, test func(t *testing.T, e *env)) {
 	t.Run("sqlite", func(t *testing.T) {
 		st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "parley.db"))
@@ -42,19 +28,7 @@ func onEachStore(t *testing.T, test func(t *testing.T, e *env)) {
 		t.Cleanup(func() { _ = st.Close() })
 		test(t, newEnvOn(t, st))
 	})
-	t.Run("postgres", func(t *testing.T) {
-		if testing.Short() {
-			t.Skip("the PostgreSQL half runs in make test; make test-unit is -short")
-		}
-		pg.once.Do(func() { pg.server, pg.err = pgtest.Start(context.Background()) })
-		if pg.err != nil {
-			t.Fatalf("starting a throwaway PostgreSQL: %v", pg.err)
-		}
-		st, err := postgres.Open(t.Context(), pg.server.Database(t))
-		if err != nil {
-			t.Fatalf("opening the PostgreSQL store: %v", err)
-		}
-		t.Cleanup(func() { _ = st.Close() })
-		test(t, newEnvOn(t, st))
-	})
+	for _, s := range otherStores {
+		t.Run(s.name, func(t *testing.T) { test(t, newEnvOn(t, s.open(t))) })
+	}
 }

@@ -1,3 +1,5 @@
+//go:build integration
+
 // Package runtimeproc runs `parley runtime` as a separate process for tests that need what only a process
 // gives: being killed with SIGKILL, restarted, or run twice side by side as replicas.
 package runtimeproc
