@@ -32,8 +32,14 @@ type Config struct {
 	Timeout time.Duration
 	// Temperature is the sampling temperature.
 	Temperature float64
+	// OmitTemperature sends no temperature, for models that accept only their default (OpenAI's reasoning
+	// models); without it, a model's refusal of the temperature is learned.
+	OmitTemperature bool
 	// MaxTokens caps the tokens of one answer.
 	MaxTokens int
+	// MaxCompletionTokens sends MaxTokens as max_completion_tokens, as OpenAI's reasoning models require;
+	// without it, max_tokens is sent until the model refuses it.
+	MaxCompletionTokens bool
 	// ContextItems is how many retrieved knowledge items the prompt carries.
 	ContextItems int
 	// HistoryTokens bounds the conversation's earlier turns in the prompt, in estimated tokens.
@@ -52,6 +58,8 @@ type Responder struct {
 	cfg     Config
 	log     *slog.Logger
 	offline *prometheus.CounterVec
+	// accepts is what each model accepts of the request's parameters.
+	accepts *learned
 }
 
 var _ assistant.Responder = (*Responder)(nil)
@@ -77,7 +85,8 @@ func New(cfg Config) (*Responder, error) {
 	if httpClient == nil {
 		httpClient = &http.Client{}
 	}
-	r := &Responder{cfg: cfg, log: cfg.Logger}
+	r := &Responder{cfg: cfg, log: cfg.Logger,
+		accepts: newLearned(wire{completionTokens: cfg.MaxCompletionTokens, defaultTemperature: cfg.OmitTemperature})}
 	// The options are explicit, so that no OPENAI_* variable of the environment changes where the key goes.
 	r.client = openai.NewClient(option.WithBaseURL(cfg.BaseURL), option.WithAPIKey(cfg.APIKey),
 		option.WithHTTPClient(httpClient), option.WithMaxRetries(0))
@@ -160,19 +169,29 @@ const maxReportedTokens = 1 << 24
 // reportedTokens is a provider's token count within 0 and maxReportedTokens.
 func reportedTokens(n int64) int64 { return min(max(n, 0), maxReportedTokens) }
 
-// ask streams the model's answer to req and reads it into a reply.
+// ask streams the model's answer to req and reads it into a reply. A request the model refuses for a parameter
+// it does not accept is asked again without it, and the model's answer remembered.
 func (r *Responder) ask(ctx context.Context, req assistant.Request, hits []assistant.Hit) (assistant.Reply, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
-	params := openai.ChatCompletionNewParams{
-		Model:       r.cfg.Model,
-		Messages:    prompt(req, hits, r.cfg.HistoryTokens),
-		Temperature: openai.Float(r.cfg.Temperature),
-		// max_tokens rather than max_completion_tokens: every compatible server reads it.
-		MaxTokens:     openai.Int(int64(r.cfg.MaxTokens)),
-		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+	msgs := prompt(req, hits, r.cfg.HistoryTokens)
+	w := r.accepts.get(r.cfg.Model)
+	for {
+		reply, err := r.stream(ctx, req, hits, msgs, w)
+		next, ok := corrected(w, err)
+		if !ok {
+			return reply, err
+		}
+		r.log.InfoContext(ctx, "the model refused a parameter; asking without it from now on", "model", r.cfg.Model,
+			"error", err.Error())
+		r.accepts.learn(r.cfg.Model, next)
+		w = next
 	}
-	stream := r.client.Chat.Completions.NewStreaming(ctx, params)
+}
+
+// stream asks the model once with the parameters w and reads its answer into a reply.
+func (r *Responder) stream(ctx context.Context, req assistant.Request, hits []assistant.Hit, msgs []openai.ChatCompletionMessageParamUnion, w wire) (assistant.Reply, error) {
+	stream := r.client.Chat.Completions.NewStreaming(ctx, w.params(r.cfg.Model, msgs, r.cfg.Temperature, r.cfg.MaxTokens))
 	defer func() { _ = stream.Close() }()
 	var text strings.Builder
 	var usage assistant.Usage
