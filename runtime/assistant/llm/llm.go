@@ -89,7 +89,7 @@ func New(cfg Config) (*Responder, error) {
 		accepts: newLearned(wire{completionTokens: cfg.MaxCompletionTokens, defaultTemperature: cfg.OmitTemperature})}
 	// The options are explicit, so that no OPENAI_* variable of the environment changes where the key goes.
 	r.client = openai.NewClient(option.WithBaseURL(cfg.BaseURL), option.WithAPIKey(cfg.APIKey),
-		option.WithHTTPClient(httpClient), option.WithMaxRetries(0))
+		option.WithHTTPClient(httpClient), option.WithMaxRetries(0), option.WithMiddleware(streamOneShots))
 	r.offline = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "parley_runtime_assistant_offline_answers_total",
 		Help: "Answers given by the offline assistant because the model failed, by reason (timeout, error, empty).",

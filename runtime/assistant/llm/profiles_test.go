@@ -59,6 +59,7 @@ var profiles = []profile{
 	{name: "Azure OpenAI reasoning deployment", refuses: []refusal{{paramMaxTokens, openAIRefusesMaxTokens}, {paramTemperature, openAIRefusesTemperature}}},
 	// vLLM with a reasoning parser sends reasoning_content; without one, <think> blocks in the content.
 	{name: "vLLM with a reasoning parser", reasoningField: "reasoning_content"},
+	{name: "gateway ignoring stream", oneShot: true, reasoningField: "reasoning_content"},
 }
 
 // profileServer is a chat completions server behaving as p, recording the parameters of each request.
