@@ -6,12 +6,14 @@ package llm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -189,12 +191,16 @@ func (r *Responder) ask(ctx context.Context, req assistant.Request, hits []assis
 	}
 }
 
-// stream asks the model once with the parameters w and reads its answer into a reply.
+// stream asks the model once with the parameters w and reads its answer into a reply. The model's reasoning,
+// in reasoning_content (vLLM, DeepSeek), reasoning (Ollama, OpenRouter) or <think> blocks of its content
+// (llama.cpp, vLLM without a reasoning parser), is bounded as the answer is, but never passed on, stored or read
+// as the answer.
 func (r *Responder) stream(ctx context.Context, req assistant.Request, hits []assistant.Hit, msgs []openai.ChatCompletionMessageParamUnion, w wire) (assistant.Reply, error) {
 	stream := r.client.Chat.Completions.NewStreaming(ctx, w.params(r.cfg.Model, msgs, r.cfg.Temperature, r.cfg.MaxTokens))
 	defer func() { _ = stream.Close() }()
-	var text strings.Builder
+	var text, completion strings.Builder
 	var usage assistant.Usage
+	var think thoughts
 	sent, finished, limit := 0, false, r.cfg.MaxTokens*maxAnswerBytesPerToken
 	for stream.Next() {
 		chunk := stream.Current()
@@ -203,15 +209,21 @@ func (r *Responder) stream(ctx context.Context, req assistant.Request, hits []as
 				CompletionTokens: reportedTokens(chunk.Usage.CompletionTokens)}
 		}
 		for _, c := range chunk.Choices {
-			if c.Index == 0 {
-				text.WriteString(c.Delta.Content)
-				finished = finished || c.FinishReason != ""
+			if c.Index != 0 {
+				continue
+			}
+			completion.WriteString(reasoning(c.Delta))
+			completion.WriteString(c.Delta.Content)
+			text.WriteString(think.answer(c.Delta.Content))
+			if c.FinishReason != "" {
+				text.WriteString(think.end())
+				finished = true
 			}
 		}
-		if text.Len() > limit {
+		if completion.Len() > limit {
 			return assistant.Reply{}, fmt.Errorf("the chat completion from %s is longer than %d bytes, %d tokens' worth", r.cfg.BaseURL, limit, r.cfg.MaxTokens)
 		}
-		sent = pass(req.Delta, text.String(), sent)
+		sent = pass(req.Delta, strings.TrimLeftFunc(text.String(), unicode.IsSpace), sent)
 	}
 	if err := stream.Err(); err != nil {
 		return assistant.Reply{}, fmt.Errorf("the chat completion from %s: %w", r.cfg.BaseURL, err)
@@ -226,6 +238,19 @@ func (r *Responder) stream(ctx context.Context, req assistant.Request, hits []as
 	reply := readAnswer(req, answer, hits)
 	reply.Usage = usage
 	return reply, nil
+}
+
+// reasoning is the reasoning a delta carries apart from its content: reasoning_content as vLLM's reasoning
+// parsers and DeepSeek send it, or reasoning as Ollama and OpenRouter do.
+func reasoning(d openai.ChatCompletionChunkChoiceDelta) string {
+	for _, name := range []string{"reasoning_content", "reasoning"} {
+		// An extra field is never Valid, which only fields of the schema are; its raw JSON is what was sent.
+		var s string
+		if raw := d.JSON.ExtraFields[name].Raw(); raw != "" && json.Unmarshal([]byte(raw), &s) == nil && s != "" {
+			return s
+		}
+	}
+	return ""
 }
 
 // pass gives req.Delta the text written since the first sent bytes, and returns how much has been sent. While the

@@ -211,6 +211,11 @@ func TestFailuresGiveTheOfflineAnswerInTime(t *testing.T) {
 		{"endless", func(f *fakellm.Provider) {
 			f.Garbage = strings.Repeat(sseChunk(`{"content":"`+strings.Repeat("x", 4096)+`"}`, "null"), 64)
 		}, nil, reasonError},
+		// So is endless reasoning: a thought counts against max_tokens as the answer does.
+		{"endless reasoning", func(f *fakellm.Provider) {
+			f.Garbage = strings.Repeat(sseChunk(`{"reasoning_content":"`+strings.Repeat("x", 4096)+`"}`, "null"), 64) +
+				sseChunk(`{"content":"Canada."}`, `"stop"`) + "data: [DONE]\n\n"
+		}, nil, reasonError},
 		{"connection refused", nil, func(*fakellm.Provider) string { return refused() }, reasonError},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

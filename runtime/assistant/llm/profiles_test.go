@@ -59,6 +59,9 @@ var profiles = []profile{
 	{name: "Azure OpenAI reasoning deployment", refuses: []refusal{{paramMaxTokens, openAIRefusesMaxTokens}, {paramTemperature, openAIRefusesTemperature}}},
 	// vLLM with a reasoning parser sends reasoning_content; without one, <think> blocks in the content.
 	{name: "vLLM with a reasoning parser", reasoningField: "reasoning_content"},
+	{name: "vLLM without a reasoning parser", thinks: true},
+	// llama.cpp's server with --reasoning-format none streams the thoughts in the content.
+	{name: "llama.cpp server", thinks: true},
 	{name: "gateway ignoring stream", oneShot: true, reasoningField: "reasoning_content"},
 }
 
