@@ -62,6 +62,7 @@ type Responder struct {
 	offline *prometheus.CounterVec
 	// accepts is what each model accepts of the request's parameters.
 	accepts *learned
+	counter counter
 }
 
 var _ assistant.Responder = (*Responder)(nil)
@@ -87,7 +88,7 @@ func New(cfg Config) (*Responder, error) {
 	if httpClient == nil {
 		httpClient = &http.Client{}
 	}
-	r := &Responder{cfg: cfg, log: cfg.Logger,
+	r := &Responder{cfg: cfg, log: cfg.Logger, counter: newCounter(),
 		accepts: newLearned(wire{completionTokens: cfg.MaxCompletionTokens, defaultTemperature: cfg.OmitTemperature})}
 	// The options are explicit, so that no OPENAI_* variable of the environment changes where the key goes.
 	r.client = openai.NewClient(option.WithBaseURL(cfg.BaseURL), option.WithAPIKey(cfg.APIKey),
@@ -193,18 +194,18 @@ func (r *Responder) ask(ctx context.Context, req assistant.Request, hits []assis
 
 // stream asks the model once with the parameters w and reads its answer into a reply. The model's reasoning,
 // in reasoning_content (vLLM, DeepSeek), reasoning (Ollama, OpenRouter) or <think> blocks of its content
-// (llama.cpp, vLLM without a reasoning parser), is bounded as the answer is, but never passed on, stored or read
-// as the answer.
+// (llama.cpp, vLLM without a reasoning parser), is counted but never passed on, stored or read as the answer.
 func (r *Responder) stream(ctx context.Context, req assistant.Request, hits []assistant.Hit, msgs []openai.ChatCompletionMessageParamUnion, w wire) (assistant.Reply, error) {
 	stream := r.client.Chat.Completions.NewStreaming(ctx, w.params(r.cfg.Model, msgs, r.cfg.Temperature, r.cfg.MaxTokens))
 	defer func() { _ = stream.Close() }()
 	var text, completion strings.Builder
 	var usage assistant.Usage
 	var think thoughts
-	sent, finished, limit := 0, false, r.cfg.MaxTokens*maxAnswerBytesPerToken
+	reported, sent, finished, limit := false, 0, false, r.cfg.MaxTokens*maxAnswerBytesPerToken
 	for stream.Next() {
 		chunk := stream.Current()
 		if chunk.JSON.Usage.Valid() {
+			reported = true
 			usage = assistant.Usage{PromptTokens: reportedTokens(chunk.Usage.PromptTokens),
 				CompletionTokens: reportedTokens(chunk.Usage.CompletionTokens)}
 		}
@@ -237,6 +238,9 @@ func (r *Responder) stream(ctx context.Context, req assistant.Request, hits []as
 	}
 	reply := readAnswer(req, answer, hits)
 	reply.Usage = usage
+	if !reported {
+		reply.Usage = r.counter.usage(msgs, completion.String())
+	}
 	return reply, nil
 }
 
