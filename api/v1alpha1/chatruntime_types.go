@@ -283,6 +283,7 @@ type AssistantSpec struct {
 }
 
 // OpenAISpec configures an OpenAI-compatible chat completions endpoint for the openai provider.
+// +kubebuilder:validation:XValidation:rule="!(has(self.omitTemperature) && self.omitTemperature && has(self.temperature))",message="temperature is not sent when omitTemperature is set"
 type OpenAISpec struct {
 	// BaseURL of the API, for example https://api.openai.com/v1 or http://vllm.ai.svc:8000/v1.
 	// +kubebuilder:validation:MaxLength=2048
@@ -314,6 +315,19 @@ type OpenAISpec struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=32768
 	MaxTokens *int32 `json:"maxTokens,omitempty"`
+
+	// MaxCompletionTokens sends maxTokens as max_completion_tokens, which OpenAI's o-series and gpt-5 models (and
+	// Azure deployments of them) require instead of max_tokens. Unset, max_tokens is sent, which every compatible
+	// server reads, until the model refuses it; the runtime then asks again with max_completion_tokens and keeps
+	// to it.
+	// +optional
+	MaxCompletionTokens bool `json:"maxCompletionTokens,omitempty"`
+
+	// OmitTemperature sends no temperature, for models that accept only their default (OpenAI's o-series and
+	// gpt-5). Unset, the temperature is sent until the model refuses it; the runtime then asks again without it
+	// and keeps to that.
+	// +optional
+	OmitTemperature bool `json:"omitTemperature,omitempty"`
 
 	// ContextItems is how many retrieved knowledge items the prompt carries. Defaults to 5.
 	// +optional

@@ -229,6 +229,12 @@ type OpenAI struct {
 	Temperature float64
 	// MaxTokens caps the tokens of one answer (--openai-max-tokens).
 	MaxTokens int
+	// MaxCompletionTokens sends MaxTokens as max_completion_tokens rather than max_tokens, without waiting for
+	// the model to refuse max_tokens (--openai-max-completion-tokens).
+	MaxCompletionTokens bool
+	// OmitTemperature sends no temperature, without waiting for the model to refuse it
+	// (--openai-omit-temperature).
+	OmitTemperature bool
 	// ContextItems is how many retrieved knowledge items the prompt carries (--openai-context-items).
 	ContextItems int
 	// HistoryTokens bounds the conversation's earlier turns in the prompt, in estimated tokens
@@ -261,6 +267,10 @@ func BindAssistantFlags(fs *flag.FlagSet, assistant *string, o *OpenAI) {
 	fs.DurationVar(&o.Timeout, FlagOpenAITimeout, DefaultOpenAITimeout, "how long an answer may take before the offline answer is given")
 	fs.Float64Var(&o.Temperature, FlagOpenAITemperature, DefaultOpenAITemperature, "sampling temperature, 0 to 2")
 	fs.IntVar(&o.MaxTokens, FlagOpenAIMaxTokens, DefaultOpenAIMaxTokens, "the most tokens of one answer")
+	fs.BoolVar(&o.MaxCompletionTokens, FlagOpenAIMaxCompletionTokens, false, "send --"+FlagOpenAIMaxTokens+
+		" as max_completion_tokens (OpenAI's reasoning models); otherwise max_tokens, until the model refuses it")
+	fs.BoolVar(&o.OmitTemperature, FlagOpenAIOmitTemperature, false, "send no temperature (models that accept only their default); "+
+		"otherwise it is sent until the model refuses it")
 	fs.IntVar(&o.ContextItems, FlagOpenAIContextItems, DefaultOpenAIContextItems, "how many retrieved knowledge items the prompt carries")
 	fs.IntVar(&o.HistoryTokens, FlagOpenAIHistoryTokens, DefaultOpenAIHistoryTokens, "estimated tokens of earlier turns the prompt carries")
 }

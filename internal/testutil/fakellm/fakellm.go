@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -43,6 +45,8 @@ type Recorded struct {
 	// Auth is the Authorization header.
 	Auth string
 	Body Request
+	// Params are the names of the request's top-level parameters, such as max_tokens or temperature.
+	Params []string
 }
 
 // Request is the part of a chat completions request the tests check.
@@ -107,8 +111,10 @@ func (f *Provider) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":{"message":"bad json","type":"invalid_request_error"}}`, http.StatusBadRequest)
 		return
 	}
+	var params map[string]json.RawMessage
+	_ = json.Unmarshal(raw, &params) // an object: it decoded into body
 	f.mu.Lock()
-	f.requests = append(f.requests, Recorded{Auth: r.Header.Get("Authorization"), Body: body})
+	f.requests = append(f.requests, Recorded{Auth: r.Header.Get("Authorization"), Body: body, Params: slices.Sorted(maps.Keys(params))})
 	answer, status, delay, pieceDelay, garbage := f.Answer, f.Status, f.Delay, f.PieceDelay, f.Garbage
 	f.mu.Unlock()
 
