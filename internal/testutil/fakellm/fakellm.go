@@ -30,7 +30,9 @@ type Provider struct {
 	// PieceDelay is waited before each piece of the answer.
 	PieceDelay time.Duration
 	// Garbage, when set, is sent as the body instead of a well-formed answer.
-	Garbage  string
+	Garbage string
+	// Finish is the answer's finish_reason: "stop" when empty, or "length" or "content_filter" for one cut short.
+	Finish   string
 	requests []Recorded
 }
 
@@ -115,7 +117,7 @@ func (f *Provider) serve(w http.ResponseWriter, r *http.Request) {
 	_ = json.Unmarshal(raw, &params) // an object: it decoded into body
 	f.mu.Lock()
 	f.requests = append(f.requests, Recorded{Auth: r.Header.Get("Authorization"), Body: body, Params: slices.Sorted(maps.Keys(params))})
-	answer, status, delay, pieceDelay, garbage := f.Answer, f.Status, f.Delay, f.PieceDelay, f.Garbage
+	answer, status, delay, pieceDelay, garbage, finish := f.Answer, f.Status, f.Delay, f.PieceDelay, f.Garbage, f.Finish
 	f.mu.Unlock()
 
 	select {
@@ -154,7 +156,10 @@ func (f *Provider) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		send(chunk(map[string]any{"content": piece}, nil))
 	}
-	send(chunk(map[string]any{}, "stop"))
+	if finish == "" {
+		finish = "stop"
+	}
+	send(chunk(map[string]any{}, finish))
 	if body.StreamOptions.IncludeUsage {
 		send(map[string]any{"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": body.Model,
 			"choices": []any{}, "usage": map[string]any{"prompt_tokens": PromptTokens, "completion_tokens": CompletionTokens,

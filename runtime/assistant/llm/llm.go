@@ -201,7 +201,7 @@ func (r *Responder) stream(ctx context.Context, req assistant.Request, hits []as
 	var text, completion strings.Builder
 	var usage assistant.Usage
 	var think thoughts
-	reported, sent, finished, limit := false, 0, false, r.cfg.MaxTokens*maxAnswerBytesPerToken
+	reported, sent, finish, limit := false, 0, "", r.cfg.MaxTokens*maxAnswerBytesPerToken
 	for stream.Next() {
 		chunk := stream.Current()
 		if chunk.JSON.Usage.Valid() {
@@ -216,9 +216,9 @@ func (r *Responder) stream(ctx context.Context, req assistant.Request, hits []as
 			completion.WriteString(reasoning(c.Delta))
 			completion.WriteString(c.Delta.Content)
 			text.WriteString(think.answer(c.Delta.Content))
-			if c.FinishReason != "" {
+			if c.FinishReason != "" && finish == "" {
 				text.WriteString(think.end())
-				finished = true
+				finish = c.FinishReason
 			}
 		}
 		if completion.Len() > limit {
@@ -229,7 +229,7 @@ func (r *Responder) stream(ctx context.Context, req assistant.Request, hits []as
 	if err := stream.Err(); err != nil {
 		return assistant.Reply{}, fmt.Errorf("the chat completion from %s: %w", r.cfg.BaseURL, err)
 	}
-	if !finished {
+	if finish == "" {
 		return assistant.Reply{}, fmt.Errorf("the chat completion from %s: %w", r.cfg.BaseURL, errCutShort)
 	}
 	answer := strings.TrimSpace(text.String())
@@ -237,6 +237,9 @@ func (r *Responder) stream(ctx context.Context, req assistant.Request, hits []as
 		return assistant.Reply{}, errEmpty
 	}
 	reply := readAnswer(req, answer, hits)
+	if reply.Kind == assistant.KindAnswer && (finish == assistant.CutLength || finish == assistant.CutContentFilter) {
+		reply.Cut, reply.Answered = finish, false
+	}
 	reply.Usage = usage
 	if !reported {
 		reply.Usage = r.counter.usage(msgs, completion.String())

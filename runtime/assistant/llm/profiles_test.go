@@ -41,6 +41,8 @@ type profile struct {
 	// content when thinks, or not at all.
 	reasoningField string
 	thinks         bool
+	// finish is the answer's finish_reason when not "stop": length or content_filter, an answer cut short.
+	finish string
 }
 
 // The answer and reasoning every profile's model gives. The reasoning mentions the refusal marker, as a thought
@@ -68,6 +70,9 @@ var profiles = []profile{
 	{name: "llama.cpp server", thinks: true},
 	{name: "LM Studio", noUsage: true},
 	{name: "gateway ignoring stream", oneShot: true, reasoningField: "reasoning_content"},
+	// An answer cut by the token limit, or by Azure's content filter, is given but is no full answer.
+	{name: "vLLM at its token limit", finish: assistant.CutLength},
+	{name: "Azure OpenAI content filter", finish: assistant.CutContentFilter},
 }
 
 // completionTokens are the tokens of all the model sends, reasoning included, as o200k_base counts them.
@@ -162,7 +167,11 @@ func (s *profileServer) serve(w http.ResponseWriter, r *http.Request) {
 	for _, piece := range profileAnswer {
 		send(map[string]any{"content": piece}, nil, nil)
 	}
-	send(map[string]any{}, "stop", nil)
+	finish := "stop"
+	if s.p.finish != "" {
+		finish = s.p.finish
+	}
+	send(map[string]any{}, finish, nil)
 	if opts, ok := body["stream_options"].(map[string]any); ok && opts["include_usage"] == true && !s.p.noUsage {
 		b, _ := json.Marshal(map[string]any{"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1,
 			"model": body["model"], "choices": []any{}, "usage": usage})
@@ -188,8 +197,8 @@ func TestEveryServerProfileGivesTheModelsAnswer(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if reply.Kind != assistant.KindAnswer || !reply.Answered || reply.Text != want {
-					t.Fatalf("ask %d: reply %+v, want the model's answer %q", ask, reply, want)
+				if reply.Kind != assistant.KindAnswer || reply.Answered != (p.finish == "") || reply.Cut != p.finish || reply.Text != want {
+					t.Fatalf("ask %d: reply %+v, want the model's answer %q, cut %q", ask, reply, want, p.finish)
 				}
 				if streamed.String() != want {
 					t.Errorf("ask %d: streamed %q, want %q", ask, streamed.String(), want)
