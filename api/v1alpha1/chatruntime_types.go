@@ -299,6 +299,15 @@ type OpenAISpec struct {
 	// +optional
 	APIKeySecretRef *SecretKeySelector `json:"apiKeySecretRef,omitempty"`
 
+	// AzureAPIVersion, such as "2024-10-21", speaks to an Azure OpenAI classic deployment: baseURL is then the
+	// resource's endpoint (https://NAME.openai.azure.com), model the deployment's name, sent in the path
+	// (/openai/deployments/{model}/chat/completions?api-version=...), and the key goes in an api-key header.
+	// Leave it out for Azure's v1 endpoint (https://NAME.openai.azure.com/openai/v1), which speaks OpenAI's
+	// protocol.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9]{4}-[0-9]{2}-[0-9]{2}(-preview)?$`
+	AzureAPIVersion string `json:"azureAPIVersion,omitempty"`
+
 	// Timeout bounds one answer; past it the visitor gets the offline answer. Defaults to 12s; at most 30s, well
 	// within the runtime's 60 s write timeout, which a streamed answer must finish in.
 	// +optional

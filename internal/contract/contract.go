@@ -45,6 +45,7 @@ const (
 	FlagOpenAIModel               = "openai-model"
 	FlagOpenAITimeout             = "openai-timeout"
 	FlagOpenAITemperature         = "openai-temperature"
+	FlagOpenAIAzureAPIVersion     = "openai-azure-api-version"
 	FlagOpenAIMaxTokens           = "openai-max-tokens"
 	FlagOpenAIMaxCompletionTokens = "openai-max-completion-tokens"
 	FlagOpenAIOmitTemperature     = "openai-omit-temperature"

@@ -98,6 +98,9 @@ func checkOpenAI(t *testing.T, rt *chatv1alpha1.ChatRuntime, got contract.OpenAI
 	if o.Temperature != "" && strconv.FormatFloat(got.Temperature, 'f', -1, 64) != o.Temperature {
 		t.Errorf("temperature %v", got.Temperature)
 	}
+	if got.AzureAPIVersion != o.AzureAPIVersion {
+		t.Errorf("Azure api-version %q", got.AzureAPIVersion)
+	}
 	if got.MaxCompletionTokens != o.MaxCompletionTokens || got.OmitTemperature != o.OmitTemperature {
 		t.Errorf("max_completion_tokens %v, temperature omitted %v", got.MaxCompletionTokens, got.OmitTemperature)
 	}
@@ -186,6 +189,11 @@ func runtimeShapes(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) 
 	add("openai reasoning model", func(s *chatv1alpha1.ChatRuntimeSpec) {
 		s.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantOpenAI, OpenAI: &chatv1alpha1.OpenAISpec{
 			BaseURL: "https://api.openai.com/v1", Model: "o4-mini", MaxCompletionTokens: true, OmitTemperature: true}}
+	}, base)
+	add("openai on an Azure classic deployment", func(s *chatv1alpha1.ChatRuntimeSpec) {
+		s.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantOpenAI, OpenAI: &chatv1alpha1.OpenAISpec{
+			BaseURL: "https://shop-ai.openai.azure.com", Model: "gpt-4o-mini-prod", AzureAPIVersion: "2024-10-21",
+			APIKeySecretRef: &chatv1alpha1.SecretKeySelector{Name: "azure-openai"}}}
 	}, base)
 	add("OIDC with a shared session key", func(s *chatv1alpha1.ChatRuntimeSpec) {
 		s.OIDC = &chatv1alpha1.OIDCSpec{IssuerURL: "https://login.example.com", Audience: "parley",

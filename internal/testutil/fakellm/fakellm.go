@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -46,7 +47,12 @@ const (
 type Recorded struct {
 	// Auth is the Authorization header.
 	Auth string
-	Body Request
+	// Path is the request's path and query: /v1/chat/completions, or Azure OpenAI's classic
+	// /openai/deployments/{deployment}/chat/completions?api-version=....
+	Path string
+	// APIKey is the api-key header, Azure OpenAI's.
+	APIKey string
+	Body   Request
 	// Params are the names of the request's top-level parameters, such as max_tokens or temperature.
 	Params []string
 }
@@ -78,6 +84,10 @@ func New(t testing.TB, answer ...string) *Provider {
 // URL is the base URL to configure, like https://api.openai.com/v1.
 func (f *Provider) URL() string { return f.srv.URL + "/v1" }
 
+// AzureEndpoint is the endpoint to configure for Azure OpenAI's classic deployments, like
+// https://NAME.openai.azure.com.
+func (f *Provider) AzureEndpoint() string { return f.srv.URL }
+
 // Set changes the provider's behaviour under its lock.
 func (f *Provider) Set(fn func(f *Provider)) {
 	f.mu.Lock()
@@ -103,7 +113,9 @@ func (f *Provider) Last(t testing.TB) Recorded {
 }
 
 func (f *Provider) serve(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
+	azure := strings.HasPrefix(r.URL.Path, "/openai/deployments/") && strings.HasSuffix(r.URL.Path, "/chat/completions") &&
+		r.URL.Query().Get("api-version") != ""
+	if r.Method != http.MethodPost || (r.URL.Path != "/v1/chat/completions" && !azure) {
 		http.NotFound(w, r)
 		return
 	}
@@ -116,7 +128,8 @@ func (f *Provider) serve(w http.ResponseWriter, r *http.Request) {
 	var params map[string]json.RawMessage
 	_ = json.Unmarshal(raw, &params) // an object: it decoded into body
 	f.mu.Lock()
-	f.requests = append(f.requests, Recorded{Auth: r.Header.Get("Authorization"), Body: body, Params: slices.Sorted(maps.Keys(params))})
+	f.requests = append(f.requests, Recorded{Auth: r.Header.Get("Authorization"), Path: r.URL.RequestURI(),
+		APIKey: r.Header.Get("api-key"), Body: body, Params: slices.Sorted(maps.Keys(params))})
 	answer, status, delay, pieceDelay, garbage, finish := f.Answer, f.Status, f.Delay, f.PieceDelay, f.Garbage, f.Finish
 	f.mu.Unlock()
 

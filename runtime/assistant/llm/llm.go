@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 	"unicode"
@@ -28,8 +29,12 @@ type Config struct {
 	BaseURL string
 	// Model is the model name sent with each request.
 	Model string
-	// APIKey is sent as a bearer token; none is sent when empty.
+	// APIKey is sent as a bearer token, or in an api-key header to Azure's classic endpoint; none is sent when
+	// empty.
 	APIKey string
+	// AzureAPIVersion, when set, speaks to Azure OpenAI's classic deployments endpoint: BaseURL is the resource's
+	// endpoint (https://NAME.openai.azure.com), Model the deployment's name.
+	AzureAPIVersion string
 	// Timeout bounds one answer, from the request to the last piece.
 	Timeout time.Duration
 	// Temperature is the sampling temperature.
@@ -90,9 +95,8 @@ func New(cfg Config) (*Responder, error) {
 	}
 	r := &Responder{cfg: cfg, log: cfg.Logger, counter: newCounter(),
 		accepts: newLearned(wire{completionTokens: cfg.MaxCompletionTokens, defaultTemperature: cfg.OmitTemperature})}
-	// The options are explicit, so that no OPENAI_* variable of the environment changes where the key goes.
-	r.client = openai.NewClient(option.WithBaseURL(cfg.BaseURL), option.WithAPIKey(cfg.APIKey),
-		option.WithHTTPClient(httpClient), option.WithMaxRetries(0), option.WithMiddleware(streamOneShots))
+	r.client = openai.NewClient(append(endpoint(cfg), option.WithHTTPClient(httpClient), option.WithMaxRetries(0),
+		option.WithMiddleware(streamOneShots))...)
 	r.offline = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "parley_runtime_assistant_offline_answers_total",
 		Help: "Answers given by the offline assistant because the model failed, by reason (timeout, error, empty).",
@@ -104,6 +108,22 @@ func New(cfg Config) (*Responder, error) {
 		r.offline.WithLabelValues(reason)
 	}
 	return r, nil
+}
+
+// endpoint are the options that address cfg's server and give it the key. They are explicit, so that no OPENAI_*
+// variable of the environment changes where the key goes.
+func endpoint(cfg Config) []option.RequestOption {
+	if cfg.AzureAPIVersion == "" {
+		return []option.RequestOption{option.WithBaseURL(cfg.BaseURL), option.WithAPIKey(cfg.APIKey)}
+	}
+	// Azure's classic endpoint names the deployment in the path and the API version in the query, and takes the
+	// key in its own header; the model in the body is ignored.
+	opts := []option.RequestOption{option.WithAPIKey(""), option.WithQuery("api-version", cfg.AzureAPIVersion),
+		option.WithBaseURL(strings.TrimSuffix(cfg.BaseURL, "/") + "/openai/deployments/" + url.PathEscape(cfg.Model))}
+	if cfg.APIKey != "" {
+		opts = append(opts, option.WithHeader("api-key", cfg.APIKey))
+	}
+	return opts
 }
 
 // Respond answers req with the model over the retrieved items, or with the offline assistant when the message is

@@ -33,12 +33,16 @@ type harness struct {
 	logs *bytes.Buffer
 }
 
-func newResponder(t *testing.T, baseURL string, timeout time.Duration) harness {
+func newResponder(t *testing.T, baseURL string, timeout time.Duration, configure ...func(*Config)) harness {
 	t.Helper()
 	h := harness{reg: prometheus.NewRegistry(), logs: &bytes.Buffer{}}
-	r, err := New(Config{BaseURL: baseURL, Model: "test-model", APIKey: testKey, Timeout: timeout, Temperature: 0.2,
+	cfg := Config{BaseURL: baseURL, Model: "test-model", APIKey: testKey, Timeout: timeout, Temperature: 0.2,
 		MaxTokens: 300, ContextItems: 3, HistoryTokens: 200, Offline: assistant.Retrieval{},
-		Logger: slog.New(slog.NewTextHandler(h.logs, nil)), Registry: h.reg})
+		Logger: slog.New(slog.NewTextHandler(h.logs, nil)), Registry: h.reg}
+	for _, c := range configure {
+		c(&cfg)
+	}
+	r, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,6 +43,9 @@ type profile struct {
 	thinks         bool
 	// finish is the answer's finish_reason when not "stop": length or content_filter, an answer cut short.
 	finish string
+	// azure is the api-version of an Azure OpenAI classic endpoint: the deployment in the path, the key in an
+	// api-key header.
+	azure string
 }
 
 // The answer and reasoning every profile's model gives. The reasoning mentions the refusal marker, as a thought
@@ -59,8 +62,10 @@ var profiles = []profile{
 	{name: "OpenAI chat model"},
 	{name: "OpenAI reasoning model", refuses: []refusal{{paramMaxTokens, openAIRefusesMaxTokens}, {paramTemperature, openAIRefusesTemperature}}},
 	// Azure before 2024-10-21 refuses stream_options, so it cannot be asked for the usage.
-	{name: "Azure OpenAI before 2024-10-21", refuses: []refusal{{paramStreamOptions, azureRefusesStreamOptions}}, noUsage: true},
-	{name: "Azure OpenAI reasoning deployment", refuses: []refusal{{paramMaxTokens, openAIRefusesMaxTokens}, {paramTemperature, openAIRefusesTemperature}}},
+	{name: "Azure OpenAI before 2024-10-21", refuses: []refusal{{paramStreamOptions, azureRefusesStreamOptions}}, noUsage: true,
+		azure: "2024-06-01"},
+	{name: "Azure OpenAI reasoning deployment", refuses: []refusal{{paramMaxTokens, openAIRefusesMaxTokens}, {paramTemperature, openAIRefusesTemperature}},
+		azure: "2024-12-01-preview"},
 	// Ollama thinks by default and sends its thoughts in "reasoning"; before 0.5 it sent no streamed usage.
 	{name: "Ollama", noUsage: true, reasoningField: "reasoning"},
 	// vLLM with a reasoning parser sends reasoning_content; without one, <think> blocks in the content.
@@ -72,7 +77,7 @@ var profiles = []profile{
 	{name: "gateway ignoring stream", oneShot: true, reasoningField: "reasoning_content"},
 	// An answer cut by the token limit, or by Azure's content filter, is given but is no full answer.
 	{name: "vLLM at its token limit", finish: assistant.CutLength},
-	{name: "Azure OpenAI content filter", finish: assistant.CutContentFilter},
+	{name: "Azure OpenAI content filter", finish: assistant.CutContentFilter, azure: "2024-10-21"},
 }
 
 // completionTokens are the tokens of all the model sends, reasoning included, as o200k_base counts them.
@@ -101,7 +106,36 @@ func newProfileServer(t *testing.T, p profile) *profileServer {
 	return s
 }
 
-func (s *profileServer) url() string { return s.srv.URL + "/v1" }
+// url is the base URL to configure: Azure's classic endpoint is the resource's, the others end in /v1.
+func (s *profileServer) url() string {
+	if s.p.azure != "" {
+		return s.srv.URL
+	}
+	return s.srv.URL + "/v1"
+}
+
+// azureUnauthorized is Azure OpenAI's answer to a request without its api-key header.
+const azureUnauthorized = `{"error":{"code":"401","message":"Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource."}}`
+
+// authorized reports whether r reaches the server the way it takes requests, answering it when not.
+func (s *profileServer) authorized(w http.ResponseWriter, r *http.Request) bool {
+	if s.p.azure == "" {
+		if r.URL.Path != "/v1/chat/completions" || r.Header.Get("Authorization") != "Bearer "+testKey {
+			http.Error(w, `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`, http.StatusUnauthorized)
+			return false
+		}
+		return true
+	}
+	switch {
+	case r.URL.Path != "/openai/deployments/test-model/chat/completions" || r.URL.Query().Get("api-version") != s.p.azure:
+		http.Error(w, `{"error":{"code":"404","message":"Resource not found"}}`, http.StatusNotFound)
+		return false
+	case r.Header.Get("api-key") != testKey || r.Header.Get("Authorization") != "":
+		http.Error(w, azureUnauthorized, http.StatusUnauthorized)
+		return false
+	}
+	return true
+}
 
 func (s *profileServer) received() []map[string]any {
 	s.mu.Lock()
@@ -110,8 +144,11 @@ func (s *profileServer) received() []map[string]any {
 }
 
 func (s *profileServer) serve(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
+	if r.Method != http.MethodPost {
 		http.NotFound(w, r)
+		return
+	}
+	if !s.authorized(w, r) {
 		return
 	}
 	var body map[string]any
@@ -188,7 +225,7 @@ func TestEveryServerProfileGivesTheModelsAnswer(t *testing.T) {
 	for _, p := range profiles {
 		t.Run(p.name, func(t *testing.T) {
 			s := newProfileServer(t, p)
-			h := newResponder(t, s.url(), 5*time.Second)
+			h := newResponder(t, s.url(), 5*time.Second, func(c *Config) { c.AzureAPIVersion = p.azure })
 			for ask := range 2 {
 				var streamed strings.Builder
 				req := question("How long does delivery to Canada take?")
