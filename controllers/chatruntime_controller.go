@@ -3,11 +3,13 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -33,7 +35,7 @@ import (
 const runtimeFinalizer = "chat.parley.dev/runtime-workload"
 
 // ChatRuntimeReconciler renders each ChatRuntime into its Deployment, Service, ServiceAccount, Role, RoleBinding,
-// PersistentVolumeClaim, PodDisruptionBudget and HorizontalPodAutoscaler, applied with server-side apply under
+// PersistentVolumeClaim, PodDisruptionBudget, HorizontalPodAutoscaler and NetworkPolicy, applied with server-side apply under
 // one field owner.
 type ChatRuntimeReconciler struct {
 	client.Client
@@ -57,11 +59,13 @@ type ChatRuntimeReconciler struct {
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps,namespace=parley-system,resources=deployments,verbs=create;update;patch;delete
 // +kubebuilder:rbac:groups="",namespace=parley-system,resources=services;serviceaccounts;persistentvolumeclaims,verbs=create;update;patch;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,namespace=parley-system,resources=roles;rolebindings,verbs=create;update;patch;delete
 // +kubebuilder:rbac:groups=policy,namespace=parley-system,resources=poddisruptionbudgets,verbs=create;update;patch;delete
 // +kubebuilder:rbac:groups=autoscaling,namespace=parley-system,resources=horizontalpodautoscalers,verbs=create;update;patch;delete
+// +kubebuilder:rbac:groups=networking.k8s.io,namespace=parley-system,resources=networkpolicies,verbs=create;update;patch;delete
 
 // Reconcile loads a ChatRuntime, applies its rendered objects and reports the Deployment's state.
 func (r *ChatRuntimeReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -87,6 +91,7 @@ func (r *ChatRuntimeReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 	}
 	setIsolated(&rt, r.Namespace)
+	setProxiesTrusted(&rt)
 	var all chatv1alpha1.ChatRuntimeList
 	if err := r.List(ctx, &all, client.InNamespace(r.Namespace)); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing ChatRuntimes: %w", err)
@@ -177,6 +182,22 @@ func setIsolated(rt *chatv1alpha1.ChatRuntime, operatorNamespace string) {
 	meta.SetStatusCondition(&rt.Status.Conditions, cond)
 }
 
+// setProxiesTrusted reports whether the runtime knows the proxies in front of it. Without them, behind an
+// ingress, every visitor comes from the ingress's address: the runtime keeps visitors' abuse limits apart as well
+// as it can and warns when it sees forwarded requests, but only the platform team can name the ingress.
+func setProxiesTrusted(rt *chatv1alpha1.ChatRuntime) {
+	cond := metav1.Condition{Type: chatv1alpha1.ConditionProxiesTrusted, ObservedGeneration: rt.Generation,
+		Status: metav1.ConditionTrue, Reason: chatv1alpha1.ReasonProxiesListed,
+		Message: "the runtime takes client addresses from X-Forwarded-For of " + strings.Join(rt.Spec.TrustedProxies, ", ")}
+	if len(rt.Spec.TrustedProxies) == 0 {
+		cond.Status, cond.Reason = metav1.ConditionFalse, chatv1alpha1.ReasonNoTrustedProxies
+		cond.Message = "spec.trustedProxies is empty: behind an ingress or load balancer every visitor comes from its " +
+			"address and the abuse limits hold them to one shared ceiling; list the ingress's networks there, " +
+			"unless visitors reach the runtime directly"
+	}
+	meta.SetStatusCondition(&rt.Status.Conditions, cond)
+}
+
 // targetTaken decides whether another ChatRuntime of runtimes, older than rt (or as old, with a smaller name),
 // already has rt's target namespace, where each runtime could read the other's bundles. The operator's own
 // namespace is shared as before targetNamespace existed; those runtimes report Isolated=False instead.
@@ -218,6 +239,7 @@ func (r *ChatRuntimeReconciler) deleteWorkload(ctx context.Context, rt *chatv1al
 	for _, obj := range []client.Object{
 		&appsv1.Deployment{ObjectMeta: om}, &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: om},
 		&policyv1.PodDisruptionBudget{ObjectMeta: om}, &corev1.Service{ObjectMeta: om},
+		&networkingv1.NetworkPolicy{ObjectMeta: om},
 		&rbacv1.RoleBinding{ObjectMeta: om}, &rbacv1.Role{ObjectMeta: om}, &corev1.ServiceAccount{ObjectMeta: om},
 	} {
 		if err := r.deleteRendered(ctx, rt, obj); err != nil {
@@ -254,6 +276,7 @@ func (r *ChatRuntimeReconciler) apply(ctx context.Context, rt *chatv1alpha1.Chat
 		render.RuntimeRole(rt),
 		render.RuntimeRoleBinding(rt),
 		render.RuntimeService(rt),
+		render.RuntimeNetworkPolicy(rt),
 	}
 	if pvc := render.RuntimeDataClaim(rt); pvc != nil {
 		objects = append(objects, pvc)
@@ -374,6 +397,7 @@ func (r *ChatRuntimeReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&rbacv1.RoleBinding{}, r.enqueueRuntime()).
 		Watches(&policyv1.PodDisruptionBudget{}, r.enqueueRuntime()).
 		Watches(&autoscalingv2.HorizontalPodAutoscaler{}, r.enqueueRuntime()).
+		Watches(&networkingv1.NetworkPolicy{}, r.enqueueRuntime()).
 		Named("chatruntime").
 		Complete(r)
 }

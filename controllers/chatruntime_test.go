@@ -8,14 +8,17 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -205,6 +208,38 @@ func TestRuntimeObjects(t *testing.T) {
 			t.Errorf("%T: %v", obj, err)
 		}
 	}
+	// The metrics port (every merchant's name and usage) admits the operator's namespace only; a tenant's pod
+	// reaches the public port alone. Then the platform team admits its monitoring namespace.
+	metricsPeers := func() (string, error) {
+		var np networkingv1.NetworkPolicy
+		if err := k8s.Get(ctxT(t), key, &np); err != nil {
+			return "", err
+		}
+		if !metav1.IsControlledBy(&np, rt) || len(np.Spec.Ingress) != 2 || len(np.Spec.Ingress[0].From) != 0 ||
+			np.Spec.Ingress[1].Ports[0].Port.String() != "metrics" {
+			return "", fmt.Errorf("NetworkPolicy %+v", np.Spec)
+		}
+		var peers []string
+		for _, p := range np.Spec.Ingress[1].From {
+			peers = append(peers, metav1.FormatLabelSelector(p.NamespaceSelector))
+		}
+		return strings.Join(peers, "; "), nil
+	}
+	eventually(t, "NetworkPolicy rendered", func() error {
+		if got, err := metricsPeers(); err != nil || got != "kubernetes.io/metadata.name="+operatorNS {
+			return fmt.Errorf("metrics admitted from %q: %w", got, err)
+		}
+		return nil
+	})
+	update(t, rt, func(rt *chatv1alpha1.ChatRuntime) {
+		rt.Spec.Metrics.AllowedNamespaces = &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: "monitoring"}}
+	})
+	eventually(t, "the monitoring namespace admitted", func() error {
+		if got, err := metricsPeers(); err != nil || got != "kubernetes.io/metadata.name="+operatorNS+"; kubernetes.io/metadata.name=monitoring" {
+			return fmt.Errorf("metrics admitted from %q: %w", got, err)
+		}
+		return nil
+	})
 	var pvc corev1.PersistentVolumeClaim
 	if err := k8s.Get(ctxT(t), types.NamespacedName{Namespace: operatorNS, Name: render.DataClaimName(rt)}, &pvc); err != nil {
 		t.Errorf("SQLite data claim: %v", err)
@@ -215,6 +250,17 @@ func TestRuntimeObjects(t *testing.T) {
 
 	markDeploymentAvailable(t, operatorNS, name)
 	waitReady(t, rt, metav1.ConditionTrue, chatv1alpha1.ReasonReconciled)
+	// Without trustedProxies the ChatRuntime says that the abuse limits see an ingress as one client.
+	eventually(t, "ProxiesTrusted=False", func() error {
+		if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(rt), rt); err != nil {
+			return err
+		}
+		if c := meta.FindStatusCondition(rt.Status.Conditions, chatv1alpha1.ConditionProxiesTrusted); c == nil ||
+			c.Status != metav1.ConditionFalse || c.Reason != chatv1alpha1.ReasonNoTrustedProxies {
+			return fmt.Errorf("condition %+v", c)
+		}
+		return nil
+	})
 
 	// A drifted Deployment is put back.
 	update(t, &d, func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "evil:latest" })

@@ -669,7 +669,7 @@ func TestBundleTooLarge(t *testing.T) {
 		n    int
 		want bool
 	}{
-		{0, false}, {maxBundleBytes, false}, {maxBundleBytes + 1, true}, {2 << 20, true},
+		{0, false}, {maxBundleBytes, false}, {maxBundleBytes + 1, true}, {257 << 10, true}, {2 << 20, true},
 	} {
 		p := bundleTooLarge(tc.n)
 		if (p != nil) != tc.want {

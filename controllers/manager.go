@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -103,6 +104,7 @@ func NewManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 				&rbacv1.RoleBinding{}:                    rendered,
 				&policyv1.PodDisruptionBudget{}:          rendered,
 				&autoscalingv2.HorizontalPodAutoscaler{}: rendered,
+				&networkingv1.NetworkPolicy{}:            rendered,
 			}},
 	})
 	if err != nil {

@@ -178,7 +178,10 @@ func (r *MerchantReconciler) publish(ctx context.Context, m *chatv1alpha1.Mercha
 		return published{}, newProblem(chatv1alpha1.ReasonTargetNamespaceInUse,
 			"ChatRuntime %s shares its target namespace with another runtime, which could read the bundle; ask the platform team", rt.Name)
 	}
-	keys, keysPending, err := r.usableKeys(ctx, m)
+	if err := merchantPastLimit(ctx, r.Client, m, rt.Spec.TenantLimits); err != nil {
+		return published{}, err
+	}
+	keys, keysPending, err := r.usableKeys(ctx, m, rt.Spec.TenantLimits)
 	if err != nil {
 		return published{}, err
 	}
@@ -254,7 +257,11 @@ func (r *MerchantReconciler) withdrawRevoked(ctx context.Context, m *chatv1alpha
 	if err != nil {
 		return nil, fmt.Errorf("reading tenant bundle %s: %w", key.Name, err)
 	}
-	usable, _, err := r.usableKeys(ctx, m)
+	limits, err := tenantLimits(ctx, r.Client, r.Namespace, m)
+	if err != nil {
+		return nil, err
+	}
+	usable, _, err := r.usableKeys(ctx, m, limits)
 	if err != nil {
 		return nil, err
 	}
@@ -283,10 +290,13 @@ func (r *MerchantReconciler) withdrawRevoked(ctx context.Context, m *chatv1alpha
 	return withdrawn, nil
 }
 
-// maxBundleBytes is the largest tenant bundle document published: a Secret holds at most 1 MiB, its metadata
-// included, and a write past that fails on every reconcile, which would leave the last bundle published, with
-// keys since deleted and without a suspension since made, while nothing said why.
-const maxBundleBytes = 900 << 10
+// maxBundleBytes is the largest tenant bundle document published. Every runtime replica holds every bundle of
+// its merchants in memory, so a tenant must not make one as large as a Secret holds (1 MiB); a Merchant at every
+// limit of its schema, with its runtime's default apiKeysPerMerchant and a few dozen webhooks, takes well under
+// it (TestLargestMerchantFitsItsBundle). Past it the write is refused with a condition saying so, rather than
+// failing on the API server, which would leave the last bundle published, with keys since deleted and without a
+// suspension since made, while nothing said why.
+const maxBundleBytes = 256 << 10
 
 // bundleTooLarge reports a bundle document of n bytes past maxBundleBytes as a problem, so that revocation and
 // suspension are applied to the last published bundle (withdrawRevoked) and the condition says what to remove.
@@ -394,17 +404,18 @@ func withoutRevokedKeys(published []tenant.APIKey, usable []render.ResolvedKey) 
 	return kept, len(kept) != len(published)
 }
 
-// usableKeys resolves the merchant's keys whose Secrets are in order and whose values no other merchant uses.
-// Keys with a problem are left out; the APIKey reconciler reports why. pending says that a key's generated Secret
-// is yet to come (secretPending).
-func (r *MerchantReconciler) usableKeys(ctx context.Context, m *chatv1alpha1.Merchant) (keys []render.ResolvedKey, pending bool, err error) {
+// usableKeys resolves the merchant's keys within its runtime's apiKeysPerMerchant whose Secrets are in order and
+// whose values no other merchant uses. Keys with a problem are left out; the APIKey reconciler reports why.
+// pending says that a key's generated Secret is yet to come (secretPending).
+func (r *MerchantReconciler) usableKeys(ctx context.Context, m *chatv1alpha1.Merchant, limits chatv1alpha1.TenantLimits) (keys []render.ResolvedKey, pending bool, err error) {
 	var list chatv1alpha1.APIKeyList
 	if err := r.List(ctx, &list, client.InNamespace(m.Namespace), client.MatchingFields{apiKeyMerchantIndex: m.Name}); err != nil {
 		return nil, false, fmt.Errorf("listing API keys: %w", err)
 	}
+	past := keysPastLimit(list.Items, limits)
 	for i := range list.Items {
 		k := &list.Items[i]
-		if !k.DeletionTimestamp.IsZero() {
+		if !k.DeletionTimestamp.IsZero() || past[k.UID] {
 			continue
 		}
 		resolved, _, err := resolveKey(ctx, r.Secrets, k)
@@ -623,6 +634,10 @@ func (r *MerchantReconciler) SetupWithManager(mgr ctrl.Manager, workers int) err
 		Watches(&chatv1alpha1.ChatRuntime{}, handler.EnqueueRequestsFromMapFunc(r.merchantsOfRuntime), specChanges()).
 		Watches(&chatv1alpha1.APIKey{}, handler.EnqueueRequestsFromMapFunc(merchantOf)).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.merchantsOfNamespace), builder.OnlyMetadata).
+		// A Merchant deleted makes room, under its runtime's merchantsPerNamespace, for the others of its namespace.
+		Watches(&chatv1alpha1.Merchant{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+			return r.merchantsOfNamespace(ctx, &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: o.GetNamespace()}})
+		}), onlyDeletes()).
 		Watches(&chatv1alpha1.Webhook{}, handler.EnqueueRequestsFromMapFunc(merchantOf)).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.merchantsOfSecret),
 			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelAPIKey))).

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -20,9 +21,9 @@ import (
 // maxUsageReport bounds the report read from a runtime: about a hundred bytes a merchant.
 const maxUsageReport = 16 << 20
 
-// UsagePoller copies each merchant's usage, which only its runtime knows, into the Merchant's status: every
-// Interval it reads each ChatRuntime's report from the runtime's metrics listener (never its public port) and
-// patches the Merchants whose figures changed.
+// UsagePoller copies each merchant's usage and keys in use, which only its runtime knows, into the Merchant's
+// status, where the APIKey reconciler reads the keys in use: every Interval it reads each ChatRuntime's report
+// from the runtime's metrics listener (never its public port) and patches the Merchants whose figures changed.
 type UsagePoller struct {
 	Client client.Client
 	// Namespace is where the ChatRuntimes live.
@@ -95,7 +96,7 @@ func (p *UsagePoller) fetch(ctx context.Context, rt *chatv1alpha1.ChatRuntime) (
 	return report, nil
 }
 
-// update patches the usage of the runtime's Merchants whose figures changed.
+// update patches the usage and keys in use of the runtime's Merchants whose figures changed.
 func (p *UsagePoller) update(ctx context.Context, rt *chatv1alpha1.ChatRuntime, report contract.UsageReport) error {
 	var merchants chatv1alpha1.MerchantList
 	if err := p.Client.List(ctx, &merchants, client.MatchingFields{merchantRuntimeIndex: rt.Name}); err != nil {
@@ -104,11 +105,12 @@ func (p *UsagePoller) update(ctx context.Context, rt *chatv1alpha1.ChatRuntime, 
 	for i := range merchants.Items {
 		m := &merchants.Items[i]
 		next, ok := usageFrom(report, m.Status.MerchantID)
-		if !ok || !usageChanged(m.Status.Usage, next) {
+		keys := keysInUseFrom(report, m.Status.MerchantID)
+		if !ok || (!usageChanged(m.Status.Usage, next) && slices.Equal(m.Status.KeysInUse, keys)) {
 			continue
 		}
 		before := m.DeepCopy()
-		m.Status.Usage = next
+		m.Status.Usage, m.Status.KeysInUse = next, keys
 		if err := p.Client.Status().Patch(ctx, m, client.MergeFrom(before)); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("writing the usage of Merchant %s/%s: %w", m.Namespace, m.Name, err)
 		}
@@ -129,6 +131,16 @@ func usageFrom(report contract.UsageReport, merchantID string) (*chatv1alpha1.Me
 	}
 	return &chatv1alpha1.MerchantUsage{Month: report.MonthStart.UTC().Format("2006-01"), Conversations: count(u.Conversations),
 		ConversationLimit: count(u.ConversationLimit), Summary: summary, ObservedTime: metav1.NewTime(report.ObservedAt)}, true
+}
+
+// keysInUseFrom are the IDs of merchantID's keys the report says the runtime refuses, sorted; none when it names
+// none.
+func keysInUseFrom(report contract.UsageReport, merchantID string) []string {
+	keys := report.Merchants[merchantID].KeysInUse
+	if len(keys) == 0 {
+		return nil
+	}
+	return slices.Sorted(slices.Values(keys))
 }
 
 // usageChanged reports whether next says anything current does not, the time observed aside.

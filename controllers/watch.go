@@ -124,3 +124,12 @@ func enqueueAfter(delay time.Duration, request func(client.Object) reconcile.Req
 func controllerOptions(workers int) controller.Options {
 	return controller.Options{MaxConcurrentReconciles: max(workers, 1)}
 }
+
+// onlyDeletes passes only the events of objects deleted: for watches where an object's going makes room for others.
+func onlyDeletes() builder.Predicates {
+	return builder.WithPredicates(predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		UpdateFunc:  func(event.UpdateEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	})
+}

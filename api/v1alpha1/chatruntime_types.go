@@ -40,6 +40,37 @@ type ChatRuntimeWebhooks struct {
 	AllowPrivateAddresses bool `json:"allowPrivateAddresses,omitempty"`
 }
 
+// TenantLimits bound what one tenant namespace may declare on a runtime. Of the objects of a kind, the oldest (by
+// creation time, then name) are served; the others wait, Ready=False, until older ones are deleted or the limit
+// is raised.
+type TenantLimits struct {
+	// MerchantsPerNamespace is how many Merchants of one namespace the runtime serves. A Merchant past it
+	// publishes no bundle and is Ready=False with reason TooManyMerchants. Defaults to 10.
+	// +optional
+	// +kubebuilder:default=10
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+	MerchantsPerNamespace *int32 `json:"merchantsPerNamespace,omitempty"`
+
+	// APIKeysPerMerchant is how many APIKeys of one Merchant are published in its bundle. An APIKey past it is
+	// not published and is Ready=False with reason TooManyAPIKeys. Defaults to 20.
+	// +optional
+	// +kubebuilder:default=20
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	APIKeysPerMerchant *int32 `json:"apiKeysPerMerchant,omitempty"`
+}
+
+// ChatRuntimeMetrics says who may scrape a runtime's metrics port.
+type ChatRuntimeMetrics struct {
+	// AllowedNamespaces selects, by their labels, the namespaces whose pods may reach the runtime's metrics port
+	// besides the operator's own, for example the monitoring stack's Prometheus
+	// ({matchLabels: {kubernetes.io/metadata.name: monitoring}}). Unset admits the operator's namespace only; an
+	// empty selector admits every namespace.
+	// +optional
+	AllowedNamespaces *metav1.LabelSelector `json:"allowedNamespaces,omitempty"`
+}
+
 // ChatRuntimeSpec describes a deployment of the shared chat runtime.
 // +kubebuilder:validation:XValidation:rule="self.storage.type == 'postgres' || self.replicas <= 1",message="sqlite storage supports one replica only; use storage.type postgres to run more"
 // +kubebuilder:validation:XValidation:rule="self.storage.type == 'postgres' || !has(self.autoscaling)",message="autoscaling needs storage.type postgres: sqlite storage supports one replica only"
@@ -67,9 +98,22 @@ type ChatRuntimeSpec struct {
 	// +optional
 	AllowedNamespaces *metav1.LabelSelector `json:"allowedNamespaces,omitempty"`
 
+	// TenantLimits bound what one tenant namespace may make the runtime serve, so that no tenant can grow the
+	// shared runtime's memory or the operator's work at will.
+	// +optional
+	// +kubebuilder:default={}
+	TenantLimits TenantLimits `json:"tenantLimits,omitempty"`
+
 	// Webhooks configures the runtime's webhook deliveries.
 	// +optional
 	Webhooks ChatRuntimeWebhooks `json:"webhooks,omitempty"`
+
+	// Metrics says who may reach the runtime's metrics port, which serves /metrics and the usage report (/usage),
+	// naming every merchant of the runtime. The operator renders a NetworkPolicy that admits to it only pods of the
+	// operator's namespace, which reads the usage report, and of the namespaces metrics.allowedNamespaces selects;
+	// the public port stays open to everyone. It takes a network plugin that enforces NetworkPolicies.
+	// +optional
+	Metrics ChatRuntimeMetrics `json:"metrics,omitempty"`
 
 	// Image is the runtime's container image. Defaults to the operator's own image, so that upgrading the
 	// operator upgrades the runtime with it.
@@ -447,4 +491,26 @@ type ChatRuntimeList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	// Items are the ChatRuntimes.
 	Items []ChatRuntime `json:"items"`
+}
+
+// Defaults of TenantLimits, for a ChatRuntime stored before the fields existed.
+const (
+	DefaultMerchantsPerNamespace int32 = 10
+	DefaultAPIKeysPerMerchant    int32 = 20
+)
+
+// Merchants is MerchantsPerNamespace, defaulted.
+func (l TenantLimits) Merchants() int32 {
+	if l.MerchantsPerNamespace == nil {
+		return DefaultMerchantsPerNamespace
+	}
+	return *l.MerchantsPerNamespace
+}
+
+// APIKeys is APIKeysPerMerchant, defaulted.
+func (l TenantLimits) APIKeys() int32 {
+	if l.APIKeysPerMerchant == nil {
+		return DefaultAPIKeysPerMerchant
+	}
+	return *l.APIKeysPerMerchant
 }

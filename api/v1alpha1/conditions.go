@@ -8,6 +8,9 @@ const (
 	// ConditionIsolated is True when a ChatRuntime's runtime has a namespace of its own (spec.targetNamespace),
 	// where it can read only its own tenant bundles. ChatRuntime.
 	ConditionIsolated = "Isolated"
+	// ConditionProxiesTrusted is True when a ChatRuntime lists the proxies in front of its runtime
+	// (spec.trustedProxies), so that the plans' abuse limits count each visitor's own address. ChatRuntime.
+	ConditionProxiesTrusted = "ProxiesTrusted"
 )
 
 // Reasons of the Ready condition. The operator also records each change of reason as an Event with the reason
@@ -54,10 +57,18 @@ const (
 	// ReasonInvalidBundle means the merchant's tenant bundle, as rendered, fails the runtime's validation.
 	// Merchant.
 	ReasonInvalidBundle = "InvalidBundle"
-	// ReasonBundleTooLarge means the merchant's tenant bundle would be larger than a Secret holds (too many API
-	// keys or webhooks): the last published bundle stays, with revoked keys withdrawn and suspensions applied.
-	// Merchant.
+	// ReasonBundleTooLarge means the merchant's tenant bundle would be larger than the 256 KiB a bundle may take
+	// (too many API keys or webhooks), which every runtime replica holds in memory: the last published bundle
+	// stays, with revoked keys withdrawn and suspensions applied. Merchant.
 	ReasonBundleTooLarge = "BundleTooLarge"
+	// ReasonTooManyMerchants means the Merchant's namespace has as many older Merchants on its runtime as the
+	// runtime's tenantLimits.merchantsPerNamespace: the Merchant publishes no bundle until one of them is deleted
+	// or the limit is raised. Merchant.
+	ReasonTooManyMerchants = "TooManyMerchants"
+	// ReasonTooManyAPIKeys means the Merchant has as many older APIKeys as its runtime's
+	// tenantLimits.apiKeysPerMerchant: the key is not published until one of them is deleted or the limit is
+	// raised. APIKey.
+	ReasonTooManyAPIKeys = "TooManyAPIKeys"
 	// ReasonInvalidAllowedNamespaces means allowedNamespaces is not a valid label selector: no namespace is
 	// granted the object until it is. Plan.
 	ReasonInvalidAllowedNamespaces = "InvalidAllowedNamespaces"
@@ -100,6 +111,17 @@ const (
 	// ReasonSharesNamespace means the runtime runs in the operator's namespace (no spec.targetNamespace), where
 	// it can read every Secret: other runtimes' bundles and the platform's credentials.
 	ReasonSharesNamespace = "SharesNamespace"
+)
+
+// Reasons of the ProxiesTrusted condition of a ChatRuntime.
+const (
+	// ReasonProxiesListed means spec.trustedProxies lists the proxies whose X-Forwarded-For the runtime follows.
+	ReasonProxiesListed = "ProxiesListed"
+	// ReasonNoTrustedProxies means spec.trustedProxies is empty: behind an ingress or load balancer, every visitor
+	// comes from its address, and the abuse limits hold all of them to one ceiling (the runtime then also logs a
+	// warning and counts parley_runtime_untrusted_forwarded_requests_total). Nothing to do when visitors reach
+	// the runtime directly.
+	ReasonNoTrustedProxies = "NoTrustedProxies"
 )
 
 // Reasons of Events that are not about the Ready condition.

@@ -168,6 +168,14 @@ type MerchantStatus struct {
 	// +optional
 	Usage *MerchantUsage `json:"usage,omitempty"`
 
+	// KeysInUse are the IDs (an APIKey's status.keyID) of the merchant's published keys that its ChatRuntime
+	// refuses: another merchant created a key with the same value first, in its dashboard, and keeps it. The
+	// operator copies them from the runtime's report with the usage; each such APIKey is Ready=False, reason
+	// KeyInUse.
+	// +optional
+	// +listType=set
+	KeysInUse []string `json:"keysInUse,omitempty"`
+
 	// Conditions describe the merchant's state; Ready is True when its bundle is published.
 	// +optional
 	// +listType=map

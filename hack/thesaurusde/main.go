@@ -1,5 +1,5 @@
 // Command thesaurusde writes the German synonyms the offline assistant matches German question words with,
-// runtime/assistant/lexicon/thesaurus-de.txt, from OpenThesaurus (www.openthesaurus.de, LGPL) as Debian's
+// runtime/assistant/lang/lexicon/thesaurus-de.txt, from OpenThesaurus (www.openthesaurus.de, LGPL) as Debian's
 // mythes-de package installs it:
 //
 //	apt-get install mythes-de
@@ -11,6 +11,8 @@
 // case, in order, separated by spaces; groups of more than maxGroup words are left out, since such a group
 // gathers words of a vague, wide sense ("stornieren" with "tilgen", "kippen" and "terminieren") that would match
 // a question to items about something else.
+//
+// `make lexicon` runs it with the pinned inputs of hack/lexicon/inputs; `make verify-lexicon` checks its table.
 package main
 
 import (
@@ -41,7 +43,7 @@ const broader = "(Oberbegriff)"
 
 func main() {
 	in := flag.String("in", "/usr/share/mythes/th_de_DE_v2.dat", "OpenThesaurus in MyThes format")
-	out := flag.String("out", "runtime/assistant/lexicon/thesaurus-de.txt", "table to write")
+	out := flag.String("out", "runtime/assistant/lang/lexicon/thesaurus-de.txt", "table to write")
 	flag.Parse()
 	if err := run(*in, *out); err != nil {
 		slog.Error("thesaurusde", "error", err)

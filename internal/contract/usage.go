@@ -16,10 +16,14 @@ type UsageReport struct {
 	Merchants map[string]MerchantUsage `json:"merchants"`
 }
 
-// MerchantUsage is one merchant's use of its plan's monthly conversation ceiling.
+// MerchantUsage is one merchant's use of its plan's monthly conversation ceiling, and the keys of its bundle the
+// runtime refuses.
 type MerchantUsage struct {
 	// Conversations is how many conversations started this UTC month.
 	Conversations int `json:"conversations"`
 	// ConversationLimit is the plan's monthly ceiling; 0 means none.
 	ConversationLimit int `json:"conversation_limit"`
+	// KeysInUse are the IDs of the merchant's bundle keys the runtime refuses because another merchant's
+	// self-service key (created in the dashboard) holds their hash; the operator reports them on their APIKeys.
+	KeysInUse []string `json:"keys_in_use,omitempty"`
 }

@@ -10,6 +10,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -105,6 +106,11 @@ func TestBundle(t *testing.T) {
 	}
 	if nb := Bundle(m, "acme-shop", without, keys, hooks, now); len(nb.Webhooks) != 0 {
 		t.Error("a plan without webhooks must render none")
+	}
+	bounded := without.DeepCopy()
+	bounded.Spec.ImportItems, bounded.Spec.ImportBytes = 50, 64<<10
+	if nb := Bundle(m, "acme-shop", bounded, keys, hooks, now); nb.Plan.ImportItems != 50 || nb.Plan.ImportBytes != 64<<10 {
+		t.Errorf("the plan's import bounds do not reach the bundle: %+v", nb.Plan)
 	}
 	if b.SelfServiceKeysDisabled {
 		t.Error("self-service keys are off by default")
@@ -304,6 +310,7 @@ func TestRuntimeTargetNamespace(t *testing.T) {
 				{"RoleBinding", rb.Namespace, len(rb.OwnerReferences)},
 				{"RoleBinding subject", rb.Subjects[0].Namespace, 1},
 				{"Service", RuntimeService(rt).Namespace, len(RuntimeService(rt).OwnerReferences)},
+				{"NetworkPolicy", RuntimeNetworkPolicy(rt).Namespace, len(RuntimeNetworkPolicy(rt).OwnerReferences)},
 				{"PodDisruptionBudget", RuntimePodDisruptionBudget(rt).Namespace, len(RuntimePodDisruptionBudget(rt).OwnerReferences)},
 				{"HorizontalPodAutoscaler", RuntimeHorizontalPodAutoscaler(rt).Namespace, len(RuntimeHorizontalPodAutoscaler(rt).OwnerReferences)},
 				{"Deployment", RuntimeDeployment(rt, "img").Namespace, len(RuntimeDeployment(rt, "img").OwnerReferences)},
@@ -347,5 +354,62 @@ func TestWithdrawnKeys(t *testing.T) {
 		if got := WithdrawnKeys(tc.earlier, tc.before, tc.now); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// The metrics port (every merchant's name and usage) is reachable from the operator's namespace and the
+// namespaces the platform team selects, never from a tenant's; the public port from anyone.
+func TestRuntimeNetworkPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		selector *metav1.LabelSelector
+		want     string // the peers of the metrics port
+	}{
+		{name: "the operator only", want: `[{"namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":"parley-system"}}}]`},
+		{name: "and the monitoring namespace",
+			selector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "monitoring"}},
+			want: `[{"namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":"parley-system"}}},` +
+				`{"namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":"monitoring"}}}]`},
+		{name: "by expression",
+			selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "team", Operator: metav1.LabelSelectorOpIn, Values: []string{"sre", "obs"}}}},
+			want: `[{"namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":"parley-system"}}},` +
+				`{"namespaceSelector":{"matchExpressions":[{"key":"team","operator":"In","values":["sre","obs"]}]}}]`},
+		{name: "every namespace", selector: &metav1.LabelSelector{},
+			want: `[{"namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":"parley-system"}}},{"namespaceSelector":{}}]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := &chatv1alpha1.ChatRuntime{ObjectMeta: metav1.ObjectMeta{Name: "blue", Namespace: "parley-system"}}
+			rt.Spec.TargetNamespace = "parley-runtime"
+			rt.Spec.Metrics.AllowedNamespaces = tc.selector
+			np := RuntimeNetworkPolicy(rt)
+			data, err := json.Marshal(np.Spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var spec networkingv1.NetworkPolicySpec
+			if err := json.Unmarshal(data, &spec); err != nil {
+				t.Fatal(err)
+			}
+			if got := fmt.Sprint(spec.PodSelector.MatchLabels); got != "map[app.kubernetes.io/instance:blue app.kubernetes.io/name:parley-runtime]" {
+				t.Errorf("pods selected: %s", got)
+			}
+			if len(spec.PolicyTypes) != 1 || spec.PolicyTypes[0] != networkingv1.PolicyTypeIngress || len(spec.Ingress) != 2 {
+				t.Fatalf("policy %s", data)
+			}
+			public, metrics := spec.Ingress[0], spec.Ingress[1]
+			if len(public.From) != 0 || len(public.Ports) != 1 || public.Ports[0].Port.String() != "http" {
+				t.Errorf("the public port is not open to all: %+v", public)
+			}
+			if len(metrics.Ports) != 1 || metrics.Ports[0].Port.String() != "metrics" {
+				t.Errorf("the metrics rule is for ports %+v", metrics.Ports)
+			}
+			peers, err := json.Marshal(metrics.From)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(peers) != tc.want {
+				t.Errorf("metrics admitted from\n %s\nwant\n %s", peers, tc.want)
+			}
+		})
 	}
 }

@@ -8,12 +8,14 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	networkingv1ac "k8s.io/client-go/applyconfigurations/networking/v1"
 	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
 	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
 
@@ -478,4 +480,38 @@ func RuntimeReady(rt *chatv1alpha1.ChatRuntime, d *appsv1.Deployment) metav1.Con
 		c.Message = fmt.Sprintf("%d of %d replicas are available", d.Status.AvailableReplicas, want)
 	}
 	return c
+}
+
+// RuntimeNetworkPolicy admits anyone to the runtime's public port, and to its metrics port (/metrics and the
+// usage report, which name every merchant) only pods of the operator's namespace, which reads the usage report,
+// and of the namespaces spec.metrics.allowedNamespaces selects. The kubelet's probes use the public port.
+func RuntimeNetworkPolicy(rt *chatv1alpha1.ChatRuntime) *networkingv1ac.NetworkPolicyApplyConfiguration {
+	scrapers := []*networkingv1ac.NetworkPolicyPeerApplyConfiguration{networkingv1ac.NetworkPolicyPeer().
+		WithNamespaceSelector(metav1ac.LabelSelector().WithMatchLabels(map[string]string{corev1.LabelMetadataName: rt.Namespace}))}
+	if sel := rt.Spec.Metrics.AllowedNamespaces; sel != nil {
+		scrapers = append(scrapers, networkingv1ac.NetworkPolicyPeer().WithNamespaceSelector(labelSelector(sel)))
+	}
+	port := func(name string) *networkingv1ac.NetworkPolicyPortApplyConfiguration {
+		return networkingv1ac.NetworkPolicyPort().WithProtocol(corev1.ProtocolTCP).WithPort(intstr.FromString(name))
+	}
+	return networkingv1ac.NetworkPolicy(ServiceName(rt), TargetNamespace(rt)).
+		WithLabels(RuntimeLabels(rt)).WithOwnerReferences(owners(rt)...).
+		WithSpec(networkingv1ac.NetworkPolicySpec().
+			WithPodSelector(metav1ac.LabelSelector().WithMatchLabels(selectorLabels(rt))).
+			WithPolicyTypes(networkingv1.PolicyTypeIngress).
+			WithIngress(
+				networkingv1ac.NetworkPolicyIngressRule().WithPorts(port("http")),
+				networkingv1ac.NetworkPolicyIngressRule().WithPorts(port("metrics")).WithFrom(scrapers...)))
+}
+
+// labelSelector is the apply configuration of a label selector.
+func labelSelector(sel *metav1.LabelSelector) *metav1ac.LabelSelectorApplyConfiguration {
+	out := metav1ac.LabelSelector()
+	if sel.MatchLabels != nil {
+		out.WithMatchLabels(sel.MatchLabels)
+	}
+	for _, r := range sel.MatchExpressions {
+		out.WithMatchExpressions(metav1ac.LabelSelectorRequirement().WithKey(r.Key).WithOperator(r.Operator).WithValues(r.Values...))
+	}
+	return out
 }

@@ -106,6 +106,18 @@ type Responder interface {
 	Respond(ctx context.Context, req Request) (Reply, error)
 }
 
+// InterruptedError is a model's answer its caller cancelled midway (the visitor went away): the request to the
+// provider is closed, and Partial holds the text written so far and the tokens the provider bills for it, so that
+// the caller stores and counts what was spent. It unwraps to the context's error.
+type InterruptedError struct {
+	Partial Reply
+	Err     error
+}
+
+func (e *InterruptedError) Error() string { return "the answer was interrupted: " + e.Err.Error() }
+
+func (e *InterruptedError) Unwrap() error { return e.Err }
+
 // HistoryLimiter is implemented by a Responder that hears fewer of a conversation's earlier turns than a caller
 // would hand it: HistoryFor is how many of the latest messages it needs to answer message (0: none), so that the
 // caller reads no more.

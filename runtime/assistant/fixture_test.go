@@ -285,11 +285,11 @@ func BenchmarkSearch1000Vocabulary(b *testing.B) {
 // withGeneralWords appends to each item 15 of the word vectors' words from the 1,000th to the 30,000th
 // commonest, deterministically and spread over all of them.
 func withGeneralWords(items []Item) []Item {
-	words := vectors().words[1000:30000]
+	const first, last = 1000, 30000
 	for i := range items {
 		var extra strings.Builder
 		for j := range 15 {
-			extra.WriteString(" " + words[(i*15+j)*7919%len(words)])
+			extra.WriteString(" " + generalWord(first+(i*15+j)*7919%(last-first)))
 		}
 		items[i].Content += extra.String()
 	}
@@ -301,11 +301,10 @@ func withGeneralWords(items []Item) []Item {
 // runtime costs it a message.
 func BenchmarkRespondLongMessage(b *testing.B) {
 	ix := NewIndex(withGeneralWords(syntheticItems(b, 1000)))
-	words := vectors().words
 	for _, from := range []int{5000, 20000, 40000} {
 		var msg strings.Builder
 		for i := from; msg.Len() < 4000; i += 7 {
-			msg.WriteString(words[i] + " ")
+			msg.WriteString(generalWord(i) + " ")
 		}
 		benchmarkRespond(b, fmt.Sprintf("from%d", from), Request{Message: msg.String()[:4000], Index: ix})
 	}

@@ -3,33 +3,9 @@ package assistant
 import (
 	"slices"
 	"testing"
-)
 
-func TestGermanRarity(t *testing.T) {
-	tests := []struct {
-		word     string
-		min, max float64
-	}{
-		{"ich", 0, 0},      // the commonest word of German subtitles
-		{"leute", 0, 0},    // among the germanCommonRank commonest
-		{"hund", 0.2, 0.4}, // common, but a topic
-		{"studenten", 0.6, 0.8},
-		{"ausgebucht", 0.99, 1}, // ranked last but one
-		{"schwimmkurs", 1, 1},
-	}
-	for _, tt := range tests {
-		got, listed := germanRarity(tt.word)
-		if got < tt.min-1e-9 || got > tt.max+1e-9 {
-			t.Errorf("germanRarity(%q) = %v, want %v to %v", tt.word, got, tt.min, tt.max)
-		}
-		if want := tt.word != "schwimmkurs"; listed != want {
-			t.Errorf("germanRarity(%q) listed = %v, want %v", tt.word, listed, want)
-		}
-	}
-	if n := len(germanRanks()); n != germanRareRank {
-		t.Errorf("the German table has %d words, want germanRareRank = %d: regenerate it with hack/wordfreqde", n, germanRareRank)
-	}
-}
+	"github.com/parley-dev/parley/runtime/assistant/lang"
+)
 
 // dogsItems is a German knowledge base in which dogs are welcome, in the plural only.
 var dogsItems = []Item{
@@ -70,7 +46,7 @@ func TestGermanDeclineCommonWordsMatchedLoosely(t *testing.T) {
 		t.Errorf("parseQuery(Wetter) = %+v, want a word with no match", q.terms)
 	}
 	q := ix.parseQuery("spielen")
-	rarity, _ := germanRarity("spielen")
+	rarity, _ := lang.German.Rarity("spielen")
 	if len(q.terms) != 1 || len(q.terms[0].alts) == 0 || q.terms[0].idf > rarity*ix.unknownIDF+1e-9 {
 		t.Errorf("parseQuery(spielen) = %+v, want loose matches and an idf of at most %v", q.terms, rarity*ix.unknownIDF)
 	}
@@ -115,4 +91,79 @@ func TestGermanCompounds(t *testing.T) {
 	if got := words(NewIndex(dogsItems).cache.queryTerms("Hundeleine")); !slices.Equal(got, []string{"hundeleine"}) {
 		t.Errorf("English queryTerms(Hundeleine) = %q, want it whole", got)
 	}
+}
+
+// A merchant whose widget speaks German has its knowledge indexed and its visitors' questions searched with
+// German stemming and stop words, and its fallback is German.
+func TestGermanKnowledgeBase(t *testing.T) {
+	items := []Item{
+		{ID: "versand", Title: "Versand", Content: "Wir versenden innerhalb von drei Werktagen nach Deutschland und Österreich. Jede Lieferung ist versichert."},
+		{ID: "rueckgabe", Title: "Rücksendung", Content: "Ungetragene Artikel können Sie innerhalb von 30 Tagen kostenlos zurückgeben."},
+		{ID: "zahlung", Title: "Zahlungsarten", Content: "Sie bezahlen per Kreditkarte, PayPal oder auf Rechnung."},
+	}
+	de := NewIndexForLocale(items, "de-DE")
+	replies := checkAnswers(t, de, "de-DE", []answerCase{
+		{"Sind Lieferungen nach Österreich versichert?", "versand"},
+		{"Wie viele Tage habe ich für Rücksendungen?", "rueckgabe"},
+		{"Kann ich mit Kreditkarte bezahlen?", "zahlung"},
+		{"Verkaufen Sie auch Fahrräder?", ""},
+	})
+	for _, reply := range replies {
+		if !reply.Answered && reply.Text != textsFor("de").fallback {
+			t.Errorf("fallback %q is not German", reply.Text)
+		}
+	}
+	// Inflections only German stemming relates: "Lieferungen" to "Lieferung", "Rücksendungen" to "Rücksendung".
+	en := NewIndex(items)
+	for word, want := range map[string]string{"Lieferungen": "versand", "Rücksendungen": "rueckgabe"} {
+		if hits := de.Search(word, 1); len(hits) == 0 || hits[0].Item.ID != want {
+			t.Errorf("German Search(%q) = %v, want %s", word, hits, want)
+		}
+		if hits := en.Search(word, 1); len(hits) != 0 {
+			t.Errorf("English Search(%q) = %v, want nothing: the test does not show German stemming", word, hits)
+		}
+	}
+}
+
+// A German question word the base lacks but a synonym of which it has is matched to the synonym at
+// synonymFactor and is not counted as unknown: "Fahrstuhl" finds the item that says "Aufzug", and the question is
+// answered. A word with neither is unknown, and the question declined. English indexes have no thesaurus.
+func TestGermanSynonymIsNotUnknown(t *testing.T) {
+	items := append(slices.Clone(dogsItems), Item{ID: "zugang", Title: "Barrierefreiheit",
+		Content: "Alle Räume erreichen Sie mit dem Aufzug, auch im Rollstuhl."})
+	ix := NewIndexForLocale(items, "de")
+	aufzug, ok := ix.stemID(lang.German.Stem("aufzug"))
+	if !ok {
+		t.Fatal("the index lacks Aufzug")
+	}
+	q := ix.parseQuery("Fahrstuhl")
+	if len(q.terms) != 1 || !slices.ContainsFunc(q.terms[0].alts, func(a alt) bool { return a.id == aufzug && a.factor == synonymFactor }) {
+		t.Fatalf("parseQuery(Fahrstuhl) = %+v, want Aufzug as a synonym", q.terms)
+	}
+	if !q.allMatched() {
+		t.Error("parseQuery(Fahrstuhl): a word with a synonym in the base counted as unknown")
+	}
+	checkAnswers(t, ix, "de", []answerCase{
+		{"Gibt es bei euch einen Fahrstuhl?", "zugang"},
+		{"Gibt es bei euch einen Paternoster?", ""},
+	})
+	// One of the commonest German words weighs nothing and has too many senses to be matched by its synonyms:
+	// "Leute" is not the "Personen" of the base.
+	withPersons := NewIndexForLocale(append(items, Item{ID: "gruppen", Title: "Gruppen", Content: "Eine Gruppe hat zwölf Personen."}), "de")
+	if _, ok := withPersons.stemID(lang.German.Stem("personen")); !ok || !slices.Contains(germanSynonyms("leute"), lang.German.Stem("personen")) {
+		t.Fatal("the test needs Personen in the index and as a synonym of Leute")
+	}
+	if q := withPersons.parseQuery("Leute"); len(q.terms) != 1 || len(q.terms[0].alts) != 0 {
+		t.Errorf("parseQuery(Leute) = %+v, want no match for one of the commonest words", q.terms)
+	}
+	if q := NewIndex(items).parseQuery("Fahrstuhl"); len(q.terms) != 1 || len(q.terms[0].alts) != 0 {
+		t.Errorf("English parseQuery(Fahrstuhl) = %+v, want no match", q.terms)
+	}
+}
+
+// germanSynonyms returns the stems the German thesaurus gives as synonyms of word's stem.
+func germanSynonyms(word string) []string {
+	var out []string
+	lang.German.Thesaurus().Synonyms(lang.German.Stem(word), func(s string) { out = append(out, s) })
+	return out
 }

@@ -8,33 +8,14 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/parley-dev/parley/runtime/assistant/lang"
 )
 
-// BM25 parameters and field weights.
+// The lengths of the words loose matching is tried for (the matches' weights are in weights.go).
 const (
-	bm25K1 = 1.2
-	bm25B  = 0.75
-	// titleWeight, tagWeight and questionWeight are how many times each word of the title, of a tag and of a
-	// listed question counts; content words count once. They are short, chosen words that say what the item is
-	// about.
-	titleWeight    = 2
-	tagWeight      = 2
-	questionWeight = 2
-	// fuzzyFactor scales the contribution of a query word matched only through a one-letter typo.
-	fuzzyFactor = 0.7
 	// minFuzzyLen is the shortest word that typo matching is tried for; shorter words have too many neighbours.
 	minFuzzyLen = 5
-	// synonymFactor scales the contribution of a query word matched through a synonym.
-	synonymFactor = 0.8
-	// derivedFactor scales the contribution of a query word matched through a word WordNet derives from the
-	// same root ("pregnant" to "pregnancy"), often of another part of speech.
-	derivedFactor = 0.8
-	// prefixFactor scales the contribution of a query word matched to a longer indexed stem that starts with it
-	// ("rent" to "rental", "program" to "programme").
-	prefixFactor = 0.7
-	// pairBonus is the share of the rarer word's IDF a document earns when two neighbouring query words are
-	// neighbours in it too ("sleeping bag", "2-day shipping").
-	pairBonus = 0.25
 	// minPrefixLen is the shortest stem prefix matching is tried for, and maxPrefixExtra the most letters the
 	// longer stem may add.
 	minPrefixLen   = 4
@@ -45,13 +26,6 @@ const (
 	// English "Lieferung"); what it leaves is a derivational suffix, such as the "-able" of "changeable".
 	minSuffixLen = 3
 	maxSuffixLen = 4
-	// splitFactor scales the contribution of a query word matched to the parts the index has of it apart
-	// ("checkout" to "check out"); a part is not the whole word.
-	splitFactor = 0.8
-	// minCollection is the fewest items IDF is computed for: a smaller knowledge base counts as padded with
-	// items that share none of its words. With two items every word would otherwise look common and a question's
-	// matched words would weigh little next to the ones the shop never uses.
-	minCollection = 20
 )
 
 // Hit is an item found by a search with its BM25 relevance score.
@@ -81,7 +55,7 @@ type Index struct {
 	// sorted lists the term IDs in the order of their stems, for prefix matching.
 	sorted []int32
 	// reversed lists the stems spelt backwards, in order, for matching compounds by their head (heads); only
-	// languages that write compounds as one word keep it.
+	// indexes of languages that write compounds as one word keep it.
 	reversed []string
 	// alphabet holds the letters of the indexed words typo matching may find, after their first letter: the
 	// only ones a variant of a query word needs to be tried with.
@@ -95,8 +69,8 @@ type Index struct {
 	// cache is the vocabulary: it holds the stems of the indexed words and gives each stem its term ID, the
 	// position in idf and postings.
 	cache *stemCache
-	// vectorTerms are the terms with a vector in the word vectors, by row (see termVectors); nil when the index
-	// is not English.
+	// vectorTerms are the terms with a vector in the language's word vectors, by row (see termVectors); nil for
+	// a language without them.
 	vectorTerms []rowTerm
 	// unknownIDF is the IDF a word found in no item would have.
 	unknownIDF float64
@@ -155,7 +129,7 @@ func (b *Builder) Build(items []Item, locale string) *Index {
 	ix := &Index{
 		items: slices.Clone(items),
 		docs:  make([]doc, 0, len(items)),
-		cache: newStemCache(languageOf(locale)),
+		cache: newStemCache(lang.ForLocale(locale)),
 	}
 	c := &b.c
 	c.reset()
@@ -191,7 +165,7 @@ func (b *Builder) Build(items []Item, locale string) *Index {
 	ix.alphabet = typoAlphabet(ix.cache.words)
 	ix.sorted = ix.cache.sortedIDs()
 	ix.cache.sorted = ix.sorted
-	if ix.cache.language().compounds {
+	if ix.cache.language().WritesCompounds() {
 		ix.reversed = make([]string, len(ix.cache.stems))
 		for i, s := range ix.cache.stems {
 			ix.reversed[i] = reverse(s)
@@ -199,8 +173,8 @@ func (b *Builder) Build(items []Item, locale string) *Index {
 		slices.Sort(ix.reversed)
 	}
 	ix.cache.writable = false
-	if ix.cache.language().english {
-		ix.vectorTerms = termVectors(ix.cache, vectors())
+	if vecs := ix.cache.language().Vectors(); vecs != nil {
+		ix.vectorTerms = termVectors(ix.cache, vecs)
 	}
 	vc := ix.cache
 	c.words, c.wordIDs, c.stems = vc.words, vc.wordIDs, vc.stems
@@ -302,15 +276,15 @@ func (c *counter) release() {
 
 // informative returns the informative words of text, in the counter's buffers: they are valid until the next call.
 func (c *counter) informative(cache *stemCache, text string) []term {
-	c.tokens = appendTokens(c.tokens[:0], text)
+	c.tokens = lang.AppendTokens(c.tokens[:0], text)
 	c.text = cache.appendInformative(c.text[:0], c.tokens)
 	return c.text
 }
 
-// joinedCompounds returns the compounds of text (appendCompounds) as terms, in the counter's buffers: they are
+// joinedCompounds returns the compounds of text (lang.AppendCompounds) as terms, in the counter's buffers: they are
 // valid until the next call.
 func (c *counter) joinedCompounds(cache *stemCache, text string) []term {
-	c.compounds = appendCompounds(c.compounds[:0], text)
+	c.compounds = lang.AppendCompounds(c.compounds[:0], text)
 	c.joined = cache.appendInformative(c.joined[:0], c.compounds)
 	return c.joined
 }
@@ -333,7 +307,7 @@ type termCount struct {
 func (ix *Index) addDoc(d, item int32, it Item, passage string, c *counter) doc {
 	length := 0
 	prev := int32(-1)
-	lang := ix.cache.language()
+	l := ix.cache.language()
 	priced := false // the title names prices (namesPrices)
 	// count counts a term with weight and, when refs is set, appends its ID to c.refs unless it is there after
 	// start.
@@ -366,29 +340,27 @@ func (ix *Index) addDoc(d, item int32, it Item, passage string, c *counter) doc 
 			count(t.id, weight, refs, start)
 		}
 		// The answer types of which the text holds a value, as its compounds: no words of their own.
-		c.types = lang.appendAnswerTypes(c.types[:0], c.tokens, text, priced)
+		c.types = l.AppendAnswerTypes(c.types[:0], c.tokens, text, priced)
 		for _, m := range c.types {
 			count(ix.cache.marker(m), weight, refs, start)
 		}
 		// The acronyms of its names, as its compounds: other spellings of words already counted.
-		if lang.english {
-			c.acronyms = appendAcronyms(c.acronyms[:0], text)
-			for _, a := range c.acronyms {
-				_, id := ix.cache.stem(a)
-				count(id, weight, refs, start)
-			}
+		c.acronyms = l.AppendAcronyms(c.acronyms[:0], text)
+		for _, a := range c.acronyms {
+			_, id := ix.cache.stem(a)
+			count(id, weight, refs, start)
 		}
 		return len(c.refs)
 	}
 	c.refs = c.refs[:0]
 	titleEnd := add(it.Title, titleWeight, true)
-	priced = lang.namesPrices(c.tokens)
+	priced = l.NamesPrices(c.tokens)
 	for _, tag := range it.Tags {
 		prev = -1
 		add(tag, tagWeight, false)
 	}
 	prev = -1
-	texts := splitSentences(passage)
+	texts := lang.SplitSentences(passage)
 	bounds := make([]int, len(texts)+1)
 	bounds[0] = titleEnd
 	for i, s := range texts {
@@ -547,7 +519,7 @@ func typoAlphabet(words []string) []rune {
 // fuzzyWord reports whether typo matching is tried for w, as a query word or as the indexed word it may find:
 // words shorter than minFuzzyLen have too many neighbours, and a number with a wrong digit is another number.
 func fuzzyWord(w string) bool {
-	return utf8.RuneCountInString(w) >= minFuzzyLen && !isNumber(w)
+	return utf8.RuneCountInString(w) >= minFuzzyLen && !lang.IsNumber(w)
 }
 
 // prefixed returns the term IDs of the indexed stems that start with stem and are at most maxPrefixExtra letters

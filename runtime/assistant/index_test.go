@@ -10,32 +10,9 @@ import (
 	"sync"
 	"testing"
 	"unicode/utf8"
-)
 
-func TestTokenize(t *testing.T) {
-	tests := []struct {
-		in   string
-		want []string
-	}{
-		{"Hello, World!", []string{"hello", "world"}},
-		{"Isn't it GREAT? Yes…", []string{"isnt", "it", "great", "yes"}},
-		{"Größe 42 – Ünïcode", []string{"größe", "42", "ünïcode"}},
-		{"free over $75; €10 or £5", []string{"free", "over", "dollar", "75", "euro", "10", "or", "pound", "5"}},
-		{"tune-up & e-mail", []string{"tune", "up", "e", "mail"}},
-		{"the customers' bags", []string{"the", "customers", "bags"}},
-		{"O'Neil's tent", []string{"oneil", "tent"}},
-		{"We'd like a room, we're two; I'M late, it’s ok", []string{"we", "like", "a", "room", "we", "two", "i", "late", "it", "ok"}},
-		{"don't rock'n'roll", []string{"dont", "rocknroll"}},
-		{"a\xffb ok'\xff", []string{"a", "b", "ok"}}, // an invalid byte separates words, as U+FFFD does
-		{"", nil},
-		{"?!.", nil},
-	}
-	for _, tt := range tests {
-		if got := tokenize(tt.in); !slices.Equal(got, tt.want) {
-			t.Errorf("tokenize(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
+	"github.com/parley-dev/parley/runtime/assistant/lang"
+)
 
 func TestTermsStemsAndDropsStopWords(t *testing.T) {
 	tests := []struct {
@@ -54,65 +31,11 @@ func TestTermsStemsAndDropsStopWords(t *testing.T) {
 	for _, tt := range tests {
 		var got []string
 		var noCache *stemCache
-		for _, term := range noCache.appendInformative(nil, tokenize(tt.in)) {
+		for _, term := range noCache.appendInformative(nil, lang.Tokenize(tt.in)) {
 			got = append(got, term.stem)
 		}
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("terms(%q) stems = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
-func TestRewriteIdioms(t *testing.T) {
-	tests := []struct {
-		in, want string
-		idioms   []idiom
-	}{
-		{"how long is shipping", markerDuration + " is shipping", englishIdioms},
-		{"when do you open", "when " + markerTime + " " + markerDuration + " do you open", englishIdioms},
-		{"my gums bleed when i brush", "my gums bleed when i brush", englishIdioms},
-		{"what time is breakfast", "what time " + markerTime + " is breakfast", englishIdioms},
-		{"how much profit did i make", "how much profit did i make", englishIdioms},
-		{"how much is a check up", "how much is " + markerMoney + " a check up", englishIdioms},
-		{"can I have my money back", "can i have my refund", englishIdioms},
-		{"i want to talk to a real person", "i want to contact", englishIdioms},
-		{"is there anywhere to leave the car", "is there anywhere to parking car", englishIdioms},
-		{"send it to my address and bring it back", "send it to my address and bring it back", englishIdioms},
-		{"Wie lange dauert der Kurs?", "wie lange " + markerDuration + " dauert der kurs", germanIdioms},
-		{"Was kostet ein Intensivkurs?", "was kostet " + markerMoney + " ein intensivkurs", germanIdioms},
-	}
-	for _, tt := range tests {
-		got, fromIdiom := rewriteIdioms(tokenize(tt.in), tt.idioms)
-		if want := strings.Fields(tt.want); !slices.Equal(got, want) {
-			t.Errorf("rewriteIdioms(%q) = %q, want %q", tt.in, got, want)
-		}
-		rewritten := !slices.Equal(tokenize(tt.in), got)
-		if marked := slices.Index(fromIdiom, true) >= 0; marked != rewritten || marked && len(fromIdiom) != len(got) {
-			t.Errorf("rewriteIdioms(%q) marks %v as put in by an idiom", tt.in, fromIdiom)
-		}
-		for i, w := range got {
-			if isMarker(w) && !fromIdiom[i] {
-				t.Errorf("rewriteIdioms(%q): marker %s not marked as put in by an idiom", tt.in, w)
-			}
-		}
-	}
-}
-
-func TestSplitSentences(t *testing.T) {
-	tests := []struct {
-		in   string
-		want []string
-	}{
-		{"One. Two! Three?", []string{"One.", "Two!", "Three?"}},
-		{"It filters to 0.1 micron. It costs $39.", []string{"It filters to 0.1 micron.", "It costs $39."}},
-		{"Bring gear, e.g. tents. Done", []string{"Bring gear, e.g. tents.", "Done"}},
-		{"Limit -7 °C. It weighs 1.1 kg.", []string{"Limit -7 °C.", "It weighs 1.1 kg."}},
-		{"Line one\nLine two", []string{"Line one", "Line two"}},
-		{"  ", nil},
-	}
-	for _, tt := range tests {
-		if got := splitSentences(tt.in); !slices.Equal(got, tt.want) {
-			t.Errorf("splitSentences(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }
@@ -298,7 +221,7 @@ func TestTypoCandidates(t *testing.T) {
 				}
 			}
 			for _, q := range fixtureQuestions(t) {
-				queries = append(queries, tokenize(q.Q)...)
+				queries = append(queries, lang.Tokenize(q.Q)...)
 			}
 			found := 0
 			for _, q := range queries {
@@ -381,9 +304,9 @@ func TestAppendPassages(t *testing.T) {
 		if i < len(got)-1 && !strings.HasSuffix(p, "sentence 2 says something about the topic at hand, at some length xxxxxxxxxx.") {
 			t.Errorf("passage %d ends mid-paragraph: %q", i, p)
 		}
-		all = append(all, splitSentences(p)...)
+		all = append(all, lang.SplitSentences(p)...)
 	}
-	if want := splitSentences(text); !slices.Equal(all, want) {
+	if want := lang.SplitSentences(text); !slices.Equal(all, want) {
 		t.Errorf("the passages hold %d sentences, want the text's %d in order", len(all), len(want))
 	}
 }
@@ -410,27 +333,6 @@ func TestLongItemPassages(t *testing.T) {
 	reply := respond(t, Request{Message: "are dogs welcome in the garden", Index: ix})
 	if reply.Kind != KindAnswer || !strings.Contains(reply.Text, "Dogs are welcome in the garden") {
 		t.Errorf("Text = %q, want the garden passage quoted", reply.Text)
-	}
-}
-
-func TestCompounds(t *testing.T) {
-	tests := []struct {
-		in   string
-		want []string
-	}{
-		{"Why we take X-rays", []string{"xrays"}},
-		{"wi-fi and e‑bikes, check-in/out", []string{"wifi", "ebikes", "checkinout"}},
-		{"out-of-hours care", []string{"outofhours"}},
-		{"a long-winded-and-odd phrase", nil}, // four words are a phrase
-		{"24-hour desk, 2-day shipping, and/or", []string{"andor"}},
-		{"a - b, c-, -d, e--f", nil},
-		{"no compounds here", nil},
-		{"", nil},
-	}
-	for _, tt := range tests {
-		if got := appendCompounds(nil, tt.in); !slices.Equal(got, tt.want) {
-			t.Errorf("appendCompounds(%q) = %q, want %q", tt.in, got, tt.want)
-		}
 	}
 }
 
@@ -623,25 +525,6 @@ func TestSearchCommonWordCountsLess(t *testing.T) {
 	// A word that is not among the commonest keeps its full weight: "departure", in one item, wins.
 	if hits := ix.Search("breakfast on departure", 1); len(hits) != 1 || hits[0].Item.ID != "arrival" {
 		t.Errorf("Search(breakfast on departure) = %+v, want arrival", hits)
-	}
-}
-
-func TestAppendAcronyms(t *testing.T) {
-	tests := []struct {
-		text string
-		want []string
-	}{
-		{"We ship to the United Kingdom and the European Union.", []string{"uk", "eu"}},
-		{"Dogs are not allowed in Rocky Mountain National Park.", []string{"rmnp"}},
-		{"Orders go to the United Kingdom, Canada and Australia.", []string{"uk"}},
-		{"Standard shipping takes 3 to 5 days.", nil},
-		{"Call Anna or Ben.", nil},
-		{"Go to Settings > Billing.", nil},
-	}
-	for _, tt := range tests {
-		if got := appendAcronyms(nil, tt.text); !slices.Equal(got, tt.want) {
-			t.Errorf("appendAcronyms(%q) = %q, want %q", tt.text, got, tt.want)
-		}
 	}
 }
 

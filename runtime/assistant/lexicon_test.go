@@ -1,58 +1,17 @@
 package assistant
 
 import (
-	"math"
 	"slices"
 	"testing"
+
+	"github.com/parley-dev/parley/runtime/assistant/lang"
 )
-
-func TestGeneralRarity(t *testing.T) {
-	tests := []struct {
-		word string
-		want float64
-	}{
-		{"the", 0},        // among the commonest words of all
-		{"even", 0},       // Zipf 5.9
-		{"leave", 0},      // Zipf 5.8
-		{"car", 0.2},      // Zipf 5.7
-		{"business", 0.6}, // Zipf 5.5
-		{"dog", 1},        // Zipf 5.3
-		{"tattoo", 1},     // rarer than the table lists
-		{"quickbooks", 1}, // a name no general list has
-	}
-	for _, tt := range tests {
-		got, listed := generalRarity(tt.word)
-		if math.Abs(got-tt.want) > 1e-9 {
-			t.Errorf("generalRarity(%q) = %v, want %v", tt.word, got, tt.want)
-		}
-		if want := tt.word != "tattoo" && tt.word != "quickbooks"; listed != want {
-			t.Errorf("generalRarity(%q) listed = %v, want %v", tt.word, listed, want)
-		}
-	}
-}
-
-func TestLemma(t *testing.T) {
-	tests := []struct{ word, want string }{
-		{"spent", "spend"},
-		{"children", "child"},
-		{"bought", "buy"},
-		{"mice", "mouse"},
-		{"best", "best"},   // the adjective list ("best" as "good") is left out
-		{"boots", "boots"}, // regular forms are the stemmer's
-		{"", ""},
-	}
-	for _, tt := range tests {
-		if got := lemma(tt.word); got != tt.want {
-			t.Errorf("lemma(%q) = %q, want %q", tt.word, got, tt.want)
-		}
-	}
-}
 
 // An irregular form finds the item that uses another form of the same word.
 func TestIrregularFormsMatch(t *testing.T) {
 	for _, pair := range [][2]string{{"spent", "spending"}, {"children", "child"}, {"went", "going"}, {"bought", "buys"}} {
-		if a, b := stem(pair[0]), stem(pair[1]); a != b {
-			t.Errorf("stem(%q) = %q, stem(%q) = %q: want the same stem", pair[0], a, pair[1], b)
+		if a, b := lang.English.Stem(pair[0]), lang.English.Stem(pair[1]); a != b {
+			t.Errorf("lang.English.Stem(%q) = %q, lang.English.Stem(%q) = %q: want the same stem", pair[0], a, pair[1], b)
 		}
 	}
 	ix := NewIndex([]Item{
@@ -103,7 +62,7 @@ func TestSynonymIsNotUnknown(t *testing.T) {
 		{ID: "kids", Title: "Kids' bikes", Content: "Balance bikes suit children from 2 to 4 years."},
 		{ID: "privacy", Title: "Privacy", Content: "Read what information we keep about you and why."},
 	})
-	color, ok := ix.stemID(stem("color"))
+	color, ok := ix.stemID(lang.English.Stem("color"))
 	if !ok {
 		t.Fatal("the index lacks color")
 	}
@@ -123,25 +82,6 @@ func TestSynonymIsNotUnknown(t *testing.T) {
 	})
 }
 
-func TestDerivedStems(t *testing.T) {
-	tests := []struct {
-		word    string
-		related string
-		want    bool
-	}{
-		{"pregnant", "pregnancy", true},
-		{"pregnancy", "pregnant", true}, // the table lists each pair once; the lookup goes both ways
-		{"decision", "decide", true},
-		{"pregnant", "pregnant", false}, // a word is no form of its own
-		{"pregnant", "tooth", false},
-	}
-	for _, tt := range tests {
-		if got := slices.Contains(derivedStems()[stem(tt.word)], stem(tt.related)); got != tt.want {
-			t.Errorf("derivedStems()[%q] has %q: %v, want %v", stem(tt.word), stem(tt.related), got, tt.want)
-		}
-	}
-}
-
 // TestSearchFindsDerivedForm checks that a question word matches the form its item uses of the same root at
 // derivedFactor: "pregnant" finds the item about pregnancy and names its title, but counts for less than the word
 // itself.
@@ -154,7 +94,7 @@ func TestSearchFindsDerivedForm(t *testing.T) {
 	ix := NewIndex(items)
 	q := ix.parseQuery("pregnant")
 	if len(q.terms) != 1 || !slices.ContainsFunc(q.terms[0].alts, func(a alt) bool {
-		return ix.cache.stems[a.id] == stem("pregnancy") && a.factor == derivedFactor
+		return ix.cache.stems[a.id] == lang.English.Stem("pregnancy") && a.factor == derivedFactor
 	}) {
 		t.Fatalf("parseQuery(pregnant) = %+v, want pregnancy among its matches at %v", q.terms, derivedFactor)
 	}
@@ -163,29 +103,5 @@ func TestSearchFindsDerivedForm(t *testing.T) {
 	}
 	if hits := ix.Search("is a check-up safe when pregnant", 1); len(hits) != 1 || hits[0].Item.ID != "pregnancy" {
 		t.Errorf("Search = %+v, want pregnancy", hits)
-	}
-}
-
-func TestStemKeepsAnt(t *testing.T) {
-	tests := []struct{ a, b string }{
-		{"accountant", "account"},
-		{"assistant", "assist"},
-		{"important", "import"},
-	}
-	for _, tt := range tests {
-		if stem(tt.a) == stem(tt.b) {
-			t.Errorf("stem(%q) = stem(%q) = %q, want them apart", tt.a, tt.b, stem(tt.a))
-		}
-	}
-	for _, w := range []string{"accountants", "Accountant's"} {
-		if got := stem(tokenize(w)[0]); got != stem("accountant") {
-			t.Errorf("stem(%q) = %q, want %q", w, got, stem("accountant"))
-		}
-	}
-	// Words Snowball leaves whole stay whole ("pregnant", "restaurant").
-	for _, w := range []string{"pregnant", "restaurant", "plant"} {
-		if got := stem(w); got != w {
-			t.Errorf("stem(%q) = %q, want it whole", w, got)
-		}
 	}
 }

@@ -3,24 +3,19 @@ package assistant
 import (
 	"cmp"
 	"slices"
+
+	"github.com/parley-dev/parley/runtime/assistant/lang"
 )
 
 // Matching by meaning: a question word no item contains, nor a typo or a longer form of it, is matched to the
 // indexed words nearest to it in meaning by the cosine similarity of their word vectors ("voucher" to "coupon",
-// "employees" to "staff"). Such a match is worth a share of an exact one that grows with the similarity, both in
-// the item's score and in how much of the question the item explains, which the decision to decline rests on: a
-// paraphrase is explained in part by the knowledge base's own words, a question about something else is not.
-const (
-	// unrelatedSimilarity is the cosine at which a word's share of an exact match falls to 0: GloVe puts words
-	// merely of one topic ("tooth" and "dentist", "weather" and "rain") about as near.
-	unrelatedSimilarity = 0.5
-	// minSimilarity is the lowest cosine at which an indexed word counts as near in meaning, worth a fifth of
-	// an exact match; nearer words are worth more. The word vectors list each word's nearest words from 0.59
-	// (hack/wordvec): a lower one needs the table written again.
-	minSimilarity = 0.6
-	// maxNeighbours is the most indexed terms a question word is matched to by meaning.
-	maxNeighbours = 3
-)
+// "employees" to "staff"). Such a match is worth a share of an exact one that grows with the similarity (see
+// unrelatedSimilarity and minSimilarity in weights.go), both in the item's score and in how much of the question
+// the item explains, which the decision to decline rests on: a paraphrase is explained in part by the knowledge
+// base's own words, a question about something else is not.
+
+// maxNeighbours is the most indexed terms a question word is matched to by meaning.
+const maxNeighbours = 3
 
 // meaningShare is the share of an exact match a word at a similarity is worth: from 0 at unrelatedSimilarity
 // up to 1 for the same meaning.
@@ -43,23 +38,24 @@ type rowTerm struct {
 // the row of the commonest of its indexed words and its stem that the table has. A term with one of the
 // commonest words of English ("even", "well", "thing") is left out: such words are near many others and say
 // nothing about what a question is about, so they are nobody's neighbours.
-func termVectors(c *stemCache, vecs *wordVectors) []rowTerm {
+func termVectors(c *stemCache, vecs *lang.Vectors) []rowTerm {
 	rows := make([]int32, len(c.stems))
 	for id, s := range c.stems {
 		rows[id] = -1
-		if r, ok := vecs.wordTable.find(vecs.words, s); ok {
+		if r, ok := vecs.Find(s); ok {
 			rows[id] = r
 		}
 	}
 	for i, w := range c.words {
 		id := c.wordIDs[i]
 		// The table lists words most frequent first, so the lowest row is the commonest form.
-		if r, ok := vecs.wordTable.find(vecs.words, w); ok && (rows[id] < 0 || r < rows[id]) {
+		if r, ok := vecs.Find(w); ok && (rows[id] < 0 || r < rows[id]) {
 			rows[id] = r
 		}
 	}
+	l := c.language()
 	for i, w := range c.words {
-		if r, _ := generalRarity(w); r == 0 {
+		if r, _ := l.Rarity(w); r == 0 {
 			rows[c.wordIDs[i]] = -1
 		}
 	}
@@ -77,11 +73,15 @@ func termVectors(c *stemCache, vecs *wordVectors) []rowTerm {
 // most similar first, at most maxNeighbours. One of the commonest words of English has none. The word vectors
 // list each word's nearest words, so that only the terms of those words are compared with it.
 func (ix *Index) neighbours(word string) []neighbour {
-	if r, _ := generalRarity(word); ix.vectorTerms == nil || r == 0 {
+	if ix.vectorTerms == nil {
 		return nil
 	}
-	vecs := vectors()
-	row, ok := vecs.row(word)
+	l := ix.cache.language()
+	if r, _ := l.Rarity(word); r == 0 {
+		return nil
+	}
+	vecs := l.Vectors()
+	row, ok := vecs.Row(word)
 	if !ok {
 		return nil
 	}
@@ -93,12 +93,12 @@ func (ix *Index) neighbours(word string) []neighbour {
 		}
 	}
 	add(row)
-	vecs.nearest(row, add)
+	vecs.Nearest(row, add)
 	// In the order of their IDs, the first of equally similar terms is kept.
 	slices.SortFunc(near, func(a, b rowTerm) int { return cmp.Compare(a.id, b.id) })
 	var out []neighbour
 	for _, t := range near {
-		s := vecs.cosine(row, t.row)
+		s := vecs.Cosine(row, t.row)
 		if s < minSimilarity || (len(out) == maxNeighbours && s <= out[len(out)-1].similarity) {
 			continue
 		}

@@ -3,28 +3,9 @@ package assistant
 import (
 	"slices"
 	"testing"
-)
 
-// The table is read by the stem of the verb and the particle; the commonest words of English in it are left out.
-func TestParsePhrasal(t *testing.T) {
-	got := parsePhrasal("# header\npunch_in clock\nworks_out elaborate exercise get\n")
-	if c := got["punch"]["in"]; !slices.Equal(c, []string{"clock"}) {
-		t.Errorf("punch in: %v, want [clock]", c)
-	}
-	if c := got[stem("working")]["out"]; !slices.Equal(c, []string{stem("elaborate"), stem("exercise")}) {
-		t.Errorf("work out: %v, want the stems of elaborate and exercise", c)
-	}
-	if c := phrasalStems()["punch"]["in"]; !slices.Contains(c, "clock") {
-		t.Errorf("embedded table: punch in means %v, want clock among them", c)
-	}
-	if c := phrasalStems()["work"]["out"]; !slices.Contains(c, stem("exercise")) {
-		t.Errorf("embedded table: work out means %v, want exercise among them", c)
-	}
-	// "Sign up" for a club is a sense of its own in WordNet, a kind of joining.
-	if c := phrasalStems()["sign"]["up"]; !slices.Contains(c, stem("join")) {
-		t.Errorf("embedded table: sign up means %v, want join among them", c)
-	}
-}
+	"github.com/parley-dev/parley/runtime/assistant/lang"
+)
 
 // phrasalItems are a small staff handbook whose items name what phrasal verbs mean.
 var phrasalItems = []Item{
@@ -49,7 +30,7 @@ func TestSearchFindsPhrasalVerb(t *testing.T) {
 		}
 	}
 	q := ix.parseQuery("where can staff work out")
-	exercise, _ := ix.stemID(stem("exercise"))
+	exercise, _ := ix.stemID(lang.English.Stem("exercise"))
 	i := slices.IndexFunc(q.terms, func(qt queryTerm) bool {
 		return slices.ContainsFunc(qt.alts, func(a alt) bool { return a.id == exercise && a.factor == phrasalFactor })
 	})
@@ -67,12 +48,5 @@ func TestSearchFindsPhrasalVerb(t *testing.T) {
 	}
 	if q := ix.parseQuery("work in the office"); slices.ContainsFunc(q.terms, func(qt queryTerm) bool { return qt.optional }) {
 		t.Errorf("parseQuery(work in the office) = %+v: work in is no phrasal verb WordNet knows", q.terms)
-	}
-}
-
-// BenchmarkParsePhrasal measures reading the table of phrasal verbs, which a process does once.
-func BenchmarkParsePhrasal(b *testing.B) {
-	for b.Loop() {
-		parsePhrasal(phrasalTable)
 	}
 }

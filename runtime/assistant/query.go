@@ -3,6 +3,8 @@ package assistant
 import (
 	"slices"
 	"unicode"
+
+	"github.com/parley-dev/parley/runtime/assistant/lang"
 )
 
 // alt is an index term a query word matches, with the share of the word's weight the match is worth.
@@ -23,7 +25,7 @@ type queryTerm struct {
 	// stem of the start of, and, when its own stem is unknown, the words one typo away.
 	alts []alt
 	// idf is how informative the word is: its IDF in the index, or for a word no item contains, the highest
-	// possible IDF scaled by the word's rarity in its language (generalRarity), or less when it is matched loosely
+	// possible IDF scaled by the word's rarity in its language (lang.Language.Rarity), or less when it is matched loosely
 	// to a term of lower IDF.
 	idf float64
 	// numeric is true for words made of digits only.
@@ -33,16 +35,11 @@ type queryTerm struct {
 	// optional is set for a word an idiom put in the question ("refund" for "money back"): a guess at the words
 	// help pages use, it counts for an item that has it but not against one that lacks it.
 	optional bool
-	// answerType is set for the marker of an answer type the question asks for (see answertype.go), an optional
+	// answerType is set for the marker of an answer type the question asks for (see lang/answertype.go), an optional
 	// term that only reorders the documents the question's words found: a sentence giving times is no answer
 	// to "when will I get my refund" unless it is about refunds.
 	answerType bool
 }
-
-// answerTypeScale multiplies the BM25 weights of an answer type's marker. A type many items hold weighs little
-// by its IDF, yet the question asks for it, not merely mentions it: on the evaluation bases' tuning parts and
-// the demo shop, 2 answered one more demo question than 1 and 3 lost two hotel and a German answer.
-const answerTypeScale = 2
 
 // query is a parsed search query.
 type query struct {
@@ -81,10 +78,10 @@ func (ix *Index) parseQuery(text string) query {
 	seen := make(map[string]bool)
 	prev := int32(-1)
 	var types []queryTerm
-	story := ix.wordCache().language().storyWords(text)
+	story := ix.wordCache().language().StoryWords(text)
 	for _, t := range terms {
 		id, known := ix.stemID(t.stem)
-		if isMarker(t.stem) {
+		if lang.IsMarker(t.stem) {
 			// An answer type the question asks for, which no pair holds; one the index lacks says nothing.
 			if known && !seen[t.stem] {
 				seen[t.stem] = true
@@ -143,38 +140,67 @@ func (ix *Index) stemID(stem string) (int32, bool) {
 	return ix.cache.stemID(stem)
 }
 
-// resolve finds the index terms a query word matches.
+// resolve finds the index terms a query word matches: the word itself and the words related to it; for a word
+// the index lacks, the looser matches that may explain it; then it scales each match by its worth and bounds the
+// word's weight by how informative the language makes it.
 func (ix *Index) resolve(t term) queryTerm {
-	qt := queryTerm{word: t.word, numeric: isNumber(t.word)}
+	qt := queryTerm{word: t.word, numeric: lang.IsNumber(t.word)}
 	if ix.Len() == 0 {
 		return qt
 	}
+	known := ix.matchSelf(&qt, t)
+	synonym := ix.matchRelated(&qt, t)
+	rarity := 1.0 // for a word the base has, whose IDF in the base says how informative it is
+	if !known {
+		rarity = ix.matchUnknown(&qt, t)
+		if qt.parts != nil {
+			return qt // two query terms of their own (splitTerms)
+		}
+	}
+	ix.scaleMatches(&qt, t, known)
+	if !synonym {
+		// Nor does a common word the base lacks say more because it looks like one the base has ("spielen" like
+		// "spielerisch" or "Beispiel"): when deciding whether the base explains the question (confidence), it
+		// weighs no more than its rarity allows. A synonym says what the word means, and a match's weight in the
+		// ranking (scale) is left as it is.
+		qt.idf = min(qt.idf, ix.unknownIDF*rarity)
+	}
+	return qt
+}
+
+// matchSelf adds to qt the index terms that are the word itself: its stem and the stem of its other form
+// (lang.Language.OtherForm). It reports whether the index has either; the word then weighs the first one's IDF,
+// and otherwise the highest IDF there is.
+func (ix *Index) matchSelf(qt *queryTerm, t term) bool {
 	qt.idf = ix.unknownIDF
 	id, known := ix.cache.stemID(t.stem)
 	if known {
 		qt.alts = append(qt.alts, alt{id: id, factor: 1})
 		qt.idf = ix.idf[id]
 	}
-	if id, ok := ix.cache.eVariant(t.word); ok {
+	if id, ok := ix.cache.otherForm(t.word); ok {
 		qt.alts = addAlt(qt.alts, alt{id: id, factor: 1})
 		if !known {
 			known, qt.idf = true, ix.idf[id]
 		}
 	}
-	lang := ix.cache.language()
-	english := lang.english
-	synonym := false
-	for _, syn := range synonyms[t.stem] {
-		if id, ok := ix.cache.stemID(syn); ok && english {
+	return known
+}
+
+// matchRelated adds to qt the index terms related to the word whether the index has it or not: its synonyms and
+// derived forms in the language, the longer stems it starts, and the words it forms with a neighbour (joins). It
+// reports whether a synonym was found.
+func (ix *Index) matchRelated(qt *queryTerm, t term) (synonym bool) {
+	l := ix.cache.language()
+	for _, syn := range l.Synonyms(t.stem) {
+		if id, ok := ix.cache.stemID(syn); ok {
 			qt.alts = addAlt(qt.alts, alt{id: id, factor: synonymFactor})
 			synonym = true
 		}
 	}
-	if english {
-		for _, d := range derivedStems()[t.stem] {
-			if id, ok := ix.cache.stemID(d); ok {
-				qt.alts = addAlt(qt.alts, alt{id: id, factor: derivedFactor})
-			}
+	for _, d := range l.Derived(t.stem) {
+		if id, ok := ix.cache.stemID(d); ok {
+			qt.alts = addAlt(qt.alts, alt{id: id, factor: derivedFactor})
 		}
 	}
 	for _, id := range ix.prefixed(t.stem) {
@@ -183,71 +209,105 @@ func (ix *Index) resolve(t term) queryTerm {
 	for _, j := range t.joins {
 		qt.alts = addAlt(qt.alts, alt{id: j.id, factor: 1, share: j.share})
 	}
-	rarity := 1.0 // for a word the base has, whose IDF in the base says how informative it is
-	if !known {
-		var listed bool
-		rarity, listed = lang.rarity(t.word)
-		if qt.numeric || clockToken(t.word) {
-			// A number or a time of day the base lacks ("12 rooms", "at 5am") is a detail of the question,
-			// not what it is about: it counts neither for an item nor against one.
-			rarity, listed = 0, true
-		}
-		if !listed && english {
-			listed = spelledRight(t.word)
-		}
-		if !listed {
-			// A word of the language's frequency list, or an English word with a word vector, is spelt right:
-			// "Wetter" is weather, not a typo of "weiter", and "parking" no "packing".
-			for _, id := range ix.typoCandidates(t.word) {
-				qt.alts = addAlt(qt.alts, alt{id: id, factor: fuzzyFactor})
-			}
-		}
-		parts := ix.splitParts(t.word)
-		if len(parts) == 2 && len(qt.alts) == 0 {
-			qt.parts = parts
-			return qt
-		}
-		for _, id := range parts {
-			qt.alts = addAlt(qt.alts, alt{id: id, factor: splitFactor})
-		}
-		for _, id := range ix.heads(t.stem) {
-			qt.alts = addAlt(qt.alts, alt{id: id, factor: prefixFactor})
-		}
-		for _, a := range qt.alts {
-			qt.idf = min(qt.idf, ix.idf[a.id])
-		}
-		if len(qt.alts) == 0 {
-			// A word the knowledge base has nothing for counts as unexplained as much as the language in general
-			// makes it informative: "somewhere" or "even" in a paraphrase is not what the question is about,
-			// "tattoo" or "casino" is.
-			qt.idf *= rarity
-		}
-		if len(qt.alts) == 0 && lang.thesaurus != nil && rarity > 0 {
-			// Its synonyms explain it, as the word vectors' neighbours do an English word: "Fahrstuhl" is
-			// the "Aufzug" of the item on access, "Büro" the "Sekretariat" of the opening hours. One of the
-			// commonest words of the language has none, as it has no neighbours: it weighs nothing, and its
-			// senses are many ("Leute", "genug").
-			lang.thesaurus().synonyms(t.stem, func(s string) {
-				if id, ok := ix.cache.stemID(s); ok {
-					qt.alts = addAlt(qt.alts, alt{id: id, factor: synonymFactor})
-				}
-			})
-		}
-		if len(qt.alts) == 0 && english {
-			// Its near neighbours in meaning explain it in part.
-			for _, n := range ix.neighbours(t.word) {
-				qt.alts = append(qt.alts, alt{id: n.id, factor: meaningShare(n.similarity)})
-			}
-			// Last, a word nothing else explains may be a derived form whose stem Snowball leaves longer
-			// than the base's ("changeable" is "changeabl", "change" "chang"). Tried before the neighbours in
-			// meaning, it took compounds apart instead ("suitcases" to "suit").
-			if len(qt.alts) == 0 {
-				for _, id := range ix.shorterStems(t.stem) {
-					qt.alts = addAlt(qt.alts, alt{id: id, factor: prefixFactor})
-				}
-			}
+	return synonym
+}
+
+// matchUnknown matches a word the index lacks to what may be another spelling of it (matchSpellings) and, when
+// nothing is, to what may mean it (matchMeaning); the word weighs as its commonest match, or, unmatched, as the
+// language makes it informative. It returns the word's rarity in the language (wordRarity). For a word the index
+// has as two words written apart, it sets qt.parts instead and matches nothing.
+func (ix *Index) matchUnknown(qt *queryTerm, t term) float64 {
+	rarity, listed := ix.wordRarity(qt, t.word)
+	if ix.matchSpellings(qt, t, listed) {
+		return rarity
+	}
+	for _, a := range qt.alts {
+		qt.idf = min(qt.idf, ix.idf[a.id])
+	}
+	if len(qt.alts) == 0 {
+		// A word the knowledge base has nothing for counts as unexplained as much as the language in general
+		// makes it informative: "somewhere" or "even" in a paraphrase is not what the question is about,
+		// "tattoo" or "casino" is.
+		qt.idf *= rarity
+		ix.matchMeaning(qt, t, rarity)
+	}
+	return rarity
+}
+
+// wordRarity returns how informative the language makes a word the index lacks (lang.Language.Rarity), and
+// whether the word is spelt right: a word of the language's frequency list or of its word vectors is ("Wetter"
+// is weather, not a typo of "weiter", and "parking" no "packing").
+func (ix *Index) wordRarity(qt *queryTerm, word string) (rarity float64, listed bool) {
+	if qt.numeric || lang.ClockToken(word) {
+		// A number or a time of day the base lacks ("12 rooms", "at 5am") is a detail of the question, not what
+		// it is about: it counts neither for an item nor against one.
+		return 0, true
+	}
+	l := ix.cache.language()
+	rarity, listed = l.Rarity(word)
+	return rarity, listed || l.SpelledRight(word)
+}
+
+// matchSpellings adds to qt the index terms a word the index lacks may be another spelling of: the words one
+// typo away, unless the word is spelt right (listed); the indexed words it joins into one; and the compounds it
+// may be the head of. When the index has the word only as two words written apart and nothing else matches, it
+// sets qt.parts instead and reports true.
+func (ix *Index) matchSpellings(qt *queryTerm, t term, listed bool) (split bool) {
+	if !listed {
+		for _, id := range ix.typoCandidates(t.word) {
+			qt.alts = addAlt(qt.alts, alt{id: id, factor: fuzzyFactor})
 		}
 	}
+	parts := ix.splitParts(t.word)
+	if len(parts) == 2 && len(qt.alts) == 0 {
+		qt.parts = parts
+		return true
+	}
+	for _, id := range parts {
+		qt.alts = addAlt(qt.alts, alt{id: id, factor: splitFactor})
+	}
+	for _, id := range ix.heads(t.stem) {
+		qt.alts = addAlt(qt.alts, alt{id: id, factor: prefixFactor})
+	}
+	return false
+}
+
+// matchMeaning adds to qt, for a word nothing else matches, the first of these the language offers that finds
+// index terms: the word's synonyms in the thesaurus, its nearest neighbours in meaning, and shorter stems it may
+// be a derived form of.
+func (ix *Index) matchMeaning(qt *queryTerm, t term, rarity float64) {
+	l := ix.cache.language()
+	if rarity > 0 && l.Thesaurus() != nil {
+		// Its synonyms explain it, as the word vectors' neighbours do an English word: "Fahrstuhl" is the
+		// "Aufzug" of the item on access, "Büro" the "Sekretariat" of the opening hours. One of the commonest
+		// words of the language has none, as it has no neighbours: it weighs nothing, and its senses are many
+		// ("Leute", "genug").
+		l.Thesaurus().Synonyms(t.stem, func(s string) {
+			if id, ok := ix.cache.stemID(s); ok {
+				qt.alts = addAlt(qt.alts, alt{id: id, factor: synonymFactor})
+			}
+		})
+	}
+	if len(qt.alts) == 0 {
+		// Its near neighbours in meaning explain it in part.
+		for _, n := range ix.neighbours(t.word) {
+			qt.alts = append(qt.alts, alt{id: n.id, factor: meaningShare(n.similarity)})
+		}
+	}
+	if len(qt.alts) == 0 && l.LeavesSuffixes() {
+		// Last, a word nothing else explains may be a derived form whose stem the stemmer leaves longer than the
+		// base's ("changeable" is "changeabl", "change" "chang"). Tried before the neighbours in meaning, it took
+		// compounds apart instead ("suitcases" to "suit").
+		for _, id := range ix.shorterStems(t.stem) {
+			qt.alts = addAlt(qt.alts, alt{id: id, factor: prefixFactor})
+		}
+	}
+}
+
+// scaleMatches sets the scale of each of qt's matches: a join's share, or the match's factor, lowered when its
+// term is rarer than the word, so that a looser match never counts for more than the word asked about; and, for
+// a word the index has that is among the commonest of the language, commonWordShare of that.
+func (ix *Index) scaleMatches(qt *queryTerm, t term, known bool) {
 	for i, a := range qt.alts {
 		if a.share > 0 {
 			qt.alts[i].scale = a.share
@@ -255,31 +315,14 @@ func (ix *Index) resolve(t term) queryTerm {
 		}
 		qt.alts[i].scale = a.factor * min(1, qt.idf/ix.idf[a.id])
 	}
-	if known && english {
-		if r, _ := lang.rarity(t.word); r == 0 {
+	if l := ix.cache.language(); known && l.RarityCounted() {
+		if r, _ := l.Rarity(t.word); r == 0 {
 			for i := range qt.alts {
 				qt.alts[i].scale *= commonWordShare
 			}
 		}
 	}
-	if !synonym {
-		// Nor does a common word the base lacks say more because it looks like one the base has ("spielen" like
-		// "spielerisch" or "Beispiel"): when deciding whether the base explains the question (confidence), it
-		// weighs no more than its rarity allows. A synonym says what the word means, and a match's weight in the
-		// ranking (scale, above) is left as it is.
-		qt.idf = min(qt.idf, ix.unknownIDF*rarity)
-	}
-	return qt
 }
-
-// commonWordShare scales the ranking weight of an English query word among the commonest of the language
-// (generalRarity 0: "time", "made", "money", "leave"). In a knowledge base of a few dozen items such a word may
-// occur in one item and so get as high an IDF as the word the question is about ("what time is breakfast" would
-// rank the check-in times above "Breakfast"); general English says it is seldom what a question is about. Only
-// the weights of its matches are scaled: its share of the question, by which coverage judges an item, stays
-// the base's IDF. German is left alone: its frequency list gives ranks, not frequencies, and
-// lowering its common words moved no German tuning question first and lost one from the first five.
-const commonWordShare = 0.8
 
 // addAlt adds a to alts unless its term is there already; then it keeps the larger factor and share.
 func addAlt(alts []alt, a alt) []alt {
@@ -297,14 +340,6 @@ func addAlt(alts []alt, a alt) []alt {
 func (qt queryTerm) exact() bool {
 	return slices.ContainsFunc(qt.alts, func(a alt) bool { return a.factor == 1 })
 }
-
-// storyShare is the share of its weight a word counts with against an item when the item does not explain it
-// and the visitor used it only to tell what happened, not to ask (see language.storyWords): "my chain snapped
-// on the way to work, can I just drop in and get a new one put on now?" asks about fitting a chain, and
-// "snapped", which no help page writes, says how it came about. On the tuning parts, 0.5 answered two more of
-// the bicycle shop's questions (22 to 24 of 50) and moved no other base's top-1 or declines; 0.25 answered one
-// more and answered a bicycle question from a wrong item that had been declined, 0 lost a bicycle decline.
-const storyShare = 0.5
 
 // splitTerms returns the query terms of a word that the index has only as two words written apart
 // ("motorbike" where items write "motor" and "bike"): one for each, weighing as the base weighs it. As one
@@ -438,17 +473,8 @@ func (ix *Index) addAnswerType(qt queryTerm, t termScore, acc []docScore, scored
 	return scored
 }
 
-// Reordering by title: a question that names what an item's title names is about that item, even when another
-// item matches a rarer word of the question ("do you use white fillings or metal ones" is about "Fillings", not
-// about the price list naming white fillings; "I want to open an account for my business" about "Creating your
-// account"). BM25 weighs a title word as a few content words, which a rare word elsewhere outweighs.
-const (
-	// titleBonus is the share of the highest IDF (unknownIDF) a document earns, in the order of the ranking,
-	// for naming the whole of its title; naming a part earns that part's IDF-weighted share.
-	titleBonus = 0.25
-	// titleCandidates is how many documents beyond those asked for may move up by their title.
-	titleCandidates = 5
-)
+// titleCandidates is how many documents beyond those asked for may move up by their title (see titleBonus).
+const titleCandidates = 5
 
 // byTitle returns the k best of top, reordered by their scores plus the title bonus (see titleBonus), for the
 // title or for the listed question of the item q names most of; first of all come the matches whose listed
@@ -583,7 +609,7 @@ func (ix *Index) splitPart(part string) (int32, bool) {
 	if id, ok := ix.cache.wordID(part); ok && n >= minSplitPart {
 		return id, true
 	}
-	return -1, n >= 2 && !ix.cache.language().informative(part)
+	return -1, n >= 2 && !ix.cache.language().Informative(part)
 }
 
 // shorterStems returns the term IDs of the indexed stems that stem starts with, at least minPrefixLen letters

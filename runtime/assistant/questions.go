@@ -9,18 +9,8 @@ import "slices"
 //     namesTitle);
 //   - a question that asks one of them, naming its words and bringing few of its own, is answered from the
 //     item before anything else (asked): the merchant said so.
-
-// askedShare is the least share, each way, of the informative words a question and one of an item's listed
-// questions have in common for the question to ask it: the listed question's words named by the question, and
-// the question's words found in the listed one, each IDF-weighted by its best match. Below it, the visitor asks
-// something more or something else, which ranking weighs.
-const askedShare = 0.75
-
-// listedCoverage is the share a word found only in an item's listed questions counts for in the item's
-// coverage of a question (match.covered), which decides whether to answer. Listed questions are written with
-// everyday verbs ("Can I bring my dog?") that an off-topic question shares ("can I bring my horse"); the word
-// still ranks the item, and a question that asks the listed one is answered by asked.
-const listedCoverage = 0.5
+//
+// How much they count is in weights.go (questionWeight, askedShare, listedCoverage).
 
 // listedOnly reports whether term id is one document d has only in its item's listed questions. It is asked for
 // each posting a question's words reach, and an item may list hundreds of words: a binary search.

@@ -5,25 +5,18 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/parley-dev/parley/runtime/assistant/lang"
 )
 
-// Defaults of Retrieval.
+// How much an answer quotes and cites (the weights that decide it are in weights.go).
 const (
-	// DefaultMinConfidence is the confidence an answer needs when Retrieval.MinConfidence is zero.
-	DefaultMinConfidence = 0.5
 	// maxSources is the most items an answer cites.
 	maxSources = 3
 	// maxAnswerSentences is the most sentences an answer quotes from the best item.
 	maxAnswerSentences = 3
 	// candidates is how many hits are considered for an answer.
 	candidates = 5
-	// closeScore is the share of the best score another hit needs to be cited as well.
-	closeScore = 0.8
-	// titleWordInSentence is how much a query word that is also in the item's title counts when choosing
-	// sentences.
-	titleWordInSentence = 0.3
-	// sentenceKeep is the share of the best sentence's score another sentence needs to be quoted too.
-	sentenceKeep = 0.6
 )
 
 // Retrieval is the default Responder. It needs no network: it answers from the best matching knowledge items of
@@ -45,10 +38,10 @@ func (r Retrieval) Respond(ctx context.Context, req Request) (Reply, error) {
 		return Reply{}, err
 	}
 	texts := textsFor(req.Locale)
-	switch classifySmallTalk(req.Message) {
-	case greetingTalk:
+	switch lang.ClassifySmallTalk(req.Message) {
+	case lang.Greeting:
 		return Reply{Text: texts.greeting, Kind: KindGreeting, Answered: true}, nil
-	case thanksTalk:
+	case lang.Thanks:
 		return Reply{Text: texts.thanks, Kind: KindThanks, Answered: true}, nil
 	}
 	ix := req.Index
@@ -101,10 +94,6 @@ func (r Retrieval) suggestions(ix *Index, q query, matches []match) []Source {
 	return out
 }
 
-// titleFloor is the share of the confidence threshold a match needs when the question is about its item (see
-// confident).
-const titleFloor = 0.5
-
 // confident decides whether to answer from a match of confidence conf (see confidence): when conf reaches the
 // threshold, or half of it when the question is about the match's item: it names everything the item's title
 // does, and the knowledge base has a match for each of its informative words. A paraphrase ("are x-rays safe"
@@ -122,10 +111,6 @@ func (q query) allMatched() bool {
 	return !slices.ContainsFunc(q.terms, func(qt queryTerm) bool { return qt.idf > 0 && len(qt.alts) == 0 && !qt.optional })
 }
 
-// minTitleShare is the least share of an exact match through which a query word names a title word: a typo, a
-// longer form or a synonym does, a word merely of the same topic does not.
-const minTitleShare = 0.5
-
 // namesTitle reports whether q names every informative word of the title of document d, or of one of the
 // questions listed for its item, by the word itself or one of its close matches (minTitleShare).
 func (ix *Index) namesTitle(q query, d int32) bool {
@@ -141,15 +126,15 @@ func (ix *Index) namesTitle(q query, d int32) bool {
 //   - coverage: the IDF-weighted share of the query's informative words the item contains. A question about
 //     something the knowledge base never mentions ("do you sell cars?") leaves its rarest words unmatched.
 //   - strength: the BM25 score divided by the highest IDF the index can give (that of a word no item contains),
-//     which is about the number of rare query words the item matches well; strength/4 is used, so two strongly
-//     matched rare words are enough. This keeps questions that wrap a well matched core in words the knowledge
+//     which is about the number of rare query words the item matches well; divided by strengthWords, so that
+//     a few strongly matched rare words are enough. This keeps questions that wrap a well matched core in words the knowledge
 //     base never uses ("I'm stationed overseas, can you ship to my APO address?").
 //
 // The margin over the second match is not used: in a knowledge base about one shop, several items often share
 // the question's words, and a narrow lead did not predict wrong answers on the test questions.
 func (ix *Index) confidence(m match) float64 {
 	strength := m.score / ix.unknownIDF
-	return min(1, max(m.covered, strength/4))
+	return min(1, max(m.covered, strength/strengthWords))
 }
 
 // Fallback is the reply when the knowledge base has no answer: the merchant's fallback message, or the built-in
@@ -200,7 +185,7 @@ const maxClauses = 8
 // into clauses, and the first clause whose best match is another item, confidently, is the other part. It
 // returns the match and the clause's query.
 func (r Retrieval) otherPart(ix *Index, message string, item int32) (match, query, bool) {
-	clauses := ix.cache.language().splitClauses(message)
+	clauses := ix.cache.language().SplitClauses(message)
 	if len(clauses) < 2 {
 		return match{}, query{}, false
 	}
@@ -212,32 +197,6 @@ func (r Retrieval) otherPart(ix *Index, message string, item int32) (match, quer
 		}
 	}
 	return match{}, query{}, false
-}
-
-// minClauseWords is the fewest words a clause needs to be asked on its own: "sleeping bag and tent" is one
-// question, "can I bring my dog and is breakfast included" two.
-const minClauseWords = 3
-
-// splitClauses splits a message into the questions it asks: at sentence ends, and at a word of the language that
-// joins two questions (clauseBreaks) when both sides have at least minClauseWords words. A message that asks one
-// thing is one clause.
-func (l *language) splitClauses(message string) []string {
-	var out []string
-	for _, sentence := range strings.FieldsFunc(message, func(r rune) bool { return strings.ContainsRune("?!;.\n", r) }) {
-		words := strings.Fields(sentence)
-		start := 0
-		for i, w := range words {
-			w = strings.ToLower(strings.Trim(w, ",:"))
-			if slices.Contains(l.clauseBreaks, w) && i-start >= minClauseWords && len(words)-i-1 >= minClauseWords {
-				out = append(out, strings.TrimRight(strings.Join(words[start:i], " "), ",:"))
-				start = i + 1
-			}
-		}
-		if start < len(words) {
-			out = append(out, strings.Join(words[start:], " "))
-		}
-	}
-	return out
 }
 
 // source describes a matched item as a citation.
@@ -313,6 +272,9 @@ func sentenceScore(s sentence, q query, title []int32) float64 {
 	return score
 }
 
+// IsSmallTalk reports whether message is only a greeting, thanks or a goodbye, which needs no knowledge to answer.
+func IsSmallTalk(message string) bool { return lang.ClassifySmallTalk(message) != lang.NotSmallTalk }
+
 // HistoryFor implements HistoryLimiter: a follow-up needs the previous exchange, whose question it is searched
 // with (see searchText); any other message, nothing.
 func (Retrieval) HistoryFor(message string) int {
@@ -348,7 +310,7 @@ var (
 // isFollowUp reports whether a message reads as a continuation of the previous question: short, and opening with
 // a conjunction or pointing back with a pronoun.
 func isFollowUp(message string) bool {
-	words := tokenize(message)
+	words := lang.Tokenize(message)
 	if len(words) == 0 || len(words) > maxFollowUpWords {
 		return false
 	}

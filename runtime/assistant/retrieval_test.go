@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/parley-dev/parley/runtime/assistant/lang"
 )
 
 func respond(t testing.TB, req Request) Reply {
@@ -41,38 +43,6 @@ func checkAnswers(t *testing.T, ix *Index, locale string, cases []answerCase) []
 		}
 	}
 	return replies
-}
-
-func TestClassifySmallTalk(t *testing.T) {
-	tests := []struct {
-		msg  string
-		want smallTalk
-	}{
-		{"hi", greetingTalk},
-		{"Hello!", greetingTalk},
-		{"hey there", greetingTalk},
-		{"Good morning :)", greetingTalk},
-		{"hi team, good afternoon", greetingTalk},
-		{"Hallo", greetingTalk},
-		{"Guten Tag!", greetingTalk},
-		{"thanks", thanksTalk},
-		{"Thank you!", thanksTalk},
-		{"thanks a lot, that was helpful", thanksTalk},
-		{"ok bye", thanksTalk},
-		{"Goodbye and have a nice day", thanksTalk},
-		{"Vielen Dank!", thanksTalk},
-		{"hi, what is your return policy?", notSmallTalk},
-		{"hello, do you ship to Canada", notSmallTalk},
-		{"thanks, and how long does shipping take?", notSmallTalk},
-		{"good", notSmallTalk},
-		{"", notSmallTalk},
-		{"return policy", notSmallTalk},
-	}
-	for _, tt := range tests {
-		if got := classifySmallTalk(tt.msg); got != tt.want {
-			t.Errorf("classifySmallTalk(%q) = %v, want %v", tt.msg, got, tt.want)
-		}
-	}
 }
 
 func TestRespondGreetingAndThanks(t *testing.T) {
@@ -344,29 +314,6 @@ func TestIsFollowUp(t *testing.T) {
 	}
 }
 
-func TestSplitClauses(t *testing.T) {
-	tests := []struct {
-		lang    *language
-		message string
-		want    []string
-	}{
-		{englishLanguage, "is breakfast included", []string{"is breakfast included"}},
-		{englishLanguage, "do you rent a sleeping bag and tent", []string{"do you rent a sleeping bag and tent"}}, // one thing asked
-		{englishLanguage, "can I bring my dog and is breakfast included?", []string{"can I bring my dog", "is breakfast included"}},
-		{englishLanguage, "Where do I park? Is it free", []string{"Where do I park", "Is it free"}},
-		{englishLanguage, "can I check in early, also do you have a lift", []string{"can I check in early", "do you have a lift"}},
-		{germanLanguage, "darf mein Hund mit und ist das Frühstück inklusive", []string{"darf mein Hund mit", "ist das Frühstück inklusive"}},
-		{germanLanguage, "kann ich den Hund mitbringen, außerdem gibt es Parkplätze", []string{"kann ich den Hund mitbringen", "gibt es Parkplätze"}},
-		{germanLanguage, "kann ich den Hund mitbringen and the cat too please", []string{"kann ich den Hund mitbringen and the cat too please"}}, // "and" joins nothing in German
-		{englishLanguage, "", nil},
-	}
-	for _, tt := range tests {
-		if got := tt.lang.splitClauses(tt.message); !slices.Equal(got, tt.want) {
-			t.Errorf("splitClauses(%q) = %q, want %q", tt.message, got, tt.want)
-		}
-	}
-}
-
 // A message asking two things that two items answer gets both, and the reply says so; one asking one thing
 // quotes one item.
 func TestAnswerTwoParts(t *testing.T) {
@@ -422,7 +369,7 @@ func TestOtherPartOfManyClauses(t *testing.T) {
 		reply := respond(t, Request{Message: tt.message, Index: ix})
 		if got := len(reply.Sources) == 2 && reply.Sources[1].KnowledgeID == "pets"; got != tt.both {
 			t.Errorf("%d clauses, the dog asked at the end %v: Sources = %+v, want pets as the other part %v",
-				len(ix.cache.language().splitClauses(tt.message)), tt.both, reply.Sources, tt.both)
+				len(ix.cache.language().SplitClauses(tt.message)), tt.both, reply.Sources, tt.both)
 		}
 	}
 }
@@ -572,26 +519,6 @@ func TestStoryAroundTheQuestion(t *testing.T) {
 	})
 }
 
-func TestStoryWords(t *testing.T) {
-	tests := []struct {
-		lang    *language
-		message string
-		want    []string
-	}{
-		{englishLanguage, "the brakes squeal when it rains, can you fit new pads?", []string{"the", "brakes", "squeal", "when", "it", "rains"}},
-		{englishLanguage, "my chain snapped. So can you fit a chain today?", []string{"my", "snapped"}},
-		{englishLanguage, "can you fit new pads?", nil},                 // one clause
-		{englishLanguage, "my chain snapped, no idea what to do", nil},  // no clause asks
-		{englishLanguage, "can you fit pads, and how much is it?", nil}, // every clause asks
-		{germanLanguage, "Der Kurs ist voll, kann ich trotzdem kommen?", []string{"der", "kurs", "ist", "voll"}},
-	}
-	for _, tt := range tests {
-		if got := tt.lang.storyWords(tt.message); !slices.Equal(got, tt.want) {
-			t.Errorf("storyWords(%q) = %q, want %q", tt.message, got, tt.want)
-		}
-	}
-}
-
 // TestLeavingTheCarIsParking checks that a visitor asking where to leave the car is answered from the item on
 // parking, which need not write "leave" or "car".
 func TestLeavingTheCarIsParking(t *testing.T) {
@@ -614,9 +541,9 @@ func TestLongMessageIsReadAtItsEnds(t *testing.T) {
 	})
 	terms := ix.wordCache().queryTerms(middle)
 	if slices.ContainsFunc(terms, func(t term) bool { return t.word == "kayak" }) {
-		t.Errorf("queryTerms of %d words searched its middle word", len(tokenize(middle)))
+		t.Errorf("queryTerms of %d words searched its middle word", len(lang.Tokenize(middle)))
 	}
-	if n := len(tokenize(middle)); n <= maxQueryWords {
+	if n := len(lang.Tokenize(middle)); n <= maxQueryWords {
 		t.Fatalf("the message has %d words, want more than %d", n, maxQueryWords)
 	}
 }

@@ -68,11 +68,11 @@ func (ix *Index) estimateSize() int64 {
 		}
 	}
 	c := ix.cache
-	n += alloc(int64(unsafe.Sizeof(*c))) + alloc(int64(cap(c.stems))*stringHeader) + alloc(int64(cap(c.stemTable.slots))*4)
+	n += alloc(int64(unsafe.Sizeof(*c))) + alloc(int64(cap(c.stems))*stringHeader) + alloc(int64(c.stemTable.Slots())*4)
 	for _, s := range c.stems {
 		n += alloc(int64(len(s)))
 	}
-	n += alloc(int64(cap(c.words))*stringHeader) + alloc(int64(cap(c.wordIDs))*4) + alloc(int64(cap(c.wordTable.slots))*4)
+	n += alloc(int64(cap(c.words))*stringHeader) + alloc(int64(cap(c.wordIDs))*4) + alloc(int64(c.wordTable.Slots())*4)
 	for _, w := range c.words {
 		n += alloc(int64(len(w)))
 	}

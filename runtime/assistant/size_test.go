@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/parley-dev/parley/internal/testutil/synthkb"
+	"github.com/parley-dev/parley/runtime/assistant/lang"
 )
 
 // TestSizeMatchesHeapGrowth checks Index.Size against what building an index adds to the heap once the garbage
@@ -23,9 +24,9 @@ func TestSizeMatchesHeapGrowth(t *testing.T) {
 		{items: 100, chars: 20000, questions: 20}, // questions of items of many passages, counted once
 	}
 	// The word tables are decoded once per process, not per index: decode them before measuring.
-	vectors()
-	zipfs()
-	irregularLemmas()
+	lang.English.Vectors()
+	lang.English.Rarity("the") // the frequency list
+	lang.English.Stem("spent") // the irregular forms
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%dx%d+%d", tt.items, tt.chars, tt.questions), func(t *testing.T) {
 			before := heapInUse() // the items' text is the index's too

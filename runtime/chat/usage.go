@@ -19,8 +19,13 @@ type Usage struct {
 	KnowledgeLimit       int
 }
 
-// UsageReport counts each merchant's conversations this month against its plan's ceiling, for the operator.
+// UsageReport counts each merchant's conversations this month against its plan's ceiling, and names the keys of
+// its bundle that another merchant holds (refusedBundleKeys), for the operator.
 func (s *Service) UsageReport(ctx context.Context, merchants []*tenant.Bundle) (contract.UsageReport, error) {
+	refused, err := s.refusedBundleKeys(ctx, merchants)
+	if err != nil {
+		return contract.UsageReport{}, err
+	}
 	now := s.now().UTC()
 	out := contract.UsageReport{MonthStart: time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC), ObservedAt: now,
 		Merchants: make(map[string]contract.MerchantUsage, len(merchants))}
@@ -29,7 +34,8 @@ func (s *Service) UsageReport(ctx context.Context, merchants []*tenant.Bundle) (
 		if err != nil {
 			return contract.UsageReport{}, fmt.Errorf("counting %s's conversations: %w", m.MerchantID, err)
 		}
-		out.Merchants[m.MerchantID] = contract.MerchantUsage{Conversations: n, ConversationLimit: int(m.Plan.MonthlyConversations)}
+		out.Merchants[m.MerchantID] = contract.MerchantUsage{Conversations: n, ConversationLimit: int(m.Plan.MonthlyConversations),
+			KeysInUse: refused[m.MerchantID]}
 	}
 	return out, nil
 }

@@ -199,7 +199,7 @@ func (d *Dashboard) createKey(w http.ResponseWriter, r *http.Request, v *view) e
 	if v.merchant.SelfServiceKeysDisabled {
 		return &userError{status: http.StatusForbidden, message: "Your platform team manages this merchant's keys in Git; they cannot be created here."}
 	}
-	raw, k, err := d.chat.CreateAPIKey(r.Context(), v.merchant, typ)
+	raw, k, err := d.chat.CreateAPIKey(r.Context(), d.tenants, v.merchant, typ)
 	if err != nil {
 		return err
 	}

@@ -2,11 +2,16 @@ package server
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/parley-dev/parley/runtime/ratelimit"
 	"github.com/parley-dev/parley/runtime/tenant"
@@ -64,34 +69,66 @@ var (
 		advice: "retry after the Retry-After delay"}
 )
 
-// admit takes one from the visitor's and the client address's budgets of b. Both are taken in one call to the
-// limiter (one round trip to Redis), all or nothing: a creation refused for its address does not count against
-// its visitor.
+// proxyShare is how many clients' budgets of new conversations all the clients behind one untrusted forwarding
+// peer share: the ceiling of that peer's address (see admit).
+const proxyShare = 10
+
+// admit takes one from each budget of b the request counts against, in one call to the limiter (one round trip
+// to Redis), all or nothing: a creation refused for its address does not count against its visitor.
+//
+// The budgets are the visitor's (its widget visitor ID, which a script can make up at will) and the client
+// address's, which bounds a script however many visitor IDs it makes up. A peer outside trustedProxies that
+// forwards for others (X-Forwarded-For: most likely the ingress, missing from trustedProxies) would make its
+// address the one client of every visitor behind it, and one visitor would use up the address limit for the whole
+// site. So behind such a peer the address budget is counted per peer and the client address the peer names
+// last, as trusted proxies' clients are, under a ceiling for the peer of proxyShare client budgets. The named
+// address is believed only that far: an ingress writes it itself, so behind one every visitor keeps a budget of
+// its own, but a client talking to the runtime directly can name any address, and the ceiling bounds it to
+// proxyShare times one address's budget. That is the choice of rate limiters that cannot tell a proxy from a
+// client (a budget per forwarded client under a ceiling per proxy); the exact one, trustedProxies, is what the
+// runtime's warning and its parley_runtime_untrusted_forwarded_requests_total metric ask for.
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, m *tenant.Bundle, visitor string, b abuseBudget) error {
-	var quotas []ratelimit.Quota
+	type budget struct {
+		ratelimit.Quota
+		refusal string // how a refusal names the budget, after the count
+		shared  bool   // the ceiling of every client behind an untrusted proxy
+	}
+	var budgets []budget
+	key := func(kind string, parts ...string) string {
+		return m.MerchantID + "\x00" + b.prefix + kind + "\x00" + strings.Join(parts, "\x00")
+	}
 	if visitor != "" {
-		quotas = append(quotas, ratelimit.Quota{Key: m.MerchantID + "\x00" + b.prefix + "v\x00" + visitor, N: m.Plan.VisitorLimit(), Period: abuseWindow})
+		budgets = append(budgets, budget{ratelimit.Quota{Key: key("v", visitor), N: m.Plan.VisitorLimit(), Period: abuseWindow},
+			"by this visitor", false})
 	}
-	addr := s.clientAddress(r)
-	quotas = append(quotas, ratelimit.Quota{Key: m.MerchantID + "\x00" + b.prefix + "a\x00" + addressKey(addr), N: m.Plan.AddressLimit(), Period: abuseWindow})
+	addr := addressKey(s.clientAddress(r))
+	if claimed, ok := s.forwardedFor(r); ok {
+		budgets = append(budgets,
+			budget{ratelimit.Quota{Key: key("a", addr, addressKey(claimed)), N: m.Plan.AddressLimit(), Period: abuseWindow},
+				"from this address", false},
+			budget{ratelimit.Quota{Key: key("p", addr), N: m.Plan.AddressLimit() * proxyShare, Period: abuseWindow},
+				"through the proxy this request came through", true})
+	} else {
+		budgets = append(budgets, budget{ratelimit.Quota{Key: key("a", addr), N: m.Plan.AddressLimit(), Period: abuseWindow},
+			"from this address", false})
+	}
+	quotas := make([]ratelimit.Quota, len(budgets))
+	for i, bg := range budgets {
+		quotas[i] = bg.Quota
+	}
 	refused, wait := s.conversations.Allow(r.Context(), quotas, s.now())
-	switch {
-	case refused < 0:
+	if refused < 0 {
 		return nil
-	case refused == len(quotas)-1:
-		if s.untrustedProxy(r) {
-			// Likely the ingress, missing from trustedProxies: every visitor behind it shares its limit, and the
-			// widget stops starting conversations, or sending forms, for all of them.
-			logger(r).Warn("abuse limit reached for a client address that forwards requests for others (X-Forwarded-For): "+
-				"if it is the ingress or load balancer, list its network in the ChatRuntime's trustedProxies",
-				"merchant", m.MerchantID, "limit", m.Plan.AddressLimit(), "refused", b.what)
-		} else {
-			logger(r).Info("abuse limit reached for a client address", "merchant", m.MerchantID, "limit", m.Plan.AddressLimit(), "refused", b.what)
-		}
-		return abuseRefused(w, wait, b, "%d %s from this address within the hour", m.Plan.AddressLimit(), b.what)
-	default:
-		return abuseRefused(w, wait, b, "%d %s by this visitor within the hour", m.Plan.VisitorLimit(), b.what)
 	}
+	bg := budgets[refused]
+	if bg.shared {
+		// Every visitor behind that peer is refused now: louder than one client's refusal.
+		logger(r).Warn("abuse limit reached for every client of a peer outside the trusted proxies", "merchant", m.MerchantID,
+			"limit", bg.N, "refused", b.what)
+	} else {
+		logger(r).Info("abuse limit reached", "merchant", m.MerchantID, "limit", bg.N, "refused", b.what, "counted", bg.refusal)
+	}
+	return abuseRefused(w, wait, b, "%d %s %s within the hour", bg.N, b.what, bg.refusal)
 }
 
 // abuseRefused is the answer past an abuse limit, retryable once the budget has room again.
@@ -126,6 +163,23 @@ func (s *Server) clientAddress(r *http.Request) netip.Addr {
 	return addr
 }
 
+// forwardedFor is the client address a TCP peer outside the trusted proxies names last in X-Forwarded-For:
+// the address it says it forwards the request for. false when the peer is trusted (clientAddress follows the
+// header then) or names none.
+func (s *Server) forwardedFor(r *http.Request) (netip.Addr, bool) {
+	if !s.untrustedProxy(r) {
+		return netip.Addr{}, false
+	}
+	hops := r.Header.Values("X-Forwarded-For")
+	last := hops[len(hops)-1]
+	last = last[strings.LastIndexByte(last, ',')+1:]
+	addr, err := netip.ParseAddr(strings.TrimSpace(last))
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	return addr.Unmap(), true
+}
+
 // untrustedProxy reports whether the request's TCP peer, not a trusted proxy, forwarded it for another client.
 func (s *Server) untrustedProxy(r *http.Request) bool {
 	addr, ok := peerAddress(r)
@@ -158,4 +212,39 @@ func addressKey(addr netip.Addr) string {
 		return p.String()
 	}
 	return addr.String()
+}
+
+// forwardingNotice says, loudly, that peers outside trustedProxies forward requests: most likely the ingress or
+// load balancer, which then should be listed there (admit explains what the abuse limits make of it meanwhile).
+// It counts every such request and logs the first one only: a line per request would flood the log, and any
+// client can send the header.
+type forwardingNotice struct {
+	once     sync.Once
+	requests prometheus.Counter
+}
+
+func newForwardingNotice(reg prometheus.Registerer) (*forwardingNotice, error) {
+	n := &forwardingNotice{requests: prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "parley_runtime_untrusted_forwarded_requests_total",
+		Help: "Requests with X-Forwarded-For from a peer outside the trusted proxies (the ChatRuntime's trustedProxies).",
+	})}
+	if err := reg.Register(n.requests); err != nil {
+		return nil, fmt.Errorf("registering the forwarded requests metric: %w", err)
+	}
+	return n, nil
+}
+
+// observe notes a request whether its peer is an untrusted proxy.
+func (n *forwardingNotice) observe(s *Server, r *http.Request, log *slog.Logger) {
+	if !s.untrustedProxy(r) {
+		return
+	}
+	n.requests.Inc()
+	n.once.Do(func() {
+		peer, _ := peerAddress(r)
+		log.Warn("a peer outside the trusted proxies forwards requests for other clients (X-Forwarded-For): "+
+			"if it is the ingress or load balancer, list its network in the ChatRuntime's trustedProxies; until then "+
+			"the abuse limits count every visitor behind it against one shared ceiling of the peer. Logged once; "+
+			"parley_runtime_untrusted_forwarded_requests_total counts them", "peer", peer.String())
+	})
 }

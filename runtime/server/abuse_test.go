@@ -63,36 +63,79 @@ func TestConversationFloodFromOneAddress(t *testing.T) {
 	}
 }
 
-// An ingress missing from trustedProxies makes every visitor behind it one client address. When that address
-// reaches its limit, the runtime's log says what to set; a client that forwarded nothing gets no such advice.
-func TestAnUntrustedProxyIsNamedWhenItsAddressIsLimited(t *testing.T) {
+// An ingress missing from trustedProxies (the default) forwards every visitor from one address. One visitor
+// behind it must not use up the address limit for everyone else, while a single client behind it, however many
+// visitor IDs it makes up, is still held to the address limit; and a client that talks to the runtime directly
+// and names a new forwarded address for each request is held to the proxy's ceiling. The runtime says so once in
+// its log, and counts every such request.
+func TestVisitorsBehindAnUntrustedProxyKeepTheirOwnLimits(t *testing.T) {
+	const perAddress = 3
+	e := newEnv(t)
+	e.addMerchant("alpha", func(b *tenant.Bundle) {
+		b.Plan.ConversationsPerAddressPerHour = perAddress
+		b.Plan.ConversationsPerVisitorPerHour = 1000
+	})
+	start := func(visitor, forwardedFor string) response {
+		return e.chat(e.keys["alpha-pk"], `{"message": "hi"}`, "Origin", "https://alpha.example",
+			"X-Visitor-ID", visitor, "X-Forwarded-For", forwardedFor)
+	}
+	// A script behind the ingress, with a new visitor ID for each conversation: the address limit holds it.
+	for i := range perAddress {
+		if r := start(fmt.Sprint("script-", i), "203.0.113.9, 198.51.100.7"); r.status != http.StatusOK {
+			t.Fatalf("conversation %d: %d %s", i+1, r.status, r.body)
+		}
+	}
+	if r := start("script-last", "198.51.100.7"); r.status != http.StatusTooManyRequests || r.errorCode(t) != codeConversationRateLimited {
+		t.Fatalf("a client behind the proxy past the address limit: %d %s", r.status, r.body)
+	}
+	// Every other visitor behind the same ingress still starts conversations.
+	for i := range perAddress {
+		if r := start(fmt.Sprint("visitor-", i), fmt.Sprint("198.51.100.", 100+i)); r.status != http.StatusOK {
+			t.Errorf("another visitor behind the proxy: %d %s", r.status, r.body)
+		}
+	}
+	// A client that names a new address each time gets no more than the proxy's ceiling, all told.
+	admitted := 2 * perAddress
+	for i := range proxyShare * perAddress {
+		if r := start(fmt.Sprint("forger-", i), fmt.Sprint("192.0.2.", i)); r.status == http.StatusOK {
+			admitted++
+		}
+	}
+	if admitted != proxyShare*perAddress {
+		t.Errorf("%d conversations through one untrusted proxy, want its ceiling of %d", admitted, proxyShare*perAddress)
+	}
+	if r := start("forger-last", "192.0.2.250"); r.status != http.StatusTooManyRequests {
+		t.Errorf("past the proxy's ceiling: %d %s", r.status, r.body)
+	}
+
+	if !strings.Contains(e.logs.String(), "abuse limit reached for every client of a peer outside the trusted proxies") {
+		t.Errorf("the proxy's ceiling reached is not a warning:\n%s", e.logs)
+	}
 	const advice = "list its network in the ChatRuntime's trustedProxies"
-	for _, forwarded := range []bool{false, true} {
-		t.Run(fmt.Sprint("forwarded=", forwarded), func(t *testing.T) {
-			e := newEnv(t)
-			e.addMerchant("alpha", func(*tenant.Bundle) {})
-			headers := func(visitor string) []string {
-				h := []string{"Origin", "https://alpha.example", "X-Visitor-ID", visitor}
-				if forwarded {
-					h = append(h, "X-Forwarded-For", "198.51.100.7")
-				}
-				return h
-			}
-			for i := range tenant.DefaultConversationsPerAddressPerHour {
-				if r := e.chat(e.keys["alpha-pk"], `{"message": "hi"}`, headers(fmt.Sprint("v", i))...); r.status != http.StatusOK {
-					t.Fatalf("conversation %d: %d %s", i+1, r.status, r.body)
-				}
-			}
-			if strings.Contains(e.logs.String(), advice) {
-				t.Fatalf("advice logged before any refusal:\n%s", e.logs)
-			}
-			if r := e.chat(e.keys["alpha-pk"], `{"message": "hi"}`, headers("v-last")...); r.status != http.StatusTooManyRequests {
-				t.Fatalf("conversation past the address limit: %d %s", r.status, r.body)
-			}
-			if got := strings.Contains(e.logs.String(), advice); got != forwarded {
-				t.Errorf("advice to set trustedProxies logged: %v, want %v:\n%s", got, forwarded, e.logs)
-			}
-		})
+	if n := strings.Count(e.logs.String(), advice); n != 1 {
+		t.Errorf("the advice to set trustedProxies is logged %d times, want once:\n%s", n, e.logs)
+	}
+	want := fmt.Sprint("parley_runtime_untrusted_forwarded_requests_total ", 2*perAddress+proxyShare*perAddress+2)
+	if m := e.scrape(); !strings.Contains(m, want) {
+		t.Errorf("metrics lack %q", want)
+	}
+}
+
+// A client that forwards nothing, or comes through a trusted proxy, gets no advice and is not counted.
+func TestNoForwardingNoticeWithoutAnUntrustedProxy(t *testing.T) {
+	e := newEnv(t, func(c *envConfig) {
+		c.server.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+	})
+	for _, h := range [][]string{{"X-Visitor-ID", "v1"}, {"X-Visitor-ID", "v2", "X-Forwarded-For", "198.51.100.7"}} {
+		if r := e.chat(e.keys["alpha-pk"], `{"message": "hi"}`, append([]string{"Origin", "https://alpha.example"}, h...)...); r.status != http.StatusOK {
+			t.Fatalf("conversation: %d %s", r.status, r.body)
+		}
+	}
+	if strings.Contains(e.logs.String(), "trustedProxies") {
+		t.Errorf("advice logged without an untrusted proxy:\n%s", e.logs)
+	}
+	if m := e.scrape(); !strings.Contains(m, "parley_runtime_untrusted_forwarded_requests_total 0") {
+		t.Error("requests counted as forwarded by an untrusted proxy")
 	}
 }
 

@@ -27,7 +27,7 @@ func TestSelfServiceKeys(t *testing.T) {
 	ask := func(key string) int {
 		return e.chat(key, `{"message": "How do returns work?"}`).status
 	}
-	raw, k, err := svc.CreateAPIKey(ctx, e.bundles["alpha"], tenant.KeySecret)
+	raw, k, err := svc.CreateAPIKey(ctx, e.tenants, e.bundles["alpha"], tenant.KeySecret)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestSelfServiceKeys(t *testing.T) {
 	}
 
 	// Self-service turned off: new keys are refused, and so are the ones made before.
-	raw2, _, err := svc.CreateAPIKey(ctx, e.bundles["alpha"], tenant.KeySecret)
+	raw2, _, err := svc.CreateAPIKey(ctx, e.tenants, e.bundles["alpha"], tenant.KeySecret)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestSelfServiceKeys(t *testing.T) {
 	if status := ask(raw2); status != http.StatusUnauthorized {
 		t.Errorf("a self-service key where they are off: %d", status)
 	}
-	if _, _, err := svc.CreateAPIKey(ctx, &off, tenant.KeyPublishable); !errors.Is(err, chat.ErrSelfServiceKeysDisabled) {
+	if _, _, err := svc.CreateAPIKey(ctx, e.tenants, &off, tenant.KeyPublishable); !errors.Is(err, chat.ErrSelfServiceKeysDisabled) {
 		t.Errorf("creating a key where they are off: %v", err)
 	}
 	// Declared keys are untouched.

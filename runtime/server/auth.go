@@ -10,19 +10,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/parley-dev/parley/runtime/issuer"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
 
-// Principal is a verified dashboard user.
-type Principal struct {
-	Subject       string
-	Email         string
-	EmailVerified bool
-}
-
-// TokenVerifier checks an ID token and returns who it names. The OIDC implementation is in oidc.go.
+// TokenVerifier checks an ID token and returns who it names: the runtime's issuer.Client, which the dashboard's
+// sign-in shares.
 type TokenVerifier interface {
-	Verify(ctx context.Context, rawToken string) (Principal, error)
+	Verify(ctx context.Context, rawToken string) (issuer.Identity, error)
 }
 
 // keyCaller is a chat caller authenticated by API key.
@@ -43,12 +38,9 @@ func (s *Server) authenticateKey(r *http.Request) (keyCaller, error) {
 	}
 	sum := sha256.Sum256([]byte(raw))
 	hash := hex.EncodeToString(sum[:])
-	merchant, key, ok := s.tenants.Key(hash, s.now())
-	if !ok {
-		var err error
-		if merchant, key, ok, err = s.selfServiceKey(r.Context(), hash); err != nil {
-			return keyCaller{}, err
-		}
+	merchant, key, ok, err := s.chat.ResolveKey(r.Context(), s.tenants, hash)
+	if err != nil {
+		return keyCaller{}, err
 	}
 	// The lookup is by hash, so its timing says nothing about the key; the comparison is constant-time anyway.
 	if !ok || subtle.ConstantTimeCompare([]byte(hash), []byte(key.SHA256)) != 1 {
@@ -90,20 +82,6 @@ func (s *Server) requestOrigin(r *http.Request) string {
 	return ""
 }
 
-// selfServiceKey finds a key an owner created in the dashboard, of a merchant this runtime serves that allows
-// them.
-func (s *Server) selfServiceKey(ctx context.Context, hash string) (*tenant.Bundle, tenant.APIKey, bool, error) {
-	k, found, err := s.chat.SelfServiceKey(ctx, hash)
-	if err != nil || !found {
-		return nil, tenant.APIKey{}, false, err
-	}
-	m, ok := s.tenants.Merchant(k.MerchantID)
-	if !ok || m.SelfServiceKeysDisabled {
-		return nil, tenant.APIKey{}, false, nil
-	}
-	return m, tenant.APIKey{ID: k.ID, Type: tenant.KeyType(k.Type), SHA256: k.SHA256}, true, nil
-}
-
 // authenticateOwner verifies the bearer ID token and picks the merchant it may act on: the only one its
 // principal owns, or the one named in X-Merchant-ID.
 func (s *Server) authenticateOwner(r *http.Request) (*tenant.Bundle, error) {
@@ -116,7 +94,7 @@ func (s *Server) authenticateOwner(r *http.Request) (*tenant.Bundle, error) {
 		return nil, unauthorized(bearerChallenge, "this runtime has no identity provider configured")
 	}
 	p, err := s.verifier.Verify(r.Context(), raw)
-	if errors.Is(err, errIssuerUnavailable) {
+	if errors.Is(err, issuer.ErrUnavailable) {
 		logger(r).Warn("ID token not checked", "reason", err)
 		return nil, newError(http.StatusServiceUnavailable, codeUnavailable, "the identity provider does not answer; retry in a minute")
 	}

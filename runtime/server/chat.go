@@ -92,8 +92,17 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, m *tenant.Bundle
 
 // chatError explains a failed answer.
 func (s *Server) chatError(m *tenant.Bundle, err error) error {
-	if errors.Is(err, store.ErrQuotaExceeded) {
+	switch {
+	case errors.Is(err, store.ErrQuotaExceeded):
 		return s.quotaExceeded(m)
+	case errors.Is(err, chat.ErrConversationLimit):
+		return explain(err, chat.ErrConversationLimit, "the merchant's plan allows %d answers and %d model tokens in one "+
+			"conversation, and this one has had them; go on in a new one: leave conversation_id out",
+			m.Plan.ConversationTurns(), m.Plan.ConversationTokens())
+	case errors.Is(err, chat.ErrVisitorLimit):
+		return explain(err, chat.ErrVisitorLimit, "the merchant's plan allows a visitor %d answers and %d model tokens "+
+			"in the conversations it started in the last 24 hours, and this visitor has had them; try again later",
+			m.Plan.VisitorTurns(), m.Plan.VisitorTokens())
 	}
 	return err
 }

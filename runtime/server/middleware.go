@@ -127,6 +127,7 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 		ri := &requestInfo{id: id, log: log}
 		r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, ri))
 		rec := &statusRecorder{ResponseWriter: w}
+		s.forwarding.observe(s, r, log)
 
 		defer func() {
 			if p := recover(); p != nil {

@@ -19,6 +19,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -127,6 +128,40 @@ func TestTemplate(t *testing.T) {
 		"--set", "defaults.enabled=true,runtime.namespace="))
 	if _, ok := shared["ChatRuntime/default"]["spec"].(map[string]any)["targetNamespace"]; ok || shared["RoleBinding/parley-runtime-namespace"] != nil {
 		t.Errorf("runtime.namespace empty still moves the runtime: %v", shared["ChatRuntime/default"]["spec"])
+	}
+
+	// The ingress's networks, given once, reach the default runtime; a spec of its own wins.
+	if _, ok := all["ChatRuntime/default"]["spec"].(map[string]any)["trustedProxies"]; ok {
+		t.Errorf("the default runtime trusts proxies nobody listed: %v", all["ChatRuntime/default"]["spec"])
+	}
+	proxied := objects(t, helm(t, "template", "parley", chart, "--kube-version", "1.37.0", "-n", "parley-system",
+		"--set", "defaults.enabled=true,runtime.trustedProxies={10.244.0.0/16,fd00:10:244::/56}"))
+	if got := fmt.Sprint(proxied["ChatRuntime/default"]["spec"].(map[string]any)["trustedProxies"]); got != "[10.244.0.0/16 fd00:10:244::/56]" {
+		t.Errorf("runtime.trustedProxies gives the default runtime trustedProxies %s", got)
+	}
+	own := objects(t, helm(t, "template", "parley", chart, "--kube-version", "1.37.0", "-n", "parley-system",
+		"--set", "defaults.enabled=true,runtime.trustedProxies={10.244.0.0/16},defaults.runtime.trustedProxies={10.0.0.0/8}"))
+	if got := fmt.Sprint(own["ChatRuntime/default"]["spec"].(map[string]any)["trustedProxies"]); got != "[10.0.0.0/8]" {
+		t.Errorf("defaults.runtime.trustedProxies is overridden: %s", got)
+	}
+
+	// The monitoring namespaces, named once, may scrape the default runtime's metrics port.
+	if _, ok := all["ChatRuntime/default"]["spec"].(map[string]any)["metrics"]; ok {
+		t.Errorf("the default runtime admits scrapers nobody listed: %v", all["ChatRuntime/default"]["spec"])
+	}
+	scraped := objects(t, helm(t, "template", "parley", chart, "--kube-version", "1.37.0", "-n", "parley-system",
+		"--set", "defaults.enabled=true,runtime.metricsNamespaces={monitoring,observability}"))
+	var rtSpec chatv1alpha1.ChatRuntime
+	data, err := yaml.Marshal(scraped["ChatRuntime/default"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.UnmarshalStrict(data, &rtSpec); err != nil {
+		t.Fatal(err)
+	}
+	if sel := rtSpec.Spec.Metrics.AllowedNamespaces; !grants(t, sel, map[string]string{corev1.LabelMetadataName: "observability"}) ||
+		grants(t, sel, map[string]string{corev1.LabelMetadataName: "tenant-a"}) {
+		t.Errorf("runtime.metricsNamespaces gives the default runtime metrics.allowedNamespaces %v", sel)
 	}
 
 	if _, ok := all["RoleBinding/parley-tenant-secrets"]; ok {
@@ -310,4 +345,68 @@ func waitFor(t *testing.T, f func() error) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// TestPaidPlansGrantedToNobody: a namespace editor must not be able to put a Merchant on a paid plan, from the
+// chart's default plans or from the samples, until the platform team labels the namespace; the free plan stays
+// open. A plan without allowedNamespaces is granted to every namespace.
+func TestPaidPlansGrantedToNobody(t *testing.T) {
+	plans := map[string][]byte{}
+	all := objects(t, helm(t, "template", "parley", chart, "--kube-version", "1.37.0", "-n", "parley-system",
+		"--set", "defaults.enabled=true"))
+	for k, obj := range all {
+		if strings.HasPrefix(k, "Plan/") {
+			data, err := yaml.Marshal(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plans["chart "+k] = data
+		}
+	}
+	samples, err := filepath.Glob(filepath.Join(repo, "config", "samples", "chat_v1alpha1_plan_*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range samples {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plans["sample "+filepath.Base(f)] = data
+	}
+	if len(plans) != 6 {
+		t.Fatalf("want the three plans of the chart and of the samples, have %d", len(plans))
+	}
+	for where, data := range plans {
+		var p chatv1alpha1.Plan
+		if err := yaml.UnmarshalStrict(data, &p); err != nil {
+			t.Fatalf("%s: %v", where, err)
+		}
+		if p.Name == "starter" {
+			if p.Spec.AllowedNamespaces != nil {
+				t.Errorf("%s: the free plan is granted only to some namespaces: %v", where, p.Spec.AllowedNamespaces)
+			}
+			continue
+		}
+		if grants(t, p.Spec.AllowedNamespaces, map[string]string{"kubernetes.io/metadata.name": "intruder"}) {
+			t.Errorf("%s: paid plan %s is granted to an unlabelled namespace: allowedNamespaces %v", where, p.Name, p.Spec.AllowedNamespaces)
+		}
+		if !grants(t, p.Spec.AllowedNamespaces, map[string]string{"plans.chat.parley.dev/" + p.Name: "granted"}) {
+			t.Errorf("%s: the label docs/security.md gives does not grant plan %s", where, p.Name)
+		}
+	}
+}
+
+// grants reports whether a plan's allowedNamespaces selects a namespace with the given labels, as the operator
+// decides it: no selector grants every namespace.
+func grants(t *testing.T, selector *metav1.LabelSelector, nsLabels map[string]string) bool {
+	t.Helper()
+	if selector == nil {
+		return true
+	}
+	sel, err := metav1.LabelSelectorAsSelector(selector)
+	if err != nil {
+		t.Fatalf("allowedNamespaces %v: %v", selector, err)
+	}
+	return sel.Matches(labels.Set(nsLabels))
 }

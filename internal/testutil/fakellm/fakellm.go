@@ -35,6 +35,9 @@ type Provider struct {
 	// Finish is the answer's finish_reason: "stop" when empty, or "length" or "content_filter" for one cut short.
 	Finish   string
 	requests []Recorded
+	// abandoned is closed when a client first closes its request before its answer ended.
+	abandoned     chan struct{}
+	abandonedOnce sync.Once
 }
 
 // Usage is the usage every answer reports.
@@ -75,7 +78,7 @@ type Request struct {
 // New starts a provider that answers with the pieces of answer, until the test ends.
 func New(t testing.TB, answer ...string) *Provider {
 	t.Helper()
-	f := &Provider{Answer: answer, Status: http.StatusOK}
+	f := &Provider{Answer: answer, Status: http.StatusOK, abandoned: make(chan struct{})}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
 	return f
@@ -94,6 +97,10 @@ func (f *Provider) Set(fn func(f *Provider)) {
 	defer f.mu.Unlock()
 	fn(f)
 }
+
+// Abandoned is closed once a client closed its connection while its answer was being written, as a provider sees
+// a caller that stopped reading: the answer's remaining tokens are never generated.
+func (f *Provider) Abandoned() <-chan struct{} { return f.abandoned }
 
 // Requests returns the requests received so far.
 func (f *Provider) Requests() []Recorded {
@@ -165,6 +172,7 @@ func (f *Provider) serve(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-time.After(pieceDelay):
 		case <-r.Context().Done():
+			f.abandonedOnce.Do(func() { close(f.abandoned) })
 			return
 		}
 		send(chunk(map[string]any{"content": piece}, nil))

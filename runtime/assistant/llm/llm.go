@@ -144,7 +144,8 @@ func (r *Responder) Respond(ctx context.Context, req assistant.Request) (assista
 		return reply, nil
 	}
 	if ctx.Err() != nil {
-		return assistant.Reply{}, fmt.Errorf("asking the model: %w", ctx.Err())
+		// The caller went away: the partial answer and its tokens, estimated, for the caller to store and count.
+		return assistant.Reply{}, &assistant.InterruptedError{Partial: reply, Err: ctx.Err()}
 	}
 	reason := reasonError
 	switch {
@@ -247,7 +248,11 @@ func (r *Responder) stream(ctx context.Context, req assistant.Request, hits []as
 		sent = pass(req.Delta, strings.TrimLeftFunc(text.String(), unicode.IsSpace), sent)
 	}
 	if err := stream.Err(); err != nil {
-		return assistant.Reply{}, fmt.Errorf("the chat completion from %s: %w", r.cfg.BaseURL, err)
+		// With the caller's cancellation, what was written, and what it cost: the provider bills the prompt whole
+		// and the completion's tokens so far, and a stream cut short reports no usage of its own.
+		partial := assistant.Reply{Text: text.String(), Kind: assistant.KindAnswer, Answered: text.Len() > 0,
+			Usage: assistant.Usage{PromptTokens: int64(promptTokens(msgs)), CompletionTokens: int64(tokens(text.String()))}}
+		return partial, fmt.Errorf("the chat completion from %s: %w", r.cfg.BaseURL, err)
 	}
 	if finish == "" {
 		return assistant.Reply{}, fmt.Errorf("the chat completion from %s: %w", r.cfg.BaseURL, errCutShort)

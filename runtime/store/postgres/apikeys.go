@@ -36,10 +36,33 @@ func (s *Store) ListAPIKeys(ctx context.Context, merchantID string) ([]store.API
 	return keys, nil
 }
 
-// APIKeyByHash returns the unrevoked key of the hash, or store.ErrNotFound.
+// APIKeyByHash returns the key of the hash, revoked or not, or store.ErrNotFound.
 func (s *Store) APIKeyByHash(ctx context.Context, sha256Hex string) (store.APIKey, error) {
-	return scanAPIKey(s.pool.QueryRow(ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE sha256 = $1 AND revoked_at IS NULL`,
-		sha256Hex))
+	return scanAPIKey(s.pool.QueryRow(ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE sha256 = $1`, sha256Hex))
+}
+
+// APIKeysByHash returns the keys, revoked or not, of any of hashes, in one statement with one array parameter.
+func (s *Store) APIKeysByHash(ctx context.Context, hashes []string) ([]store.APIKey, error) {
+	if len(hashes) == 0 {
+		return nil, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE sha256 = ANY($1)`, hashes)
+	if err != nil {
+		return nil, fmt.Errorf("listing API keys by hash: %w", err)
+	}
+	defer rows.Close()
+	var keys []store.APIKey
+	for rows.Next() {
+		k, err := scanAPIKey(rows)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("listing API keys by hash: %w", err)
+	}
+	return keys, nil
 }
 
 // InsertAPIKey stores a new key.

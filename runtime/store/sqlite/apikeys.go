@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -23,10 +24,27 @@ func (s *Store) ListAPIKeys(ctx context.Context, merchantID string) ([]store.API
 	return keys, nil
 }
 
-// APIKeyByHash returns the unrevoked key of the hash, or store.ErrNotFound.
+// APIKeyByHash returns the key of the hash, revoked or not, or store.ErrNotFound.
 func (s *Store) APIKeyByHash(ctx context.Context, sha256Hex string) (store.APIKey, error) {
-	return scanAPIKey(s.reader.QueryRowContext(ctx, `SELECT `+apiKeyColumns+` FROM api_keys
-		WHERE sha256 = ? AND revoked_at IS NULL`, sha256Hex))
+	return scanAPIKey(s.reader.QueryRowContext(ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE sha256 = ?`, sha256Hex))
+}
+
+// APIKeysByHash returns the keys, revoked or not, of any of hashes. The hashes go as one JSON array, so that
+// their number is bound by no limit on a statement's parameters.
+func (s *Store) APIKeysByHash(ctx context.Context, hashes []string) ([]store.APIKey, error) {
+	if len(hashes) == 0 {
+		return nil, nil
+	}
+	list, err := json.Marshal(hashes)
+	if err != nil {
+		return nil, fmt.Errorf("listing API keys by hash: %w", err)
+	}
+	keys, err := queryList(ctx, s.reader, `SELECT `+apiKeyColumns+` FROM api_keys
+		WHERE sha256 IN (SELECT value FROM json_each(?))`, []any{string(list)}, scanAPIKey)
+	if err != nil {
+		return nil, fmt.Errorf("listing API keys by hash: %w", err)
+	}
+	return keys, nil
 }
 
 // InsertAPIKey stores a new key.

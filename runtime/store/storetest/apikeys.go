@@ -8,8 +8,8 @@ import (
 	"github.com/parley-dev/parley/runtime/store"
 )
 
-// apiKeys: self-service keys are found by hash until revoked, listed per merchant, and one merchant cannot
-// revoke another's.
+// apiKeys: self-service keys are found by hash, revoked ones too (a revoked key's hash stays its merchant's),
+// alone or many at once, listed per merchant, and one merchant cannot revoke another's.
 func (h harness) apiKeys(t *testing.T) {
 	s := h.store(t)
 	ctx := t.Context()
@@ -56,8 +56,8 @@ func (h harness) apiKeys(t *testing.T) {
 	if err := revoke("alpha", "k1"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("revoking twice: %v", err)
 	}
-	if _, err := s.APIKeyByHash(ctx, a1.SHA256); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("a revoked key is found: %v", err)
+	if got, err := s.APIKeyByHash(ctx, a1.SHA256); err != nil || got.MerchantID != "alpha" || !got.RevokedAt.Equal(used) {
+		t.Errorf("a revoked key by its hash: %+v %v, want alpha's, revoked at %v", got, err, used)
 	}
 	if got, err := s.APIKeyByHash(ctx, b1.SHA256); err != nil || got.MerchantID != "beta" {
 		t.Errorf("beta's k1 after alpha's k1 was revoked: %+v %v", got, err)
@@ -68,6 +68,25 @@ func (h harness) apiKeys(t *testing.T) {
 	}
 	if _, err := s.APIKeyByHash(ctx, hexOf("unknown")); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("an unknown hash: %v", err)
+	}
+
+	many, err := s.APIKeysByHash(ctx, []string{b1.SHA256, hexOf("unknown"), a1.SHA256, a1.SHA256})
+	if err != nil {
+		t.Fatalf("APIKeysByHash: %v", err)
+	}
+	byHash := map[string]store.APIKey{}
+	for _, k := range many {
+		byHash[k.SHA256] = k
+	}
+	if len(many) != 2 || byHash[b1.SHA256].MerchantID != "beta" || !byHash[a1.SHA256].RevokedAt.Equal(used) {
+		t.Errorf("APIKeysByHash: %+v, want beta's k1 and alpha's revoked k1", many)
+	}
+	if none, err := s.APIKeysByHash(ctx, nil); err != nil || len(none) != 0 {
+		t.Errorf("APIKeysByHash of no hash: %+v %v", none, err)
+	}
+	// A hash is matched whole, never as a pattern.
+	if none, err := s.APIKeysByHash(ctx, []string{"%", a1.SHA256[:10]}); err != nil || len(none) != 0 {
+		t.Errorf("APIKeysByHash of partial hashes: %+v %v", none, err)
 	}
 }
 

@@ -1,0 +1,151 @@
+// Package argocd tests the Argo CD health checks the chart ships (charts/parley/argocd/health.lua, rendered into
+// the ConfigMap of templates/argocd.yaml): they run with the Lua engine Argo CD embeds, as Argo CD runs a script
+// from argocd-cm, on Plans, ChatRuntimes, Merchants, APIKeys and Webhooks that the operator's reconcilers brought
+// into each state on a real API server (envtest). go.mod pins github.com/yuin/gopher-lua at v1.1.2, the version
+// Argo CD v3.6 requires: move it with Argo CD.
+package argocd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/yaml"
+
+	"github.com/parley-dev/parley/controllers"
+)
+
+const operatorNS = "parley-system"
+
+var (
+	repo  = filepath.Join("..", "..")
+	chart = filepath.Join(repo, "charts", "parley")
+
+	cfg *rest.Config
+	k8s client.Client
+	// scripts are the health checks the chart renders, by argocd-cm key.
+	scripts map[string]string
+	// stopOperator stops the running operator and waits until it has stopped.
+	stopOperator func() error
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runSuite(m))
+}
+
+func runSuite(m *testing.M) int {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run the tests with "+
+			"KUBEBUILDER_ASSETS=$(hack/setup-envtest.sh) go test ./test/argocd/")
+		return 1
+	}
+	var err error
+	if scripts, err = renderedScripts(); err != nil {
+		fmt.Fprintln(os.Stderr, "rendering the chart's health checks:", err)
+		return 1
+	}
+	logf.SetLogger(logr.Discard()) // the tests read objects, not logs
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join(repo, "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+	}
+	if cfg, err = env.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "starting envtest:", err)
+		return 1
+	}
+	defer func() { _ = env.Stop() }()
+	if k8s, err = client.New(cfg, client.Options{Scheme: controllers.Scheme()}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNS}}
+	if err := k8s.Create(context.Background(), ns); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := startOperator(); err != nil {
+		fmt.Fprintln(os.Stderr, "starting the operator:", err)
+		return 1
+	}
+	defer func() { _ = stopOperator() }()
+	return m.Run()
+}
+
+// startOperator runs every Parley reconciler, as the operator's binary does.
+func startOperator() error {
+	mgr, err := controllers.NewManager(cfg, controllers.Options{
+		Namespace: operatorNS, RuntimeImage: "ghcr.io/parley-dev/parley:test",
+		MetricsAddr: "0", ProbeAddr: "0", Workers: 4, Registry: prometheus.NewRegistry(), Rebuildable: true,
+	})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	stopOperator = func() error {
+		cancel()
+		return <-done
+	}
+	return nil
+}
+
+// renderedScripts renders the chart's Argo CD ConfigMap with the pinned Helm and returns its data.
+func renderedScripts() (map[string]string, error) {
+	modfile, err := filepath.Abs(filepath.Join(repo, "hack", "tools", "helm", "go.mod"))
+	if err != nil {
+		return nil, err
+	}
+	home, err := os.MkdirTemp("", "helm-")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = os.RemoveAll(home) }()
+	cmd := exec.Command("go", "tool", "-modfile="+modfile, "helm", "template", "parley", chart,
+		"--kube-version", "1.37.0", "-n", operatorNS, "--set", "argocd.healthChecks.enabled=true",
+		"--show-only", "templates/argocd.yaml")
+	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+home+"/cache", "HELM_CONFIG_HOME="+home+"/config", "HELM_DATA_HOME="+home+"/data")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("helm template: %w\n%s", err, stderr.String())
+	}
+	var cm corev1.ConfigMap
+	if err := yaml.Unmarshal(stdout.Bytes(), &cm); err != nil {
+		return nil, fmt.Errorf("the rendered ConfigMap: %w", err)
+	}
+	if len(cm.Data) == 0 {
+		return nil, errors.New("the rendered ConfigMap has no data")
+	}
+	return cm.Data, nil
+}
+
+// eventually retries check until it passes or 30 seconds have gone.
+func eventually(t *testing.T, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
