@@ -88,7 +88,18 @@ type Reply struct {
 	Answered bool
 	// Usage is what a model provider billed for the answer; zero for offline answers.
 	Usage Usage
+	// Cut is why a model's answer ended before it was done, CutLength or CutContentFilter; "" for a whole
+	// answer. A cut answer is not Answered: it is given as far as it goes, but not counted as an answer.
+	Cut string
 }
+
+// The reasons an answer was cut short, as the chat completions API names them in finish_reason.
+const (
+	// CutLength is an answer that reached its token limit.
+	CutLength = "length"
+	// CutContentFilter is an answer the provider's content filter ended (Azure OpenAI).
+	CutContentFilter = "content_filter"
+)
 
 // Responder answers a visitor's message.
 type Responder interface {

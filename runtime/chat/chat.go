@@ -116,6 +116,9 @@ type Reply struct {
 	Message        store.Message
 	// Usage is what the model provider billed for the answer; zero for offline answers.
 	Usage assistant.Usage
+	// Cut is why the model's answer ended before it was done (assistant.CutLength, assistant.CutContentFilter);
+	// "" for a whole answer.
+	Cut string
 }
 
 // MaxConversationMessages is the most messages a conversation holds, questions and answers. It bounds what each
@@ -230,7 +233,7 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 	if interrupted != nil {
 		return Reply{}, fmt.Errorf("answering: %w", interrupted)
 	}
-	return Reply{ConversationID: q.ConversationID, Message: ex.Answer, Usage: reply.Usage}, nil
+	return Reply{ConversationID: q.ConversationID, Message: ex.Answer, Usage: reply.Usage, Cut: reply.Cut}, nil
 }
 
 // Preview answers an owner trying the widget in the dashboard's live preview as a visitor would be answered (the

@@ -43,6 +43,7 @@ type chatResponse struct {
 	Answer         string       `json:"answer"`
 	Sources        []sourceJSON `json:"sources"`
 	Answered       bool         `json:"answered"`
+	FinishReason   string       `json:"finish_reason,omitempty"`
 	CreatedAt      time.Time    `json:"created_at"`
 }
 
@@ -152,6 +153,10 @@ func (c chatResponse) appendJSON(b []byte) ([]byte, error) {
 	}
 	b = append(b, `,"answered":`...)
 	b = strconv.AppendBool(b, c.Answered)
+	if c.FinishReason != "" {
+		b = append(b, `,"finish_reason":`...)
+		b = jsonenc.AppendString(b, c.FinishReason)
+	}
 	b = append(b, `,"created_at":"`...)
 	if b, err = c.CreatedAt.AppendText(b); err != nil { // what Time.MarshalJSON writes between its quotes
 		return nil, err
@@ -162,7 +167,7 @@ func (c chatResponse) appendJSON(b []byte) ([]byte, error) {
 func replyJSON(reply chat.Reply) chatResponse {
 	a := reply.Message
 	return chatResponse{ConversationID: reply.ConversationID, MessageID: a.ID, Answer: a.Text,
-		Sources: sourcesJSON(a.Sources), Answered: a.Answered, CreatedAt: a.CreatedAt}
+		Sources: sourcesJSON(a.Sources), Answered: a.Answered, FinishReason: reply.Cut, CreatedAt: a.CreatedAt}
 }
 
 // validateChat checks a decoded chat request's values.

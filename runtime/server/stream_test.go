@@ -134,6 +134,35 @@ func TestStreamedAndPlainAnswersAgree(t *testing.T) {
 	}
 }
 
+// TestACutAnswerSaysSo: an answer the model's token limit or its provider's content filter ended is given as far
+// as it goes, streamed or not, with the reason, and not counted as answered.
+func TestACutAnswerSaysSo(t *testing.T) {
+	for _, finish := range []string{"length", "content_filter"} {
+		t.Run(finish, func(t *testing.T) {
+			provider := fakellm.New(t, "Returns ", "are free ", "within 60")
+			provider.Set(func(p *fakellm.Provider) { p.Finish = finish })
+			e := newEnv(t, withModel(t, provider))
+			e.addKnowledge("alpha", "Returns", "You can return unworn items within 60 days for a full refund.")
+			plain := e.chat(e.keys["alpha-sk"], `{"message": "How long can I return things?"}`)
+			if got := plain.json(t); plain.status != http.StatusOK || got["answer"] != "Returns are free within 60" ||
+				got["answered"] != false || got["finish_reason"] != finish {
+				t.Errorf("%d %s", plain.status, plain.body)
+			}
+			res := e.openStream(e.keys["alpha-sk"], `{"message": "How long can I return things?"}`)
+			defer func() { _ = res.Body.Close() }()
+			body, err := io.ReadAll(res.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			openapi3filter.RegisterBodyDecoder(contentTypeEventStream, openapi3filter.PlainBodyDecoder)
+			e.validateResponse(res.Request, res, body)
+			if _, reply := streamed(t, readEvents(t, bytes.NewReader(body))); reply["answered"] != false || reply["finish_reason"] != finish {
+				t.Errorf("streamed %v", reply)
+			}
+		})
+	}
+}
+
 func TestAnOfflineAnswerStreamsWhole(t *testing.T) {
 	e := newEnv(t)
 	e.addKnowledge("alpha", "Returns", "You can return unworn items within 60 days for a full refund.")

@@ -34,12 +34,16 @@ type harness struct {
 	logs *bytes.Buffer
 }
 
-func newResponder(t *testing.T, baseURL string, timeout time.Duration) harness {
+func newResponder(t *testing.T, baseURL string, timeout time.Duration, configure ...func(*Config)) harness {
 	t.Helper()
 	h := harness{reg: prometheus.NewRegistry(), logs: &bytes.Buffer{}}
-	r, err := New(Config{BaseURL: baseURL, Model: "test-model", APIKey: testKey, Timeout: timeout, Temperature: 0.2,
+	cfg := Config{BaseURL: baseURL, Model: "test-model", APIKey: testKey, Timeout: timeout, Temperature: 0.2,
 		MaxTokens: 300, ContextItems: 3, HistoryTokens: 200, Offline: assistant.Retrieval{},
-		Logger: slog.New(slog.NewTextHandler(h.logs, nil)), Registry: h.reg})
+		Logger: slog.New(slog.NewTextHandler(h.logs, nil)), Registry: h.reg}
+	for _, c := range configure {
+		c(&cfg)
+	}
+	r, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,6 +215,11 @@ func TestFailuresGiveTheOfflineAnswerInTime(t *testing.T) {
 		// An answer far longer than max_tokens allows is a provider gone wrong: it is not read to the end.
 		{"endless", func(f *fakellm.Provider) {
 			f.Garbage = strings.Repeat(sseChunk(`{"content":"`+strings.Repeat("x", 4096)+`"}`, "null"), 64)
+		}, nil, reasonError},
+		// So is endless reasoning: a thought counts against max_tokens as the answer does.
+		{"endless reasoning", func(f *fakellm.Provider) {
+			f.Garbage = strings.Repeat(sseChunk(`{"reasoning_content":"`+strings.Repeat("x", 4096)+`"}`, "null"), 64) +
+				sseChunk(`{"content":"Canada."}`, `"stop"`) + "data: [DONE]\n\n"
 		}, nil, reasonError},
 		{"connection refused", nil, func(*fakellm.Provider) string { return refused() }, reasonError},
 	} {
