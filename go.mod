@@ -23,6 +23,7 @@ require (
 	github.com/prometheus/common v0.70.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
+	github.com/tiktoken-go/tokenizer v0.10.0
 	github.com/yuin/gopher-lua v1.1.2
 	golang.org/x/oauth2 v0.36.0
 	golang.org/x/text v0.43.0
@@ -43,6 +44,7 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/coder/websocket v1.8.15 // indirect
 	github.com/davecgh/go-spew v1.1.2-0.20180830191138-d8f796af33cc // indirect
+	github.com/dlclark/regexp2/v2 v2.5.1 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/emicklei/go-restful/v3 v3.13.0 // indirect
 	github.com/evanphx/json-patch/v5 v5.9.11 // indirect

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -56,7 +55,7 @@ func (r *APIKeyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if done, err := load(ctx, r.Client, req, &key); done {
 		return ctrl.Result{}, err // a deleted key's Secret is garbage-collected; the Merchant drops its hash
 	}
-	if r.writes.behind(req.NamespacedName, key.ResourceVersion) {
+	if r.writes.heldBack(&key) {
 		return ctrl.Result{RequeueAfter: cacheBehindRetry}, nil
 	}
 	// Its Merchant is usually created a moment before it, and its event may reach the cache later: then it waits
@@ -117,14 +116,8 @@ func (r *APIKeyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	key.Status.ObservedGeneration = key.Generation
 	news := putReady(&key.Status.Conditions, readyFrom(key.Generation, p, "the key is published to the runtime"), quietFirstReady)
-	if err := updateStatus(ctx, r.Client, before, &key, func(k *chatv1alpha1.APIKey) any { return k.Status }); apierrors.IsConflict(err) {
-		return ctrl.Result{RequeueAfter: cacheBehindRetry}, nil
-	} else if err != nil {
-		return ctrl.Result{}, err
-	}
-	news.record(r.Recorder, &key)
-	r.writes.wrote(req.NamespacedName, before.ResourceVersion, key.ResourceVersion)
-	return ctrl.Result{RequeueAfter: requeue}, nil
+	statusOf := func(k *chatv1alpha1.APIKey) any { return k.Status }
+	return reportStatus(ctx, r.Client, r.writes, r.Recorder, before, &key, statusOf, news, ctrl.Result{RequeueAfter: requeue})
 }
 
 // generatedKey describes the Secret of a key the operator generates, or is nil for a key brought along.

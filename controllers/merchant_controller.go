@@ -79,7 +79,7 @@ func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if err := r.Get(ctx, req.NamespacedName, &m); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if r.writes.behind(req.NamespacedName, m.ResourceVersion) {
+	if r.writes.heldBack(&m) {
 		return ctrl.Result{RequeueAfter: cacheBehindRetry}, nil
 	}
 	if !m.DeletionTimestamp.IsZero() {
@@ -129,14 +129,8 @@ func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	}
 	news := putReady(&m.Status.Conditions, cond, announceFirstReady)
 	r.Metrics.set(m.Namespace, m.Name, m.Spec.PlanRef.Name, cond.Status == metav1.ConditionTrue)
-	if err := updateStatus(ctx, r.Client, before, &m, func(m *chatv1alpha1.Merchant) any { return m.Status }); apierrors.IsConflict(err) {
-		return ctrl.Result{RequeueAfter: cacheBehindRetry}, nil
-	} else if err != nil {
-		return ctrl.Result{}, err
-	}
-	news.record(r.Recorder, &m)
-	r.writes.wrote(req.NamespacedName, before.ResourceVersion, m.ResourceVersion)
-	return ctrl.Result{RequeueAfter: out.requeue}, nil
+	statusOf := func(m *chatv1alpha1.Merchant) any { return m.Status }
+	return reportStatus(ctx, r.Client, r.writes, r.Recorder, before, &m, statusOf, news, ctrl.Result{RequeueAfter: out.requeue})
 }
 
 // published is what publishing a bundle tells the Ready condition and the next reconcile.

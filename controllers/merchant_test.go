@@ -1,3 +1,5 @@
+//go:build integration
+
 package controllers
 
 import (
@@ -106,6 +108,10 @@ func TestMissingPlanThenCreated(t *testing.T) {
 	if b.Plan.RequestsPerSecond != 7 || b.DisplayName != "Shop early" || b.Source != ns+"/early" {
 		t.Errorf("bundle: %+v", b)
 	}
+	// The schema's defaults of a plan's import bounds reach the runtime as they are.
+	if b.Plan.ImportItems != tenant.DefaultImportItems || b.Plan.ImportBytes != tenant.DefaultImportBytes {
+		t.Errorf("import bounds in the bundle: %d items, %d bytes", b.Plan.ImportItems, b.Plan.ImportBytes)
+	}
 	want := `<script src="https://chat.example.com/widget.js" data-api-key="<API_KEY>" data-merchant-id="` + m.Status.MerchantID + `" async></script>`
 	if m.Status.EmbedSnippet != want {
 		t.Errorf("embed snippet:\n got %s\nwant %s", m.Status.EmbedSnippet, want)
@@ -133,16 +139,28 @@ func TestMissingRuntime(t *testing.T) {
 
 func TestPlanChangeReachesBundle(t *testing.T) {
 	f := newTenant(t, false)
-	waitBundle(t, f.id, func(b *tenant.Bundle) error { return nil })
+	// The model's bounds per conversation and visitor reach the bundle with the schema's defaults.
+	waitBundle(t, f.id, func(b *tenant.Bundle) error {
+		if b.Plan.TurnsPerConversation != 50 || b.Plan.TokensPerConversation != 100_000 ||
+			b.Plan.TurnsPerVisitorPerDay != 200 || b.Plan.TokensPerVisitorPerDay != 400_000 {
+			return fmt.Errorf("the model's bounds in the bundle: %+v", b.Plan)
+		}
+		return nil
+	})
 	update(t, f.plan, func(p *chatv1alpha1.Plan) {
 		p.Spec.RequestsPerSecond = 42
 		p.Spec.Burst = new(int32(84))
 		p.Spec.MonthlyConversations = 9000
 		p.Spec.MonthlyTokens = 2_000_000
+		p.Spec.ImportItems, p.Spec.ImportBytes = 50, 64<<10
+		p.Spec.TurnsPerConversation, p.Spec.TokensPerConversation = 7, 7000
+		p.Spec.TurnsPerVisitorPerDay, p.Spec.TokensPerVisitorPerDay = 30, 30_000
 	})
 	waitBundle(t, f.id, func(b *tenant.Bundle) error {
 		if b.Plan.RequestsPerSecond != 42 || b.Plan.Burst != 84 || b.Plan.MonthlyConversations != 9000 ||
-			b.Plan.MonthlyTokens != 2_000_000 {
+			b.Plan.MonthlyTokens != 2_000_000 || b.Plan.ImportItems != 50 || b.Plan.ImportBytes != 64<<10 ||
+			b.Plan.TurnsPerConversation != 7 || b.Plan.TokensPerConversation != 7000 ||
+			b.Plan.TurnsPerVisitorPerDay != 30 || b.Plan.TokensPerVisitorPerDay != 30_000 {
 			return fmt.Errorf("plan in bundle: %+v", b.Plan)
 		}
 		return nil

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 )
 
 // cacheBehindRetry is how soon a reconcile held back by ownWrites runs again: an object's own write usually
@@ -27,6 +28,26 @@ func retryConflict(err error) (reconcile.Result, error) {
 		return reconcile.Result{RequeueAfter: cacheBehindRetry}, nil
 	}
 	return reconcile.Result{}, err
+}
+
+// reportStatus is the end of a reconcile of the kinds written once a merchant (Merchant, APIKey, Webhook): it
+// writes obj's status when it changed from before, then records the Ready condition's news and the write's
+// resourceVersions in w, so that the next reconcile waits for the cache to show the write, and returns res. A
+// conflict, a write from a copy older than the stored object, runs the reconcile again soon, with nothing recorded.
+func reportStatus[T client.Object](ctx context.Context, c client.Client, w *ownWrites, rec recorder.EventRecorder,
+	before, obj T, statusOf func(T) any, news readyNews, res reconcile.Result) (reconcile.Result, error) {
+	if err := updateStatus(ctx, c, before, obj, statusOf); err != nil {
+		return retryConflict(err)
+	}
+	news.record(rec, obj)
+	w.wrote(client.ObjectKeyFromObject(obj), before.GetResourceVersion(), obj.GetResourceVersion())
+	return res, nil
+}
+
+// heldBack says whether a reconcile of the cached obj must wait: the cache is still at a version one of the
+// reconciler's own writes replaced, and the reconcile runs again in cacheBehindRetry.
+func (w *ownWrites) heldBack(obj client.Object) bool {
+	return w.behind(client.ObjectKeyFromObject(obj), obj.GetResourceVersion())
 }
 
 // ownWrites remembers, for each object a reconciler wrote, the resourceVersions its writes replaced, until its

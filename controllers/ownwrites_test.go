@@ -4,6 +4,9 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
 )
 
 func TestOwnWrites(t *testing.T) {
@@ -31,5 +34,19 @@ func TestOwnWrites(t *testing.T) {
 	}
 	if len(w.replaced) != 0 {
 		t.Errorf("remembered: %v", w.replaced)
+	}
+}
+
+func TestHeldBack(t *testing.T) {
+	w := newOwnWrites()
+	key := apiKey("t", "k", "shop", chatv1alpha1.APIKeyPublishable)
+	key.ResourceVersion = "1"
+	w.wrote(client.ObjectKeyFromObject(key), "1", "2") // the status write
+	if !w.heldBack(key) {
+		t.Error("the cached copy an own write replaced is not held back")
+	}
+	key.ResourceVersion = "2"
+	if w.heldBack(key) {
+		t.Error("the cached copy of the own write is held back")
 	}
 }

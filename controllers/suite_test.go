@@ -1,3 +1,5 @@
+//go:build integration
+
 package controllers
 
 import (
@@ -31,8 +33,6 @@ import (
 // garbage collection and no Deployment controller, so tests check owner references rather than cascades, and
 // mark Deployments available themselves where a test needs a Ready ChatRuntime.
 
-const operatorNS = "parley-system"
-
 var (
 	cfg          *rest.Config
 	k8s          client.Client
@@ -48,7 +48,7 @@ func TestMain(m *testing.M) {
 func runSuite(m *testing.M) int {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run the tests with `make test`, or "+
-			"KUBEBUILDER_ASSETS=$(hack/setup-envtest.sh) go test ./...")
+			"KUBEBUILDER_ASSETS=$(hack/setup-envtest.sh) go test -tags integration ./...")
 		return 1
 	}
 	logf.SetLogger(logr.Discard()) // the tests read objects, not logs
@@ -235,51 +235,4 @@ func markDeploymentAvailable(t *testing.T, namespace, name string) {
 			ReadyReplicas: n, AvailableReplicas: n}
 		return k8s.Status().Update(ctxT(t), &d)
 	})
-}
-
-// fixtures
-
-func plan(name string, rps int32, webhooks bool) *chatv1alpha1.Plan {
-	return &chatv1alpha1.Plan{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: chatv1alpha1.PlanSpec{RequestsPerSecond: rps, MonthlyConversations: 100,
-			Features: chatv1alpha1.PlanFeatures{Webhooks: webhooks}},
-	}
-}
-
-func runtimeObj(name string) *chatv1alpha1.ChatRuntime {
-	return &chatv1alpha1.ChatRuntime{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: operatorNS},
-		Spec:       chatv1alpha1.ChatRuntimeSpec{PublicURL: "https://chat.example.com"},
-	}
-}
-
-func merchant(ns, name, planName, runtimeName string) *chatv1alpha1.Merchant {
-	return &chatv1alpha1.Merchant{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: chatv1alpha1.MerchantSpec{
-			DisplayName:    "Shop " + name,
-			PlanRef:        chatv1alpha1.LocalObjectReference{Name: planName},
-			RuntimeRef:     chatv1alpha1.LocalObjectReference{Name: runtimeName},
-			AllowedOrigins: []string{"https://shop.example"},
-		},
-	}
-}
-
-func apiKey(ns, name, merchantName string, typ chatv1alpha1.APIKeyType) *chatv1alpha1.APIKey {
-	return &chatv1alpha1.APIKey{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec:       chatv1alpha1.APIKeySpec{MerchantRef: chatv1alpha1.LocalObjectReference{Name: merchantName}, Type: typ},
-	}
-}
-
-func webhook(ns, name, merchantName string) *chatv1alpha1.Webhook {
-	return &chatv1alpha1.Webhook{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: chatv1alpha1.WebhookSpec{
-			MerchantRef: chatv1alpha1.LocalObjectReference{Name: merchantName},
-			URL:         "https://crm.example/hooks",
-			Events:      []chatv1alpha1.WebhookEvent{chatv1alpha1.EventLeadCreated},
-		},
-	}
 }

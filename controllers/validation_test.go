@@ -1,3 +1,5 @@
+//go:build integration
+
 package controllers
 
 import (
@@ -70,6 +72,18 @@ func TestSchemaRejectsBadObjects(t *testing.T) {
 				BaseURL: "http://vllm:8000/v1", Model: "llama", Temperature: "2.5"}}
 			return r
 		}, "spec.assistant.openai.temperature"},
+		{"openai temperature omitted and set", func() client.Object {
+			r := runtimeObj("bad-ai-omitted-temperature")
+			r.Spec.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantOpenAI, OpenAI: &chatv1alpha1.OpenAISpec{
+				BaseURL: "https://api.openai.com/v1", Model: "o4-mini", Temperature: "0.2", OmitTemperature: true}}
+			return r
+		}, "temperature is not sent when omitTemperature is set"},
+		{"openai Azure api-version not a date", func() client.Object {
+			r := runtimeObj("bad-ai-azure")
+			r.Spec.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantOpenAI, OpenAI: &chatv1alpha1.OpenAISpec{
+				BaseURL: "https://shop-ai.openai.azure.com", Model: "gpt-4o-mini", AzureAPIVersion: "latest"}}
+			return r
+		}, "spec.assistant.openai.azureAPIVersion"},
 		{"public URL not a URL", func() client.Object { r := runtimeObj("bad-url"); r.Spec.PublicURL = "chat.example.com"; return r },
 			"publicURL must be an absolute http or https URL"},
 		{"OIDC issuer over http", func() client.Object {

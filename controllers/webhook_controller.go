@@ -10,7 +10,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -22,7 +21,7 @@ import (
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
 	"github.com/parley-dev/parley/internal/credentials"
-	runtimewebhook "github.com/parley-dev/parley/runtime/webhook"
+	webhooktarget "github.com/parley-dev/parley/runtime/webhook/target"
 )
 
 // WebhookReconciler generates each Webhook's signing secret once (or reads the one brought along) and reports
@@ -51,7 +50,7 @@ func (r *WebhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if done, err := load(ctx, r.Client, req, &hook); done {
 		return ctrl.Result{}, err
 	}
-	if r.writes.behind(req.NamespacedName, hook.ResourceVersion) {
+	if r.writes.heldBack(&hook) {
 		return ctrl.Result{RequeueAfter: cacheBehindRetry}, nil
 	}
 	// Its Merchant is usually created a moment before it, and its event may reach the cache later: then it waits
@@ -101,14 +100,8 @@ func (r *WebhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	hook.Status.ObservedGeneration = hook.Generation
 	news := putReady(&hook.Status.Conditions, cond, quietFirstReady)
-	if err := updateStatus(ctx, r.Client, before, &hook, func(w *chatv1alpha1.Webhook) any { return w.Status }); apierrors.IsConflict(err) {
-		return ctrl.Result{RequeueAfter: cacheBehindRetry}, nil
-	} else if err != nil {
-		return ctrl.Result{}, err
-	}
-	news.record(r.Recorder, &hook)
-	r.writes.wrote(req.NamespacedName, before.ResourceVersion, hook.ResourceVersion)
-	return ctrl.Result{}, nil
+	statusOf := func(w *chatv1alpha1.Webhook) any { return w.Status }
+	return reportStatus(ctx, r.Client, r.writes, r.Recorder, before, &hook, statusOf, news, ctrl.Result{})
 }
 
 // generatedSigningSecret describes the Secret of a signing secret the operator generates, or is nil for a
@@ -128,7 +121,7 @@ func generatedSigningSecret(hook *chatv1alpha1.Webhook) *generatedSecret {
 }
 
 // webhookTarget decides whether the runtime will deliver to rawURL: unless allowPrivate, it refuses loopback,
-// private and link-local addresses (runtimewebhook.Public, the runtime's own rule) and names that resolve inside the
+// private and link-local addresses (webhooktarget.Public, the runtime's own rule) and names that resolve inside the
 // cluster (localhost, *.localhost, *.svc, *.cluster.local, and single-label names the cluster's search domains
 // complete). Public names that resolve to private addresses are only found by the runtime, at delivery.
 func webhookTarget(rawURL string, allowPrivate bool) *problem {
@@ -142,7 +135,7 @@ func webhookTarget(rawURL string, allowPrivate bool) *problem {
 	// A name with its root's trailing dot ("kubernetes.default.svc.") is the same name.
 	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 	if addr, err := netip.ParseAddr(host); err == nil {
-		if !runtimewebhook.Public(addr) {
+		if !webhooktarget.Public(addr) {
 			return newProblem(chatv1alpha1.ReasonTargetNotAllowed, "the runtime refuses deliveries to %s, a loopback, "+
 				"private or link-local address; the platform team may allow them on the ChatRuntime", host)
 		}

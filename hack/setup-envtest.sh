@@ -4,7 +4,7 @@
 # are built; they are cached outside the repository. Prints the directory to use
 # as KUBEBUILDER_ASSETS:
 #
-#   KUBEBUILDER_ASSETS=$(hack/setup-envtest.sh) go test ./...
+#   KUBEBUILDER_ASSETS=$(hack/setup-envtest.sh) go test -tags integration ./...
 set -euo pipefail
 
 KUBE_VERSION="${ENVTEST_K8S_VERSION:-1.37.1}"

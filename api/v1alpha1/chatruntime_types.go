@@ -327,6 +327,7 @@ type AssistantSpec struct {
 }
 
 // OpenAISpec configures an OpenAI-compatible chat completions endpoint for the openai provider.
+// +kubebuilder:validation:XValidation:rule="!(has(self.omitTemperature) && self.omitTemperature && has(self.temperature))",message="temperature is not sent when omitTemperature is set"
 type OpenAISpec struct {
 	// BaseURL of the API, for example https://api.openai.com/v1 or http://vllm.ai.svc:8000/v1.
 	// +kubebuilder:validation:MaxLength=2048
@@ -341,6 +342,15 @@ type OpenAISpec struct {
 	// APIKeySecretRef selects the provider's API key; none is sent when empty. The key defaults to "apiKey".
 	// +optional
 	APIKeySecretRef *SecretKeySelector `json:"apiKeySecretRef,omitempty"`
+
+	// AzureAPIVersion, such as "2024-10-21", speaks to an Azure OpenAI classic deployment: baseURL is then the
+	// resource's endpoint (https://NAME.openai.azure.com), model the deployment's name, sent in the path
+	// (/openai/deployments/{model}/chat/completions?api-version=...), and the key goes in an api-key header.
+	// Leave it out for Azure's v1 endpoint (https://NAME.openai.azure.com/openai/v1), which speaks OpenAI's
+	// protocol.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9]{4}-[0-9]{2}-[0-9]{2}(-preview)?$`
+	AzureAPIVersion string `json:"azureAPIVersion,omitempty"`
 
 	// Timeout bounds one answer; past it the visitor gets the offline answer. Defaults to 12s; at most 30s, well
 	// within the runtime's 60 s write timeout, which a streamed answer must finish in.
@@ -358,6 +368,19 @@ type OpenAISpec struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=32768
 	MaxTokens *int32 `json:"maxTokens,omitempty"`
+
+	// MaxCompletionTokens sends maxTokens as max_completion_tokens, which OpenAI's o-series and gpt-5 models (and
+	// Azure deployments of them) require instead of max_tokens. Unset, max_tokens is sent, which every compatible
+	// server reads, until the model refuses it; the runtime then asks again with max_completion_tokens and keeps
+	// to it.
+	// +optional
+	MaxCompletionTokens bool `json:"maxCompletionTokens,omitempty"`
+
+	// OmitTemperature sends no temperature, for models that accept only their default (OpenAI's o-series and
+	// gpt-5). Unset, the temperature is sent until the model refuses it; the runtime then asks again without it
+	// and keeps to that.
+	// +optional
+	OmitTemperature bool `json:"omitTemperature,omitempty"`
 
 	// ContextItems is how many retrieved knowledge items the prompt carries. Defaults to 5.
 	// +optional

@@ -46,6 +46,23 @@ type PlanSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	KnowledgeCharacters int32 `json:"knowledgeCharacters,omitempty"`
 
+	// ImportItems is the most items one knowledge import (a JSON or CSV file uploaded on the dashboard) may hold.
+	// A file with more is refused as soon as its next item is read, and nothing of it is imported; it bounds the
+	// work and memory one upload takes in the shared runtime. knowledgeItems still bounds what is kept.
+	// +optional
+	// +kubebuilder:default=1000
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+	ImportItems int32 `json:"importItems,omitempty"`
+
+	// ImportBytes is the largest knowledge import file, in bytes. A larger file is refused unread past this
+	// size, and nothing of it is imported. At most 4 MiB, what the dashboard reads of an upload.
+	// +optional
+	// +kubebuilder:default=4194304
+	// +kubebuilder:validation:Minimum=1024
+	// +kubebuilder:validation:Maximum=4194304
+	ImportBytes int32 `json:"importBytes,omitempty"`
+
 	// ConversationsPerAddressPerHour is how many new conversations one client address may start in an hour
 	// with a publishable key (the widget); past it, 429 conversation_rate_limited. As many contact forms, counted
 	// apart, may be sent from it in an hour; past that, 429 rate_limited. Secret keys are exempt.
@@ -69,6 +86,41 @@ type PlanSpec struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	MonthlyTokens int64 `json:"monthlyTokens,omitempty"`
+
+	// TurnsPerConversation is how many of a visitor's messages one conversation answers with a publishable key (the
+	// widget); past it, 429 conversation_limit_reached, and the visitor goes on in a new conversation (which
+	// conversationsPerVisitorPerHour and conversationsPerAddressPerHour bound). Secret keys are exempt from this
+	// and the three bounds below: the merchant's own server spends its monthlyTokens as it sees fit.
+	// +optional
+	// +kubebuilder:default=50
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=500
+	TurnsPerConversation int32 `json:"turnsPerConversation,omitempty"`
+
+	// TokensPerConversation is how many model tokens (prompt and completion) the answers of one conversation may
+	// take with a publishable key; past it, 429 conversation_limit_reached. It bounds what one visitor holding the page's public key can
+	// spend in one conversation.
+	// +optional
+	// +kubebuilder:default=100000
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000000000
+	TokensPerConversation int64 `json:"tokensPerConversation,omitempty"`
+
+	// TurnsPerVisitorPerDay is how many messages one visitor (the widget's visitor ID) may have answered in the
+	// conversations it started in the last 24 hours; past it, 429 visitor_limit_reached.
+	// +optional
+	// +kubebuilder:default=200
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000
+	TurnsPerVisitorPerDay int32 `json:"turnsPerVisitorPerDay,omitempty"`
+
+	// TokensPerVisitorPerDay is how many model tokens the answers of one visitor's conversations started in the
+	// last 24 hours may take; past it, 429 visitor_limit_reached.
+	// +optional
+	// +kubebuilder:default=400000
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000000000
+	TokensPerVisitorPerDay int64 `json:"tokensPerVisitorPerDay,omitempty"`
 
 	// Features switches plan-gated features on.
 	// +optional

@@ -18,6 +18,7 @@ import (
 	"github.com/parley-dev/parley/runtime/assistant/llm"
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/dashboard"
+	"github.com/parley-dev/parley/runtime/issuer"
 	"github.com/parley-dev/parley/runtime/ratelimit"
 	"github.com/parley-dev/parley/runtime/server"
 	"github.com/parley-dev/parley/runtime/store"
@@ -137,8 +138,11 @@ func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *a
 	scfg := server.Config{Tenants: a.tenants, Chat: svc, Limiter: limiter, Conversations: conversations, Logger: log, Registry: reg,
 		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxies}
 	if cfg.OIDCIssuer != "" {
-		scfg.Verifier = server.NewOIDCVerifier(cfg.OIDCIssuer, cfg.OIDCAudience, nil)
-		if scfg.Dashboard, err = newDashboard(cfg, a.tenants, svc, limiter, log); err != nil {
+		// One client of the issuer for the API's bearer tokens and the dashboard's sign-in, so that both keep to
+		// its bounds and share its fetches.
+		idp := issuer.New(cfg.OIDCIssuer, cfg.OIDCAudience, nil)
+		scfg.Verifier = idp
+		if scfg.Dashboard, err = newDashboard(cfg, idp, a.tenants, svc, limiter, log); err != nil {
 			return nil, err
 		}
 	}
@@ -155,8 +159,9 @@ func newResponder(cfg contract.Runtime, log *slog.Logger, reg prometheus.Registe
 		return assistant.Retrieval{}, nil
 	}
 	o := cfg.OpenAI
-	r, err := llm.New(llm.Config{BaseURL: o.BaseURL, Model: o.Model, APIKey: o.APIKey, Timeout: o.Timeout,
-		Temperature: o.Temperature, MaxTokens: o.MaxTokens, ContextItems: o.ContextItems, HistoryTokens: o.HistoryTokens,
+	r, err := llm.New(llm.Config{BaseURL: o.BaseURL, Model: o.Model, APIKey: o.APIKey, AzureAPIVersion: o.AzureAPIVersion,
+		Timeout: o.Timeout, Temperature: o.Temperature, OmitTemperature: o.OmitTemperature, MaxTokens: o.MaxTokens,
+		MaxCompletionTokens: o.MaxCompletionTokens, ContextItems: o.ContextItems, HistoryTokens: o.HistoryTokens,
 		Offline: assistant.Retrieval{}, Logger: log, Registry: reg})
 	if err != nil {
 		return nil, fmt.Errorf("the openai assistant: %w", err)
@@ -167,7 +172,7 @@ func newResponder(cfg contract.Runtime, log *slog.Logger, reg prometheus.Registe
 
 // newDashboard builds the merchants' dashboard, or returns nil when there is no public URL to send the identity
 // provider's redirects to.
-func newDashboard(cfg contract.Runtime, tenants *tenant.Registry, svc *chat.Service, limiter ratelimit.Limiter, log *slog.Logger) (http.Handler, error) {
+func newDashboard(cfg contract.Runtime, idp *issuer.Client, tenants *tenant.Registry, svc *chat.Service, limiter ratelimit.Limiter, log *slog.Logger) (http.Handler, error) {
 	if cfg.PublicURL == "" {
 		log.Info("the dashboard is off: it needs --" + contract.FlagPublicURL + " for its sign-in redirect")
 		return nil, nil
@@ -178,7 +183,7 @@ func newDashboard(cfg contract.Runtime, tenants *tenant.Registry, svc *chat.Serv
 		key = make([]byte, dashboard.MinKeySize)
 		_, _ = rand.Read(key) // never fails
 	}
-	d, err := dashboard.New(dashboard.Config{Tenants: tenants, Chat: svc, Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCAudience,
+	d, err := dashboard.New(dashboard.Config{Tenants: tenants, Chat: svc, Issuer: idp,
 		PublicURL: cfg.PublicURL, SessionKey: key, Limiter: limiter, Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("the dashboard: %w", err)

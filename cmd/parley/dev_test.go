@@ -136,8 +136,9 @@ func do(t *testing.T, req *http.Request) answer {
 	return answer{status: resp.StatusCode, header: resp.Header, body: string(body)}
 }
 
-// parley dev answering with a model: the chat answer is the model's, with the key from the environment sent to it;
-// when the model fails, the visitor still gets the offline answer.
+// parley dev answering with a model: the chat answer is the model's, with the key from the environment sent to it,
+// and the parameters the flags say the model accepts; when the model fails, the visitor still gets the offline
+// answer.
 func TestDevWithAModel(t *testing.T) {
 	provider := fakellm.New(t, "Shipping takes ", "3 to 5 business days [1].")
 	t.Setenv(contract.EnvOpenAIAPIKey, "sk-dev-test")
@@ -147,7 +148,8 @@ func TestDevWithAModel(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"dev", "--dir", t.TempDir(), "--listen", "127.0.0.1:0", "--assistant=openai",
-			"--openai-base-url=" + provider.URL(), "--openai-model=tiny", "--openai-timeout=1s"}, w, io.Discard)
+			"--openai-base-url=" + provider.URL(), "--openai-model=tiny", "--openai-timeout=1s",
+			"--openai-max-completion-tokens", "--openai-omit-temperature"}, w, io.Discard)
 		_ = w.Close()
 	}()
 	banner := readBanner(t, out)
@@ -170,9 +172,50 @@ func TestDevWithAModel(t *testing.T) {
 	if got := provider.Last(t); got.Auth != "Bearer sk-dev-test" || got.Body.Model != "tiny" {
 		t.Errorf("the provider got %q, model %q", got.Auth, got.Body.Model)
 	}
+	if params := strings.Join(provider.Last(t).Params, ","); params != "max_completion_tokens,messages,model,stream,stream_options" {
+		t.Errorf("the provider got the parameters %s", params)
+	}
 	provider.Set(func(p *fakellm.Provider) { p.Status = http.StatusServiceUnavailable })
 	if a := ask(); a.status != http.StatusOK || !strings.Contains(a.body, "business days") || strings.Contains(a.body, "[1]") {
 		t.Errorf("chat with the model down: %d %s", a.status, a.body)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("parley dev: %v", err)
+	}
+}
+
+// parley dev answering with an Azure OpenAI classic deployment: the deployment is named in the path with the
+// api-version, and the key goes in the api-key header, never as a bearer token.
+func TestDevWithAnAzureDeployment(t *testing.T) {
+	provider := fakellm.New(t, "Shipping takes ", "3 to 5 business days [1].")
+	t.Setenv(contract.EnvOpenAIAPIKey, "azure-dev-key")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	out, w := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"dev", "--dir", t.TempDir(), "--listen", "127.0.0.1:0", "--assistant=openai",
+			"--openai-base-url=" + provider.AzureEndpoint(), "--openai-model=shop-gpt", "--openai-azure-api-version=2024-10-21"}, w, io.Discard)
+		_ = w.Close()
+	}()
+	banner := readBanner(t, out)
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	base := regexp.MustCompile(`PARLEY_URL=(\S+)`).FindStringSubmatch(banner)
+	sk := regexp.MustCompile(`PARLEY_KEY=(sk_\S+)`).FindStringSubmatch(banner)
+	if base == nil || sk == nil {
+		t.Fatalf("banner:\n%s", banner)
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base[1]+"/api/v1/chat",
+		strings.NewReader(`{"message": "How long does shipping take?"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-API-Key", sk[1])
+	if a := do(t, req); a.status != http.StatusOK || !strings.Contains(a.body, "3 to 5 business days [1].") {
+		t.Errorf("chat with the model: %d %s", a.status, a.body)
+	}
+	if got := provider.Last(t); got.Path != "/openai/deployments/shop-gpt/chat/completions?api-version=2024-10-21" ||
+		got.APIKey != "azure-dev-key" || got.Auth != "" {
+		t.Errorf("the provider got %s with api-key %q and Authorization %q", got.Path, got.APIKey, got.Auth)
 	}
 	cancel()
 	if err := <-done; err != nil {

@@ -221,14 +221,23 @@ func (p *Prefixes) Set(v string) error {
 type OpenAI struct {
 	// BaseURL is the API's address, such as https://api.openai.com/v1 (--openai-base-url).
 	BaseURL string
-	// Model is the model name sent with each request (--openai-model).
+	// Model is the model name sent with each request (--openai-model), or the Azure deployment's name.
 	Model string
+	// AzureAPIVersion, when set, speaks to an Azure OpenAI classic deployments endpoint with this api-version
+	// (--openai-azure-api-version).
+	AzureAPIVersion string
 	// Timeout bounds one answer, after which the offline answer is given (--openai-timeout).
 	Timeout time.Duration
 	// Temperature is the sampling temperature (--openai-temperature).
 	Temperature float64
 	// MaxTokens caps the tokens of one answer (--openai-max-tokens).
 	MaxTokens int
+	// MaxCompletionTokens sends MaxTokens as max_completion_tokens rather than max_tokens, without waiting for
+	// the model to refuse max_tokens (--openai-max-completion-tokens).
+	MaxCompletionTokens bool
+	// OmitTemperature sends no temperature, without waiting for the model to refuse it
+	// (--openai-omit-temperature).
+	OmitTemperature bool
 	// ContextItems is how many retrieved knowledge items the prompt carries (--openai-context-items).
 	ContextItems int
 	// HistoryTokens bounds the conversation's earlier turns in the prompt, in estimated tokens
@@ -258,11 +267,23 @@ func BindAssistantFlags(fs *flag.FlagSet, assistant *string, o *OpenAI) {
 		EnvOpenAIAPIKey+", falling back to "+AssistantRetrieval+")")
 	fs.StringVar(&o.BaseURL, FlagOpenAIBaseURL, "https://api.openai.com/v1", "the OpenAI-compatible API's address, such as http://localhost:11434/v1 for Ollama")
 	fs.StringVar(&o.Model, FlagOpenAIModel, "", "the model that answers, such as gpt-4o-mini")
+	fs.StringVar(&o.AzureAPIVersion, FlagOpenAIAzureAPIVersion, "", "the api-version of an Azure OpenAI classic endpoint, such as 2024-10-21: "+
+		"--"+FlagOpenAIBaseURL+" is then the resource's endpoint and --"+FlagOpenAIModel+" the deployment's name")
 	fs.DurationVar(&o.Timeout, FlagOpenAITimeout, DefaultOpenAITimeout, "how long an answer may take before the offline answer is given")
 	fs.Float64Var(&o.Temperature, FlagOpenAITemperature, DefaultOpenAITemperature, "sampling temperature, 0 to 2")
 	fs.IntVar(&o.MaxTokens, FlagOpenAIMaxTokens, DefaultOpenAIMaxTokens, "the most tokens of one answer")
+	fs.BoolVar(&o.MaxCompletionTokens, FlagOpenAIMaxCompletionTokens, false, "send --"+FlagOpenAIMaxTokens+
+		" as max_completion_tokens (OpenAI's reasoning models); otherwise max_tokens, until the model refuses it")
+	fs.BoolVar(&o.OmitTemperature, FlagOpenAIOmitTemperature, false, "send no temperature (models that accept only their default); "+
+		"otherwise it is sent until the model refuses it")
 	fs.IntVar(&o.ContextItems, FlagOpenAIContextItems, DefaultOpenAIContextItems, "how many retrieved knowledge items the prompt carries")
 	fs.IntVar(&o.HistoryTokens, FlagOpenAIHistoryTokens, DefaultOpenAIHistoryTokens, "estimated tokens of earlier turns the prompt carries")
+}
+
+// isAzureAPIVersion reports whether v names an Azure OpenAI API version: a date, or a date and -preview.
+func isAzureAPIVersion(v string) bool {
+	_, err := time.Parse(time.DateOnly, strings.TrimSuffix(v, "-preview"))
+	return err == nil
 }
 
 // Validate reports the first openai setting the runtime cannot run with.
@@ -273,6 +294,8 @@ func (o OpenAI) Validate() error {
 		return fmt.Errorf("--%s must be an absolute http or https URL", FlagOpenAIBaseURL)
 	case o.Model == "":
 		return fmt.Errorf("--%s=%s needs --%s", FlagAssistant, AssistantOpenAI, FlagOpenAIModel)
+	case o.AzureAPIVersion != "" && !isAzureAPIVersion(o.AzureAPIVersion):
+		return fmt.Errorf("--%s must be a date such as 2024-10-21, with -preview for a preview version", FlagOpenAIAzureAPIVersion)
 	case o.Timeout <= 0 || o.Timeout > MaxOpenAITimeout:
 		return fmt.Errorf("--%s must be positive and at most %s", FlagOpenAITimeout, MaxOpenAITimeout)
 	case o.Temperature < 0 || o.Temperature > 2:

@@ -52,6 +52,8 @@ func TestParseRuntimeRefuses(t *testing.T) {
 		{"unknown assistant", []string{"--assistant=claude"}, nil, "--assistant=claude is not available"},
 		{"openai without a model", []string{"--assistant=openai"}, nil, "needs --openai-model"},
 		{"openai with a bad URL", []string{"--assistant=openai", "--openai-model=m", "--openai-base-url=localhost:11434"}, nil, "absolute http or https URL"},
+		{"openai with a bad Azure api-version", []string{"--assistant=openai", "--openai-model=m", "--openai-azure-api-version=latest"}, nil,
+			"--openai-azure-api-version must be a date"},
 		{"openai with a bad timeout", []string{"--assistant=openai", "--openai-model=m", "--openai-timeout=0s"}, nil, "--openai-timeout must be positive"},
 		{"certificate without key", []string{"--tls-cert-file=c"}, nil, "go together"},
 		{"issuer without audience", []string{"--oidc-issuer=https://idp"}, nil, "go together"},

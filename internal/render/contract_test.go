@@ -98,6 +98,12 @@ func checkOpenAI(t *testing.T, rt *chatv1alpha1.ChatRuntime, got contract.OpenAI
 	if o.Temperature != "" && strconv.FormatFloat(got.Temperature, 'f', -1, 64) != o.Temperature {
 		t.Errorf("temperature %v", got.Temperature)
 	}
+	if got.AzureAPIVersion != o.AzureAPIVersion {
+		t.Errorf("Azure api-version %q", got.AzureAPIVersion)
+	}
+	if got.MaxCompletionTokens != o.MaxCompletionTokens || got.OmitTemperature != o.OmitTemperature {
+		t.Errorf("max_completion_tokens %v, temperature omitted %v", got.MaxCompletionTokens, got.OmitTemperature)
+	}
 	if o.MaxTokens != nil && got.MaxTokens != int(*o.MaxTokens) || o.ContextItems != nil && got.ContextItems != int(*o.ContextItems) ||
 		o.HistoryTokens != nil && got.HistoryTokens != int(*o.HistoryTokens) {
 		t.Errorf("max tokens %d, context items %d, history tokens %d", got.MaxTokens, got.ContextItems, got.HistoryTokens)
@@ -179,6 +185,15 @@ func runtimeShapes(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) 
 			BaseURL: "http://ollama.ai.svc:11434/v1", Model: "llama3.2", APIKeySecretRef: &chatv1alpha1.SecretKeySelector{Name: "llm"},
 			Timeout: &metav1.Duration{Duration: 8 * time.Second}, Temperature: "0.7", MaxTokens: &maxTokens,
 			ContextItems: &items, HistoryTokens: &history}}
+	}, base)
+	add("openai reasoning model", func(s *chatv1alpha1.ChatRuntimeSpec) {
+		s.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantOpenAI, OpenAI: &chatv1alpha1.OpenAISpec{
+			BaseURL: "https://api.openai.com/v1", Model: "o4-mini", MaxCompletionTokens: true, OmitTemperature: true}}
+	}, base)
+	add("openai on an Azure classic deployment", func(s *chatv1alpha1.ChatRuntimeSpec) {
+		s.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantOpenAI, OpenAI: &chatv1alpha1.OpenAISpec{
+			BaseURL: "https://shop-ai.openai.azure.com", Model: "gpt-4o-mini-prod", AzureAPIVersion: "2024-10-21",
+			APIKeySecretRef: &chatv1alpha1.SecretKeySelector{Name: "azure-openai"}}}
 	}, base)
 	add("OIDC with a shared session key", func(s *chatv1alpha1.ChatRuntimeSpec) {
 		s.OIDC = &chatv1alpha1.OIDCSpec{IssuerURL: "https://login.example.com", Audience: "parley",

@@ -172,6 +172,12 @@ func bundlePlan(p *chatv1alpha1.Plan) tenant.Plan {
 
 		ConversationsPerAddressPerHour: p.Spec.ConversationsPerAddressPerHour,
 		ConversationsPerVisitorPerHour: p.Spec.ConversationsPerVisitorPerHour,
+		ImportItems:                    p.Spec.ImportItems,
+		ImportBytes:                    p.Spec.ImportBytes,
+		TurnsPerConversation:           p.Spec.TurnsPerConversation,
+		TokensPerConversation:          p.Spec.TokensPerConversation,
+		TurnsPerVisitorPerDay:          p.Spec.TurnsPerVisitorPerDay,
+		TokensPerVisitorPerDay:         p.Spec.TokensPerVisitorPerDay,
 	}
 }
 

@@ -107,6 +107,11 @@ func TestBundle(t *testing.T) {
 	if nb := Bundle(m, "acme-shop", without, keys, hooks, now); len(nb.Webhooks) != 0 {
 		t.Error("a plan without webhooks must render none")
 	}
+	bounded := without.DeepCopy()
+	bounded.Spec.ImportItems, bounded.Spec.ImportBytes = 50, 64<<10
+	if nb := Bundle(m, "acme-shop", bounded, keys, hooks, now); nb.Plan.ImportItems != 50 || nb.Plan.ImportBytes != 64<<10 {
+		t.Errorf("the plan's import bounds do not reach the bundle: %+v", nb.Plan)
+	}
 	if b.SelfServiceKeysDisabled {
 		t.Error("self-service keys are off by default")
 	}

@@ -255,6 +255,15 @@ func openAIArgs(rt *chatv1alpha1.ChatRuntime) []string {
 	if o.Temperature != "" {
 		args = append(args, contract.Arg(contract.FlagOpenAITemperature, o.Temperature))
 	}
+	if o.AzureAPIVersion != "" {
+		args = append(args, contract.Arg(contract.FlagOpenAIAzureAPIVersion, o.AzureAPIVersion))
+	}
+	if o.MaxCompletionTokens {
+		args = append(args, contract.BoolArg(contract.FlagOpenAIMaxCompletionTokens))
+	}
+	if o.OmitTemperature {
+		args = append(args, contract.BoolArg(contract.FlagOpenAIOmitTemperature))
+	}
 	for _, f := range []struct {
 		flag  string
 		value *int32

@@ -88,12 +88,35 @@ type Reply struct {
 	Answered bool
 	// Usage is what a model provider billed for the answer; zero for offline answers.
 	Usage Usage
+	// Cut is why a model's answer ended before it was done, CutLength or CutContentFilter; "" for a whole
+	// answer. A cut answer is not Answered: it is given as far as it goes, but not counted as an answer.
+	Cut string
 }
+
+// The reasons an answer was cut short, as the chat completions API names them in finish_reason.
+const (
+	// CutLength is an answer that reached its token limit.
+	CutLength = "length"
+	// CutContentFilter is an answer the provider's content filter ended (Azure OpenAI).
+	CutContentFilter = "content_filter"
+)
 
 // Responder answers a visitor's message.
 type Responder interface {
 	Respond(ctx context.Context, req Request) (Reply, error)
 }
+
+// InterruptedError is a model's answer its caller cancelled midway (the visitor went away): the request to the
+// provider is closed, and Partial holds the text written so far and the tokens the provider bills for it, so that
+// the caller stores and counts what was spent. It unwraps to the context's error.
+type InterruptedError struct {
+	Partial Reply
+	Err     error
+}
+
+func (e *InterruptedError) Error() string { return "the answer was interrupted: " + e.Err.Error() }
+
+func (e *InterruptedError) Unwrap() error { return e.Err }
 
 // HistoryLimiter is implemented by a Responder that hears fewer of a conversation's earlier turns than a caller
 // would hand it: HistoryFor is how many of the latest messages it needs to answer message (0: none), so that the

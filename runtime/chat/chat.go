@@ -51,6 +51,7 @@ type Service struct {
 	offline   assistant.Responder
 	indexes   *indexCache
 	keys      keyCache
+	exports   *running // exports running, per merchant
 	refused   *refusals
 	log       *slog.Logger
 	now       func() time.Time
@@ -74,7 +75,7 @@ func New(cfg Config) (*Service, error) {
 		return nil, err
 	}
 	s := &Service{store: cfg.Store, responder: cfg.Responder, offline: cfg.Offline, indexes: indexes,
-		refused: refused, log: cfg.Logger, now: cfg.Now, notify: cfg.Notify}
+		exports: &running{max: MaxExportsPerMerchant}, refused: refused, log: cfg.Logger, now: cfg.Now, notify: cfg.Notify}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -115,6 +116,9 @@ type Reply struct {
 	Message        store.Message
 	// Usage is what the model provider billed for the answer; zero for offline answers.
 	Usage assistant.Usage
+	// Cut is why the model's answer ended before it was done (assistant.CutLength, assistant.CutContentFilter);
+	// "" for a whole answer.
+	Cut string
 }
 
 // MaxConversationMessages is the most messages a conversation holds, questions and answers. It bounds what each
@@ -140,7 +144,12 @@ var ErrConversationFull = store.ErrConversationFull
 // Answer answers a visitor's message from the merchant's knowledge and stores question and answer in one
 // transaction. A new conversation past the plan's monthly ceiling is refused with store.ErrQuotaExceeded before
 // any work is done, and exactly again when it is written; a turn past the conversation's messages, with
-// ErrConversationFull; a browser's turn in a conversation not its visitor's, with ErrNotVisitorsConversation.
+// ErrConversationFull; a browser's turn past the plan's bounds per conversation or per visitor, with
+// ErrConversationLimit or ErrVisitorLimit (the merchant's own server, whose secret key no visitor holds, is
+// bounded by the plan's monthly tokens alone); a browser's turn in a conversation not its visitor's, with
+// ErrNotVisitorsConversation.
+// When ctx is cancelled while the model writes, the model's request is closed, the question is stored with the
+// part of the answer written and its tokens counted, and an *assistant.InterruptedError is returned.
 func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Reply, error) {
 	responder, err := s.responderFor(ctx, m)
 	if err != nil {
@@ -156,12 +165,22 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 		case err == nil && c.MessageCount+2 > MaxConversationMessages:
 			return Reply{}, ErrConversationFull
 		case err == nil:
+			if q.VisitorOnly {
+				if err := s.checkConversation(ctx, m, c); err != nil {
+					return Reply{}, err
+				}
+			}
 			exists, history = true, turns(latest)
 		case !errors.Is(err, store.ErrNotFound):
 			return Reply{}, fmt.Errorf("loading conversation %s: %w", q.ConversationID, err)
 		}
 	} else {
 		q.ConversationID, made = ids.New("conv_"), true
+	}
+	if q.VisitorOnly {
+		if err := s.checkVisitor(ctx, m, q.VisitorID); err != nil {
+			return Reply{}, err
+		}
 	}
 	if !exists {
 		if q.AdmitNew != nil {
@@ -182,7 +201,13 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 		Instructions: m.Assistant.Instructions, Locale: m.Widget.Locale, History: history,
 		Delta: q.Delta,
 	})
-	if err != nil {
+	var interrupted *assistant.InterruptedError
+	switch {
+	case errors.As(err, &interrupted):
+		// The visitor went away and the model stopped: the question and what was written of its answer are stored
+		// and their tokens counted, so that hanging up neither loses the question nor spends the model unmetered.
+		reply, ctx = interrupted.Partial, context.WithoutCancel(ctx)
+	case err != nil:
 		return Reply{}, fmt.Errorf("answering: %w", err)
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
@@ -205,12 +230,17 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 		return Reply{}, err
 	}
 	s.written(res.Deliveries)
-	return Reply{ConversationID: q.ConversationID, Message: ex.Answer, Usage: reply.Usage}, nil
+	if interrupted != nil {
+		return Reply{}, fmt.Errorf("answering: %w", interrupted)
+	}
+	return Reply{ConversationID: q.ConversationID, Message: ex.Answer, Usage: reply.Usage, Cut: reply.Cut}, nil
 }
 
 // Preview answers an owner trying the widget in the dashboard's live preview as a visitor would be answered (the
-// merchant's knowledge, assistant and fallback), but stores nothing: no conversation, no count against the plan,
-// no lead, no event, no analytics. Each message is answered on its own, without the preview's earlier turns.
+// merchant's knowledge, assistant and fallback), and stores no conversation, lead, event or analytics. Each
+// message is answered on its own, without the preview's earlier turns. The model's tokens are the merchant's,
+// as a visitor's answer's are: counted against the plan's monthlyTokens, past which the preview answers offline,
+// so that the preview is no unmetered way to the platform's model provider.
 func (s *Service) Preview(ctx context.Context, m *tenant.Bundle, message string) (assistant.Reply, error) {
 	index, err := s.indexes.get(ctx, m.MerchantID, m.Widget.Locale)
 	if err != nil {
@@ -222,8 +252,22 @@ func (s *Service) Preview(ctx context.Context, m *tenant.Bundle, message string)
 	}
 	reply, err := responder.Respond(ctx, assistant.Request{Message: message, Index: index, FallbackMessage: m.Assistant.FallbackMessage,
 		Instructions: m.Assistant.Instructions, Locale: m.Widget.Locale})
-	if err != nil {
+	var interrupted *assistant.InterruptedError
+	switch {
+	case errors.As(err, &interrupted):
+		reply = interrupted.Partial // the owner went away: what the model wrote is still counted
+	case err != nil:
 		return assistant.Reply{}, fmt.Errorf("answering the preview: %w", err)
+	}
+	if n := reply.Usage.PromptTokens + reply.Usage.CompletionTokens; n > 0 {
+		at, ctx := s.now().UTC(), context.WithoutCancel(ctx)
+		err := s.store.Write(ctx, func(tx store.Tx) error { return tx.AddMonthlyTokens(ctx, m.MerchantID, at, n) })
+		if err != nil {
+			return assistant.Reply{}, fmt.Errorf("counting the preview's tokens: %w", err)
+		}
+	}
+	if interrupted != nil {
+		return assistant.Reply{}, fmt.Errorf("answering the preview: %w", interrupted)
 	}
 	return reply, nil
 }
@@ -273,6 +317,52 @@ func (s *Service) responderFor(ctx context.Context, m *tenant.Bundle) (assistant
 		return s.offline, nil
 	}
 	return s.responder, nil
+}
+
+// ErrConversationLimit refuses a turn of a conversation that has had the answers, or taken the model tokens, its
+// merchant's plan allows one conversation (tenant.Plan.ConversationTurns and ConversationTokens): the visitor goes
+// on in a new conversation, which the plan's new conversations per visitor and address bound.
+var ErrConversationLimit = errors.New("the conversation has had the answers or model tokens the merchant's plan allows")
+
+// ErrVisitorLimit refuses a turn of a visitor whose conversations started in the last 24 hours have had the
+// answers, or taken the model tokens, its merchant's plan allows a visitor (tenant.Plan.VisitorTurns and
+// VisitorTokens).
+var ErrVisitorLimit = errors.New("the visitor has had the answers or model tokens the merchant's plan allows a day")
+
+// visitorWindow is how far back a visitor's conversations count against the plan's bounds per visitor.
+const visitorWindow = 24 * time.Hour
+
+// checkConversation refuses a turn of conversation c past the plan's bounds per conversation. Like the monthly
+// ceilings, they are checked before answering: the answer that crosses one is given whole.
+func (s *Service) checkConversation(ctx context.Context, m *tenant.Bundle, c store.Conversation) error {
+	if c.MessageCount/2 >= m.Plan.ConversationTurns() {
+		return ErrConversationLimit
+	}
+	tokens, err := s.store.ConversationTokens(ctx, m.MerchantID, c.ID)
+	if err != nil {
+		return err
+	}
+	if tokens >= m.Plan.ConversationTokens() {
+		return ErrConversationLimit
+	}
+	return nil
+}
+
+// checkVisitor refuses a turn of a visitor (a non-empty visitor ID) past the plan's bounds per visitor: the
+// page's public key is every visitor's, and these keep one of them from spending what the merchant's month
+// holds for all.
+func (s *Service) checkVisitor(ctx context.Context, m *tenant.Bundle, visitorID string) error {
+	if visitorID == "" {
+		return nil
+	}
+	use, err := s.store.VisitorUse(ctx, m.MerchantID, visitorID, s.now().Add(-visitorWindow))
+	if err != nil {
+		return err
+	}
+	if use.Answers >= m.Plan.VisitorTurns() || use.Tokens >= m.Plan.VisitorTokens() {
+		return ErrVisitorLimit
+	}
+	return nil
 }
 
 // checkQuota refuses a new conversation once the month's ceiling is reached. The write checks again, exactly.

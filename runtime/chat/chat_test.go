@@ -23,7 +23,7 @@ type fixture struct {
 	now      time.Time
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	st, err := sqlite.Open(t.Context(), t.TempDir()+"/parley.db")
 	if err != nil {

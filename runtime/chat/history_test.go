@@ -150,6 +150,7 @@ func TestAFollowUpHearsTheLatestQuestion(t *testing.T) {
 func TestAConversationHoldsAtMostItsMessages(t *testing.T) {
 	f := newFixture(t)
 	ctx, m := t.Context(), merchant(0)
+	m.Plan.TurnsPerConversation = chat.MaxConversationMessages / 2 // the plan's bound at its most
 	// Written straight to the store, all but the last exchange the conversation holds.
 	at := f.now
 	for i := range chat.MaxConversationMessages/2 - 1 {

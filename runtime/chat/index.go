@@ -28,8 +28,9 @@ const rebuildTimeout = time.Minute
 // without an index (its first question, or the first since its index was evicted) waits for one.
 //
 // The budget bounds the sum of the kept indexes' assistant.Index.Size; past it, the least recently used indexes
-// are evicted. An index larger than the whole budget answers the questions that waited for it but is not kept
-// (plans' knowledgeCharacters should make that impossible).
+// are evicted. An index larger than the whole budget is kept as the cache's only one: it is in memory while it
+// answers anyway, and dropping it would rebuild it, seconds of CPU, for each of its merchant's questions. The
+// cache then holds at most the largest index a plan's knowledgeCharacters allows.
 type indexCache struct {
 	store knowledgeSource
 	// budget is the most bytes of indexes kept; 0 keeps every index.
@@ -183,20 +184,18 @@ func (c *indexCache) refresh(ctx context.Context, e *indexEntry) *build {
 	return b
 }
 
-// keep makes index e's, within the budget: the least recently used indexes are evicted to make room, and an
-// index larger than the whole budget is not kept at all. c.mu must be held.
+// keep makes index e's, within the budget: the least recently used indexes are evicted to make room, all of them
+// for an index larger than the whole budget. c.mu must be held.
 func (c *indexCache) keep(e *indexEntry, index *assistant.Index, revision int64, checked time.Time) {
 	c.drop(e)
 	size := index.Size()
 	if c.budget > 0 && size > c.budget {
 		c.metrics.oversized.Inc()
-		c.report()
-		return
 	}
 	e.index, e.size, e.revision, e.checked = index, size, revision, checked
 	e.elem = c.lru.PushFront(e)
 	c.bytes += size
-	for c.budget > 0 && c.bytes > c.budget {
+	for c.budget > 0 && c.bytes > c.budget && c.lru.Len() > 1 {
 		victim, _ := c.lru.Back().Value.(*indexEntry)
 		c.drop(victim)
 		if victim.building == nil {
@@ -277,7 +276,7 @@ func newIndexMetrics(reg prometheus.Registerer) (*indexMetrics, error) {
 		misses:    counter("misses", "Questions that waited for their merchant's index to be built (its first, or the first since eviction)."),
 		rebuilds:  counter("rebuilds", "Retrieval indexes built, for a new merchant, an evicted one or a knowledge change."),
 		evictions: counter("evictions", "Retrieval indexes evicted, least recently used first, to stay within the budget."),
-		oversized: counter("oversized", "Retrieval indexes larger than the whole budget: used for the questions waiting for them, never kept."),
+		oversized: counter("oversized", "Retrieval indexes larger than the whole budget, each kept as the only one."),
 	}
 	if reg != nil {
 		for _, col := range []prometheus.Collector{m.budget, m.bytes, m.entries, m.hits, m.misses, m.rebuilds, m.evictions, m.oversized} {

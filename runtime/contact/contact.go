@@ -15,6 +15,12 @@ var (
 	phonePattern = regexp.MustCompile(`\+?\(?\d[\d\s().\-/]{5,22}\d`)
 	// phoneWords make a bare digit run a phone number; without one, only a number written with a leading + or
 	// ( counts, so that order numbers and dates are not taken for phones.
+	// localPart and domainPart are the addresses a lead may carry, narrower than RFC 5322: its atext lets '?',
+	// '&', '=', '%', '#' and '/' into a local part, and each of those means something in a mailto: URI (RFC 6068),
+	// where "x?cc=evil%40attacker.example&@shop.example" adds a recipient. Quoted local parts and address literals
+	// are refused for the same reason; a visitor's real address needs none of them.
+	localPart  = regexp.MustCompile(`^[\p{L}\p{N}_+'-]+(\.[\p{L}\p{N}_+'-]+)*$`)
+	domainPart = regexp.MustCompile(`^([\p{L}\p{N}]([\p{L}\p{N}-]*[\p{L}\p{N}])?\.)+[\p{L}]{2,}$`)
 	phoneWords = regexp.MustCompile(`(?i)\b(phone|call|tel|telephone|mobile|cell|whats\s?app|text me|sms|ring|reach me|number|telefon|handy|anrufen|rückruf|téléphone|portable|appel)`)
 )
 
@@ -64,7 +70,8 @@ func digits(s string) int {
 	return n
 }
 
-// Email checks an email address and returns it without display name or surrounding space.
+// Email checks an email address and returns it without surrounding space: a bare address net/mail accepts whose
+// local part is letters, digits, '.', '_', '+', an apostrophe and '-', and whose domain is a host name (see localPart).
 func Email(s string) (string, bool) {
 	s = strings.TrimSpace(s)
 	if len(s) > 254 {
@@ -74,8 +81,8 @@ func Email(s string) (string, bool) {
 	if err != nil || a.Name != "" || a.Address != s {
 		return "", false
 	}
-	_, domain, _ := strings.Cut(a.Address, "@")
-	if !strings.Contains(domain, ".") {
+	local, domain, _ := strings.Cut(a.Address, "@")
+	if !localPart.MatchString(local) || !domainPart.MatchString(domain) {
 		return "", false
 	}
 	return a.Address, true

@@ -31,6 +31,12 @@ func TestEmail(t *testing.T) {
 	for s, want := range map[string]bool{
 		"ana@example.com": true, " ana@example.com ": true, "Ana <ana@example.com>": false, "ana@": false,
 		"@example.com": false, "ana@example": false, "a b@example.com": false, "": false,
+		"o'brien@example.ie": true, "ana.lopez+shop@mail.example.co.uk": true, "jürgen@müller.example": true,
+		// Each of these is an address to net/mail, and in a mailto: link would add recipients or headers.
+		"x?cc=evil%40attacker.example&body=hi@shop.example": false, "x?cc=evil@attacker.example": false,
+		"a&cc=evil@example.com": false, "a%3Fcc%3Devil@example.com": false, "a=b@example.com": false,
+		"a#b@example.com": false, "a/b@example.com": false, `"a?cc=b"@example.com`: false, "a@[192.0.2.1]": false,
+		"a@example.com?cc=evil@attacker.example": false, "a@exa_mple.com": false, "a@-example.com": false,
 	} {
 		if _, ok := Email(s); ok != want {
 			t.Errorf("Email(%q) ok = %v, want %v", s, ok, want)

@@ -5,6 +5,8 @@ import (
 	"encoding/csv"
 	"slices"
 	"testing"
+
+	"github.com/parley-dev/parley/runtime/chat"
 )
 
 // TestCSVSafeRoundTrip checks that a cell csvSafe writes never reads as a formula and that fromCSVSafe gives back
@@ -45,13 +47,19 @@ func FuzzKnowledgeCSVRoundTrip(f *testing.F) {
 		_ = cw.Write(csvHeader)
 		_ = cw.Write(csvRecord(k))
 		cw.Flush()
-		rows, err := parseCSVImport(buf.Bytes())
-		if err != nil || len(rows) != 1 {
-			t.Fatalf("the export of %+v reads as %d rows, error %v", k, len(rows), err)
+		var rows []chat.ImportRow
+		for row, err := range parseCSVImport(&buf) {
+			if err != nil {
+				t.Fatalf("the export of %+v does not read: %v", k, err)
+			}
+			rows = append(rows, row)
 		}
-		back, problem := rows[0].in.check("en")
-		if problem != "" {
-			t.Fatalf("the export of %+v is refused on import: %s", k, problem)
+		if len(rows) != 1 {
+			t.Fatalf("the export of %+v reads as %d rows", k, len(rows))
+		}
+		back, problems := rows[0].Input.Validate()
+		if problems != nil {
+			t.Fatalf("the export of %+v is refused on import: %v", k, problems)
 		}
 		if back.Title != k.Title || back.Content != k.Content || back.URL != k.URL || !slices.Equal(back.Tags, k.Tags) ||
 			!slices.Equal(back.Questions, k.Questions) || back.Draft != k.Draft {

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/parley-dev/parley/runtime/chat"
+	"github.com/parley-dev/parley/runtime/input"
+	"github.com/parley-dev/parley/runtime/issuer"
 	"github.com/parley-dev/parley/runtime/ratelimit"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/tenant"
@@ -25,6 +27,10 @@ import (
 
 // prefix is where the dashboard is mounted.
 const prefix = "/dashboard/"
+
+// badAddress is the answer to an address that breaks the rules of runtime/input.
+const badAddress = "This address holds something that cannot be read: a malformed escape, or characters that are not text. " +
+	"Correct it and try again."
 
 // MinKeySize is the shortest session key accepted, in bytes.
 const MinKeySize = 32
@@ -40,9 +46,9 @@ var files embed.FS
 type Config struct {
 	Tenants *tenant.Registry
 	Chat    *chat.Service
-	// Issuer is the OpenID Connect issuer owners sign in with; ClientID is the runtime's client ID there, the
-	// audience of the ID tokens.
-	Issuer, ClientID string
+	// Issuer is the client of the OpenID Connect issuer owners sign in with, the runtime's client ID there the
+	// audience of the ID tokens; the API's bearer tokens share it.
+	Issuer *issuer.Client
 	// PublicURL is the runtime's address as browsers reach it; the redirect URL is PublicURL/dashboard/callback,
 	// and cookies are Secure when it is https.
 	PublicURL string
@@ -51,9 +57,7 @@ type Config struct {
 	// Limiter applies the owners' request rate (ratelimit.Owner), shared with the API's owner calls; an
 	// in-process one when nil.
 	Limiter ratelimit.Limiter
-	// HTTPClient reaches the issuer; http.DefaultClient when nil.
-	HTTPClient *http.Client
-	Logger     *slog.Logger
+	Logger  *slog.Logger
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
@@ -63,7 +67,7 @@ type Dashboard struct {
 	tenants   *tenant.Registry
 	chat      *chat.Service
 	store     store.Reader
-	oidc      *signIn
+	issuer    *issuer.Client
 	limiter   ratelimit.Limiter
 	cookies   cookies
 	publicURL string
@@ -78,8 +82,8 @@ func New(cfg Config) (*Dashboard, error) {
 	if cfg.Tenants == nil || cfg.Chat == nil {
 		return nil, errors.New("dashboard: tenants and chat are required")
 	}
-	if cfg.Issuer == "" || cfg.ClientID == "" {
-		return nil, errors.New("dashboard: an OIDC issuer and client ID are required")
+	if cfg.Issuer == nil {
+		return nil, errors.New("dashboard: an OIDC issuer is required")
 	}
 	if len(cfg.SessionKey) < MinKeySize {
 		return nil, fmt.Errorf("dashboard: the session key must be at least %d bytes", MinKeySize)
@@ -89,7 +93,7 @@ func New(cfg Config) (*Dashboard, error) {
 		return nil, errors.New("dashboard: the public URL must be an absolute http or https URL")
 	}
 	d := &Dashboard{tenants: cfg.Tenants, chat: cfg.Chat, store: cfg.Chat.Store(), publicURL: strings.TrimRight(cfg.PublicURL, "/"),
-		log: cfg.Logger, now: cfg.Now, limiter: cfg.Limiter}
+		log: cfg.Logger, now: cfg.Now, limiter: cfg.Limiter, issuer: cfg.Issuer}
 	if d.log == nil {
 		d.log = slog.Default()
 	}
@@ -100,7 +104,6 @@ func New(cfg Config) (*Dashboard, error) {
 		d.limiter = ratelimit.NewLocal()
 	}
 	d.cookies = cookies{key: cfg.SessionKey, secure: u.Scheme == "https", now: d.now}
-	d.oidc = newSignIn(cfg.Issuer, cfg.ClientID, d.publicURL+prefix+"callback", cfg.HTTPClient)
 	if d.pages, err = parsePages(); err != nil {
 		return nil, err
 	}
@@ -115,6 +118,13 @@ func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Cache-Control", "no-store")
+	// The API's rules for a request's address (runtime/input), for every page at once: a path (its {id}s) or a
+	// query that is not storable text, or a malformed escape, is the caller's mistake, never a store's error nor
+	// a filter silently dropped.
+	if _, err := input.Query(r.URL.RawQuery); err != nil || !input.Storable(r.URL.Path) {
+		d.renderError(w, r, http.StatusBadRequest, badAddress)
+		return
+	}
 	if l := r.URL.Query().Get("lang"); slices.Contains(languages, l) {
 		//nolint:gosec // Secure follows the public URL's scheme: plain http in development only
 		http.SetCookie(w, &http.Cookie{Name: langCookie, Value: l, Path: prefix, MaxAge: 365 * 24 * 3600, HttpOnly: true,

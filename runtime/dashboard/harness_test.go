@@ -24,6 +24,7 @@ import (
 	"github.com/parley-dev/parley/runtime/assistant"
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/dashboard"
+	"github.com/parley-dev/parley/runtime/issuer"
 	"github.com/parley-dev/parley/runtime/ratelimit"
 	"github.com/parley-dev/parley/runtime/server"
 	"github.com/parley-dev/parley/runtime/store"
@@ -41,6 +42,7 @@ type env struct {
 	url     string
 	idp     string
 	store   store.Store
+	svc     *chat.Service
 	tenants *tenant.Registry
 	secret  map[string]string // merchant → secret API key
 	// shop is alpha's web page, on its own origin, with the widget embedded with alpha's publishable key.
@@ -60,7 +62,18 @@ func (e *env) received() int {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	e := &env{secret: map[string]string{}}
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "parley.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return newEnvOn(t, st)
+}
+
+// newEnvOn is newEnv with the runtime's data in st.
+func newEnvOn(t *testing.T, st store.Store) *env {
+	t.Helper()
+	e := &env{secret: map[string]string{}, store: st}
 	log := slog.New(slog.DiscardHandler)
 	reg := prometheus.NewRegistry()
 	var err error
@@ -68,10 +81,6 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	e.tenants.MarkSynced()
-	if e.store, err = sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "parley.db")); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.store.Close() })
 
 	idpServer := httptest.NewUnstartedServer(nil)
 	idp, err := devidp.New("http://" + idpServer.Listener.Addr().String())
@@ -97,6 +106,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.svc = svc
 	ts := httptest.NewUnstartedServer(nil)
 	e.url = "http://" + ts.Listener.Addr().String()
 	ts.Config.Handler = e.runtime(t, svc, reg, []byte("the first runtime's session key, 32 bytes or more"))
@@ -122,14 +132,21 @@ func newEnv(t *testing.T) *env {
 // runtime builds the runtime's handler with a dashboard signing its sessions with key.
 func (e *env) runtime(t *testing.T, svc *chat.Service, reg *prometheus.Registry, key []byte) http.Handler {
 	t.Helper()
-	limiter := ratelimit.NewLocal() // shared, as cmd/parley shares it
-	d, err := dashboard.New(dashboard.Config{Tenants: e.tenants, Chat: svc, Issuer: e.idp, ClientID: audience, PublicURL: e.url,
-		SessionKey: key, Limiter: limiter})
+	return e.runtimeOf(t, svc, reg, key, e.url, e.idp)
+}
+
+// runtimeOf builds the handler of a runtime at publicURL, whose owners sign in at the issuer idpURL.
+func (e *env) runtimeOf(t *testing.T, svc *chat.Service, reg *prometheus.Registry, key []byte, publicURL, idpURL string) http.Handler {
+	t.Helper()
+	limiter := ratelimit.NewLocal()          // shared, as cmd/parley shares it
+	idp := issuer.New(idpURL, audience, nil) // one client of the issuer, as cmd/parley shares it
+	d, err := dashboard.New(dashboard.Config{Tenants: e.tenants, Chat: svc, Issuer: idp, PublicURL: publicURL,
+		SessionKey: key, Limiter: limiter, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv, err := server.New(server.Config{Tenants: e.tenants, Chat: svc, Registry: reg, Dashboard: d, Limiter: limiter,
-		Verifier: server.NewOIDCVerifier(e.idp, audience, nil), Logger: slog.New(slog.DiscardHandler)})
+		Verifier: idp, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,28 +1,28 @@
 package dashboard
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/tenant"
 )
 
-// The limits of a form and an import; an item's are chat's.
-const (
-	// maxFormBytes bounds a form post, an import file included.
-	maxFormBytes = 4 << 20
-	// maxImportItems bounds one import.
-	maxImportItems = 1000
-)
+// maxFormBytes bounds a form post, an import file included: room for the largest import a plan may allow and
+// the form's other fields. An import's own bounds are the plan's, applied by chat; an item's are chat's.
+const maxFormBytes = tenant.MaxImportBytes + 64<<10
 
 // knowledgeInput is a knowledge item as a form or an import row gives it.
 type knowledgeInput struct {
@@ -35,11 +35,16 @@ type knowledgeInput struct {
 	Status string `json:"status"`
 }
 
+// input is in as chat reads an item.
+func (in knowledgeInput) input() chat.KnowledgeInput {
+	return chat.KnowledgeInput{Title: in.Title, Content: in.Content, URL: in.URL, Tags: in.Tags, Questions: in.Questions,
+		Status: in.Status}
+}
+
 // check validates in with chat's rules and returns it as an item, or says in lang what is wrong (the first
 // problem, as a form shows one).
 func (in knowledgeInput) check(lang string) (store.Knowledge, string) {
-	k, problems := chat.KnowledgeInput{Title: in.Title, Content: in.Content, URL: in.URL, Tags: in.Tags, Questions: in.Questions,
-		Status: in.Status}.Validate()
+	k, problems := in.input().Validate()
 	if problems != nil {
 		return store.Knowledge{}, knowledgeProblem(lang, problems[0])
 	}
@@ -252,7 +257,7 @@ func (d *Dashboard) deleteKnowledge(w http.ResponseWriter, r *http.Request, v *v
 }
 
 // importKnowledge adds the items of an uploaded JSON or CSV file, all or none: any row with a problem is listed
-// and nothing is imported.
+// (the first chat.MaxImportProblems of them, and how many more) and nothing is imported.
 func (d *Dashboard) importKnowledge(w http.ResponseWriter, r *http.Request, v *view) error {
 	file, header, err := r.FormFile("file")
 	if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
@@ -262,65 +267,81 @@ func (d *Dashboard) importKnowledge(w http.ResponseWriter, r *http.Request, v *v
 		return d.knowledgePage(w, r, v, http.StatusBadRequest, []string{translate(v.lang, "Choose a JSON or CSV file to import.")})
 	}
 	defer func() { _ = file.Close() }()
-	data, err := io.ReadAll(file)
+	isJSON, err := jsonImport(header.Filename, file)
 	if err != nil {
 		return fmt.Errorf("reading the import: %w", err)
 	}
-	var rows []importRow
-	if strings.HasSuffix(strings.ToLower(header.Filename), ".json") || bytes.HasPrefix(bytes.TrimSpace(data), []byte("[")) {
-		rows, err = parseJSONImport(data)
-	} else {
-		rows, err = parseCSVImport(data)
+	parse, where := parseCSVImport, "Line %d"
+	if isJSON {
+		parse, where = parseJSONImport, "Item %d"
 	}
-	if p := (*importProblem)(nil); errors.As(err, &p) {
-		return d.knowledgePage(w, r, v, http.StatusUnprocessableEntity, []string{p.in(v.lang)})
-	}
-	if err != nil {
-		return err
-	}
-	var problems []string
-	items := make([]store.Knowledge, 0, len(rows))
-	for _, row := range rows {
-		k, problem := row.in.check(v.lang)
-		if problem != "" {
-			problems = append(problems, fmt.Sprintf(translate(v.lang, "%s: %s"), fmt.Sprintf(translate(v.lang, row.where), row.n), problem))
-			continue
-		}
-		items = append(items, k)
-	}
+	_, err = d.chat.ImportKnowledge(r.Context(), v.merchant, file, parse)
+	var (
+		problem *importProblem
+		rows    *chat.ImportRowsError
+		limit   *chat.ImportLimitError
+		ceiling *chat.ImportCeilingError
+	)
 	switch {
-	case len(problems) > 0:
+	case err == nil:
+		http.Redirect(w, r, prefix+"knowledge?ok=imported", http.StatusSeeOther)
+		return nil
+	case errors.As(err, &problem):
+		return d.knowledgePage(w, r, v, http.StatusUnprocessableEntity, []string{problem.in(v.lang)})
+	case errors.As(err, &rows):
+		problems := make([]string, 0, len(rows.Rows)+2)
+		for _, row := range rows.Rows {
+			problems = append(problems, fmt.Sprintf(translate(v.lang, "%s: %s"), fmt.Sprintf(translate(v.lang, where), row.Position),
+				knowledgeProblem(v.lang, row.Problems[0])))
+		}
+		if rows.More > 0 {
+			problems = append(problems, fmt.Sprintf(translate(v.lang, "%d more rows have problems."), rows.More))
+		}
 		problems = append(problems, translate(v.lang, "Nothing was imported. Correct these rows and import the file again."))
 		return d.knowledgePage(w, r, v, http.StatusUnprocessableEntity, problems)
-	case len(items) == 0:
+	case errors.Is(err, chat.ErrNoImportItems):
 		return d.knowledgePage(w, r, v, http.StatusUnprocessableEntity, []string{translate(v.lang, "The file has no items.")})
-	case len(items) > maxImportItems:
+	case errors.As(err, &limit) && limit.Bound == chat.ImportBoundItems:
 		return d.knowledgePage(w, r, v, http.StatusUnprocessableEntity,
-			[]string{fmt.Sprintf(translate(v.lang, "At most %d items can be imported at once."), maxImportItems)})
+			[]string{fmt.Sprintf(translate(v.lang, "At most %d items can be imported at once."), limit.Limit)})
+	case errors.As(err, &limit):
+		return d.knowledgePage(w, r, v, http.StatusRequestEntityTooLarge,
+			[]string{fmt.Sprintf(translate(v.lang, "The file is larger than your plan's limit of %d KiB for an import. Nothing was imported."), limit.Limit>>10)})
+	case errors.As(err, &ceiling) && errors.Is(err, store.ErrKnowledgeLimit):
+		return d.knowledgePage(w, r, v, http.StatusConflict, []string{fmt.Sprintf(
+			translate(v.lang, "The %d items would pass your plan's limit of %d items. Nothing was imported."),
+			ceiling.Items, v.merchant.Plan.KnowledgeItems)})
+	case errors.As(err, &ceiling) && errors.Is(err, store.ErrKnowledgeSizeLimit):
+		return d.knowledgePage(w, r, v, http.StatusConflict, []string{fmt.Sprintf(
+			translate(v.lang, "The %d items would pass your plan's limit of %d characters of knowledge. Nothing was imported."),
+			ceiling.Items, v.merchant.Plan.KnowledgeCharacters)})
 	}
-	if _, err := d.chat.ImportKnowledge(r.Context(), v.merchant, items); err != nil {
-		switch {
-		case errors.Is(err, store.ErrKnowledgeLimit):
-			return d.knowledgePage(w, r, v, http.StatusConflict, []string{fmt.Sprintf(
-				translate(v.lang, "The %d items would pass your plan's limit of %d items. Nothing was imported."),
-				len(items), v.merchant.Plan.KnowledgeItems)})
-		case errors.Is(err, store.ErrKnowledgeSizeLimit):
-			return d.knowledgePage(w, r, v, http.StatusConflict, []string{fmt.Sprintf(
-				translate(v.lang, "The %d items would pass your plan's limit of %d characters of knowledge. Nothing was imported."),
-				len(items), v.merchant.Plan.KnowledgeCharacters)})
-		}
-		return err
-	}
-	http.Redirect(w, r, prefix+"knowledge?ok=imported", http.StatusSeeOther)
-	return nil
+	return err
 }
 
-// importRow is one item of an import and where it is in the file.
-type importRow struct {
-	// where says which row it is, "Line %d" of a CSV file or "Item %d" of a JSON one, with its number n.
-	where string
-	n     int
-	in    knowledgeInput
+// jsonImport reports whether an upload is JSON: by its name, or by its first character other than white space,
+// and rewinds the file.
+func jsonImport(name string, file io.ReadSeeker) (bool, error) {
+	if strings.HasSuffix(strings.ToLower(name), ".json") {
+		return true, nil
+	}
+	isJSON := false
+	br := bufio.NewReader(file)
+	for {
+		b, err := br.ReadByte()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return false, err
+		}
+		if !unicode.IsSpace(rune(b)) {
+			isJSON = b == '['
+			break
+		}
+	}
+	_, err := file.Seek(0, io.SeekStart)
+	return isJSON, err
 }
 
 // importProblem is why a file cannot be imported at all, in the dashboard's words (translated when shown), and
@@ -345,61 +366,94 @@ func (p *importProblem) in(lang string) string {
 // questions are one a line within theirs. The status column may be left out, or a cell empty: published.
 var csvHeader = []string{"title", "content", "url", "tags", "questions", "status"}
 
-func parseCSVImport(data []byte) ([]importRow, error) {
-	cr := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(data, []byte("\uFEFF"))))
-	cr.FieldsPerRecord = -1
-	head, err := cr.Read()
-	if errors.Is(err, io.EOF) {
-		return nil, &importProblem{words: "the file is empty"}
-	}
-	if err != nil {
-		return nil, &importProblem{words: "the file is not valid CSV", detail: err.Error()}
-	}
-	col := map[string]int{}
-	for i, name := range head {
-		name = strings.ToLower(strings.TrimSpace(name))
-		if _, twice := col[name]; twice {
-			return nil, &importProblem{words: "the first line names a column twice", detail: name}
+// parseCSVImport reads a knowledge CSV file a record at a time; a row's position is its line.
+func parseCSVImport(file io.Reader) iter.Seq2[chat.ImportRow, error] {
+	return func(yield func(chat.ImportRow, error) bool) {
+		br := bufio.NewReader(file)
+		if bom, _ := br.Peek(3); bytes.Equal(bom, []byte("\uFEFF")) {
+			_, _ = br.Discard(3)
 		}
-		col[name] = i
-	}
-	_, hasTitle := col["title"]
-	_, hasContent := col["content"]
-	if !hasTitle || !hasContent {
-		return nil, &importProblem{words: "the first line must name the columns: title, content, url, tags, questions, status"}
-	}
-	field := func(rec []string, name string) string {
-		if i, ok := col[name]; ok && i < len(rec) {
-			return rec[i]
-		}
-		return ""
-	}
-	var rows []importRow
-	for {
-		rec, err := cr.Read()
+		cr := csv.NewReader(br)
+		cr.FieldsPerRecord = -1
+		fail := func(p *importProblem) { yield(chat.ImportRow{}, p) }
+		head, err := cr.Read()
 		if errors.Is(err, io.EOF) {
-			return rows, nil
+			fail(&importProblem{words: "the file is empty"})
+			return
 		}
 		if err != nil {
-			return nil, &importProblem{words: "the file is not valid CSV", detail: err.Error()}
+			fail(&importProblem{words: "the file is not valid CSV", detail: err.Error()})
+			return
 		}
-		line, _ := cr.FieldPos(0)
-		rows = append(rows, importRow{where: "Line %d", n: line, in: knowledgeInput{Title: fromCSVSafe(field(rec, "title")),
-			Content: fromCSVSafe(field(rec, "content")), URL: fromCSVSafe(field(rec, "url")), Tags: splitTags(fromCSVSafe(field(rec, "tags"))),
-			Questions: splitLines(fromCSVSafe(field(rec, "questions"))), Status: field(rec, "status")}})
+		col := map[string]int{}
+		for i, name := range head {
+			name = strings.ToLower(strings.TrimSpace(name))
+			if _, twice := col[name]; twice {
+				fail(&importProblem{words: "the first line names a column twice", detail: name})
+				return
+			}
+			col[name] = i
+		}
+		_, hasTitle := col["title"]
+		_, hasContent := col["content"]
+		if !hasTitle || !hasContent {
+			fail(&importProblem{words: "the first line must name the columns: title, content, url, tags, questions, status"})
+			return
+		}
+		field := func(rec []string, name string) string {
+			if i, ok := col[name]; ok && i < len(rec) {
+				return rec[i]
+			}
+			return ""
+		}
+		for {
+			rec, err := cr.Read()
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			if err != nil {
+				fail(&importProblem{words: "the file is not valid CSV", detail: err.Error()})
+				return
+			}
+			line, _ := cr.FieldPos(0)
+			in := knowledgeInput{Title: fromCSVSafe(field(rec, "title")), Content: fromCSVSafe(field(rec, "content")),
+				URL: fromCSVSafe(field(rec, "url")), Tags: splitTags(fromCSVSafe(field(rec, "tags"))),
+				Questions: splitLines(fromCSVSafe(field(rec, "questions"))), Status: field(rec, "status")}
+			if !yield(chat.ImportRow{Position: line, Input: in.input()}, nil) {
+				return
+			}
+		}
 	}
 }
 
-func parseJSONImport(data []byte) ([]importRow, error) {
-	var items []knowledgeInput
-	if err := json.Unmarshal(data, &items); err != nil {
-		return nil, &importProblem{words: "the file is not a JSON array of items with title, content, url, tags, questions and status"}
+// parseJSONImport reads a JSON array of knowledge items an item at a time; a row's position is its number.
+func parseJSONImport(file io.Reader) iter.Seq2[chat.ImportRow, error] {
+	return func(yield func(chat.ImportRow, error) bool) {
+		notItems := &importProblem{words: "the file is not a JSON array of items with title, content, url, tags, questions and status"}
+		dec := json.NewDecoder(file)
+		if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+			yield(chat.ImportRow{}, notItems)
+			return
+		}
+		for n := 1; dec.More(); n++ {
+			var in knowledgeInput
+			if err := dec.Decode(&in); err != nil {
+				yield(chat.ImportRow{}, notItems)
+				return
+			}
+			if !yield(chat.ImportRow{Position: n, Input: in.input()}, nil) {
+				return
+			}
+		}
+		// The array ends, and nothing follows it.
+		if tok, err := dec.Token(); err != nil || tok != json.Delim(']') {
+			yield(chat.ImportRow{}, notItems)
+			return
+		}
+		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+			yield(chat.ImportRow{}, notItems)
+		}
 	}
-	rows := make([]importRow, len(items))
-	for i, in := range items {
-		rows[i] = importRow{where: "Item %d", n: i + 1, in: in}
-	}
-	return rows, nil
 }
 
 // exportKnowledge downloads the whole knowledge base as JSON or CSV, in the formats import reads.
@@ -408,36 +462,38 @@ func (d *Dashboard) exportKnowledge(w http.ResponseWriter, r *http.Request, v *v
 	if format != "json" && format != "csv" {
 		return &userError{status: http.StatusNotFound, message: "Export as json or csv."}
 	}
-	items, err := d.store.AllKnowledge(r.Context(), v.merchant.MerchantID)
-	if err != nil {
-		return err
-	}
-	name := fmt.Sprintf("knowledge-%s-%s.%s", v.merchant.MerchantID, d.now().UTC().Format("20060102"), format)
-	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
-	if format == "json" {
-		type item struct {
-			ID string `json:"id"`
-			knowledgeInput
-			CreatedAt time.Time `json:"created_at"`
-			UpdatedAt time.Time `json:"updated_at"`
+	err := d.chat.ExportKnowledge(r.Context(), v.merchant, func(items []store.Knowledge) error {
+		name := fmt.Sprintf("knowledge-%s-%s.%s", v.merchant.MerchantID, d.now().UTC().Format("20060102"), format)
+		w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
+		if format == "json" {
+			type item struct {
+				ID string `json:"id"`
+				knowledgeInput
+				CreatedAt time.Time `json:"created_at"`
+				UpdatedAt time.Time `json:"updated_at"`
+			}
+			out := make([]item, len(items))
+			for i, k := range items {
+				out[i] = item{ID: k.ID, knowledgeInput: inputOf(k), CreatedAt: k.CreatedAt, UpdatedAt: k.UpdatedAt}
+			}
+			w.Header().Set("Content-Type", "application/json")
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(out)
 		}
-		out := make([]item, len(items))
-		for i, k := range items {
-			out[i] = item{ID: k.ID, knowledgeInput: inputOf(k), CreatedAt: k.CreatedAt, UpdatedAt: k.UpdatedAt}
+		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+		cw := csv.NewWriter(w)
+		_ = cw.Write(csvHeader)
+		for _, k := range items {
+			_ = cw.Write(csvRecord(k))
 		}
-		w.Header().Set("Content-Type", "application/json")
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		cw.Flush()
+		return cw.Error()
+	})
+	if errors.Is(err, chat.ErrTooManyExports) {
+		return tooManyExports(w)
 	}
-	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	cw := csv.NewWriter(w)
-	_ = cw.Write(csvHeader)
-	for _, k := range items {
-		_ = cw.Write(csvRecord(k))
-	}
-	cw.Flush()
-	return cw.Error()
+	return err
 }
 
 // csvRecord is an item as a line of the CSV export (csvHeader), which parseCSVImport reads back.

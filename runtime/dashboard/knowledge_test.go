@@ -347,10 +347,14 @@ func TestAnsweringAnUnansweredQuestion(t *testing.T) {
 	if form := c.get(edit); strings.Count(form.Body, normalised) != 1 || strings.Contains(form.Body, `id="question-added"`) {
 		t.Errorf("a question listed already is added again: %s", form.Body)
 	}
-	for _, bad := range []string{"a%00b", url.QueryEscape(strings.Repeat("q", 201)), "%20%20"} {
+	for _, bad := range []string{url.QueryEscape(strings.Repeat("q", 201)), "%20%20"} {
 		if page := c.get("/dashboard/knowledge?question=" + bad); page.StatusCode != http.StatusOK || strings.Contains(page.Body, `id="answer"`) {
 			t.Errorf("question=%s: %d, offered", bad, page.StatusCode)
 		}
+	}
+	// Not text at all: the address is refused, as every page's is (TestDashboardRefusesUnreadableAddresses).
+	if page := c.get("/dashboard/knowledge?question=a%00b"); page.StatusCode != http.StatusBadRequest || strings.Contains(page.Body, `id="answer"`) {
+		t.Errorf("question=a%%00b: %d, want 400", page.StatusCode)
 	}
 }
 
@@ -480,5 +484,75 @@ func TestKnowledgeDrafts(t *testing.T) {
 	if page := c.get("/dashboard/knowledge?lang=de&status=draft").Body; !strings.Contains(page, `<span class="tag warn">Entwurf</span>`) ||
 		!strings.Contains(page, `<option value="draft" selected>Entwürfe</option>`) {
 		t.Errorf("the German list: %s", page)
+	}
+}
+
+// withPlan publishes the merchant again with its plan changed by change.
+func (e *env) withPlan(t *testing.T, merchant string, change func(*tenant.Plan)) {
+	t.Helper()
+	b, _ := e.tenants.Merchant(merchant)
+	next := *b
+	change(&next.Plan)
+	doc, err := tenant.Marshal(&next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.tenants.Set("test/"+merchant, doc); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A file of many bad rows, the attack of a file of empty rows, is answered with a short page: the first rows'
+// problems and how many more there are.
+func TestImportProblemsAreBoundedInDashboard(t *testing.T) {
+	e := newEnv(t)
+	c := newClient(t, e.url)
+	c.signIn("alpha@owners.example")
+	res := c.upload(c.csrf(), "empty.csv", "title,content\n"+strings.Repeat(",\n", 900))
+	if res.StatusCode != http.StatusUnprocessableEntity {
+		t.Fatalf("an import of empty rows: %d", res.StatusCode)
+	}
+	listed := strings.Count(res.Body, "the title is missing")
+	if listed != chat.MaxImportProblems || !strings.Contains(res.Body, "Line 2: the title is missing") ||
+		!strings.Contains(res.Body, fmt.Sprintf("%d more rows have problems.", 900-chat.MaxImportProblems)) ||
+		!strings.Contains(res.Body, "Nothing was imported.") {
+		t.Errorf("%d problems listed, want %d and how many more: %s", listed, chat.MaxImportProblems, res.Body)
+	}
+	if n := e.knowledgeCount(t, "alpha"); n != 2 {
+		t.Errorf("alpha has %d items, want its 2", n)
+	}
+}
+
+// The plan's items and bytes of one import bound an upload: past either, the page says which and nothing is
+// imported; within both, the file is imported.
+func TestImportBoundsOfThePlanInDashboard(t *testing.T) {
+	e := newEnv(t)
+	e.withPlan(t, "alpha", func(p *tenant.Plan) { p.ImportItems, p.ImportBytes = 2, 2048 })
+	c := newClient(t, e.url)
+	c.signIn("alpha@owners.example")
+	token := c.csrf()
+	for _, tc := range []struct {
+		name, file, content string
+		status              int
+		want                string
+	}{
+		{"rows", "a.csv", "title,content\nA,a\nB,b\nC,c\n", http.StatusUnprocessableEntity, "At most 2 items can be imported at once."},
+		{"empty rows", "a.csv", "title,content\n" + strings.Repeat(",\n", 500), http.StatusUnprocessableEntity, "At most 2 items can be imported at once."},
+		{"JSON items", "a.json", `[{"title": "A", "content": "a"}, {}, {}]`, http.StatusUnprocessableEntity, "At most 2 items can be imported at once."},
+		{"bytes", "a.csv", "title,content\nA," + strings.Repeat("a", 2048) + "\n", http.StatusRequestEntityTooLarge,
+			"The file is larger than your plan&#39;s limit of 2 KiB for an import. Nothing was imported."},
+	} {
+		if res := c.upload(token, tc.file, tc.content); res.StatusCode != tc.status || !strings.Contains(res.Body, tc.want) {
+			t.Errorf("%s: %d, want %d with %q", tc.name, res.StatusCode, tc.status, tc.want)
+		}
+	}
+	if n := e.knowledgeCount(t, "alpha"); n != 2 {
+		t.Fatalf("alpha has %d items after refused imports, want its 2", n)
+	}
+	if res := c.upload(token, "a.csv", "title,content\nA,a\nB,"+strings.Repeat("b", 1900)+"\n"); res.StatusCode != http.StatusSeeOther {
+		t.Errorf("an import within the plan's bounds: %d %s", res.StatusCode, res.Body)
+	}
+	if n := e.knowledgeCount(t, "alpha"); n != 4 {
+		t.Errorf("alpha has %d items after the import, want 4", n)
 	}
 }

@@ -3,12 +3,17 @@ package dashboard_test
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/csv"
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/parley-dev/parley/runtime/chat"
+	"github.com/parley-dev/parley/runtime/store"
 )
 
 // The lead export is every lead of the merchant, and never a cell a spreadsheet would run as a formula.
@@ -89,5 +94,68 @@ func TestPageScriptsBudget(t *testing.T) {
 		if total > budget {
 			t.Errorf("/dashboard/%s: %d bytes of JavaScript gzipped, over %d", page, total, budget)
 		}
+	}
+}
+
+// While the merchant's owners run as many exports as they may, one more, of leads or knowledge, is refused with a
+// page and Retry-After, and another merchant's owners still export.
+func TestLeadsExportsAtOnceAreBounded(t *testing.T) {
+	e := newEnv(t)
+	_, _ = e.chat(t, "alpha", "Please write to jane@customer.example")
+	alpha, _ := e.tenants.Merchant("alpha")
+	started, release := make(chan struct{}), make(chan struct{})
+	var running sync.WaitGroup
+	for range chat.MaxExportsPerMerchant {
+		running.Go(func() {
+			_ = e.svc.ExportLeads(context.Background(), alpha, func(store.Lead) error {
+				started <- struct{}{}
+				<-release // a download its client reads slowly
+				return nil
+			})
+		})
+		<-started
+	}
+	c := newClient(t, e.url)
+	c.signIn("alpha@owners.example")
+	res := c.get("/dashboard/leads.csv")
+	if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" ||
+		!strings.Contains(res.Body, "already downloading as many exports") || res.Header.Get("Content-Disposition") != "" {
+		t.Errorf("an export past the bound: %d %v", res.StatusCode, res.Header)
+	}
+	// A knowledge export is an export too.
+	if res := c.get("/dashboard/knowledge/export/json"); res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" {
+		t.Errorf("a knowledge export past the bound: %d %v", res.StatusCode, res.Header)
+	}
+	b := newClient(t, e.url)
+	b.signIn("beta@owners.example")
+	if res := b.get("/dashboard/leads.csv"); res.StatusCode != http.StatusOK {
+		t.Errorf("beta's export while alpha's run: %d", res.StatusCode)
+	}
+	close(release)
+	running.Wait()
+	if res := c.get("/dashboard/leads.csv"); res.StatusCode != http.StatusOK || !strings.Contains(res.Body, "jane@customer.example") {
+		t.Errorf("alpha's export once the others ended: %d", res.StatusCode)
+	}
+}
+
+// A lead's address becomes a mailto: link that writes to that address alone: one stored before addresses were
+// checked strictly, with mailto parameters in its local part, adds no recipient and no header.
+func TestLeadsMailtoLinksAddNoRecipient(t *testing.T) {
+	e := newEnv(t)
+	const injected = "x?cc=evil%40attacker.example&body=hi@shop.example"
+	_, err := chat.SaveLead(t.Context(), e.store, store.LeadInput{MerchantID: "alpha", ID: "lead_injected",
+		Contact: store.Contact{Email: injected, Consent: true}, At: time.Now().UTC().Truncate(time.Millisecond)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, e.url)
+	c.signIn("alpha@owners.example")
+	page := c.get("/dashboard/leads")
+	links := regexp.MustCompile(`href="mailto:([^"]*)"`).FindAllStringSubmatch(page.Body, -1)
+	if page.StatusCode != http.StatusOK || len(links) != 1 {
+		t.Fatalf("the leads page: %d, mailto links %q", page.StatusCode, links)
+	}
+	if href := links[0][1]; strings.ContainsAny(href, "?#") || !strings.HasPrefix(href, "x%3Fcc") {
+		t.Errorf("the lead's link is mailto:%s; want its address escaped whole, with no query", href)
 	}
 }

@@ -5,12 +5,14 @@ import (
 	"net/http"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/parley-dev/parley/runtime/input"
 )
 
 // The settings page's live preview is the real widget.js in preview mode: instead of a publishable key from an
 // allowed origin, its calls carry the owner's session cookie and CSRF token (X-CSRF-Token) to the endpoints here,
 // which answer in the API's shapes. The widget's origin rules for visitors are untouched, and nothing a preview
-// says is stored (chat.Service.Preview).
+// says is stored; its model tokens are counted against the merchant's plan (chat.Service.Preview).
 
 // maxPreviewMessage bounds a preview message, as the API bounds a visitor's.
 const (
@@ -24,6 +26,7 @@ const (
 func (d *Dashboard) preview(h handler) http.Handler {
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		refuseUnread(w)
 		previewError(w, http.StatusForbidden, "forbidden", "cross-site request refused")
 	}))
 	return cop.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -34,6 +37,7 @@ func (d *Dashboard) preview(h handler) http.Handler {
 			return
 		}
 		if !ok || !sameToken(s, r.Header.Get("X-CSRF-Token")) {
+			refuseUnread(w)
 			previewError(w, http.StatusForbidden, "forbidden", "sign in to the dashboard and reload the page")
 			return
 		}
@@ -79,12 +83,15 @@ func (d *Dashboard) previewChat(w http.ResponseWriter, r *http.Request, v *view)
 		return nil
 	}
 	msg := strings.TrimSpace(in.Message)
-	if msg == "" || utf8.RuneCountInString(msg) > maxPreviewMessage || !utf8.ValidString(msg) || strings.ContainsRune(msg, 0) {
+	if msg == "" || utf8.RuneCountInString(msg) > maxPreviewMessage || !input.Storable(msg) {
 		previewError(w, http.StatusUnprocessableEntity, "validation_failed", "the message must be 1 to 4000 characters of text")
 		return nil
 	}
 	reply, err := d.chat.Preview(r.Context(), v.merchant, msg)
 	if err != nil {
+		if r.Context().Err() != nil {
+			return nil // the owner went away; the tokens spent are counted
+		}
 		return err
 	}
 	sources := make([]previewSource, len(reply.Sources))

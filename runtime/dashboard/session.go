@@ -24,6 +24,8 @@ const (
 
 // session is who is signed in, the merchant they chose, and the token their forms must carry.
 type session struct {
+	// Issuer is the identity provider the user signed in with: a session outlives no change of the runtime's.
+	Issuer        string `json:"iss"`
 	Subject       string `json:"sub"`
 	Email         string `json:"email,omitempty"`
 	EmailVerified bool   `json:"ev,omitempty"`
@@ -81,25 +83,53 @@ func (c cookies) open(purpose, value string, v any) error {
 	return json.Unmarshal(data, v)
 }
 
-// set writes a cookie scoped to the dashboard: HttpOnly, SameSite=Lax (so that the identity provider's redirect
+// name is the name of the cookie called base as browsers hold it. Under TLS it has the __Host- prefix: a browser
+// keeps such a cookie only when it was set Secure, by a secure origin, with Path=/ and no Domain, so that neither
+// another host of the domain nor a plain-http page can plant or overwrite it (a session fixation). Plain http
+// (development) cannot have the prefix: there the cookie keeps its name and is scoped to the dashboard's path.
+func (c cookies) name(base string) string {
+	if c.secure {
+		return "__Host-" + base
+	}
+	return base
+}
+
+// path is the cookies' Path: "/", as the __Host- prefix requires, under TLS; the dashboard's otherwise.
+func (c cookies) path() string {
+	if c.secure {
+		return "/"
+	}
+	return prefix
+}
+
+// set writes the cookie called base (see name): HttpOnly, SameSite=Lax (so that the identity provider's redirect
 // back and links from elsewhere carry it; changes are guarded by the CSRF checks), Secure under TLS.
-func (c cookies) set(w http.ResponseWriter, name, value string, ttl time.Duration) {
+func (c cookies) set(w http.ResponseWriter, base, value string, ttl time.Duration) {
 	//nolint:gosec // Secure follows the public URL's scheme: plain http in development only
-	http.SetCookie(w, &http.Cookie{Name: name, Value: value, Path: prefix, MaxAge: int(ttl / time.Second), HttpOnly: true,
+	http.SetCookie(w, &http.Cookie{Name: c.name(base), Value: value, Path: c.path(), MaxAge: int(ttl / time.Second), HttpOnly: true,
 		Secure: c.secure, SameSite: http.SameSiteLaxMode})
 }
 
-func (c cookies) clear(w http.ResponseWriter, name string) {
+func (c cookies) clear(w http.ResponseWriter, base string) {
 	//nolint:gosec // as in set
-	http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: prefix, MaxAge: -1, HttpOnly: true, Secure: c.secure,
+	http.SetCookie(w, &http.Cookie{Name: c.name(base), Value: "", Path: c.path(), MaxAge: -1, HttpOnly: true, Secure: c.secure,
 		SameSite: http.SameSiteLaxMode})
+}
+
+// get returns the value of the request's cookie called base (see name).
+func (c cookies) get(r *http.Request, base string) (string, bool) {
+	ck, err := r.Cookie(c.name(base))
+	if err != nil {
+		return "", false
+	}
+	return ck.Value, true
 }
 
 // session returns the request's valid, unexpired session.
 func (c cookies) session(r *http.Request) (session, bool) {
 	var s session
-	ck, err := r.Cookie(sessionCookie)
-	if err != nil || c.open(sessionCookie, ck.Value, &s) != nil || s.Subject == "" || c.now().Unix() >= s.Expires {
+	v, ok := c.get(r, sessionCookie)
+	if !ok || c.open(sessionCookie, v, &s) != nil || s.Subject == "" || c.now().Unix() >= s.Expires {
 		return session{}, false
 	}
 	return s, true

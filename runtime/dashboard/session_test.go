@@ -17,12 +17,13 @@ func TestSessionCookie(t *testing.T) {
 		t.Fatal(err)
 	}
 	ck := rec.Result().Cookies()[0]
-	if !ck.HttpOnly || !ck.Secure || ck.SameSite != http.SameSiteLaxMode || ck.Path != prefix || ck.MaxAge <= 0 {
+	if ck.Name != "__Host-parley_session" || !ck.HttpOnly || !ck.Secure || ck.SameSite != http.SameSiteLaxMode || ck.Path != "/" ||
+		ck.Domain != "" || ck.MaxAge <= 0 {
 		t.Errorf("cookie attributes: %+v", ck)
 	}
 	read := func(value string) (session, bool) {
 		r := httptest.NewRequest(http.MethodGet, "/dashboard/", nil)
-		r.AddCookie(&http.Cookie{Name: sessionCookie, Value: value})
+		r.AddCookie(&http.Cookie{Name: ck.Name, Value: value})
 		return c.session(r)
 	}
 	if got, ok := read(ck.Value); !ok || got != s {
@@ -42,6 +43,34 @@ func TestSessionCookie(t *testing.T) {
 	} {
 		if _, ok := read(v); ok {
 			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// Under TLS the cookies have the __Host- prefix, and one without it (planted by a plain-http page or another host
+// of the domain) is not read; over plain http (development) they keep their names, scoped to the dashboard.
+func TestCookieNamesFollowTheScheme(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	s := session{Subject: "u1", CSRF: "t", Expires: now.Add(time.Hour).Unix()}
+	for _, tt := range []struct {
+		secure     bool
+		name, path string
+	}{{true, "__Host-parley_session", "/"}, {false, "parley_session", prefix}} {
+		c := cookies{key: []byte(strings.Repeat("k", MinKeySize)), secure: tt.secure, now: func() time.Time { return now }}
+		rec := httptest.NewRecorder()
+		if err := c.saveSession(rec, s); err != nil {
+			t.Fatal(err)
+		}
+		ck := rec.Result().Cookies()[0]
+		if ck.Name != tt.name || ck.Path != tt.path || ck.Secure != tt.secure {
+			t.Errorf("secure=%v: %s, Path %s, Secure %v; want %s, Path %s", tt.secure, ck.Name, ck.Path, ck.Secure, tt.name, tt.path)
+		}
+		if tt.secure {
+			planted := httptest.NewRequest(http.MethodGet, "/dashboard/", nil)
+			planted.AddCookie(&http.Cookie{Name: sessionCookie, Value: ck.Value})
+			if _, ok := c.session(planted); ok {
+				t.Error("a session cookie without the __Host- prefix was read under TLS")
+			}
 		}
 	}
 }

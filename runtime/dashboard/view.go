@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"html/template"
 	"math"
-	"mime"
 	"net/http"
 	"net/url"
 	"slices"
@@ -85,41 +84,42 @@ func (d *Dashboard) page(h handler) http.Handler {
 	})
 }
 
-// change runs h for a form post of a signed-in user, after refusing cross-site requests (by the browser's
-// Sec-Fetch-Site or Origin header) and forms without the session's CSRF token.
+// change runs h for a form post of a signed-in user. Who sends it is known before its body is read: cross-site
+// requests (by the browser's Sec-Fetch-Site or Origin header) and requests without a session are refused unread,
+// and a form is read only as far as its CSRF token until the token is checked (readForm). So nobody but the
+// runtime's signed-in owners can make it hold a form's body.
 func (d *Dashboard) change(h handler) http.Handler {
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		refuseUnread(w)
 		d.renderError(w, r, http.StatusForbidden, "This request came from another site and was refused.")
 	}))
 	return cop.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// The form is read before its token, so that one too large or malformed is told so, not taken for a
-		// forgery because its token could not be read.
-		if err := parseForm(w, r); err != nil {
-			if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
-				d.renderError(w, r, http.StatusRequestEntityTooLarge, "What you sent is too large.")
-			} else {
-				d.renderError(w, r, http.StatusBadRequest, "This form could not be read, so nothing was changed. Reload the page and try again.")
-			}
-			return
-		}
 		s, ok, err := d.session(r)
 		if err != nil {
 			d.fail(w, r, err)
 			return
 		}
-		if !ok || !validCSRF(s, r) {
+		if !ok {
+			refuseUnread(w)
 			d.renderError(w, r, http.StatusForbidden, "This form expired or came from elsewhere, so nothing was changed. Reload the page and try again.")
+			return
+		}
+		if err := readForm(w, r, s); err != nil {
+			status, message := formRefusal(err)
+			d.renderError(w, r, status, message)
 			return
 		}
 		d.run(w, r, d.newView(r, s), h)
 	}))
 }
 
-// session returns the request's valid, unexpired session, unless its user signed out after it was signed.
+// session returns the request's valid, unexpired session of the runtime's issuer, unless its user signed out
+// after it was signed. A subject is the issuer's name for a user: the same one from another issuer may be someone
+// else.
 func (d *Dashboard) session(r *http.Request) (session, bool, error) {
 	s, ok := d.cookies.session(r)
-	if !ok {
+	if !ok || s.Issuer != d.issuer.URL() {
 		return session{}, false, nil
 	}
 	out, err := d.store.SignedOutAt(r.Context(), s.Subject)
@@ -130,15 +130,6 @@ func (d *Dashboard) session(r *http.Request) (session, bool, error) {
 		return session{}, false, nil
 	}
 	return s, true, nil
-}
-
-// parseForm reads a posted form, URL-encoded or multipart (an import), of at most maxFormBytes.
-func parseForm(w http.ResponseWriter, r *http.Request) error {
-	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
-	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
-		return r.ParseMultipartForm(maxFormBytes) //nolint:gosec // the body is bounded by MaxBytesReader above
-	}
-	return r.ParseForm()
 }
 
 // merchantChange runs h with the merchant of the session, which the user must still own.
@@ -312,6 +303,13 @@ func templateNames() ([]string, error) {
 	return names, nil
 }
 
+// mailto is the link that writes to address alone. The address is escaped whole as the URI's path, so that no
+// '?' of it (a lead stored before addresses were checked strictly) starts the hfields that add recipients or
+// headers (RFC 6068).
+func mailto(address string) template.URL {
+	return template.URL("mailto:" + url.PathEscape(address)) //nolint:gosec // escaped whole: no query, no fragment
+}
+
 // funcs are the templates' functions for lang.
 func funcs(lang string) template.FuncMap {
 	return template.FuncMap{
@@ -327,9 +325,10 @@ func funcs(lang string) template.FuncMap {
 		"in": func(path, section string) bool {
 			return path == section || (section != prefix && strings.HasPrefix(path, section+"/"))
 		},
-		"join": strings.Join,
-		"sub":  func(a, b int) int { return a - b },
-		"list": func(s ...string) []string { return s },
+		"mailto": mailto,
+		"join":   strings.Join,
+		"sub":    func(a, b int) int { return a - b },
+		"list":   func(s ...string) []string { return s },
 		"dict": func(kv ...any) map[string]any {
 			m := map[string]any{}
 			for i := 0; i+1 < len(kv); i += 2 {

@@ -10,19 +10,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/parley-dev/parley/runtime/issuer"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
 
-// Principal is a verified dashboard user.
-type Principal struct {
-	Subject       string
-	Email         string
-	EmailVerified bool
-}
-
-// TokenVerifier checks an ID token and returns who it names. The OIDC implementation is in oidc.go.
+// TokenVerifier checks an ID token and returns who it names: the runtime's issuer.Client, which the dashboard's
+// sign-in shares.
 type TokenVerifier interface {
-	Verify(ctx context.Context, rawToken string) (Principal, error)
+	Verify(ctx context.Context, rawToken string) (issuer.Identity, error)
 }
 
 // keyCaller is a chat caller authenticated by API key.
@@ -99,7 +94,7 @@ func (s *Server) authenticateOwner(r *http.Request) (*tenant.Bundle, error) {
 		return nil, unauthorized(bearerChallenge, "this runtime has no identity provider configured")
 	}
 	p, err := s.verifier.Verify(r.Context(), raw)
-	if errors.Is(err, errIssuerUnavailable) {
+	if errors.Is(err, issuer.ErrUnavailable) {
 		logger(r).Warn("ID token not checked", "reason", err)
 		return nil, newError(http.StatusServiceUnavailable, codeUnavailable, "the identity provider does not answer; retry in a minute")
 	}

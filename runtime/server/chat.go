@@ -43,6 +43,7 @@ type chatResponse struct {
 	Answer         string       `json:"answer"`
 	Sources        []sourceJSON `json:"sources"`
 	Answered       bool         `json:"answered"`
+	FinishReason   string       `json:"finish_reason,omitempty"`
 	CreatedAt      time.Time    `json:"created_at"`
 }
 
@@ -91,8 +92,17 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, m *tenant.Bundle
 
 // chatError explains a failed answer.
 func (s *Server) chatError(m *tenant.Bundle, err error) error {
-	if errors.Is(err, store.ErrQuotaExceeded) {
+	switch {
+	case errors.Is(err, store.ErrQuotaExceeded):
 		return s.quotaExceeded(m)
+	case errors.Is(err, chat.ErrConversationLimit):
+		return explain(err, chat.ErrConversationLimit, "the merchant's plan allows %d answers and %d model tokens in one "+
+			"conversation, and this one has had them; go on in a new one: leave conversation_id out",
+			m.Plan.ConversationTurns(), m.Plan.ConversationTokens())
+	case errors.Is(err, chat.ErrVisitorLimit):
+		return explain(err, chat.ErrVisitorLimit, "the merchant's plan allows a visitor %d answers and %d model tokens "+
+			"in the conversations it started in the last 24 hours, and this visitor has had them; try again later",
+			m.Plan.VisitorTurns(), m.Plan.VisitorTokens())
 	}
 	return err
 }
@@ -143,6 +153,10 @@ func (c chatResponse) appendJSON(b []byte) ([]byte, error) {
 	}
 	b = append(b, `,"answered":`...)
 	b = strconv.AppendBool(b, c.Answered)
+	if c.FinishReason != "" {
+		b = append(b, `,"finish_reason":`...)
+		b = jsonenc.AppendString(b, c.FinishReason)
+	}
 	b = append(b, `,"created_at":"`...)
 	if b, err = c.CreatedAt.AppendText(b); err != nil { // what Time.MarshalJSON writes between its quotes
 		return nil, err
@@ -153,7 +167,7 @@ func (c chatResponse) appendJSON(b []byte) ([]byte, error) {
 func replyJSON(reply chat.Reply) chatResponse {
 	a := reply.Message
 	return chatResponse{ConversationID: reply.ConversationID, MessageID: a.ID, Answer: a.Text,
-		Sources: sourcesJSON(a.Sources), Answered: a.Answered, CreatedAt: a.CreatedAt}
+		Sources: sourcesJSON(a.Sources), Answered: a.Answered, FinishReason: reply.Cut, CreatedAt: a.CreatedAt}
 }
 
 // validateChat checks a decoded chat request's values.

@@ -382,3 +382,44 @@ func TestClientGoneIsNotAServerError(t *testing.T) {
 		t.Errorf("the abandoned conversation was stored: %d %s", r.status, r.body)
 	}
 }
+
+// TestTheModelsBoundsPerConversationAndVisitorAreTooManyRequests: a visitor with the page's public key past the
+// plan's answers of one conversation, then past its answers of a day, is told so in the error envelope with 429
+// and the code the widget reads, and the plan's numbers; the merchant's server with its secret key is not.
+func TestTheModelsBoundsPerConversationAndVisitorAreTooManyRequests(t *testing.T) {
+	e := newEnv(t)
+	e.addMerchant("alpha", func(b *tenant.Bundle) { b.Plan.TurnsPerConversation, b.Plan.TurnsPerVisitorPerDay = 2, 3 })
+	visitor := func(body string) response {
+		return e.chat(e.keys["alpha-pk"], body, "Origin", "https://alpha.example", headerVisitorID, "visitor-1")
+	}
+	first := visitor(`{"message": "hello"}`)
+	if first.status != http.StatusOK {
+		t.Fatalf("the first message: %d %s", first.status, first.body)
+	}
+	conv, _ := first.json(t)["conversation_id"].(string)
+	if r := visitor(`{"message": "and?", "conversation_id": "` + conv + `"}`); r.status != http.StatusOK {
+		t.Fatalf("the second message: %d %s", r.status, r.body)
+	}
+	r := visitor(`{"message": "and then?", "conversation_id": "` + conv + `"}`)
+	if r.status != http.StatusTooManyRequests || r.errorCode(t) != codeConversationLimit || !bytes.Contains(r.body, []byte("allows 2 answers")) {
+		t.Fatalf("past the conversation's answers: %d %s", r.status, r.body)
+	}
+	if r := visitor(`{"message": "hello again"}`); r.status != http.StatusOK {
+		t.Fatalf("a new conversation: %d %s", r.status, r.body)
+	}
+	r = visitor(`{"message": "once more"}`)
+	if r.status != http.StatusTooManyRequests || r.errorCode(t) != codeVisitorLimit || !bytes.Contains(r.body, []byte("a visitor 3 answers")) {
+		t.Fatalf("past the visitor's answers: %d %s", r.status, r.body)
+	}
+	other := e.chat(e.keys["alpha-pk"], `{"message": "hello"}`, "Origin", "https://alpha.example", headerVisitorID, "visitor-2")
+	if other.status != http.StatusOK {
+		t.Errorf("another visitor: %d %s", other.status, other.body)
+	}
+	// The merchant's own server, whose secret key no visitor holds, is bounded by the plan's monthly tokens alone.
+	for i := range 4 {
+		r := e.chat(e.keys["alpha-sk"], `{"message": "hello", "conversation_id": "server-1"}`, headerVisitorID, "visitor-1")
+		if r.status != http.StatusOK {
+			t.Fatalf("the server's message %d: %d %s", i+1, r.status, r.body)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/parley-dev/parley/runtime/chat"
+	"github.com/parley-dev/parley/runtime/input"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
@@ -258,7 +259,7 @@ func (s *Server) updateKnowledge(w http.ResponseWriter, r *http.Request, m *tena
 
 func (s *Server) deleteKnowledge(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
 	id := r.PathValue("id")
-	if len(id) > maxKnowledgeIDSize || !storable(id) {
+	if len(id) > maxKnowledgeIDSize || !input.Storable(id) {
 		return notFound("knowledge item")
 	}
 	if err := s.chat.DeleteKnowledge(r.Context(), m, id); err != nil {
@@ -270,7 +271,7 @@ func (s *Server) deleteKnowledge(w http.ResponseWriter, r *http.Request, m *tena
 
 func (s *Server) knowledgeByPath(r *http.Request, m *tenant.Bundle) (store.Knowledge, error) {
 	id := r.PathValue("id")
-	if len(id) > maxKnowledgeIDSize || !storable(id) {
+	if len(id) > maxKnowledgeIDSize || !input.Storable(id) {
 		return store.Knowledge{}, notFound("knowledge item")
 	}
 	k, err := s.store.GetKnowledge(r.Context(), m.MerchantID, id)

@@ -35,8 +35,12 @@ const (
 	codeConversationRateLimited = "conversation_rate_limited"
 	codeConversationQuota       = "conversation_quota_exceeded"
 	codeConversationFull        = "conversation_full"
-	codeInternal                = "internal_error"
-	codeUnavailable             = "unavailable"
+	// codeConversationLimit and codeVisitorLimit refuse a turn past the plan's bounds per conversation and per
+	// visitor.
+	codeConversationLimit = "conversation_limit_reached"
+	codeVisitorLimit      = "visitor_limit_reached"
+	codeInternal          = "internal_error"
+	codeUnavailable       = "unavailable"
 )
 
 // apiError is an error with the status and code the client gets. Its message is safe to show: it never holds a
@@ -89,6 +93,8 @@ var domainErrors = []struct {
 	{store.ErrKnowledgeSizeLimit, http.StatusForbidden, codeKnowledgeLimit, "the item would pass the characters the merchant's plan allows in its knowledge base; shorten or delete items"},
 	{chat.ErrNotVisitorsConversation, http.StatusNotFound, codeNotFound, "this visitor has no conversation of that ID; leave conversation_id out to start one"},
 	{chat.ErrConversationFull, http.StatusConflict, codeConversationFull, fmt.Sprintf("the conversation has reached its %d messages; go on in a new one: leave conversation_id out", chat.MaxConversationMessages)},
+	{chat.ErrConversationLimit, http.StatusTooManyRequests, codeConversationLimit, "the conversation has had the answers or model tokens the merchant's plan allows; go on in a new one: leave conversation_id out"},
+	{chat.ErrVisitorLimit, http.StatusTooManyRequests, codeVisitorLimit, "this visitor has had the answers or model tokens the merchant's plan allows in a day"},
 	{chat.ErrWebhooksNotInPlan, http.StatusForbidden, codeWebhooksNotInPlan, "the merchant's plan does not include webhooks"},
 	{store.ErrNotReplayable, http.StatusConflict, codeDeliveryPending, "the delivery is still pending; replay it once it has succeeded, failed or been cancelled"},
 }

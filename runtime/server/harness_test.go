@@ -24,6 +24,7 @@ import (
 	"github.com/parley-dev/parley/runtime/api"
 	"github.com/parley-dev/parley/runtime/assistant"
 	"github.com/parley-dev/parley/runtime/chat"
+	"github.com/parley-dev/parley/runtime/issuer"
 	"github.com/parley-dev/parley/runtime/store/sqlite"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
@@ -117,7 +118,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 
 	cfg := envConfig{
 		server: Config{Tenants: e.tenants, Logger: log, Registry: e.metrics,
-			Verifier: NewOIDCVerifier(e.idp.URL(), audience, idpServer.Client()), Now: e.clock.Now},
+			Verifier: issuer.New(e.idp.URL(), audience, idpServer.Client()), Now: e.clock.Now},
 		chat: chat.Config{Store: st, Responder: assistant.Retrieval{}, Now: e.clock.Now},
 	}
 	for _, o := range opts {

@@ -6,31 +6,16 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/parley-dev/parley/runtime/input"
 )
 
-// storable reports whether s is text both stores keep as it is: valid UTF-8 without NUL, which PostgreSQL
-// refuses in text and SQLite would keep, so that both stores answer bad input alike.
-func storable(s string) bool {
-	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
-}
-
-// query parses the request's query string strictly: a malformed escape or a parameter that is not storable text
-// is refused with 400 rather than dropped, so that a filter the caller meant is never silently ignored.
+// query parses the request's query string strictly (input.Query, the dashboard's rule too): a malformed escape or
+// a parameter that is not storable text is refused with 400 rather than dropped.
 func query(r *http.Request) (url.Values, error) {
-	q, err := url.ParseQuery(r.URL.RawQuery)
+	q, err := input.Query(r.URL.RawQuery)
 	if err != nil {
-		return nil, newError(http.StatusBadRequest, codeInvalidRequest, "the query string is malformed: %v", err)
-	}
-	for name, values := range q {
-		if !storable(name) {
-			return nil, newError(http.StatusBadRequest, codeInvalidRequest, "a query parameter's name is not text")
-		}
-		for _, v := range values {
-			if !storable(v) {
-				return nil, newError(http.StatusBadRequest, codeInvalidRequest, "query parameter %s must be UTF-8 text without NUL characters", name)
-			}
-		}
+		return nil, newError(http.StatusBadRequest, codeInvalidRequest, "%s", err.Error())
 	}
 	return q, nil
 }
@@ -45,7 +30,7 @@ func unstorableField(v reflect.Value, name string) string {
 		}
 		return unstorableField(v.Elem(), name)
 	case reflect.String:
-		if !storable(v.String()) {
+		if !input.Storable(v.String()) {
 			return name
 		}
 	case reflect.Slice, reflect.Array:

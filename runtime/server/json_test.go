@@ -18,6 +18,7 @@ func TestChatResponseJSON(t *testing.T) {
 			Sources: []sourceJSON{{KnowledgeID: "kn_1", Title: "Shipping", URL: "https://shop.example/s?a=1&b=2", Snippet: "ships", Score: 0.8125},
 				{KnowledgeID: "kn_2", Title: "", Snippet: "", Score: 1e-7}},
 			CreatedAt: at},
+		{ConversationID: "c", MessageID: "m", Answer: "Orders ship in", FinishReason: "length", CreatedAt: at},
 		{ConversationID: "c", MessageID: "m", Answer: "I don't know \xff.", Sources: []sourceJSON{}, CreatedAt: at.In(time.FixedZone("", 3600)).Truncate(time.Second)},
 		{},
 	} {

@@ -112,6 +112,7 @@ func TestLeadFormErrors(t *testing.T) {
 		{"consent refused", `{"email": "ana@example.com", "consent": false}`, 422, codeValidationFailed},
 		{"no way to reach", `{"name": "Ana", "consent": true}`, 422, codeValidationFailed},
 		{"bad email", `{"email": "ana(at)example.com", "consent": true}`, 422, codeValidationFailed},
+		{"mailto parameters in the email", `{"email": "x?cc=evil%40attacker.example&body=hi@shop.example", "consent": true}`, 422, codeValidationFailed},
 		{"bad phone", `{"phone": "call me maybe", "consent": true}`, 422, codeValidationFailed},
 		{"long name", `{"email": "a@example.com", "consent": true, "name": "` + strings.Repeat("x", 201) + `"}`, 422, codeValidationFailed},
 		{"bad conversation id", `{"email": "a@example.com", "consent": true, "conversation_id": "../x"}`, 422, codeValidationFailed},

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/parley-dev/parley/internal/dev/devidp"
+	"github.com/parley-dev/parley/runtime/issuer"
 )
 
 // stalledIssuer is an identity provider that accepts connections and never answers the paths stall says, until
@@ -49,7 +50,7 @@ func TestStalledIssuer(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			idp, _ := stalledIssuer(t, tt.stall)
-			e := newEnv(t, func(c *envConfig) { c.server.Verifier = NewOIDCVerifier(idp.URL(), audience, nil) })
+			e := newEnv(t, func(c *envConfig) { c.server.Verifier = issuer.New(idp.URL(), audience, nil) })
 			token, err := idp.Token(audience, "user-alpha", "alpha@owners.example", time.Hour)
 			if err != nil {
 				t.Fatal(err)
@@ -76,7 +77,7 @@ func TestStalledIssuer(t *testing.T) {
 // key set for each of them.
 func TestForgedTokensDoNotFetchKeys(t *testing.T) {
 	idp, fetches := stalledIssuer(t, func(string) bool { return false })
-	e := newEnv(t, func(c *envConfig) { c.server.Verifier = NewOIDCVerifier(idp.URL(), audience, nil) })
+	e := newEnv(t, func(c *envConfig) { c.server.Verifier = issuer.New(idp.URL(), audience, nil) })
 	good, err := idp.Token(audience, "user-alpha", "alpha@owners.example", time.Hour)
 	if err != nil {
 		t.Fatal(err)

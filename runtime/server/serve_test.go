@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -84,6 +85,31 @@ func TestServeTLS13Only(t *testing.T) {
 	}
 	if err := get(tls.VersionTLS12); err == nil {
 		t.Error("a TLS 1.2 client was served")
+	}
+}
+
+// Headers past maxHeaderBytes are refused with 431 before any handler runs; headers of a real caller's size pass.
+func TestServeBoundsHeaders(t *testing.T) {
+	addr, _ := serve(t.Context(), t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "ok")
+	}), "", "")
+	for _, tt := range []struct {
+		size int
+		want int
+	}{{4 << 10, http.StatusOK}, {maxHeaderBytes + 8<<10, http.StatusRequestHeaderFieldsTooLarge}} {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+addr+"/", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Cookie", "c="+strings.Repeat("x", tt.size))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != tt.want {
+			t.Errorf("a %d-byte header: %d, want %d", tt.size, resp.StatusCode, tt.want)
+		}
 	}
 }
 

@@ -30,7 +30,7 @@ type Config struct {
 	Tenants *tenant.Registry
 	// Chat runs the use cases the endpoints expose.
 	Chat *chat.Service
-	// Verifier checks dashboard ID tokens; without one the dashboard endpoints answer 401.
+	// Verifier checks dashboard ID tokens (an issuer.Client); without one the dashboard endpoints answer 401.
 	Verifier TokenVerifier
 	// Limiter applies the plans' request rates; an in-process token bucket per merchant when nil.
 	Limiter RateLimiter
@@ -146,12 +146,18 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "tenants": s.tenants.Len()})
 }
 
+// maxHeaderBytes bounds a request's headers. The standard library's default, 1 MiB, lets anyone make the runtime
+// hold a megabyte per connection before it knows who is asking (250 slow connections: a quarter of a GiB); the
+// runtime's callers send a key or a token and, for the dashboard, its cookies: a few kilobytes.
+const maxHeaderBytes = 64 << 10
+
 // Serve serves handler on ln until ctx ends, then stops accepting and lets requests in flight finish (up to 25
 // seconds). With certFile and keyFile it serves HTTPS, TLS 1.3 only.
 func Serve(ctx context.Context, ln net.Listener, handler http.Handler, certFile, keyFile string, log *slog.Logger) error {
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes:    maxHeaderBytes,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,

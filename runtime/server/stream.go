@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"mime"
@@ -35,16 +34,20 @@ func wantsEventStream(r *http.Request) bool {
 // answerStream answers as server-sent events: delta events with the answer's text as the model writes it, then
 // one sources event with the stored reply (its whole text, sources and ids, the same object as the JSON answer),
 // then end. An error before the first event is the usual JSON error; after it, an error event with the error
-// envelope. The answer is written and stored even when the visitor goes away mid-stream, so that the
-// conversation holds every question with its whole answer.
+// envelope. When the visitor goes away mid-stream, the model's request is closed with the visitor's: nobody reads
+// the rest, and a page that opens and drops streams would otherwise spend the merchant's tokens on answers no one
+// sees. The question is stored with the part of its answer written (chat.Service.Answer).
 func (s *Server) answerStream(w http.ResponseWriter, r *http.Request, m *tenant.Bundle, q chat.Question) error {
 	es := &eventStream{w: w, rc: http.NewResponseController(w)}
 	q.Delta = func(piece string) { es.send(eventDelta, deltaJSON{Text: piece}) }
-	reply, err := s.chat.Answer(context.WithoutCancel(r.Context()), m, q)
+	reply, err := s.chat.Answer(r.Context(), m, q)
 	if err != nil {
 		err = s.chatError(m, err)
 		if !es.started {
 			return err
+		}
+		if r.Context().Err() != nil {
+			return nil // the visitor is gone: nobody reads an error event
 		}
 		ae := answer(w, err)
 		if ae == nil {

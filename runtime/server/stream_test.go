@@ -134,6 +134,35 @@ func TestStreamedAndPlainAnswersAgree(t *testing.T) {
 	}
 }
 
+// TestACutAnswerSaysSo: an answer the model's token limit or its provider's content filter ended is given as far
+// as it goes, streamed or not, with the reason, and not counted as answered.
+func TestACutAnswerSaysSo(t *testing.T) {
+	for _, finish := range []string{"length", "content_filter"} {
+		t.Run(finish, func(t *testing.T) {
+			provider := fakellm.New(t, "Returns ", "are free ", "within 60")
+			provider.Set(func(p *fakellm.Provider) { p.Finish = finish })
+			e := newEnv(t, withModel(t, provider))
+			e.addKnowledge("alpha", "Returns", "You can return unworn items within 60 days for a full refund.")
+			plain := e.chat(e.keys["alpha-sk"], `{"message": "How long can I return things?"}`)
+			if got := plain.json(t); plain.status != http.StatusOK || got["answer"] != "Returns are free within 60" ||
+				got["answered"] != false || got["finish_reason"] != finish {
+				t.Errorf("%d %s", plain.status, plain.body)
+			}
+			res := e.openStream(e.keys["alpha-sk"], `{"message": "How long can I return things?"}`)
+			defer func() { _ = res.Body.Close() }()
+			body, err := io.ReadAll(res.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			openapi3filter.RegisterBodyDecoder(contentTypeEventStream, openapi3filter.PlainBodyDecoder)
+			e.validateResponse(res.Request, res, body)
+			if _, reply := streamed(t, readEvents(t, bytes.NewReader(body))); reply["answered"] != false || reply["finish_reason"] != finish {
+				t.Errorf("streamed %v", reply)
+			}
+		})
+	}
+}
+
 func TestAnOfflineAnswerStreamsWhole(t *testing.T) {
 	e := newEnv(t)
 	e.addKnowledge("alpha", "Returns", "You can return unworn items within 60 days for a full refund.")
@@ -164,11 +193,12 @@ func TestAStreamRefusedBeforeItStartsIsAJSONError(t *testing.T) {
 	}
 }
 
-// TestAVisitorWhoLeavesMidStreamLosesNothing: the visitor closes the connection after the first piece; the
-// model's answer is still written whole, and the conversation holds the question and that whole answer.
-func TestAVisitorWhoLeavesMidStreamLosesNothing(t *testing.T) {
+// TestAVisitorWhoLeavesMidStreamStopsTheModel: the visitor closes the connection after the first piece; the
+// provider sees its request closed before the answer ends, and the conversation holds the question with the part
+// of the answer written, its tokens counted against the merchant.
+func TestAVisitorWhoLeavesMidStreamStopsTheModel(t *testing.T) {
 	provider := fakellm.New(t, "Returns ", "are free ", "within ", "60 days [1].")
-	provider.Set(func(p *fakellm.Provider) { p.PieceDelay = 100 * time.Millisecond })
+	provider.Set(func(p *fakellm.Provider) { p.PieceDelay = 500 * time.Millisecond })
 	e := newEnv(t, withModel(t, provider))
 	e.addKnowledge("alpha", "Returns", "You can return unworn items within 60 days for a full refund.")
 
@@ -179,18 +209,27 @@ func TestAVisitorWhoLeavesMidStreamLosesNothing(t *testing.T) {
 	}
 	_ = res.Body.Close()
 
-	deadline := time.Now().Add(5 * time.Second)
+	select {
+	case <-provider.Abandoned():
+	case <-time.After(10 * time.Second): // a bound on a stalled peer: the whole answer takes 2 s
+		t.Fatal("the model went on writing the answer after the visitor left")
+	}
+	deadline := time.Now().Add(10 * time.Second)
 	for {
 		_, msgs, err := e.store.GetConversation(t.Context(), "alpha", "conv-leaving")
 		if err == nil {
-			if len(msgs) != 2 || msgs[1].Text != "Returns are free within 60 days [1]." {
-				t.Fatalf("stored %+v", msgs)
+			if len(msgs) != 2 || msgs[0].Text != "How long can I return things?" || !strings.HasPrefix(msgs[1].Text, "Returns ") ||
+				msgs[1].Text == "Returns are free within 60 days [1]." {
+				t.Fatalf("stored %+v; want the question and the part of the answer written", msgs)
 			}
-			return
+			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the conversation was not stored: %v", err)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	if used, err := e.store.TokensThisMonth(t.Context(), "alpha", time.Now()); err != nil || used <= 0 {
+		t.Errorf("tokens counted for the interrupted answer: %d, %v; want some", used, err)
 	}
 }

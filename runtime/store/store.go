@@ -79,6 +79,14 @@ type Reader interface {
 	// TokensThisMonth returns the model tokens the merchant's answers took in the UTC month of now.
 	TokensThisMonth(ctx context.Context, merchantID string, now time.Time) (int64, error)
 
+	// ConversationTokens returns the model tokens the answers of the merchant's conversation id took; 0 for a
+	// conversation that does not exist.
+	ConversationTokens(ctx context.Context, merchantID, id string) (int64, error)
+
+	// VisitorUse returns the answers and model tokens of the conversations the merchant's visitor (a non-empty
+	// visitor ID) started at or after since.
+	VisitorUse(ctx context.Context, merchantID, visitorID string, since time.Time) (Use, error)
+
 	// ConversationExists reports whether the merchant has a conversation with this ID.
 	ConversationExists(ctx context.Context, merchantID, id string) (bool, error)
 
@@ -118,6 +126,12 @@ type Reader interface {
 	// ListLeads returns the merchant's leads, newest first (by creation time, then ID), and a cursor for the next
 	// page ("" when there is none).
 	ListLeads(ctx context.Context, merchantID string, f LeadFilter) ([]Lead, string, error)
+
+	// EachLead calls fn with each of the merchant's leads that f keeps (its Limit and Cursor aside), newest first,
+	// until fn returns an error, which it returns. It reads a page of leads at a time and calls fn between reads,
+	// so that an export holds one page whatever the count, and no connection or snapshot is held while fn writes
+	// to a slow client. A lead created while it runs is left out.
+	EachLead(ctx context.Context, merchantID string, f LeadFilter, fn func(Lead) error) error
 
 	// ListDeliveries returns the merchant's deliveries, newest first (by creation time, then ID), and a cursor for
 	// the next page ("" when there is none).
@@ -236,6 +250,10 @@ type Tx interface {
 	// RecordSignOut records that the dashboard user of subject signed out at at, unless a later sign-out is
 	// recorded already.
 	RecordSignOut(ctx context.Context, subject string, at time.Time) error
+	// RedeemSignIn records that the dashboard sign-in whose state hashes to stateSHA256 was redeemed, kept until
+	// expires (the sign-in's own expiry), and reports false when it was redeemed already; records past their
+	// expiry at now are forgotten.
+	RedeemSignIn(ctx context.Context, stateSHA256 string, expires, now time.Time) (bool, error)
 
 	// EraseMerchant deletes every row the merchant has, in every table: conversations and messages, monthly
 	// counters, knowledge, leads, events, deliveries and their attempts, disabled endpoints and self-service
@@ -360,6 +378,12 @@ type Conversation struct {
 	Unanswered int
 	// HasLead is true once a lead was captured in the conversation.
 	HasLead bool
+}
+
+// Use is what a visitor's conversations took: the assistant's answers and their model tokens.
+type Use struct {
+	Answers int
+	Tokens  int64
 }
 
 // ConversationFilter selects conversations. Zero values select everything.

@@ -107,6 +107,58 @@ type Plan struct {
 	// ConversationsPerVisitorPerHour is how many new conversations one visitor ID may start in an hour with a
 	// publishable key; 0 means DefaultConversationsPerVisitorPerHour.
 	ConversationsPerVisitorPerHour int32 `json:"conversationsPerVisitorPerHour,omitempty"`
+	// ImportItems is how many items one knowledge import may hold; 0 means DefaultImportItems.
+	ImportItems int32 `json:"importItems,omitempty"`
+	// ImportBytes is how many bytes one knowledge import file may hold; 0 means DefaultImportBytes.
+	ImportBytes int32 `json:"importBytes,omitempty"`
+	// TurnsPerConversation is how many messages one conversation answers; 0 means DefaultTurnsPerConversation.
+	TurnsPerConversation int32 `json:"turnsPerConversation,omitempty"`
+	// TokensPerConversation is the model tokens one conversation's answers may take; 0 means
+	// DefaultTokensPerConversation.
+	TokensPerConversation int64 `json:"tokensPerConversation,omitempty"`
+	// TurnsPerVisitorPerDay is how many messages of one visitor ID's conversations started in the last 24 hours
+	// are answered; 0 means DefaultTurnsPerVisitorPerDay.
+	TurnsPerVisitorPerDay int32 `json:"turnsPerVisitorPerDay,omitempty"`
+	// TokensPerVisitorPerDay is the model tokens the answers of one visitor ID's conversations started in the
+	// last 24 hours may take; 0 means DefaultTokensPerVisitorPerDay.
+	TokensPerVisitorPerDay int64 `json:"tokensPerVisitorPerDay,omitempty"`
+}
+
+// The model's bounds per conversation and per visitor of a plan that sets none (a bundle of an older operator):
+// a help desk conversation rarely passes a dozen turns, and an answer with its context takes a few thousand
+// tokens, so a visitor holding the page's public key cannot spend more than a few answers' worth of a month.
+const (
+	DefaultTurnsPerConversation   = 50
+	DefaultTokensPerConversation  = 100_000
+	DefaultTurnsPerVisitorPerDay  = 200
+	DefaultTokensPerVisitorPerDay = 400_000
+)
+
+// ConversationTurns is the plan's answers per conversation, its default when unset.
+func (p Plan) ConversationTurns() int {
+	return int(orDefault(p.TurnsPerConversation, DefaultTurnsPerConversation))
+}
+
+// ConversationTokens is the plan's model tokens per conversation, its default when unset.
+func (p Plan) ConversationTokens() int64 {
+	return orDefault(p.TokensPerConversation, DefaultTokensPerConversation)
+}
+
+// VisitorTurns is the plan's answers per visitor and day, its default when unset.
+func (p Plan) VisitorTurns() int {
+	return int(orDefault(p.TurnsPerVisitorPerDay, DefaultTurnsPerVisitorPerDay))
+}
+
+// VisitorTokens is the plan's model tokens per visitor and day, its default when unset.
+func (p Plan) VisitorTokens() int64 {
+	return orDefault(p.TokensPerVisitorPerDay, DefaultTokensPerVisitorPerDay)
+}
+
+func orDefault[T int32 | int64](v, def T) T {
+	if v > 0 {
+		return v
+	}
+	return def
 }
 
 // The abuse limits of a plan that sets none: enough for a household or an office behind one address chatting
@@ -115,6 +167,33 @@ const (
 	DefaultConversationsPerAddressPerHour = 20
 	DefaultConversationsPerVisitorPerHour = 10
 )
+
+// The bounds of one knowledge import of a plan that sets none, and the most any plan may set: what a runtime
+// validates, and holds, for one upload is bounded whatever the file.
+const (
+	DefaultImportItems = 1000
+	MaxImportItems     = 10000
+	DefaultImportBytes = 4 << 20
+	// MaxImportBytes is also what the dashboard reads of an upload, so that every plan's value works there.
+	MaxImportBytes = 4 << 20
+)
+
+// ImportItemsLimit is the plan's items per knowledge import: its default when unset, never past MaxImportItems.
+func (p Plan) ImportItemsLimit() int {
+	if p.ImportItems > 0 {
+		return min(int(p.ImportItems), MaxImportItems)
+	}
+	return DefaultImportItems
+}
+
+// ImportBytesLimit is the plan's bytes per knowledge import file: its default when unset, never past
+// MaxImportBytes.
+func (p Plan) ImportBytesLimit() int {
+	if p.ImportBytes > 0 {
+		return min(int(p.ImportBytes), MaxImportBytes)
+	}
+	return DefaultImportBytes
+}
 
 // AddressLimit is the plan's new conversations per client address and hour, its default when unset.
 func (p Plan) AddressLimit() int {
@@ -241,8 +320,13 @@ func (b *Bundle) Validate() error {
 	if b.Plan.MonthlyConversations < 0 || b.Plan.KnowledgeItems < 0 || b.Plan.KnowledgeCharacters < 0 || b.Plan.MonthlyTokens < 0 {
 		fail("plan ceilings must not be negative")
 	}
-	if b.Plan.ConversationsPerAddressPerHour < 0 || b.Plan.ConversationsPerVisitorPerHour < 0 {
+	if b.Plan.ConversationsPerAddressPerHour < 0 || b.Plan.ConversationsPerVisitorPerHour < 0 ||
+		b.Plan.TurnsPerConversation < 0 || b.Plan.TokensPerConversation < 0 || b.Plan.TurnsPerVisitorPerDay < 0 ||
+		b.Plan.TokensPerVisitorPerDay < 0 {
 		fail("plan abuse limits must not be negative")
+	}
+	if b.Plan.ImportItems < 0 || b.Plan.ImportBytes < 0 {
+		fail("plan import bounds must not be negative")
 	}
 	for _, o := range b.AllowedOrigins {
 		if !origin.MatchString(o) {

@@ -58,6 +58,8 @@ func TestValidateRejects(t *testing.T) {
 		{"rate", func(b *Bundle) { b.Plan.RequestsPerSecond = 0 }, "requestsPerSecond"},
 		{"burst", func(b *Bundle) { b.Plan.Burst = 0 }, "burst"},
 		{"negative ceiling", func(b *Bundle) { b.Plan.MonthlyConversations = -1 }, "ceilings"},
+		{"negative import items", func(b *Bundle) { b.Plan.ImportItems = -1 }, "import bounds"},
+		{"negative import bytes", func(b *Bundle) { b.Plan.ImportBytes = -1 }, "import bounds"},
 		{"origin with path", func(b *Bundle) { b.AllowedOrigins = []string{"https://a.example/x"} }, "allowed origin"},
 		{"wildcard origin", func(b *Bundle) { b.AllowedOrigins = []string{"*"} }, "allowed origin"},
 		{"owner with both", func(b *Bundle) { b.Owners = []Owner{{Email: "a@b", Subject: "s"}} }, "owners[0]"},
@@ -88,6 +90,22 @@ func TestValidateRejects(t *testing.T) {
 				t.Errorf("error reveals a signing secret: %q", err)
 			}
 		})
+	}
+}
+
+// A plan's import bounds: its own, the defaults when it sets none, and never past the most any plan may set.
+func TestImportLimits(t *testing.T) {
+	for _, tc := range []struct {
+		plan         Plan
+		items, bytes int
+	}{
+		{Plan{}, DefaultImportItems, DefaultImportBytes},
+		{Plan{ImportItems: 50, ImportBytes: 64 << 10}, 50, 64 << 10},
+		{Plan{ImportItems: MaxImportItems + 1, ImportBytes: MaxImportBytes + 1}, MaxImportItems, MaxImportBytes},
+	} {
+		if items, bytes := tc.plan.ImportItemsLimit(), tc.plan.ImportBytesLimit(); items != tc.items || bytes != tc.bytes {
+			t.Errorf("%+v: %d items and %d bytes, want %d and %d", tc.plan, items, bytes, tc.items, tc.bytes)
+		}
 	}
 }
 

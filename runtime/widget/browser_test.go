@@ -1,3 +1,5 @@
+//go:build integration
+
 package widget_test
 
 import (
@@ -656,7 +658,11 @@ func TestWidgetSuggestsPages(t *testing.T) {
 func TestWidgetGoesOnPastAFullConversation(t *testing.T) {
 	rt := newRuntime(t)
 	page := newShop(t)
-	page.embed(rt.url, rt.merchant(t, "shop", page.url, 100), "shop")
+	// The plan's answers per conversation and visitor above the conversation's messages, so that the conversation
+	// fills before the plan's bounds.
+	page.embed(rt.url, rt.merchant(t, "shop", page.url, 100, func(b *tenant.Bundle) {
+		b.Plan.TurnsPerConversation, b.Plan.TurnsPerVisitorPerDay = 500, 1000
+	}), "shop")
 	ctx := headless.Start(t, 1280, 800, time.Minute)
 	var first, second string
 	err := chromedp.Do(ctx,
@@ -699,6 +705,39 @@ func TestWidgetGoesOnPastAFullConversation(t *testing.T) {
 	}
 	if n := rt.conversations(t, "shop"); n != 2 {
 		t.Errorf("%d conversations, want the full one and the new one", n)
+	}
+}
+
+// A conversation that has had the answers the merchant's plan allows one (429 conversation_limit_reached) is left
+// as a full one is: the question goes on in a new conversation, with no error shown.
+func TestWidgetGoesOnPastThePlansAnswersPerConversation(t *testing.T) {
+	rt := newRuntime(t)
+	page := newShop(t)
+	page.embed(rt.url, rt.merchant(t, "shop", page.url, 100, func(b *tenant.Bundle) { b.Plan.TurnsPerConversation = 1 }), "shop")
+	ctx := headless.Start(t, 1280, 800, time.Minute)
+	var first, second, answer string
+	var errorShown bool
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(page.url),
+		headless.WaitInWidget(`s && s.querySelector('header h2').textContent === 'Ask shop'`),
+		click(".l"),
+		key("Hello"), key(kb.Enter),
+		headless.WaitInWidget(`s.querySelectorAll('.m.bot').length === 2`),
+		conversationID(&first),
+		key("How long does delivery to Canada take?"), key(kb.Enter),
+		headless.WaitInWidget(`s.querySelectorAll('.m.bot').length === 3`),
+		headless.EvalInWidget(`s.querySelectorAll('.m.bot')[2].textContent`, &answer),
+		headless.EvalInWidget(`!s.querySelector('.err').hidden`, &errorShown),
+		conversationID(&second),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(answer, "5 to 8 business days") || errorShown {
+		t.Errorf("past the plan's answers of a conversation: answer %q, error shown %v", answer, errorShown)
+	}
+	if second == "" || second == first {
+		t.Errorf("the widget's conversation is %q, want a new one after %q", second, first)
 	}
 }
 

@@ -384,9 +384,10 @@
       }
     }, function (err) {
       if (live) log.removeChild(live);
-      if ((err.code === "conversation_full" || err.code === "not_found") && body.conversation_id) {
-        // The conversation holds no more messages, or is not this visitor's (the browser's storage was partly
-        // cleared): the question goes on in a new one, the log stays as it is.
+      if ((err.code === "conversation_full" || err.code === "conversation_limit_reached" || err.code === "not_found") &&
+          body.conversation_id) {
+        // The conversation holds no more messages, has had what the plan allows one, or is not this visitor's (the
+        // browser's storage was partly cleared): the question goes on in a new one, the log stays as it is.
         delete state.conversation_id;
         save();
         again = true;

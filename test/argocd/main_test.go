@@ -1,3 +1,5 @@
+//go:build integration
+
 // Package argocd tests the Argo CD health checks the chart ships (charts/parley/argocd/health.lua, rendered into
 // the ConfigMap of templates/argocd.yaml): they run with the Lua engine Argo CD embeds, as Argo CD runs a script
 // from argocd-cm, on Plans, ChatRuntimes, Merchants, APIKeys and Webhooks that the operator's reconcilers brought

@@ -1,3 +1,5 @@
+//go:build integration
+
 // Package bench holds benchmarks that need a real API server: run them with `make bench-operator`.
 package bench
 

@@ -1,3 +1,5 @@
+//go:build integration
+
 // Package e2e runs the operator and the chat runtime as separate processes against a real API server (envtest:
 // kube-apiserver and etcd, no kubelet), wired as they are in a cluster: the operator writes tenant bundles, the
 // runtime watches them. Run with `make test`.

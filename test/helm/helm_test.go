@@ -1,3 +1,5 @@
+//go:build integration
+
 // Package helm tests the Helm chart: lint and template, and an install, upgrade and uninstall on a real API
 // server (envtest). Helm is the pinned Go tool of hack/tools/helm.
 package helm

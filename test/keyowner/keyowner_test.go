@@ -1,3 +1,5 @@
+//go:build integration
+
 // Package keyowner tries, as a tenant would, to take over another merchant's widget with a copy of the publishable
 // key that merchant created in its dashboard, on a real API server (envtest), the operator and a `parley runtime`
 // process watching it, on SQLite and on PostgreSQL. Run with `make test`.

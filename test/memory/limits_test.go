@@ -1,3 +1,5 @@
+//go:build integration
+
 // Package memory checks that a merchant at its plan's knowledge limits cannot push a real `parley runtime`
 // process past the memory the operator requests for it by default.
 package memory

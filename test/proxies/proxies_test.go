@@ -1,3 +1,5 @@
+//go:build integration
+
 // Package proxies checks the plans' abuse limits on a real `parley runtime` process behind a proxy, started with
 // the trusted proxies the operator renders for a ChatRuntime and the bundle it renders for a Merchant.
 package proxies

@@ -1,3 +1,5 @@
+//go:build integration
+
 // Package replicas runs two `parley runtime` processes as replicas on one PostgreSQL and one Redis, each
 // started by the test, and checks what they must share: the merchant's rate, conversations, the monthly ceiling,
 // the abuse limits and webhook delivery, including when the replica holding deliveries is killed. Run with `make test`.

@@ -1,3 +1,5 @@
+//go:build integration
+
 // Package webhooks tests webhook delivery across a crash of the runtime process: killed with SIGKILL while
 // deliveries are pending or in flight, restarted, it still delivers every event. Run with `make test`.
 package webhooks

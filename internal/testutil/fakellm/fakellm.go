@@ -6,8 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -28,8 +31,13 @@ type Provider struct {
 	// PieceDelay is waited before each piece of the answer.
 	PieceDelay time.Duration
 	// Garbage, when set, is sent as the body instead of a well-formed answer.
-	Garbage  string
+	Garbage string
+	// Finish is the answer's finish_reason: "stop" when empty, or "length" or "content_filter" for one cut short.
+	Finish   string
 	requests []Recorded
+	// abandoned is closed when a client first closes its request before its answer ended.
+	abandoned     chan struct{}
+	abandonedOnce sync.Once
 }
 
 // Usage is the usage every answer reports.
@@ -42,7 +50,14 @@ const (
 type Recorded struct {
 	// Auth is the Authorization header.
 	Auth string
-	Body Request
+	// Path is the request's path and query: /v1/chat/completions, or Azure OpenAI's classic
+	// /openai/deployments/{deployment}/chat/completions?api-version=....
+	Path string
+	// APIKey is the api-key header, Azure OpenAI's.
+	APIKey string
+	Body   Request
+	// Params are the names of the request's top-level parameters, such as max_tokens or temperature.
+	Params []string
 }
 
 // Request is the part of a chat completions request the tests check.
@@ -63,7 +78,7 @@ type Request struct {
 // New starts a provider that answers with the pieces of answer, until the test ends.
 func New(t testing.TB, answer ...string) *Provider {
 	t.Helper()
-	f := &Provider{Answer: answer, Status: http.StatusOK}
+	f := &Provider{Answer: answer, Status: http.StatusOK, abandoned: make(chan struct{})}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
 	return f
@@ -72,12 +87,20 @@ func New(t testing.TB, answer ...string) *Provider {
 // URL is the base URL to configure, like https://api.openai.com/v1.
 func (f *Provider) URL() string { return f.srv.URL + "/v1" }
 
+// AzureEndpoint is the endpoint to configure for Azure OpenAI's classic deployments, like
+// https://NAME.openai.azure.com.
+func (f *Provider) AzureEndpoint() string { return f.srv.URL }
+
 // Set changes the provider's behaviour under its lock.
 func (f *Provider) Set(fn func(f *Provider)) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	fn(f)
 }
+
+// Abandoned is closed once a client closed its connection while its answer was being written, as a provider sees
+// a caller that stopped reading: the answer's remaining tokens are never generated.
+func (f *Provider) Abandoned() <-chan struct{} { return f.abandoned }
 
 // Requests returns the requests received so far.
 func (f *Provider) Requests() []Recorded {
@@ -97,7 +120,9 @@ func (f *Provider) Last(t testing.TB) Recorded {
 }
 
 func (f *Provider) serve(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
+	azure := strings.HasPrefix(r.URL.Path, "/openai/deployments/") && strings.HasSuffix(r.URL.Path, "/chat/completions") &&
+		r.URL.Query().Get("api-version") != ""
+	if r.Method != http.MethodPost || (r.URL.Path != "/v1/chat/completions" && !azure) {
 		http.NotFound(w, r)
 		return
 	}
@@ -107,9 +132,12 @@ func (f *Provider) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":{"message":"bad json","type":"invalid_request_error"}}`, http.StatusBadRequest)
 		return
 	}
+	var params map[string]json.RawMessage
+	_ = json.Unmarshal(raw, &params) // an object: it decoded into body
 	f.mu.Lock()
-	f.requests = append(f.requests, Recorded{Auth: r.Header.Get("Authorization"), Body: body})
-	answer, status, delay, pieceDelay, garbage := f.Answer, f.Status, f.Delay, f.PieceDelay, f.Garbage
+	f.requests = append(f.requests, Recorded{Auth: r.Header.Get("Authorization"), Path: r.URL.RequestURI(),
+		APIKey: r.Header.Get("api-key"), Body: body, Params: slices.Sorted(maps.Keys(params))})
+	answer, status, delay, pieceDelay, garbage, finish := f.Answer, f.Status, f.Delay, f.PieceDelay, f.Garbage, f.Finish
 	f.mu.Unlock()
 
 	select {
@@ -144,11 +172,15 @@ func (f *Provider) serve(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-time.After(pieceDelay):
 		case <-r.Context().Done():
+			f.abandonedOnce.Do(func() { close(f.abandoned) })
 			return
 		}
 		send(chunk(map[string]any{"content": piece}, nil))
 	}
-	send(chunk(map[string]any{}, "stop"))
+	if finish == "" {
+		finish = "stop"
+	}
+	send(chunk(map[string]any{}, finish))
 	if body.StreamOptions.IncludeUsage {
 		send(map[string]any{"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": body.Model,
 			"choices": []any{}, "usage": map[string]any{"prompt_tokens": PromptTokens, "completion_tokens": CompletionTokens,

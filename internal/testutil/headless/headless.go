@@ -1,3 +1,5 @@
+//go:build integration
+
 // Package headless drives Debian's headless Chromium for the browser tests of the widget, the dashboard and
 // `parley dev`'s page: starting it, reading the widget's shadow root, and keeping screenshots as test artifacts.
 package headless

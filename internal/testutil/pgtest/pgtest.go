@@ -1,3 +1,5 @@
+//go:build integration
+
 // Package pgtest starts a throwaway PostgreSQL server for tests, from the installed server binaries (Debian's
 // postgresql package), in a temporary directory on a free port. It never uses a PostgreSQL that is already
 // running. Start one server per test package in TestMain (see Main) and give each test its own database

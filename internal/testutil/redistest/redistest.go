@@ -1,3 +1,5 @@
+//go:build integration
+
 // Package redistest starts a throwaway redis-server for tests: its own process on a free loopback port, in a
 // temporary directory, with persistence off, killed when the test ends. It never uses a Redis already running on
 // the machine (such as the system one on port 6379).

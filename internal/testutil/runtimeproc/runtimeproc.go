@@ -1,3 +1,5 @@
+//go:build integration
+
 // Package runtimeproc runs `parley runtime` as a separate process for tests that need what only a process
 // gives: being killed with SIGKILL, restarted, or run twice side by side as replicas.
 package runtimeproc
@@ -48,7 +50,13 @@ type Process struct {
 // environment, waits until /readyz answers 200, and kills the process when t ends.
 func Start(t testing.TB, bin string, env []string, args ...string) *Process {
 	t.Helper()
-	addr, metricsAddr := freeAddress(t), freeAddress(t)
+	return StartOn(t, FreeAddress(t), bin, env, args...)
+}
+
+// StartOn is Start listening on addr, for a runtime that must know its address beforehand (its public URL).
+func StartOn(t testing.TB, addr, bin string, env []string, args ...string) *Process {
+	t.Helper()
+	metricsAddr := FreeAddress(t)
 	p := &Process{URL: "http://" + addr, MetricsURL: "http://" + metricsAddr, logs: &logs{}}
 	p.cmd = exec.Command(bin, append([]string{contract.RuntimeCommand, contract.Arg(contract.FlagListen, addr), //nolint:gosec // the binary Build made, with the test's arguments
 		contract.Arg(contract.FlagMetricsListen, metricsAddr)}, args...)...)
@@ -75,8 +83,8 @@ func Start(t testing.TB, bin string, env []string, args ...string) *Process {
 	}
 }
 
-// freeAddress is a loopback address with a port free a moment ago.
-func freeAddress(t testing.TB) string {
+// FreeAddress is a loopback address with a port free a moment ago.
+func FreeAddress(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

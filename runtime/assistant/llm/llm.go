@@ -6,12 +6,15 @@ package llm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -26,14 +29,24 @@ type Config struct {
 	BaseURL string
 	// Model is the model name sent with each request.
 	Model string
-	// APIKey is sent as a bearer token; none is sent when empty.
+	// APIKey is sent as a bearer token, or in an api-key header to Azure's classic endpoint; none is sent when
+	// empty.
 	APIKey string
+	// AzureAPIVersion, when set, speaks to Azure OpenAI's classic deployments endpoint: BaseURL is the resource's
+	// endpoint (https://NAME.openai.azure.com), Model the deployment's name.
+	AzureAPIVersion string
 	// Timeout bounds one answer, from the request to the last piece.
 	Timeout time.Duration
 	// Temperature is the sampling temperature.
 	Temperature float64
+	// OmitTemperature sends no temperature, for models that accept only their default (OpenAI's reasoning
+	// models); without it, a model's refusal of the temperature is learned.
+	OmitTemperature bool
 	// MaxTokens caps the tokens of one answer.
 	MaxTokens int
+	// MaxCompletionTokens sends MaxTokens as max_completion_tokens, as OpenAI's reasoning models require;
+	// without it, max_tokens is sent until the model refuses it.
+	MaxCompletionTokens bool
 	// ContextItems is how many retrieved knowledge items the prompt carries.
 	ContextItems int
 	// HistoryTokens bounds the conversation's earlier turns in the prompt, in estimated tokens.
@@ -52,6 +65,9 @@ type Responder struct {
 	cfg     Config
 	log     *slog.Logger
 	offline *prometheus.CounterVec
+	// accepts is what each model accepts of the request's parameters.
+	accepts *learned
+	counter counter
 }
 
 var _ assistant.Responder = (*Responder)(nil)
@@ -77,10 +93,10 @@ func New(cfg Config) (*Responder, error) {
 	if httpClient == nil {
 		httpClient = &http.Client{}
 	}
-	r := &Responder{cfg: cfg, log: cfg.Logger}
-	// The options are explicit, so that no OPENAI_* variable of the environment changes where the key goes.
-	r.client = openai.NewClient(option.WithBaseURL(cfg.BaseURL), option.WithAPIKey(cfg.APIKey),
-		option.WithHTTPClient(httpClient), option.WithMaxRetries(0))
+	r := &Responder{cfg: cfg, log: cfg.Logger, counter: newCounter(),
+		accepts: newLearned(wire{completionTokens: cfg.MaxCompletionTokens, defaultTemperature: cfg.OmitTemperature})}
+	r.client = openai.NewClient(append(endpoint(cfg), option.WithHTTPClient(httpClient), option.WithMaxRetries(0),
+		option.WithMiddleware(streamOneShots))...)
 	r.offline = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "parley_runtime_assistant_offline_answers_total",
 		Help: "Answers given by the offline assistant because the model failed, by reason (timeout, error, empty).",
@@ -92,6 +108,22 @@ func New(cfg Config) (*Responder, error) {
 		r.offline.WithLabelValues(reason)
 	}
 	return r, nil
+}
+
+// endpoint are the options that address cfg's server and give it the key. They are explicit, so that no OPENAI_*
+// variable of the environment changes where the key goes.
+func endpoint(cfg Config) []option.RequestOption {
+	if cfg.AzureAPIVersion == "" {
+		return []option.RequestOption{option.WithBaseURL(cfg.BaseURL), option.WithAPIKey(cfg.APIKey)}
+	}
+	// Azure's classic endpoint names the deployment in the path and the API version in the query, and takes the
+	// key in its own header; the model in the body is ignored.
+	opts := []option.RequestOption{option.WithAPIKey(""), option.WithQuery("api-version", cfg.AzureAPIVersion),
+		option.WithBaseURL(strings.TrimSuffix(cfg.BaseURL, "/") + "/openai/deployments/" + url.PathEscape(cfg.Model))}
+	if cfg.APIKey != "" {
+		opts = append(opts, option.WithHeader("api-key", cfg.APIKey))
+	}
+	return opts
 }
 
 // Respond answers req with the model over the retrieved items, or with the offline assistant when the message is
@@ -112,7 +144,8 @@ func (r *Responder) Respond(ctx context.Context, req assistant.Request) (assista
 		return reply, nil
 	}
 	if ctx.Err() != nil {
-		return assistant.Reply{}, fmt.Errorf("asking the model: %w", ctx.Err())
+		// The caller went away: the partial answer and its tokens, estimated, for the caller to store and count.
+		return assistant.Reply{}, &assistant.InterruptedError{Partial: reply, Err: ctx.Err()}
 	}
 	reason := reasonError
 	switch {
@@ -160,44 +193,68 @@ const maxReportedTokens = 1 << 24
 // reportedTokens is a provider's token count within 0 and maxReportedTokens.
 func reportedTokens(n int64) int64 { return min(max(n, 0), maxReportedTokens) }
 
-// ask streams the model's answer to req and reads it into a reply.
+// ask streams the model's answer to req and reads it into a reply. A request the model refuses for a parameter
+// it does not accept is asked again without it, and the model's answer remembered.
 func (r *Responder) ask(ctx context.Context, req assistant.Request, hits []assistant.Hit) (assistant.Reply, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
-	params := openai.ChatCompletionNewParams{
-		Model:       r.cfg.Model,
-		Messages:    prompt(req, hits, r.cfg.HistoryTokens),
-		Temperature: openai.Float(r.cfg.Temperature),
-		// max_tokens rather than max_completion_tokens: every compatible server reads it.
-		MaxTokens:     openai.Int(int64(r.cfg.MaxTokens)),
-		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+	msgs := prompt(req, hits, r.cfg.HistoryTokens)
+	w := r.accepts.get(r.cfg.Model)
+	for {
+		reply, err := r.stream(ctx, req, hits, msgs, w)
+		next, ok := corrected(w, err)
+		if !ok {
+			return reply, err
+		}
+		r.log.InfoContext(ctx, "the model refused a parameter; asking without it from now on", "model", r.cfg.Model,
+			"error", err.Error())
+		r.accepts.learn(r.cfg.Model, next)
+		w = next
 	}
-	stream := r.client.Chat.Completions.NewStreaming(ctx, params)
+}
+
+// stream asks the model once with the parameters w and reads its answer into a reply. The model's reasoning,
+// in reasoning_content (vLLM, DeepSeek), reasoning (Ollama, OpenRouter) or <think> blocks of its content
+// (llama.cpp, vLLM without a reasoning parser), is counted but never passed on, stored or read as the answer.
+func (r *Responder) stream(ctx context.Context, req assistant.Request, hits []assistant.Hit, msgs []openai.ChatCompletionMessageParamUnion, w wire) (assistant.Reply, error) {
+	stream := r.client.Chat.Completions.NewStreaming(ctx, w.params(r.cfg.Model, msgs, r.cfg.Temperature, r.cfg.MaxTokens))
 	defer func() { _ = stream.Close() }()
-	var text strings.Builder
+	var text, completion strings.Builder
 	var usage assistant.Usage
-	sent, finished, limit := 0, false, r.cfg.MaxTokens*maxAnswerBytesPerToken
+	var think thoughts
+	reported, sent, finish, limit := false, 0, "", r.cfg.MaxTokens*maxAnswerBytesPerToken
 	for stream.Next() {
 		chunk := stream.Current()
 		if chunk.JSON.Usage.Valid() {
+			reported = true
 			usage = assistant.Usage{PromptTokens: reportedTokens(chunk.Usage.PromptTokens),
 				CompletionTokens: reportedTokens(chunk.Usage.CompletionTokens)}
 		}
 		for _, c := range chunk.Choices {
-			if c.Index == 0 {
-				text.WriteString(c.Delta.Content)
-				finished = finished || c.FinishReason != ""
+			if c.Index != 0 {
+				continue
+			}
+			completion.WriteString(reasoning(c.Delta))
+			completion.WriteString(c.Delta.Content)
+			text.WriteString(think.answer(c.Delta.Content))
+			if c.FinishReason != "" && finish == "" {
+				text.WriteString(think.end())
+				finish = c.FinishReason
 			}
 		}
-		if text.Len() > limit {
+		if completion.Len() > limit {
 			return assistant.Reply{}, fmt.Errorf("the chat completion from %s is longer than %d bytes, %d tokens' worth", r.cfg.BaseURL, limit, r.cfg.MaxTokens)
 		}
-		sent = pass(req.Delta, text.String(), sent)
+		sent = pass(req.Delta, strings.TrimLeftFunc(text.String(), unicode.IsSpace), sent)
 	}
 	if err := stream.Err(); err != nil {
-		return assistant.Reply{}, fmt.Errorf("the chat completion from %s: %w", r.cfg.BaseURL, err)
+		// With the caller's cancellation, what was written, and what it cost: the provider bills the prompt whole
+		// and the completion's tokens so far, and a stream cut short reports no usage of its own.
+		partial := assistant.Reply{Text: text.String(), Kind: assistant.KindAnswer, Answered: text.Len() > 0,
+			Usage: assistant.Usage{PromptTokens: int64(promptTokens(msgs)), CompletionTokens: int64(tokens(text.String()))}}
+		return partial, fmt.Errorf("the chat completion from %s: %w", r.cfg.BaseURL, err)
 	}
-	if !finished {
+	if finish == "" {
 		return assistant.Reply{}, fmt.Errorf("the chat completion from %s: %w", r.cfg.BaseURL, errCutShort)
 	}
 	answer := strings.TrimSpace(text.String())
@@ -205,8 +262,27 @@ func (r *Responder) ask(ctx context.Context, req assistant.Request, hits []assis
 		return assistant.Reply{}, errEmpty
 	}
 	reply := readAnswer(req, answer, hits)
+	if reply.Kind == assistant.KindAnswer && (finish == assistant.CutLength || finish == assistant.CutContentFilter) {
+		reply.Cut, reply.Answered = finish, false
+	}
 	reply.Usage = usage
+	if !reported {
+		reply.Usage = r.counter.usage(msgs, completion.String())
+	}
 	return reply, nil
+}
+
+// reasoning is the reasoning a delta carries apart from its content: reasoning_content as vLLM's reasoning
+// parsers and DeepSeek send it, or reasoning as Ollama and OpenRouter do.
+func reasoning(d openai.ChatCompletionChunkChoiceDelta) string {
+	for _, name := range []string{"reasoning_content", "reasoning"} {
+		// An extra field is never Valid, which only fields of the schema are; its raw JSON is what was sent.
+		var s string
+		if raw := d.JSON.ExtraFields[name].Raw(); raw != "" && json.Unmarshal([]byte(raw), &s) == nil && s != "" {
+			return s
+		}
+	}
+	return ""
 }
 
 // pass gives req.Delta the text written since the first sent bytes, and returns how much has been sent. While the

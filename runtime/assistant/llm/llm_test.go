@@ -3,6 +3,7 @@ package llm
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"net"
 	"net/http"
@@ -33,12 +34,16 @@ type harness struct {
 	logs *bytes.Buffer
 }
 
-func newResponder(t *testing.T, baseURL string, timeout time.Duration) harness {
+func newResponder(t *testing.T, baseURL string, timeout time.Duration, configure ...func(*Config)) harness {
 	t.Helper()
 	h := harness{reg: prometheus.NewRegistry(), logs: &bytes.Buffer{}}
-	r, err := New(Config{BaseURL: baseURL, Model: "test-model", APIKey: testKey, Timeout: timeout, Temperature: 0.2,
+	cfg := Config{BaseURL: baseURL, Model: "test-model", APIKey: testKey, Timeout: timeout, Temperature: 0.2,
 		MaxTokens: 300, ContextItems: 3, HistoryTokens: 200, Offline: assistant.Retrieval{},
-		Logger: slog.New(slog.NewTextHandler(h.logs, nil)), Registry: h.reg})
+		Logger: slog.New(slog.NewTextHandler(h.logs, nil)), Registry: h.reg}
+	for _, c := range configure {
+		c(&cfg)
+	}
+	r, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,6 +216,11 @@ func TestFailuresGiveTheOfflineAnswerInTime(t *testing.T) {
 		{"endless", func(f *fakellm.Provider) {
 			f.Garbage = strings.Repeat(sseChunk(`{"content":"`+strings.Repeat("x", 4096)+`"}`, "null"), 64)
 		}, nil, reasonError},
+		// So is endless reasoning: a thought counts against max_tokens as the answer does.
+		{"endless reasoning", func(f *fakellm.Provider) {
+			f.Garbage = strings.Repeat(sseChunk(`{"reasoning_content":"`+strings.Repeat("x", 4096)+`"}`, "null"), 64) +
+				sseChunk(`{"content":"Canada."}`, `"stop"`) + "data: [DONE]\n\n"
+		}, nil, reasonError},
 		{"connection refused", nil, func(*fakellm.Provider) string { return refused() }, reasonError},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -318,5 +328,35 @@ func TestUsageIsBounded(t *testing.T) {
 				t.Errorf("reply %q with usage %+v, want the model's answer with %d and %d", reply.Text, reply.Usage, tc.wantPrompt, tc.wantAnswer)
 			}
 		})
+	}
+}
+
+// TestACancelledAnswerStopsTheModelAndSaysWhatItCost: the caller goes away after the first piece; the provider sees
+// its request closed, and the error carries the text written and the tokens the provider bills for it (the prompt
+// whole, the completion so far), with no offline answer counted as a fallback.
+func TestACancelledAnswerStopsTheModelAndSaysWhatItCost(t *testing.T) {
+	f := fakellm.New(t, "We ship ", "to Canada ", "in 5 to 8 days [1].")
+	f.Set(func(p *fakellm.Provider) { p.PieceDelay = 300 * time.Millisecond })
+	h := newResponder(t, f.URL(), 10*time.Second)
+	ctx, cancel := context.WithCancel(t.Context())
+	req := question("Do you ship to Canada?")
+	req.Delta = func(string) { cancel() }
+	_, err := h.r.Respond(ctx, req)
+	var interrupted *assistant.InterruptedError
+	if !errors.As(err, &interrupted) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("Respond after the caller left: %v; want an *assistant.InterruptedError of context.Canceled", err)
+	}
+	if p := interrupted.Partial; p.Text != "We ship " || p.Usage.PromptTokens <= 0 || p.Usage.CompletionTokens <= 0 {
+		t.Errorf("the partial answer: %+v; want the first piece and its tokens", p)
+	}
+	select {
+	case <-f.Abandoned():
+	case <-time.After(10 * time.Second): // a bound on a stalled peer: the whole answer takes 0.9 s
+		t.Fatal("the provider went on writing after the caller left")
+	}
+	for _, reason := range []string{reasonTimeout, reasonError, reasonEmpty} {
+		if got := testutil.ToFloat64(h.r.offline.WithLabelValues(reason)); got != 0 {
+			t.Errorf("offline answers counted for %s: %v; want none, the caller went away", reason, got)
+		}
 	}
 }

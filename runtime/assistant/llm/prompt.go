@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -87,6 +88,15 @@ func recent(history []assistant.Turn, budget int) []assistant.Turn {
 		start--
 	}
 	return history[start:]
+}
+
+// promptTokens estimates the tokens of a request's messages from their JSON, a little above their text's.
+func promptTokens(msgs []openai.ChatCompletionMessageParamUnion) int {
+	b, err := json.Marshal(msgs)
+	if err != nil {
+		return 0
+	}
+	return utf8.RuneCount(b) / runesPerToken
 }
 
 // tokens estimates the tokens of a message, with a few for its role.

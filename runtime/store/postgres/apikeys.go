@@ -16,21 +16,9 @@ const apiKeyColumns = `merchant_id, id, type, sha256, created_at, last_used_at, 
 
 // ListAPIKeys returns the merchant's self-service keys, newest first.
 func (s *Store) ListAPIKeys(ctx context.Context, merchantID string) ([]store.APIKey, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE merchant_id = $1
-		ORDER BY created_at DESC, id DESC`, merchantID)
+	keys, err := queryList(ctx, s.pool, `SELECT `+apiKeyColumns+` FROM api_keys WHERE merchant_id = $1
+		ORDER BY created_at DESC, id DESC`, []any{merchantID}, scanAPIKey)
 	if err != nil {
-		return nil, fmt.Errorf("listing API keys: %w", err)
-	}
-	defer rows.Close()
-	var keys []store.APIKey
-	for rows.Next() {
-		k, err := scanAPIKey(rows)
-		if err != nil {
-			return nil, err
-		}
-		keys = append(keys, k)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("listing API keys: %w", err)
 	}
 	return keys, nil
@@ -46,20 +34,8 @@ func (s *Store) APIKeysByHash(ctx context.Context, hashes []string) ([]store.API
 	if len(hashes) == 0 {
 		return nil, nil
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE sha256 = ANY($1)`, hashes)
+	keys, err := queryList(ctx, s.pool, `SELECT `+apiKeyColumns+` FROM api_keys WHERE sha256 = ANY($1)`, []any{hashes}, scanAPIKey)
 	if err != nil {
-		return nil, fmt.Errorf("listing API keys by hash: %w", err)
-	}
-	defer rows.Close()
-	var keys []store.APIKey
-	for rows.Next() {
-		k, err := scanAPIKey(rows)
-		if err != nil {
-			return nil, err
-		}
-		keys = append(keys, k)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("listing API keys by hash: %w", err)
 	}
 	return keys, nil

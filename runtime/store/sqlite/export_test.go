@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"path/filepath"
+	"time"
 
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/internal/storeutil"
@@ -37,6 +38,12 @@ func MigrateTo(ctx context.Context, path string, version int64) (*sql.DB, error)
 // TailQuery is the query of a chat turn's latest messages and its arguments, for the query plan test.
 func TailQuery(merchantID, id string) (string, []any) {
 	return storeutil.TailQuery(dialect{}, merchantID, id, 20)
+}
+
+// VisitorUseQuery is the query of a visitor's answers and tokens of a day and its arguments, for the query plan
+// test.
+func VisitorUseQuery(merchantID, visitorID string, since time.Time) (string, []any) {
+	return storeutil.VisitorUseQuery(dialect{}, merchantID, visitorID, since)
 }
 
 // ConversationsQuery is the first page's query of a conversation listing and its arguments, for the query plan

@@ -33,3 +33,16 @@ func (tx writeTx) RecordSignOut(ctx context.Context, subject string, at time.Tim
 	}
 	return nil
 }
+
+// RedeemSignIn records the sign-in as redeemed, unless it was already, and forgets those expired.
+func (tx writeTx) RedeemSignIn(ctx context.Context, stateSHA256 string, expires, now time.Time) (bool, error) {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM dashboard_sign_ins WHERE expires_at <= ?`, storeutil.Millis(now)); err != nil {
+		return false, fmt.Errorf("forgetting expired sign-ins: %w", err)
+	}
+	n, err := affected(tx.ExecContext(ctx, `INSERT INTO dashboard_sign_ins (state_sha256, expires_at) VALUES (?, ?)
+		ON CONFLICT (state_sha256) DO NOTHING`, stateSHA256, storeutil.Millis(expires)))
+	if err != nil {
+		return false, fmt.Errorf("redeeming a sign-in: %w", err)
+	}
+	return n == 1, nil
+}

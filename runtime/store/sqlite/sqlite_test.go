@@ -417,6 +417,17 @@ func TestConversationTailUsesItsIndex(t *testing.T) {
 	}
 }
 
+// TestVisitorUseUsesItsIndex: a visitor's turn finds the visitor's conversations of the day through
+// conversations_by_visitor (migration 14), and each one's messages through messages_by_conversation, rather than
+// walking every conversation the merchant had that day.
+func TestVisitorUseUsesItsIndex(t *testing.T) {
+	query, args := sqlite.VisitorUseQuery("m1", "v1", at)
+	plan := queryPlan(t, migratedReadOnly(t), query, args)
+	if !strings.Contains(plan, "USING INDEX conversations_by_visitor ") || !strings.Contains(plan, "USING INDEX messages_by_conversation ") {
+		t.Errorf("a visitor's day: plan %q, want searches of conversations_by_visitor and messages_by_conversation", plan)
+	}
+}
+
 // queryPlan is what EXPLAIN QUERY PLAN says of query with args bound, one step a line.
 func queryPlan(t *testing.T, db *sql.DB, query string, args []any) string {
 	t.Helper()

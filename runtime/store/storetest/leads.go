@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ func (h harness) leads(t *testing.T) {
 	t.Run("FromForm", h.leadFromForm)
 	t.Run("List", h.listLeads)
 	t.Run("Isolation", h.isolatedLeads)
+	t.Run("Each", h.eachLead)
 }
 
 // withContact makes the exchange carry contact details found in its question.
@@ -173,5 +176,69 @@ func (h harness) isolatedLeads(t *testing.T) {
 	}
 	if o := mustOverview(t, s, "B", base.Add(-time.Hour), base.Add(time.Hour)); o.Leads != 1 {
 		t.Errorf("B's overview counts %d leads, want 1", o.Leads)
+	}
+}
+
+// eachLead streams every lead of one merchant, newest first across its pages, with leads created in the same
+// millisecond, and none of another merchant's; an error of fn ends it.
+func (h harness) eachLead(t *testing.T) {
+	s := h.store(t)
+	const n = 1203 // pages of 500, and a short last one
+	err := s.Write(t.Context(), func(tx store.Tx) error {
+		for i := range n {
+			at := base.Add(time.Duration(i/7) * time.Millisecond) // seven leads a millisecond
+			for _, m := range []string{"m1", "m2"} {
+				if m == "m2" && i >= 3 {
+					continue
+				}
+				err := tx.InsertLead(t.Context(), store.Lead{MerchantID: m, ID: fmt.Sprintf("lead-%s-%04d", m, i),
+					Contact: store.Contact{Email: fmt.Sprintf("v%d@example.com", i)}, Source: store.LeadFromForm, CreatedAt: at, UpdatedAt: at})
+				if err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	each := func(merchantID string, f store.LeadFilter) []string {
+		var ids []string
+		if err := s.EachLead(t.Context(), merchantID, f, func(l store.Lead) error {
+			if l.MerchantID != merchantID {
+				t.Fatalf("EachLead of %s gave a lead of %s", merchantID, l.MerchantID)
+			}
+			ids = append(ids, l.ID)
+			return nil
+		}); err != nil {
+			t.Fatalf("EachLead: %v", err)
+		}
+		return ids
+	}
+	var want []string
+	for _, l := range listAllLeads(t, s, "m1", store.LeadFilter{Limit: 100}) {
+		want = append(want, l.ID)
+	}
+	if len(want) != n {
+		t.Fatalf("%d leads listed, want %d", len(want), n)
+	}
+	checkIDs(t, "every lead, newest first", each("m1", store.LeadFilter{}), want)
+	checkIDs(t, "another merchant's leads", each("m2", store.LeadFilter{}), []string{"lead-m2-0002", "lead-m2-0001", "lead-m2-0000"})
+	if ids := each("m3", store.LeadFilter{}); len(ids) != 0 {
+		t.Errorf("a merchant without leads: %v", ids)
+	}
+	if ids := each("m1", store.LeadFilter{From: base.Add(100 * time.Millisecond), To: base.Add(101 * time.Millisecond)}); len(ids) != 7 {
+		t.Errorf("%d leads in one millisecond, want 7", len(ids))
+	}
+	stop := errors.New("the client went away")
+	seen := 0
+	if err := s.EachLead(t.Context(), "m1", store.LeadFilter{}, func(store.Lead) error {
+		if seen++; seen == 600 {
+			return stop
+		}
+		return nil
+	}); !errors.Is(err, stop) || seen != 600 {
+		t.Errorf("EachLead after fn's error: %v, %d leads seen", err, seen)
 	}
 }

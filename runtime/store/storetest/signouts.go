@@ -29,3 +29,39 @@ func (h harness) signOuts(t *testing.T) {
 		}
 	}
 }
+
+// signIns redeems each dashboard sign-in once: a second redemption of the same state is refused until the
+// sign-in expires, other states are not affected, and an expired record is forgotten.
+func (h harness) signIns(t *testing.T) {
+	s := h.store(t)
+	ctx := t.Context()
+	redeem := func(state string, expires, now time.Time) bool {
+		t.Helper()
+		var fresh bool
+		err := s.Write(ctx, func(tx store.Tx) (err error) {
+			fresh, err = tx.RedeemSignIn(ctx, state, expires, now)
+			return err
+		})
+		if err != nil {
+			t.Fatalf("RedeemSignIn(%s): %v", state, err)
+		}
+		return fresh
+	}
+	expires := base.Add(10 * time.Minute)
+	for _, tt := range []struct {
+		state string
+		now   time.Time
+		want  bool
+	}{
+		{"state-a", base, true},
+		{"state-a", base.Add(time.Minute), false},
+		{"state-b", base.Add(time.Minute), true},
+		{"state-a", expires.Add(-time.Millisecond), false},
+		// Past its expiry the record is forgotten; the sign-in's own cookie has expired by then.
+		{"state-a", expires, true},
+	} {
+		if got := redeem(tt.state, expires, tt.now); got != tt.want {
+			t.Errorf("RedeemSignIn(%s) at %v = %v, want %v", tt.state, tt.now.Sub(base), got, tt.want)
+		}
+	}
+}

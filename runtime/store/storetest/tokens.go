@@ -3,6 +3,8 @@ package storetest
 import (
 	"testing"
 	"time"
+
+	"github.com/parley-dev/parley/runtime/store"
 )
 
 // modelTokens: the tokens of each answer add up per merchant and UTC month, and in the overview of its range.
@@ -37,5 +39,51 @@ func (h harness) modelTokens(t *testing.T) {
 	o, err := s.Overview(t.Context(), "m1", time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC))
 	if err != nil || o.ModelTokens != 150 {
 		t.Errorf("overview of March: %d model tokens, %v; want 150", o.ModelTokens, err)
+	}
+}
+
+// visitorUse: a conversation's tokens are its answers', and a visitor's use is the answers and tokens of the
+// conversations it started since the time asked, of that merchant and visitor alone.
+func (h harness) visitorUse(t *testing.T) {
+	s := h.store(t)
+	day := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		merchant, conversation, visitor string
+		at                              time.Time
+		tokens                          int64
+	}{
+		{"m1", "c-old", "v1", day.Add(-25 * time.Hour), 1000}, // started before the window
+		{"m1", "c1", "v1", day.Add(-time.Hour), 100},
+		{"m1", "c1", "v1", day, 50},
+		{"m1", "c2", "v1", day, 7},
+		{"m1", "c3", "v2", day, 500},  // another visitor
+		{"m2", "c4", "v1", day, 9000}, // another merchant's visitor of that ID
+	} {
+		ex := exchange(tc.merchant, tc.conversation, tc.at, "question", "answer")
+		ex.VisitorID, ex.Tokens = tc.visitor, tc.tokens
+		record(t, s, ex)
+	}
+	for _, tc := range []struct {
+		conversation string
+		want         int64
+	}{{"c1", 150}, {"c2", 7}, {"c-old", 1000}, {"c-none", 0}} {
+		if got, err := s.ConversationTokens(t.Context(), "m1", tc.conversation); err != nil || got != tc.want {
+			t.Errorf("ConversationTokens(m1, %s) = %d, %v; want %d", tc.conversation, got, err, tc.want)
+		}
+	}
+	if got, err := s.ConversationTokens(t.Context(), "m2", "c1"); err != nil || got != 0 {
+		t.Errorf("ConversationTokens(m2, c1) = %d, %v; want 0: c1 is m1's", got, err)
+	}
+	for _, tc := range []struct {
+		merchant, visitor string
+		want              store.Use
+	}{
+		{"m1", "v1", store.Use{Answers: 3, Tokens: 157}}, {"m1", "v2", store.Use{Answers: 1, Tokens: 500}},
+		{"m2", "v1", store.Use{Answers: 1, Tokens: 9000}}, {"m1", "v3", store.Use{}},
+	} {
+		got, err := s.VisitorUse(t.Context(), tc.merchant, tc.visitor, day.Add(-24*time.Hour))
+		if err != nil || got != tc.want {
+			t.Errorf("VisitorUse(%s, %s) = %+v, %v; want %+v", tc.merchant, tc.visitor, got, err, tc.want)
+		}
 	}
 }

@@ -252,6 +252,32 @@ func (l Reads) ListLeads(ctx context.Context, merchantID string, f store.LeadFil
 	})
 }
 
+// eachLeadPage is how many leads EachLead reads at once: a few hundred kilobytes at most.
+const eachLeadPage = 500
+
+// EachLead calls fn with each of the merchant's leads that f keeps, newest first, reading a page at a time: a
+// page is read and its rows closed before fn sees its leads.
+func (l Reads) EachLead(ctx context.Context, merchantID string, f store.LeadFilter, fn func(store.Lead) error) error {
+	var after *Cursor
+	for {
+		query, args := LeadsQuery(l.Dialect, merchantID, after, f, eachLeadPage)
+		page, err := QueryList(ctx, l.Query, query, args, l.ScanLead)
+		if err != nil {
+			return fmt.Errorf("reading the leads of merchant %s: %w", merchantID, err)
+		}
+		for _, lead := range page {
+			if err := fn(lead); err != nil {
+				return err
+			}
+		}
+		if len(page) < eachLeadPage {
+			return nil
+		}
+		at, id := page[len(page)-1].Key()
+		after = &Cursor{CreatedAt: Millis(at), ID: id}
+	}
+}
+
 // ListDeliveries returns a page of the merchant's deliveries, newest first, and the next page's cursor.
 func (l Reads) ListDeliveries(ctx context.Context, merchantID string, f store.DeliveryFilter) ([]store.Delivery, string, error) {
 	return ListPage(KindDeliveries, merchantID, f.Limit, f.Cursor, func(after *Cursor, n int) ([]store.Delivery, error) {
@@ -299,6 +325,41 @@ func (l Reads) TokensThisMonth(ctx context.Context, merchantID string, now time.
 		return 0, nil
 	}
 	return counts[0], nil
+}
+
+// ConversationTokens returns the model tokens the answers of the merchant's conversation id took.
+func (l Reads) ConversationTokens(ctx context.Context, merchantID, id string) (int64, error) {
+	w := NewWhere(l.Dialect)
+	w.Add("merchant_id = ? AND conversation_id = ?", merchantID, id)
+	sums, err := QueryList(ctx, l.Query, `SELECT COALESCE(SUM(tokens), 0) FROM messages WHERE `+w.String(), w.Args, scanInt64)
+	if err != nil || len(sums) == 0 {
+		return 0, fmt.Errorf("counting the model tokens of conversation %s: %w", id, err)
+	}
+	return sums[0], nil
+}
+
+// VisitorUse returns the answers and model tokens of the conversations the merchant's visitor started since
+// then, found through the index conversations_by_visitor: a turn reads that visitor's day only.
+func (l Reads) VisitorUse(ctx context.Context, merchantID, visitorID string, since time.Time) (store.Use, error) {
+	query, args := VisitorUseQuery(l.Dialect, merchantID, visitorID, since)
+	uses, err := QueryList(ctx, l.Query, query, args, func(row Scanner) (store.Use, error) {
+		var u store.Use
+		err := row.Scan(&u.Answers, &u.Tokens)
+		return u, err
+	})
+	if err != nil || len(uses) == 0 {
+		return store.Use{}, fmt.Errorf("counting the visitor's answers: %w", err)
+	}
+	return uses[0], nil
+}
+
+// VisitorUseQuery is VisitorUse's query and its arguments.
+func VisitorUseQuery(d Dialect, merchantID, visitorID string, since time.Time) (string, []any) {
+	w := NewWhere(d)
+	w.Add("c.merchant_id = ? AND c.visitor_id = ? AND c.created_at >= ? AND m.role = ?", merchantID, visitorID, since,
+		string(store.RoleAssistant))
+	return `SELECT COUNT(*), COALESCE(SUM(m.tokens), 0) FROM conversations c
+		JOIN messages m ON m.merchant_id = c.merchant_id AND m.conversation_id = c.id WHERE ` + w.String(), w.Args
 }
 
 func scanInt64(row Scanner) (int64, error) {
