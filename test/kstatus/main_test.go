@@ -1,3 +1,5 @@
+//go:build integration
+
 // Package kstatus runs kstatus, the library Flux's health checks compute a resource's status with
 // (sigs.k8s.io/cli-utils/pkg/kstatus/status, pinned in go.mod), on Plans, ChatRuntimes, Merchants, APIKeys and
 // Webhooks that the operator's reconcilers brought into each state on a real API server (envtest): Current when
