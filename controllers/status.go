@@ -80,15 +80,44 @@ func setReady(rec recorder.EventRecorder, obj client.Object, conds *[]metav1.Con
 // readyNews is the event a new Ready condition announces (readyEvent); the zero value announces nothing.
 type readyNews struct{ eventType, reason, message string }
 
-// putReady puts cond into conds and returns the event it announces, to be recorded once the status is written:
-// a status update that fails on a conflict is made again, and would announce the same change twice.
+// putReady puts cond into conds, with the Reconciling or Stalled condition it implies (progressOf), and returns
+// the event it announces, to be recorded once the status is written: a status update that fails on a conflict is
+// made again, and would announce the same change twice.
 func putReady(conds *[]metav1.Condition, cond metav1.Condition, first firstReady) readyNews {
 	before := meta.FindStatusCondition(*conds, chatv1alpha1.ConditionReady)
 	meta.SetStatusCondition(conds, cond)
+	// Set or removed in place rather than replaced, so that an unchanged one keeps its lastTransitionTime and a
+	// reconcile at rest writes nothing.
+	implied, ok := progressOf(cond)
+	for _, t := range []string{chatv1alpha1.ConditionReconciling, chatv1alpha1.ConditionStalled} {
+		if ok && implied.Type == t {
+			meta.SetStatusCondition(conds, implied)
+		} else {
+			meta.RemoveStatusCondition(conds, t)
+		}
+	}
 	if eventType, announce := readyEvent(before, cond, first); announce {
 		return readyNews{eventType: eventType, reason: cond.Reason, message: cond.Message}
 	}
 	return readyNews{}
+}
+
+// progressOf is the kstatus condition a Ready condition implies, with its reason, message and generation: none
+// when the object is Ready; Stalled when it is not for a reason that needs someone's change, which kstatus (Flux)
+// reports as Failed rather than waiting out its timeout; Reconciling otherwise, InProgress. kstatus reads these
+// with abnormal-true polarity: each is present only while True.
+func progressOf(ready metav1.Condition) (metav1.Condition, bool) {
+	cond := metav1.Condition{Status: metav1.ConditionTrue, Reason: ready.Reason, Message: ready.Message,
+		ObservedGeneration: ready.ObservedGeneration}
+	switch {
+	case ready.Status == metav1.ConditionTrue:
+		return metav1.Condition{}, false
+	case ready.Status == metav1.ConditionFalse && !chatv1alpha1.ReasonResolvesItself(ready.Reason):
+		cond.Type = chatv1alpha1.ConditionStalled
+	default:
+		cond.Type = chatv1alpha1.ConditionReconciling
+	}
+	return cond, true
 }
 
 // record records the event, if any, on obj.

@@ -103,7 +103,10 @@ type APIKey struct {
 	Spec APIKeySpec `json:"spec"`
 
 	// Status is the observed state of the key.
+	// A new object reads as observedGeneration -1 until the operator reports, which kstatus (Flux) takes
+	// for in progress rather than for current.
 	// +optional
+	// +kubebuilder:default={"observedGeneration":-1}
 	Status APIKeyStatus `json:"status,omitempty"`
 }
 

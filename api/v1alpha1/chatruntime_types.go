@@ -477,7 +477,10 @@ type ChatRuntime struct {
 	Spec ChatRuntimeSpec `json:"spec,omitempty"`
 
 	// Status is the observed state of the runtime.
+	// A new object reads as observedGeneration -1 until the operator reports, which kstatus (Flux) takes
+	// for in progress rather than for current.
 	// +optional
+	// +kubebuilder:default={"observedGeneration":-1}
 	Status ChatRuntimeStatus `json:"status,omitempty"`
 }
 

@@ -5,6 +5,14 @@ package v1alpha1
 const (
 	// ConditionReady is True when the object is fully reconciled and in effect.
 	ConditionReady = "Ready"
+	// ConditionReconciling is True while Ready is Unknown, or False for a reason that resolves without anyone's
+	// change (ReasonResolvesItself), and absent otherwise: kstatus (Flux) reports the object InProgress. Its
+	// reason and message are the Ready condition's. Every kind.
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled is True while Ready is False for a reason that needs someone to change a spec, a grant
+	// or a Secret, and absent otherwise: kstatus (Flux) reports the object Failed instead of waiting out its
+	// timeout. Its reason and message are the Ready condition's. Every kind.
+	ConditionStalled = "Stalled"
 	// ConditionIsolated is True when a ChatRuntime's runtime has a namespace of its own (spec.targetNamespace),
 	// where it can read only its own tenant bundles. ChatRuntime.
 	ConditionIsolated = "Isolated"
@@ -103,6 +111,19 @@ const (
 	// the platform team has not bound the ClusterRole parley-runtime-namespace there. ChatRuntime.
 	ReasonNamespaceNotGranted = "NamespaceNotGranted"
 )
+
+// ReasonResolvesItself says whether a Ready=False reason resolves without anyone's change: a referenced object
+// that does not exist yet (GitOps creates it in a later wave, External Secrets writes a Secret later), or a
+// runtime's pods that are starting. Every other reason, one added later included, needs someone to change a
+// spec, a grant or a Secret. Argo CD's health check (charts/parley/argocd/health.lua) lists the same reasons.
+func ReasonResolvesItself(reason string) bool {
+	switch reason {
+	case ReasonPlanNotFound, ReasonRuntimeNotFound, ReasonMerchantNotFound, ReasonSecretNotFound,
+		ReasonDeploymentNotReady:
+		return true
+	}
+	return false
+}
 
 // Reasons of the Isolated condition of a ChatRuntime.
 const (

@@ -228,7 +228,10 @@ type Merchant struct {
 	Spec MerchantSpec `json:"spec"`
 
 	// Status is the observed state of the merchant.
+	// A new object reads as observedGeneration -1 until the operator reports, which kstatus (Flux) takes
+	// for in progress rather than for current.
 	// +optional
+	// +kubebuilder:default={"observedGeneration":-1}
 	Status MerchantStatus `json:"status,omitempty"`
 }
 

@@ -186,7 +186,10 @@ type Plan struct {
 	Spec PlanSpec `json:"spec,omitempty"`
 
 	// Status is the observed state of the plan.
+	// A new object reads as observedGeneration -1 until the operator reports, which kstatus (Flux) takes
+	// for in progress rather than for current.
 	// +optional
+	// +kubebuilder:default={"observedGeneration":-1}
 	Status PlanStatus `json:"status,omitempty"`
 }
 

@@ -93,7 +93,10 @@ type Webhook struct {
 	Spec WebhookSpec `json:"spec"`
 
 	// Status is the observed state of the webhook.
+	// A new object reads as observedGeneration -1 until the operator reports, which kstatus (Flux) takes
+	// for in progress rather than for current.
 	// +optional
+	// +kubebuilder:default={"observedGeneration":-1}
 	Status WebhookStatus `json:"status,omitempty"`
 }
 

@@ -282,8 +282,9 @@ func TestWebhookHealth(t *testing.T) {
 	expectHealth(t, notInPlan, degraded, chatv1alpha1.ReasonPlanDoesNotIncludeWebhooks)
 }
 
-// TestBehindTheOperator: while the operator is stopped, a new object has no status and a changed one a status of
-// its previous generation: both are Progressing, not the health of what the status last said.
+// TestBehindTheOperator: while the operator is stopped, a new object has only the CRD's default status
+// (observedGeneration -1) and a changed one a status of its previous generation: both are Progressing, not the
+// health of what the status last said.
 func TestBehindTheOperator(t *testing.T) {
 	ns := newNamespace(t, nil)
 	changed := plan("changed-"+ns, false)
@@ -312,7 +313,7 @@ func TestBehindTheOperator(t *testing.T) {
 		message string
 	}{
 		{changed, fmt.Sprintf("Waiting for the Parley operator to reconcile generation %d", changed.Generation)},
-		{fresh, "Waiting for the Parley operator to report"},
+		{fresh, fmt.Sprintf("Waiting for the Parley operator to reconcile generation %d", fresh.Generation)},
 	} {
 		h, _, err := healthOf(t, tc.obj)
 		if err != nil {

@@ -114,6 +114,27 @@ func TestEveryReasonIsMapped(t *testing.T) {
 	}
 }
 
+// TestLuaTransientReasonsMatchGo: the script's list of reasons that resolve by themselves is the operator's
+// (chatv1alpha1.ReasonResolvesItself), from which it derives the Reconciling and Stalled conditions kstatus (Flux)
+// reads, so that Argo CD and Flux cannot disagree on whether an object waits or needs someone.
+func TestLuaTransientReasonsMatchGo(t *testing.T) {
+	script := scripts[healthKey("Merchant")]
+	for _, reason := range append(readyReasons(t), "SomethingNew") {
+		h, err := runHealth(script, object("False", reason))
+		if err != nil {
+			t.Fatalf("%s: %v", reason, err)
+		}
+		want := degraded
+		if chatv1alpha1.ReasonResolvesItself(reason) {
+			want = progressing
+		}
+		if h.status != want {
+			t.Errorf("Ready=False %s: the script says %s, api/v1alpha1.ReasonResolvesItself means %s: align the "+
+				"transient list of charts/parley/argocd/health.lua or api/v1alpha1/conditions.go", reason, h.status, want)
+		}
+	}
+}
+
 // TestHealthEdges covers what the operator's objects show only in passing: a condition of an older generation,
 // Ready=Unknown, a reason this script does not know.
 func TestHealthEdges(t *testing.T) {

@@ -10,7 +10,9 @@
 -- standard libraries: only the base functions are used here, no string or os.
 
 -- A referenced object that does not exist yet (GitOps creates it in another sync or wave, External Secrets
--- writes a Secret later), or a runtime's pods that are starting.
+-- writes a Secret later), or a runtime's pods that are starting: the reasons of the operator's
+-- ReasonResolvesItself (api/v1alpha1/conditions.go), which sets Reconciling for them and Stalled for the others
+-- (test/argocd checks that the two lists agree).
 local transient = {
   PlanNotFound = true,
   RuntimeNotFound = true,
