@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/tenant"
 )
 
 // DeleteConversation deletes one of the merchant's conversations with everything that belongs to it (its
@@ -42,4 +43,26 @@ func deleteRecord(ctx context.Context, st store.Store, what, merchantID, id stri
 		return 0, fmt.Errorf("deleting %s %s of merchant %s: %w", what, id, merchantID, err)
 	}
 	return rows, nil
+}
+
+// DeleteConversation deletes one of the merchant's conversations; see the function DeleteConversation. The log
+// line counts the rows and names no content.
+func (s *Service) DeleteConversation(ctx context.Context, m *tenant.Bundle, id string) error {
+	rows, err := DeleteConversation(ctx, s.store, m.MerchantID, id)
+	if err != nil {
+		return err
+	}
+	s.log.InfoContext(ctx, "deleted a conversation", "merchant", m.MerchantID, "conversation", id, "rows", rows)
+	return nil
+}
+
+// DeleteLead deletes one of the merchant's leads; see the function DeleteLead. The log line counts the rows and
+// names no content.
+func (s *Service) DeleteLead(ctx context.Context, m *tenant.Bundle, id string) error {
+	rows, err := DeleteLead(ctx, s.store, m.MerchantID, id)
+	if err != nil {
+		return err
+	}
+	s.log.InfoContext(ctx, "deleted a lead", "merchant", m.MerchantID, "lead", id, "rows", rows)
+	return nil
 }
