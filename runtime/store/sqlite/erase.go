@@ -129,11 +129,13 @@ func (tx writeTx) deleteRecord(ctx context.Context, merchantID, id string, cond 
 	return total, tx.reclaim(ctx)
 }
 
-// reclaim gives the pages a deletion freed back to the file system (auto_vacuum is INCREMENTAL: migration 14),
-// so that the file shrinks after a large erasure; secure_delete has already overwritten what they held.
+// reclaim gives the pages a deletion freed back to the file system (auto_vacuum is INCREMENTAL: migration 16),
+// so that the file shrinks after a large erasure, secure_delete having overwritten what they held; and has the
+// checkpointer empty the log, whose older frames still hold the deleted rows.
 func (tx writeTx) reclaim(ctx context.Context) error {
 	if _, err := tx.ExecContext(ctx, `PRAGMA incremental_vacuum`); err != nil {
 		return fmt.Errorf("reclaiming free pages: %w", err)
 	}
+	tx.erased()
 	return nil
 }
