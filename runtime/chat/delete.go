@@ -3,6 +3,8 @@ package chat
 import (
 	"context"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/tenant"
@@ -30,7 +32,8 @@ func deleteRecord(ctx context.Context, st store.Store, what, merchantID, id stri
 	if merchantID == "" {
 		return 0, fmt.Errorf("deleting a %s: no merchant ID", what)
 	}
-	if id == "" {
+	if id == "" || !utf8.ValidString(id) || strings.ContainsRune(id, 0) {
+		// No record has such an ID, and PostgreSQL would refuse it as a parameter: not found, whoever asks.
 		return 0, fmt.Errorf("deleting a %s of merchant %s: %w", what, merchantID, store.ErrNotFound)
 	}
 	var rows int64
