@@ -76,3 +76,33 @@ func dump(t *testing.T, conn *pgx.Conn, merchantID string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// TestRecordEventsUseTheirIndexes: a deletion can find a conversation's or a lead's events through an index, not
+// only by reading every event of the merchant (sequential scans are turned off to see that one exists: on a
+// table this small the planner would rightly read it all).
+func TestRecordEventsUseTheirIndexes(t *testing.T) {
+	ctx := t.Context()
+	url := server.Database(t)
+	open(t, url) // migrates
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.Close(ctx) }()
+	if _, err := conn.Exec(ctx, `SET enable_seqscan = off`); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range postgres.RecordEventsQueries {
+		rows, err := conn.Query(ctx, `EXPLAIN `+q, "m1", "c1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plan := strings.Join(lines, "\n"); !strings.Contains(plan, "events_by_") {
+			t.Errorf("%s: plan\n%s\nwant a scan of an events_by_ index", q, plan)
+		}
+	}
+}

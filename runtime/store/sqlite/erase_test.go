@@ -247,3 +247,15 @@ func TestMigrationSwitchesToIncrementalVacuum(t *testing.T) {
 		t.Errorf("auto_vacuum after migration 16: %d, %v; want 2 (INCREMENTAL)", mode, err)
 	}
 }
+
+// TestRecordEventsUseTheirIndexes: a deletion finds a conversation's or a lead's events through an index, not by
+// reading every event of the merchant.
+func TestRecordEventsUseTheirIndexes(t *testing.T) {
+	db := migratedReadOnly(t)
+	for _, q := range sqlite.RecordEventsQueries {
+		plan := queryPlan(t, db, q, []any{"m1", "c1"})
+		if !strings.Contains(plan, "USING INDEX events_by_") {
+			t.Errorf("%s: plan %q, want a search of an events_by_ index", q, plan)
+		}
+	}
+}
