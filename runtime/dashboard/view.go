@@ -270,6 +270,9 @@ var notices = map[string]string{
 	"replayed":  "The delivery was queued to be sent again.",
 	"test-sent": "A test event was queued for the endpoint; its delivery is in the log below.",
 	"revoked":   "The key was revoked: it stops working within seconds.",
+	// The deletions of personal data.
+	"conversation-deleted": "The conversation was deleted with its messages, leads and webhook deliveries.",
+	"lead-deleted":         "The lead was deleted with its webhook deliveries.",
 }
 
 // parsePages parses each page with the layout.

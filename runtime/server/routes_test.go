@@ -18,11 +18,12 @@ func TestEveryRouteRefusesOtherMethods(t *testing.T) {
 	routes := []struct{ path, name, allow string }{
 		{"/api/v1/chat", "chat", "OPTIONS, POST"},
 		{"/api/v1/conversations", "conversations", "GET"},
-		{"/api/v1/conversations/conv_1", "conversation", "GET"},
+		{"/api/v1/conversations/conv_1", "conversation", "DELETE, GET"},
 		{"/api/v1/knowledge", "knowledge", "GET, POST"},
 		{"/api/v1/knowledge/kn_1", "knowledge_item", "DELETE, GET, PUT"},
 		{"/api/v1/analytics/overview", "analytics_overview", "GET"},
 		{"/api/v1/leads", "leads", "GET, OPTIONS, POST"},
+		{"/api/v1/leads/lead_1", "lead", "DELETE"},
 		{"/api/v1/webhooks/deliveries", "webhook_deliveries", "GET"},
 		{"/api/v1/webhooks/deliveries/evt_1-hook", "webhook_delivery", "GET"},
 		{"/api/v1/webhooks/deliveries/evt_1-hook/replay", "webhook_delivery_replay", "POST"},

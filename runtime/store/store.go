@@ -259,6 +259,17 @@ type Tx interface {
 	// counters, knowledge, leads, events, deliveries and their attempts, disabled endpoints and self-service
 	// keys. It returns how many rows it deleted; erasing a merchant without data deletes none.
 	EraseMerchant(ctx context.Context, merchantID string) (rows int64, err error)
+
+	// DeleteConversation deletes one of the merchant's conversations and everything that belongs to it, in every
+	// table that holds some: its messages (with their citations), its leads, and the outbox events of both with
+	// their deliveries (the payloads) and attempts. Counters keep their counts. It returns how many rows it
+	// deleted, or ErrNotFound.
+	DeleteConversation(ctx context.Context, merchantID, id string) (rows int64, err error)
+
+	// DeleteLead deletes one of the merchant's leads and its outbox events with their deliveries and attempts,
+	// and clears its conversation's HasLead when no other lead is left there. The conversation and its messages
+	// stay. It returns how many rows it deleted, or ErrNotFound.
+	DeleteLead(ctx context.Context, merchantID, id string) (rows int64, err error)
 }
 
 // APIKey is a self-service API key, created by a merchant's owner in the dashboard and known only by its

@@ -20,3 +20,6 @@ func MigrateTo(ctx context.Context, url string, version int64) error {
 	}
 	return migrate(ctx, cfg, version)
 }
+
+// RecordEventsQueries are the queries of a conversation's and a lead's events, for the query plan test.
+var RecordEventsQueries = []string{conversationEvents, leadEvents}

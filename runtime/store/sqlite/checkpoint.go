@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"time"
 )
 
@@ -37,11 +38,13 @@ type checkpointer struct {
 	writer *writer
 	cancel context.CancelFunc
 	done   chan struct{}
+	// truncates asks for the log to be emptied (see truncate).
+	truncates chan struct{}
 }
 
 func startCheckpointer(db *sql.DB, w *writer, cfg checkpointing) *checkpointer {
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &checkpointer{db: db, writer: w, cancel: cancel, done: make(chan struct{})}
+	c := &checkpointer{db: db, writer: w, cancel: cancel, done: make(chan struct{}), truncates: make(chan struct{}, 1)}
 	go c.loop(ctx, cfg)
 	return c
 }
@@ -59,11 +62,20 @@ func (c *checkpointer) loop(ctx context.Context, cfg checkpointing) {
 	if err := c.db.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&pageSize); err != nil {
 		pageSize = 4096 // SQLite's default; a wrong guess moves only when the log is bounded
 	}
+	// truncating is a request to empty the log that has not succeeded yet.
+	truncating := false
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-c.truncates:
+			truncating = true
 		case <-tick.C:
+		}
+		if truncating {
+			truncating = !c.truncate(ctx)
+			settled = false
+			continue
 		}
 		n, err := c.writer.totalChanges(ctx)
 		if err != nil {
@@ -104,6 +116,38 @@ func (c *checkpointer) loop(ctx context.Context, cfg checkpointing) {
 // write nobody waits for.
 func restartLog(busy, frames, copied int) bool {
 	return busy == 0 && frames > 0 && copied == frames
+}
+
+// requestTruncate asks the checkpointer to empty the log soon; it does not wait. A deletion calls it: secure_delete
+// overwrites the deleted rows in the pages it writes, but the log's older frames of those pages still hold them,
+// and a restarted log is written again from its start without being cut, so frames past what is written again
+// would keep them.
+func (c *checkpointer) requestTruncate() {
+	select {
+	case c.truncates <- struct{}{}:
+	default: // asked already
+	}
+}
+
+// truncate copies the whole log into the database file and cuts the log to nothing, and reports whether it did.
+// It waits for readers of older snapshots, and holds new writes back meanwhile, for boundWait at the most; the
+// loop tries again at its next tick otherwise. Deletions are rare, so is the fsync that the next write then pays
+// for the new log's header.
+func (c *checkpointer) truncate(ctx context.Context) bool {
+	conn, err := c.db.Conn(ctx)
+	if err != nil {
+		return false
+	}
+	defer func() { _ = conn.Close() }()
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf(`PRAGMA busy_timeout = %d`, boundWait.Milliseconds())); err != nil {
+		return false
+	}
+	defer func() {
+		_, _ = conn.ExecContext(context.Background(), fmt.Sprintf(`PRAGMA busy_timeout = %d`, busyTimeout.Milliseconds()))
+	}()
+	var busy, frames, copied int
+	err = conn.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &frames, &copied)
+	return err == nil && busy == 0
 }
 
 // close stops the background checkpoints and copies the whole log into the database file, emptying it.

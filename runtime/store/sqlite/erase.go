@@ -2,18 +2,62 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
+
+	"github.com/parley-dev/parley/runtime/store"
 )
 
-// merchantTables are the tables holding a merchant's rows, children before their parents (deliveries refer to
-// events, messages to conversations).
-var merchantTables = []string{
-	"delivery_attempts", "deliveries", "events", "disabled_endpoints",
-	"messages", "conversations", "monthly_conversations", "monthly_tokens",
-	"knowledge_uses", "knowledge", "knowledge_revisions", "leads", "api_keys",
+// personalTable is one table of the personal data map: its name, and the conditions, after merchant_id = ?1, that
+// select the rows of the conversation or the lead ?2; "" where the table holds nothing of one (counters,
+// knowledge, keys: a conversation's deletion does not give its month's slot back).
+type personalTable struct {
+	name               string
+	conversation, lead string
 }
 
-// EraseMerchant deletes the merchant's rows from every table, in the caller's transaction.
+// The events of a conversation or a lead, known by their payloads (the data of the webhook payloads, public wire
+// format): a conversation's own event and the events of its leads name it; a lead's events name the lead.
+const (
+	conversationEvents = `SELECT id FROM events WHERE merchant_id = ?1 AND json_extract(payload, '$.data.conversation_id') = ?2`
+	leadEvents         = `SELECT id FROM events WHERE merchant_id = ?1 AND json_extract(payload, '$.data.lead_id') = ?2`
+)
+
+// personalData maps every table that holds a merchant's data, children before their parents (deliveries refer
+// to events, messages to conversations): EraseMerchant deletes the merchant's rows from each, DeleteConversation
+// and DeleteLead the rows their conditions select. A table added to the schema must be added here (the schema
+// test fails otherwise) and say what of a conversation or a lead it holds (the conformance suite's deletion test
+// finds what it keeps).
+var personalData = []personalTable{
+	{name: "delivery_attempts",
+		conversation: `delivery_id IN (SELECT id FROM deliveries WHERE merchant_id = ?1 AND event_id IN (` + conversationEvents + `))`,
+		lead:         `delivery_id IN (SELECT id FROM deliveries WHERE merchant_id = ?1 AND event_id IN (` + leadEvents + `))`},
+	{name: "deliveries", conversation: `event_id IN (` + conversationEvents + `)`, lead: `event_id IN (` + leadEvents + `)`},
+	{name: "events", conversation: `id IN (` + conversationEvents + `)`, lead: `id IN (` + leadEvents + `)`},
+	{name: "disabled_endpoints"},
+	{name: "messages", conversation: `conversation_id = ?2`},
+	{name: "leads", conversation: `conversation_id = ?2`, lead: `id = ?2`},
+	{name: "conversations", conversation: `id = ?2`},
+	{name: "monthly_conversations"},
+	{name: "monthly_tokens"},
+	{name: "knowledge_uses"},
+	{name: "knowledge"},
+	{name: "knowledge_revisions"},
+	{name: "api_keys"},
+}
+
+// merchantTables are the names of the tables of personalData.
+var merchantTables = func() []string {
+	names := make([]string, len(personalData))
+	for i, t := range personalData {
+		names[i] = t.name
+	}
+	return names
+}()
+
+// EraseMerchant deletes the merchant's rows from every table, in the caller's transaction, and gives the freed
+// pages back to the file system.
 func (tx writeTx) EraseMerchant(ctx context.Context, merchantID string) (int64, error) {
 	var total int64
 	for _, table := range merchantTables {
@@ -23,5 +67,75 @@ func (tx writeTx) EraseMerchant(ctx context.Context, merchantID string) (int64, 
 		}
 		total += n
 	}
-	return total, nil
+	return total, tx.reclaim(ctx)
+}
+
+// DeleteConversation deletes a conversation and everything of it: its messages (their citations with them), its
+// leads, and the events of both with their deliveries and attempts. It returns how many rows it deleted, or
+// store.ErrNotFound.
+func (tx writeTx) DeleteConversation(ctx context.Context, merchantID, id string) (int64, error) {
+	if err := tx.mustExist(ctx, `SELECT 1 FROM conversations WHERE merchant_id = ? AND id = ?`, merchantID, id); err != nil {
+		return 0, err
+	}
+	return tx.deleteRecord(ctx, merchantID, id, func(t personalTable) string { return t.conversation })
+}
+
+// DeleteLead deletes a lead, its events with their deliveries and attempts, and clears its conversation's lead
+// flag when it was the conversation's last lead. It returns how many rows it deleted, or store.ErrNotFound.
+func (tx writeTx) DeleteLead(ctx context.Context, merchantID, id string) (int64, error) {
+	var conversationID string
+	err := tx.QueryRowContext(ctx, `SELECT conversation_id FROM leads WHERE merchant_id = ? AND id = ?`,
+		merchantID, id).Scan(&conversationID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, store.ErrNotFound
+	}
+	if err != nil {
+		return 0, fmt.Errorf("finding lead: %w", err)
+	}
+	n, err := tx.deleteRecord(ctx, merchantID, id, func(t personalTable) string { return t.lead })
+	if err != nil {
+		return 0, err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE conversations SET has_lead = EXISTS (SELECT 1 FROM leads
+		WHERE merchant_id = ?1 AND conversation_id = ?2) WHERE merchant_id = ?1 AND id = ?2`, merchantID, conversationID); err != nil {
+		return 0, fmt.Errorf("updating the lead's conversation: %w", err)
+	}
+	return n, nil
+}
+
+func (tx writeTx) mustExist(ctx context.Context, query string, args ...any) error {
+	var one int
+	err := tx.QueryRowContext(ctx, query, args...).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.ErrNotFound
+	}
+	return err
+}
+
+// deleteRecord deletes, from every table of the map that holds some, the rows of the record id that cond selects.
+func (tx writeTx) deleteRecord(ctx context.Context, merchantID, id string, cond func(personalTable) string) (int64, error) {
+	var total int64
+	for _, t := range personalData {
+		c := cond(t)
+		if c == "" {
+			continue
+		}
+		n, err := affected(tx.ExecContext(ctx, `DELETE FROM `+t.name+` WHERE merchant_id = ?1 AND `+c, merchantID, id))
+		if err != nil {
+			return 0, fmt.Errorf("deleting from %s: %w", t.name, err)
+		}
+		total += n
+	}
+	return total, tx.reclaim(ctx)
+}
+
+// reclaim gives the pages a deletion freed back to the file system (auto_vacuum is INCREMENTAL: migration 16),
+// so that the file shrinks after a large erasure, secure_delete having overwritten what they held; and has the
+// checkpointer empty the log, whose older frames still hold the deleted rows.
+func (tx writeTx) reclaim(ctx context.Context) error {
+	if _, err := tx.ExecContext(ctx, `PRAGMA incremental_vacuum`); err != nil {
+		return fmt.Errorf("reclaiming free pages: %w", err)
+	}
+	tx.erased()
+	return nil
 }

@@ -51,3 +51,6 @@ func VisitorUseQuery(merchantID, visitorID string, since time.Time) (string, []a
 func ConversationsQuery(merchantID string, f store.ConversationFilter) (string, []any) {
 	return storeutil.ConversationsQuery(dialect{}, merchantID, nil, f, 21)
 }
+
+// RecordEventsQueries are the queries of a conversation's and a lead's events, for the query plan test.
+var RecordEventsQueries = []string{conversationEvents, leadEvents}

@@ -92,13 +92,16 @@ func open(ctx context.Context, path string, c checkpointing) (*Store, error) {
 const busyTimeout = 5 * time.Second
 
 // dsn builds the driver's data source name. The writer takes the write lock when a transaction begins
-// (BEGIN IMMEDIATE) and switches the file to WAL; readers cannot write.
+// (BEGIN IMMEDIATE), switches the file to WAL and overwrites what it deletes; readers cannot write.
 func dsn(path string, write bool) string {
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	if write {
+		// A deletion overwrites what it deletes, in the database file and in the log, instead of leaving it in
+		// free pages: erased personal data must not be readable in the file.
+		q.Add("_pragma", "secure_delete(1)")
 		q.Add("_pragma", "journal_mode(WAL)")
 		q.Add("_pragma", "wal_autocheckpoint(0)") // see checkpointer
 		q.Set("_txlock", "immediate")
@@ -202,7 +205,7 @@ func (s *Store) write(ctx context.Context, fn func(tx *txn) error) error {
 // Write runs fn in a write transaction. Writes are queued to the one writing connection and committed in groups;
 // when a group fails, each of its callbacks is run again alone.
 func (s *Store) Write(ctx context.Context, fn func(store.Tx) error) error {
-	return s.writer.write(ctx, func(tx *txn) error { return fn(writeTx{tx}) })
+	return s.writer.write(ctx, func(tx *txn) error { return fn(writeTx{txn: tx, erased: s.checkpoints.requestTruncate}) })
 }
 
 // WriteExchange is Write: the one writing connection runs every write, exchanges or not, in its group commits.
@@ -211,7 +214,12 @@ func (s *Store) WriteExchange(ctx context.Context, fn func(store.Tx) error) erro
 }
 
 // writeTx is a write transaction's statements (store.Tx).
-type writeTx struct{ *txn }
+type writeTx struct {
+	*txn
+	// erased tells the checkpointer that the transaction deleted personal data, whose older versions the log
+	// still holds until it is emptied (see checkpointer.truncate).
+	erased func()
+}
 
 // read runs fn in a read-only transaction, which sees one snapshot of the database.
 func (s *Store) read(ctx context.Context, fn func(tx *txn) error) error {

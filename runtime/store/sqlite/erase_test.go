@@ -1,0 +1,261 @@
+package sqlite_test
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parley-dev/parley/runtime/chat"
+	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/store/sqlite"
+	"github.com/parley-dev/parley/runtime/store/storetest"
+)
+
+func TestDeletion(t *testing.T) {
+	storetest.RunDeletion(t, func(t *testing.T) (store.Store, storetest.Dump) {
+		path := filepath.Join(t.TempDir(), "parley.db")
+		s, err := sqlite.Open(t.Context(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db := openReadOnly(t, path)
+		return s, func(t *testing.T, merchantID string) []string { return dump(t, db, merchantID) }
+	})
+}
+
+// dump returns every row the merchant has in every table with a merchant_id column, as storetest.Dump says.
+func dump(t *testing.T, db *sql.DB, merchantID string) []string {
+	t.Helper()
+	ctx := t.Context()
+	tables, err := queryStrings(db, `SELECT m.name FROM sqlite_master m JOIN pragma_table_info(m.name) c
+		WHERE m.type = 'table' AND c.name = 'merchant_id' ORDER BY m.name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, table := range tables {
+		rows, err := db.QueryContext(ctx, `SELECT * FROM `+table+` WHERE merchant_id = ?`, merchantID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, err := rows.Columns()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			var b strings.Builder
+			b.WriteString(table + "|")
+			for _, v := range vals {
+				if bs, ok := v.([]byte); ok {
+					v = string(bs)
+				}
+				fmt.Fprintf(&b, "%v|", v)
+			}
+			out = append(out, b.String())
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		_ = rows.Close()
+	}
+	slices.Sort(out)
+	return out
+}
+
+func queryStrings(db *sql.DB, query string, args ...any) ([]string, error) {
+	rows, err := db.Query(query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = rows.Close() }()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// seedMarked records n conversations of the merchant, each with a question holding a marker and an e-mail
+// address and a lead of that address, with an event for the lead in the outbox, and returns the markers.
+func seedMarked(t *testing.T, s store.Store, merchantID, prefix string, n int) []string {
+	t.Helper()
+	var markers []string
+	for i := range n {
+		marker := fmt.Sprintf("%s%03d", prefix, i)
+		email := strings.ToLower(marker) + "@mail.example"
+		ex := exchange(marker, "my name is "+marker+", write to "+email+" "+strings.Repeat("padding ", 40))
+		ex.MerchantID = merchantID
+		ex.Contact, ex.LeadID = &store.Contact{Email: email}, "lead-"+marker
+		ex.Outbox = store.Outbox{EventIDs: []string{"evt-" + marker + "-1", "evt-" + marker + "-2"},
+			Subscribers: map[string][]store.Endpoint{"lead.created": {{WebhookID: "crm", URL: "https://crm.example/hook"}}}}
+		if _, err := chat.RecordExchange(t.Context(), s, ex); err != nil {
+			t.Fatal(err)
+		}
+		markers = append(markers, marker, email)
+	}
+	return markers
+}
+
+// checkpoint copies the whole log into the database file and empties it, from a connection of its own, as the
+// store's checkpointer does in the background and at Close.
+func checkpoint(t *testing.T, path string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	var busy, frames, copied int
+	if err := db.QueryRowContext(t.Context(), `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &frames, &copied); err != nil || busy != 0 {
+		t.Fatalf("checkpoint: busy %d, %v", busy, err)
+	}
+}
+
+// awaitEmptyLog waits until the store's checkpointer has emptied the log, as a deletion asks it to. The deletion
+// asks while its transaction holds the write lock, so the checkpoint, which waits for the lock, copies the
+// deletion's own frames too.
+func awaitEmptyLog(t *testing.T, path string) {
+	t.Helper()
+	for range 1000 {
+		if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() == 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("the store did not empty the log after a deletion")
+}
+
+// fileText returns the bytes of the database file and of its log, as `strings` reads them.
+func fileText(t *testing.T, path string) string {
+	t.Helper()
+	var b strings.Builder
+	for _, p := range []string{path, path + "-wal"} {
+		data, err := os.ReadFile(p)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
+		}
+		b.Write(data)
+	}
+	return b.String()
+}
+
+// TestErasedTextLeavesTheFile: after a conversation's deletion and after a merchant's erasure, neither the
+// database file nor its log (once checkpointed) holds any of the erased text, while another merchant's text is
+// still there; and the erasure gives the freed pages back, so the file shrinks.
+func TestErasedTextLeavesTheFile(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "parley.db")
+	s, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	deleted := seedMarked(t, s, "shop", "DELETEDMARKER", 1)
+	erased := seedMarked(t, s, "gone", "ERASEDMARKER", 200)
+	kept := seedMarked(t, s, "kept", "KEPTMARKER", 5)
+	checkpoint(t, path) // the text is in the database file, as it is once the runtime has run a while
+	text := fileText(t, path)
+	for _, m := range slices.Concat(deleted, erased, kept) {
+		if !strings.Contains(text, m) {
+			t.Fatalf("%q is not in the file before the erasure: the test reads the wrong file", m)
+		}
+	}
+	before, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := chat.DeleteConversation(ctx, s, "shop", deleted[0]); err != nil {
+		t.Fatal(err)
+	}
+	awaitEmptyLog(t, path)
+	text = fileText(t, path)
+	for _, m := range deleted {
+		if strings.Contains(text, m) {
+			t.Errorf("after the conversation's deletion the file still holds %q", m)
+		}
+	}
+
+	if _, err := chat.EraseMerchant(ctx, s, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	awaitEmptyLog(t, path)
+	text = fileText(t, path)
+	left := 0
+	for _, m := range erased {
+		if strings.Contains(text, m) {
+			left++
+		}
+	}
+	if left > 0 {
+		t.Errorf("after the merchant's erasure the file still holds %d of its %d strings", left, len(erased))
+	}
+	for _, m := range kept {
+		if !strings.Contains(text, m) {
+			t.Errorf("another merchant's %q is gone from the file", m)
+		}
+	}
+	after, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Size() >= before.Size()/2 {
+		t.Errorf("the file has %d bytes after the erasure, %d before: the freed pages were not given back", after.Size(), before.Size())
+	}
+}
+
+// TestMigrationSwitchesToIncrementalVacuum: migration 16 switches a database made before it to incremental
+// vacuum, keeping its rows.
+func TestMigrationSwitchesToIncrementalVacuum(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "parley.db")
+	db, err := sqlite.MigrateTo(ctx, path, 15)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mode int
+	if err := db.QueryRowContext(ctx, `PRAGMA auto_vacuum`).Scan(&mode); err != nil || mode != 0 {
+		t.Fatalf("auto_vacuum before migration 16: %d, %v; want 0 (NONE)", mode, err)
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO conversations (merchant_id, id, created_at, updated_at, first_message)
+		VALUES ('m1', 'c1', 0, 0, 'hello')`); err != nil {
+		t.Fatal(err)
+	}
+	s := migrateRest(t, db, path)
+	if ok, err := s.ConversationExists(ctx, "m1", "c1"); err != nil || !ok {
+		t.Errorf("the conversation after the migration: %v, %v", ok, err)
+	}
+	if err := openReadOnly(t, path).QueryRowContext(ctx, `PRAGMA auto_vacuum`).Scan(&mode); err != nil || mode != 2 {
+		t.Errorf("auto_vacuum after migration 16: %d, %v; want 2 (INCREMENTAL)", mode, err)
+	}
+}
+
+// TestRecordEventsUseTheirIndexes: a deletion finds a conversation's or a lead's events through an index, not by
+// reading every event of the merchant.
+func TestRecordEventsUseTheirIndexes(t *testing.T) {
+	db := migratedReadOnly(t)
+	for _, q := range sqlite.RecordEventsQueries {
+		plan := queryPlan(t, db, q, []any{"m1", "c1"})
+		if !strings.Contains(plan, "USING INDEX events_by_") {
+			t.Errorf("%s: plan %q, want a search of an events_by_ index", q, plan)
+		}
+	}
+}
