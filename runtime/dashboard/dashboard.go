@@ -122,6 +122,10 @@ func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// query that is not storable text, or a malformed escape, is the caller's mistake, never a store's error nor
 	// a filter silently dropped.
 	if _, err := input.Query(r.URL.RawQuery); err != nil || !input.Storable(r.URL.Path) {
+		if isPreview(r) {
+			previewError(w, http.StatusBadRequest, "invalid_request", "the address holds a malformed escape or characters that are not text")
+			return
+		}
 		d.renderError(w, r, http.StatusBadRequest, badAddress)
 		return
 	}
@@ -166,12 +170,20 @@ func (d *Dashboard) routes() *http.ServeMux {
 	mux.Handle("POST /dashboard/keys", d.change(d.merchantChange(d.createKey)))
 	mux.Handle("POST /dashboard/keys/{id}/revoke", d.change(d.merchantChange(d.revokeKey)))
 	mux.HandleFunc("/dashboard/", func(w http.ResponseWriter, r *http.Request) {
-		if allow := allowedMethods(mux, r); len(allow) > 0 {
+		allow := allowedMethods(mux, r)
+		if len(allow) > 0 {
 			w.Header().Set("Allow", strings.Join(allow, ", "))
-			d.renderError(w, r, http.StatusMethodNotAllowed, "This page does not take this kind of request.")
-			return
 		}
-		d.renderError(w, r, http.StatusNotFound, "This page does not exist.")
+		switch {
+		case isPreview(r) && len(allow) > 0:
+			previewError(w, http.StatusMethodNotAllowed, "method_not_allowed", "this endpoint does not take this method")
+		case isPreview(r):
+			previewError(w, http.StatusNotFound, "not_found", "no such preview endpoint")
+		case len(allow) > 0:
+			d.renderError(w, r, http.StatusMethodNotAllowed, "This page does not take this kind of request.")
+		default:
+			d.renderError(w, r, http.StatusNotFound, "This page does not exist.")
+		}
 	})
 	return mux
 }
