@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -57,7 +58,13 @@ type Config struct {
 	// Limiter applies the owners' request rate (ratelimit.Owner), shared with the API's owner calls; an
 	// in-process one when nil.
 	Limiter ratelimit.Limiter
-	Logger  *slog.Logger
+	// SignIns counts sign-ins per client address (ratelimit.RedisKeyed shares them across replicas, with the
+	// API's abuse limits: the keys do not meet); in this process, bounded in memory, when nil.
+	SignIns ratelimit.KeyedLimiter
+	// TrustedProxies are the networks of the proxies in front of the runtime whose X-Forwarded-For names the
+	// client address the sign-in limit counts, as for the API's abuse limits.
+	TrustedProxies []netip.Prefix
+	Logger         *slog.Logger
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
@@ -69,6 +76,8 @@ type Dashboard struct {
 	store     store.Reader
 	issuer    *issuer.Client
 	limiter   ratelimit.Limiter
+	signIns   ratelimit.KeyedLimiter
+	clients   ratelimit.Clients
 	cookies   cookies
 	publicURL string
 	log       *slog.Logger
@@ -93,7 +102,8 @@ func New(cfg Config) (*Dashboard, error) {
 		return nil, errors.New("dashboard: the public URL must be an absolute http or https URL")
 	}
 	d := &Dashboard{tenants: cfg.Tenants, chat: cfg.Chat, store: cfg.Chat.Store(), publicURL: strings.TrimRight(cfg.PublicURL, "/"),
-		log: cfg.Logger, now: cfg.Now, limiter: cfg.Limiter, issuer: cfg.Issuer}
+		log: cfg.Logger, now: cfg.Now, limiter: cfg.Limiter, issuer: cfg.Issuer, signIns: cfg.SignIns,
+		clients: ratelimit.NewClients(cfg.TrustedProxies)}
 	if d.log == nil {
 		d.log = slog.Default()
 	}
@@ -102,6 +112,9 @@ func New(cfg Config) (*Dashboard, error) {
 	}
 	if d.limiter == nil {
 		d.limiter = ratelimit.NewLocal()
+	}
+	if d.signIns == nil {
+		d.signIns = ratelimit.NewKeyed(ratelimit.DefaultMaxKeys)
 	}
 	d.cookies = cookies{key: cfg.SessionKey, secure: u.Scheme == "https", now: d.now}
 	if d.pages, err = parsePages(); err != nil {
@@ -141,8 +154,8 @@ func (d *Dashboard) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	static, _ := fs.Sub(files, "static") // the directory is embedded
 	mux.Handle("GET /dashboard/static/", http.StripPrefix(prefix+"static/", staticFiles(static)))
-	mux.HandleFunc("GET /dashboard/login", d.login)
-	mux.HandleFunc("GET /dashboard/callback", d.callback)
+	mux.Handle("GET /dashboard/login", d.limitSignIns(d.login))
+	mux.Handle("GET /dashboard/callback", d.limitSignIns(d.callback))
 	mux.Handle("POST /dashboard/logout", d.change(d.logout))
 	mux.Handle("GET /dashboard/merchants", d.signedIn(d.merchants))
 	mux.Handle("POST /dashboard/merchants", d.change(d.chooseMerchant))
