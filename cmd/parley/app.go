@@ -142,7 +142,7 @@ func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *a
 		// its bounds and share its fetches.
 		idp := issuer.New(cfg.OIDCIssuer, cfg.OIDCAudience, nil)
 		scfg.Verifier = idp
-		if scfg.Dashboard, err = newDashboard(cfg, idp, a.tenants, svc, limiter, log); err != nil {
+		if scfg.Dashboard, err = newDashboard(cfg, idp, a.tenants, svc, limiter, conversations, log); err != nil {
 			return nil, err
 		}
 	}
@@ -171,8 +171,9 @@ func newResponder(cfg contract.Runtime, log *slog.Logger, reg prometheus.Registe
 }
 
 // newDashboard builds the merchants' dashboard, or returns nil when there is no public URL to send the identity
-// provider's redirects to.
-func newDashboard(cfg contract.Runtime, idp *issuer.Client, tenants *tenant.Registry, svc *chat.Service, limiter ratelimit.Limiter, log *slog.Logger) (http.Handler, error) {
+// provider's redirects to. Its sign-ins are counted per client address by keyed, as the API's abuse limits are.
+func newDashboard(cfg contract.Runtime, idp *issuer.Client, tenants *tenant.Registry, svc *chat.Service, limiter ratelimit.Limiter,
+	keyed ratelimit.KeyedLimiter, log *slog.Logger) (http.Handler, error) {
 	if cfg.PublicURL == "" {
 		log.Info("the dashboard is off: it needs --" + contract.FlagPublicURL + " for its sign-in redirect")
 		return nil, nil
@@ -184,7 +185,7 @@ func newDashboard(cfg contract.Runtime, idp *issuer.Client, tenants *tenant.Regi
 		_, _ = rand.Read(key) // never fails
 	}
 	d, err := dashboard.New(dashboard.Config{Tenants: tenants, Chat: svc, Issuer: idp,
-		PublicURL: cfg.PublicURL, SessionKey: key, Limiter: limiter, Logger: log})
+		PublicURL: cfg.PublicURL, SessionKey: key, Limiter: limiter, SignIns: keyed, TrustedProxies: cfg.TrustedProxies, Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("the dashboard: %w", err)
 	}

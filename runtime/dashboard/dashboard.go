@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -57,7 +58,13 @@ type Config struct {
 	// Limiter applies the owners' request rate (ratelimit.Owner), shared with the API's owner calls; an
 	// in-process one when nil.
 	Limiter ratelimit.Limiter
-	Logger  *slog.Logger
+	// SignIns counts sign-ins per client address (ratelimit.RedisKeyed shares them across replicas, with the
+	// API's abuse limits: the keys do not meet); in this process, bounded in memory, when nil.
+	SignIns ratelimit.KeyedLimiter
+	// TrustedProxies are the networks of the proxies in front of the runtime whose X-Forwarded-For names the
+	// client address the sign-in limit counts, as for the API's abuse limits.
+	TrustedProxies []netip.Prefix
+	Logger         *slog.Logger
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
@@ -69,6 +76,8 @@ type Dashboard struct {
 	store     store.Reader
 	issuer    *issuer.Client
 	limiter   ratelimit.Limiter
+	signIns   ratelimit.KeyedLimiter
+	clients   ratelimit.Clients
 	cookies   cookies
 	publicURL string
 	log       *slog.Logger
@@ -93,7 +102,8 @@ func New(cfg Config) (*Dashboard, error) {
 		return nil, errors.New("dashboard: the public URL must be an absolute http or https URL")
 	}
 	d := &Dashboard{tenants: cfg.Tenants, chat: cfg.Chat, store: cfg.Chat.Store(), publicURL: strings.TrimRight(cfg.PublicURL, "/"),
-		log: cfg.Logger, now: cfg.Now, limiter: cfg.Limiter, issuer: cfg.Issuer}
+		log: cfg.Logger, now: cfg.Now, limiter: cfg.Limiter, issuer: cfg.Issuer, signIns: cfg.SignIns,
+		clients: ratelimit.NewClients(cfg.TrustedProxies)}
 	if d.log == nil {
 		d.log = slog.Default()
 	}
@@ -102,6 +112,9 @@ func New(cfg Config) (*Dashboard, error) {
 	}
 	if d.limiter == nil {
 		d.limiter = ratelimit.NewLocal()
+	}
+	if d.signIns == nil {
+		d.signIns = ratelimit.NewKeyed(ratelimit.DefaultMaxKeys)
 	}
 	d.cookies = cookies{key: cfg.SessionKey, secure: u.Scheme == "https", now: d.now}
 	if d.pages, err = parsePages(); err != nil {
@@ -122,6 +135,10 @@ func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// query that is not storable text, or a malformed escape, is the caller's mistake, never a store's error nor
 	// a filter silently dropped.
 	if _, err := input.Query(r.URL.RawQuery); err != nil || !input.Storable(r.URL.Path) {
+		if isPreview(r) {
+			previewError(w, http.StatusBadRequest, "invalid_request", "the address holds a malformed escape or characters that are not text")
+			return
+		}
 		d.renderError(w, r, http.StatusBadRequest, badAddress)
 		return
 	}
@@ -137,8 +154,8 @@ func (d *Dashboard) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	static, _ := fs.Sub(files, "static") // the directory is embedded
 	mux.Handle("GET /dashboard/static/", http.StripPrefix(prefix+"static/", staticFiles(static)))
-	mux.HandleFunc("GET /dashboard/login", d.login)
-	mux.HandleFunc("GET /dashboard/callback", d.callback)
+	mux.Handle("GET /dashboard/login", d.limitSignIns(d.login))
+	mux.Handle("GET /dashboard/callback", d.limitSignIns(d.callback))
 	mux.Handle("POST /dashboard/logout", d.change(d.logout))
 	mux.Handle("GET /dashboard/merchants", d.signedIn(d.merchants))
 	mux.Handle("POST /dashboard/merchants", d.change(d.chooseMerchant))
@@ -166,12 +183,20 @@ func (d *Dashboard) routes() *http.ServeMux {
 	mux.Handle("POST /dashboard/keys", d.change(d.merchantChange(d.createKey)))
 	mux.Handle("POST /dashboard/keys/{id}/revoke", d.change(d.merchantChange(d.revokeKey)))
 	mux.HandleFunc("/dashboard/", func(w http.ResponseWriter, r *http.Request) {
-		if allow := allowedMethods(mux, r); len(allow) > 0 {
+		allow := allowedMethods(mux, r)
+		if len(allow) > 0 {
 			w.Header().Set("Allow", strings.Join(allow, ", "))
-			d.renderError(w, r, http.StatusMethodNotAllowed, "This page does not take this kind of request.")
-			return
 		}
-		d.renderError(w, r, http.StatusNotFound, "This page does not exist.")
+		switch {
+		case isPreview(r) && len(allow) > 0:
+			previewError(w, http.StatusMethodNotAllowed, "method_not_allowed", "this endpoint does not take this method")
+		case isPreview(r):
+			previewError(w, http.StatusNotFound, "not_found", "no such preview endpoint")
+		case len(allow) > 0:
+			d.renderError(w, r, http.StatusMethodNotAllowed, "This page does not take this kind of request.")
+		default:
+			d.renderError(w, r, http.StatusNotFound, "This page does not exist.")
+		}
 	})
 	return mux
 }

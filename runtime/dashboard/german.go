@@ -107,6 +107,7 @@ var german = map[string]string{
 	"Sign in again":   "Erneut anmelden",
 	"Sign in":         "Anmelden",
 	"Sign out":        "Abmelden",
+	"Too many sign-ins from your address. Wait a few minutes and try again.":                "Zu viele Anmeldungen von Ihrer Adresse. Warten Sie einige Minuten und versuchen Sie es erneut.",
 	"Sign-in is unavailable: the identity provider does not answer. Try again in a minute.": "Die Anmeldung ist nicht verfügbar: Der Identitätsanbieter antwortet nicht. Versuchen Sie es in einer Minute erneut.",
 	"Signed out":      "Abgemeldet",
 	"Skip to content": "Zum Inhalt springen",

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"path/filepath"
 	"regexp"
@@ -129,6 +130,9 @@ func newEnvOn(t *testing.T, st store.Store) *env {
 	return e
 }
 
+// loopback is the trusted proxy of the tests: a client's X-Forwarded-For names the address it stands for.
+var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+
 // runtime builds the runtime's handler with a dashboard signing its sessions with key.
 func (e *env) runtime(t *testing.T, svc *chat.Service, reg *prometheus.Registry, key []byte) http.Handler {
 	t.Helper()
@@ -141,12 +145,12 @@ func (e *env) runtimeOf(t *testing.T, svc *chat.Service, reg *prometheus.Registr
 	limiter := ratelimit.NewLocal()          // shared, as cmd/parley shares it
 	idp := issuer.New(idpURL, audience, nil) // one client of the issuer, as cmd/parley shares it
 	d, err := dashboard.New(dashboard.Config{Tenants: e.tenants, Chat: svc, Issuer: idp, PublicURL: publicURL,
-		SessionKey: key, Limiter: limiter, Logger: slog.New(slog.DiscardHandler)})
+		SessionKey: key, Limiter: limiter, Logger: slog.New(slog.DiscardHandler), TrustedProxies: loopback})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv, err := server.New(server.Config{Tenants: e.tenants, Chat: svc, Registry: reg, Dashboard: d, Limiter: limiter,
-		Verifier: idp, Logger: slog.New(slog.DiscardHandler)})
+		Verifier: idp, Logger: slog.New(slog.DiscardHandler), TrustedProxies: loopback})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -337,6 +337,58 @@ func TestPreviewNeedsTheSessionAndStoresNothing(t *testing.T) {
 	}
 }
 
+// The preview is called by the widget's script, which reads the API's error envelope: an address that breaks the
+// input rules, and every other refusal, is answered in JSON with the right status and the request's ID, never
+// with the HTML error page.
+func TestPreviewRefusesInTheAPIEnvelope(t *testing.T) {
+	e := newEnv(t)
+	alpha := newClient(t, e.url)
+	alpha.signIn("alpha@owners.example")
+	token := alpha.csrf()
+	for _, tc := range []struct {
+		method, path, csrf string
+		status             int
+		code               string
+	}{
+		{http.MethodGet, "/dashboard/preview/widget?lang=%00", token, http.StatusBadRequest, "invalid_request"},
+		{http.MethodGet, "/dashboard/preview/widget?x=%ff", token, http.StatusBadRequest, "invalid_request"},
+		{http.MethodPost, "/dashboard/preview/chat?q=%zz", token, http.StatusBadRequest, "invalid_request"},
+		{http.MethodPost, "/dashboard/preview/chat%00", token, http.StatusBadRequest, "invalid_request"},
+		{http.MethodPost, "/dashboard/preview/chat", "forged", http.StatusForbidden, "forbidden"},
+		{http.MethodGet, "/dashboard/preview/nothing", token, http.StatusNotFound, "not_found"},
+		{http.MethodGet, "/dashboard/preview/chat", token, http.StatusMethodNotAllowed, "method_not_allowed"},
+	} {
+		req, err := http.NewRequestWithContext(t.Context(), tc.method, e.url+tc.path, strings.NewReader(`{"message": "hi"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-CSRF-Token", tc.csrf)
+		req.Header.Set("Origin", e.url)
+		res, err := alpha.http.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out struct {
+			Error struct {
+				Code      string `json:"code"`
+				Message   string `json:"message"`
+				RequestID string `json:"request_id"`
+			} `json:"error"`
+		}
+		decodeErr := json.NewDecoder(res.Body).Decode(&out)
+		_ = res.Body.Close()
+		if ct := res.Header.Get("Content-Type"); decodeErr != nil || !strings.HasPrefix(ct, "application/json") {
+			t.Errorf("%s %s: %d %s, not the JSON envelope: %v", tc.method, tc.path, res.StatusCode, ct, decodeErr)
+			continue
+		}
+		if res.StatusCode != tc.status || out.Error.Code != tc.code || out.Error.Message == "" ||
+			out.Error.RequestID == "" || out.Error.RequestID != res.Header.Get("X-Request-Id") {
+			t.Errorf("%s %s: %d %+v, want %d %s with the request's ID", tc.method, tc.path, res.StatusCode, out.Error, tc.status, tc.code)
+		}
+	}
+}
+
 // The dashboard's script and style sheet are served; the directory holding them is not listed.
 func TestStaticFilesAreNotListed(t *testing.T) {
 	e := newEnv(t)

@@ -4,15 +4,18 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
 	"golang.org/x/oauth2"
 
 	"github.com/parley-dev/parley/runtime/issuer"
+	"github.com/parley-dev/parley/runtime/ratelimit"
 )
 
 // login sends the browser to the issuer, with PKCE (S256), a state and a nonce kept in a short-lived cookie.
@@ -31,6 +34,30 @@ func (d *Dashboard) login(w http.ResponseWriter, r *http.Request) {
 	}
 	d.cookies.set(w, loginCookie, v, loginTTL)
 	http.Redirect(w, r, to, http.StatusSeeOther)
+}
+
+// The sign-in limit: each anonymous sign-in stores its single-use state (chat.Service.RedeemSignIn), so the
+// start and the callback, two requests of one sign-in, are counted per client address. 30 in 10 minutes is 15
+// sign-ins, more than an office behind one address makes, and bounds the rows one address can make to 180 an hour.
+const (
+	SignInsPerAddress = 30
+	signInWindow      = 10 * time.Minute
+)
+
+// limitSignIns runs h for a request within its client address's sign-in limit, and refuses it with 429,
+// Retry-After and a page saying so past it.
+func (d *Dashboard) limitSignIns(h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A leading NUL keeps these keys apart from the API's, which begin with a merchant ID.
+		key := "\x00signin\x00" + ratelimit.AddressKey(d.clients.Address(r))
+		refused, wait := d.signIns.Allow(r.Context(), []ratelimit.Quota{{Key: key, N: SignInsPerAddress, Period: signInWindow}}, d.now())
+		if refused >= 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(wait.Seconds())))))
+			d.renderError(w, r, http.StatusTooManyRequests, "Too many sign-ins from your address. Wait a few minutes and try again.")
+			return
+		}
+		h(w, r)
+	})
 }
 
 // redirectURL is where the issuer sends the browser back with a code.

@@ -40,7 +40,8 @@ func (d *Dashboard) chooseMerchant(w http.ResponseWriter, r *http.Request, v *vi
 			if next == "" {
 				next = prefix
 			}
-			http.Redirect(w, r, next, http.StatusSeeOther) //nolint:gosec // next is a page of the dashboard: localPath returns nothing else
+			// next is a page of the dashboard: localPath returns nothing else.
+			http.Redirect(w, r, next, http.StatusSeeOther)
 			return nil
 		}
 	}

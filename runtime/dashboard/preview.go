@@ -103,8 +103,17 @@ func (d *Dashboard) previewChat(w http.ResponseWriter, r *http.Request, v *view)
 	return nil
 }
 
+// previewPrefix is where the preview's endpoints are: what is addressed under it is the widget's script's call,
+// answered in JSON whatever goes wrong.
+const previewPrefix = prefix + "preview/"
+
+func isPreview(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, previewPrefix) }
+
+// previewError answers in the API's error envelope, with the ID the runtime's middleware gave the request (its
+// X-Request-Id header), so that an owner's report can be found in the logs as an API caller's is.
 func previewError(w http.ResponseWriter, status int, code, message string) {
-	writePreviewJSON(w, status, map[string]any{"error": map[string]string{"code": code, "message": message}})
+	writePreviewJSON(w, status, map[string]any{"error": map[string]string{"code": code, "message": message,
+		"request_id": w.Header().Get("X-Request-Id")}})
 }
 
 func writePreviewJSON(w http.ResponseWriter, status int, v any) {

@@ -17,6 +17,7 @@ import (
 	"github.com/parley-dev/parley/internal/dev/devidp"
 	"github.com/parley-dev/parley/runtime/assistant"
 	"github.com/parley-dev/parley/runtime/chat"
+	"github.com/parley-dev/parley/runtime/dashboard"
 )
 
 // stallingIssuer is a real issuer (the dev one) of which the paths stall names never answer: a request to one
@@ -245,5 +246,29 @@ func TestSignInCallbackIsTakenOnce(t *testing.T) {
 	}
 	if n := idp.exchanges.Load(); n != 1 {
 		t.Errorf("the issuer was asked to redeem %d codes, want the sign-in's 1", n)
+	}
+}
+
+// Each anonymous sign-in stores its single-use state, so sign-ins are limited per client address (behind the
+// trusted proxies, the address they name): past the limit, the start and the callback answer 429 with
+// Retry-After and a page that says so, while a client at another address still signs in.
+func TestSignInsAreLimitedPerClientAddress(t *testing.T) {
+	e := newEnv(t)
+	c := newClient(t, e.url)
+	from := func(addr string) http.Header { return http.Header{"X-Forwarded-For": {addr}} }
+	for i := range dashboard.SignInsPerAddress {
+		if res := c.do(http.MethodGet, e.url+"/dashboard/login", nil, from("203.0.113.7")); res.StatusCode != http.StatusSeeOther {
+			t.Fatalf("sign-in %d: %d, want 303 to the issuer", i+1, res.StatusCode)
+		}
+	}
+	for _, path := range []string{"/dashboard/login", "/dashboard/callback?state=s&code=c"} {
+		res := c.do(http.MethodGet, e.url+path, nil, from("203.0.113.7"))
+		if wait, err := strconv.Atoi(res.Header.Get("Retry-After")); res.StatusCode != http.StatusTooManyRequests || err != nil || wait < 1 ||
+			!strings.Contains(res.Body, "Too many sign-ins") {
+			t.Errorf("GET %s past the limit: %d, Retry-After %q, want 429 with a page saying so", path, res.StatusCode, res.Header.Get("Retry-After"))
+		}
+	}
+	if res := c.do(http.MethodGet, e.url+"/dashboard/login", nil, from("203.0.113.8")); res.StatusCode != http.StatusSeeOther {
+		t.Errorf("a sign-in from another address: %d, want 303", res.StatusCode)
 	}
 }

@@ -137,82 +137,16 @@ func abuseRefused(w http.ResponseWriter, wait time.Duration, b abuseBudget, form
 	return newError(http.StatusTooManyRequests, b.code, format+"; "+b.advice, args...)
 }
 
-// clientAddress is the address of the client the request comes from. A request from one of the trusted proxies
-// (Config.TrustedProxies) comes from the address that proxy names last in X-Forwarded-For, and so on through
-// trusted proxies, from the right: the first address no trusted proxy stands for is the client. X-Forwarded-For
-// is ignored from anyone else, since any client can write it.
-func (s *Server) clientAddress(r *http.Request) netip.Addr {
-	addr, ok := peerAddress(r)
-	if !ok || !s.trustedProxy(addr) {
-		return addr
-	}
-	var hops []string
-	for _, h := range r.Header.Values("X-Forwarded-For") {
-		hops = append(hops, strings.Split(h, ",")...)
-	}
-	for i := len(hops) - 1; i >= 0; i-- {
-		hop, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
-		if err != nil {
-			return addr // a hop no trusted proxy wrote: the last one a trusted proxy saw is the client
-		}
-		addr = hop.Unmap()
-		if !s.trustedProxy(addr) {
-			return addr
-		}
-	}
-	return addr
-}
+// clientAddress is the address of the client the request comes from (ratelimit.Clients.Address).
+func (s *Server) clientAddress(r *http.Request) netip.Addr { return s.clients.Address(r) }
 
-// forwardedFor is the client address a TCP peer outside the trusted proxies names last in X-Forwarded-For:
-// the address it says it forwards the request for. false when the peer is trusted (clientAddress follows the
-// header then) or names none.
-func (s *Server) forwardedFor(r *http.Request) (netip.Addr, bool) {
-	if !s.untrustedProxy(r) {
-		return netip.Addr{}, false
-	}
-	hops := r.Header.Values("X-Forwarded-For")
-	last := hops[len(hops)-1]
-	last = last[strings.LastIndexByte(last, ',')+1:]
-	addr, err := netip.ParseAddr(strings.TrimSpace(last))
-	if err != nil {
-		return netip.Addr{}, false
-	}
-	return addr.Unmap(), true
-}
+// forwardedFor is the client address an untrusted forwarding peer names (ratelimit.Clients.ForwardedFor).
+func (s *Server) forwardedFor(r *http.Request) (netip.Addr, bool) { return s.clients.ForwardedFor(r) }
 
-// untrustedProxy reports whether the request's TCP peer, not a trusted proxy, forwarded it for another client.
-func (s *Server) untrustedProxy(r *http.Request) bool {
-	addr, ok := peerAddress(r)
-	return ok && r.Header.Get("X-Forwarded-For") != "" && !s.trustedProxy(addr)
-}
+// untrustedProxy reports whether an untrusted peer forwarded the request (ratelimit.Clients.UntrustedProxy).
+func (s *Server) untrustedProxy(r *http.Request) bool { return s.clients.UntrustedProxy(r) }
 
-// peerAddress is the address of the request's TCP peer.
-func peerAddress(r *http.Request) (netip.Addr, bool) {
-	ap, err := netip.ParseAddrPort(r.RemoteAddr)
-	if err != nil {
-		return netip.Addr{}, false
-	}
-	return ap.Addr().Unmap(), true
-}
-
-func (s *Server) trustedProxy(addr netip.Addr) bool {
-	for _, p := range s.trustedProxies {
-		if p.Contains(addr) {
-			return true
-		}
-	}
-	return false
-}
-
-// addressKey is what the abuse limits count per: an IPv4 address, or an IPv6 address's /64, which one subscriber
-// usually holds whole.
-func addressKey(addr netip.Addr) string {
-	if addr.Is6() {
-		p, _ := addr.Prefix(64)
-		return p.String()
-	}
-	return addr.String()
-}
+func addressKey(addr netip.Addr) string { return ratelimit.AddressKey(addr) }
 
 // forwardingNotice says, loudly, that peers outside trustedProxies forward requests: most likely the ingress or
 // load balancer, which then should be listed there (admit explains what the abuse limits make of it meanwhile).
@@ -241,7 +175,7 @@ func (n *forwardingNotice) observe(s *Server, r *http.Request, log *slog.Logger)
 	}
 	n.requests.Inc()
 	n.once.Do(func() {
-		peer, _ := peerAddress(r)
+		peer, _ := ratelimit.PeerAddress(r)
 		log.Warn("a peer outside the trusted proxies forwards requests for other clients (X-Forwarded-For): "+
 			"if it is the ingress or load balancer, list its network in the ChatRuntime's trustedProxies; until then "+
 			"the abuse limits count every visitor behind it against one shared ceiling of the peer. Logged once; "+

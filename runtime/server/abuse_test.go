@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parley-dev/parley/runtime/ratelimit"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
 
@@ -159,7 +160,7 @@ func TestConversationFloodFromOneVisitor(t *testing.T) {
 // Behind a trusted proxy the client is the address it names in X-Forwarded-For; from anyone else the header is
 // ignored, so that a client cannot pick its own address.
 func TestClientAddress(t *testing.T) {
-	s := &Server{trustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("fd00::/8")}}
+	s := &Server{clients: ratelimit.NewClients([]netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("fd00::/8")})}
 	tests := []struct {
 		name, remote string
 		xff          []string

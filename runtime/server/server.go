@@ -68,9 +68,9 @@ type Server struct {
 	openAPI   []byte
 	publicURL string
 	// publicOrigin is the scheme and host of publicURL, lower case; empty without a public URL.
-	publicOrigin   string
-	trustedProxies []netip.Prefix
-	forwarding     *forwardingNotice
+	publicOrigin string
+	clients      ratelimit.Clients
+	forwarding   *forwardingNotice
 	// conversations counts new conversations per client address and visitor for the abuse limits.
 	conversations ratelimit.KeyedLimiter
 	dashboard     http.Handler
@@ -91,8 +91,8 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		tenants: cfg.Tenants, chat: cfg.Chat, store: cfg.Chat.Store(), verifier: cfg.Verifier,
 		limiter: cfg.Limiter, log: cfg.Logger, registry: cfg.Registry, now: cfg.Now, openAPI: doc, publicURL: strings.TrimRight(cfg.PublicURL, "/"),
-		dashboard:      cfg.Dashboard,
-		trustedProxies: cfg.TrustedProxies, conversations: cfg.Conversations,
+		dashboard: cfg.Dashboard,
+		clients:   ratelimit.NewClients(cfg.TrustedProxies), conversations: cfg.Conversations,
 	}
 	if s.publicURL != "" {
 		u, err := url.Parse(s.publicURL)
