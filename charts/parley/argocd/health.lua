@@ -12,7 +12,7 @@
 -- A referenced object that does not exist yet (GitOps creates it in another sync or wave, External Secrets
 -- writes a Secret later), or a runtime's pods that are starting: the reasons of the operator's
 -- ReasonResolvesItself (api/v1alpha1/conditions.go), which sets Reconciling for them and Stalled for the others
--- (test/argocd checks that the two lists agree).
+-- (test/gitops checks that the two lists agree).
 local transient = {
   PlanNotFound = true,
   RuntimeNotFound = true,

@@ -1,18 +1,14 @@
 //go:build integration
 
-package kstatus
+package gitops
 
 import (
 	"fmt"
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -76,121 +72,17 @@ func readyCondition(u *unstructured.Unstructured) map[string]any {
 	return nil
 }
 
-func newNamespace(t *testing.T) string {
+// newFluxTenant is newTenant, with its Merchant read as Current by kstatus too.
+func newFluxTenant(t *testing.T, webhooks bool) tenant {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "tenant-"}}
-	if err := k8s.Create(t.Context(), ns); err != nil {
-		t.Fatal(err)
-	}
-	return ns.Name
-}
-
-func create(t *testing.T, objs ...client.Object) {
-	t.Helper()
-	for _, o := range objs {
-		if err := k8s.Create(t.Context(), o); err != nil {
-			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
-		}
-	}
-}
-
-// update re-reads obj, applies mutate and writes it, retrying when the operator wrote the object meanwhile.
-func update[T client.Object](t *testing.T, obj T, mutate func(T)) {
-	t.Helper()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := k8s.Get(t.Context(), client.ObjectKeyFromObject(obj), obj); err != nil {
-			return err
-		}
-		mutate(obj)
-		return k8s.Update(t.Context(), obj)
-	})
-	if err != nil {
-		t.Fatalf("updating %T %s: %v", obj, obj.GetName(), err)
-	}
-}
-
-// markDeploymentAvailable does what the Deployment controller and kubelet would: report every replica ready.
-func markDeploymentAvailable(t *testing.T, namespace, name string) {
-	t.Helper()
-	eventually(t, "Deployment "+name+" available", func() error {
-		var d appsv1.Deployment
-		if err := k8s.Get(t.Context(), types.NamespacedName{Namespace: namespace, Name: name}, &d); err != nil {
-			return err
-		}
-		n := *d.Spec.Replicas
-		d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: n, UpdatedReplicas: n,
-			ReadyReplicas: n, AvailableReplicas: n}
-		return k8s.Status().Update(t.Context(), &d)
-	})
-}
-
-// fixtures
-
-func plan(name string, webhooks bool) *chatv1alpha1.Plan {
-	return &chatv1alpha1.Plan{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: chatv1alpha1.PlanSpec{RequestsPerSecond: 10, MonthlyConversations: 100,
-			Features: chatv1alpha1.PlanFeatures{Webhooks: webhooks}},
-	}
-}
-
-func runtimeIn(namespace, name string) *chatv1alpha1.ChatRuntime {
-	return &chatv1alpha1.ChatRuntime{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
-		Spec:       chatv1alpha1.ChatRuntimeSpec{PublicURL: "https://chat.example.com"},
-	}
-}
-
-func merchant(ns, name, planName, runtimeName string) *chatv1alpha1.Merchant {
-	return &chatv1alpha1.Merchant{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: chatv1alpha1.MerchantSpec{
-			DisplayName:    "Shop " + name,
-			PlanRef:        chatv1alpha1.LocalObjectReference{Name: planName},
-			RuntimeRef:     chatv1alpha1.LocalObjectReference{Name: runtimeName},
-			AllowedOrigins: []string{"https://shop.example"},
-		},
-	}
-}
-
-func apiKey(ns, name, merchantName string) *chatv1alpha1.APIKey {
-	return &chatv1alpha1.APIKey{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: chatv1alpha1.APIKeySpec{MerchantRef: chatv1alpha1.LocalObjectReference{Name: merchantName},
-			Type: chatv1alpha1.APIKeyPublishable},
-	}
-}
-
-func webhook(ns, name, merchantName, url string) *chatv1alpha1.Webhook {
-	return &chatv1alpha1.Webhook{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: chatv1alpha1.WebhookSpec{
-			MerchantRef: chatv1alpha1.LocalObjectReference{Name: merchantName},
-			URL:         url,
-			Events:      []chatv1alpha1.WebhookEvent{chatv1alpha1.EventLeadCreated},
-		},
-	}
-}
-
-// tenant is a namespace with a Ready merchant "shop" on a plan and runtime of its own.
-type tenant struct {
-	ns      string
-	plan    *chatv1alpha1.Plan
-	runtime *chatv1alpha1.ChatRuntime
-}
-
-func newTenant(t *testing.T, webhooks bool) tenant {
-	t.Helper()
-	ns := newNamespace(t)
-	tn := tenant{ns: ns, plan: plan("plan-"+ns, webhooks), runtime: runtimeIn(operatorNS, "rt-"+ns)}
-	m := merchant(ns, "shop", tn.plan.Name, tn.runtime.Name)
-	create(t, tn.plan, tn.runtime, m)
+	tn := newTenant(t, webhooks)
+	m := &chatv1alpha1.Merchant{ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: tn.ns}}
 	expectStatus(t, m, status.CurrentStatus, chatv1alpha1.ReasonReconciled)
 	return tn
 }
 
 func TestPlanStatus(t *testing.T) {
-	ns := newNamespace(t)
+	ns := newNamespace(t, nil)
 	ok := plan("ok-"+ns, false)
 	invalid := plan("invalid-"+ns, false)
 	invalid.Spec.AllowedNamespaces = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
@@ -205,7 +97,7 @@ func TestPlanStatus(t *testing.T) {
 }
 
 func TestChatRuntimeStatus(t *testing.T) {
-	ns := newNamespace(t)
+	ns := newNamespace(t, nil)
 	rt := runtimeIn(operatorNS, "rt-"+ns)
 	create(t, rt)
 	expectStatus(t, rt, status.InProgressStatus, chatv1alpha1.ReasonDeploymentNotReady)
@@ -220,7 +112,7 @@ func TestChatRuntimeStatus(t *testing.T) {
 // TestMerchantStatus: the states of the issue, a plan outside the merchant's grant above all, which kstatus
 // reported InProgress until Flux's timeout.
 func TestMerchantStatus(t *testing.T) {
-	tn := newTenant(t, false)
+	tn := newFluxTenant(t, false)
 
 	notYet := merchant(tn.ns, "early", "plan-created-later-"+tn.ns, tn.runtime.Name)
 	create(t, notYet)
@@ -243,7 +135,7 @@ func TestMerchantStatus(t *testing.T) {
 }
 
 func TestAPIKeyStatus(t *testing.T) {
-	tn := newTenant(t, false)
+	tn := newFluxTenant(t, false)
 	key := apiKey(tn.ns, "web", "shop")
 	create(t, key)
 	expectStatus(t, key, status.CurrentStatus, chatv1alpha1.ReasonReconciled)
@@ -259,7 +151,7 @@ func TestAPIKeyStatus(t *testing.T) {
 }
 
 func TestWebhookStatus(t *testing.T) {
-	withWebhooks := newTenant(t, true)
+	withWebhooks := newFluxTenant(t, true)
 	hook := webhook(withWebhooks.ns, "crm", "shop", "https://crm.example/hooks")
 	create(t, hook)
 	expectStatus(t, hook, status.CurrentStatus, chatv1alpha1.ReasonReconciled)
@@ -270,7 +162,7 @@ func TestWebhookStatus(t *testing.T) {
 	create(t, internal)
 	expectStatus(t, internal, status.FailedStatus, chatv1alpha1.ReasonTargetNotAllowed)
 
-	without := newTenant(t, false)
+	without := newFluxTenant(t, false)
 	notInPlan := webhook(without.ns, "crm", "shop", "https://crm.example/hooks")
 	create(t, notInPlan)
 	expectStatus(t, notInPlan, status.FailedStatus, chatv1alpha1.ReasonPlanDoesNotIncludeWebhooks)
@@ -279,8 +171,8 @@ func TestWebhookStatus(t *testing.T) {
 // TestBehindTheOperator: while the operator is stopped, a Merchant changed after it stalled is InProgress, not
 // Failed on the Stalled condition of its previous generation; once the operator is back, it is what the new spec
 // makes it.
-func TestBehindTheOperator(t *testing.T) {
-	tn := newTenant(t, false)
+func TestKstatusBehindTheOperator(t *testing.T) {
+	tn := newFluxTenant(t, false)
 	granted := plan("granted-"+tn.ns, false)
 	granted.Spec.AllowedNamespaces = &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "gold-" + tn.ns}}
 	outside := merchant(tn.ns, "outside", granted.Name, tn.runtime.Name)
@@ -320,7 +212,7 @@ func TestBehindTheOperator(t *testing.T) {
 // waits a second before its first reconcile) is InProgress, not Current, so that Flux's health check does not
 // pass on it before the operator has said whether it can ever become Ready.
 func TestNotReconciledYet(t *testing.T) {
-	tn := newTenant(t, true)
+	tn := newFluxTenant(t, true)
 	if err := stopOperator(); err != nil {
 		t.Fatal(err)
 	}

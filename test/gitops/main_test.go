@@ -1,11 +1,14 @@
 //go:build integration
 
-// Package argocd tests the Argo CD health checks the chart ships (charts/parley/argocd/health.lua, rendered into
-// the ConfigMap of templates/argocd.yaml): they run with the Lua engine Argo CD embeds, as Argo CD runs a script
-// from argocd-cm, on Plans, ChatRuntimes, Merchants, APIKeys and Webhooks that the operator's reconcilers brought
-// into each state on a real API server (envtest). go.mod pins github.com/yuin/gopher-lua at v1.1.2, the version
-// Argo CD v3.6 requires: move it with Argo CD.
-package argocd
+// Package gitops tests how the GitOps tools read Parley's objects, on Plans, ChatRuntimes, Merchants, APIKeys and
+// Webhooks that the operator's reconcilers brought into each state on a real API server (envtest):
+//   - Argo CD: the health checks the chart ships (charts/parley/argocd/health.lua, rendered into the ConfigMap of
+//     templates/argocd.yaml), run with the Lua engine Argo CD embeds, as Argo CD runs a script from argocd-cm.
+//     go.mod pins github.com/yuin/gopher-lua at v1.1.2, the version Argo CD v3.6 requires: move it with Argo CD.
+//   - Flux: kstatus, the library Flux's health checks compute a resource's status with
+//     (sigs.k8s.io/cli-utils/pkg/kstatus/status, pinned in go.mod): Current when Ready, InProgress while the object
+//     waits on something that comes by itself, Failed when it needs someone.
+package gitops
 
 import (
 	"bytes"
@@ -52,7 +55,7 @@ func TestMain(m *testing.M) {
 func runSuite(m *testing.M) int {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run the tests with "+
-			"KUBEBUILDER_ASSETS=$(hack/setup-envtest.sh) go test ./test/argocd/")
+			"KUBEBUILDER_ASSETS=$(hack/setup-envtest.sh) go test -tags integration ./test/gitops/")
 		return 1
 	}
 	var err error

@@ -1,6 +1,6 @@
 //go:build integration
 
-package argocd
+package gitops
 
 import (
 	"context"
