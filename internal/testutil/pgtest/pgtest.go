@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -64,6 +65,38 @@ func Main(m *testing.M, set func(*Server)) int {
 	if err := s.Stop(); err != nil {
 		fmt.Fprintf(os.Stderr, "FAIL: stopping the throwaway PostgreSQL: %v\n", err)
 		code = max(code, 1)
+	}
+	return code
+}
+
+// Lazy is a server started by the first test that asks for it, for a package most of whose tests need none.
+//
+//	var pg pgtest.Lazy
+//	func TestMain(m *testing.M) { os.Exit(pg.Main(m)) }
+type Lazy struct {
+	once   sync.Once
+	server *Server
+	err    error
+}
+
+// Server returns the package's server, started on the first call; one that cannot start fails tb.
+func (l *Lazy) Server(tb testing.TB) *Server {
+	tb.Helper()
+	l.once.Do(func() { l.server, l.err = Start(context.Background()) })
+	if l.err != nil {
+		tb.Fatalf("starting a throwaway PostgreSQL: %v", l.err)
+	}
+	return l.server
+}
+
+// Main runs the package's tests and stops the server if one was started; it returns the exit code for os.Exit.
+func (l *Lazy) Main(m *testing.M) int {
+	code := m.Run()
+	if l.server != nil {
+		if err := l.server.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "FAIL: stopping the throwaway PostgreSQL: %v\n", err)
+			code = max(code, 1)
+		}
 	}
 	return code
 }
