@@ -66,6 +66,9 @@ GO
   mv "$dir/kube-apiserver.tmp" "$dir/kube-apiserver"
 }
 
+# Two test runs starting at once would build into the same files: the second waits.
+exec 9>"$dir/.lock"
+flock 9
 [ -x "$dir/etcd" ] || build_etcd
 [ -x "$dir/kube-apiserver" ] || build_kube_apiserver
 echo "$dir"
