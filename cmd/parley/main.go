@@ -25,6 +25,8 @@ Usage:
 Commands:
   runtime    serve the chat runtime: the /api/v1 interface for the merchants of one ChatRuntime
   dev        run the chat runtime on this machine with a demo merchant: no cluster, no configuration
+  backup     write a checked copy of a SQLite runtime's database, in use or not
+  restore    replace a stopped SQLite runtime's database with a checked backup
   version    print the version
 
 Run 'parley <command> --help' for a command's flags. The operator is the parley-operator command.
@@ -53,6 +55,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runRuntime(ctx, args[1:], stderr)
 	case "dev":
 		return runDev(ctx, args[1:], stdout, stderr)
+	case "backup":
+		return runBackup(ctx, args[1:], stdout, stderr)
+	case "restore":
+		return runRestore(ctx, args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, version)
 		return nil
