@@ -241,7 +241,7 @@ func (a *app) serve(ctx context.Context, ln net.Listener, h http.Handler) error 
 // listener apart from the public one, until ctx ends.
 func (a *app) serveMetrics(ctx context.Context, ln net.Listener) error {
 	a.log.Info("serving metrics", "metrics_listen", ln.Addr().String())
-	var h http.Handler = server.MetricsHandler(a.metrics, a.tenants, a.chat)
+	h := server.MetricsHandler(a.metrics, a.tenants, a.chat)
 	if a.backups != nil {
 		mux := http.NewServeMux()
 		mux.Handle("/", h)

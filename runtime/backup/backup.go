@@ -193,12 +193,10 @@ func (s *Scheduler) list() ([]contract.BackupFile, error) {
 	}
 	var files []contract.BackupFile
 	for _, e := range entries {
-		stamp, ok := strings.CutPrefix(e.Name(), filePrefix)
-		if stamp, ok = strings.CutSuffix(stamp, fileSuffix); !ok || !e.Type().IsRegular() {
-			continue
-		}
+		stamp, ours := strings.CutPrefix(e.Name(), filePrefix)
+		stamp, dotDB := strings.CutSuffix(stamp, fileSuffix)
 		t, err := time.Parse(timeLayout, stamp)
-		if err != nil {
+		if !ours || !dotDB || err != nil || !e.Type().IsRegular() {
 			continue // not one of ours
 		}
 		info, err := e.Info()

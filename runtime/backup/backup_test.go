@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -92,9 +93,11 @@ func TestSchedulerRetentionAndReport(t *testing.T) {
 	if r := s.Report(); r.Last != nil || r.Kept != 0 {
 		t.Fatalf("an empty directory's report: %+v", r)
 	}
-	// A file of someone else's stays.
-	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o600); err != nil {
-		t.Fatal(err)
+	// Files of someone else's stay, named like ours or not.
+	for _, name := range []string{"notes.txt", "parley-latest.db"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("mine"), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for range 5 {
 		if err := s.RunOnce(ctx); err != nil {
@@ -110,7 +113,7 @@ func TestSchedulerRetentionAndReport(t *testing.T) {
 	for _, e := range entries {
 		got = append(got, e.Name())
 	}
-	want := []string{"notes.txt", "parley-20260312T030000Z.db", "parley-20260313T030000Z.db", "parley-20260314T030000Z.db"}
+	want := []string{"notes.txt", "parley-20260312T030000Z.db", "parley-20260313T030000Z.db", "parley-20260314T030000Z.db", "parley-latest.db"}
 	if !slices.Equal(got, want) {
 		t.Errorf("the directory holds %v, want %v", got, want)
 	}
@@ -134,7 +137,7 @@ func TestSchedulerRetentionAndReport(t *testing.T) {
 		t.Errorf("report after a failure: %+v", r)
 	}
 	rec := httptest.NewRecorder()
-	s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", contract.BackupPath, nil))
+	s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, contract.BackupPath, nil))
 	var served contract.BackupReport
 	if err := json.Unmarshal(rec.Body.Bytes(), &served); err != nil || served.LastError != r.LastError || served.Last.Name != r.Last.Name {
 		t.Errorf("served %s (%v)", rec.Body, err)
