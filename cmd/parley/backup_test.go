@@ -143,3 +143,49 @@ func TestBackupCommandsRefuse(t *testing.T) {
 		t.Errorf("a refused restore wrote %s: %v", data, err)
 	}
 }
+
+// TestMerchantCommands moves one merchant from one database to another with `parley export-merchant` and
+// `parley import-merchant`.
+func TestMerchantCommands(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	src, dst, file := filepath.Join(dir, "src.db"), filepath.Join(dir, "dst.db"), filepath.Join(dir, "m1.jsonl")
+	s, err := sqlite.Open(ctx, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recordExchange(t, s, "c1")
+	recordExchange(t, s, "c2")
+	var out bytes.Buffer
+	if err := run(ctx, []string{"export-merchant", "--data", src, "--merchant", "m1", "--to", file}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(file); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("the export file: %v, %v", st, err)
+	}
+	if err := run(ctx, []string{"export-merchant", "--data", src, "--merchant", "m1", "--to", file}, io.Discard, io.Discard); err == nil {
+		t.Error("an export overwrote a file")
+	}
+	out.Reset()
+	if err := run(ctx, []string{"import-merchant", "--from", file, "--data", dst}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(conversations(t, dst), ","); got != "c2,c1" {
+		t.Errorf("imported conversations %s", got)
+	}
+	if !strings.Contains(out.String(), "imported merchant m1") {
+		t.Errorf("parley import-merchant said %q", out.String())
+	}
+	for _, args := range [][]string{
+		{"export-merchant", "--data", src, "--to", filepath.Join(dir, "x")},
+		{"import-merchant", "--data", dst},
+		{"import-merchant", "--from", filepath.Join(dir, "none.jsonl"), "--data", dst},
+	} {
+		if err := run(ctx, args, io.Discard, io.Discard); err == nil {
+			t.Errorf("%v succeeded", args)
+		}
+	}
+}
