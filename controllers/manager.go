@@ -51,7 +51,8 @@ type Options struct {
 	LeaderElection bool
 	// Workers is how many Merchants, APIKeys and Webhooks are reconciled at once.
 	Workers int
-	// UsageInterval is how often each runtime's usage is copied into its Merchants' status; 0 turns it off.
+	// UsageInterval is how often each runtime's usage is copied into its Merchants' status, and its backups'
+	// state into its own; 0 turns both off.
 	UsageInterval time.Duration
 	// UsageAddress, when set, is the host:port of every ChatRuntime's metrics listener, instead of its Service:
 	// for an operator run outside the cluster.
@@ -170,6 +171,10 @@ func setup(mgr manager.Manager, opts Options) error {
 		if err := mgr.Add(&UsagePoller{Client: c, Namespace: opts.Namespace, Interval: opts.UsageInterval, Address: address,
 			HTTP: &http.Client{}, Log: mgr.GetLogger().WithName("usage")}); err != nil {
 			return fmt.Errorf("setting up the usage poller: %w", err)
+		}
+		if err := mgr.Add(&BackupPoller{Client: c, Namespace: opts.Namespace, Interval: opts.UsageInterval, Address: address,
+			HTTP: &http.Client{}, Log: mgr.GetLogger().WithName("backup")}); err != nil {
+			return fmt.Errorf("setting up the backup poller: %w", err)
 		}
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {

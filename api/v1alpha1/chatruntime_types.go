@@ -75,6 +75,7 @@ type ChatRuntimeMetrics struct {
 // +kubebuilder:validation:XValidation:rule="self.storage.type == 'postgres' || self.replicas <= 1",message="sqlite storage supports one replica only; use storage.type postgres to run more"
 // +kubebuilder:validation:XValidation:rule="self.storage.type == 'postgres' || !has(self.autoscaling)",message="autoscaling needs storage.type postgres: sqlite storage supports one replica only"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.targetNamespace) || has(self.targetNamespace)",message="targetNamespace cannot be removed once set"
+// +kubebuilder:validation:XValidation:rule="!has(self.backup) || self.storage.type == 'sqlite'",message="backup takes backups of sqlite storage; back up PostgreSQL with its own tools"
 type ChatRuntimeSpec struct {
 	// TargetNamespace is where the operator puts the runtime's workload (Deployment, Services, ServiceAccount,
 	// Role and RoleBinding, PersistentVolumeClaim, PodDisruptionBudget, HorizontalPodAutoscaler) and the tenant
@@ -182,6 +183,12 @@ type ChatRuntimeSpec struct {
 	// +optional
 	// +kubebuilder:default={type: sqlite}
 	Storage StorageSpec `json:"storage"`
+
+	// Backup takes scheduled backups of a SQLite runtime's database onto a volume the platform chooses, with
+	// retention; status.backup and the LastBackupSucceeded condition report them. Needs storage.type sqlite.
+	// `parley restore` restores one (docs/operating.md, "Backup and restore").
+	// +optional
+	Backup *BackupSpec `json:"backup,omitempty"`
 
 	// Assistant chooses what writes the answers.
 	// +optional
@@ -444,6 +451,10 @@ type ChatRuntimeStatus struct {
 	// +kubebuilder:default=0
 	Tenants int32 `json:"tenants"`
 
+	// Backup is the state of the scheduled backups (spec.backup), read from the runtime.
+	// +optional
+	Backup *BackupStatus `json:"backup,omitempty"`
+
 	// Conditions describe the runtime's state; Ready is True when every desired replica is ready.
 	// +optional
 	// +listType=map
@@ -465,6 +476,7 @@ type ChatRuntimeStatus struct {
 // +kubebuilder:printcolumn:name="Target Namespace",type=string,JSONPath=`.spec.targetNamespace`
 // +kubebuilder:printcolumn:name="Isolated",type=string,JSONPath=`.status.conditions[?(@.type=="Isolated")].status`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Last Backup",type=date,JSONPath=`.status.backup.lastBackupTime`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ChatRuntime struct {
 	metav1.TypeMeta `json:",inline"`

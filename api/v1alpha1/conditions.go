@@ -19,6 +19,10 @@ const (
 	// ConditionProxiesTrusted is True when a ChatRuntime lists the proxies in front of its runtime
 	// (spec.trustedProxies), so that the plans' abuse limits count each visitor's own address. ChatRuntime.
 	ConditionProxiesTrusted = "ProxiesTrusted"
+	// ConditionLastBackupSucceeded is True when a SQLite runtime's latest scheduled backup (spec.backup)
+	// succeeded and False when it failed; absent before the first and without spec.backup. It does not change
+	// Ready: the runtime serves either way. ChatRuntime.
+	ConditionLastBackupSucceeded = "LastBackupSucceeded"
 )
 
 // Reasons of the Ready condition. The operator also records each change of reason as an Event with the reason
@@ -143,6 +147,14 @@ const (
 	// warning and counts parley_runtime_untrusted_forwarded_requests_total). Nothing to do when visitors reach
 	// the runtime directly.
 	ReasonNoTrustedProxies = "NoTrustedProxies"
+)
+
+// Reasons of the LastBackupSucceeded condition of a ChatRuntime.
+const (
+	// ReasonBackupSucceeded means the latest backup was written and checked.
+	ReasonBackupSucceeded = "BackupSucceeded"
+	// ReasonBackupFailed means the latest backup failed; the message and status.backup.lastError say why.
+	ReasonBackupFailed = "BackupFailed"
 )
 
 // Reasons of Events that are not about the Ready condition.

@@ -35,7 +35,7 @@ func runOperator(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.BoolVar(&opts.LeaderElection, "leader-elect", false, "elect a leader, so that several operator replicas can run")
 	fs.IntVar(&opts.Workers, "workers", 32, "Merchants, APIKeys and Webhooks reconciled at once")
 	fs.DurationVar(&opts.UsageInterval, "usage-interval", time.Minute,
-		"how often each runtime's usage (conversations this month) is copied into its Merchants' status; 0 turns it off")
+		"how often each runtime's usage (conversations this month) is copied into its Merchants' status, and its backups' state into its ChatRuntime's; 0 turns both off")
 	fs.StringVar(&opts.UsageAddress, "usage-address", "",
 		"host:port of every ChatRuntime's metrics listener, instead of its Service's (for an operator run outside the cluster)")
 	fs.TextVar(&level, "log-level", slog.LevelInfo, "log level: debug, info, warn or error")

@@ -16,6 +16,7 @@ import (
 	"github.com/parley-dev/parley/internal/contract"
 	"github.com/parley-dev/parley/runtime/assistant"
 	"github.com/parley-dev/parley/runtime/assistant/llm"
+	"github.com/parley-dev/parley/runtime/backup"
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/dashboard"
 	"github.com/parley-dev/parley/runtime/issuer"
@@ -39,6 +40,8 @@ type app struct {
 	metrics *prometheus.Registry
 	// chat answers the usage the metrics listener serves the operator.
 	chat *chat.Service
+	// backups takes the SQLite store's scheduled backups and reports them on the metrics listener; nil when off.
+	backups *backup.Scheduler
 	// handler is the runtime's HTTP interface.
 	handler http.Handler
 	// cancel stops the tenant source, the webhook dispatcher and the eraser; closers then release the rest, last
@@ -111,6 +114,12 @@ func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *a
 	}()
 	// Waits until an erasure in flight is written, before the store closes.
 	a.closers = append(a.closers, func() { <-eraserDone })
+
+	if cfg.Backup.Dir != "" {
+		if err := a.startBackups(ctx, reg); err != nil {
+			return nil, err
+		}
+	}
 
 	shared, closeLimiter, err := redisLimiter(cfg, log, reg)
 	if err != nil {
@@ -192,6 +201,34 @@ func newDashboard(cfg contract.Runtime, idp *issuer.Client, tenants *tenant.Regi
 	return d, nil
 }
 
+// startBackups takes the SQLite store's backups on the configured schedule until ctx ends.
+func (a *app) startBackups(ctx context.Context, reg prometheus.Registerer) error {
+	b := a.cfg.Backup
+	schedule, err := contract.ParseSchedule(b.Schedule)
+	if err != nil {
+		return err
+	}
+	src := a.cfg.SQLitePath
+	s, err := backup.New(backup.Config{Dir: b.Dir, Schedule: schedule, Keep: b.Keep, MaxAge: b.MaxAge, Logger: a.log, Registry: reg,
+		Backup: func(ctx context.Context, dst string) (int64, error) {
+			info, err := sqlite.Backup(ctx, src, dst)
+			return info.Size, err
+		}})
+	if err != nil {
+		return err
+	}
+	a.backups = s
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.Run(ctx) // returns when ctx ends
+	}()
+	// Waits until a backup in flight is interrupted and its temporary file removed, before the store closes.
+	a.closers = append(a.closers, func() { <-done })
+	a.log.Info("backing up the store", "dir", b.Dir, "schedule", b.Schedule, "keep", b.Keep, "max_age", b.MaxAge.String())
+	return nil
+}
+
 // serve serves h (the app's handler, or one that wraps it) on ln, with TLS when the configuration names a
 // certificate, until ctx ends; then it shuts down gracefully.
 func (a *app) serve(ctx context.Context, ln net.Listener, h http.Handler) error {
@@ -200,10 +237,18 @@ func (a *app) serve(ctx context.Context, ln net.Listener, h http.Handler) error 
 	return server.Serve(ctx, ln, h, a.cfg.TLSCertFile, a.cfg.TLSKeyFile, a.log)
 }
 
-// serveMetrics serves the Prometheus metrics on ln, a listener apart from the public one, until ctx ends.
+// serveMetrics serves the Prometheus metrics, the usage report and, with backups on, their report on ln, a
+// listener apart from the public one, until ctx ends.
 func (a *app) serveMetrics(ctx context.Context, ln net.Listener) error {
 	a.log.Info("serving metrics", "metrics_listen", ln.Addr().String())
-	return server.Serve(ctx, ln, server.MetricsHandler(a.metrics, a.tenants, a.chat), "", "", a.log)
+	h := server.MetricsHandler(a.metrics, a.tenants, a.chat)
+	if a.backups != nil {
+		mux := http.NewServeMux()
+		mux.Handle("/", h)
+		mux.Handle("GET "+contract.BackupPath, a.backups.Handler())
+		h = mux
+	}
+	return server.Serve(ctx, ln, h, "", "", a.log)
 }
 
 // close stops the background work and releases the store and the rate limiter.

@@ -23,9 +23,13 @@ Usage:
   parley <command> [flags]
 
 Commands:
-  runtime    serve the chat runtime: the /api/v1 interface for the merchants of one ChatRuntime
-  dev        run the chat runtime on this machine with a demo merchant: no cluster, no configuration
-  version    print the version
+  runtime          serve the chat runtime: the /api/v1 interface for the merchants of one ChatRuntime
+  dev              run the chat runtime on this machine with a demo merchant: no cluster, no configuration
+  backup           write a checked copy of a SQLite runtime's database, in use or not
+  restore          replace a stopped SQLite runtime's database with a checked backup
+  export-merchant  write one merchant's data of a SQLite runtime's database to a file
+  import-merchant  write an exported merchant into a stopped SQLite runtime's database
+  version          print the version
 
 Run 'parley <command> --help' for a command's flags. The operator is the parley-operator command.
 `
@@ -53,6 +57,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runRuntime(ctx, args[1:], stderr)
 	case "dev":
 		return runDev(ctx, args[1:], stdout, stderr)
+	case "backup":
+		return runBackup(ctx, args[1:], stdout, stderr)
+	case "restore":
+		return runRestore(ctx, args[1:], stdout, stderr)
+	case "export-merchant":
+		return runExportMerchant(ctx, args[1:], stdout, stderr)
+	case "import-merchant":
+		return runImportMerchant(ctx, args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, version)
 		return nil

@@ -52,6 +52,10 @@ const (
 	FlagOpenAIContextItems        = "openai-context-items"
 	FlagOpenAIHistoryTokens       = "openai-history-tokens"
 	FlagDeletedMerchantRetention  = "deleted-merchant-retention"
+	FlagBackupDir                 = "backup-dir"
+	FlagBackupSchedule            = "backup-schedule"
+	FlagBackupKeep                = "backup-keep"
+	FlagBackupMaxAge              = "backup-max-age"
 )
 
 // Arg is the command-line argument that sets a flag to a value: --name=value.

@@ -80,6 +80,8 @@ type Runtime struct {
 	// DeletedMerchantRetention is how long after its Merchant was deleted a merchant's data is erased
 	// (--deleted-merchant-retention); 0 erases it at once.
 	DeletedMerchantRetention time.Duration
+	// Backup configures the scheduled backups of a SQLite store.
+	Backup Backup
 
 	// DatabaseURL is PostgreSQL's connection URL ($PARLEY_DATABASE_URL): never a flag, which would show its
 	// password in the process list.
@@ -139,6 +141,11 @@ func (c *Runtime) flagSet(getenv func(string) string) *flag.FlagSet {
 		"least recently used evicted first (an evicted merchant's next question rebuilds its index); 0 keeps every index")
 	fs.DurationVar(&c.DeletedMerchantRetention, FlagDeletedMerchantRetention, DefaultDeletedMerchantRetention,
 		"how long after its Merchant was deleted a merchant's data (conversations, leads, knowledge, deliveries, counters, keys) is erased; 0 erases it at once")
+	fs.StringVar(&c.Backup.Dir, FlagBackupDir, "", "write scheduled backups of the SQLite store into this directory; off when empty")
+	fs.StringVar(&c.Backup.Schedule, FlagBackupSchedule, DefaultBackupSchedule, "when backups are taken: five cron fields (UTC unless CRON_TZ=<zone> leads), "+
+		"@hourly, @daily, @weekly or @every <duration> of at least "+MinBackupInterval.String())
+	fs.IntVar(&c.Backup.Keep, FlagBackupKeep, DefaultBackupKeep, "how many backups to keep, newest first")
+	fs.DurationVar(&c.Backup.MaxAge, FlagBackupMaxAge, 0, "remove backups older than this, the newest excepted; 0 removes none by age")
 	fs.Var(&c.TrustedProxies, FlagTrustedProxies, "comma-separated networks (CIDR) of the proxies in front of the runtime whose X-Forwarded-For names the client address; ignored from anyone else")
 	return fs
 }
@@ -171,6 +178,14 @@ func (c Runtime) Validate() error {
 		return fmt.Errorf("--%s must not be negative", FlagDeletedMerchantRetention)
 	case c.SessionKey != "" && len(c.SessionKey) < 32:
 		return fmt.Errorf("$%s must be at least 32 bytes", EnvSessionKey)
+	}
+	if c.Backup.Dir != "" {
+		if c.Storage != StorageSQLite {
+			return fmt.Errorf("--%s backs up the SQLite store; back up PostgreSQL with its own tools", FlagBackupDir)
+		}
+		if err := c.Backup.Validate(); err != nil {
+			return err
+		}
 	}
 	if c.Assistant == AssistantOpenAI {
 		if err := c.OpenAI.Validate(); err != nil {

@@ -20,7 +20,7 @@ func TestParseRuntimeDefaults(t *testing.T) {
 	want := Runtime{Namespace: "parley-system", RuntimeName: "default", Listen: ":8080", MetricsListen: ":9090", Storage: StorageSQLite,
 		SQLitePath: "parley.db", Assistant: AssistantRetrieval, LogLevel: slog.LevelInfo, LogFormat: "json",
 		RedisKeyPrefix: DefaultRedisKeyPrefix, DeletedMerchantRetention: DefaultDeletedMerchantRetention,
-		IndexCacheBytes: DefaultIndexCacheBytes, OpenAI: OpenAI{BaseURL: "https://api.openai.com/v1",
+		IndexCacheBytes: DefaultIndexCacheBytes, Backup: Backup{Schedule: DefaultBackupSchedule, Keep: DefaultBackupKeep}, OpenAI: OpenAI{BaseURL: "https://api.openai.com/v1",
 			Timeout: DefaultOpenAITimeout, Temperature: DefaultOpenAITemperature, MaxTokens: DefaultOpenAIMaxTokens,
 			ContextItems: DefaultOpenAIContextItems, HistoryTokens: DefaultOpenAIHistoryTokens}}
 	if !reflect.DeepEqual(c, want) {
@@ -67,6 +67,12 @@ func TestParseRuntimeRefuses(t *testing.T) {
 		{"a negative retention", []string{"--deleted-merchant-retention=-1h"}, nil, "--deleted-merchant-retention must not be negative"},
 		{"a trusted proxy that is no network", []string{"--trusted-proxies=10.0.0.1"}, nil, "not a network in CIDR notation"},
 		{"a negative index cache", []string{"--index-cache-bytes=-1"}, nil, "--index-cache-bytes must not be negative"},
+		{"backups of postgres", []string{"--storage=postgres", "--backup-dir=/backups"}, map[string]string{EnvDatabaseURL: "postgres://db"},
+			"--backup-dir backs up the SQLite store"},
+		{"a bad backup schedule", []string{"--backup-dir=/backups", "--backup-schedule=nightly"}, nil, "--backup-schedule: schedule \"nightly\""},
+		{"backups too often", []string{"--backup-dir=/backups", "--backup-schedule=@every 10s"}, nil, "backups at most every 1m0s"},
+		{"no backup kept", []string{"--backup-dir=/backups", "--backup-keep=0"}, nil, "--backup-keep must be at least 1"},
+		{"a negative backup age", []string{"--backup-dir=/backups", "--backup-max-age=-1h"}, nil, "--backup-max-age must not be negative"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := tc.args

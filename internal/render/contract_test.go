@@ -62,6 +62,7 @@ func TestRenderedRuntimeStarts(t *testing.T) {
 				t.Errorf("deleted merchants' data kept %s, want %s", got.DeletedMerchantRetention, wantRetention)
 			}
 			checkOpenAI(t, rt, got.OpenAI)
+			checkBackup(t, rt, got.Backup)
 			r := redisRateLimiter(rt)
 			switch {
 			case r == nil && got.RedisAddress != "":
@@ -107,6 +108,28 @@ func checkOpenAI(t *testing.T, rt *chatv1alpha1.ChatRuntime, got contract.OpenAI
 	if o.MaxTokens != nil && got.MaxTokens != int(*o.MaxTokens) || o.ContextItems != nil && got.ContextItems != int(*o.ContextItems) ||
 		o.HistoryTokens != nil && got.HistoryTokens != int(*o.HistoryTokens) {
 		t.Errorf("max tokens %d, context items %d, history tokens %d", got.MaxTokens, got.ContextItems, got.HistoryTokens)
+	}
+}
+
+// checkBackup checks that the runtime takes the backups the ChatRuntime asks for, and none it does not.
+func checkBackup(t *testing.T, rt *chatv1alpha1.ChatRuntime, got contract.Backup) {
+	t.Helper()
+	b := rt.Spec.Backup
+	if b == nil {
+		if got.Dir != "" {
+			t.Errorf("backups into %s without spec.backup", got.Dir)
+		}
+		return
+	}
+	want := contract.Backup{Dir: backupDir, Schedule: b.Schedule, Keep: int(b.Retention.Keeps())}
+	if want.Schedule == "" {
+		want.Schedule = "@daily" // the CRD's default
+	}
+	if b.Retention.MaxAge != nil {
+		want.MaxAge = b.Retention.MaxAge.Duration
+	}
+	if got != want {
+		t.Errorf("backups %+v, want %+v", got, want)
 	}
 }
 
@@ -209,6 +232,18 @@ func runtimeShapes(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) 
 		s.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
 	}, base)
 	add("a target namespace of its own", func(s *chatv1alpha1.ChatRuntimeSpec) { s.TargetNamespace = "parley-runtime-blue" }, postgres)
+	add("backups to a claim, by default", func(s *chatv1alpha1.ChatRuntimeSpec) {
+		s.Backup = &chatv1alpha1.BackupSpec{ClaimName: "parley-backups"}
+	}, base)
+	add("backups to NFS on a schedule, with retention", func(s *chatv1alpha1.ChatRuntimeSpec) {
+		keep := int32(14)
+		s.Backup = &chatv1alpha1.BackupSpec{Schedule: "CRON_TZ=Europe/Berlin 30 2 * * *",
+			Volume:    &corev1.VolumeSource{NFS: &corev1.NFSVolumeSource{Server: "nfs.example", Path: "/exports/parley"}},
+			Retention: chatv1alpha1.BackupRetention{Keep: &keep, MaxAge: &metav1.Duration{Duration: 30 * 24 * time.Hour}}}
+	}, base)
+	add("backups every six hours", func(s *chatv1alpha1.ChatRuntimeSpec) {
+		s.Backup = &chatv1alpha1.BackupSpec{Schedule: "@every 6h", ClaimName: "parley-backups"}
+	}, base)
 	add("autoscaling", func(s *chatv1alpha1.ChatRuntimeSpec) {
 		s.Autoscaling = &chatv1alpha1.AutoscalingSpec{MinReplicas: &three, MaxReplicas: 10}
 	}, postgres)
@@ -274,6 +309,9 @@ func parseRendered(t *testing.T, rt *chatv1alpha1.ChatRuntime) contract.Runtime 
 		if path != "" && !mounted(path) {
 			t.Errorf("%s is on no volume of the container", path)
 		}
+	}
+	if got.Backup.Dir != "" && !mounted(got.Backup.Dir+"/parley-20260101T000000Z.db") {
+		t.Errorf("the backups' directory %s is on no volume: they would be lost with the pod", got.Backup.Dir)
 	}
 	if got.Storage == contract.StorageSQLite && !mounted(got.SQLitePath) {
 		t.Errorf("the SQLite database %s is on no volume: it would be lost with the pod (or unwritable)", got.SQLitePath)

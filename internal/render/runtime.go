@@ -211,6 +211,7 @@ func RuntimeArgs(rt *chatv1alpha1.ChatRuntime) []string {
 	if rt.Spec.Storage.Type != chatv1alpha1.StoragePostgres {
 		args = append(args, contract.Arg(contract.FlagSQLitePath, dataDir+"/parley.db"))
 	}
+	args = append(args, backupArgs(rt)...)
 	if o := rt.Spec.OIDC; o != nil {
 		args = append(args, contract.Arg(contract.FlagOIDCIssuer, o.IssuerURL), contract.Arg(contract.FlagOIDCAudience, o.Audience))
 	}
@@ -381,6 +382,10 @@ func RuntimeDeployment(rt *chatv1alpha1.ChatRuntime, defaultImage string) *appsv
 		volumes = append(volumes, corev1ac.Volume().WithName("data").
 			WithPersistentVolumeClaim(corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(DataClaimName(rt))))
 		container = container.WithVolumeMounts(corev1ac.VolumeMount().WithName("data").WithMountPath(dataDir))
+	}
+	if v := backupVolume(rt); v != nil {
+		volumes = append(volumes, v)
+		container = container.WithVolumeMounts(corev1ac.VolumeMount().WithName(*v.Name).WithMountPath(backupDir))
 	}
 	if t := rt.Spec.TLS; t != nil {
 		volumes = append(volumes, corev1ac.Volume().WithName("tls").

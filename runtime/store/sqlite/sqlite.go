@@ -108,8 +108,11 @@ func dsn(path string, write bool) string {
 	} else {
 		q.Add("_pragma", "query_only(1)")
 	}
-	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+	return "file:" + escapePath(path) + "?" + q.Encode()
 }
+
+// escapePath is path as the path of a file: URI.
+func escapePath(path string) string { return (&url.URL{Path: path}).EscapedPath() }
 
 func openDB(ctx context.Context, dsn string, conns int) (*sql.DB, error) {
 	db, err := sql.Open("sqlite", dsn)

@@ -1,0 +1,160 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
+	"github.com/parley-dev/parley/internal/contract"
+)
+
+// maxBackupReport bounds the backup report read from a runtime, a few hundred bytes.
+const maxBackupReport = 64 << 10
+
+// errNoBackupReport is a runtime that serves no backup report: not yet rolled out with spec.backup.
+var errNoBackupReport = errors.New("the runtime serves no backup report")
+
+// BackupPoller copies the state of each SQLite runtime's scheduled backups, which only the runtime knows, into
+// the ChatRuntime's status.backup and its LastBackupSucceeded condition: every Interval it reads the report from
+// the runtime's metrics listener (never its public port), as the UsagePoller reads usage, and patches the
+// ChatRuntimes whose state changed.
+type BackupPoller struct {
+	Client client.Client
+	// Namespace is where the ChatRuntimes live.
+	Namespace string
+	Interval  time.Duration
+	// Address is the host:port of a ChatRuntime's metrics listener (UsagePoller.Address).
+	Address func(rt *chatv1alpha1.ChatRuntime) string
+	HTTP    *http.Client
+	Log     logr.Logger
+}
+
+// NeedLeaderElection makes only the leader poll, as only it writes status.
+func (p *BackupPoller) NeedLeaderElection() bool { return true }
+
+// Start polls every Interval until ctx ends.
+func (p *BackupPoller) Start(ctx context.Context) error {
+	t := time.NewTicker(p.Interval)
+	defer t.Stop()
+	for {
+		p.poll(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// poll updates every ChatRuntime's backup status. A runtime that does not answer keeps its last status; one
+// whose spec.backup was removed loses it.
+func (p *BackupPoller) poll(ctx context.Context) {
+	var runtimes chatv1alpha1.ChatRuntimeList
+	if err := p.Client.List(ctx, &runtimes, client.InNamespace(p.Namespace)); err != nil {
+		p.Log.Error(err, "listing ChatRuntimes for their backups")
+		return
+	}
+	for i := range runtimes.Items {
+		rt := &runtimes.Items[i]
+		var report *contract.BackupReport
+		if takesBackups(rt) {
+			r, err := p.fetch(ctx, rt)
+			if err != nil {
+				p.Log.V(1).Info("reading a runtime's backups", "chatRuntime", rt.Name, "error", err.Error())
+				continue
+			}
+			report = &r
+		}
+		after := rt.DeepCopy()
+		setBackupStatus(&after.Status, report, rt.Generation)
+		if equality.Semantic.DeepEqual(rt.Status, after.Status) {
+			continue
+		}
+		// The lock makes a patch from a stale copy fail rather than undo the ChatRuntime reconciler's conditions;
+		// the next poll tries again.
+		err := p.Client.Status().Patch(ctx, after, client.MergeFromWithOptions(rt, client.MergeFromWithOptimisticLock{}))
+		if client.IgnoreNotFound(err) != nil {
+			p.Log.V(1).Info("writing a runtime's backup status", "chatRuntime", rt.Name, "error", err.Error())
+		}
+	}
+}
+
+// takesBackups reports whether the runtime takes scheduled backups.
+func takesBackups(rt *chatv1alpha1.ChatRuntime) bool {
+	return rt.Spec.Backup != nil && rt.Spec.Storage.Type != chatv1alpha1.StoragePostgres
+}
+
+func (p *BackupPoller) fetch(ctx context.Context, rt *chatv1alpha1.ChatRuntime) (contract.BackupReport, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.Address(rt)+contract.BackupPath, nil)
+	if err != nil {
+		return contract.BackupReport{}, err
+	}
+	res, err := p.HTTP.Do(req)
+	if err != nil {
+		return contract.BackupReport{}, err
+	}
+	defer func() { _ = res.Body.Close() }()
+	switch res.StatusCode {
+	case http.StatusOK:
+	case http.StatusNotFound:
+		return contract.BackupReport{}, errNoBackupReport
+	default:
+		return contract.BackupReport{}, fmt.Errorf("the runtime answered %s", res.Status)
+	}
+	var report contract.BackupReport
+	if err := json.NewDecoder(http.MaxBytesReader(nil, res.Body, maxBackupReport)).Decode(&report); err != nil {
+		return contract.BackupReport{}, fmt.Errorf("decoding the backup report: %w", err)
+	}
+	return report, nil
+}
+
+// setBackupStatus writes the runtime's report into status: status.backup and the LastBackupSucceeded condition,
+// True after a backup that succeeded, False after one that failed, absent before the first. A nil report (no
+// spec.backup) removes both.
+func setBackupStatus(status *chatv1alpha1.ChatRuntimeStatus, report *contract.BackupReport, generation int64) {
+	if report == nil {
+		status.Backup = nil
+		meta.RemoveStatusCondition(&status.Conditions, chatv1alpha1.ConditionLastBackupSucceeded)
+		return
+	}
+	// The API server keeps times to the second: finer, every poll would differ from what it read back.
+	at := func(t time.Time) *metav1.Time {
+		if t.IsZero() {
+			return nil
+		}
+		mt := metav1.NewTime(t.Truncate(time.Second))
+		return &mt
+	}
+	b := &chatv1alpha1.BackupStatus{Backups: count(report.Kept), NextBackupTime: at(report.Next), LastError: report.LastError}
+	if report.LastFailure != nil {
+		b.LastFailureTime = at(*report.LastFailure)
+	}
+	if l := report.Last; l != nil {
+		b.LastBackupTime, b.LastBackupFile, b.LastBackupBytes = at(l.Time), l.Name, l.Size
+	}
+	status.Backup = b
+	cond := metav1.Condition{Type: chatv1alpha1.ConditionLastBackupSucceeded, ObservedGeneration: generation}
+	switch {
+	case report.LastError != "":
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, chatv1alpha1.ReasonBackupFailed, report.LastError
+	case report.Last != nil:
+		cond.Status, cond.Reason = metav1.ConditionTrue, chatv1alpha1.ReasonBackupSucceeded
+		cond.Message = fmt.Sprintf("%s, %d bytes, taken %s", report.Last.Name, report.Last.Size, report.Last.Time.UTC().Format(time.RFC3339))
+	default:
+		meta.RemoveStatusCondition(&status.Conditions, chatv1alpha1.ConditionLastBackupSucceeded)
+		return
+	}
+	meta.SetStatusCondition(&status.Conditions, cond)
+}
