@@ -147,7 +147,7 @@ func setup(mgr manager.Manager, opts Options) error {
 		return fmt.Errorf("setting up the Plan controller: %w", err)
 	}
 	if err := (&ChatRuntimeReconciler{Client: c, Recorder: mgr.GetEventRecorder("parley-chatruntime"),
-		Namespace: opts.Namespace, Image: opts.RuntimeImage}).SetupWithManager(mgr); err != nil {
+		Namespace: opts.Namespace, Image: opts.RuntimeImage, Now: time.Now}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the ChatRuntime controller: %w", err)
 	}
 	if err := (&MerchantReconciler{Client: c, APIReader: mgr.GetAPIReader(), Secrets: cachedSecrets, Recorder: mgr.GetEventRecorder("parley-merchant"),
