@@ -23,10 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
@@ -40,6 +37,16 @@ var (
 // helm runs the pinned Helm with its own configuration and cache directories.
 func helm(t *testing.T, args ...string) string {
 	t.Helper()
+	stdout, err := tryHelm(t, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stdout
+}
+
+// tryHelm runs the pinned Helm and returns its output, or an error with what it printed.
+func tryHelm(t *testing.T, args ...string) (string, error) {
+	t.Helper()
 	modfile, err := filepath.Abs(filepath.Join(repo, "hack", "tools", "helm", "go.mod"))
 	if err != nil {
 		t.Fatal(err)
@@ -50,9 +57,9 @@ func helm(t *testing.T, args ...string) string {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("helm %s: %v\n%s%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
+		return stdout.String(), fmt.Errorf("helm %s: %w\n%s%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
 	}
-	return stdout.String()
+	return stdout.String(), nil
 }
 
 func TestLint(t *testing.T) {
@@ -205,35 +212,7 @@ func contains(list []any, s string) bool {
 
 // Install, upgrade with the defaults, apply the samples, uninstall: the CRDs and the custom resources stay.
 func TestInstallUpgradeUninstall(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Fatal("KUBEBUILDER_ASSETS is not set: run `make test`")
-	}
-	env := &envtest.Environment{}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	user, err := env.AddUser(envtest.User{Name: "helm", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc, err := user.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(apiextensionsv1.AddToScheme(scheme))
-	utilruntime.Must(chatv1alpha1.AddToScheme(scheme))
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, kubeconfig := startAPIServer(t)
 	ctx := t.Context()
 	k := []string{"--kubeconfig", kubeconfig, "-n", "parley-system"}
 
