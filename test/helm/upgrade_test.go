@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -37,7 +38,7 @@ const previousRelease = "da2e8f6"
 // with the same runtime image, no runtime Deployment's pod template changes, so no running pod is replaced. The
 // cluster is envtest's API server, which runs no pods: the test proves the templates, not a rollout.
 func TestUpgradeKeepsRuntimes(t *testing.T) {
-	c, kubeconfig := startAPIServer(t)
+	c, kubeconfig, _ := startAPIServer(t)
 	ctx := t.Context()
 	k := []string{"--kubeconfig", kubeconfig, "-n", "parley-system"}
 
@@ -60,7 +61,7 @@ func TestUpgradeKeepsRuntimes(t *testing.T) {
 		"pg":     {Namespace: "parley-pg", Name: "parley-runtime-pg"},
 	}
 
-	const image = "ghcr.io/parley-dev/parley:0.1.0"
+	image := "--runtime-image=ghcr.io/parley-dev/parley:0.1.0"
 	stop := runOperator(t, kubeconfig, buildOperator(t, old), image)
 	before := map[string]*appsv1.Deployment{}
 	for name, key := range runtimes {
@@ -76,8 +77,7 @@ func TestUpgradeKeepsRuntimes(t *testing.T) {
 	stop()
 
 	helm(t, append([]string{"upgrade", "parley", chart, "--set", "defaults.enabled=true"}, k...)...)
-	stop = runOperator(t, kubeconfig, buildOperator(t, repo), image)
-	defer stop()
+	runOperator(t, kubeconfig, buildOperator(t, repo), image)
 	// This operator rolls PostgreSQL runtimes with no replica down: seeing the strategy is seeing it has applied.
 	waitFor(t, func() error {
 		var d appsv1.Deployment
@@ -117,8 +117,9 @@ func TestUpgradeKeepsRuntimes(t *testing.T) {
 	}
 }
 
-// startAPIServer starts envtest's API server and returns an admin client and the path of an admin kubeconfig.
-func startAPIServer(t *testing.T) (client.Client, string) {
+// startAPIServer starts envtest's API server and returns an admin client, the path of an admin kubeconfig and
+// the environment, to add users to.
+func startAPIServer(t *testing.T) (client.Client, string, *envtest.Environment) {
 	t.Helper()
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		t.Fatal("KUBEBUILDER_ASSETS is not set: run `make test`")
@@ -129,18 +130,6 @@ func startAPIServer(t *testing.T) (client.Client, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.Stop() })
-	user, err := env.AddUser(envtest.User{Name: "helm", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc, err := user.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
-		t.Fatal(err)
-	}
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(apiextensionsv1.AddToScheme(scheme))
@@ -149,7 +138,25 @@ func startAPIServer(t *testing.T) (client.Client, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c, kubeconfig
+	return c, kubeconfigOf(t, env, envtest.User{Name: "helm", Groups: []string{"system:masters"}}), env
+}
+
+// kubeconfigOf writes a kubeconfig that authenticates as user and returns its path.
+func kubeconfigOf(t *testing.T, env *envtest.Environment, user envtest.User) string {
+	t.Helper()
+	u, err := env.AddUser(user, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := u.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, kc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // checkout writes the tree of a commit of this repository into a temporary directory.
@@ -183,11 +190,11 @@ func buildOperator(t *testing.T, dir string) string {
 }
 
 // runOperator runs an operator binary against the cluster of kubeconfig and returns a function that stops it and
-// waits until it has stopped. Its log is the test's on failure.
-func runOperator(t *testing.T, kubeconfig, bin, image string) (stop func()) {
+// waits until it has stopped, and its log so far. Its log is the test's on failure.
+func runOperator(t *testing.T, kubeconfig, bin string, args ...string) (stop func() string) {
 	t.Helper()
-	cmd := exec.Command(bin, "--namespace=parley-system", "--runtime-image="+image, "--usage-interval=0",
-		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-format=text", "--workers=4")
+	cmd := exec.Command(bin, append([]string{"--namespace=parley-system", "--usage-interval=0",
+		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-format=text", "--workers=4"}, args...)...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
@@ -195,19 +202,23 @@ func runOperator(t *testing.T, kubeconfig, bin, image string) (stop func()) {
 		t.Fatal(err)
 	}
 	stopped := false
-	stop = func() {
+	stop = func() string {
 		if stopped {
-			return
+			return log.String()
 		}
 		stopped = true
 		_ = cmd.Process.Signal(syscall.SIGTERM)
+		// One stuck waiting for a cache it may not fill would hold the test up to its timeout.
+		killer := time.AfterFunc(30*time.Second, func() { _ = cmd.Process.Kill() })
+		defer killer.Stop()
 		if err := cmd.Wait(); err != nil {
 			t.Errorf("the operator %s: %v", bin, err)
 		}
 		if t.Failed() {
 			t.Logf("the operator's log:\n%s", log.String())
 		}
+		return log.String()
 	}
-	t.Cleanup(stop)
+	t.Cleanup(func() { stop() })
 	return stop
 }
