@@ -90,4 +90,3 @@ func names(secrets []corev1.Secret) []string {
 	}
 	return out
 }
-
