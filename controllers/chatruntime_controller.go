@@ -44,6 +44,8 @@ type ChatRuntimeReconciler struct {
 	Namespace string
 	// Image is the runtime image used when a ChatRuntime names none: the operator's own.
 	Image string
+	// Now is the clock of status.lastOutage.
+	Now func() time.Time
 }
 
 // +kubebuilder:rbac:groups=chat.parley.dev,resources=chatruntimes,verbs=get;list;watch
@@ -127,6 +129,8 @@ func (r *ChatRuntimeReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	switch err := r.Get(ctx, types.NamespacedName{Namespace: target, Name: render.ServiceName(&rt)}, &deploy); {
 	case err == nil:
 		current = &deploy
+		rt.Status.LastOutage = render.RuntimeOutage(rt.Status.LastOutage, &deploy, rt.Status.ReadyReplicas,
+			metav1.NewTime(r.Now().Truncate(time.Second)))
 		rt.Status.Replicas, rt.Status.ReadyReplicas = deploy.Status.Replicas, deploy.Status.ReadyReplicas
 	case !apierrors.IsNotFound(err):
 		return ctrl.Result{}, err

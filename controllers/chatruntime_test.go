@@ -391,3 +391,58 @@ func reconciles(t *testing.T, controller string) float64 {
 	}
 	return n
 }
+
+// A SQLite runtime's rollout stops its pod before the new one starts: the runtime says so while it lasts, and
+// keeps how long nothing served in status.lastOutage.
+func TestSQLiteRolloutOutage(t *testing.T) {
+	rt := runtimeObj("rolled")
+	create(t, rt)
+	key := types.NamespacedName{Namespace: render.TargetNamespace(rt), Name: render.ServiceName(rt)}
+	markDeploymentAvailable(t, key.Namespace, key.Name)
+	waitReady(t, rt, metav1.ConditionTrue, chatv1alpha1.ReasonReconciled)
+	if rt.Status.LastOutage != nil {
+		t.Errorf("a runtime that started has an outage: %+v", rt.Status.LastOutage)
+	}
+
+	// A new image: the Deployment controller (Recreate) scales the old pod down before the new one starts.
+	update(t, rt, func(rt *chatv1alpha1.ChatRuntime) { rt.Spec.Image = "ghcr.io/parley-dev/parley:next" })
+	eventually(t, "the old pod stopped", func() error {
+		var d appsv1.Deployment
+		if err := k8s.Get(ctxT(t), key, &d); err != nil {
+			return err
+		}
+		if d.Spec.Template.Spec.Containers[0].Image != rt.Spec.Image {
+			return fmt.Errorf("the Deployment runs %s", d.Spec.Template.Spec.Containers[0].Image)
+		}
+		d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: 1, UpdatedReplicas: 1}
+		return k8s.Status().Update(ctxT(t), &d)
+	})
+	waitReady(t, rt, metav1.ConditionFalse, chatv1alpha1.ReasonDeploymentNotReady)
+	eventually(t, "the outage starts", func() error {
+		if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(rt), rt); err != nil {
+			return err
+		}
+		if o := rt.Status.LastOutage; o == nil || o.Start.IsZero() || o.End != nil {
+			return fmt.Errorf("lastOutage %+v", o)
+		}
+		return nil
+	})
+	if c := meta.FindStatusCondition(rt.Status.Conditions, chatv1alpha1.ConditionReady); !strings.Contains(c.Message, "SQLite") {
+		t.Errorf("Ready does not say why nothing serves: %q", c.Message)
+	}
+
+	time.Sleep(1100 * time.Millisecond) // status times are whole seconds
+	markDeploymentAvailable(t, key.Namespace, key.Name)
+	waitReady(t, rt, metav1.ConditionTrue, chatv1alpha1.ReasonReconciled)
+	eventually(t, "the outage ends", func() error {
+		if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(rt), rt); err != nil {
+			return err
+		}
+		o := rt.Status.LastOutage
+		if o == nil || o.End == nil || o.Duration == nil || o.Duration.Duration < time.Second ||
+			o.Duration.Duration != o.End.Sub(o.Start.Time) {
+			return fmt.Errorf("lastOutage %+v", o)
+		}
+		return nil
+	})
+}

@@ -39,6 +39,10 @@ type Options struct {
 	// Namespace is the operator's namespace: ChatRuntimes live there, and the tenant bundles of runtimes without
 	// a targetNamespace.
 	Namespace string
+	// WatchNamespaces, when set, are the only namespaces whose objects the operator watches and reconciles, its
+	// own included whether listed or not: a namespaced install. Runtimes' target namespaces must be among them.
+	// Empty watches every namespace. Plans and Namespaces are cluster-scoped and always watched.
+	WatchNamespaces []string
 	// RuntimeImage is the image of runtime Deployments whose ChatRuntime names none.
 	RuntimeImage string
 	// MetricsAddr serves Prometheus metrics; "0" disables them.
@@ -94,6 +98,7 @@ func NewManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		LeaderElectionNamespace: opts.Namespace,
 		Controller:              config.Controller{SkipNameValidation: &opts.Rebuildable},
 		Cache: cache.Options{
+			DefaultNamespaces: watched(opts),
 			// managedFields are a large share of every object and nothing reads them, except for Deployments below.
 			DefaultTransform: cache.TransformStripManagedFields(),
 			ByObject: map[client.Object]cache.ByObject{
@@ -115,6 +120,18 @@ func NewManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// watched are the cache's namespaces: nil for all, else opts.WatchNamespaces and the operator's own.
+func watched(opts Options) map[string]cache.Config {
+	if len(opts.WatchNamespaces) == 0 {
+		return nil
+	}
+	namespaces := map[string]cache.Config{opts.Namespace: {}}
+	for _, ns := range opts.WatchNamespaces {
+		namespaces[ns] = cache.Config{}
+	}
+	return namespaces
 }
 
 // keepManagedFields caches objects with their managedFields: a Deployment's tell the replicas handoff whether the
@@ -148,7 +165,7 @@ func setup(mgr manager.Manager, opts Options) error {
 		return fmt.Errorf("setting up the Plan controller: %w", err)
 	}
 	if err := (&ChatRuntimeReconciler{Client: c, Recorder: mgr.GetEventRecorder("parley-chatruntime"),
-		Namespace: opts.Namespace, Image: opts.RuntimeImage}).SetupWithManager(mgr); err != nil {
+		Namespace: opts.Namespace, Image: opts.RuntimeImage, Now: time.Now}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the ChatRuntime controller: %w", err)
 	}
 	if err := (&MerchantReconciler{Client: c, APIReader: mgr.GetAPIReader(), Secrets: cachedSecrets, Recorder: mgr.GetEventRecorder("parley-merchant"),

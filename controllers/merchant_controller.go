@@ -127,7 +127,7 @@ func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 			fmt.Sprintf("the tenant bundle is published without the owners outside the email domains and subjects "+
 				"granted to namespace %s: %s", m.Namespace, strings.Join(out.ownersLeftOut, ", ")))
 	}
-	news := putReady(&m.Status.Conditions, cond, announceFirstReady)
+	news := putReady(&m.Status.Conditions, cond, quietFirstReady)
 	r.Metrics.set(m.Namespace, m.Name, m.Spec.PlanRef.Name, cond.Status == metav1.ConditionTrue)
 	statusOf := func(m *chatv1alpha1.Merchant) any { return m.Status }
 	return reportStatus(ctx, r.Client, r.writes, r.Recorder, before, &m, statusOf, news, ctrl.Result{RequeueAfter: out.requeue})

@@ -62,12 +62,11 @@ const (
 type firstReady bool
 
 const (
-	// announceFirstReady is for objects a person waits on: a Merchant (its tenant waits to chat), a Plan, a
-	// ChatRuntime.
+	// announceFirstReady is for the few objects a platform team waits on: a Plan, a ChatRuntime.
 	announceFirstReady firstReady = true
-	// quietFirstReady is for APIKeys and Webhooks: a merchant has one or more of each, and their first Ready shows
-	// in their Merchant's status (its key and webhook counts). An Event is a write to the API server, five a
-	// merchant otherwise.
+	// quietFirstReady is for Merchants, APIKeys and Webhooks, thousands of each: an Event is a write to the API
+	// server, and their first Ready says nothing their status does not (a Merchant's Ready condition, its key and
+	// webhook counts). Problems and later changes are still announced.
 	quietFirstReady firstReady = false
 )
 

@@ -460,6 +460,27 @@ type ChatRuntimeStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// LastOutage is the last time no replica of the runtime was ready, as the operator saw its Deployment. A
+	// SQLite runtime has one at every rollout (a change of its image or settings): one writer owns its volume, so
+	// the old pod stops before the new one opens the database. A PostgreSQL runtime rolls with no gap and has one
+	// only when every replica fails.
+	// +optional
+	LastOutage *RuntimeOutage `json:"lastOutage,omitempty"`
+}
+
+// RuntimeOutage is a time during which no replica of a runtime was ready: its widgets and API were offline.
+type RuntimeOutage struct {
+	// Start is when the runtime's last ready replica went away.
+	Start metav1.Time `json:"start"`
+
+	// End is when a replica was ready again; unset while the outage lasts.
+	// +optional
+	End *metav1.Time `json:"end,omitempty"`
+
+	// Duration is how long the outage lasted, once it is over.
+	// +optional
+	Duration *metav1.Duration `json:"duration,omitempty"`
 }
 
 // ChatRuntime is a deployment of the shared chat runtime that serves every merchant referring to it. It lives in

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -27,6 +28,15 @@ func runOperator(ctx context.Context, args []string, stderr io.Writer) error {
 	var level slog.Level
 	fs.StringVar(&opts.Namespace, "namespace", cmp.Or(os.Getenv("POD_NAMESPACE"), defaultNamespace),
 		"the operator's namespace, where ChatRuntimes live, and the tenant bundles of runtimes without a targetNamespace (default: the pod's namespace, else parley-system)")
+	fs.Func("watch-namespaces", "comma-separated namespaces whose objects the operator reconciles, its own included (default: every namespace)",
+		func(v string) error {
+			for ns := range strings.SplitSeq(v, ",") {
+				if ns = strings.TrimSpace(ns); ns != "" {
+					opts.WatchNamespaces = append(opts.WatchNamespaces, ns)
+				}
+			}
+			return nil
+		})
 	fs.StringVar(&opts.RuntimeImage, "runtime-image", cmp.Or(os.Getenv("PARLEY_RUNTIME_IMAGE"), "ghcr.io/parley-dev/parley:"+version),
 		"image of runtime Deployments whose ChatRuntime names none (default: $PARLEY_RUNTIME_IMAGE, the operator's own image)")
 	fs.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", `address of the Prometheus metrics endpoint; "0" disables it`)
@@ -57,6 +67,7 @@ func runOperator(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	logger.Info("starting the operator", "version", version, "namespace", opts.Namespace, "runtimeImage", opts.RuntimeImage)
+	logger.Info("starting the operator", "version", version, "namespace", opts.Namespace, "watchNamespaces", opts.WatchNamespaces,
+		"runtimeImage", opts.RuntimeImage)
 	return mgr.Start(ctx)
 }

@@ -3,6 +3,7 @@ package render
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -189,6 +190,54 @@ func TestRuntimeReady(t *testing.T) {
 		if c.Status != tc.want || c.ObservedGeneration != 4 || c.Type != chatv1alpha1.ConditionReady {
 			t.Errorf("%s: %+v", tc.name, c)
 		}
+	}
+}
+
+// An outage is the time from the last ready replica going to the first being ready again, and only after the
+// runtime was ready: a new runtime starting, or one scaled to none, has none.
+func TestRuntimeOutage(t *testing.T) {
+	t0 := metav1.NewTime(time.Date(2026, 11, 29, 5, 0, 0, 0, time.UTC))
+	t1 := metav1.NewTime(t0.Add(7 * time.Second))
+	dep := func(replicas, ready int32) *appsv1.Deployment {
+		return &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Replicas: &replicas}, Status: appsv1.DeploymentStatus{ReadyReplicas: ready}}
+	}
+	open := &chatv1alpha1.RuntimeOutage{Start: t0}
+	earlier := &chatv1alpha1.RuntimeOutage{Start: t0, End: &t0, Duration: &metav1.Duration{}}
+	for _, tc := range []struct {
+		name     string
+		last     *chatv1alpha1.RuntimeOutage
+		d        *appsv1.Deployment
+		wasReady int32
+		want     *chatv1alpha1.RuntimeOutage
+	}{
+		{"a new runtime starting", nil, dep(1, 0), 0, nil},
+		{"serving", nil, dep(1, 1), 1, nil},
+		{"the last replica goes", nil, dep(1, 0), 1, &chatv1alpha1.RuntimeOutage{Start: t1}},
+		{"one of two goes", nil, dep(2, 1), 2, nil},
+		{"still down", open, dep(1, 0), 0, open},
+		{"ready again", open, dep(1, 1), 0, &chatv1alpha1.RuntimeOutage{Start: t0, End: &t1, Duration: &metav1.Duration{Duration: 7 * time.Second}}},
+		{"scaled to none", nil, dep(0, 0), 1, nil},
+		{"the Deployment is gone", earlier, nil, 1, earlier},
+		{"a later outage replaces an earlier one", earlier, dep(1, 0), 1, &chatv1alpha1.RuntimeOutage{Start: t1}},
+	} {
+		got := RuntimeOutage(tc.last, tc.d, tc.wasReady, t1)
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// PostgreSQL runtimes roll a new pod up before an old one goes; SQLite runtimes cannot share their volume.
+func TestRuntimeStrategy(t *testing.T) {
+	pg := &chatv1alpha1.ChatRuntime{Spec: chatv1alpha1.ChatRuntimeSpec{Storage: chatv1alpha1.StorageSpec{Type: chatv1alpha1.StoragePostgres}}}
+	s := RuntimeDeployment(pg, "parley:test").Spec.Strategy
+	if *s.Type != appsv1.RollingUpdateDeploymentStrategyType || s.RollingUpdate.MaxUnavailable.IntValue() != 0 ||
+		s.RollingUpdate.MaxSurge.IntValue() != 1 {
+		t.Errorf("a PostgreSQL runtime's strategy: %s %+v", *s.Type, s.RollingUpdate)
+	}
+	s = RuntimeDeployment(&chatv1alpha1.ChatRuntime{}, "parley:test").Spec.Strategy
+	if *s.Type != appsv1.RecreateDeploymentStrategyType || s.RollingUpdate != nil {
+		t.Errorf("a SQLite runtime's strategy: %s %+v", *s.Type, s.RollingUpdate)
 	}
 }
 

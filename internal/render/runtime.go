@@ -375,7 +375,11 @@ func RuntimeDeployment(rt *chatv1alpha1.ChatRuntime, defaultImage string) *appsv
 	volumes := []*corev1ac.VolumeApplyConfiguration{
 		corev1ac.Volume().WithName("tmp").WithEmptyDir(corev1ac.EmptyDirVolumeSource()),
 	}
-	strategy := appsv1ac.DeploymentStrategy().WithType(appsv1.RollingUpdateDeploymentStrategyType)
+	// Shared storage lets old and new pods serve side by side: a new pod starts before an old one stops, so a
+	// rollout (an operator upgrade moving the default image, say) leaves no moment without a ready replica.
+	strategy := appsv1ac.DeploymentStrategy().WithType(appsv1.RollingUpdateDeploymentStrategyType).
+		WithRollingUpdate(appsv1ac.RollingUpdateDeployment().
+			WithMaxUnavailable(intstr.FromInt32(0)).WithMaxSurge(intstr.FromInt32(1)))
 	if rt.Spec.Storage.Type != chatv1alpha1.StoragePostgres {
 		// One writer on a ReadWriteOnce volume: the old pod must stop before the new one opens the database.
 		strategy = appsv1ac.DeploymentStrategy().WithType(appsv1.RecreateDeploymentStrategyType)
@@ -480,11 +484,35 @@ func RuntimeReady(rt *chatv1alpha1.ChatRuntime, d *appsv1.Deployment) metav1.Con
 	case d.Status.UpdatedReplicas < want || d.Status.AvailableReplicas < want:
 		c.Status, c.Reason = metav1.ConditionFalse, chatv1alpha1.ReasonDeploymentNotReady
 		c.Message = fmt.Sprintf("%d of %d replicas are available", d.Status.AvailableReplicas, want)
+		if d.Status.AvailableReplicas == 0 && d.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType {
+			c.Message += "; a SQLite runtime's old pod stops before the new one opens the database, and nothing " +
+				"serves until it is ready (status.lastOutage)"
+		}
 	default:
 		c.Status, c.Reason = metav1.ConditionTrue, chatv1alpha1.ReasonReconciled
 		c.Message = fmt.Sprintf("%d of %d replicas are available", d.Status.AvailableReplicas, want)
 	}
 	return c
+}
+
+// RuntimeOutage is a runtime's status.lastOutage once its Deployment is seen with readyReplicas ready pods, when
+// the runtime had wasReady before: an outage starts when the last ready replica goes (a Deployment scaled to
+// none has no outage) and ends, with its duration, when one is ready again. now is a status timestamp (whole
+// seconds), so that the duration is what the timestamps say.
+func RuntimeOutage(last *chatv1alpha1.RuntimeOutage, d *appsv1.Deployment, wasReady int32, now metav1.Time) *chatv1alpha1.RuntimeOutage {
+	switch {
+	case d == nil:
+		return last
+	case last != nil && last.End == nil:
+		if d.Status.ReadyReplicas == 0 {
+			return last
+		}
+		return &chatv1alpha1.RuntimeOutage{Start: last.Start, End: &now, Duration: &metav1.Duration{Duration: now.Sub(last.Start.Time)}}
+	case wasReady > 0 && d.Status.ReadyReplicas == 0 && (d.Spec.Replicas == nil || *d.Spec.Replicas > 0):
+		return &chatv1alpha1.RuntimeOutage{Start: now}
+	default:
+		return last
+	}
 }
 
 // RuntimeNetworkPolicy admits anyone to the runtime's public port, and to its metrics port (/metrics and the

@@ -154,6 +154,10 @@ func BenchmarkOperatorScale(b *testing.B) {
 	cpu := cpuTime(b, op.Process.Pid)
 	operatorMetrics := scrape(b, http.DefaultClient, "http://"+metricsAddr+"/metrics")
 	b.ReportMetric(elapsed.Seconds(), "s-to-all-ready")
+	b.ReportMetric((elapsed - created).Seconds(), "s-ready-after-creates")
+	requests, writes := apiRequestCounts(operatorMetrics)
+	b.ReportMetric(requests/float64(n), "requests/merchant")
+	b.ReportMetric(writes/float64(n), "writes/merchant")
 	b.ReportMetric(peak, "peak-MiB")
 	b.ReportMetric(peakParts.anon, "peak-anon-MiB")
 	b.ReportMetric(cpu.Seconds(), "operator-cpu-s")
@@ -575,6 +579,22 @@ func cpuTime(b *testing.B, pid int) time.Duration {
 	}
 	const userHZ = 100 // the clock tick /proc reports in on every Linux architecture Go supports
 	return time.Duration(ticks) * time.Second / userHZ
+}
+
+// apiRequestCounts are the operator's requests to the API server, from its client-go metrics, and how many of them
+// were writes (any method but GET).
+func apiRequestCounts(families metricFamilies) (requests, writes float64) {
+	for _, m := range families["rest_client_requests_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "method" {
+				requests += m.GetCounter().GetValue()
+				if l.GetValue() != http.MethodGet {
+					writes += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return requests, writes
 }
 
 // apiRequests sums the operator's requests to the API server by HTTP method, from its client-go metrics: what

@@ -23,10 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
@@ -40,6 +37,16 @@ var (
 // helm runs the pinned Helm with its own configuration and cache directories.
 func helm(t *testing.T, args ...string) string {
 	t.Helper()
+	stdout, err := tryHelm(t, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stdout
+}
+
+// tryHelm runs the pinned Helm and returns its output, or an error with what it printed.
+func tryHelm(t *testing.T, args ...string) (string, error) {
+	t.Helper()
 	modfile, err := filepath.Abs(filepath.Join(repo, "hack", "tools", "helm", "go.mod"))
 	if err != nil {
 		t.Fatal(err)
@@ -50,9 +57,68 @@ func helm(t *testing.T, args ...string) string {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("helm %s: %v\n%s%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
+		return stdout.String(), fmt.Errorf("helm %s: %w\n%s%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
 	}
-	return stdout.String()
+	return stdout.String(), nil
+}
+
+// values.schema.json refuses what the chart cannot render into a working install, before anything is applied.
+func TestSchemaRefusesBadValues(t *testing.T) {
+	for _, set := range []string{
+		"operator.workers=0",
+		"operator.logLevel=loud",
+		"operator.resources.limits.memory=lots",
+		"operator.resourses.limits.memory=1Gi",
+		"image.pullPolicy=Sometimes",
+		"watchNamespaces={Shop_A}",
+		"tenantNamespaces={acme,acme}",
+		"runtime.trustedProxies={everyone}",
+		"metrics.port=70000",
+		"defaults.plans.pro.burst=0",
+		"unknown=1",
+	} {
+		_, err := tryHelm(t, "template", "parley", chart, "--kube-version", "1.37.0", "--set", set)
+		if err == nil {
+			t.Errorf("--set %s is accepted", set)
+		} else if !strings.Contains(err.Error(), "values don't meet the specifications of the schema") {
+			t.Errorf("--set %s is refused, but not by the schema: %v", set, err)
+		}
+	}
+	helm(t, "lint", "--strict", chart, "--set", "operator.resources.limits.memory=512Mi,operator.resources.requests.cpu=0.5,watchNamespaces={shop-a}")
+}
+
+// A namespaced install grants the operator its ClusterRole in the watched namespaces only, and tells it which.
+func TestTemplateNamespaced(t *testing.T) {
+	all := objects(t, helm(t, "template", "parley", chart, "--kube-version", "1.37.0", "-n", "parley-system",
+		"--set", "watchNamespaces={shop-a,shop-b},runtimeNamespaces={parley-pg}"))
+	if _, ok := all["ClusterRoleBinding/parley-operator"]; ok {
+		t.Error("a namespaced install binds the operator's ClusterRole cluster-wide")
+	}
+	if _, ok := all["ClusterRoleBinding/parley-operator-cluster"]; !ok {
+		t.Error("a namespaced install cannot read Plans and Namespaces")
+	}
+	if ref := all["RoleBinding/parley-operator-watch"]["roleRef"].(map[string]any); ref["kind"] != "ClusterRole" || ref["name"] != "parley-operator" {
+		t.Errorf("the watched namespaces' RoleBindings grant %v", ref)
+	}
+	// objects keys by kind and name: the RoleBindings of one name in several namespaces are read from the manifest.
+	manifest := helm(t, "template", "parley", chart, "--kube-version", "1.37.0", "-n", "parley-system",
+		"--set", "watchNamespaces={shop-a,shop-b},runtimeNamespaces={parley-pg}", "--show-only", "templates/operator.yaml")
+	want := "shop-a,shop-b,parley-system,parley-runtime,parley-pg"
+	if !strings.Contains(manifest, "--watch-namespaces="+want) {
+		t.Errorf("the operator is not told to watch %s", want)
+	}
+	for _, ns := range strings.Split(want, ",") {
+		if !strings.Contains(manifest, "name: parley-operator-watch\n  namespace: "+ns+"\n") {
+			t.Errorf("no grant in watched namespace %s", ns)
+		}
+	}
+	cluster := objects(t, helm(t, "template", "parley", chart, "--kube-version", "1.37.0", "-n", "parley-system"))
+	if _, ok := cluster["ClusterRoleBinding/parley-operator"]; !ok {
+		t.Error("the cluster-wide install does not bind the operator's ClusterRole")
+	}
+	if strings.Contains(helm(t, "template", "parley", chart, "--kube-version", "1.37.0", "--show-only", "templates/operator.yaml"), "--watch-namespaces") {
+		t.Error("the cluster-wide install watches a list of namespaces")
+	}
 }
 
 func TestLint(t *testing.T) {
@@ -205,35 +271,7 @@ func contains(list []any, s string) bool {
 
 // Install, upgrade with the defaults, apply the samples, uninstall: the CRDs and the custom resources stay.
 func TestInstallUpgradeUninstall(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Fatal("KUBEBUILDER_ASSETS is not set: run `make test`")
-	}
-	env := &envtest.Environment{}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	user, err := env.AddUser(envtest.User{Name: "helm", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc, err := user.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(apiextensionsv1.AddToScheme(scheme))
-	utilruntime.Must(chatv1alpha1.AddToScheme(scheme))
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, kubeconfig, _ := startAPIServer(t)
 	ctx := t.Context()
 	k := []string{"--kubeconfig", kubeconfig, "-n", "parley-system"}
 

@@ -23,3 +23,9 @@ app.kubernetes.io/component: operator
 {{- define "parley.image" -}}
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- end }}
+
+{{/* The namespaces a namespaced install watches, comma-separated: watchNamespaces, the release's namespace and
+the runtimes' target namespaces. */}}
+{{- define "parley.watchNamespaces" -}}
+{{ concat .Values.watchNamespaces (list .Release.Namespace .Values.runtime.namespace) .Values.runtimeNamespaces | compact | uniq | join "," }}
+{{- end }}
