@@ -53,7 +53,7 @@ const (
 // The size of a section, in characters (runes). A section holds at most MaxSectionRunes, which the offline
 // assistant indexes as one passage (runtime/assistant's maxItemChars) and which is a few paragraphs of a model's
 // context; a longer one is split at paragraphs, else sentences, into balanced parts. Sections shorter than
-// minSectionRunes are merged with the next section when both fit, so that a heading over one line is not an
+// minSectionRunes take in the subsections that follow while they fit, so that a heading over one line is not an
 // item alone.
 const (
 	MaxSectionRunes = 1500
@@ -96,6 +96,10 @@ func Extract(ctx context.Context, name, contentType string, body []byte, pageURL
 		parts = extractText(decodeText(body, params["charset"]), stem(name))
 	case kindCSV:
 		parts, err = extractCSV(decodeText(body, params["charset"]))
+	case kindPDF:
+		parts, err = extractPDF(ctx, body, stem(name))
+	case kindDOCX:
+		parts, err = extractDOCX(ctx, body, stem(name))
 	default:
 		return nil, fmt.Errorf("%w: %s", ErrUnsupported, describe(name, media))
 	}

@@ -1,7 +1,10 @@
 package ingest
 
 import (
+	"archive/zip"
+	"bytes"
 	"errors"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -154,7 +157,7 @@ func TestExtractDecodesLegacyText(t *testing.T) {
 func TestExtractSizesSections(t *testing.T) {
 	sentence := "The tent pitches in four minutes with its colour-coded poles and clips. "
 	long := strings.Repeat(sentence, 80) // about 5,800 characters in one paragraph
-	md := "# Tents\n\nOne line.\n\n## Pitching\n\n" + long + "\n\n## Tiny\n\nA.\n\n## Last\n\nThe end of the guide.\n"
+	md := "# Tents\n\nOne line.\n\n## Pitching\n\n" + long + "\n\n## Tiny\n\nA.\n\n### Detail\n\nThe detail.\n\n## Last\n\nThe end of the guide.\n"
 	got, err := Extract(t.Context(), "tents.md", "", []byte(md), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -185,18 +188,17 @@ func TestExtractSizesSections(t *testing.T) {
 	if strings.Join(joined, " ") != strings.TrimSpace(long) {
 		t.Error("the parts of the long section do not make up its text")
 	}
-	// The one-line introduction joins the next section only if both fit, which they do not: it stays alone.
-	// The tiny section joins the last one, its heading kept in the text.
-	titles := []string{}
+	// The one-line introduction takes in its subsection only if both fit, which they do not: it stays alone.
+	// The tiny section takes in its subsection, whose heading stays in the text, but not its sibling.
+	var titles []string
 	for _, s := range got {
 		titles = append(titles, s.Title)
 	}
-	if !slices.Contains(titles, "Tents") || !slices.Contains(titles, "Tents › Tiny") || slices.Contains(titles, "Tents › Last") {
-		t.Fatalf("titles %q", titles)
+	if want := []string{"Tents", "Tents › Pitching", "Tents › Pitching", "Tents › Pitching", "Tents › Pitching", "Tents › Tiny", "Tents › Last"}; !slices.Equal(titles, want) {
+		t.Fatalf("titles %q, want %q", titles, want)
 	}
-	last := got[len(got)-1]
-	if last.Text != "A.\n\nLast\n\nThe end of the guide." {
-		t.Fatalf("the tiny section and the last: %q", last.Text)
+	if tiny := got[5]; tiny.Text != "A.\n\nDetail\n\nThe detail." || tiny.Anchor != "tiny" {
+		t.Fatalf("the tiny section and its subsection: %q #%s", tiny.Text, tiny.Anchor)
 	}
 }
 
@@ -267,4 +269,96 @@ func TestKindOf(t *testing.T) {
 			t.Errorf("kindOf(%q, %q) = %v, want %v", tt.name, tt.media, got, tt.want)
 		}
 	}
+}
+
+//go:generate go run ./testdata/gen
+
+func TestExtractFiles(t *testing.T) {
+	type want struct {
+		title string
+		page  int
+		text  string
+	}
+	tests := []struct {
+		file, contentType string
+		want              []want
+	}{
+		{
+			file: "tent-care.pdf", contentType: "application/pdf",
+			want: []want{ // a section per page with text, the blank third page none; the heading a paragraph
+				{"Tent care guide", 1, "Tent care guide\n\nLook after your tent and it lasts for a decade of trips.\n\nClean it with lukewarm water and a sponge. Never use detergent or a washing machine: both strip the coating."},
+				{"Tent care guide", 2, "Storing your tent\n\nStore the tent dry and loosely packed, in a cool place away from sunlight. Packed wet, it grows mould within two days."},
+			},
+		},
+		{
+			file: "warranty.docx", contentType: "application/octet-stream",
+			want: []want{ // Title, then headings by their localised style IDs, which styles.xml names
+				// the tiny introduction takes in the subsection that follows, its heading kept in the text
+				{"Warranty conditions", 0, "Every Acme product carries a warranty against defects in materials and workmanship.\n\nWhat the warranty covers\n\nSeams, zips, poles and buckles that fail in normal use, for two years from delivery.\n\n- Tents and shelters\n- Backpacks"},
+				{"Warranty conditions › What the warranty covers › Stoves", 0, "Stoves are covered for three years.\nKeep the receipt.\n\nPart | Years\nBurner | 3"},
+				{"Warranty conditions › What it does not cover", 0, "Wear and tear, damage from misuse, and repairs made by others than Acme."},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			got, err := Extract(t.Context(), tt.file, tt.contentType, read(t, tt.file), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("got %d sections, want %d: %#v", len(got), len(tt.want), got)
+			}
+			for i, w := range tt.want {
+				if g := got[i]; g.Title != w.title || g.Page != w.page || g.Text != w.text || g.Anchor != "" {
+					t.Errorf("section %d = %q p%d %q, want %q p%d %q", i, g.Title, g.Page, g.Text, w.title, w.page, w.text)
+				}
+			}
+		})
+	}
+}
+
+func TestExtractRefusesFiles(t *testing.T) {
+	pdf := read(t, "tent-care.pdf")
+	tests := []struct {
+		name, file string
+		body       []byte
+		want       error
+	}{
+		{"a scanned PDF, without a text layer", "scan.pdf", read(t, "scan.pdf"), ErrNoText},
+		{"a truncated PDF", "cut.pdf", pdf[:len(pdf)/2], ErrMalformed},
+		{"an HTML page named .pdf", "page.pdf", []byte("<html><p>hello</p></html>"), ErrMalformed},
+		{"a zip that is no Word document", "files.docx", zipOf(t, map[string]string{"a.txt": "hello"}), ErrMalformed},
+		{"not a zip at all", "letter.docx", []byte("Dear customer"), ErrMalformed},
+		{"a zip bomb", "bomb.docx", zipOf(t, map[string]string{"word/document.xml": strings.Repeat(" ", maxUnpackedBytes+1)}), ErrTooLarge},
+		{"a Word document without text", "empty.docx", zipOf(t, map[string]string{"word/document.xml": `<w:document xmlns:w="` + wordNS + `"><w:body><w:p/></w:body></w:document>`}), ErrNoText},
+		{"broken XML", "broken.docx", zipOf(t, map[string]string{"word/document.xml": `<w:document xmlns:w="` + wordNS + `"><w:body><w:p>`}), ErrMalformed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := Extract(t.Context(), tt.file, "", tt.body, nil); !errors.Is(err, tt.want) {
+				t.Fatalf("Extract: %v, want %v", err, tt.want)
+			}
+		})
+	}
+}
+
+// zipOf is a zip file of the files, deflated.
+func zipOf(t *testing.T, files map[string]string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	z := zip.NewWriter(&b)
+	for name, body := range files {
+		w, err := z.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.WriteString(w, body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := z.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }

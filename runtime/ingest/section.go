@@ -62,7 +62,7 @@ func (b *builder) heading(level int, text, anchor string) {
 
 // para adds a paragraph to the current section; empty ones are dropped.
 func (b *builder) para(text string) {
-	if text = strings.TrimSpace(text); text == "" {
+	if text = strings.TrimSpace(strings.ToValidUTF8(text, "\uFFFD")); text == "" {
 		return
 	}
 	if b.size += len(text); b.size > MaxTextBytes {
@@ -89,14 +89,13 @@ func (b *builder) finish() ([]part, error) {
 	return b.parts, nil
 }
 
-// normalize sizes the parts into sections: merges a part shorter than minSectionRunes with the next one on the
-// same page when both fit in MaxSectionRunes, and splits a part longer than MaxSectionRunes.
+// normalize sizes the parts into sections: merges a part shorter than minSectionRunes with its subsections that
+// follow while they fit in MaxSectionRunes, and splits a part longer than MaxSectionRunes.
 func normalize(parts []part) []Section {
 	var out []Section
 	for i := 0; i < len(parts); i++ {
 		p := parts[i]
-		for i+1 < len(parts) && !p.standalone && !parts[i+1].standalone &&
-			utf8.RuneCountInString(p.Text) < minSectionRunes && parts[i+1].Page == p.Page {
+		for i+1 < len(parts) && utf8.RuneCountInString(p.Text) < minSectionRunes && mergeable(p, parts[i+1]) {
 			next := parts[i+1]
 			text := p.Text + "\n\n" + next.Text
 			if next.heading != "" {
@@ -113,6 +112,13 @@ func normalize(parts []part) []Section {
 		}
 	}
 	return out
+}
+
+// mergeable tells whether next can join the tiny part p: it is on the same page and is a subsection of p, whose
+// title still says what both are about; a row of a table is never merged.
+func mergeable(p, next part) bool {
+	return !p.standalone && !next.standalone && next.Page == p.Page &&
+		(next.Title == p.Title || strings.HasPrefix(next.Title, p.Title+" › "))
 }
 
 // maxTitleRunes is the longest title of a section: the knowledge item's.
@@ -203,9 +209,9 @@ func sentenceEnd(s string, i int) bool {
 	return false
 }
 
-// clean collapses a run of white space into one space.
+// clean collapses a run of white space into one space, and replaces bytes that are not UTF-8.
 func clean(s string) string {
-	return strings.Join(strings.FieldsFunc(s, unicode.IsSpace), " ")
+	return strings.Join(strings.FieldsFunc(strings.ToValidUTF8(s, "\uFFFD"), unicode.IsSpace), " ")
 }
 
 // truncate shortens s to max runes, ending it with an ellipsis when it was longer.
