@@ -29,7 +29,7 @@ type KnowledgeFile struct {
 // MaxUploadFiles is how many files one upload may hold.
 const MaxUploadFiles = 20
 
-// extractTimeout bounds the time spent reading one file.
+// extractTimeout bounds the time spent reading the files of one upload, within the server's write timeout.
 const extractTimeout = 30 * time.Second
 
 // FileError refuses an upload because of one of its files: which one, and why. Err wraps one of runtime/ingest's
@@ -78,6 +78,8 @@ func filesItems(ctx context.Context, files []KnowledgeFile, maxItems, maxBytes i
 			return nil, &ImportLimitError{Bound: ImportBoundBytes, Limit: maxBytes}
 		}
 	}
+	ctx, cancel := context.WithTimeout(ctx, extractTimeout)
+	defer cancel()
 	var items []store.Knowledge
 	for _, f := range files {
 		made, err := fileItems(ctx, f)
@@ -97,11 +99,9 @@ func fileItems(ctx context.Context, f KnowledgeFile) ([]store.Knowledge, error) 
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, extractTimeout)
-	defer cancel()
 	sections, err := ingest.Extract(ctx, f.Name, f.ContentType, f.Body, nil)
-	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
-		return nil, fmt.Errorf("%w: reading it took longer than %s", ingest.ErrTooLarge, extractTimeout)
+	if errors.Is(err, context.DeadlineExceeded) {
+		return nil, fmt.Errorf("%w: reading the files took longer than %s", ingest.ErrTooLarge, extractTimeout)
 	}
 	if err != nil {
 		return nil, err
