@@ -118,6 +118,7 @@ func TestExtractRefuses(t *testing.T) {
 		{"an empty CSV file", "faq.csv", "", nil, ErrNoText},
 		{"a ragged CSV file", "faq.csv", "", []byte("question,answer\n\"open quote,x\n"), nil},
 		{"a file too large", "big.txt", "", big, ErrTooLarge},
+		{"a page of too many elements", "many.html", "", []byte(strings.Repeat("<p>a</p>", maxPageNodes/2+1)), ErrTooLarge},
 		{"a CSV row of too many fields", "wide.csv", "", []byte("a\n" + strings.Repeat("x,", maxCSVFields+1)), ErrTooLarge},
 	}
 	for _, tt := range tests {
