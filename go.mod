@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/blevesearch/snowballstem v0.9.0
+	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/coreos/go-oidc/v3 v3.21.0
@@ -23,8 +24,10 @@ require (
 	github.com/prometheus/common v0.70.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
+	github.com/temoto/robotstxt v1.1.2
 	github.com/tiktoken-go/tokenizer v0.10.0
 	github.com/yuin/gopher-lua v1.1.2
+	golang.org/x/net v0.61.0
 	golang.org/x/oauth2 v0.36.0
 	golang.org/x/text v0.43.0
 	golang.org/x/time v0.16.0
@@ -96,7 +99,6 @@ require (
 	go.uber.org/multierr v1.11.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/term v0.47.0 // indirect
