@@ -74,8 +74,8 @@ func (h harness) erase(t *testing.T) {
 // merchantData counts what a merchant has in each part of the store.
 type merchantData struct {
 	conversations, messages, leads, knowledge, deliveries, attempts, keys, monthConversations, sources, pages int
-	revision, tokens                                                                          int64
-	keyByHash                                                                                 bool
+	revision, tokens                                                                                          int64
+	keyByHash                                                                                                 bool
 }
 
 func snapshot(t *testing.T, s store.Store, merchantID, keyHash string) merchantData {
