@@ -67,7 +67,7 @@ func (s *Store) ClaimSources(ctx context.Context, now time.Time, lease time.Dura
 			SELECT x.merchant_id, x.id FROM knowledge_sources x JOIN fair f ON f.merchant_id = x.merchant_id AND f.id = x.id
 			WHERE f.slot <= $3 AND x.next_sync_at <= $1 AND x.lease_until <= $1
 			ORDER BY x.next_sync_at, x.id LIMIT $4 FOR UPDATE OF x SKIP LOCKED)
-		UPDATE knowledge_sources k SET status = 'syncing', lease_until = $2, pages_found = 0, pages = 0, updated_at = $1
+		UPDATE knowledge_sources k SET status = 'syncing', lease_until = $2, next_sync_at = $2, pages_found = 0, pages = 0, updated_at = $1
 		FROM due WHERE k.merchant_id = due.merchant_id AND k.id = due.id
 		RETURNING `+prefixed("k.", sourceColumns), []any{stamp(now), stamp(now.Add(lease)), perMerchant, limit}, scanSource)
 	if err != nil {
@@ -121,10 +121,11 @@ func (tx writeTx) RecordSyncProgress(ctx context.Context, merchantID, id string,
 		WHERE merchant_id = $4 AND id = $5`, found, read, stamp(at), merchantID, id))
 }
 
-// FinishSync records a sync's end and counts the source's items.
+// FinishSync records a sync's end and counts the source's items. A claim moved next_sync_at to the lease's end;
+// one before it is a sync requested while this one ran, which stays due.
 func (tx writeTx) FinishSync(ctx context.Context, merchantID, id string, o store.SyncOutcome) error {
 	return mustAffect(tx.Exec(ctx, `UPDATE knowledge_sources SET status = $1, error = $2, pages_found = $3,
-		pages = $4, last_synced_at = $5, next_sync_at = GREATEST(next_sync_at, $6), lease_until = 'epoch',
+		pages = $4, last_synced_at = $5, next_sync_at = CASE WHEN next_sync_at < lease_until THEN next_sync_at ELSE $6 END, lease_until = 'epoch',
 		updated_at = $5, items = (SELECT COUNT(*) FROM knowledge k WHERE k.merchant_id = $7 AND k.source_id = $8)
 		WHERE merchant_id = $7 AND id = $8`,
 		o.Status, o.Error, o.PagesFound, o.Pages, stamp(o.At), stamp(o.Next), merchantID, id))

@@ -65,8 +65,8 @@ func (s *Store) ClaimSources(ctx context.Context, now time.Time, lease time.Dura
 		}
 		for i := range claimed {
 			claimed[i].Status = store.SourceSyncing
-			if _, err := tx.ExecContext(ctx, `UPDATE knowledge_sources SET status = 'syncing', lease_until = ?,
-				pages_found = 0, pages = 0, updated_at = ? WHERE merchant_id = ? AND id = ?`,
+			if _, err := tx.ExecContext(ctx, `UPDATE knowledge_sources SET status = 'syncing', lease_until = ?1,
+				next_sync_at = ?1, pages_found = 0, pages = 0, updated_at = ?2 WHERE merchant_id = ?3 AND id = ?4`,
 				storeutil.Millis(now.Add(lease)), at, claimed[i].MerchantID, claimed[i].ID); err != nil {
 				return err
 			}
@@ -122,10 +122,11 @@ func (tx writeTx) RecordSyncProgress(ctx context.Context, merchantID, id string,
 		WHERE merchant_id = ? AND id = ?`, found, read, storeutil.Millis(at), merchantID, id))
 }
 
-// FinishSync records a sync's end and counts the source's items.
+// FinishSync records a sync's end and counts the source's items. A claim moved next_sync_at to the lease's end;
+// one before it is a sync requested while this one ran, which stays due.
 func (tx writeTx) FinishSync(ctx context.Context, merchantID, id string, o store.SyncOutcome) error {
 	return mustAffect(tx.ExecContext(ctx, `UPDATE knowledge_sources SET status = ?1, error = ?2, pages_found = ?3,
-		pages = ?4, last_synced_at = ?5, next_sync_at = MAX(next_sync_at, ?6), lease_until = 0, updated_at = ?5,
+		pages = ?4, last_synced_at = ?5, next_sync_at = CASE WHEN next_sync_at < lease_until THEN next_sync_at ELSE ?6 END, lease_until = 0, updated_at = ?5,
 		items = (SELECT COUNT(*) FROM knowledge k WHERE k.merchant_id = ?7 AND k.source_id = ?8)
 		WHERE merchant_id = ?7 AND id = ?8`,
 		o.Status, o.Error, o.PagesFound, o.Pages, storeutil.Millis(o.At), storeutil.Millis(o.Next), merchantID, id))

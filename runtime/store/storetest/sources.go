@@ -225,6 +225,18 @@ func (h harness) sourceClaims(t *testing.T) {
 	if got := claim(now, 10, 2); !slices.Equal(got, []string{"alpha/s3"}) {
 		t.Errorf("after a sync ended: %v; want alpha/s3", got)
 	}
+	// A sync requested while one runs is due once it ends.
+	if err := s.Write(ctx, func(tx store.Tx) error {
+		if err := tx.RequestSync(ctx, "beta", "s2", now); err != nil {
+			return err
+		}
+		return tx.FinishSync(ctx, "beta", "s2", store.SyncOutcome{Status: store.SourceReady, At: now, Next: now.Add(24 * time.Hour)})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := claim(now, 10, 2); !slices.Equal(got, []string{"beta/s2"}) {
+		t.Errorf("after a sync requested while one ran: %v; want beta/s2", got)
+	}
 	if err := s.Write(ctx, func(tx store.Tx) error { return tx.RequestSync(ctx, "alpha", "s1", now) }); err != nil {
 		t.Fatal(err)
 	}
