@@ -22,6 +22,7 @@ type shopSite struct {
 	pages       map[string]string // path -> main content
 	ok          map[string]int    // 200 answers by path
 	notModified int
+	robots      int // robots.txt answers: one a crawl
 }
 
 const shopNav = `<header><nav><a href="/">Home</a> <a href="/help/shipping">Shipping menu</a> <a href="/help/returns">Returns menu</a> <a href="/internal/stock">Stock</a></nav></header>
@@ -44,6 +45,9 @@ func newShopSite(t *testing.T) *shopSite {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.robots++
+		s.mu.Unlock()
 		fmt.Fprintf(w, "User-agent: *\nDisallow: /internal/\n\nSitemap: %s/sitemap.xml\n", s.URL)
 	})
 	mux.HandleFunc("/sitemap.xml", func(w http.ResponseWriter, r *http.Request) {
