@@ -6,6 +6,7 @@
 package crawl
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -198,19 +199,19 @@ func (c *Crawler) Crawl(ctx context.Context, start string, scope Scope, limits L
 // 4xx allows everything; 5xx or no answer disallows everything (RFC 9309), and fails the crawl.
 func (cr *crawl) readRobots(ctx context.Context) error {
 	ref := &url.URL{Scheme: cr.site.Scheme, Host: cr.site.Host, Path: "/robots.txt"}
-	resp, body, err := cr.get(ctx, ref, Known{}, maxRobotsBytes)
+	resp, err := cr.get(ctx, ref, Known{}, maxRobotsBytes)
 	if errors.Is(err, ErrForbiddenTarget) {
 		return fmt.Errorf("reading %s: %w", ref, ErrForbiddenTarget)
 	}
 	if err != nil {
 		return fmt.Errorf("reading %s: %s", ref, describe(err))
 	}
-	data, err := robotstxt.FromStatusAndBytes(resp.StatusCode, body)
+	data, err := robotstxt.FromStatusAndBytes(resp.status, resp.body)
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", ref, err)
 	}
-	if resp.StatusCode >= 500 {
-		return fmt.Errorf("%s answered %s: the site may not be read", ref, resp.Status)
+	if resp.status >= 500 {
+		return fmt.Errorf("%s answered %d: the site may not be read", ref, resp.status)
 	}
 	cr.robots = data.FindGroup(Agent)
 	cr.delay = max(cr.delay, min(cr.robots.CrawlDelay, maxCrawlDelay))
@@ -244,11 +245,11 @@ func (cr *crawl) readSitemaps(ctx context.Context, refs []string) {
 		}
 		seen[ref] = true
 		read++
-		resp, body, err := cr.get(ctx, u, Known{}, maxSitemapBytes)
-		if err != nil || resp.StatusCode != http.StatusOK {
+		resp, err := cr.get(ctx, u, Known{}, maxSitemapBytes)
+		if err != nil || resp.status != http.StatusOK {
 			continue
 		}
-		sm, ok := readSitemap(strings.NewReader(string(body)))
+		sm, ok := readSitemap(bytes.NewReader(resp.body))
 		if !ok {
 			continue
 		}
@@ -307,7 +308,7 @@ func (cr *crawl) run(ctx, bounded context.Context) error {
 func (cr *crawl) fetch(ctx context.Context, u *url.URL) Page {
 	ref := u.String()
 	cr.result.Fetched++
-	resp, body, err := cr.get(ctx, u, cr.known[ref], cr.limits.MaxPageBytes)
+	resp, err := cr.get(ctx, u, cr.known[ref], cr.limits.MaxPageBytes)
 	switch {
 	case errors.Is(err, errTooLarge):
 		return Page{URL: ref, Skipped: fmt.Sprintf("larger than %d bytes", cr.limits.MaxPageBytes)}
@@ -316,7 +317,7 @@ func (cr *crawl) fetch(ctx context.Context, u *url.URL) Page {
 	case err != nil:
 		return Page{URL: ref, Skipped: describe(err), Transient: true}
 	}
-	final := *resp.Request.URL
+	final := *resp.url
 	final.Fragment = ""
 	if got := final.String(); got != ref {
 		// A redirect within the site: the page is known by where it ended, once.
@@ -334,7 +335,7 @@ func (cr *crawl) fetch(ctx context.Context, u *url.URL) Page {
 		ref = got
 	}
 	switch {
-	case resp.StatusCode == http.StatusNotModified:
+	case resp.status == http.StatusNotModified:
 		k := cr.known[ref]
 		for _, l := range k.Links {
 			if lu, err := url.Parse(l); err == nil {
@@ -342,18 +343,18 @@ func (cr *crawl) fetch(ctx context.Context, u *url.URL) Page {
 			}
 		}
 		return Page{URL: ref, NotModified: true, ETag: k.ETag, LastModified: k.LastModified, Links: k.Links}
-	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
+	case resp.status == http.StatusNotFound || resp.status == http.StatusGone:
 		cr.result.Gone = append(cr.result.Gone, ref)
-		return Page{URL: ref, Skipped: "gone: " + resp.Status}
-	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
-		return Page{URL: ref, Skipped: "the site answered " + resp.Status, Transient: true}
-	case resp.StatusCode != http.StatusOK:
-		return Page{URL: ref, Skipped: "the site answered " + resp.Status}
+		return Page{URL: ref, Skipped: "gone: " + statusText(resp.status)}
+	case resp.status >= 500 || resp.status == http.StatusTooManyRequests:
+		return Page{URL: ref, Skipped: "the site answered " + statusText(resp.status), Transient: true}
+	case resp.status != http.StatusOK:
+		return Page{URL: ref, Skipped: "the site answered " + statusText(resp.status)}
 	}
-	page := Page{URL: ref, Body: body, ContentType: resp.Header.Get("Content-Type"), ETag: resp.Header.Get("ETag"),
-		LastModified: resp.Header.Get("Last-Modified")}
+	page := Page{URL: ref, Body: resp.body, ContentType: resp.header.Get("Content-Type"), ETag: resp.header.Get("ETag"),
+		LastModified: resp.header.Get("Last-Modified")}
 	if strings.HasPrefix(strings.ToLower(page.ContentType), "text/html") || strings.Contains(page.ContentType, "xhtml") {
-		meta := readHTML(&final, body)
+		meta := readHTML(&final, resp.body)
 		if !meta.nofollow {
 			for _, l := range meta.links {
 				if cr.enqueue(l) {
@@ -448,22 +449,33 @@ func (cr *crawl) checkRedirect(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
+// answer is what the crawler keeps of an HTTP answer: its status, headers, final URL and bounded body.
+type answer struct {
+	status int
+	header http.Header
+	url    *url.URL
+	body   []byte
+}
+
+// statusText is a status as a page's record shows it: "404 Not Found".
+func statusText(code int) string { return fmt.Sprintf("%d %s", code, http.StatusText(code)) }
+
 // get requests u, conditionally when known has validators, after the crawl delay, and reads at most maxBytes of
 // its body.
-func (cr *crawl) get(ctx context.Context, u *url.URL, known Known, maxBytes int64) (*http.Response, []byte, error) {
+func (cr *crawl) get(ctx context.Context, u *url.URL, known Known, maxBytes int64) (answer, error) {
 	if wait := time.Until(cr.last.Add(cr.delay)); wait > 0 {
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, nil, ctx.Err()
+			return answer{}, ctx.Err()
 		case <-t.C:
 		}
 	}
 	defer func() { cr.last = time.Now() }()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return nil, nil, err
+		return answer{}, err
 	}
 	req.Header.Set("User-Agent", UserAgent)
 	req.Header.Set("Accept", "text/html,application/xhtml+xml,text/markdown,text/plain;q=0.9,application/pdf,*/*;q=0.5")
@@ -472,20 +484,20 @@ func (cr *crawl) get(ctx context.Context, u *url.URL, known Known, maxBytes int6
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) && errors.Is(ue.Err, errOffSite) {
-			return nil, nil, errOffSite
+			return answer{}, errOffSite
 		}
-		return nil, nil, err
+		return answer{}, err
 	}
 	defer func() { _ = resp.Body.Close() }()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBytes+1))
 	cr.bytes += int64(len(body))
 	if err != nil {
-		return nil, nil, err
+		return answer{}, err
 	}
 	if int64(len(body)) > maxBytes {
-		return nil, nil, errTooLarge
+		return answer{}, errTooLarge
 	}
-	return resp, body, nil
+	return answer{status: resp.StatusCode, header: resp.Header, url: resp.Request.URL, body: body}, nil
 }
 
 // setValidators makes req conditional on what an earlier crawl learned of its page.

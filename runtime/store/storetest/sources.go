@@ -190,9 +190,9 @@ func (h harness) sourceClaims(t *testing.T) {
 	if err := chat.CreateSource(ctx, s, source("beta", "s2", base), 0); err != nil {
 		t.Fatal(err)
 	}
-	claim := func(at time.Time, limit, perMerchant int) []string {
+	claim := func(at time.Time, perMerchant int) []string {
 		t.Helper()
-		got, err := s.ClaimSources(ctx, at, time.Hour, limit, perMerchant)
+		got, err := s.ClaimSources(ctx, at, time.Hour, 10, perMerchant)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,10 +207,10 @@ func (h harness) sourceClaims(t *testing.T) {
 		return ids
 	}
 	now := base.Add(time.Minute)
-	if got := claim(now, 10, 2); !slices.Equal(got, []string{"alpha/s1", "alpha/s2", "beta/s2"}) {
+	if got := claim(now, 2); !slices.Equal(got, []string{"alpha/s1", "alpha/s2", "beta/s2"}) {
 		t.Errorf("first claim: %v; want alpha's two oldest and beta's due one", got)
 	}
-	if got := claim(now, 10, 2); got != nil {
+	if got := claim(now, 2); got != nil {
 		t.Errorf("second claim: %v; want none while alpha holds its share", got)
 	}
 	if src, _ := s.GetSource(ctx, "alpha", "s1"); src.Status != store.SourceSyncing {
@@ -222,7 +222,7 @@ func (h harness) sourceClaims(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if got := claim(now, 10, 2); !slices.Equal(got, []string{"alpha/s3"}) {
+	if got := claim(now, 2); !slices.Equal(got, []string{"alpha/s3"}) {
 		t.Errorf("after a sync ended: %v; want alpha/s3", got)
 	}
 	// A sync requested while one runs is due once it ends.
@@ -234,17 +234,17 @@ func (h harness) sourceClaims(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if got := claim(now, 10, 2); !slices.Equal(got, []string{"beta/s2"}) {
+	if got := claim(now, 2); !slices.Equal(got, []string{"beta/s2"}) {
 		t.Errorf("after a sync requested while one ran: %v; want beta/s2", got)
 	}
 	if err := s.Write(ctx, func(tx store.Tx) error { return tx.RequestSync(ctx, "alpha", "s1", now) }); err != nil {
 		t.Fatal(err)
 	}
-	if got := claim(now, 10, 3); !slices.Equal(got, []string{"alpha/s1"}) {
+	if got := claim(now, 3); !slices.Equal(got, []string{"alpha/s1"}) {
 		t.Errorf("after a requested sync: %v; want alpha/s1", got)
 	}
 	// Leases end: the syncs of a replica that died are claimed again, and beta's later one is due.
-	if got := claim(base.Add(2*time.Hour), 10, 5); !slices.Equal(got, []string{"alpha/s1", "alpha/s2", "alpha/s3", "beta/s1", "beta/s2"}) {
+	if got := claim(base.Add(2*time.Hour), 5); !slices.Equal(got, []string{"alpha/s1", "alpha/s2", "alpha/s3", "beta/s1", "beta/s2"}) {
 		t.Errorf("after the leases ended: %v", got)
 	}
 }
