@@ -49,10 +49,12 @@ func (e *ImportRowsError) Error() string {
 // ImportBound names the bound of a plan an import passed.
 type ImportBound string
 
-// The bounds of one import (tenant.Plan.ImportItemsLimit and ImportBytesLimit).
+// The bounds of one import (tenant.Plan.ImportItemsLimit and ImportBytesLimit), and of one upload of files
+// (MaxUploadFiles).
 const (
 	ImportBoundItems ImportBound = "items"
 	ImportBoundBytes ImportBound = "bytes"
+	ImportBoundFiles ImportBound = "files"
 )
 
 // ImportLimitError refuses an import past one of the plan's bounds of an import, found as soon as the file
@@ -92,12 +94,21 @@ func (s *Service) ImportKnowledge(ctx context.Context, m *tenant.Bundle, file io
 	if err != nil {
 		return nil, fmt.Errorf("reading the knowledge import of merchant %s: %w", m.MerchantID, err)
 	}
+	if err := s.addImported(ctx, m, items); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+// addImported gives the items of an import their IDs and times, in their order, and stores them in one
+// transaction within the plan's item and characters ceilings (ImportCeilingError).
+func (s *Service) addImported(ctx context.Context, m *tenant.Bundle, items []store.Knowledge) error {
 	now := s.now().UTC().Truncate(time.Millisecond)
 	for i := range items {
 		created := now.Add(time.Duration(i) * time.Millisecond) // keeps the file's order in listings
 		items[i].ID, items[i].MerchantID, items[i].CreatedAt, items[i].UpdatedAt, items[i].UseCount = ids.New("kn_"), m.MerchantID, created, created, 0
 	}
-	err = s.store.Write(ctx, func(tx store.Tx) error {
+	err := s.store.Write(ctx, func(tx store.Tx) error {
 		for _, k := range items {
 			claimed, err := tx.ClaimKnowledgeSlot(ctx, m.MerchantID, int(m.Plan.KnowledgeItems))
 			if err != nil {
@@ -116,10 +127,10 @@ func (s *Service) ImportKnowledge(ctx context.Context, m *tenant.Bundle, file io
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("importing %d knowledge items: %w", len(items), err)
+		return fmt.Errorf("importing %d knowledge items: %w", len(items), err)
 	}
 	s.indexes.reload(ctx, m.MerchantID)
-	return items, nil
+	return nil
 }
 
 // readImport reads at most maxBytes of file and maxItems rows with parse, and returns the rows as items to

@@ -168,6 +168,7 @@ func (d *Dashboard) routes() *http.ServeMux {
 	mux.Handle("POST /dashboard/knowledge", d.change(d.merchantChange(d.createKnowledge)))
 	mux.Handle("GET /dashboard/knowledge/export/{format}", d.page(d.exportKnowledge))
 	mux.Handle("POST /dashboard/knowledge/import", d.change(d.merchantChange(d.importKnowledge)))
+	mux.Handle("POST /dashboard/knowledge/files", d.change(d.merchantChange(d.uploadFiles)))
 	mux.Handle("GET /dashboard/knowledge/{id}", d.page(d.editKnowledge))
 	mux.Handle("POST /dashboard/knowledge/{id}", d.change(d.merchantChange(d.updateKnowledge)))
 	mux.Handle("POST /dashboard/knowledge/{id}/delete", d.change(d.merchantChange(d.deleteKnowledge)))

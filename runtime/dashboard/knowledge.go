@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"mime/multipart"
 	"net/http"
 	"slices"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"unicode"
 
 	"github.com/parley-dev/parley/runtime/chat"
+	"github.com/parley-dev/parley/runtime/ingest"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
@@ -508,4 +510,76 @@ func orEmpty(list []string) []string {
 		return []string{}
 	}
 	return list
+}
+
+// uploadFiles makes items of uploaded files (chat.ImportFiles), all or none; a refusal names the file.
+func (d *Dashboard) uploadFiles(w http.ResponseWriter, r *http.Request, v *view) error {
+	var files []chat.KnowledgeFile
+	if r.MultipartForm != nil {
+		for _, h := range r.MultipartForm.File["file"] {
+			body, err := readUpload(h)
+			if err != nil {
+				return err
+			}
+			files = append(files, chat.KnowledgeFile{Name: h.Filename, ContentType: h.Header.Get("Content-Type"), Body: body})
+		}
+	}
+	if u := strings.TrimSpace(r.PostForm.Get("url")); u != "" {
+		if len(files) != 1 {
+			return d.knowledgePage(w, r, v, http.StatusUnprocessableEntity, []string{translate(v.lang, "An address is for one file: add that file alone with it.")})
+		}
+		files[0].URL = u
+	}
+	_, err := d.chat.ImportFiles(r.Context(), v.merchant, files)
+	var (
+		file    *chat.FileError
+		limit   *chat.ImportLimitError
+		ceiling *chat.ImportCeilingError
+	)
+	problem := func(status int, format string, args ...any) error {
+		return d.knowledgePage(w, r, v, status, []string{fmt.Sprintf(translate(v.lang, format), args...),
+			translate(v.lang, "Nothing was added.")})
+	}
+	switch {
+	case err == nil:
+		http.Redirect(w, r, prefix+"knowledge?ok=uploaded", http.StatusSeeOther)
+		return nil
+	case errors.Is(err, chat.ErrNoFiles):
+		return problem(http.StatusBadRequest, "Choose one or more files to add.")
+	case errors.As(err, &file) && errors.Is(err, ingest.ErrUnsupported):
+		return problem(http.StatusUnsupportedMediaType, "%s: this type of file cannot be read. Add PDF, DOCX, HTML, Markdown, text or CSV files.", file.File)
+	case errors.As(err, &file) && errors.Is(err, ingest.ErrNoText):
+		return problem(http.StatusUnprocessableEntity, "%s: there is no text in it. A scanned PDF needs text recognition (OCR) first.", file.File)
+	case errors.As(err, &file) && errors.Is(err, ingest.ErrTooLarge):
+		return problem(http.StatusRequestEntityTooLarge, "%s: the file is too large to read.", file.File)
+	case errors.As(err, &file) && errors.Is(err, ingest.ErrMalformed):
+		return problem(http.StatusUnprocessableEntity, "%s: the file is damaged or not what its name says.", file.File)
+	case errors.As(err, &file):
+		return problem(http.StatusUnprocessableEntity, "%s: %s", file.File, file.Err.Error())
+	case errors.As(err, &limit) && limit.Bound == chat.ImportBoundBytes:
+		return problem(http.StatusRequestEntityTooLarge, "The files are larger than your plan's limit of %d KiB for an import.", limit.Limit>>10)
+	case errors.As(err, &limit) && limit.Bound == chat.ImportBoundFiles:
+		return problem(http.StatusUnprocessableEntity, "At most %d files can be added at once.", limit.Limit)
+	case errors.As(err, &limit):
+		return problem(http.StatusUnprocessableEntity, "The files make more than the %d items that can be imported at once.", limit.Limit)
+	case errors.As(err, &ceiling) && errors.Is(err, store.ErrKnowledgeLimit):
+		return problem(http.StatusConflict, "The %d items would pass your plan's limit of %d items.", ceiling.Items, v.merchant.Plan.KnowledgeItems)
+	case errors.As(err, &ceiling) && errors.Is(err, store.ErrKnowledgeSizeLimit):
+		return problem(http.StatusConflict, "The %d items would pass your plan's limit of %d characters of knowledge.", ceiling.Items, v.merchant.Plan.KnowledgeCharacters)
+	}
+	return err
+}
+
+// readUpload reads an uploaded file, which readForm bounded with the form.
+func readUpload(h *multipart.FileHeader) ([]byte, error) {
+	f, err := h.Open()
+	if err != nil {
+		return nil, fmt.Errorf("opening the upload %s: %w", h.Filename, err)
+	}
+	defer func() { _ = f.Close() }()
+	body, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("reading the upload %s: %w", h.Filename, err)
+	}
+	return body, nil
 }

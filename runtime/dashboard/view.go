@@ -267,6 +267,7 @@ var notices = map[string]string{
 	"updated":   "The item was saved.",
 	"deleted":   "The item was deleted.",
 	"imported":  "The items were imported.",
+	"uploaded":  "The files' items were added.",
 	"replayed":  "The delivery was queued to be sent again.",
 	"test-sent": "A test event was queued for the endpoint; its delivery is in the log below.",
 	"revoked":   "The key was revoked: it stops working within seconds.",

@@ -14,7 +14,7 @@ import (
 	"golang.org/x/net/html/charset"
 )
 
-// maxElements bounds the elements of a page readability scores: a page of more is read without it.
+// maxElements bounds the elements of a page readability looks at: a page of more is read without it.
 const maxElements = 50000
 
 // extractHTML reads a web page's main content, found by readability (Mozilla's algorithm, which drops
@@ -28,10 +28,13 @@ func extractHTML(body []byte, cs string, pageURL *url.URL) ([]part, error) {
 	title := documentTitle(doc)
 	stripChrome(doc)
 	parser := readability.NewParser()
-	parser.MaxElemsToParse = maxElements
 	root := doc
-	if article, err := parser.ParseDocument(doc, pageURL); err == nil && article.Node != nil && textLength(article.Node) > 0 {
-		root = article.Node
+	// Readability works on a copy of the page: only a page of a bounded size is copied, a larger one is read
+	// whole, less its chrome.
+	if elements(doc) <= maxElements {
+		if article, err := parser.ParseDocument(doc, pageURL); err == nil && article.Node != nil && textLength(article.Node) > 0 {
+			root = article.Node
+		}
 	}
 	b := newBuilder(title)
 	w := htmlWalker{b: b}
@@ -40,8 +43,36 @@ func extractHTML(body []byte, cs string, pageURL *url.URL) ([]part, error) {
 	return b.finish()
 }
 
-// parseHTML parses a page in the charset its media type or its meta element names, UTF-8 by default.
+// elements counts the elements of a page.
+func elements(doc *html.Node) int {
+	n := 0
+	for d := range doc.Descendants() {
+		if d.Type == html.ElementNode {
+			n++
+		}
+	}
+	return n
+}
+
+// maxPageNodes bounds the elements and texts of a page: a parsed page costs a few hundred bytes of memory a
+// node, and the largest real pages (a long encyclopaedia article) hold well under this.
+const maxPageNodes = 200_000
+
+// parseHTML parses a page in the charset its media type or its meta element names, UTF-8 by default, once a
+// pass of the tokenizer, which holds no tree, has counted its nodes within maxPageNodes.
 func parseHTML(body []byte, cs string) (*html.Node, error) {
+	z := html.NewTokenizer(bytes.NewReader(body))
+	for nodes := 0; ; {
+		tt := z.Next()
+		if tt == html.ErrorToken {
+			break
+		}
+		if tt == html.StartTagToken || tt == html.TextToken {
+			if nodes++; nodes > maxPageNodes {
+				return nil, fmt.Errorf("%w: a page of more than %d elements and texts", ErrTooLarge, maxPageNodes)
+			}
+		}
+	}
 	contentType := "text/html"
 	if cs != "" {
 		contentType += "; charset=" + cs

@@ -3,6 +3,7 @@ package ingest
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net/url"
@@ -117,6 +118,7 @@ func TestExtractRefuses(t *testing.T) {
 		{"an empty CSV file", "faq.csv", "", nil, ErrNoText},
 		{"a ragged CSV file", "faq.csv", "", []byte("question,answer\n\"open quote,x\n"), nil},
 		{"a file too large", "big.txt", "", big, ErrTooLarge},
+		{"a page of too many elements", "many.html", "", []byte(strings.Repeat("<p>a</p>", maxPageNodes/2+1)), ErrTooLarge},
 		{"a CSV row of too many fields", "wide.csv", "", []byte("a\n" + strings.Repeat("x,", maxCSVFields+1)), ErrTooLarge},
 	}
 	for _, tt := range tests {
@@ -332,6 +334,7 @@ func TestExtractRefusesFiles(t *testing.T) {
 		{"not a zip at all", "letter.docx", []byte("Dear customer"), ErrMalformed},
 		{"a zip bomb", "bomb.docx", zipOf(t, map[string]string{"word/document.xml": strings.Repeat(" ", maxUnpackedBytes+1)}), ErrTooLarge},
 		{"a Word document without text", "empty.docx", zipOf(t, map[string]string{"word/document.xml": `<w:document xmlns:w="` + wordNS + `"><w:body><w:p/></w:body></w:document>`}), ErrNoText},
+		{"a page of too much content", "dense.pdf", densePDF(maxPageStream + 4096), ErrTooLarge},
 		{"broken XML", "broken.docx", zipOf(t, map[string]string{"word/document.xml": `<w:document xmlns:w="` + wordNS + `"><w:body><w:p>`}), ErrMalformed},
 	}
 	for _, tt := range tests {
@@ -361,4 +364,12 @@ func zipOf(t *testing.T, files map[string]string) []byte {
 		t.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+func TestExtractStopsWhenCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := Extract(ctx, "tent-care.pdf", "", read(t, "tent-care.pdf"), nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("Extract: %v, want the context's error", err)
+	}
 }

@@ -13,12 +13,16 @@ import (
 	"github.com/ledongthuc/pdf"
 )
 
-// The bounds of a PDF: its pages, the page tree's depth, and what one page's content streams decompress to.
+// The bounds of a PDF: its pages, the page tree's depth, and what the content streams of one page and of the
+// whole document decompress to. The library keeps every glyph of a page (a few hundred bytes each) until the page
+// is read, so a page's content is bounded well above a dense page of text (tens of KiB) but far below what would
+// hold the runtime's memory: BenchmarkExtractDensePDFPage measures the worst page.
 const (
 	// MaxPages is the most pages of a PDF Extract reads.
-	MaxPages         = 2000
-	maxPageTreeDepth = 32
-	maxPageStream    = 16 << 20
+	MaxPages          = 2000
+	maxPageTreeDepth  = 32
+	maxPageStream     = 1 << 20
+	maxDocumentStream = 32 << 20
 )
 
 // extractPDF reads the text layer of a PDF, a section per page (split further when long), so that a citation
@@ -46,12 +50,17 @@ func extractPDF(ctx context.Context, body []byte, name string) (parts []part, er
 		return nil, err
 	}
 	b := newBuilder(title)
+	content := int64(0)
 	for i, page := range pages {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("reading page %d of the PDF: %w", i+1, err)
 		}
-		if err := checkStreams(page.V.Key("Contents")); err != nil {
+		n, err := checkStreams(page.V.Key("Contents"))
+		if err != nil {
 			return nil, fmt.Errorf("page %d: %w", i+1, err)
+		}
+		if content += n; content > maxDocumentStream {
+			return nil, fmt.Errorf("%w: the pages' content is more than %d bytes", ErrTooLarge, maxDocumentStream)
 		}
 		b.flush()
 		b.cur = part{Section: Section{Title: title, Page: i + 1}}
@@ -94,9 +103,9 @@ func pageList(root pdf.Value) ([]pdf.Page, error) {
 	return pages, nil
 }
 
-// checkStreams refuses a page whose content streams decompress to more than maxPageStream bytes, before the
-// library holds them as glyphs.
-func checkStreams(contents pdf.Value) error {
+// checkStreams returns the bytes a page's content streams decompress to, and refuses a page of more than
+// maxPageStream, before the library holds them as glyphs.
+func checkStreams(contents pdf.Value) (int64, error) {
 	streams := []pdf.Value{contents}
 	if contents.Kind() == pdf.Array {
 		streams = streams[:0]
@@ -113,13 +122,13 @@ func checkStreams(contents pdf.Value) error {
 		n, err := io.Copy(io.Discard, io.LimitReader(rc, maxPageStream-total+1))
 		_ = rc.Close()
 		if err != nil {
-			return fmt.Errorf("%w: a content stream: %w", ErrMalformed, err)
+			return 0, fmt.Errorf("%w: a content stream: %w", ErrMalformed, err)
 		}
 		if total += n; total > maxPageStream {
-			return fmt.Errorf("%w: a page's content is more than %d bytes", ErrTooLarge, maxPageStream)
+			return 0, fmt.Errorf("%w: its content is more than %d bytes", ErrTooLarge, maxPageStream)
 		}
 	}
-	return nil
+	return total, nil
 }
 
 // pageParagraphs rebuilds a page's lines and paragraphs from its glyphs, which a PDF places one by one: glyphs on

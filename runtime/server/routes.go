@@ -26,6 +26,7 @@ func (s *Server) routes() http.Handler {
 	rt.handle("conversation", "DELETE /api/v1/conversations/{id}", s.owner(s.deleteConversation))
 	rt.handle("knowledge", "GET /api/v1/knowledge", s.owner(s.listKnowledge))
 	rt.handle("knowledge", "POST /api/v1/knowledge", s.owner(s.createKnowledge))
+	rt.handle("knowledge_files", "POST /api/v1/knowledge/files", s.owner(s.uploadKnowledgeFiles))
 	rt.handle("knowledge_item", "GET /api/v1/knowledge/{id}", s.owner(s.sourcesOrItem))
 	rt.handle("knowledge_item", "PUT /api/v1/knowledge/{id}", s.owner(s.updateKnowledge))
 	rt.handle("knowledge_item", "DELETE /api/v1/knowledge/{id}", s.owner(s.deleteKnowledge))
@@ -110,7 +111,22 @@ func (rt *router) handle(name, pattern string, h http.Handler) {
 		panic("server: path " + path + " is named both " + old + " and " + name)
 	}
 	rt.allow[path] = append(rt.allow[path], method)
+	if method == http.MethodGet {
+		h = rt.refuseHead(path, h)
+	}
 	rt.m.Handle(pattern, named(name, h))
+}
+
+// refuseHead makes a GET handler, which the ServeMux also gives HEAD requests, refuse HEAD when path does not
+// serve it, with the Allow header of the path's methods once every route is in.
+func (rt *router) refuseHead(path string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead && !slices.Contains(rt.allow[path], http.MethodHead) {
+			methodNotAllowed(strings.Join(slices.Sorted(slices.Values(rt.allow[path])), ", ")).ServeHTTP(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // handleGetHead serves GET and HEAD of path with h; the server sends a HEAD's headers without the body.
@@ -123,16 +139,25 @@ func (rt *router) handleGetHead(name, path string, h http.Handler) {
 // with a method it does not serve, and an unknown path, in plain text, lets a GET pattern serve HEAD, and
 // redirects a path that is not clean ("/api/v1//chat", "/a/../b") to the cleaned one. So each path also gets a
 // pattern without a method, which the ServeMux picks only when none of the path's method patterns matches,
-// answering 405 with Allow; a path served by GET alone refuses HEAD explicitly; "/" answers 404; and a path
-// that is not clean answers 404 before the ServeMux sees it. The ServeMux's own answers are never reached.
+// answering 405 with Allow; a path served by GET alone refuses HEAD in its GET handler (refuseHead); "/"
+// answers 404; and a path that is not clean answers 404 before the ServeMux sees it. The ServeMux's own answers
+// are never reached.
 func (rt *router) mux() http.Handler {
 	for _, path := range rt.paths {
 		methods := slices.Sorted(slices.Values(rt.allow[path]))
 		refuse := named(rt.names[path], methodNotAllowed(strings.Join(methods, ", ")))
-		rt.m.Handle(path, refuse)
-		if slices.Contains(methods, http.MethodGet) && !slices.Contains(methods, http.MethodHead) {
-			rt.m.Handle(http.MethodHead+" "+path, refuse)
+		if rt.shadowed(path) {
+			// A path a wildcard path matches too ("/knowledge/files", "/knowledge/{id}") cannot have a pattern
+			// without a method: the ServeMux finds it in conflict with the wildcard's method patterns. It refuses
+			// the standard methods it does not serve one by one instead.
+			for _, m := range standardMethods {
+				if !slices.Contains(methods, m) {
+					rt.m.Handle(m+" "+path, refuse)
+				}
+			}
+			continue
 		}
+		rt.m.Handle(path, refuse)
 	}
 	notFound := func(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, newError(http.StatusNotFound, codeNotFound, "no such endpoint: %s", r.URL.Path))
@@ -145,6 +170,32 @@ func (rt *router) mux() http.Handler {
 		}
 		rt.m.ServeHTTP(w, r)
 	})
+}
+
+// standardMethods are the methods a shadowed path refuses explicitly.
+var standardMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+	http.MethodDelete, http.MethodOptions}
+
+// shadowed reports whether another path, with wildcards, also matches the literal path p.
+func (rt *router) shadowed(p string) bool {
+	segs := strings.Split(p, "/")
+	for _, q := range rt.paths {
+		qsegs := strings.Split(q, "/")
+		if q == p || !strings.Contains(q, "{") || len(qsegs) != len(segs) {
+			continue
+		}
+		match := true
+		for i, s := range qsegs {
+			if s != segs[i] && !strings.HasPrefix(s, "{") {
+				match = false
+				break
+			}
+		}
+		if match {
+			return true
+		}
+	}
+	return false
 }
 
 // isCleanPath reports whether p is a path the ServeMux serves as it is, rather than redirecting it: the cleaned

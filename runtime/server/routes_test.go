@@ -21,6 +21,7 @@ func TestEveryRouteRefusesOtherMethods(t *testing.T) {
 		{"/api/v1/conversations/conv_1", "conversation", "DELETE, GET"},
 		{"/api/v1/knowledge", "knowledge", "GET, POST"},
 		{"/api/v1/knowledge/kn_1", "knowledge_item", "DELETE, GET, PUT"},
+		{"/api/v1/knowledge/files", "knowledge_files", "POST"},
 		{"/api/v1/analytics/overview", "analytics_overview", "GET"},
 		{"/api/v1/leads", "leads", "GET, OPTIONS, POST"},
 		{"/api/v1/leads/lead_1", "lead", "DELETE"},
