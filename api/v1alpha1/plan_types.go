@@ -122,6 +122,30 @@ type PlanSpec struct {
 	// +kubebuilder:validation:Maximum=1000000000000
 	TokensPerVisitorPerDay int64 `json:"tokensPerVisitorPerDay,omitempty"`
 
+	// KnowledgeSources is how many knowledge sources (websites whose pages become knowledge items and are kept in
+	// sync) a merchant may keep; past it, 403 knowledge_limit_reached. What sources make counts against
+	// knowledgeItems and knowledgeCharacters.
+	// +optional
+	// +kubebuilder:default=5
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	KnowledgeSources int32 `json:"knowledgeSources,omitempty"`
+
+	// PagesPerSource is the most pages one sync of a knowledge source reads; it bounds the requests, time and
+	// memory one crawl takes in the shared runtime, and a merchant's source may ask for fewer.
+	// +optional
+	// +kubebuilder:default=500
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	PagesPerSource int32 `json:"pagesPerSource,omitempty"`
+
+	// MinSourceSyncInterval is the shortest time between the scheduled syncs of a knowledge source a merchant may
+	// ask for, so that the sites read and the runtime are not crawled more often than the plan pays for. A sync
+	// asked for by hand is not bound by it.
+	// +optional
+	// +kubebuilder:default="1h"
+	MinSourceSyncInterval *metav1.Duration `json:"minSourceSyncInterval,omitempty"`
+
 	// Features switches plan-gated features on.
 	// +optional
 	Features PlanFeatures `json:"features,omitempty"`

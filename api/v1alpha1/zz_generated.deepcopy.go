@@ -780,6 +780,11 @@ func (in *PlanSpec) DeepCopyInto(out *PlanSpec) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.MinSourceSyncInterval != nil {
+		in, out := &in.MinSourceSyncInterval, &out.MinSourceSyncInterval
+		*out = new(v1.Duration)
+		**out = **in
+	}
 	in.Features.DeepCopyInto(&out.Features)
 	if in.AllowedNamespaces != nil {
 		in, out := &in.AllowedNamespaces, &out.AllowedNamespaces

@@ -18,6 +18,7 @@ import (
 	"github.com/parley-dev/parley/runtime/assistant/llm"
 	"github.com/parley-dev/parley/runtime/backup"
 	"github.com/parley-dev/parley/runtime/chat"
+	"github.com/parley-dev/parley/runtime/crawl"
 	"github.com/parley-dev/parley/runtime/dashboard"
 	"github.com/parley-dev/parley/runtime/issuer"
 	"github.com/parley-dev/parley/runtime/ratelimit"
@@ -144,6 +145,19 @@ func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *a
 		return nil, fmt.Errorf("the chat service: %w", err)
 	}
 	a.chat = svc
+	// The crawler reaches the addresses webhooks may: private ones only where the runtime allows them.
+	syncer, err := chat.NewSyncer(chat.SyncerConfig{Service: svc, Tenants: a.tenants, Logger: log,
+		Crawler: crawl.New(crawl.Config{AllowPrivate: cfg.WebhookAllowPrivate})})
+	if err != nil {
+		return nil, fmt.Errorf("the knowledge source syncer: %w", err)
+	}
+	syncsDone := make(chan struct{})
+	go func() {
+		defer close(syncsDone)
+		syncer.Run(ctx) // returns when ctx ends
+	}()
+	// Waits until the syncs in flight have recorded their outcome, before the store closes.
+	a.closers = append(a.closers, func() { <-syncsDone })
 	scfg := server.Config{Tenants: a.tenants, Chat: svc, Limiter: limiter, Conversations: conversations, Logger: log, Registry: reg,
 		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxies}
 	if cfg.OIDCIssuer != "" {

@@ -178,7 +178,18 @@ func bundlePlan(p *chatv1alpha1.Plan) tenant.Plan {
 		TokensPerConversation:          p.Spec.TokensPerConversation,
 		TurnsPerVisitorPerDay:          p.Spec.TurnsPerVisitorPerDay,
 		TokensPerVisitorPerDay:         p.Spec.TokensPerVisitorPerDay,
+		KnowledgeSources:               p.Spec.KnowledgeSources,
+		PagesPerSource:                 p.Spec.PagesPerSource,
+		MinSourceSyncSeconds:           sourceSyncSeconds(p.Spec.MinSourceSyncInterval),
 	}
+}
+
+// sourceSyncSeconds is the plan's re-sync floor in whole seconds; 0 (the runtime's default) when unset.
+func sourceSyncSeconds(d *metav1.Duration) int64 {
+	if d == nil || d.Duration <= 0 {
+		return 0
+	}
+	return max(1, int64(d.Duration/time.Second))
 }
 
 func sorted(in []string) []string {

@@ -113,6 +113,12 @@ func TestBundle(t *testing.T) {
 	if nb := Bundle(m, "acme-shop", bounded, keys, hooks, now); nb.Plan.ImportItems != 50 || nb.Plan.ImportBytes != 64<<10 {
 		t.Errorf("the plan's import bounds do not reach the bundle: %+v", nb.Plan)
 	}
+	bounded.Spec.KnowledgeSources, bounded.Spec.PagesPerSource = 3, 40
+	bounded.Spec.MinSourceSyncInterval = &metav1.Duration{Duration: 6 * time.Hour}
+	if nb := Bundle(m, "acme-shop", bounded, keys, hooks, now); nb.Plan.SourcesLimit() != 3 || nb.Plan.SourcePagesLimit() != 40 ||
+		nb.Plan.MinSourceSync() != 6*time.Hour {
+		t.Errorf("the plan's source bounds do not reach the bundle: %+v", nb.Plan)
+	}
 	if b.SelfServiceKeysDisabled {
 		t.Error("self-service keys are off by default")
 	}

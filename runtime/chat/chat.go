@@ -56,6 +56,8 @@ type Service struct {
 	log       *slog.Logger
 	now       func() time.Time
 	notify    func()
+	// syncWake wakes the Syncer of this process, when one runs (NewSyncer).
+	syncWake chan struct{}
 }
 
 // New builds a Service.

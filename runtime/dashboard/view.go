@@ -263,14 +263,17 @@ func (d *Dashboard) renderErrorView(w http.ResponseWriter, r *http.Request, v *v
 
 // notices are the confirmations a change's redirect can ask for (?ok=...).
 var notices = map[string]string{
-	"created":   "The item was added.",
-	"updated":   "The item was saved.",
-	"deleted":   "The item was deleted.",
-	"imported":  "The items were imported.",
-	"uploaded":  "The files' items were added.",
-	"replayed":  "The delivery was queued to be sent again.",
-	"test-sent": "A test event was queued for the endpoint; its delivery is in the log below.",
-	"revoked":   "The key was revoked: it stops working within seconds.",
+	"created":        "The item was added.",
+	"updated":        "The item was saved.",
+	"deleted":        "The item was deleted.",
+	"imported":       "The items were imported.",
+	"uploaded":       "The files' items were added.",
+	"replayed":       "The delivery was queued to be sent again.",
+	"test-sent":      "A test event was queued for the endpoint; its delivery is in the log below.",
+	"revoked":        "The key was revoked: it stops working within seconds.",
+	"source-added":   "The website was added: its first sync has started.",
+	"sync-requested": "The website will be synced now.",
+	"source-deleted": "The website was deleted with its items.",
 	// The deletions of personal data.
 	"conversation-deleted": "The conversation was deleted with its messages, leads and webhook deliveries.",
 	"lead-deleted":         "The lead was deleted with its webhook deliveries.",

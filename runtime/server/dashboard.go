@@ -149,6 +149,7 @@ type knowledgeJSON struct {
 	Tags      []string  `json:"tags"`
 	Questions []string  `json:"questions"`
 	Status    string    `json:"status"`
+	SourceID  string    `json:"source_id,omitempty"`
 	UseCount  int       `json:"use_count"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
@@ -156,7 +157,7 @@ type knowledgeJSON struct {
 
 func toKnowledgeJSON(k store.Knowledge) knowledgeJSON {
 	return knowledgeJSON{ID: k.ID, Title: k.Title, Content: k.Content, URL: k.URL, Tags: orEmpty(k.Tags),
-		Questions: orEmpty(k.Questions), Status: chat.StatusOf(k), UseCount: k.UseCount, CreatedAt: k.CreatedAt.UTC(),
+		Questions: orEmpty(k.Questions), Status: chat.StatusOf(k), SourceID: k.SourceID, UseCount: k.UseCount, CreatedAt: k.CreatedAt.UTC(),
 		UpdatedAt: k.UpdatedAt.UTC()}
 }
 

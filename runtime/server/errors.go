@@ -95,6 +95,7 @@ var domainErrors = []struct {
 	{chat.ErrConversationFull, http.StatusConflict, codeConversationFull, fmt.Sprintf("the conversation has reached its %d messages; go on in a new one: leave conversation_id out", chat.MaxConversationMessages)},
 	{chat.ErrConversationLimit, http.StatusTooManyRequests, codeConversationLimit, "the conversation has had the answers or model tokens the merchant's plan allows; go on in a new one: leave conversation_id out"},
 	{chat.ErrVisitorLimit, http.StatusTooManyRequests, codeVisitorLimit, "this visitor has had the answers or model tokens the merchant's plan allows in a day"},
+	{chat.ErrSourceLimit, http.StatusForbidden, codeKnowledgeLimit, "the merchant's plan's knowledge sources are all used"},
 	{chat.ErrWebhooksNotInPlan, http.StatusForbidden, codeWebhooksNotInPlan, "the merchant's plan does not include webhooks"},
 	{store.ErrNotReplayable, http.StatusConflict, codeDeliveryPending, "the delivery is still pending; replay it once it has succeeded, failed or been cancelled"},
 }

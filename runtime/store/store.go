@@ -64,6 +64,12 @@ type Store interface {
 	// room for the others' deliveries.
 	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit, perMerchant int) ([]Delivery, error)
 
+	// ClaimSources leases up to limit knowledge sources of any merchant whose sync is due at now and not leased
+	// by another caller, until now+lease, marks them syncing and returns them, oldest due first. No merchant holds
+	// more than perMerchant leases at once (those of earlier claims included), so that one merchant's crawls
+	// leave room for the others'. Across replicas sharing the store, each due sync is claimed once.
+	ClaimSources(ctx context.Context, now time.Time, lease time.Duration, limit, perMerchant int) ([]KnowledgeSource, error)
+
 	// Ping checks that the store answers.
 	Ping(ctx context.Context) error
 
@@ -73,6 +79,8 @@ type Store interface {
 
 // Reader reads a merchant's data. Every method is scoped to one merchant.
 type Reader interface {
+	SourceReader
+
 	// ConversationsThisMonth returns how many conversations the merchant started in the UTC month of now.
 	ConversationsThisMonth(ctx context.Context, merchantID string, now time.Time) (int, error)
 
@@ -156,6 +164,8 @@ type Reader interface {
 // Tx is one write transaction's statements. Each is a single step; the rules that combine them are package
 // chat's. Every statement is scoped to the merchant it names.
 type Tx interface {
+	SourceTx
+
 	// UpsertConversation creates the exchange's conversation with the exchange's two messages counted, or counts
 	// them in the existing one, and reports whether it created it. Two first exchanges of one conversation
 	// racing on replicas see exactly one creation.
@@ -256,8 +266,9 @@ type Tx interface {
 	RedeemSignIn(ctx context.Context, stateSHA256 string, expires, now time.Time) (bool, error)
 
 	// EraseMerchant deletes every row the merchant has, in every table: conversations and messages, monthly
-	// counters, knowledge, leads, events, deliveries and their attempts, disabled endpoints and self-service
-	// keys. It returns how many rows it deleted; erasing a merchant without data deletes none.
+	// counters, knowledge and its sources with their pages, leads, events, deliveries and their attempts,
+	// disabled endpoints and self-service keys. It returns how many rows it deleted; erasing a merchant without
+	// data deletes none.
 	EraseMerchant(ctx context.Context, merchantID string) (rows int64, err error)
 
 	// DeleteConversation deletes one of the merchant's conversations and everything that belongs to it, in every
@@ -425,7 +436,9 @@ type Knowledge struct {
 	// Draft keeps the item out of the answers: the assistant neither answers from it nor cites or suggests it,
 	// while its merchant writes it or has taken it out of use without losing it. The API calls it the status
 	// "draft", and a published item's "published".
-	Draft     bool
+	Draft bool
+	// SourceID is the knowledge source that made the item and keeps it in sync; empty for an item typed by hand.
+	SourceID  string
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	// UseCount is how many answers cited the item.

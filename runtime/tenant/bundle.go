@@ -122,6 +122,33 @@ type Plan struct {
 	// TokensPerVisitorPerDay is the model tokens the answers of one visitor ID's conversations started in the
 	// last 24 hours may take; 0 means DefaultTokensPerVisitorPerDay.
 	TokensPerVisitorPerDay int64 `json:"tokensPerVisitorPerDay,omitempty"`
+	// KnowledgeSources is how many knowledge sources (websites, Git repositories) the merchant may keep; 0 means
+	// DefaultKnowledgeSources.
+	KnowledgeSources int32 `json:"knowledgeSources,omitempty"`
+	// PagesPerSource is the most pages one sync of a source reads; 0 means DefaultPagesPerSource.
+	PagesPerSource int32 `json:"pagesPerSource,omitempty"`
+	// MinSourceSyncSeconds is the shortest time between the scheduled syncs of a source; 0 means
+	// DefaultMinSourceSync.
+	MinSourceSyncSeconds int64 `json:"minSourceSyncSeconds,omitempty"`
+}
+
+// The bounds of knowledge sources of a plan that sets none: a small shop's site and help centre, read at most
+// hourly, so that a runtime's crawls stay a small load on the merchants' sites and on itself.
+const (
+	DefaultKnowledgeSources = 5
+	DefaultPagesPerSource   = 500
+	DefaultMinSourceSync    = time.Hour
+)
+
+// SourcesLimit is the plan's knowledge sources, its default when unset.
+func (p Plan) SourcesLimit() int { return int(orDefault(p.KnowledgeSources, DefaultKnowledgeSources)) }
+
+// SourcePagesLimit is the plan's pages per sync of a source, its default when unset.
+func (p Plan) SourcePagesLimit() int { return int(orDefault(p.PagesPerSource, DefaultPagesPerSource)) }
+
+// MinSourceSync is the plan's shortest time between scheduled syncs of a source, its default when unset.
+func (p Plan) MinSourceSync() time.Duration {
+	return time.Duration(orDefault(p.MinSourceSyncSeconds, int64(DefaultMinSourceSync/time.Second))) * time.Second
 }
 
 // The model's bounds per conversation and per visitor of a plan that sets none (a bundle of an older operator):

@@ -49,9 +49,10 @@ func (tx writeTx) KnowledgeCharacters(ctx context.Context, merchantID, except st
 // InsertKnowledge stores a new item.
 func (tx writeTx) InsertKnowledge(ctx context.Context, k store.Knowledge) error {
 	_, err := tx.Exec(ctx, `
-		INSERT INTO knowledge (merchant_id, id, title, content, url, tags, questions, draft, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-		k.MerchantID, k.ID, k.Title, k.Content, k.URL, tags(k.Tags), store.JoinQuestions(k.Questions), k.Draft,
+		INSERT INTO knowledge (merchant_id, id, title, content, url, tags, questions, draft, source_id, created_at,
+			updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		k.MerchantID, k.ID, k.Title, k.Content, k.URL, tags(k.Tags), store.JoinQuestions(k.Questions), k.Draft, k.SourceID,
 		stamp(k.CreatedAt), stamp(k.UpdatedAt))
 	if err != nil {
 		return fmt.Errorf("inserting: %w", err)

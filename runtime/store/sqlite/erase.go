@@ -43,6 +43,8 @@ var personalData = []personalTable{
 	{name: "monthly_tokens"},
 	{name: "knowledge_uses"},
 	{name: "knowledge"},
+	{name: "source_pages"},
+	{name: "knowledge_sources"},
 	{name: "knowledge_revisions"},
 	{name: "api_keys"},
 }

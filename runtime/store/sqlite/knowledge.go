@@ -52,9 +52,10 @@ func (tx writeTx) InsertKnowledge(ctx context.Context, k store.Knowledge) error 
 		return err
 	}
 	_, err = tx.ExecContext(ctx, `
-		INSERT INTO knowledge (merchant_id, id, title, content, url, tags, questions, draft, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		k.MerchantID, k.ID, k.Title, k.Content, k.URL, tags, store.JoinQuestions(k.Questions), k.Draft,
+		INSERT INTO knowledge (merchant_id, id, title, content, url, tags, questions, draft, source_id, created_at,
+			updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		k.MerchantID, k.ID, k.Title, k.Content, k.URL, tags, store.JoinQuestions(k.Questions), k.Draft, k.SourceID,
 		storeutil.Millis(k.CreatedAt), storeutil.Millis(k.UpdatedAt))
 	if err != nil {
 		return fmt.Errorf("inserting: %w", err)

@@ -21,6 +21,7 @@ func (h harness) erase(t *testing.T) {
 		ex.Outbox = subscribed(hookA, hookB)
 		record(t, s, ex)
 		mustCreateKnowledge(t, s, item(merchantID, "k1", base), 0)
+		seedSource(t, s, merchantID, "src1")
 		var gone store.Delivery
 		for _, d := range claim(t, s, base) {
 			if d.MerchantID == merchantID && d.WebhookID == hookA.WebhookID {
@@ -72,15 +73,18 @@ func (h harness) erase(t *testing.T) {
 
 // merchantData counts what a merchant has in each part of the store.
 type merchantData struct {
-	conversations, messages, leads, knowledge, deliveries, attempts, keys, monthConversations int
-	revision, tokens                                                                          int64
-	keyByHash                                                                                 bool
+	conversations, messages, leads, knowledge, deliveries, attempts, keys, monthConversations, sources, pages int
+	revision, tokens                                                                                          int64
+	keyByHash                                                                                                 bool
 }
 
 func snapshot(t *testing.T, s store.Store, merchantID, keyHash string) merchantData {
 	t.Helper()
 	ctx := t.Context()
-	var d merchantData
+	var (
+		d    merchantData
+		keys []store.APIKey
+	)
 	for _, c := range listAllConversations(t, s, merchantID, store.ConversationFilter{}) {
 		d.conversations++
 		d.messages += len(mustMessages(t, s, merchantID, c.ID))
@@ -88,6 +92,18 @@ func snapshot(t *testing.T, s store.Store, merchantID, keyHash string) merchantD
 	d.leads = len(listAllLeads(t, s, merchantID, store.LeadFilter{}))
 	d.knowledge = len(allKnowledgeIDs(t, s, merchantID))
 	d.revision = revision(t, s, merchantID)
+	sources, err := s.ListSources(ctx, merchantID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.sources = len(sources)
+	for _, src := range sources {
+		pages, err := s.ListSourcePages(ctx, merchantID, src.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.pages += len(pages)
+	}
 	for _, del := range listAllDeliveries(t, s, merchantID, store.DeliveryFilter{}) {
 		d.deliveries++
 		_, attempts, err := s.GetDelivery(ctx, merchantID, del.ID)
@@ -96,7 +112,7 @@ func snapshot(t *testing.T, s store.Store, merchantID, keyHash string) merchantD
 		}
 		d.attempts += len(attempts)
 	}
-	keys, err := s.ListAPIKeys(ctx, merchantID)
+	keys, err = s.ListAPIKeys(ctx, merchantID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,78 @@
+//go:build integration
+
+package dashboard_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/parley-dev/parley/internal/testutil/headless"
+	"github.com/parley-dev/parley/runtime/chat"
+	"github.com/parley-dev/parley/runtime/crawl"
+)
+
+// TestWebsitesInBrowser adds a website on the websites page as a merchant does, and follows its first sync to
+// the items it made.
+func TestWebsitesInBrowser(t *testing.T) {
+	e := newEnv(t)
+	syncer, err := chat.NewSyncer(chat.SyncerConfig{Service: e.svc, Tenants: e.tenants,
+		Crawler: crawl.New(crawl.Config{AllowPrivate: true}), Poll: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go syncer.Run(t.Context())
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		switch r.URL.Path {
+		case "/":
+			fmt.Fprint(w, `<html><body><nav><a href="/returns">Returns</a></nav><main><h1>Alpha Outdoor</h1><p>Tents, stoves and sleeping bags for every season, shipped from Hamburg.</p></main></body></html>`)
+		case "/returns":
+			fmt.Fprint(w, `<html><body><main><h1>Returns</h1><p>Return any unused item within 30 days for a full refund.</p></main></body></html>`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(site.Close)
+
+	ctx := headless.Start(t, 1280, 800, 90*time.Second)
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(e.url+"/dashboard/sources"),
+		waitFor(`location.href.startsWith(`+fmt.Sprintf("%q", e.idp)+`) && !!document.querySelector('#email')`),
+		chromedp.SendKeys("#email", "alpha@owners.example"),
+		chromedp.Click("button[type=submit]"),
+		waitFor(`location.pathname === '/dashboard/sources'`),
+		bodyHas("No websites yet."),
+		chromedp.SendKeys("#source-url", site.URL+"/"),
+		chromedp.Click(`form[action="/dashboard/sources"] button[type=submit]`),
+		bodyHas("The website was added: its first sync has started."),
+	)
+	if err != nil {
+		t.Fatalf("adding a website: %v", err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if err := chromedp.Do(ctx, chromedp.Reload(), waitFor(`document.readyState === 'complete'`)); err != nil {
+			t.Fatal(err)
+		}
+		ready, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.body.innerText.includes('Ready')`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ready {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the website's sync did not finish")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	saveScreenshot(ctx, t, "dashboard-websites.png")
+	if n := e.knowledgeCount(t, "alpha"); n != 4 {
+		t.Errorf("alpha has %d items, want its 2 and the site's 2", n)
+	}
+}

@@ -1,0 +1,55 @@
+package dashboard_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+func TestWebsitesForm(t *testing.T) {
+	e := newEnv(t)
+	c := newClient(t, e.url)
+	c.signIn("alpha@owners.example")
+	for _, tc := range []struct {
+		form   url.Values
+		status int
+		want   string
+	}{
+		{url.Values{"url": {""}}, http.StatusUnprocessableEntity, "Enter the website&#39;s address."},
+		{url.Values{"url": {"ftp://alpha.example/"}}, http.StatusUnprocessableEntity, "whole http or https address"},
+		{url.Values{"url": {"https://alpha.example/"}, "sync_interval": {"5m"}}, http.StatusUnprocessableEntity, "The interval must be between 1h and 720h."},
+	} {
+		tc.form.Set("csrf", c.csrf())
+		if res := c.post("/dashboard/sources", tc.form); res.StatusCode != tc.status || !strings.Contains(res.Body, tc.want) {
+			t.Errorf("%v: %d, want %d with %q", tc.form, res.StatusCode, tc.status, tc.want)
+		}
+	}
+	res := c.post("/dashboard/sources", url.Values{"csrf": {c.csrf()}, "url": {"https://alpha.example/help/"}, "sync_interval": {"24h"}})
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("adding a website: %d %s", res.StatusCode, res.Body)
+	}
+	page := c.get("/dashboard/sources?ok=source-added")
+	if !strings.Contains(page.Body, "https://alpha.example/help/") || !strings.Contains(page.Body, "every 24h") {
+		t.Fatalf("the websites page: %s", page.Body)
+	}
+	list, err := e.svc.Store().ListSources(t.Context(), "alpha")
+	if err != nil || len(list) != 1 {
+		t.Fatalf("alpha's sources: %v, %v", list, err)
+	}
+
+	// Another merchant's owner can neither sync nor delete it.
+	b := newClient(t, e.url)
+	b.signIn("beta@owners.example")
+	for _, action := range []string{"sync", "delete"} {
+		if res := b.post("/dashboard/sources/"+list[0].ID+"/"+action, url.Values{"csrf": {b.csrf()}}); res.StatusCode != http.StatusNotFound {
+			t.Errorf("beta's %s of alpha's website: %d", action, res.StatusCode)
+		}
+	}
+	if res := c.post("/dashboard/sources/"+list[0].ID+"/delete", url.Values{"csrf": {c.csrf()}}); res.StatusCode != http.StatusSeeOther {
+		t.Errorf("deleting the website: %d", res.StatusCode)
+	}
+	if list, _ := e.svc.Store().ListSources(t.Context(), "alpha"); len(list) != 0 {
+		t.Errorf("alpha still has %d websites", len(list))
+	}
+}
