@@ -219,10 +219,10 @@ func (r *Responder) ask(ctx context.Context, req assistant.Request, hits []assis
 func (r *Responder) stream(ctx context.Context, req assistant.Request, hits []assistant.Hit, msgs []openai.ChatCompletionMessageParamUnion, w wire) (assistant.Reply, error) {
 	stream := r.client.Chat.Completions.NewStreaming(ctx, w.params(r.cfg.Model, msgs, r.cfg.Temperature, r.cfg.MaxTokens))
 	defer func() { _ = stream.Close() }()
-	var text, completion strings.Builder
+	var completion strings.Builder
 	var usage assistant.Usage
-	var think thoughts
-	reported, sent, finish, limit := false, 0, "", r.cfg.MaxTokens*maxAnswerBytesPerToken
+	think := thoughts{inside: w.thinksUnopened}
+	reported, sent, lone, finish, limit := false, 0, 0, "", r.cfg.MaxTokens*maxAnswerBytesPerToken
 	for stream.Next() {
 		chunk := stream.Current()
 		if chunk.JSON.Usage.Valid() {
@@ -236,28 +236,40 @@ func (r *Responder) stream(ctx context.Context, req assistant.Request, hits []as
 			}
 			completion.WriteString(reasoning(c.Delta))
 			completion.WriteString(c.Delta.Content)
-			text.WriteString(think.answer(c.Delta.Content))
+			think.add(c.Delta.Content)
 			if c.FinishReason != "" && finish == "" {
-				text.WriteString(think.end())
+				think.end()
 				finish = c.FinishReason
 			}
 		}
 		if completion.Len() > limit {
 			return assistant.Reply{}, fmt.Errorf("the chat completion from %s is longer than %d bytes, %d tokens' worth", r.cfg.BaseURL, limit, r.cfg.MaxTokens)
 		}
-		sent = pass(req.Delta, strings.TrimLeftFunc(text.String(), unicode.IsSpace), sent)
+		if think.lone != lone {
+			// What was passed on was a thought: the answer starts again. The stored reply, which the widget shows
+			// once it ends, has none of it; the model is learned below, so that it happens once.
+			lone, sent = think.lone, 0
+		}
+		sent = pass(req.Delta, strings.TrimLeftFunc(think.answer(), unicode.IsSpace), sent)
+	}
+	if think.lone > 0 && !w.thinksUnopened {
+		r.log.InfoContext(ctx, "the model's thoughts start without <think>; holding its answers back until </think> from now on",
+			"model", r.cfg.Model)
+		w.thinksUnopened = true
+		r.accepts.learn(r.cfg.Model, w)
 	}
 	if err := stream.Err(); err != nil {
 		// With the caller's cancellation, what was written, and what it cost: the provider bills the prompt whole
 		// and the completion's tokens so far, and a stream cut short reports no usage of its own.
-		partial := assistant.Reply{Text: text.String(), Kind: assistant.KindAnswer, Answered: text.Len() > 0,
-			Usage: assistant.Usage{PromptTokens: int64(promptTokens(msgs)), CompletionTokens: int64(tokens(text.String()))}}
+		text := think.answer()
+		partial := assistant.Reply{Text: text, Kind: assistant.KindAnswer, Answered: text != "",
+			Usage: assistant.Usage{PromptTokens: int64(promptTokens(msgs)), CompletionTokens: int64(tokens(text))}}
 		return partial, fmt.Errorf("the chat completion from %s: %w", r.cfg.BaseURL, err)
 	}
 	if finish == "" {
 		return assistant.Reply{}, fmt.Errorf("the chat completion from %s: %w", r.cfg.BaseURL, errCutShort)
 	}
-	answer := strings.TrimSpace(text.String())
+	answer := strings.TrimSpace(think.answer())
 	if answer == "" {
 		return assistant.Reply{}, errEmpty
 	}
