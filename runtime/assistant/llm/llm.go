@@ -221,7 +221,7 @@ func (r *Responder) stream(ctx context.Context, req assistant.Request, hits []as
 	defer func() { _ = stream.Close() }()
 	var completion strings.Builder
 	var usage assistant.Usage
-	think := thoughts{inside: w.thinksUnopened}
+	think, cite := thoughts{inside: w.thinksUnopened}, newCiter(len(hits))
 	reported, sent, lone, finish, limit := false, 0, 0, "", r.cfg.MaxTokens*maxAnswerBytesPerToken
 	for stream.Next() {
 		chunk := stream.Current()
@@ -248,9 +248,9 @@ func (r *Responder) stream(ctx context.Context, req assistant.Request, hits []as
 		if think.lone != lone {
 			// What was passed on was a thought: the answer starts again. The stored reply, which the widget shows
 			// once it ends, has none of it; the model is learned below, so that it happens once.
-			lone, sent = think.lone, 0
+			lone, sent, cite = think.lone, 0, newCiter(len(hits))
 		}
-		sent = pass(req.Delta, strings.TrimLeftFunc(think.answer(), unicode.IsSpace), sent)
+		sent = pass(req.Delta, cite.text(strings.TrimLeftFunc(think.answer(), unicode.IsSpace), false), sent)
 	}
 	if think.lone > 0 && !w.thinksUnopened {
 		r.log.InfoContext(ctx, "the model's thoughts start without <think>; holding its answers back until </think> from now on",
@@ -261,7 +261,7 @@ func (r *Responder) stream(ctx context.Context, req assistant.Request, hits []as
 	if err := stream.Err(); err != nil {
 		// With the caller's cancellation, what was written, and what it cost: the provider bills the prompt whole
 		// and the completion's tokens so far, and a stream cut short reports no usage of its own.
-		text := think.answer()
+		text := cite.text(strings.TrimLeftFunc(think.answer(), unicode.IsSpace), true)
 		partial := assistant.Reply{Text: text, Kind: assistant.KindAnswer, Answered: text != "",
 			Usage: assistant.Usage{PromptTokens: int64(promptTokens(msgs)), CompletionTokens: int64(tokens(text))}}
 		return partial, fmt.Errorf("the chat completion from %s: %w", r.cfg.BaseURL, err)
@@ -269,11 +269,11 @@ func (r *Responder) stream(ctx context.Context, req assistant.Request, hits []as
 	if finish == "" {
 		return assistant.Reply{}, fmt.Errorf("the chat completion from %s: %w", r.cfg.BaseURL, errCutShort)
 	}
-	answer := strings.TrimSpace(think.answer())
+	answer := strings.TrimSpace(cite.text(strings.TrimLeftFunc(think.answer(), unicode.IsSpace), true))
 	if answer == "" {
 		return assistant.Reply{}, errEmpty
 	}
-	reply := readAnswer(req, answer, hits)
+	reply := readAnswer(req, answer, cite, hits)
 	if reply.Kind == assistant.KindAnswer && (finish == assistant.CutLength || finish == assistant.CutContentFilter) {
 		reply.Cut, reply.Answered = finish, false
 	}

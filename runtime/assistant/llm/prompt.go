@@ -3,8 +3,6 @@ package llm
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -113,26 +111,16 @@ func retrievalQuery(req assistant.Request) string {
 	return req.Message
 }
 
-// citation matches a citation such as [2] or [1, 3].
-var citation = regexp.MustCompile(`\[(\d+(?:\s*,\s*\d+)*)\]`)
-
-// readAnswer turns the model's answer into a reply: a refusal becomes the merchant's fallback, counted as
-// unanswered; otherwise the sources are the cited items, or the top retrieved ones when none is cited.
-func readAnswer(req assistant.Request, answer string, hits []assistant.Hit) assistant.Reply {
+// readAnswer turns the model's answer, its citations renumbered by c, into a reply: a refusal becomes the
+// merchant's fallback, counted as unanswered; otherwise the sources are the cited items, or the top retrieved
+// ones when none is cited.
+func readAnswer(req assistant.Request, answer string, c *citer, hits []assistant.Hit) assistant.Reply {
 	if strings.Contains(answer, noAnswer) {
 		return assistant.Fallback(req)
 	}
 	var sources []assistant.Source
-	seen := map[int]bool{}
-	for _, m := range citation.FindAllStringSubmatch(answer, -1) {
-		for n := range strings.SplitSeq(m[1], ",") {
-			i, err := strconv.Atoi(strings.TrimSpace(n))
-			if err != nil || i < 1 || i > len(hits) || seen[i] {
-				continue
-			}
-			seen[i] = true
-			sources = append(sources, source(hits[i-1]))
-		}
+	for _, i := range c.cited {
+		sources = append(sources, source(hits[i]))
 	}
 	if len(sources) == 0 {
 		for _, h := range hits[:min(len(hits), maxUncitedSources)] {
