@@ -32,26 +32,11 @@
       need_contact: "Please give an email address or a phone number.", need_consent: "Please agree to be contacted so we can reply.",
       bad_email: "Please check the email address.", bad_phone: "Please check the phone number.",
       validation_failed: "Please check your details.", cut: "This answer was cut short."
-    },
-    de: {
-      open: "Chat öffnen", close: "Chat schließen", title: "Schreiben Sie uns", greeting: "Hallo! Wie kann ich helfen?",
-      placeholder: "Ihre Frage", send: "Senden", fresh: "Neues Gespräch", typing: "Der Assistent schreibt",
-      sources: "Quellen", suggested: "Vielleicht helfen diese Seiten:", you: "Sie", bot: "Assistent", retry: "Erneut versuchen",
-      rate_limited: "Sie senden Nachrichten zu schnell. Bitte warten Sie kurz und versuchen Sie es erneut.",
-      conversation_quota_exceeded: "Der Assistent kann gerade keine neuen Gespräche beginnen. Bitte wenden Sie sich direkt an den Shop.",
-      conversation_rate_limited: "Von hier wurden zu viele neue Gespräche begonnen. Bitte setzen Sie Ihr Gespräch fort oder versuchen Sie es später erneut.",
-      origin_not_allowed: "Dieser Chat ist auf dieser Website nicht freigeschaltet.",
-      merchant_suspended: "Dieser Chat ist derzeit nicht verfügbar.",
-      offline: "Sie scheinen offline zu sein. Prüfen Sie Ihre Verbindung und versuchen Sie es erneut.",
-      failed: "Etwas ist schiefgegangen. Bitte versuchen Sie es erneut.",
-      lead: "Kontaktdaten hinterlassen", lead_intro: "Wir melden uns bei Ihnen. Bitte geben Sie eine E-Mail-Adresse oder eine Telefonnummer an.",
-      name: "Name", email: "E-Mail", phone: "Telefon", message: "Nachricht", consent: "Ich bin einverstanden, zu meiner Frage kontaktiert zu werden",
-      lead_send: "Angaben senden", thanks: "Vielen Dank! Wir melden uns bald bei Ihnen.",
-      need_contact: "Bitte geben Sie eine E-Mail-Adresse oder eine Telefonnummer an.", need_consent: "Bitte stimmen Sie der Kontaktaufnahme zu, damit wir antworten können.",
-      bad_email: "Bitte prüfen Sie die E-Mail-Adresse.", bad_phone: "Bitte prüfen Sie die Telefonnummer.",
-      validation_failed: "Bitte prüfen Sie Ihre Angaben.", cut: "Diese Antwort wurde abgeschnitten."
     }
   };
+  // The languages whose texts the runtime serves at /widget/{lang}.json (runtime/widget/texts): a visitor's is
+  // fetched once its language is known.
+  var LANGS = ["de", "es", "fr", "it", "nl", "pl", "pt"];
   var RTL = ["ar", "he", "fa", "ur"];
 
   var CSS = ":host{all:initial}[hidden]{display:none!important}*{box-sizing:border-box;font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif}" +
@@ -221,8 +206,23 @@
   wrap.append(panel, launcher);
   root.appendChild(wrap);
 
+  // applyTexts writes the widget's own words in the visitor's language: the first of the browser's languages the
+  // widget speaks, unless the merchant fixed one (locale_fixed), then the merchant's locale, then English. The
+  // language's texts are fetched the first time; keys they lack are English's.
   function applyTexts() {
-    var lang = (settings.locale || "en").toLowerCase().split("-")[0];
+    var tags = (settings.locale_fixed ? [] : navigator.languages || [navigator.language]).concat(settings.locale || "en"), lang;
+    for (var i = 0; i < tags.length; i++) {
+      lang = String(tags[i]).toLowerCase().split("-")[0];
+      if (lang === "en" || LANGS.indexOf(lang) >= 0) break;
+    }
+    if (LANGS.indexOf(lang) >= 0 && !TEXTS[lang]) {
+      TEXTS[lang] = TEXTS.en;
+      fetch(api + "/widget/" + lang + ".json").then(function (res) { return res.json(); }).then(function (x) {
+        TEXTS[lang] = Object.assign({}, TEXTS.en, x);
+        applyTexts();
+        if (!busy) render(); // a streamed answer is not redrawn away
+      }, function () { /* English it stays */ });
+    }
     t = TEXTS[lang] || TEXTS.en;
     wrap.setAttribute("dir", RTL.indexOf(lang) >= 0 ? "rtl" : "ltr");
     wrap.setAttribute("lang", lang);

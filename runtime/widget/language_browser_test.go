@@ -1,0 +1,68 @@
+//go:build integration
+
+package widget_test
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/parley-dev/parley/internal/testutil/headless"
+	"github.com/parley-dev/parley/runtime/tenant"
+)
+
+// The widget speaks the visitor's language: a browser set to French gets French buttons on an English shop, and
+// the shop's language when the merchant fixed it.
+func TestWidgetSpeaksTheVisitorsLanguage(t *testing.T) {
+	for _, tc := range []struct {
+		name, browser, locale string
+		fixed                 bool
+		send, placeholder     string
+		lang                  string
+		// fetched is how many languages' texts the widget fetches: the browser's before the settings come, then
+		// the merchant's when fixed.
+		fetched int
+	}{
+		{name: "French browser, English shop", browser: "fr-FR,fr", locale: "en", send: "Envoyer", placeholder: "Posez votre question", lang: "fr", fetched: 1},
+		{name: "Polish browser, shop without a locale", browser: "pl", send: "Wyślij", placeholder: "Wpisz pytanie", lang: "pl", fetched: 1},
+		// The first language the widget speaks wins: it has no Czech, but Italian.
+		{name: "Czech then Italian browser", browser: "cs,it-CH", locale: "de", send: "Invia", placeholder: "Scrivi la tua domanda", lang: "it", fetched: 1},
+		{name: "Japanese browser, German shop", browser: "ja", locale: "de", send: "Senden", placeholder: "Ihre Frage", lang: "de", fetched: 1},
+		{name: "French browser, English shop fixed", browser: "fr-FR,fr", locale: "en", fixed: true, send: "Send", placeholder: "Type your question", lang: "en", fetched: 1},
+		{name: "French browser, German shop fixed", browser: "fr", locale: "de-AT", fixed: true, send: "Senden", placeholder: "Ihre Frage", lang: "de", fetched: 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := newRuntime(t)
+			page := newShop(t)
+			key := rt.merchant(t, "shop", page.url, 100, func(b *tenant.Bundle) {
+				b.Widget.Locale, b.Widget.FixedLocale = tc.locale, tc.fixed
+			})
+			page.embed(rt.url, key, "shop")
+			ctx := headless.Start(t, 1280, 800, time.Minute, headless.Languages(tc.browser))
+			var send, placeholder, lang string
+			err := chromedp.Do(ctx,
+				chromedp.Navigate(page.url),
+				headless.WaitInWidget(`s && s.querySelector('.l') !== null`),
+				click(".l"),
+				// The settings have come, and every language's texts fetched have been read.
+				headless.WaitInWidget(`s.querySelector('h2').textContent === 'Ask shop'`),
+				headless.WaitInWidget(`performance.getEntriesByType('resource').filter(e => /\/widget\/\w+\.json$/.test(e.name)).length === `+strconv.Itoa(tc.fetched)),
+				chromedp.Sleep(300*time.Millisecond),
+				headless.EvalInWidget(`s.querySelector('.c button').textContent`, &send),
+				headless.EvalInWidget(`s.querySelector('textarea').placeholder`, &placeholder),
+				headless.EvalInWidget(`s.querySelector('.w').lang`, &lang),
+			)
+			if err != nil {
+				t.Fatalf("opening the widget: %v", err)
+			}
+			if send != tc.send || placeholder != tc.placeholder || lang != tc.lang {
+				t.Errorf("button %q, placeholder %q, lang %q; want %q, %q, %q", send, placeholder, lang, tc.send, tc.placeholder, tc.lang)
+			}
+			if tc.name == "French browser, English shop" {
+				headless.Screenshot(ctx, t, "widget-french.png")
+			}
+		})
+	}
+}
