@@ -4,10 +4,12 @@ package widget_test
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/parley-dev/parley/internal/testutil/headless"
 	"github.com/parley-dev/parley/runtime/tenant"
@@ -36,10 +38,10 @@ func TestWidgetSpeaksTheVisitorsLanguage(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rt := newRuntime(t)
 			page := newShop(t)
-			key := rt.merchant(t, "shop", page.url, 100, func(b *tenant.Bundle) {
+			pk := rt.merchant(t, "shop", page.url, 100, func(b *tenant.Bundle) {
 				b.Widget.Locale, b.Widget.FixedLocale = tc.locale, tc.fixed
 			})
-			page.embed(rt.url, key, "shop")
+			page.embed(rt.url, pk, "shop")
 			ctx := headless.Start(t, 1280, 800, time.Minute, headless.Languages(tc.browser))
 			var send, placeholder, lang string
 			err := chromedp.Do(ctx,
@@ -60,9 +62,21 @@ func TestWidgetSpeaksTheVisitorsLanguage(t *testing.T) {
 			if send != tc.send || placeholder != tc.placeholder || lang != tc.lang {
 				t.Errorf("button %q, placeholder %q, lang %q; want %q, %q, %q", send, placeholder, lang, tc.send, tc.placeholder, tc.lang)
 			}
-			if tc.name == "French browser, English shop" {
-				headless.Screenshot(ctx, t, "widget-french.png")
+			if tc.name != "French browser, English shop" {
+				return
 			}
+			// The widget sends its language: the assistant's own reply is French too.
+			var reply string
+			err = chromedp.Do(ctx, focus("textarea"), key("hello"), key(kb.Enter),
+				headless.WaitInWidget(`s.querySelectorAll('.m.bot').length === 2`),
+				headless.EvalInWidget(`s.querySelectorAll('.m.bot')[1].textContent`, &reply))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(reply, "Bonjour") {
+				t.Errorf("reply %q, want the French greeting", reply)
+			}
+			headless.Screenshot(ctx, t, "widget-french.png")
 		})
 	}
 }

@@ -411,7 +411,7 @@
     error.hidden = true;
     typing.hidden = false;
     log.scrollTop = log.scrollHeight;
-    var body = { message: text };
+    var body = { message: text, language: wrap.getAttribute("lang") };
     if (state.conversation_id) body.conversation_id = state.conversation_id;
     var live, liveText = "", again = false;
     request("POST", "/api/v1/chat", body, function (piece) {

@@ -361,3 +361,23 @@ func TestACancelledAnswerStopsTheModelAndSaysWhatItCost(t *testing.T) {
 		}
 	}
 }
+
+// The model is told to answer in the visitor's language, and which it is when the message does not say.
+func TestThePromptNamesTheVisitorsLanguage(t *testing.T) {
+	f := fakellm.New(t, "Cinq à huit jours [1].")
+	h := newResponder(t, f.URL(), 5*time.Second)
+	req := question("Canada?")
+	req.Language = "fr-CA"
+	if _, err := h.r.Respond(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	sys := f.Last(t).Body.Messages[0].Content
+	for _, want := range []string{"Answer in the language the visitor writes in", "The visitor's chat is in fr-CA"} {
+		if !strings.Contains(sys, want) {
+			t.Errorf("system prompt lacks %q:\n%s", want, sys)
+		}
+	}
+	if strings.Contains(sys, "de-AT") {
+		t.Errorf("the site's language is given as well as the visitor's:\n%s", sys)
+	}
+}

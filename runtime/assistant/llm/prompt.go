@@ -40,8 +40,11 @@ Answer in the language the visitor writes in. Keep answers short: a few sentence
 func prompt(req assistant.Request, hits []assistant.Hit, historyTokens int) []openai.ChatCompletionMessageParamUnion {
 	var sys strings.Builder
 	sys.WriteString(rules)
-	if locale := strings.TrimSpace(req.Locale); locale != "" {
-		fmt.Fprintf(&sys, "\nThe site's language is %s; use it when the visitor's language is unclear.", locale)
+	switch visitor, site := strings.TrimSpace(req.Language), strings.TrimSpace(req.Locale); {
+	case visitor != "":
+		fmt.Fprintf(&sys, "\nThe visitor's chat is in %s; use that language when the message's is unclear.", visitor)
+	case site != "":
+		fmt.Fprintf(&sys, "\nThe site's language is %s; use it when the visitor's language is unclear.", site)
 	}
 	if in := strings.TrimSpace(req.Instructions); in != "" {
 		sys.WriteString("\n\nThe shop's instructions:\n")
