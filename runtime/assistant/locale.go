@@ -58,7 +58,7 @@ var builtinTexts = map[string]localeTexts{
 	"pl": {
 		greeting:  "Dzień dobry! W czym mogę pomóc? Zadaj pytanie, a poszukam odpowiedzi.",
 		thanks:    "Nie ma za co! Jeśli masz jeszcze jakieś pytanie, śmiało pytaj.",
-		fallback:  "Niestety nie znam jeszcze odpowiedzi. Zostaw adres e-mail lub numer telefonu, a zespół się z Tobą skontaktuje.",
+		fallback:  "Niestety nie znam jeszcze odpowiedzi. Zostaw adres e-mail lub numer telefonu, a zespół się z Tobą skontaktuje.", //nolint:misspell // Polish for "address"
 		otherPart: "Co do drugiej części pytania (%s):",
 	},
 }
