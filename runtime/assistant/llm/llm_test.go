@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -379,5 +380,57 @@ func TestThePromptNamesTheVisitorsLanguage(t *testing.T) {
 	}
 	if strings.Contains(sys, "de-AT") {
 		t.Errorf("the site's language is given as well as the visitor's:\n%s", sys)
+	}
+}
+
+// A prompt longer than the model's context window, less the answer's tokens, loses the conversation's oldest turns
+// first, then its least relevant items, and each cut is counted; the citations number the items left.
+func TestThePromptIsCutToTheContextWindow(t *testing.T) {
+	history := []assistant.Turn{
+		{Visitor: true, Text: strings.Repeat("Do you ship to Canada and to the moon? ", 10)},
+		{Visitor: false, Text: strings.Repeat("Yes, to Canada with Canada Post. ", 10)},
+	}
+	req := question("How long does delivery to Canada take, and can I return it?", history...)
+	hits := req.Index.Search(retrievalQuery(req), 3)
+	if len(hits) < 2 {
+		t.Fatalf("%d hits: the test needs items to cut", len(hits))
+	}
+	// Room for the rules and the first item alone.
+	window := 300 + int(newCounter().usage(prompt(req, hits[:1], nil), "").PromptTokens) + 5
+	for _, tc := range []struct {
+		name          string
+		window        int
+		items, turns  int
+		history, cuts float64
+	}{
+		{"no window", 0, len(hits), 2, 0, 0},
+		{"a large window", 100_000, len(hits), 2, 0, 0},
+		{"a small window", window, 1, 0, 1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := fakellm.New(t, "Five to eight days [1].")
+			h := newResponder(t, f.URL(), 5*time.Second, func(c *Config) { c.ContextWindow = tc.window })
+			reply, err := h.r.Respond(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			msgs := f.Last(t).Body.Messages
+			sys := msgs[0].Content
+			items := 0
+			for i := 1; strings.Contains(sys, fmt.Sprintf("\n[%d] ", i)); i++ {
+				items++
+			}
+			if items != tc.items || len(msgs) != tc.turns+2 {
+				t.Errorf("%d items and %d turns sent, want %d and %d", items, len(msgs)-2, tc.items, tc.turns)
+			}
+			if len(reply.Sources) != 1 || reply.Sources[0].KnowledgeID != hits[0].Item.ID {
+				t.Errorf("sources %+v, want the first item", reply.Sources)
+			}
+			for part, want := range map[string]float64{cutHistory: tc.history, cutItems: tc.cuts} {
+				if got := testutil.ToFloat64(h.r.cuts.WithLabelValues(part)); got != want {
+					t.Errorf("cuts of %s: %v, want %v", part, got, want)
+				}
+			}
+		})
 	}
 }

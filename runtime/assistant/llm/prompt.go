@@ -35,9 +35,9 @@ If the context does not answer the question, reply with exactly ` + noAnswer + `
 Answer in the language the visitor writes in. Keep answers short: a few sentences.`
 
 // prompt builds the messages of a request: the system prompt with the rules, the merchant's instructions, the
-// site's language and the numbered context, then the conversation's latest turns within historyTokens, then the
+// visitor's or the site's language and the numbered context, then the conversation's turns history, then the
 // visitor's message.
-func prompt(req assistant.Request, hits []assistant.Hit, historyTokens int) []openai.ChatCompletionMessageParamUnion {
+func prompt(req assistant.Request, hits []assistant.Hit, history []assistant.Turn) []openai.ChatCompletionMessageParamUnion {
 	var sys strings.Builder
 	sys.WriteString(rules)
 	switch visitor, site := strings.TrimSpace(req.Language), strings.TrimSpace(req.Locale); {
@@ -67,7 +67,7 @@ func prompt(req assistant.Request, hits []assistant.Hit, historyTokens int) []op
 		sys.WriteString(cut(h.Item.Content, maxItemRunes))
 	}
 	msgs := []openai.ChatCompletionMessageParamUnion{openai.SystemMessage(sys.String())}
-	for _, t := range recent(req.History, historyTokens) {
+	for _, t := range history {
 		if t.Visitor {
 			msgs = append(msgs, openai.UserMessage(t.Text))
 		} else {
