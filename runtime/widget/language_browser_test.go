@@ -31,6 +31,8 @@ func TestWidgetSpeaksTheVisitorsLanguage(t *testing.T) {
 		{name: "Polish browser, shop without a locale", browser: "pl", send: "Wyślij", placeholder: "Wpisz pytanie", lang: "pl", fetched: 1},
 		// The first language the widget speaks wins: it has no Czech, but Italian.
 		{name: "Czech then Italian browser", browser: "cs,it-CH", locale: "de", send: "Invia", placeholder: "Scrivi la tua domanda", lang: "it", fetched: 1},
+		// Hebrew is laid out right to left.
+		{name: "Hebrew browser, English shop", browser: "he-IL", locale: "en", send: "שליחה", placeholder: "כתבו את השאלה שלכם", lang: "he", fetched: 1},
 		{name: "Japanese browser, German shop", browser: "ja", locale: "de", send: "Senden", placeholder: "Ihre Frage", lang: "de", fetched: 1},
 		{name: "French browser, English shop fixed", browser: "fr-FR,fr", locale: "en", fixed: true, send: "Send", placeholder: "Type your question", lang: "en", fetched: 1},
 		{name: "French browser, German shop fixed", browser: "fr", locale: "de-AT", fixed: true, send: "Senden", placeholder: "Ihre Frage", lang: "de", fetched: 2},
@@ -43,7 +45,7 @@ func TestWidgetSpeaksTheVisitorsLanguage(t *testing.T) {
 			})
 			page.embed(rt.url, pk, "shop")
 			ctx := headless.Start(t, 1280, 800, time.Minute, headless.Languages(tc.browser))
-			var send, placeholder, lang string
+			var send, placeholder, lang, dir string
 			err := chromedp.Do(ctx,
 				chromedp.Navigate(page.url),
 				headless.WaitInWidget(`s && s.querySelector('.l') !== null`),
@@ -55,12 +57,18 @@ func TestWidgetSpeaksTheVisitorsLanguage(t *testing.T) {
 				headless.EvalInWidget(`s.querySelector('.c button').textContent`, &send),
 				headless.EvalInWidget(`s.querySelector('textarea').placeholder`, &placeholder),
 				headless.EvalInWidget(`s.querySelector('.w').lang`, &lang),
+				headless.EvalInWidget(`s.querySelector('.w').dir`, &dir),
 			)
 			if err != nil {
 				t.Fatalf("opening the widget: %v", err)
 			}
-			if send != tc.send || placeholder != tc.placeholder || lang != tc.lang {
-				t.Errorf("button %q, placeholder %q, lang %q; want %q, %q, %q", send, placeholder, lang, tc.send, tc.placeholder, tc.lang)
+			wantDir := map[bool]string{true: "rtl", false: "ltr"}[tc.lang == "he"]
+			if send != tc.send || placeholder != tc.placeholder || lang != tc.lang || dir != wantDir {
+				t.Errorf("button %q, placeholder %q, lang %q, dir %q; want %q, %q, %q, %q", send, placeholder, lang, dir,
+					tc.send, tc.placeholder, tc.lang, wantDir)
+			}
+			if tc.lang == "he" {
+				headless.Screenshot(ctx, t, "widget-hebrew.png")
 			}
 			if tc.name != "French browser, English shop" {
 				return

@@ -36,7 +36,7 @@
   };
   // The languages whose texts the runtime serves at /widget/{lang}.json (runtime/widget/texts): a visitor's is
   // fetched once its language is known.
-  var LANGS = ["de", "es", "fr", "it", "nl", "pl", "pt"];
+  var LANGS = ["ar", "de", "es", "fr", "he", "it", "nl", "pl", "pt"];
   var RTL = ["ar", "he", "fa", "ur"];
 
   var CSS = ":host{all:initial}[hidden]{display:none!important}*{box-sizing:border-box;font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif}" +
@@ -329,8 +329,9 @@
   function fill(node, m) {
     node.textContent = "";
     node.appendChild(el("span", { "class": "sr" }, (m.role === "you" ? t.you : t.bot) + ": "));
-    if (m.role === "you") node.appendChild(document.createTextNode(m.text));
-    else md(node.appendChild(el("div", { "class": "tx" })), m.text, m.sources);
+    // The text takes its own direction: a merchant's English greeting in a Hebrew widget, say.
+    if (m.role === "you") node.appendChild(el("span", { dir: "auto" }, m.text));
+    else md(node.appendChild(el("div", { "class": "tx", dir: "auto" })), m.text, m.sources);
     if (m.cut) node.appendChild(el("p", { "class": "sg" }, t.cut));
     var links = (m.sources || []).filter(href);
     if (links.length) {
