@@ -318,7 +318,7 @@ func (r *Responder) stream(ctx context.Context, req assistant.Request, hits []as
 		// With the caller's cancellation, what was written, and what it cost: the provider bills the prompt whole
 		// and the completion's tokens so far, and a stream cut short reports no usage of its own.
 		text := cite.text(strings.TrimLeftFunc(think.answer(), unicode.IsSpace), true)
-		partial := assistant.Reply{Text: text, Kind: assistant.KindAnswer, Answered: text != "",
+		partial := assistant.Reply{Text: text, Sources: cited(cite, hits), Kind: assistant.KindAnswer, Answered: text != "",
 			Usage: assistant.Usage{PromptTokens: int64(promptTokens(msgs)), CompletionTokens: int64(tokens(text))}}
 		return partial, fmt.Errorf("the chat completion from %s: %w", r.cfg.BaseURL, err)
 	}

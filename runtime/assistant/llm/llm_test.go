@@ -337,7 +337,7 @@ func TestUsageIsBounded(t *testing.T) {
 // its request closed, and the error carries the text written and the tokens the provider bills for it (the prompt
 // whole, the completion so far), with no offline answer counted as a fallback.
 func TestACancelledAnswerStopsTheModelAndSaysWhatItCost(t *testing.T) {
-	f := fakellm.New(t, "We ship ", "to Canada ", "in 5 to 8 days [1].")
+	f := fakellm.New(t, "We ship [1] ", "to Canada ", "in 5 to 8 days [1].")
 	f.Set(func(p *fakellm.Provider) { p.PieceDelay = 300 * time.Millisecond })
 	h := newResponder(t, f.URL(), 10*time.Second)
 	ctx, cancel := context.WithCancel(t.Context())
@@ -348,8 +348,9 @@ func TestACancelledAnswerStopsTheModelAndSaysWhatItCost(t *testing.T) {
 	if !errors.As(err, &interrupted) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("Respond after the caller left: %v; want an *assistant.InterruptedError of context.Canceled", err)
 	}
-	if p := interrupted.Partial; p.Text != "We ship " || p.Usage.PromptTokens <= 0 || p.Usage.CompletionTokens <= 0 {
-		t.Errorf("the partial answer: %+v; want the first piece and its tokens", p)
+	if p := interrupted.Partial; p.Text != "We ship [1] " || p.Usage.PromptTokens <= 0 || p.Usage.CompletionTokens <= 0 ||
+		len(p.Sources) != 1 {
+		t.Errorf("the partial answer: %+v; want the first piece, the source it cites and its tokens", p)
 	}
 	select {
 	case <-f.Abandoned():

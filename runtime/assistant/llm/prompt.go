@@ -121,16 +121,22 @@ func readAnswer(req assistant.Request, answer string, c *citer, hits []assistant
 	if strings.Contains(answer, noAnswer) {
 		return assistant.Fallback(req)
 	}
-	var sources []assistant.Source
-	for _, i := range c.cited {
-		sources = append(sources, source(hits[i]))
-	}
+	sources := cited(c, hits)
 	if len(sources) == 0 {
 		for _, h := range hits[:min(len(hits), maxUncitedSources)] {
 			sources = append(sources, source(h))
 		}
 	}
 	return assistant.Reply{Text: answer, Sources: sources, Kind: assistant.KindAnswer, Answered: true}
+}
+
+// cited are the sources c's markers name, in their order.
+func cited(c *citer, hits []assistant.Hit) []assistant.Source {
+	var sources []assistant.Source
+	for _, i := range c.cited {
+		sources = append(sources, source(hits[i]))
+	}
+	return sources
 }
 
 // source describes a retrieved item as a citation.
