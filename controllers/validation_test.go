@@ -78,6 +78,14 @@ func TestSchemaRejectsBadObjects(t *testing.T) {
 				BaseURL: "https://api.openai.com/v1", Model: "o4-mini", Temperature: "0.2", OmitTemperature: true}}
 			return r
 		}, "temperature is not sent when omitTemperature is set"},
+		{"openai context window within the default max tokens", func() client.Object {
+			r := runtimeObj("bad-ai-window")
+			window := int32(1024)
+			maxTokens := int32(2048)
+			r.Spec.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantOpenAI, OpenAI: &chatv1alpha1.OpenAISpec{
+				BaseURL: "http://ollama:11434/v1", Model: "llama3.2", ContextWindow: &window, MaxTokens: &maxTokens}}
+			return r
+		}, "contextWindow must be larger than maxTokens"},
 		{"openai Azure api-version not a date", func() client.Object {
 			r := runtimeObj("bad-ai-azure")
 			r.Spec.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantOpenAI, OpenAI: &chatv1alpha1.OpenAISpec{

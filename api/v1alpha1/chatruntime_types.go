@@ -335,6 +335,7 @@ type AssistantSpec struct {
 
 // OpenAISpec configures an OpenAI-compatible chat completions endpoint for the openai provider.
 // +kubebuilder:validation:XValidation:rule="!(has(self.omitTemperature) && self.omitTemperature && has(self.temperature))",message="temperature is not sent when omitTemperature is set"
+// +kubebuilder:validation:XValidation:rule="!has(self.contextWindow) || self.contextWindow > (has(self.maxTokens) ? self.maxTokens : 512)",message="contextWindow must be larger than maxTokens (default 512)"
 type OpenAISpec struct {
 	// BaseURL of the API, for example https://api.openai.com/v1 or http://vllm.ai.svc:8000/v1.
 	// +kubebuilder:validation:MaxLength=2048
@@ -400,6 +401,16 @@ type OpenAISpec struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=32000
 	HistoryTokens *int32 `json:"historyTokens,omitempty"`
+
+	// ContextWindow is the model's context window in tokens, which the prompt and maxTokens share: a longer
+	// prompt loses the conversation's oldest turns, then its least relevant knowledge items (down to one), each
+	// cut counted in parley_runtime_assistant_prompt_cuts_total. Set it for servers that serve less than the
+	// model takes and cut a longer prompt silently, such as Ollama's OpenAI endpoint (2,048 to 4,096 tokens
+	// unless the model's num_ctx is raised). Unset, the prompt is bounded by contextItems and historyTokens alone.
+	// +optional
+	// +kubebuilder:validation:Minimum=1024
+	// +kubebuilder:validation:Maximum=2000000
+	ContextWindow *int32 `json:"contextWindow,omitempty"`
 }
 
 // OIDCSpec names the identity provider whose ID tokens the dashboard endpoints accept.

@@ -109,11 +109,17 @@ type WidgetSpec struct {
 	// +optional
 	Position WidgetPosition `json:"position,omitempty"`
 
-	// Locale is the BCP 47 language tag of the widget's own texts, for example "en" or "de".
+	// Locale is the BCP 47 language tag of the site, for example "en" or "de": the language its knowledge is
+	// searched in, and the widget's own texts for a visitor whose browser asks for none the widget speaks.
 	// +optional
 	// +kubebuilder:validation:MaxLength=35
 	// +kubebuilder:validation:Pattern=`^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{2,8})*$`
 	Locale string `json:"locale,omitempty"`
+
+	// FixedLocale shows the widget's own texts in Locale to every visitor. Without it, the widget speaks the first
+	// of the visitor's browser languages it has texts for, and Locale only when it has none of them.
+	// +optional
+	FixedLocale bool `json:"fixedLocale,omitempty"`
 }
 
 // MerchantAssistantSpec is the merchant's part of the assistant's behaviour.

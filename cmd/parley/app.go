@@ -185,7 +185,8 @@ func newResponder(cfg contract.Runtime, log *slog.Logger, reg prometheus.Registe
 	r, err := llm.New(llm.Config{BaseURL: o.BaseURL, Model: o.Model, APIKey: o.APIKey, AzureAPIVersion: o.AzureAPIVersion,
 		Timeout: o.Timeout, Temperature: o.Temperature, OmitTemperature: o.OmitTemperature, MaxTokens: o.MaxTokens,
 		MaxCompletionTokens: o.MaxCompletionTokens, ContextItems: o.ContextItems, HistoryTokens: o.HistoryTokens,
-		Offline: assistant.Retrieval{}, Logger: log, Registry: reg})
+		ContextWindow: o.ContextWindow,
+		Offline:       assistant.Retrieval{}, Logger: log, Registry: reg})
 	if err != nil {
 		return nil, fmt.Errorf("the openai assistant: %w", err)
 	}

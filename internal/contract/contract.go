@@ -51,6 +51,7 @@ const (
 	FlagOpenAIOmitTemperature     = "openai-omit-temperature"
 	FlagOpenAIContextItems        = "openai-context-items"
 	FlagOpenAIHistoryTokens       = "openai-history-tokens"
+	FlagOpenAIContextWindow       = "openai-context-window"
 	FlagDeletedMerchantRetention  = "deleted-merchant-retention"
 	FlagBackupDir                 = "backup-dir"
 	FlagBackupSchedule            = "backup-schedule"

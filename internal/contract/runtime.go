@@ -258,6 +258,9 @@ type OpenAI struct {
 	// HistoryTokens bounds the conversation's earlier turns in the prompt, in estimated tokens
 	// (--openai-history-tokens).
 	HistoryTokens int
+	// ContextWindow is the model's context window in tokens, which the prompt and MaxTokens share; 0 for none
+	// (--openai-context-window).
+	ContextWindow int
 	// APIKey is sent as a bearer token ($PARLEY_OPENAI_API_KEY): never a flag, which the process list shows.
 	APIKey string
 }
@@ -293,6 +296,8 @@ func BindAssistantFlags(fs *flag.FlagSet, assistant *string, o *OpenAI) {
 		"otherwise it is sent until the model refuses it")
 	fs.IntVar(&o.ContextItems, FlagOpenAIContextItems, DefaultOpenAIContextItems, "how many retrieved knowledge items the prompt carries")
 	fs.IntVar(&o.HistoryTokens, FlagOpenAIHistoryTokens, DefaultOpenAIHistoryTokens, "estimated tokens of earlier turns the prompt carries")
+	fs.IntVar(&o.ContextWindow, FlagOpenAIContextWindow, 0, "the model's context window in tokens, which the prompt and --"+
+		FlagOpenAIMaxTokens+" share: earlier turns, then the least relevant items, are cut to fit (0: none)")
 }
 
 // isAzureAPIVersion reports whether v names an Azure OpenAI API version: a date, or a date and -preview.
@@ -321,6 +326,8 @@ func (o OpenAI) Validate() error {
 		return fmt.Errorf("--%s must be between 1 and 20", FlagOpenAIContextItems)
 	case o.HistoryTokens < 0:
 		return fmt.Errorf("--%s must not be negative", FlagOpenAIHistoryTokens)
+	case o.ContextWindow < 0 || o.ContextWindow > 0 && o.ContextWindow <= o.MaxTokens:
+		return fmt.Errorf("--%s must be 0 or more than --%s", FlagOpenAIContextWindow, FlagOpenAIMaxTokens)
 	}
 	return nil
 }

@@ -55,6 +55,8 @@ func TestParseRuntimeRefuses(t *testing.T) {
 		{"openai with a bad Azure api-version", []string{"--assistant=openai", "--openai-model=m", "--openai-azure-api-version=latest"}, nil,
 			"--openai-azure-api-version must be a date"},
 		{"openai with a bad timeout", []string{"--assistant=openai", "--openai-model=m", "--openai-timeout=0s"}, nil, "--openai-timeout must be positive"},
+		{"openai with a window no larger than its answers", []string{"--assistant=openai", "--openai-model=m", "--openai-context-window=512"}, nil,
+			"--openai-context-window must be 0 or more than --openai-max-tokens"},
 		{"certificate without key", []string{"--tls-cert-file=c"}, nil, "go together"},
 		{"issuer without audience", []string{"--oidc-issuer=https://idp"}, nil, "go together"},
 		{"no namespace", nil, nil, "--namespace is required"},

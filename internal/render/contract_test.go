@@ -106,8 +106,10 @@ func checkOpenAI(t *testing.T, rt *chatv1alpha1.ChatRuntime, got contract.OpenAI
 		t.Errorf("max_completion_tokens %v, temperature omitted %v", got.MaxCompletionTokens, got.OmitTemperature)
 	}
 	if o.MaxTokens != nil && got.MaxTokens != int(*o.MaxTokens) || o.ContextItems != nil && got.ContextItems != int(*o.ContextItems) ||
-		o.HistoryTokens != nil && got.HistoryTokens != int(*o.HistoryTokens) {
-		t.Errorf("max tokens %d, context items %d, history tokens %d", got.MaxTokens, got.ContextItems, got.HistoryTokens)
+		o.HistoryTokens != nil && got.HistoryTokens != int(*o.HistoryTokens) ||
+		(o.ContextWindow == nil) != (got.ContextWindow == 0) || o.ContextWindow != nil && got.ContextWindow != int(*o.ContextWindow) {
+		t.Errorf("max tokens %d, context items %d, history tokens %d, context window %d", got.MaxTokens, got.ContextItems,
+			got.HistoryTokens, got.ContextWindow)
 	}
 }
 
@@ -203,11 +205,11 @@ func runtimeShapes(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) 
 		s.OIDC = &chatv1alpha1.OIDCSpec{IssuerURL: "https://login.example.com", Audience: "parley"}
 	}, base)
 	add("openai with a key and tuning", func(s *chatv1alpha1.ChatRuntimeSpec) {
-		maxTokens, items, history := int32(300), int32(8), int32(0)
+		maxTokens, items, history, window := int32(300), int32(8), int32(0), int32(4096)
 		s.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantOpenAI, OpenAI: &chatv1alpha1.OpenAISpec{
 			BaseURL: "http://ollama.ai.svc:11434/v1", Model: "llama3.2", APIKeySecretRef: &chatv1alpha1.SecretKeySelector{Name: "llm"},
 			Timeout: &metav1.Duration{Duration: 8 * time.Second}, Temperature: "0.7", MaxTokens: &maxTokens,
-			ContextItems: &items, HistoryTokens: &history}}
+			ContextItems: &items, HistoryTokens: &history, ContextWindow: &window}}
 	}, base)
 	add("openai reasoning model", func(s *chatv1alpha1.ChatRuntimeSpec) {
 		s.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantOpenAI, OpenAI: &chatv1alpha1.OpenAISpec{

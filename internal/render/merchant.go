@@ -114,6 +114,8 @@ func Bundle(m *chatv1alpha1.Merchant, merchantID string, plan *chatv1alpha1.Plan
 			Color:    m.Spec.Widget.Color,
 			Position: string(m.Spec.Widget.Position),
 			Locale:   m.Spec.Widget.Locale,
+			// The widget follows the visitor's browser unless the merchant fixed its language.
+			FixedLocale: m.Spec.Widget.FixedLocale,
 		},
 		Assistant: tenant.Assistant{
 			Instructions:    m.Spec.Assistant.Instructions,

@@ -66,6 +66,7 @@ func TestBundle(t *testing.T) {
 			DisplayName:    "Acme",
 			AllowedOrigins: []string{"https://b.example", "https://a.example"},
 			Owners:         []chatv1alpha1.Owner{{Email: "o@acme.example"}},
+			Widget:         chatv1alpha1.WidgetSpec{Locale: "fr", FixedLocale: true},
 		},
 	}
 	keys := []ResolvedKey{
@@ -102,8 +103,8 @@ func TestBundle(t *testing.T) {
 	if len(b.Webhooks) != 1 || b.Webhooks[0].ID != "b" || b.Webhooks[0].Events[0] != tenant.EventConversationCreated {
 		t.Errorf("webhooks: want only the enabled one, events sorted: %+v", b.Webhooks)
 	}
-	if b.Widget.Title != "Acme" {
-		t.Errorf("widget title defaults to the display name, got %q", b.Widget.Title)
+	if b.Widget.Title != "Acme" || b.Widget.Locale != m.Spec.Widget.Locale || !b.Widget.FixedLocale {
+		t.Errorf("widget: the title defaults to the display name, the locale is the merchant's: %+v", b.Widget)
 	}
 	if nb := Bundle(m, "acme-shop", without, keys, hooks, now); len(nb.Webhooks) != 0 {
 		t.Error("a plan without webhooks must render none")

@@ -272,6 +272,7 @@ func openAIArgs(rt *chatv1alpha1.ChatRuntime) []string {
 		{contract.FlagOpenAIMaxTokens, o.MaxTokens},
 		{contract.FlagOpenAIContextItems, o.ContextItems},
 		{contract.FlagOpenAIHistoryTokens, o.HistoryTokens},
+		{contract.FlagOpenAIContextWindow, o.ContextWindow},
 	} {
 		if f.value != nil {
 			args = append(args, contract.Arg(f.flag, strconv.Itoa(int(*f.value))))

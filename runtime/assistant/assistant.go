@@ -57,6 +57,9 @@ type Request struct {
 	Instructions string
 	// Locale is the BCP 47 language of the merchant's widget, for the built-in texts; "" means English.
 	Locale string
+	// Language is the BCP 47 language the visitor's widget speaks, chosen from the browser's: the built-in texts
+	// are in it when they exist in it, and a model answers in it when the message's language is unclear.
+	Language string
 	// History holds the conversation's earlier turns, oldest first.
 	History []Turn
 	// Delta, when set, is given the answer's text in pieces as a model writes it. The pieces may differ from the

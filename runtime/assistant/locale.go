@@ -37,13 +37,51 @@ var builtinTexts = map[string]localeTexts{
 		fallback:  "Lo siento, todavía no sé la respuesta. Déjanos tu correo electrónico o tu número de teléfono y el equipo se pondrá en contacto contigo.",
 		otherPart: "En cuanto a la otra parte de tu pregunta (%s):",
 	},
+	"it": {
+		greeting:  "Ciao! Come posso aiutarti oggi? Fammi una domanda e cercherò la risposta per te.",
+		thanks:    "Prego! Se hai un'altra domanda, chiedi pure.",
+		fallback:  "Mi dispiace, non conosco ancora la risposta. Lascia la tua email o il tuo numero di telefono e il team ti ricontatterà.",
+		otherPart: "Quanto all'altra parte della tua domanda (%s):",
+	},
+	"nl": {
+		greeting:  "Hallo! Waarmee kan ik je helpen? Stel je vraag en ik zoek het voor je op.",
+		thanks:    "Graag gedaan! Heb je nog een vraag, stel die gerust.",
+		fallback:  "Sorry, het antwoord daarop weet ik nog niet. Laat je e-mailadres of telefoonnummer achter, dan neemt het team contact met je op.",
+		otherPart: "Over het andere deel van je vraag (%s):",
+	},
+	"pt": {
+		greeting:  "Olá! Como posso ajudar hoje? Faça sua pergunta e eu procuro a resposta para você.",
+		thanks:    "Por nada! Se tiver outra pergunta, é só perguntar.",
+		fallback:  "Desculpe, ainda não sei a resposta. Deixe seu e-mail ou número de telefone e a equipe entrará em contato.",
+		otherPart: "Quanto à outra parte da sua pergunta (%s):",
+	},
+	"pl": {
+		greeting:  "Dzień dobry! W czym mogę pomóc? Zadaj pytanie, a poszukam odpowiedzi.",
+		thanks:    "Nie ma za co! Jeśli masz jeszcze jakieś pytanie, śmiało pytaj.",
+		fallback:  "Niestety nie znam jeszcze odpowiedzi. Zostaw adres e-mail lub numer telefonu, a zespół się z Tobą skontaktuje.", //nolint:misspell // Polish for "address"
+		otherPart: "Co do drugiej części pytania (%s):",
+	},
+}
+
+// textsForRequest returns the built-in texts in the visitor's language when they exist in it, or else in the
+// merchant's.
+func textsForRequest(req Request) localeTexts {
+	if t, ok := builtinTexts[language(req.Language)]; ok {
+		return t
+	}
+	return textsFor(req.Locale)
+}
+
+// language is the lower-case ISO 639 code of a BCP 47 locale such as "de-AT" or "pt_BR".
+func language(locale string) string {
+	lang, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(locale)), "-")
+	lang, _, _ = strings.Cut(lang, "_")
+	return lang
 }
 
 // textsFor returns the built-in texts for a BCP 47 locale such as "de-AT", falling back to English.
 func textsFor(locale string) localeTexts {
-	lang, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(locale)), "-")
-	lang, _, _ = strings.Cut(lang, "_")
-	if t, ok := builtinTexts[lang]; ok {
+	if t, ok := builtinTexts[language(locale)]; ok {
 		return t
 	}
 	return builtinTexts["en"]

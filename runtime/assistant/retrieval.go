@@ -37,7 +37,7 @@ func (r Retrieval) Respond(ctx context.Context, req Request) (Reply, error) {
 	if err := ctx.Err(); err != nil {
 		return Reply{}, err
 	}
-	texts := textsFor(req.Locale)
+	texts := textsForRequest(req)
 	switch lang.ClassifySmallTalk(req.Message) {
 	case lang.Greeting:
 		return Reply{Text: texts.greeting, Kind: KindGreeting, Answered: true}, nil
@@ -139,7 +139,7 @@ func (ix *Index) confidence(m match) float64 {
 
 // Fallback is the reply when the knowledge base has no answer: the merchant's fallback message, or the built-in
 // one of req's locale, with the offer to take contact details.
-func Fallback(req Request) Reply { return fallback(req, textsFor(req.Locale)) }
+func Fallback(req Request) Reply { return fallback(req, textsForRequest(req)) }
 
 // fallback is the reply when the knowledge base has no answer.
 func fallback(req Request, texts localeTexts) Reply {

@@ -110,6 +110,8 @@ type Question struct {
 	AdmitNew func() error
 	// Delta, when set, receives the answer in pieces as it is written (see assistant.Request.Delta).
 	Delta func(piece string)
+	// Language is the BCP 47 language the visitor's widget speaks; may be empty (see assistant.Request.Language).
+	Language string
 }
 
 // Reply is the assistant's answer, as stored.
@@ -200,7 +202,7 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 	}
 	reply, err := responder.Respond(ctx, assistant.Request{
 		Message: q.Message, Index: index, FallbackMessage: m.Assistant.FallbackMessage,
-		Instructions: m.Assistant.Instructions, Locale: m.Widget.Locale, History: history,
+		Instructions: m.Assistant.Instructions, Locale: m.Widget.Locale, Language: q.Language, History: history,
 		Delta: q.Delta,
 	})
 	var interrupted *assistant.InterruptedError

@@ -60,9 +60,9 @@ func (d *Dashboard) preview(h handler) http.Handler {
 // previewWidget answers the widget's settings, as GET /api/v1/widget does.
 func (d *Dashboard) previewWidget(w http.ResponseWriter, _ *http.Request, v *view) error {
 	m := v.merchant
-	writePreviewJSON(w, http.StatusOK, map[string]string{"merchant_id": m.MerchantID, "display_name": m.DisplayName,
+	writePreviewJSON(w, http.StatusOK, map[string]any{"merchant_id": m.MerchantID, "display_name": m.DisplayName,
 		"title": m.Widget.Title, "greeting": m.Widget.Greeting, "color": m.Widget.Color, "position": m.Widget.Position,
-		"locale": m.Widget.Locale})
+		"locale": m.Widget.Locale, "locale_fixed": m.Widget.FixedLocale})
 	return nil
 }
 

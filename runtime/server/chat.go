@@ -27,7 +27,12 @@ var conversationIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,12
 type chatRequest struct {
 	Message        *string `json:"message"`
 	ConversationID *string `json:"conversation_id"`
+	Language       *string `json:"language"`
 }
+
+// languagePattern is a BCP 47 language tag as the widget sends navigator.language's, bounded as the CRD's
+// locale is.
+var languagePattern = regexp.MustCompile(`^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{1,8}){0,4}$`)
 
 type sourceJSON struct {
 	KnowledgeID string  `json:"knowledge_id"`
@@ -57,11 +62,15 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, m *tenant.Bundle
 	if err != nil {
 		return err
 	}
+	language, err := validateLanguage(req.Language)
+	if err != nil {
+		return err
+	}
 	visitor, err := visitorID(r)
 	if err != nil {
 		return err
 	}
-	q := chat.Question{Message: message, ConversationID: conversationID, VisitorID: visitor}
+	q := chat.Question{Message: message, ConversationID: conversationID, VisitorID: visitor, Language: language}
 	if c, ok := callerOf(r); ok && c.key.Type == tenant.KeyPublishable {
 		q.VisitorOnly = true
 		q.AdmitNew = func() error { return s.admitConversation(w, r, m, visitor) }
@@ -192,6 +201,18 @@ func validateChat(req chatRequest) (message, conversationID string, err error) {
 		}
 	}
 	return message, conversationID, nil
+}
+
+// validateLanguage checks the visitor's language of a chat request, which is optional.
+func validateLanguage(language *string) (string, error) {
+	if language == nil || *language == "" {
+		return "", nil
+	}
+	if !languagePattern.MatchString(*language) {
+		return "", newError(http.StatusUnprocessableEntity, codeValidationFailed,
+			"language must be a BCP 47 language tag such as fr or pt-BR")
+	}
+	return *language, nil
 }
 
 // quotaExceeded is store.ErrQuotaExceeded with the plan's number, retryable when the next UTC month begins.

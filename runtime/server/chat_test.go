@@ -153,6 +153,24 @@ func TestChatPreflight(t *testing.T) {
 	}
 }
 
+// The offline assistant's own words are in the visitor's language when the widget says it, whatever the
+// merchant's locale; a language it has no words in gets the merchant's.
+func TestChatAnswersInTheVisitorsLanguage(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct{ language, want string }{
+		{"fr-CA", "Bonjour"}, {"pl", "Dzień dobry"}, {"nl", "Hallo! Waarmee"}, {"ja", "Hello!"}, {"", "Hello!"},
+	} {
+		body := `{"message": "hello"}`
+		if tc.language != "" {
+			body = fmt.Sprintf(`{"message": "hello", "language": %q}`, tc.language)
+		}
+		r := e.chat(e.keys["alpha-sk"], body)
+		if r.status != http.StatusOK || !strings.HasPrefix(r.json(t)["answer"].(string), tc.want) {
+			t.Errorf("language %q: %d %s, want an answer starting %q", tc.language, r.status, r.body, tc.want)
+		}
+	}
+}
+
 func TestChatRejectsBadInput(t *testing.T) {
 	e := newEnv(t)
 	key := e.keys["alpha-sk"]
@@ -179,6 +197,9 @@ func TestChatRejectsBadInput(t *testing.T) {
 		{"blank message", `{"message": "   \n\t "}`, "", 422, codeValidationFailed, "empty"},
 		{"long message", `{"message": "` + strings.Repeat("é", 4001) + `"}`, "", 422, codeValidationFailed, "4001"},
 		{"bad conversation id", `{"message": "hi", "conversation_id": "../../etc"}`, "", 422, codeValidationFailed, "conversation_id"},
+		{"bad language", `{"message": "hi", "language": "fr; DROP"}`, "", 422, codeValidationFailed, "language"},
+		{"long language", `{"message": "hi", "language": "` + strings.Repeat("a", 40) + `"}`, "", 422, codeValidationFailed, "language"},
+		{"language not a string", `{"message": "hi", "language": ["fr"]}`, "", 400, codeInvalidRequest, `"language"`},
 		{"huge body", `{"message": "` + strings.Repeat("a", 70<<10) + `"}`, "", 413, codePayloadTooLarge, ""},
 		{"form post", `message=hi`, "application/x-www-form-urlencoded", 415, codeUnsupportedMedia, "application/json"},
 		{"another charset", `{"message": "hi"}`, "application/json; charset=latin1", 415, codeUnsupportedMedia, "UTF-8"},

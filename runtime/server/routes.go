@@ -51,6 +51,7 @@ func (s *Server) routes() http.Handler {
 	rt.handle("widget_settings", "OPTIONS /api/v1/widget", http.HandlerFunc(preflight))
 	// The public documents and probes also answer HEAD, for caches, link checkers and load balancers.
 	rt.handleGetHead("widget_js", "/widget.js", widget.Handler(s.publicURL))
+	rt.handleGetHead("widget_texts", "/widget/{file}", widget.TextsHandler())
 	rt.handleGetHead("openapi", "/api/v1/openapi.json", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", contentTypeJSON)
 		_, _ = w.Write(s.openAPI)

@@ -31,6 +31,7 @@ func TestEveryRouteRefusesOtherMethods(t *testing.T) {
 		{"/api/v1/webhooks/endpoints/hook/test", "webhook_test", "POST"},
 		{"/api/v1/widget", "widget_settings", "GET, OPTIONS"},
 		{"/widget.js", "widget_js", "GET, HEAD"},
+		{"/widget/fr.json", "widget_texts", "GET, HEAD"},
 		{"/api/v1/openapi.json", "openapi", "GET, HEAD"},
 		{"/healthz", "healthz", "GET, HEAD"},
 		{"/readyz", "readyz", "GET, HEAD"},

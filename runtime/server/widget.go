@@ -13,6 +13,7 @@ type widgetSettingsJSON struct {
 	Color       string `json:"color"`
 	Position    string `json:"position"`
 	Locale      string `json:"locale"`
+	LocaleFixed bool   `json:"locale_fixed"`
 }
 
 // widgetSettings answers the widget's settings to a key of the merchant, under the same key and origin rules as
@@ -30,5 +31,6 @@ func (s *Server) widgetSettings(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, widgetSettingsJSON{
 		MerchantID: m.MerchantID, DisplayName: m.DisplayName, Title: m.Widget.Title, Greeting: m.Widget.Greeting,
 		Color: m.Widget.Color, Position: m.Widget.Position, Locale: m.Widget.Locale,
+		LocaleFixed: m.Widget.FixedLocale,
 	})
 }

@@ -253,6 +253,8 @@ type Widget struct {
 	Color    string `json:"color,omitempty"`
 	Position string `json:"position,omitempty"`
 	Locale   string `json:"locale,omitempty"`
+	// FixedLocale shows the widget's texts in Locale whatever the visitor's browser asks for.
+	FixedLocale bool `json:"fixedLocale,omitempty"`
 }
 
 // Assistant is the merchant's part of the assistant's behaviour.

@@ -536,12 +536,13 @@ func TestWidgetContactFormKeyboard(t *testing.T) {
 func TestWidgetContactFormGermanServerError(t *testing.T) {
 	rt := newRuntime(t)
 	page := newShop(t)
-	page.embed(rt.url, rt.merchant(t, "shop", page.url, 100, func(b *tenant.Bundle) { b.Widget.Locale = "de" }), "shop")
-	ctx := headless.Start(t, 1280, 800, time.Minute)
+	// A German shop that fixed its language, visited by an English browser.
+	page.embed(rt.url, rt.merchant(t, "shop", page.url, 100, func(b *tenant.Bundle) { b.Widget.Locale, b.Widget.FixedLocale = "de", true }), "shop")
+	ctx := headless.Start(t, 1280, 800, time.Minute, headless.Languages("en-US,en"))
 	var offer, labels, contactErr, consentErr, serverErr, thanks string
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(page.url),
-		headless.WaitInWidget(`s && s.querySelector('.w').lang === 'de'`),
+		headless.WaitInWidget(`s && s.querySelector('.w').lang === 'de' && s.querySelector('.c button').textContent === 'Senden'`),
 		click(".l"),
 		key("Verkaufen Sie Elektrofahrräder?"), key(kb.Enter),
 		headless.WaitInWidget(`s.querySelector('.offer') && s.querySelector('.offer').offsetParent !== null`),

@@ -31,27 +31,12 @@
       lead_send: "Send details", thanks: "Thank you! We will get back to you soon.",
       need_contact: "Please give an email address or a phone number.", need_consent: "Please agree to be contacted so we can reply.",
       bad_email: "Please check the email address.", bad_phone: "Please check the phone number.",
-      validation_failed: "Please check your details."
-    },
-    de: {
-      open: "Chat öffnen", close: "Chat schließen", title: "Schreiben Sie uns", greeting: "Hallo! Wie kann ich helfen?",
-      placeholder: "Ihre Frage", send: "Senden", fresh: "Neues Gespräch", typing: "Der Assistent schreibt",
-      sources: "Quellen", suggested: "Vielleicht helfen diese Seiten:", you: "Sie", bot: "Assistent", retry: "Erneut versuchen",
-      rate_limited: "Sie senden Nachrichten zu schnell. Bitte warten Sie kurz und versuchen Sie es erneut.",
-      conversation_quota_exceeded: "Der Assistent kann gerade keine neuen Gespräche beginnen. Bitte wenden Sie sich direkt an den Shop.",
-      conversation_rate_limited: "Von hier wurden zu viele neue Gespräche begonnen. Bitte setzen Sie Ihr Gespräch fort oder versuchen Sie es später erneut.",
-      origin_not_allowed: "Dieser Chat ist auf dieser Website nicht freigeschaltet.",
-      merchant_suspended: "Dieser Chat ist derzeit nicht verfügbar.",
-      offline: "Sie scheinen offline zu sein. Prüfen Sie Ihre Verbindung und versuchen Sie es erneut.",
-      failed: "Etwas ist schiefgegangen. Bitte versuchen Sie es erneut.",
-      lead: "Kontaktdaten hinterlassen", lead_intro: "Wir melden uns bei Ihnen. Bitte geben Sie eine E-Mail-Adresse oder eine Telefonnummer an.",
-      name: "Name", email: "E-Mail", phone: "Telefon", message: "Nachricht", consent: "Ich bin einverstanden, zu meiner Frage kontaktiert zu werden",
-      lead_send: "Angaben senden", thanks: "Vielen Dank! Wir melden uns bald bei Ihnen.",
-      need_contact: "Bitte geben Sie eine E-Mail-Adresse oder eine Telefonnummer an.", need_consent: "Bitte stimmen Sie der Kontaktaufnahme zu, damit wir antworten können.",
-      bad_email: "Bitte prüfen Sie die E-Mail-Adresse.", bad_phone: "Bitte prüfen Sie die Telefonnummer.",
-      validation_failed: "Bitte prüfen Sie Ihre Angaben."
+      validation_failed: "Please check your details.", cut: "This answer was cut short."
     }
   };
+  // The languages whose texts the runtime serves at /widget/{lang}.json (runtime/widget/texts): a visitor's is
+  // fetched once its language is known.
+  var LANGS = ["ar", "de", "es", "fr", "he", "it", "nl", "pl", "pt"];
   var RTL = ["ar", "he", "fa", "ur"];
 
   var CSS = ":host{all:initial}[hidden]{display:none!important}*{box-sizing:border-box;font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif}" +
@@ -64,7 +49,9 @@
     ".log{flex:1;overflow-y:auto;padding:12px;display:flex;flex-direction:column;gap:8px;background:#f6f8fa}" +
     ".m{max-width:85%;padding:8px 11px;border-radius:10px;white-space:pre-wrap;word-wrap:break-word}" +
     ".bot{align-self:flex-start;background:#fff;border:1px solid #d0d7de}.you{align-self:flex-end;background:var(--c);color:#fff}" +
-    ".src{margin:6px 0 0;padding:0;list-style:none;font-size:12px}.src a{color:#0969da}.sg{margin:8px 0 0;font-size:12px;color:#57606a}" +
+    ".bot{white-space:normal}.tx strong{font-weight:600}.tx em{font-style:italic}.tx a{color:#0969da}.tx p,.tx ul,.tx ol{margin:0 0 6px}.tx>:last-child{margin-bottom:0}.tx ul,.tx ol{padding-left:20px}" +
+    ".ci{vertical-align:top;font-size:10px;line-height:1.4;margin-left:2px}.ci a{padding:0 4px;border-radius:7px;background:#ddf4ff;color:#0969da;text-decoration:none}" +
+    ".src{margin:6px 0 0;padding:0;list-style:none;font-size:12px}ol.src{list-style:decimal;padding-left:18px}.src a{color:#0969da}.sg{margin:8px 0 0;font-size:12px;color:#57606a}" +
     ".sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}" +
     ".t[hidden]{display:none}.t{align-self:flex-start;display:flex;gap:4px;padding:10px}.t i{width:7px;height:7px;border-radius:50%;background:#8c959f;animation:b 1s infinite}" +
     ".t i:nth-child(2){animation-delay:.15s}.t i:nth-child(3){animation-delay:.3s}@keyframes b{50%{opacity:.3}}" +
@@ -219,8 +206,23 @@
   wrap.append(panel, launcher);
   root.appendChild(wrap);
 
+  // applyTexts writes the widget's own words in the visitor's language: the first of the browser's languages the
+  // widget speaks, unless the merchant fixed one (locale_fixed), then the merchant's locale, then English. The
+  // language's texts are fetched the first time; keys they lack are English's.
   function applyTexts() {
-    var lang = (settings.locale || "en").toLowerCase().split("-")[0];
+    var tags = (settings.locale_fixed ? [] : navigator.languages || [navigator.language]).concat(settings.locale || "en"), lang;
+    for (var i = 0; i < tags.length; i++) {
+      lang = String(tags[i]).toLowerCase().split("-")[0];
+      if (lang === "en" || LANGS.indexOf(lang) >= 0) break;
+    }
+    if (LANGS.indexOf(lang) >= 0 && !TEXTS[lang]) {
+      TEXTS[lang] = TEXTS.en;
+      fetch(api + "/widget/" + lang + ".json").then(function (res) { return res.json(); }).then(function (x) {
+        TEXTS[lang] = Object.assign({}, TEXTS.en, x);
+        applyTexts();
+        if (!busy) render(); // a streamed answer is not redrawn away
+      }, function () { /* English it stays */ });
+    }
     t = TEXTS[lang] || TEXTS.en;
     wrap.setAttribute("dir", RTL.indexOf(lang) >= 0 ? "rtl" : "ltr");
     wrap.setAttribute("lang", lang);
@@ -321,22 +323,73 @@
     if (bad) field.setAttribute("aria-invalid", "true"); else field.removeAttribute("aria-invalid");
   }
 
-  function addMessage(m) {
-    var node = el("div", { "class": "m " + m.role });
+  // fill writes a message into node: a visitor's text as it is, the assistant's as a safe subset of markdown, then
+  // the sources. The streamed answer is filled again from the text so far at each piece, so that it reads the same
+  // as the finished one; its markers link their sources once they have come.
+  function fill(node, m) {
+    node.textContent = "";
     node.appendChild(el("span", { "class": "sr" }, (m.role === "you" ? t.you : t.bot) + ": "));
-    node.appendChild(document.createTextNode(m.text));
-    var links = (m.sources || []).filter(function (s) { return /^https?:\/\//i.test(s.url || ""); });
+    // The text takes its own direction: a merchant's English greeting in a Hebrew widget, say.
+    if (m.role === "you") node.appendChild(el("span", { dir: "auto" }, m.text));
+    else md(node.appendChild(el("div", { "class": "tx", dir: "auto" })), m.text, m.sources);
+    if (m.cut) node.appendChild(el("p", { "class": "sg" }, t.cut));
+    var links = (m.sources || []).filter(href);
     if (links.length) {
       // A reply without an answer links the pages nearest to the question instead, and says so.
       if (m.suggested) node.appendChild(el("p", { "class": "sg" }, t.suggested));
-      var list = el("ul", { "class": "src", "aria-label": m.suggested ? t.suggested : t.sources });
+      var list = el(m.suggested ? "ul" : "ol", { "class": "src", "aria-label": m.suggested ? t.suggested : t.sources });
       links.forEach(function (s) {
-        var li = el("li");
-        li.appendChild(el("a", { href: s.url, target: "_blank", rel: "noopener noreferrer" }, s.title || s.url));
-        list.appendChild(li);
+        list.appendChild(el("li")).appendChild(link(s.url, s.title || s.url));
       });
       node.appendChild(list);
     }
+  }
+  function href(s) { return /^https?:\/\//i.test(s.url || ""); }
+  function link(url, text) { return el("a", { href: url, target: "_blank", rel: "noopener noreferrer" }, text); }
+
+  // md renders text into node as paragraphs and lists of inline text. Nothing of the text is ever HTML: every
+  // piece is a text node or an element made here, and links go to http(s) addresses only.
+  function md(node, text, sources) {
+    var block = null, list = null;
+    text.split("\n").forEach(function (line) {
+      var item = /^\s*(?:[-*+]|(\d+)[.)])\s+(.*)$/.exec(line);
+      if (!line.trim()) block = list = null;
+      else if (item) {
+        var tag = item[1] ? "ol" : "ul";
+        if (!list || list.tagName !== tag.toUpperCase()) list = node.appendChild(el(tag));
+        inline(block = list.appendChild(el("li")), item[2], sources);
+      } else {
+        if (block && list) block.appendChild(document.createTextNode(" "));
+        else if (block) block.appendChild(el("br"));
+        else block = node.appendChild(el("p"));
+        inline(block, line.trim(), sources);
+      }
+    });
+  }
+  // INLINE matches, in turn: **bold**, *italics*, [text](link), a citation [n], a bare address.
+  var INLINE = /\*\*(.+?)\*\*|\*(\S(?:.*?\S)?)\*|\[([^\]]+)\]\(((?:[^()\s]|\([^()\s]*\))+)\)|\[(\d+)\]|(https?:\/\/[^\s<>()]*[^\s<>().,;:!?'"])/g;
+  function inline(node, text, sources) {
+    var at = 0, m, s;
+    INLINE.lastIndex = 0;
+    while ((m = INLINE.exec(text))) {
+      node.appendChild(document.createTextNode(text.slice(at, m.index)));
+      at = INLINE.lastIndex;
+      if (m[1]) inline(node.appendChild(el("strong")), m[1], sources);
+      else if (m[2]) inline(node.appendChild(el("em")), m[2], sources);
+      else if (m[3]) node.appendChild(/^https?:\/\//i.test(m[4]) ? link(m[4], m[3]) : document.createTextNode(m[3]));
+      else if (m[5]) {
+        s = (sources || [])[m[5] - 1];
+        node.appendChild(el("sup", { "class": "ci" })).appendChild(s && href(s) ?
+          el("a", { href: s.url, target: "_blank", rel: "noopener noreferrer", title: s.title || s.url }, m[5]) : document.createTextNode(m[5]));
+      } else node.appendChild(link(m[6], m[6]));
+      INLINE.lastIndex = at; // the bold and italics within used it too
+    }
+    node.appendChild(document.createTextNode(text.slice(at)));
+  }
+
+  function addMessage(m) {
+    var node = el("div", { "class": "m " + m.role });
+    fill(node, m);
     log.insertBefore(node, typing.parentNode === log ? typing : null);
     log.scrollTop = log.scrollHeight;
     return node;
@@ -359,24 +412,26 @@
     error.hidden = true;
     typing.hidden = false;
     log.scrollTop = log.scrollHeight;
-    var body = { message: text };
+    var body = { message: text, language: wrap.getAttribute("lang") };
     if (state.conversation_id) body.conversation_id = state.conversation_id;
     var live, liveText = "", again = false;
     request("POST", "/api/v1/chat", body, function (piece) {
       if (!live) { typing.hidden = true; live = addMessage({ role: "bot", text: "" }); }
-      live.lastChild.textContent = liveText += piece;
+      fill(live, { role: "bot", text: liveText += piece });
       log.scrollTop = log.scrollHeight;
     }).then(function (res) {
-      // The stored reply replaces the pieces: it is the whole answer, with its sources.
-      if (live) log.removeChild(live);
+      // The stored reply is the whole answer, with its sources: the streamed message becomes it.
       state.conversation_id = res.conversation_id;
       var m = { role: "bot", text: res.answer, sources: (res.sources || []).map(function (s) { return { title: s.title, url: s.url }; }) };
-      if (res.answered === false && m.sources.length) m.suggested = true;
+      if (res.finish_reason) m.cut = true;
+      if (res.answered === false && !m.cut && m.sources.length) m.suggested = true;
       var sent = state.messages.some(function (x) { return x.lead; });
-      if (res.answered === false && !sent && !preview) m.unanswered = true;
+      if (res.answered === false && !m.cut && !sent && !preview) m.unanswered = true;
       state.messages.push(m);
       save();
-      var node = addMessage(m);
+      var node = live || addMessage(m);
+      fill(node, m);
+      log.scrollTop = log.scrollHeight;
       if (m.unanswered) {
         offerFor = m;
         log.insertBefore(lead, node.nextSibling);

@@ -3,9 +3,12 @@ package widget
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -76,5 +79,76 @@ func TestHandler(t *testing.T) {
 	}
 	if get(t, Handler("https://other.example.com")).Header().Get("ETag") == etag {
 		t.Error("two API addresses share an ETag")
+	}
+}
+
+// englishKeys are the keys of the English texts widget.js carries.
+func englishKeys(t *testing.T) []string {
+	t.Helper()
+	table := regexp.MustCompile(`(?s)var TEXTS = \{\s*en: \{(.*?)\n    \}`).FindSubmatch(source)
+	if table == nil {
+		t.Fatal("no English table in widget.js")
+	}
+	var keys []string
+	for _, m := range regexp.MustCompile(`(\w+): "`).FindAllSubmatch(table[1], -1) {
+		keys = append(keys, string(m[1]))
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// Every language has each of English's texts, and no other: a text added to the widget in English is
+// translated into every language (widget.js falls back to English meanwhile).
+func TestEveryLanguageHasEveryText(t *testing.T) {
+	want := englishKeys(t)
+	if len(want) < 30 {
+		t.Fatalf("only %d English keys read from widget.js", len(want))
+	}
+	langs := Languages()
+	if !slices.Equal(langs, []string{"ar", "de", "es", "fr", "he", "it", "nl", "pl", "pt"}) {
+		t.Errorf("languages %v", langs)
+	}
+	if !strings.Contains(string(source), `var LANGS = ["`+strings.Join(langs, `", "`)+`"];`) {
+		t.Error("widget.js's LANGS are not the languages of texts/")
+	}
+	for _, lang := range langs {
+		b, err := texts.ReadFile("texts/" + lang + ".json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var table map[string]string
+		if err := json.Unmarshal(b, &table); err != nil {
+			t.Fatalf("%s: %v", lang, err)
+		}
+		for _, k := range want {
+			if strings.TrimSpace(table[k]) == "" {
+				t.Errorf("%s: no text for %q", lang, k)
+			}
+		}
+		for k := range table {
+			if !slices.Contains(want, k) {
+				t.Errorf("%s: %q is no English key", lang, k)
+			}
+		}
+	}
+}
+
+func TestTextsHandler(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("GET /widget/{file}", TextsHandler())
+	req := httptest.NewRequest(http.MethodGet, "/widget/fr.json", nil)
+	res := httptest.NewRecorder()
+	mux.ServeHTTP(res, req)
+	var table map[string]string
+	if err := json.Unmarshal(res.Body.Bytes(), &table); err != nil || res.Code != http.StatusOK || table["send"] != "Envoyer" ||
+		res.Header().Get("Access-Control-Allow-Origin") != "*" || res.Header().Get("Content-Type") != "application/json" {
+		t.Errorf("fr.json: %d %v %q %v", res.Code, res.Header(), table["send"], err)
+	}
+	for _, path := range []string{"/widget/en.json", "/widget/xx.json", "/widget/fr", "/widget/..%2fwidget.go"} {
+		res := httptest.NewRecorder()
+		mux.ServeHTTP(res, httptest.NewRequest(http.MethodGet, path, nil))
+		if res.Code != http.StatusNotFound {
+			t.Errorf("%s: %d", path, res.Code)
+		}
 	}
 }

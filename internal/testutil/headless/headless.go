@@ -19,8 +19,9 @@ import (
 const Chromium = "/usr/bin/chromium"
 
 // Start starts a headless Chromium with a window of width by height for the test, and returns the context its
-// actions run in, which ends after timeout or with the test.
-func Start(t *testing.T, width, height int, timeout time.Duration) context.Context {
+// actions run in, which ends after timeout or with the test. Options add to the browser's flags, such as
+// Languages.
+func Start(t *testing.T, width, height int, timeout time.Duration, options ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	if _, err := os.Stat(Chromium); err != nil {
 		t.Fatalf("%s is missing: install Debian's chromium package (.ci/run does): %v", Chromium, err)
@@ -28,6 +29,7 @@ func Start(t *testing.T, width, height int, timeout time.Duration) context.Conte
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(Chromium),
 		chromedp.NoSandbox, chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true),
 		chromedp.WindowSize(width, height))
+	opts = append(opts, options...)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(t.Context(), opts...)
 	t.Cleanup(cancelAlloc)
 	ctx, cancel := chromedp.NewContext(alloc)
@@ -39,6 +41,10 @@ func Start(t *testing.T, width, height int, timeout time.Duration) context.Conte
 	}
 	return ctx
 }
+
+// Languages sets the browser's languages, most wanted first, as a visitor's settings do: navigator.languages
+// and the Accept-Language header.
+func Languages(tags string) chromedp.ExecAllocatorOption { return chromedp.Flag("accept-lang", tags) }
 
 // InWidget binds `s` to the widget's shadow root (null before it exists) in a JavaScript expression.
 func InWidget(expr string) string {

@@ -51,6 +51,9 @@ type Config struct {
 	ContextItems int
 	// HistoryTokens bounds the conversation's earlier turns in the prompt, in estimated tokens.
 	HistoryTokens int
+	// ContextWindow is the model's context window in tokens, which the prompt and MaxTokens share; 0 cuts the
+	// prompt no further than ContextItems and HistoryTokens do.
+	ContextWindow int
 	// Offline answers when the model cannot, and answers greetings and thanks without asking it.
 	Offline assistant.Responder
 	// HTTPClient sends the requests; http.DefaultClient's transport when nil.
@@ -65,6 +68,8 @@ type Responder struct {
 	cfg     Config
 	log     *slog.Logger
 	offline *prometheus.CounterVec
+	// cuts counts the prompts cut to fit the context window, by what was cut.
+	cuts *prometheus.CounterVec
 	// accepts is what each model accepts of the request's parameters.
 	accepts *learned
 	counter counter
@@ -88,6 +93,8 @@ func New(cfg Config) (*Responder, error) {
 		return nil, errors.New("llm: the offline responder, logger and registry are required")
 	case cfg.Timeout <= 0 || cfg.MaxTokens <= 0 || cfg.ContextItems <= 0:
 		return nil, errors.New("llm: the timeout, max tokens and context items must be positive")
+	case cfg.ContextWindow != 0 && cfg.ContextWindow <= cfg.MaxTokens:
+		return nil, errors.New("llm: the context window must hold more than the answer's max tokens")
 	}
 	httpClient := cfg.HTTPClient
 	if httpClient == nil {
@@ -101,11 +108,20 @@ func New(cfg Config) (*Responder, error) {
 		Name: "parley_runtime_assistant_offline_answers_total",
 		Help: "Answers given by the offline assistant because the model failed, by reason (timeout, error, empty).",
 	}, []string{"reason"})
-	if err := cfg.Registry.Register(r.offline); err != nil {
-		return nil, fmt.Errorf("registering the assistant's metrics: %w", err)
+	r.cuts = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "parley_runtime_assistant_prompt_cuts_total",
+		Help: "Prompts cut to fit the model's context window, by what was cut (history, items).",
+	}, []string{"part"})
+	for _, c := range []prometheus.Collector{r.offline, r.cuts} {
+		if err := cfg.Registry.Register(c); err != nil {
+			return nil, fmt.Errorf("registering the assistant's metrics: %w", err)
+		}
 	}
 	for _, reason := range []string{reasonTimeout, reasonError, reasonEmpty} {
 		r.offline.WithLabelValues(reason)
+	}
+	for _, part := range []string{cutHistory, cutItems} {
+		r.cuts.WithLabelValues(part)
 	}
 	return r, nil
 }
@@ -198,7 +214,7 @@ func reportedTokens(n int64) int64 { return min(max(n, 0), maxReportedTokens) }
 func (r *Responder) ask(ctx context.Context, req assistant.Request, hits []assistant.Hit) (assistant.Reply, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
-	msgs := prompt(req, hits, r.cfg.HistoryTokens)
+	msgs, hits := r.fit(ctx, req, hits)
 	w := r.accepts.get(r.cfg.Model)
 	for {
 		reply, err := r.stream(ctx, req, hits, msgs, w)
@@ -213,16 +229,56 @@ func (r *Responder) ask(ctx context.Context, req assistant.Request, hits []assis
 	}
 }
 
+// The parts of a prompt cut to fit the context window, the values of the cut counter's label.
+const (
+	cutHistory = "history"
+	cutItems   = "items"
+)
+
+// fit builds the prompt for req over hits within the context window, less the answer's tokens: the oldest turns
+// go first, then the least relevant items, down to one. Ollama's OpenAI endpoint, for one, serves a small window
+// whatever the model takes and cuts a longer prompt silently, losing the rules at its start; a prompt that does
+// not fit even so is sent as it is, for the server to refuse or cut. It returns the prompt and the items it
+// numbers.
+func (r *Responder) fit(ctx context.Context, req assistant.Request, hits []assistant.Hit) ([]openai.ChatCompletionMessageParamUnion, []assistant.Hit) {
+	history := recent(req.History, r.cfg.HistoryTokens)
+	msgs := prompt(req, hits, history)
+	if r.cfg.ContextWindow == 0 {
+		return msgs, hits
+	}
+	budget := int64(r.cfg.ContextWindow - r.cfg.MaxTokens)
+	cut := map[string]bool{}
+	for r.counter.usage(msgs, "").PromptTokens > budget {
+		switch {
+		case len(history) > 0:
+			history, cut[cutHistory] = history[1:], true
+		case len(hits) > 1:
+			hits, cut[cutItems] = hits[:len(hits)-1], true
+		default:
+			return msgs, hits
+		}
+		msgs = prompt(req, hits, history)
+	}
+	for part := range cut {
+		r.cuts.WithLabelValues(part).Inc()
+	}
+	if len(cut) > 0 {
+		r.log.DebugContext(ctx, "the prompt was cut to fit the context window", "model", r.cfg.Model,
+			"window", r.cfg.ContextWindow, "items", len(hits), "turns", len(history))
+	}
+	return msgs, hits
+}
+
 // stream asks the model once with the parameters w and reads its answer into a reply. The model's reasoning,
 // in reasoning_content (vLLM, DeepSeek), reasoning (Ollama, OpenRouter) or <think> blocks of its content
 // (llama.cpp, vLLM without a reasoning parser), is counted but never passed on, stored or read as the answer.
 func (r *Responder) stream(ctx context.Context, req assistant.Request, hits []assistant.Hit, msgs []openai.ChatCompletionMessageParamUnion, w wire) (assistant.Reply, error) {
 	stream := r.client.Chat.Completions.NewStreaming(ctx, w.params(r.cfg.Model, msgs, r.cfg.Temperature, r.cfg.MaxTokens))
 	defer func() { _ = stream.Close() }()
-	var text, completion strings.Builder
+	var completion strings.Builder
 	var usage assistant.Usage
-	var think thoughts
-	reported, sent, finish, limit := false, 0, "", r.cfg.MaxTokens*maxAnswerBytesPerToken
+	think, cite := thoughts{inside: w.thinksUnopened}, newCiter(len(hits))
+	reported, sent, lone, finish, limit := false, 0, 0, "", r.cfg.MaxTokens*maxAnswerBytesPerToken
 	for stream.Next() {
 		chunk := stream.Current()
 		if chunk.JSON.Usage.Valid() {
@@ -236,32 +292,44 @@ func (r *Responder) stream(ctx context.Context, req assistant.Request, hits []as
 			}
 			completion.WriteString(reasoning(c.Delta))
 			completion.WriteString(c.Delta.Content)
-			text.WriteString(think.answer(c.Delta.Content))
+			think.add(c.Delta.Content)
 			if c.FinishReason != "" && finish == "" {
-				text.WriteString(think.end())
+				think.end()
 				finish = c.FinishReason
 			}
 		}
 		if completion.Len() > limit {
 			return assistant.Reply{}, fmt.Errorf("the chat completion from %s is longer than %d bytes, %d tokens' worth", r.cfg.BaseURL, limit, r.cfg.MaxTokens)
 		}
-		sent = pass(req.Delta, strings.TrimLeftFunc(text.String(), unicode.IsSpace), sent)
+		if think.lone != lone {
+			// What was passed on was a thought: the answer starts again. The stored reply, which the widget shows
+			// once it ends, has none of it; the model is learned below, so that it happens once.
+			lone, sent, cite = think.lone, 0, newCiter(len(hits))
+		}
+		sent = pass(req.Delta, cite.text(strings.TrimLeftFunc(think.answer(), unicode.IsSpace), false), sent)
+	}
+	if think.lone > 0 && !w.thinksUnopened {
+		r.log.InfoContext(ctx, "the model's thoughts start without <think>; holding its answers back until </think> from now on",
+			"model", r.cfg.Model)
+		w.thinksUnopened = true
+		r.accepts.learn(r.cfg.Model, w)
 	}
 	if err := stream.Err(); err != nil {
 		// With the caller's cancellation, what was written, and what it cost: the provider bills the prompt whole
 		// and the completion's tokens so far, and a stream cut short reports no usage of its own.
-		partial := assistant.Reply{Text: text.String(), Kind: assistant.KindAnswer, Answered: text.Len() > 0,
-			Usage: assistant.Usage{PromptTokens: int64(promptTokens(msgs)), CompletionTokens: int64(tokens(text.String()))}}
+		text := cite.text(strings.TrimLeftFunc(think.answer(), unicode.IsSpace), true)
+		partial := assistant.Reply{Text: text, Sources: cited(cite, hits), Kind: assistant.KindAnswer, Answered: text != "",
+			Usage: assistant.Usage{PromptTokens: int64(promptTokens(msgs)), CompletionTokens: int64(tokens(text))}}
 		return partial, fmt.Errorf("the chat completion from %s: %w", r.cfg.BaseURL, err)
 	}
 	if finish == "" {
 		return assistant.Reply{}, fmt.Errorf("the chat completion from %s: %w", r.cfg.BaseURL, errCutShort)
 	}
-	answer := strings.TrimSpace(text.String())
+	answer := strings.TrimSpace(cite.text(strings.TrimLeftFunc(think.answer(), unicode.IsSpace), true))
 	if answer == "" {
 		return assistant.Reply{}, errEmpty
 	}
-	reply := readAnswer(req, answer, hits)
+	reply := readAnswer(req, answer, cite, hits)
 	if reply.Kind == assistant.KindAnswer && (finish == assistant.CutLength || finish == assistant.CutContentFilter) {
 		reply.Cut, reply.Answered = finish, false
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -114,10 +115,11 @@ func TestCitationsBecomeSources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reply.Answered || reply.Kind != assistant.KindAnswer || !strings.Contains(reply.Text, "30 days [2], and Canada") {
+	if !reply.Answered || reply.Kind != assistant.KindAnswer || reply.Text != "Returns are free within 30 days [1], and Canada gets 5 to 8 days [2][1]." {
 		t.Fatalf("reply %+v", reply)
 	}
-	// The context's order is the index's; the sources follow the order of first citation.
+	// The context's order is the index's; the sources follow the order of first citation, and the markers are
+	// renumbered to match them.
 	hits := question("returns and shipping to Canada").Index.Search("returns and shipping to Canada", 3)
 	if len(reply.Sources) != 2 || reply.Sources[0].KnowledgeID != hits[1].Item.ID || reply.Sources[1].KnowledgeID != hits[0].Item.ID {
 		t.Errorf("sources %+v, hits %v %v", reply.Sources, hits[0].Item.ID, hits[1].Item.ID)
@@ -335,7 +337,7 @@ func TestUsageIsBounded(t *testing.T) {
 // its request closed, and the error carries the text written and the tokens the provider bills for it (the prompt
 // whole, the completion so far), with no offline answer counted as a fallback.
 func TestACancelledAnswerStopsTheModelAndSaysWhatItCost(t *testing.T) {
-	f := fakellm.New(t, "We ship ", "to Canada ", "in 5 to 8 days [1].")
+	f := fakellm.New(t, "We ship [1] ", "to Canada ", "in 5 to 8 days [1].")
 	f.Set(func(p *fakellm.Provider) { p.PieceDelay = 300 * time.Millisecond })
 	h := newResponder(t, f.URL(), 10*time.Second)
 	ctx, cancel := context.WithCancel(t.Context())
@@ -346,8 +348,9 @@ func TestACancelledAnswerStopsTheModelAndSaysWhatItCost(t *testing.T) {
 	if !errors.As(err, &interrupted) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("Respond after the caller left: %v; want an *assistant.InterruptedError of context.Canceled", err)
 	}
-	if p := interrupted.Partial; p.Text != "We ship " || p.Usage.PromptTokens <= 0 || p.Usage.CompletionTokens <= 0 {
-		t.Errorf("the partial answer: %+v; want the first piece and its tokens", p)
+	if p := interrupted.Partial; p.Text != "We ship [1] " || p.Usage.PromptTokens <= 0 || p.Usage.CompletionTokens <= 0 ||
+		len(p.Sources) != 1 {
+		t.Errorf("the partial answer: %+v; want the first piece, the source it cites and its tokens", p)
 	}
 	select {
 	case <-f.Abandoned():
@@ -358,5 +361,77 @@ func TestACancelledAnswerStopsTheModelAndSaysWhatItCost(t *testing.T) {
 		if got := testutil.ToFloat64(h.r.offline.WithLabelValues(reason)); got != 0 {
 			t.Errorf("offline answers counted for %s: %v; want none, the caller went away", reason, got)
 		}
+	}
+}
+
+// The model is told to answer in the visitor's language, and which it is when the message does not say.
+func TestThePromptNamesTheVisitorsLanguage(t *testing.T) {
+	f := fakellm.New(t, "Cinq à huit jours [1].")
+	h := newResponder(t, f.URL(), 5*time.Second)
+	req := question("Canada?")
+	req.Language = "fr-CA"
+	if _, err := h.r.Respond(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	sys := f.Last(t).Body.Messages[0].Content
+	for _, want := range []string{"Answer in the language the visitor writes in", "The visitor's chat is in fr-CA"} {
+		if !strings.Contains(sys, want) {
+			t.Errorf("system prompt lacks %q:\n%s", want, sys)
+		}
+	}
+	if strings.Contains(sys, "de-AT") {
+		t.Errorf("the site's language is given as well as the visitor's:\n%s", sys)
+	}
+}
+
+// A prompt longer than the model's context window, less the answer's tokens, loses the conversation's oldest turns
+// first, then its least relevant items, and each cut is counted; the citations number the items left.
+func TestThePromptIsCutToTheContextWindow(t *testing.T) {
+	history := []assistant.Turn{
+		{Visitor: true, Text: strings.Repeat("Do you ship to Canada and to the moon? ", 10)},
+		{Visitor: false, Text: strings.Repeat("Yes, to Canada with Canada Post. ", 10)},
+	}
+	req := question("How long does delivery to Canada take, and can I return it?", history...)
+	hits := req.Index.Search(retrievalQuery(req), 3)
+	if len(hits) < 2 {
+		t.Fatalf("%d hits: the test needs items to cut", len(hits))
+	}
+	// Room for the rules and the first item alone.
+	window := 300 + int(newCounter().usage(prompt(req, hits[:1], nil), "").PromptTokens) + 5
+	for _, tc := range []struct {
+		name          string
+		window        int
+		items, turns  int
+		history, cuts float64
+	}{
+		{"no window", 0, len(hits), 2, 0, 0},
+		{"a large window", 100_000, len(hits), 2, 0, 0},
+		{"a small window", window, 1, 0, 1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := fakellm.New(t, "Five to eight days [1].")
+			h := newResponder(t, f.URL(), 5*time.Second, func(c *Config) { c.ContextWindow = tc.window })
+			reply, err := h.r.Respond(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			msgs := f.Last(t).Body.Messages
+			sys := msgs[0].Content
+			items := 0
+			for i := 1; strings.Contains(sys, fmt.Sprintf("\n[%d] ", i)); i++ {
+				items++
+			}
+			if items != tc.items || len(msgs) != tc.turns+2 {
+				t.Errorf("%d items and %d turns sent, want %d and %d", items, len(msgs)-2, tc.items, tc.turns)
+			}
+			if len(reply.Sources) != 1 || reply.Sources[0].KnowledgeID != hits[0].Item.ID {
+				t.Errorf("sources %+v, want the first item", reply.Sources)
+			}
+			for part, want := range map[string]float64{cutHistory: tc.history, cutItems: tc.cuts} {
+				if got := testutil.ToFloat64(h.r.cuts.WithLabelValues(part)); got != want {
+					t.Errorf("cuts of %s: %v, want %v", part, got, want)
+				}
+			}
+		})
 	}
 }

@@ -28,6 +28,9 @@ type wire struct {
 	defaultTemperature bool
 	// noStreamUsage sends no stream_options: Azure API versions before 2024-10-21 refuse it.
 	noStreamUsage bool
+	// thinksUnopened is a model whose content starts inside a <think> block its chat template opened, learned
+	// from its first lone </think>: its content is held back until the block closes.
+	thinksUnopened bool
 }
 
 // params is the request for msgs under w.
@@ -112,5 +115,6 @@ func (l *learned) learn(model string, w wire) {
 		old = l.initial
 	}
 	l.byModel[model] = wire{completionTokens: w.completionTokens || old.completionTokens,
-		defaultTemperature: w.defaultTemperature || old.defaultTemperature, noStreamUsage: w.noStreamUsage || old.noStreamUsage}
+		defaultTemperature: w.defaultTemperature || old.defaultTemperature, noStreamUsage: w.noStreamUsage || old.noStreamUsage,
+		thinksUnopened: w.thinksUnopened || old.thinksUnopened}
 }

@@ -3,8 +3,6 @@ package llm
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -37,13 +35,16 @@ If the context does not answer the question, reply with exactly ` + noAnswer + `
 Answer in the language the visitor writes in. Keep answers short: a few sentences.`
 
 // prompt builds the messages of a request: the system prompt with the rules, the merchant's instructions, the
-// site's language and the numbered context, then the conversation's latest turns within historyTokens, then the
+// visitor's or the site's language and the numbered context, then the conversation's turns history, then the
 // visitor's message.
-func prompt(req assistant.Request, hits []assistant.Hit, historyTokens int) []openai.ChatCompletionMessageParamUnion {
+func prompt(req assistant.Request, hits []assistant.Hit, history []assistant.Turn) []openai.ChatCompletionMessageParamUnion {
 	var sys strings.Builder
 	sys.WriteString(rules)
-	if locale := strings.TrimSpace(req.Locale); locale != "" {
-		fmt.Fprintf(&sys, "\nThe site's language is %s; use it when the visitor's language is unclear.", locale)
+	switch visitor, site := strings.TrimSpace(req.Language), strings.TrimSpace(req.Locale); {
+	case visitor != "":
+		fmt.Fprintf(&sys, "\nThe visitor's chat is in %s; use that language when the message's is unclear.", visitor)
+	case site != "":
+		fmt.Fprintf(&sys, "\nThe site's language is %s; use it when the visitor's language is unclear.", site)
 	}
 	if in := strings.TrimSpace(req.Instructions); in != "" {
 		sys.WriteString("\n\nThe shop's instructions:\n")
@@ -66,7 +67,7 @@ func prompt(req assistant.Request, hits []assistant.Hit, historyTokens int) []op
 		sys.WriteString(cut(h.Item.Content, maxItemRunes))
 	}
 	msgs := []openai.ChatCompletionMessageParamUnion{openai.SystemMessage(sys.String())}
-	for _, t := range recent(req.History, historyTokens) {
+	for _, t := range history {
 		if t.Visitor {
 			msgs = append(msgs, openai.UserMessage(t.Text))
 		} else {
@@ -113,33 +114,29 @@ func retrievalQuery(req assistant.Request) string {
 	return req.Message
 }
 
-// citation matches a citation such as [2] or [1, 3].
-var citation = regexp.MustCompile(`\[(\d+(?:\s*,\s*\d+)*)\]`)
-
-// readAnswer turns the model's answer into a reply: a refusal becomes the merchant's fallback, counted as
-// unanswered; otherwise the sources are the cited items, or the top retrieved ones when none is cited.
-func readAnswer(req assistant.Request, answer string, hits []assistant.Hit) assistant.Reply {
+// readAnswer turns the model's answer, its citations renumbered by c, into a reply: a refusal becomes the
+// merchant's fallback, counted as unanswered; otherwise the sources are the cited items, or the top retrieved
+// ones when none is cited.
+func readAnswer(req assistant.Request, answer string, c *citer, hits []assistant.Hit) assistant.Reply {
 	if strings.Contains(answer, noAnswer) {
 		return assistant.Fallback(req)
 	}
-	var sources []assistant.Source
-	seen := map[int]bool{}
-	for _, m := range citation.FindAllStringSubmatch(answer, -1) {
-		for n := range strings.SplitSeq(m[1], ",") {
-			i, err := strconv.Atoi(strings.TrimSpace(n))
-			if err != nil || i < 1 || i > len(hits) || seen[i] {
-				continue
-			}
-			seen[i] = true
-			sources = append(sources, source(hits[i-1]))
-		}
-	}
+	sources := cited(c, hits)
 	if len(sources) == 0 {
 		for _, h := range hits[:min(len(hits), maxUncitedSources)] {
 			sources = append(sources, source(h))
 		}
 	}
 	return assistant.Reply{Text: answer, Sources: sources, Kind: assistant.KindAnswer, Answered: true}
+}
+
+// cited are the sources c's markers name, in their order.
+func cited(c *citer, hits []assistant.Hit) []assistant.Source {
+	var sources []assistant.Source
+	for _, i := range c.cited {
+		sources = append(sources, source(hits[i]))
+	}
+	return sources
 }
 
 // source describes a retrieved item as a citation.
