@@ -303,8 +303,9 @@ func importRows(ctx context.Context, tx *sql.Tx, dec *json.Decoder, merchantID s
 	var (
 		stmt     *sql.Stmt
 		table    string
-		merchant = -1 // the merchant_id column of the table's rows
-		width    int  // the table's columns
+		merchant = -1  // the merchant_id column of the table's rows
+		width    int   // the table's columns
+		order    []int // the export's column of each of the statement's
 		n        int
 	)
 	defer func() {
@@ -341,24 +342,35 @@ func importRows(ctx context.Context, tx *sql.Tx, dec *json.Decoder, merchantID s
 				_ = stmt.Close()
 			}
 			table, merchant, width = line.Table, slices.Index(line.Columns, "merchant_id"), len(line.Columns)
+			// The statement names the database's own columns, and a table of merchantTables: the export's are only
+			// checked equal to them.
+			order = make([]int, len(cols))
+			for i, c := range cols {
+				order[i] = slices.Index(line.Columns, c)
+			}
 			marks := strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ")
-			if stmt, err = tx.PrepareContext(ctx, `INSERT INTO "`+table+`" ("`+strings.Join(line.Columns, `", "`)+`") VALUES (`+marks+`)`); err != nil {
+			insert := `INSERT INTO "` + table + `" ("` + strings.Join(cols, `", "`) + `") VALUES (` + marks + `)` //nolint:gosec // identifiers checked above
+			if stmt, err = tx.PrepareContext(ctx, insert); err != nil {
 				return 0, err
 			}
 		case line.Row != nil:
 			if stmt == nil || len(line.Row) != width {
 				return 0, errors.New("a row before its table's columns, or of another width")
 			}
-			args := make([]any, len(line.Row))
+			values := make([]any, len(line.Row))
 			for i, raw := range line.Row {
 				v, err := decodeValue(raw)
 				if err != nil {
 					return 0, fmt.Errorf("table %s: %w", table, err)
 				}
-				args[i] = v
+				values[i] = v
 			}
-			if merchant < 0 || merchant >= len(args) || args[merchant] != merchantID {
+			if merchant < 0 || values[merchant] != merchantID {
 				return 0, fmt.Errorf("table %s: a row of another merchant than the export's %s", table, merchantID)
+			}
+			args := make([]any, len(order))
+			for i, j := range order {
+				args[i] = values[j]
 			}
 			if _, err := stmt.ExecContext(ctx, args...); err != nil {
 				return 0, fmt.Errorf("table %s: %w", table, err)
