@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -107,8 +108,8 @@ func fileItems(ctx context.Context, f KnowledgeFile) ([]store.Knowledge, error) 
 		return nil, err
 	}
 	var tags []string
-	if tag := []rune(f.Name); len(tag) > 0 && len(tag) <= MaxTagRunes {
-		tags = []string{f.Name}
+	if tag := fileTag(f.Name); tag != "" {
+		tags = []string{tag}
 	}
 	items := make([]store.Knowledge, 0, len(sections))
 	for _, sec := range sections {
@@ -136,6 +137,16 @@ func fileItems(ctx context.Context, f KnowledgeFile) ([]store.Knowledge, error) 
 		items = append(items, k)
 	}
 	return items, nil
+}
+
+// fileTag is the tag of a file's items: its name, its white space folded and without commas, which the
+// dashboard's tag field separates tags with; none when the name is not a valid tag.
+func fileTag(name string) string {
+	tag := strings.Join(strings.Fields(strings.ReplaceAll(name, ",", " ")), " ")
+	if tag == "" || !storable(tag) || utf8.RuneCountInString(tag) > MaxTagRunes {
+		return ""
+	}
+	return tag
 }
 
 // pageTitle is a PDF section's title with its page, within MaxTitleRunes.

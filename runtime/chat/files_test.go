@@ -24,6 +24,7 @@ func fixtureFile(t *testing.T, name, url string) chat.KnowledgeFile {
 func TestImportFilesAnswersCitingThePlace(t *testing.T) {
 	f := newFixture(t)
 	m := merchant(0)
+	m.Plan.KnowledgeItems = 20
 	other := merchant(0)
 	other.MerchantID = "globex"
 	items, err := f.svc.ImportFiles(t.Context(), m, []chat.KnowledgeFile{
@@ -47,6 +48,14 @@ func TestImportFilesAnswersCitingThePlace(t *testing.T) {
 	}
 	if faq := items[7]; faq.URL != "" || faq.Title != "Wie lange dauert der Versand?" {
 		t.Errorf("a CSV item without a URL: %+v", faq)
+	}
+	// A file's name is its items' tag when it can be one: without commas, which separate the dashboard's tags.
+	odd, err := f.svc.ImportFiles(t.Context(), m, []chat.KnowledgeFile{
+		{Name: "prices, 2026.txt", Body: []byte("Tents from 99 euros.")},
+		{Name: strings.Repeat("long", 20) + ".txt", Body: []byte("Stoves from 39 euros.")},
+	})
+	if err != nil || len(odd) != 2 || len(odd[0].Tags) != 1 || odd[0].Tags[0] != "prices 2026.txt" || len(odd[1].Tags) != 0 {
+		t.Errorf("the tags of files with odd names: %+v %v", odd, err)
 	}
 	// A question only the PDF's second page answers is answered from it, citing the page.
 	reply, err := f.svc.Answer(t.Context(), m, chat.Question{Message: "How should I store my tent?"})

@@ -382,7 +382,8 @@ func endsWithSpace(s string) bool   { return s != "" && strings.TrimRight(s, " \
 
 // Links returns the addresses a web page links to, resolved against its base (the page's address, or the one
 // its base element names), without fragments, each once, in the page's order: what a crawler follows. Links
-// marked rel="nofollow" and those to other schemes than http and https are left out.
+// marked rel="nofollow" and those to other schemes than http and https are left out; with no base, there are
+// none.
 func Links(body []byte, base *url.URL) []*url.URL {
 	doc, err := html.Parse(bytes.NewReader(body))
 	if err != nil || base == nil {
