@@ -27,13 +27,11 @@ func (s *Server) routes() http.Handler {
 	rt.handle("knowledge", "GET /api/v1/knowledge", s.owner(s.listKnowledge))
 	rt.handle("knowledge", "POST /api/v1/knowledge", s.owner(s.createKnowledge))
 	rt.handle("knowledge_files", "POST /api/v1/knowledge/files", s.owner(s.uploadKnowledgeFiles))
-	rt.handle("knowledge_item", "GET /api/v1/knowledge/{id}", s.owner(s.sourcesOrItem))
+	rt.handle("knowledge_item", "GET /api/v1/knowledge/{id}", s.owner(s.getKnowledge))
 	rt.handle("knowledge_item", "PUT /api/v1/knowledge/{id}", s.owner(s.updateKnowledge))
 	rt.handle("knowledge_item", "DELETE /api/v1/knowledge/{id}", s.owner(s.deleteKnowledge))
-	// The sources' collection has the shape of a knowledge item's path, and Go's ServeMux finds its patterns in
-	// conflict with the HEAD and 405 patterns the router adds to each path: the item's GET lists the sources
-	// (sourcesOrItem), and the POST is registered alone.
-	rt.m.Handle("POST /api/v1/knowledge/sources", named("knowledge_sources", s.owner(s.createSource)))
+	rt.handle("knowledge_sources", "GET /api/v1/knowledge/sources", s.owner(s.listSources))
+	rt.handle("knowledge_sources", "POST /api/v1/knowledge/sources", s.owner(s.createSource))
 	rt.handle("knowledge_source", "GET /api/v1/knowledge/sources/{id}", s.owner(s.getSource))
 	rt.handle("knowledge_source", "DELETE /api/v1/knowledge/sources/{id}", s.owner(s.deleteSource))
 	rt.handle("knowledge_source_sync", "POST /api/v1/knowledge/sources/{id}/sync", s.owner(s.syncSource))

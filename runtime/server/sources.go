@@ -121,15 +121,6 @@ func sourceProblem(p chat.FieldError) string {
 	return knowledgeProblem(p)
 }
 
-// sourcesOrItem answers GET /api/v1/knowledge/sources, which the routes cannot tell from a knowledge item's
-// path (no item has the ID "sources"), and GET /api/v1/knowledge/{id}.
-func (s *Server) sourcesOrItem(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
-	if r.PathValue("id") == "sources" {
-		return s.listSources(w, r, m)
-	}
-	return s.getKnowledge(w, r, m)
-}
-
 func (s *Server) listSources(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
 	list, err := s.store.ListSources(r.Context(), m.MerchantID)
 	if err != nil {
