@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"github.com/parley-dev/parley/runtime/live"
 	"log/slog"
 	"net"
 	"net/http"
@@ -129,14 +130,15 @@ func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *a
 	if err != nil {
 		return nil, err
 	}
+	hub := live.NewHub(server.DefaultMaxStreams, server.DefaultMaxStreamsPerMerchant)
 	svc, err := chat.New(chat.Config{Store: a.store, Responder: responder, Notify: hooks.Notify, Logger: log,
-		IndexCacheBytes: cfg.IndexCacheBytes, Registry: reg})
+		IndexCacheBytes: cfg.IndexCacheBytes, Registry: reg, Published: hub.Publish})
 	if err != nil {
 		return nil, fmt.Errorf("the chat service: %w", err)
 	}
 	a.chat = svc
 	scfg := server.Config{Tenants: a.tenants, Chat: svc, Limiter: limiter, Conversations: conversations, Logger: log, Registry: reg,
-		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxies}
+		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxies, Live: hub}
 	if cfg.OIDCIssuer != "" {
 		// One client of the issuer for the API's bearer tokens and the dashboard's sign-in, so that both keep to
 		// its bounds and share its fetches.

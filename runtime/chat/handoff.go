@@ -212,6 +212,20 @@ func (s *Service) visitorWrote(ctx context.Context, m *tenant.Bundle, c store.Co
 	return Reply{ConversationID: c.ID, Message: msg, Status: status, Silent: true}, nil
 }
 
+// CheckVisitorConversation refuses, with ErrNotVisitorsConversation, a visitor's stream of a conversation the
+// visitor did not start (visitorOnly: a browser's, as Question.VisitorOnly); the merchant's own server reads any
+// of its conversations, and one that does not exist is store.ErrNotFound.
+func (s *Service) CheckVisitorConversation(ctx context.Context, m *tenant.Bundle, id, visitorID string, visitorOnly bool) error {
+	started, err := s.store.ConversationVisitor(ctx, m.MerchantID, id)
+	switch {
+	case visitorOnly && (errors.Is(err, store.ErrNotFound) || err == nil && !startedBy(started, visitorID)):
+		return ErrNotVisitorsConversation
+	case err != nil:
+		return fmt.Errorf("looking up conversation %s: %w", id, err)
+	}
+	return nil
+}
+
 // TeamMessage is a message of a team member into a conversation.
 type TeamMessage struct {
 	Text string

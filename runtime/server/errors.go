@@ -94,6 +94,7 @@ var domainErrors = []struct {
 	{store.ErrKnowledgeSizeLimit, http.StatusForbidden, codeKnowledgeLimit, "the item would pass the characters the merchant's plan allows in its knowledge base; shorten or delete items"},
 	{chat.ErrNotVisitorsConversation, http.StatusNotFound, codeNotFound, "this visitor has no conversation of that ID; leave conversation_id out to start one"},
 	{chat.ErrConversationFull, http.StatusConflict, codeConversationFull, fmt.Sprintf("the conversation has reached its %d messages; go on in a new one: leave conversation_id out", chat.MaxConversationMessages)},
+	{errTooManyStreams, http.StatusServiceUnavailable, codeUnavailable, "this runtime holds as many live streams as it may; retry later"},
 	{chat.ErrConversationClosed, http.StatusConflict, codeConversationClosed, "the conversation is closed; go on in a new one: leave conversation_id out"},
 	{chat.ErrEmptyMessage, http.StatusUnprocessableEntity, codeValidationFailed, "text must not be empty"},
 	{chat.ErrConversationLimit, http.StatusTooManyRequests, codeConversationLimit, "the conversation has had the answers or model tokens the merchant's plan allows; go on in a new one: leave conversation_id out"},

@@ -22,8 +22,12 @@ func (s *Server) routes() http.Handler {
 	rt.handle("chat", "POST /api/v1/chat", s.visitor(s.answer))
 	rt.handle("chat", "OPTIONS /api/v1/chat", http.HandlerFunc(preflight))
 	rt.handle("conversations", "GET /api/v1/conversations", s.team(s.listConversations))
-	rt.handle("conversation", "GET /api/v1/conversations/{id}", s.team(s.getConversation))
+	// GET /api/v1/conversations/events, the team's stream, shares the pattern: a ServeMux cannot tell it from
+	// {id} for HEAD, which the router refuses on GET-only paths.
+	rt.handle("conversation", "GET /api/v1/conversations/{id}", s.team(s.getConversationOrEvents))
 	rt.handle("conversation", "DELETE /api/v1/conversations/{id}", s.owner(s.deleteConversation))
+	rt.handle("conversation_events", "GET /api/v1/conversations/{id}/events", s.visitor(s.conversationEvents))
+	rt.handle("conversation_events", "OPTIONS /api/v1/conversations/{id}/events", http.HandlerFunc(preflight))
 	rt.handle("conversation_messages", "POST /api/v1/conversations/{id}/messages", s.team(s.postTeamMessage))
 	rt.handle("conversation_handoff", "POST /api/v1/conversations/{id}/handoff", s.team(s.takeOver))
 	rt.handle("conversation_release", "POST /api/v1/conversations/{id}/release", s.team(s.release))
