@@ -12,12 +12,18 @@ import (
 	"github.com/parley-dev/parley/runtime/tenant"
 )
 
-// readEvents opens a stream and returns a function that reads its next event's lines up to the blank line.
+// openStream opens a stream and returns a function that reads its next event's lines up to the blank line.
 func openStream(t *testing.T, e *env, path string, headers map[string]string) (status int, next func() string) {
+	t.Helper()
+	return openStreamAt(t, e.url, path, headers)
+}
+
+// openStreamAt is openStream on the server at base.
+func openStreamAt(t *testing.T, base, path string, headers map[string]string) (status int, next func() string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	t.Cleanup(cancel)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.url+path, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
