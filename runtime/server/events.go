@@ -81,6 +81,8 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request, m *tenant.
 		}
 		after = n
 	}
+	// once answers what there is and ends: polling, for a client behind a proxy that buffers streams.
+	once := r.URL.Query().Get("once") == "1"
 	wake, done, err := s.live.Subscribe(m.MerchantID)
 	if errors.Is(err, live.ErrTooManyStreams) {
 		return &explained{err: errTooManyStreams, retryAfter: 30 * time.Second,
@@ -124,6 +126,9 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request, m *tenant.
 			if len(events) < streamBatch {
 				break
 			}
+		}
+		if once {
+			return nil
 		}
 		select {
 		case <-ctx.Done():
