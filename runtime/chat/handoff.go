@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/parley-dev/parley/runtime/event"
@@ -90,7 +91,7 @@ func (s *Service) handOffInWords(ctx context.Context, m *tenant.Bundle, q Questi
 			return Reply{}, fmt.Errorf("reading the transcript of conversation %s: %w", q.ConversationID, err)
 		}
 	}
-	transcript := append(earlier, ex.Question, ex.Answer)
+	transcript := slices.Concat(earlier, []store.Message{ex.Question, ex.Answer})
 	res, err := recordExchange(ctx, s.store.Write, ex, func(tx store.Tx, _ bool) (int, error) {
 		c := store.Conversation{ID: q.ConversationID, VisitorID: q.VisitorID, FirstMessage: q.Message, Status: store.StatusWaiting}
 		return s.wait(ctx, tx, m, c, transcript, available, now)
@@ -311,10 +312,10 @@ func (s *Service) setStatus(ctx context.Context, m *tenant.Bundle, id string, st
 			return err
 		}
 		deliveries = 0
-		switch {
-		case c.Status == status:
+		switch c.Status {
+		case status:
 			return nil
-		case c.Status == store.StatusClosed:
+		case store.StatusClosed:
 			return ErrConversationClosed
 		}
 		if err := s.moved(ctx, tx, m, id, status, now); err != nil {

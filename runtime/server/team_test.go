@@ -1,9 +1,10 @@
 package server
 
 import (
-	"github.com/parley-dev/parley/runtime/tenant"
 	"net/http"
 	"testing"
+
+	"github.com/parley-dev/parley/runtime/tenant"
 )
 
 // TestTeamHandoff walks a conversation through every status over the REST interface, on each store: a visitor
