@@ -152,6 +152,10 @@ bench-webhooks: ## Chat at 200 new conversations a second on `parley dev` with a
 bench-stream: ## Stream answers from a fake model provider; report time to the first piece and the runtime's added latency.
 	go test ./runtime/server -run '^$$' -bench BenchmarkChatStream -benchtime 50x -count=1 -timeout 5m
 
+.PHONY: bench-live
+bench-live: ## Hold idle live streams (memory per stream) and fan a team message out to 500 streams (p50, p99).
+	go test ./runtime/server -run '^$$' -bench 'BenchmarkIdleStreams|BenchmarkStreamFanout' -benchtime 20x -count=1 -timeout 5m
+
 .PHONY: quality
 quality: ## Print the offline assistant's top-1, declines, ranking, recall@5 and wrong answers on the demo shop and each evaluation base (tuning and held-out parts), and every tuning miss.
 	go test ./runtime/assistant -run '^$$' -bench 'Quality|Fixture' -benchtime 1x -count=1 -v

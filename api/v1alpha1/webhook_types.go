@@ -7,7 +7,7 @@ import (
 )
 
 // WebhookEvent names an event a webhook can subscribe to.
-// +kubebuilder:validation:Enum=conversation.created;lead.created;lead.updated
+// +kubebuilder:validation:Enum=conversation.created;lead.created;lead.updated;conversation.handoff_requested;conversation.agent_message;conversation.closed
 type WebhookEvent string
 
 const (
@@ -17,6 +17,13 @@ const (
 	EventLeadCreated WebhookEvent = contract.EventLeadCreated
 	// EventLeadUpdated fires when a visitor adds to or changes contact details already left.
 	EventLeadUpdated WebhookEvent = contract.EventLeadUpdated
+	// EventConversationHandoffRequested fires when a visitor asks for a person of the merchant's team, with the
+	// conversation's transcript.
+	EventConversationHandoffRequested WebhookEvent = contract.EventConversationHandoffRequested
+	// EventConversationAgentMessage fires when the merchant's team writes in a conversation.
+	EventConversationAgentMessage WebhookEvent = contract.EventConversationAgentMessage
+	// EventConversationClosed fires when the merchant's team closes a conversation.
+	EventConversationClosed WebhookEvent = contract.EventConversationClosed
 )
 
 // WebhookSpec describes an endpoint that receives a merchant's events.

@@ -21,6 +21,7 @@ import (
 	"github.com/parley-dev/parley/runtime/crawl"
 	"github.com/parley-dev/parley/runtime/dashboard"
 	"github.com/parley-dev/parley/runtime/issuer"
+	"github.com/parley-dev/parley/runtime/live"
 	"github.com/parley-dev/parley/runtime/ratelimit"
 	"github.com/parley-dev/parley/runtime/server"
 	"github.com/parley-dev/parley/runtime/store"
@@ -139,8 +140,9 @@ func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *a
 	if err != nil {
 		return nil, err
 	}
+	hub := live.NewHub(server.DefaultMaxStreams, server.DefaultMaxStreamsPerMerchant)
 	svc, err := chat.New(chat.Config{Store: a.store, Responder: responder, Notify: hooks.Notify, Logger: log,
-		IndexCacheBytes: cfg.IndexCacheBytes, Registry: reg})
+		IndexCacheBytes: cfg.IndexCacheBytes, Registry: reg, Published: hub.Publish})
 	if err != nil {
 		return nil, fmt.Errorf("the chat service: %w", err)
 	}
@@ -159,7 +161,7 @@ func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *a
 	// Waits until the syncs in flight have recorded their outcome, before the store closes.
 	a.closers = append(a.closers, func() { <-syncsDone })
 	scfg := server.Config{Tenants: a.tenants, Chat: svc, Limiter: limiter, Conversations: conversations, Logger: log, Registry: reg,
-		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxies}
+		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxies, Live: hub}
 	if cfg.OIDCIssuer != "" {
 		// One client of the issuer for the API's bearer tokens and the dashboard's sign-in, so that both keep to
 		// its bounds and share its fetches.

@@ -185,6 +185,13 @@ const (
 	EventLeadCreated = "lead.created"
 	// EventLeadUpdated fires when a visitor adds to or changes contact details already left.
 	EventLeadUpdated = "lead.updated"
+	// EventConversationHandoffRequested fires when a visitor asks for a person of the merchant's team; it carries
+	// the conversation's transcript, for a helpdesk to open a ticket with.
+	EventConversationHandoffRequested = "conversation.handoff_requested"
+	// EventConversationAgentMessage fires when the merchant's team writes in a conversation.
+	EventConversationAgentMessage = "conversation.agent_message"
+	// EventConversationClosed fires when the merchant's team closes a conversation.
+	EventConversationClosed = "conversation.closed"
 )
 
 // EventWebhookTest is sent only when an owner asks for it (the dashboard's "Send a test event", or
@@ -193,4 +200,7 @@ const (
 const EventWebhookTest = "webhook.test"
 
 // Events lists every webhook event type a Webhook subscribes to, in the order the documentation gives them.
-func Events() []string { return []string{EventConversationCreated, EventLeadCreated, EventLeadUpdated} }
+func Events() []string {
+	return []string{EventConversationCreated, EventLeadCreated, EventLeadUpdated, EventConversationHandoffRequested,
+		EventConversationAgentMessage, EventConversationClosed}
+}

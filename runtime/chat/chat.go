@@ -35,6 +35,9 @@ type Config struct {
 	// Notify is called after a use case wrote webhook deliveries to the outbox, to wake the dispatcher; may be
 	// nil (dispatchers then find them when they next poll).
 	Notify func()
+	// Published is called with a merchant's ID after a use case wrote to its live-stream log, to wake the
+	// merchant's streams; may be nil (streams then find the events when they next poll).
+	Published func(merchantID string)
 	// IndexCacheBytes bounds the estimated bytes of the retrieval indexes kept in memory, least recently used
 	// evicted first; 0 keeps every index.
 	IndexCacheBytes int64
@@ -57,7 +60,8 @@ type Service struct {
 	now       func() time.Time
 	notify    func()
 	// syncWake wakes the Syncer of this process, when one runs (NewSyncer).
-	syncWake chan struct{}
+	syncWake  chan struct{}
+	published func(merchantID string)
 }
 
 // New builds a Service.
@@ -77,7 +81,8 @@ func New(cfg Config) (*Service, error) {
 		return nil, err
 	}
 	s := &Service{store: cfg.Store, responder: cfg.Responder, offline: cfg.Offline, indexes: indexes,
-		exports: &running{max: MaxExportsPerMerchant}, refused: refused, log: cfg.Logger, now: cfg.Now, notify: cfg.Notify}
+		exports: &running{max: MaxExportsPerMerchant}, refused: refused, log: cfg.Logger, now: cfg.Now, notify: cfg.Notify,
+		published: cfg.Published}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -106,6 +111,8 @@ type Question struct {
 	// merchant's server is yet to use, nor continues one started without a visitor ID, which every other holder
 	// of the key could name as well. The merchant's own server names and continues any of its conversations.
 	VisitorOnly bool
+	// Handoff asks for a person of the merchant's team, as a message that asks in words does.
+	Handoff bool
 	// AdmitNew, when set, is asked before a new conversation is started, and refuses it with its error.
 	AdmitNew func() error
 	// Delta, when set, receives the answer in pieces as it is written (see assistant.Request.Delta).
@@ -123,6 +130,14 @@ type Reply struct {
 	// Cut is why the model's answer ended before it was done (assistant.CutLength, assistant.CutContentFilter);
 	// "" for a whole answer.
 	Cut string
+	// Status is the conversation's status after the message.
+	Status store.Status
+	// Silent says the assistant did not answer: the conversation waits for the team or the team answers it, and
+	// Message is the visitor's own, as stored.
+	Silent bool
+	// AgentsAvailable, set when the message asked for a person, says whether someone of the team is there;
+	// Message is then the assistant's notice saying so.
+	AgentsAvailable *bool
 }
 
 // MaxConversationMessages is the most messages a conversation holds, questions and answers. It bounds what each
@@ -166,8 +181,13 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 		switch {
 		case q.VisitorOnly && (errors.Is(err, store.ErrNotFound) || err == nil && !startedBy(c.VisitorID, q.VisitorID)):
 			return Reply{}, ErrNotVisitorsConversation
+		case err == nil && c.Status == store.StatusClosed:
+			return Reply{}, ErrConversationClosed
 		case err == nil && c.MessageCount+2 > MaxConversationMessages:
 			return Reply{}, ErrConversationFull
+		case err == nil && c.Status != store.StatusBot:
+			// The team has the conversation: the assistant stays silent, whatever the message says.
+			return s.visitorWrote(ctx, m, c, q)
 		case err == nil:
 			if q.VisitorOnly {
 				if err := s.checkConversation(ctx, m, c); err != nil {
@@ -195,6 +215,12 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 		if err := s.checkQuota(ctx, m); err != nil {
 			return Reply{}, err
 		}
+	}
+	if l, asks := asksForPerson(q.Message); asks || q.Handoff {
+		if !asks {
+			l = personLanguageFor(m.Widget.Locale)
+		}
+		return s.handOffInWords(ctx, m, q, exists, made, l)
 	}
 	index, err := s.indexes.get(ctx, m.MerchantID, m.Widget.Locale)
 	if err != nil {
@@ -237,7 +263,7 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 	if interrupted != nil {
 		return Reply{}, fmt.Errorf("answering: %w", interrupted)
 	}
-	return Reply{ConversationID: q.ConversationID, Message: ex.Answer, Usage: reply.Usage, Cut: reply.Cut}, nil
+	return Reply{ConversationID: q.ConversationID, Message: ex.Answer, Usage: reply.Usage, Cut: reply.Cut, Status: store.StatusBot}, nil
 }
 
 // Preview answers an owner trying the widget in the dashboard's live preview as a visitor would be answered (the

@@ -17,11 +17,23 @@ import (
 // the exchange creates or completes the visitor's lead of the conversation, and the events (conversation.created,
 // lead.created or lead.updated) go to the outbox in the same transaction.
 func RecordExchange(ctx context.Context, st store.Store, ex store.Exchange) (store.ExchangeResult, error) {
+	return recordExchange(ctx, st.WriteExchange, ex, nil)
+}
+
+// recordExchange is RecordExchange through write, with then, when not nil, run in the transaction after the
+// exchange's statements (its deliveries counted with the exchange's): a handoff's status change and events.
+// Its conversation.created event then says the conversation waits for a person.
+func recordExchange(ctx context.Context, write func(context.Context, func(store.Tx) error) error, ex store.Exchange,
+	then func(tx store.Tx, created bool) (int, error)) (store.ExchangeResult, error) {
 	if err := validateExchange(ex); err != nil {
 		return store.ExchangeResult{}, fmt.Errorf("recording exchange: %w", err)
 	}
+	status := store.StatusBot
+	if then != nil {
+		status = store.StatusWaiting
+	}
 	var res store.ExchangeResult
-	err := st.WriteExchange(ctx, func(tx store.Tx) error {
+	err := write(ctx, func(tx store.Tx) error {
 		res = store.ExchangeResult{}
 		created, err := tx.UpsertConversation(ctx, ex)
 		if err != nil {
@@ -30,7 +42,7 @@ func RecordExchange(ctx context.Context, st store.Store, ex store.Exchange) (sto
 		res.Created = created
 		var happened []event.Happened
 		if created {
-			happened = append(happened, event.ConversationStarted(ex))
+			happened = append(happened, event.ConversationStarted(ex, status))
 		}
 		if err := tx.InsertMessages(ctx, ex); err != nil {
 			return err
@@ -58,6 +70,13 @@ func RecordExchange(ctx context.Context, st store.Store, ex store.Exchange) (sto
 		}
 		if res.Deliveries, err = writeEvents(ctx, tx, ex.MerchantID, ex.Outbox, happened); err != nil {
 			return err
+		}
+		if then != nil {
+			n, err := then(tx, created)
+			if err != nil {
+				return err
+			}
+			res.Deliveries += n
 		}
 		if created {
 			// Last: every new conversation of the merchant updates the month's counter row, which stays locked

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/ratelimit"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/tenant"
@@ -189,6 +190,8 @@ func (d *Dashboard) run(w http.ResponseWriter, r *http.Request, v *view, h handl
 		d.renderErrorView(w, r, v, http.StatusConflict, "Your plan's knowledge item limit is reached: delete items or upgrade the plan.")
 	case errors.Is(err, store.ErrKnowledgeSizeLimit):
 		d.renderErrorView(w, r, v, http.StatusConflict, "Your plan's knowledge characters limit is reached: shorten or delete items, or upgrade the plan.")
+	case errors.Is(err, chat.ErrConversationClosed):
+		d.renderErrorView(w, r, v, http.StatusConflict, "This conversation is closed: it takes no more messages.")
 	case errors.Is(err, store.ErrNotReplayable):
 		d.renderErrorView(w, r, v, http.StatusConflict, "This delivery is still being attempted; it can be replayed once it has finished.")
 	case errors.As(err, &mbe):
@@ -277,6 +280,11 @@ var notices = map[string]string{
 	// The deletions of personal data.
 	"conversation-deleted": "The conversation was deleted with its messages, leads and webhook deliveries.",
 	"lead-deleted":         "The lead was deleted with its webhook deliveries.",
+	// A conversation handed to the team.
+	"sent":       "Your message was sent: the visitor sees it at once.",
+	"taken-over": "You have taken the conversation over: the assistant is silent.",
+	"released":   "The assistant answers the conversation again.",
+	"closed":     "The conversation is closed.",
 }
 
 // parsePages parses each page with the layout.

@@ -17,6 +17,9 @@ const (
 	ConversationCreated = contract.EventConversationCreated
 	LeadCreated         = contract.EventLeadCreated
 	LeadUpdated         = contract.EventLeadUpdated
+	HandoffRequested    = contract.EventConversationHandoffRequested
+	AgentMessage        = contract.EventConversationAgentMessage
+	ConversationClosed  = contract.EventConversationClosed
 	// WebhookTest is sent on request to one endpoint; no Webhook subscribes to it.
 	WebhookTest = contract.EventWebhookTest
 )
@@ -45,7 +48,68 @@ type conversationData struct {
 	ConversationID string    `json:"conversation_id"`
 	VisitorID      string    `json:"visitor_id,omitempty"`
 	FirstMessage   string    `json:"first_message"`
+	Status         string    `json:"status"`
 	CreatedAt      time.Time `json:"created_at"`
+}
+
+// MessageData is a message as events and streams carry it.
+type MessageData struct {
+	ID   string `json:"id"`
+	Role string `json:"role"`
+	Text string `json:"text"`
+	// Author is a team member's name, for a message of the role agent.
+	Author    string    `json:"author,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Message is m as events and streams carry it.
+func Message(m store.Message) MessageData {
+	return MessageData{ID: m.ID, Role: string(m.Role), Text: m.Text, Author: m.Author, CreatedAt: m.CreatedAt.UTC()}
+}
+
+type handoffData struct {
+	ConversationID string `json:"conversation_id"`
+	VisitorID      string `json:"visitor_id,omitempty"`
+	Status         string `json:"status"`
+	// AgentsAvailable says whether the visitor was told that someone of the team is there.
+	AgentsAvailable bool          `json:"agents_available"`
+	RequestedAt     time.Time     `json:"requested_at"`
+	Transcript      []MessageData `json:"transcript"`
+}
+
+type agentMessageData struct {
+	ConversationID string      `json:"conversation_id"`
+	Status         string      `json:"status"`
+	Message        MessageData `json:"message"`
+}
+
+type closedData struct {
+	ConversationID string    `json:"conversation_id"`
+	Status         string    `json:"status"`
+	ClosedAt       time.Time `json:"closed_at"`
+}
+
+// Handoff is the conversation.handoff_requested event of conversation c, whose messages up to the request are
+// transcript, oldest first.
+func Handoff(c store.Conversation, transcript []store.Message, available bool, at time.Time) Happened {
+	msgs := make([]MessageData, len(transcript))
+	for i, m := range transcript {
+		msgs[i] = Message(m)
+	}
+	return Happened{Type: HandoffRequested, At: at, data: handoffData{ConversationID: c.ID, VisitorID: c.VisitorID,
+		Status: string(store.StatusWaiting), AgentsAvailable: available, RequestedAt: at.UTC(), Transcript: msgs}}
+}
+
+// AgentWrote is the conversation.agent_message event of a team member's message m in conversation id.
+func AgentWrote(id string, m store.Message) Happened {
+	return Happened{Type: AgentMessage, At: m.CreatedAt, data: agentMessageData{ConversationID: id,
+		Status: string(store.StatusAgent), Message: Message(m)}}
+}
+
+// Closed is the conversation.closed event of conversation id.
+func Closed(id string, at time.Time) Happened {
+	return Happened{Type: ConversationClosed, At: at, data: closedData{ConversationID: id,
+		Status: string(store.StatusClosed), ClosedAt: at.UTC()}}
 }
 
 type leadData struct {
@@ -76,11 +140,11 @@ func Test(webhookID string, at time.Time) Happened {
 	return Happened{Type: WebhookTest, At: at, data: testData{WebhookID: webhookID, Message: testMessage}}
 }
 
-// ConversationStarted is the conversation.created event of the conversation an exchange started.
-func ConversationStarted(ex store.Exchange) Happened {
+// ConversationStarted is the conversation.created event of the conversation an exchange started, in status.
+func ConversationStarted(ex store.Exchange, status store.Status) Happened {
 	return Happened{Type: ConversationCreated, At: ex.Question.CreatedAt, data: conversationData{
 		ConversationID: ex.ConversationID, VisitorID: ex.VisitorID, FirstMessage: ex.Question.Text,
-		CreatedAt: ex.Question.CreatedAt.UTC(),
+		Status: string(status), CreatedAt: ex.Question.CreatedAt.UTC(),
 	}}
 }
 

@@ -82,12 +82,19 @@ func TestPayloadsMatchTheOpenAPIDocument(t *testing.T) {
 		name     string
 		happened event.Happened
 	}{
-		{"conversation", event.ConversationStarted(exchange)},
-		{"conversation without visitor", event.ConversationStarted(anonymous)},
+		{"conversation", event.ConversationStarted(exchange, store.StatusBot)},
+		{"conversation without visitor", event.ConversationStarted(anonymous, store.StatusBot)},
 		{"new lead, every field", event.LeadSaved(full, true)},
 		{"updated lead, every field", event.LeadSaved(full, false)},
 		{"new lead, only an email", event.LeadSaved(bare, true)},
 		{"test", event.Test("hook", at)},
+		{"handoff", event.Handoff(store.Conversation{ID: "conv_1", VisitorID: "v1"}, []store.Message{
+			{ID: "q", Role: store.RoleVisitor, Text: "Can I talk to a human?", CreatedAt: at},
+			{ID: "a", Role: store.RoleAssistant, Text: "I've asked a person.", CreatedAt: at}}, true, at)},
+		{"handoff without visitor", event.Handoff(store.Conversation{ID: "conv_1"}, nil, false, at)},
+		{"agent message", event.AgentWrote("conv_1", store.Message{ID: "m", Role: store.RoleAgent, Text: "Hi", Author: "Anna", CreatedAt: at})},
+		{"agent message without author", event.AgentWrote("conv_1", store.Message{ID: "m", Role: store.RoleAgent, Text: "Hi", CreatedAt: at})},
+		{"closed", event.Closed("conv_1", at)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			endpoints := []store.Endpoint{{WebhookID: "hook", URL: "https://example.com/hook"}}
@@ -112,7 +119,7 @@ func TestPayloadsMatchTheOpenAPIDocument(t *testing.T) {
 
 func TestBuild(t *testing.T) {
 	at := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
-	conv := event.ConversationStarted(store.Exchange{ConversationID: "c", Question: store.Message{CreatedAt: at}})
+	conv := event.ConversationStarted(store.Exchange{ConversationID: "c", Question: store.Message{CreatedAt: at}}, store.StatusBot)
 	lead := event.LeadSaved(store.Lead{ID: "l", CreatedAt: at, UpdatedAt: at}, true)
 	a := []store.Endpoint{{WebhookID: "a", URL: "https://a.example"}}
 	b := []store.Endpoint{{WebhookID: "b", URL: "https://b.example"}}

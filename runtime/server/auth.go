@@ -140,7 +140,7 @@ func preflight(w http.ResponseWriter, r *http.Request) {
 	allowCORS(w, r)
 	h := w.Header()
 	h.Set("Access-Control-Allow-Methods", "POST, GET, OPTIONS")
-	h.Set("Access-Control-Allow-Headers", "Content-Type, X-API-Key, X-Visitor-ID, X-Request-ID")
+	h.Set("Access-Control-Allow-Headers", "Content-Type, X-API-Key, X-Visitor-ID, X-Request-ID, Last-Event-ID")
 	h.Set("Access-Control-Max-Age", "600")
 	w.WriteHeader(http.StatusNoContent)
 }

@@ -28,6 +28,8 @@ type chatRequest struct {
 	Message        *string `json:"message"`
 	ConversationID *string `json:"conversation_id"`
 	Language       *string `json:"language"`
+	// Handoff asks for a person of the merchant's team; without a message, in the conversation named.
+	Handoff bool `json:"handoff"`
 }
 
 // languagePattern is a BCP 47 language tag as the widget sends navigator.language's, bounded as the CRD's
@@ -49,7 +51,10 @@ type chatResponse struct {
 	Sources        []sourceJSON `json:"sources"`
 	Answered       bool         `json:"answered"`
 	FinishReason   string       `json:"finish_reason,omitempty"`
-	CreatedAt      time.Time    `json:"created_at"`
+	Status         store.Status `json:"status"`
+	// AgentsAvailable is set when the message asked for a person.
+	AgentsAvailable *bool     `json:"agents_available,omitempty"`
+	CreatedAt       time.Time `json:"created_at"`
 }
 
 // answer answers a visitor's message (the key checked and the rate applied by s.visitor).
@@ -57,6 +62,15 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, m *tenant.Bundle
 	var req chatRequest
 	if err := decodeJSON(w, r, maxChatBody, &req); err != nil {
 		return err
+	}
+	visitor, err := visitorID(r)
+	if err != nil {
+		return err
+	}
+	c, ok := callerOf(r)
+	browser := ok && c.key.Type == tenant.KeyPublishable
+	if req.Handoff && req.Message == nil {
+		return s.requestPerson(w, r, m, req, visitor, browser)
 	}
 	message, conversationID, err := validateChat(req)
 	if err != nil {
@@ -66,12 +80,9 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, m *tenant.Bundle
 	if err != nil {
 		return err
 	}
-	visitor, err := visitorID(r)
-	if err != nil {
-		return err
-	}
-	q := chat.Question{Message: message, ConversationID: conversationID, VisitorID: visitor, Language: language}
-	if c, ok := callerOf(r); ok && c.key.Type == tenant.KeyPublishable {
+	q := chat.Question{Message: message, ConversationID: conversationID, VisitorID: visitor, Language: language,
+		Handoff: req.Handoff}
+	if browser {
 		q.VisitorOnly = true
 		q.AdmitNew = func() error { return s.admitConversation(w, r, m, visitor) }
 	}
@@ -99,6 +110,26 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, m *tenant.Bundle
 	return nil
 }
 
+// requestPerson answers a request for a person without a message: the widget's button, in a conversation that
+// exists.
+func (s *Server) requestPerson(w http.ResponseWriter, r *http.Request, m *tenant.Bundle, req chatRequest, visitor string, browser bool) error {
+	if req.ConversationID == nil || !conversationIDPattern.MatchString(*req.ConversationID) {
+		return newError(http.StatusUnprocessableEntity, codeValidationFailed,
+			"handoff without a message needs the conversation_id of the conversation to hand over")
+	}
+	reply, err := s.chat.RequestPerson(r.Context(), m, chat.HandoffRequest{ConversationID: *req.ConversationID,
+		VisitorID: visitor, VisitorOnly: browser})
+	if err != nil {
+		return s.chatError(m, err)
+	}
+	body, err := replyJSON(reply).appendJSON(nil)
+	if err != nil {
+		return fmt.Errorf("encoding the reply: %w", err)
+	}
+	writeJSONBody(w, http.StatusOK, body)
+	return nil
+}
+
 // chatError explains a failed answer.
 func (s *Server) chatError(m *tenant.Bundle, err error) error {
 	switch {
@@ -118,6 +149,9 @@ func (s *Server) chatError(m *tenant.Bundle, err error) error {
 
 // counted counts a reply in the metrics.
 func (s *Server) counted(m *tenant.Bundle, reply chat.Reply) {
+	if reply.Silent {
+		return // the visitor's message, stored for the team: no reply
+	}
 	s.replies.count(m.MerchantID, reply.Message.Answered, reply.Usage.PromptTokens, reply.Usage.CompletionTokens)
 }
 
@@ -166,6 +200,12 @@ func (c chatResponse) appendJSON(b []byte) ([]byte, error) {
 		b = append(b, `,"finish_reason":`...)
 		b = jsonenc.AppendString(b, c.FinishReason)
 	}
+	b = append(b, `,"status":`...)
+	b = jsonenc.AppendString(b, string(c.Status))
+	if c.AgentsAvailable != nil {
+		b = append(b, `,"agents_available":`...)
+		b = strconv.AppendBool(b, *c.AgentsAvailable)
+	}
 	b = append(b, `,"created_at":"`...)
 	if b, err = c.CreatedAt.AppendText(b); err != nil { // what Time.MarshalJSON writes between its quotes
 		return nil, err
@@ -173,10 +213,17 @@ func (c chatResponse) appendJSON(b []byte) ([]byte, error) {
 	return append(b, "\"}\n"...), nil
 }
 
+// replyJSON is a reply as the chat call answers it. A silent reply (the team has the conversation) has no
+// answer: its message ID and time are the visitor's message's.
 func replyJSON(reply chat.Reply) chatResponse {
 	a := reply.Message
-	return chatResponse{ConversationID: reply.ConversationID, MessageID: a.ID, Answer: a.Text,
-		Sources: sourcesJSON(a.Sources), Answered: a.Answered, FinishReason: reply.Cut, CreatedAt: a.CreatedAt}
+	out := chatResponse{ConversationID: reply.ConversationID, MessageID: a.ID, Answer: a.Text,
+		Sources: sourcesJSON(a.Sources), Answered: a.Answered, FinishReason: reply.Cut, Status: reply.Status,
+		AgentsAvailable: reply.AgentsAvailable, CreatedAt: a.CreatedAt}
+	if reply.Silent {
+		out.Answer, out.Answered = "", false
+	}
+	return out
 }
 
 // validateChat checks a decoded chat request's values.

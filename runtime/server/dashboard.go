@@ -24,15 +24,18 @@ const (
 )
 
 type conversationJSON struct {
-	ID              string    `json:"id"`
-	CreatedAt       time.Time `json:"created_at"`
-	UpdatedAt       time.Time `json:"updated_at"`
-	MessageCount    int       `json:"message_count"`
-	FirstMessage    string    `json:"first_message"`
-	Answered        bool      `json:"answered"`
-	UnansweredCount int       `json:"unanswered_count"`
-	HasLead         bool      `json:"has_lead"`
-	VisitorID       string    `json:"visitor_id,omitempty"`
+	ID              string       `json:"id"`
+	CreatedAt       time.Time    `json:"created_at"`
+	UpdatedAt       time.Time    `json:"updated_at"`
+	MessageCount    int          `json:"message_count"`
+	FirstMessage    string       `json:"first_message"`
+	Answered        bool         `json:"answered"`
+	UnansweredCount int          `json:"unanswered_count"`
+	HasLead         bool         `json:"has_lead"`
+	VisitorID       string       `json:"visitor_id,omitempty"`
+	Status          store.Status `json:"status"`
+	// WaitingSince is when the visitor asked for a person, while the conversation waits.
+	WaitingSince *time.Time `json:"waiting_since,omitempty"`
 }
 
 type messageJSON struct {
@@ -41,6 +44,7 @@ type messageJSON struct {
 	Text      string       `json:"text"`
 	Sources   []sourceJSON `json:"sources"`
 	Answered  bool         `json:"answered"`
+	Author    string       `json:"author,omitempty"`
 	CreatedAt time.Time    `json:"created_at"`
 }
 
@@ -68,11 +72,21 @@ func newPage[T any](data []T, next string) page[T] {
 }
 
 func toConversationJSON(c store.Conversation) conversationJSON {
-	return conversationJSON{
+	out := conversationJSON{
 		ID: c.ID, CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC(), MessageCount: c.MessageCount,
 		FirstMessage: c.FirstMessage, Answered: c.Unanswered == 0, UnansweredCount: c.Unanswered,
-		HasLead: c.HasLead, VisitorID: c.VisitorID,
+		HasLead: c.HasLead, VisitorID: c.VisitorID, Status: c.Status,
 	}
+	if c.Status == store.StatusWaiting && !c.HandoffAt.IsZero() {
+		since := c.HandoffAt.UTC()
+		out.WaitingSince = &since
+	}
+	return out
+}
+
+func toMessageJSON(msg store.Message) messageJSON {
+	return messageJSON{ID: msg.ID, Role: msg.Role, Text: msg.Text, Sources: sourcesJSON(msg.Sources),
+		Answered: msg.Answered, Author: msg.Author, CreatedAt: msg.CreatedAt.UTC()}
 }
 
 func (s *Server) listConversations(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
@@ -96,6 +110,17 @@ func (s *Server) listConversations(w http.ResponseWriter, r *http.Request, m *te
 			return newError(http.StatusBadRequest, codeInvalidRequest, "has_lead must be true or false, not %q", v)
 		}
 		f.HasLead = &b
+	}
+	if v := q.Get("status"); v != "" {
+		if f.Status, err = parseStatus(v); err != nil {
+			return err
+		}
+	}
+	if f.Status == store.StatusWaiting {
+		// The team looks at its queue: someone is there to answer the next visitor who asks.
+		if err := s.chat.TeamSeen(r.Context(), m); err != nil {
+			return err
+		}
 	}
 	convs, next, err := s.store.ListConversations(r.Context(), m.MerchantID, f)
 	if err != nil {
@@ -125,8 +150,7 @@ func (s *Server) getConversation(w http.ResponseWriter, r *http.Request, m *tena
 	out := conversationDetailJSON{conversationJSON: toConversationJSON(c), Messages: make([]messageJSON, len(msgs)),
 		Leads: leadsJSON(leads)}
 	for i, msg := range msgs {
-		out.Messages[i] = messageJSON{ID: msg.ID, Role: msg.Role, Text: msg.Text, Sources: sourcesJSON(msg.Sources),
-			Answered: msg.Answered, CreatedAt: msg.CreatedAt.UTC()}
+		out.Messages[i] = toMessageJSON(msg)
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
@@ -319,6 +343,7 @@ type dayJSON struct {
 	Date          string `json:"date"`
 	Conversations int    `json:"conversations"`
 	Messages      int    `json:"messages"`
+	Handoffs      int    `json:"handoffs"`
 }
 
 type overviewJSON struct {
@@ -334,6 +359,10 @@ type overviewJSON struct {
 	ModelTokens                int64          `json:"model_tokens"`
 	TopQuestions               []questionJSON `json:"top_questions"`
 	UnansweredQuestions        []questionJSON `json:"unanswered_questions"`
+	Handoffs                   int            `json:"handoffs"`
+	HumanReplies               int            `json:"human_replies"`
+	AvgFirstHumanReplySeconds  float64        `json:"avg_first_human_reply_seconds"`
+	ResolvedByBot              int            `json:"resolved_by_bot"`
 	Daily                      []dayJSON      `json:"daily"`
 }
 
@@ -368,7 +397,8 @@ func (s *Server) analyticsOverview(w http.ResponseWriter, r *http.Request, m *te
 func toOverviewJSON(o store.Overview, from, to time.Time) overviewJSON {
 	out := overviewJSON{From: from, To: to, Conversations: o.Conversations, Messages: o.Messages, Visitors: o.Visitors,
 		Leads: o.Leads, ModelTokens: o.ModelTokens, TopQuestions: questions(o.TopQuestions), UnansweredQuestions: questions(o.UnansweredQuestions),
-		Daily: make([]dayJSON, len(o.Daily))}
+		Handoffs: o.Handoffs, HumanReplies: o.HumanReplies, AvgFirstHumanReplySeconds: o.HumanReplyTime.Seconds(),
+		ResolvedByBot: o.ResolvedByBot, Daily: make([]dayJSON, len(o.Daily))}
 	if replies := o.AnsweredMessages + o.UnansweredMessages; replies > 0 {
 		out.AnsweredRate = float64(o.AnsweredMessages) / float64(replies)
 		out.UnansweredRate = float64(o.UnansweredMessages) / float64(replies)
@@ -377,7 +407,7 @@ func toOverviewJSON(o store.Overview, from, to time.Time) overviewJSON {
 		out.AvgMessagesPerConversation = float64(o.Messages) / float64(o.Conversations)
 	}
 	for i, d := range o.Daily {
-		out.Daily[i] = dayJSON{Date: d.Date, Conversations: d.Conversations, Messages: d.Messages}
+		out.Daily[i] = dayJSON{Date: d.Date, Conversations: d.Conversations, Messages: d.Messages, Handoffs: d.Handoffs}
 	}
 	return out
 }

@@ -35,6 +35,7 @@ const (
 	codeConversationRateLimited = "conversation_rate_limited"
 	codeConversationQuota       = "conversation_quota_exceeded"
 	codeConversationFull        = "conversation_full"
+	codeConversationClosed      = "conversation_closed"
 	// codeConversationLimit and codeVisitorLimit refuse a turn past the plan's bounds per conversation and per
 	// visitor.
 	codeConversationLimit = "conversation_limit_reached"
@@ -93,6 +94,9 @@ var domainErrors = []struct {
 	{store.ErrKnowledgeSizeLimit, http.StatusForbidden, codeKnowledgeLimit, "the item would pass the characters the merchant's plan allows in its knowledge base; shorten or delete items"},
 	{chat.ErrNotVisitorsConversation, http.StatusNotFound, codeNotFound, "this visitor has no conversation of that ID; leave conversation_id out to start one"},
 	{chat.ErrConversationFull, http.StatusConflict, codeConversationFull, fmt.Sprintf("the conversation has reached its %d messages; go on in a new one: leave conversation_id out", chat.MaxConversationMessages)},
+	{errTooManyStreams, http.StatusServiceUnavailable, codeUnavailable, "this runtime holds as many live streams as it may; retry later"},
+	{chat.ErrConversationClosed, http.StatusConflict, codeConversationClosed, "the conversation is closed; go on in a new one: leave conversation_id out"},
+	{chat.ErrEmptyMessage, http.StatusUnprocessableEntity, codeValidationFailed, "text must not be empty"},
 	{chat.ErrConversationLimit, http.StatusTooManyRequests, codeConversationLimit, "the conversation has had the answers or model tokens the merchant's plan allows; go on in a new one: leave conversation_id out"},
 	{chat.ErrVisitorLimit, http.StatusTooManyRequests, codeVisitorLimit, "this visitor has had the answers or model tokens the merchant's plan allows in a day"},
 	{chat.ErrSourceLimit, http.StatusForbidden, codeKnowledgeLimit, "the merchant's plan's knowledge sources are all used"},

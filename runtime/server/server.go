@@ -20,6 +20,7 @@ import (
 
 	"github.com/parley-dev/parley/runtime/api"
 	"github.com/parley-dev/parley/runtime/chat"
+	"github.com/parley-dev/parley/runtime/live"
 	"github.com/parley-dev/parley/runtime/ratelimit"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/tenant"
@@ -50,6 +51,11 @@ type Config struct {
 	Conversations ratelimit.KeyedLimiter
 	// Dashboard, when set, serves the merchants' dashboard under /dashboard/ (runtime/dashboard).
 	Dashboard http.Handler
+	// Live bounds and wakes the live streams; the chat service's Published should be its Publish. When nil,
+	// streams are bounded by the defaults and find new events only by polling.
+	Live *live.Hub
+	// StreamPoll is how often a live stream reads the store for events written on other replicas; 2 seconds when 0.
+	StreamPoll time.Duration
 }
 
 // Server serves the runtime's HTTP interface.
@@ -77,6 +83,8 @@ type Server struct {
 	handler       http.Handler
 	// replyBuffers are buffers for encoding chat replies (*[]byte), reused as encoding/json reuses its own.
 	replyBuffers sync.Pool
+	live         *live.Hub
+	streamPoll   time.Duration
 }
 
 // New builds a Server.
@@ -93,6 +101,13 @@ func New(cfg Config) (*Server, error) {
 		limiter: cfg.Limiter, log: cfg.Logger, registry: cfg.Registry, now: cfg.Now, openAPI: doc, publicURL: strings.TrimRight(cfg.PublicURL, "/"),
 		dashboard: cfg.Dashboard,
 		clients:   ratelimit.NewClients(cfg.TrustedProxies), conversations: cfg.Conversations,
+		live: cfg.Live, streamPoll: cfg.StreamPoll,
+	}
+	if s.live == nil {
+		s.live = live.NewHub(DefaultMaxStreams, DefaultMaxStreamsPerMerchant)
+	}
+	if s.streamPoll <= 0 {
+		s.streamPoll = defaultStreamPoll
 	}
 	if s.publicURL != "" {
 		u, err := url.Parse(s.publicURL)

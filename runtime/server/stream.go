@@ -58,7 +58,7 @@ func (s *Server) answerStream(w http.ResponseWriter, r *http.Request, m *tenant.
 		return nil
 	}
 	s.counted(m, reply)
-	if !es.started && reply.Message.Text != "" {
+	if !es.started && reply.Message.Text != "" && !reply.Silent {
 		es.send(eventDelta, deltaJSON{Text: reply.Message.Text}) // an offline answer comes whole
 	}
 	es.send(eventSources, replyJSON(reply))

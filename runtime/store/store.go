@@ -30,6 +30,9 @@ var (
 	ErrInvalidCursor = errors.New("invalid cursor")
 	// ErrNotReplayable means a delivery is still pending and cannot be replayed yet.
 	ErrNotReplayable = errors.New("delivery is still pending")
+	// ErrStatusChanged means a conversation's status was no longer the one a status change was made from;
+	// nothing was written.
+	ErrStatusChanged = errors.New("the conversation's status has changed")
 )
 
 // MaxConversationMessages is the most messages a conversation holds, questions and answers. The runtime refuses
@@ -156,6 +159,15 @@ type Reader interface {
 	// merchant, in no order: one query for many hashes.
 	APIKeysByHash(ctx context.Context, hashes []string) ([]APIKey, error)
 
+	// StreamEvents returns the merchant's live-stream events that f selects, oldest first.
+	StreamEvents(ctx context.Context, merchantID string, f StreamFilter) ([]StreamEvent, error)
+
+	// StreamHead returns the number of the merchant's latest live-stream event; 0 when it has none.
+	StreamHead(ctx context.Context, merchantID string) (int64, error)
+
+	// TeamSeenAt returns when the merchant's team last had its inbox open (TouchTeamPresence), or the zero time.
+	TeamSeenAt(ctx context.Context, merchantID string) (time.Time, error)
+
 	// SignedOutAt returns when the dashboard user of the identity provider's subject last signed out, or the
 	// zero time. A user is no merchant's: they may own several.
 	SignedOutAt(ctx context.Context, subject string) (time.Time, error)
@@ -223,6 +235,27 @@ type Tx interface {
 
 	// DeleteKnowledge removes an item, or returns ErrNotFound.
 	DeleteKnowledge(ctx context.Context, merchantID, id string) error
+
+	// ConversationForUpdate returns a conversation, kept from other writers' changes until the transaction ends,
+	// or ErrNotFound: what a status change reads first.
+	ConversationForUpdate(ctx context.Context, merchantID, id string) (Conversation, error)
+
+	// SetConversationStatus moves the conversation to status at at. The first move to StatusWaiting records at
+	// as its HandoffAt. A conversation that does not exist is ErrNotFound.
+	SetConversationStatus(ctx context.Context, merchantID, id string, status Status, at time.Time) error
+
+	// AppendMessage adds one message, a visitor's or a team member's, to an existing conversation and counts it;
+	// a team member's first message records its time as the conversation's AgentReplyAt. A conversation that does
+	// not exist is ErrNotFound, one that would pass MaxConversationMessages ErrConversationFull.
+	AppendMessage(ctx context.Context, merchantID, conversationID string, m Message) error
+
+	// AppendStreamEvent adds an event to the merchant's live-stream log and returns its number: one more than
+	// the merchant's last, numbered in the order the transactions that wrote them commit, so that a reader that
+	// has seen number n never misses a lower one committed later.
+	AppendStreamEvent(ctx context.Context, merchantID string, e StreamEvent) (int64, error)
+
+	// TouchTeamPresence records that the merchant's team had its inbox open at at.
+	TouchTeamPresence(ctx context.Context, merchantID string, at time.Time) error
 
 	// InsertEvent writes an event to the outbox.
 	InsertEvent(ctx context.Context, merchantID string, e Event) error
@@ -357,7 +390,48 @@ type Role string
 const (
 	RoleVisitor   Role = "visitor"
 	RoleAssistant Role = "assistant"
+	// RoleAgent is a message of the merchant's team.
+	RoleAgent Role = "agent"
 )
+
+// Status says who answers a conversation.
+type Status string
+
+// The statuses of a conversation.
+const (
+	// StatusBot is answered by the assistant: every conversation starts so.
+	StatusBot Status = "bot"
+	// StatusWaiting waits for the merchant's team, whom the visitor asked for; the assistant is silent.
+	StatusWaiting Status = "waiting"
+	// StatusAgent is answered by the merchant's team; the assistant is silent.
+	StatusAgent Status = "agent"
+	// StatusClosed takes no more messages.
+	StatusClosed Status = "closed"
+)
+
+// Statuses lists the statuses in the order a conversation usually goes through them.
+var Statuses = []Status{StatusBot, StatusWaiting, StatusAgent, StatusClosed}
+
+// StreamEvent is one event of a merchant's live-stream log: what the visitor's and the team's streams send.
+type StreamEvent struct {
+	// Seq numbers the merchant's events from 1, without gaps.
+	Seq            int64
+	ConversationID string
+	Type           string
+	// Payload is the event's JSON data, as the streams send it.
+	Payload   []byte
+	CreatedAt time.Time
+}
+
+// StreamFilter selects a merchant's live-stream events.
+type StreamFilter struct {
+	// After keeps the events numbered above it.
+	After int64
+	// ConversationID, when set, keeps one conversation's events.
+	ConversationID string
+	// Limit is the most events returned, 1 to 1000; 0 means 100.
+	Limit int
+}
 
 // Message is one message of a conversation.
 type Message struct {
@@ -369,6 +443,8 @@ type Message struct {
 	Sources []Source
 	// Answered is false for an assistant message that could not answer from the knowledge base.
 	Answered bool
+	// Author is the name a team member's message (RoleAgent) is shown with; "" for the others.
+	Author string
 }
 
 // Turn is a message as the assistant hears it: who wrote it, and what.
@@ -400,6 +476,12 @@ type Conversation struct {
 	Unanswered int
 	// HasLead is true once a lead was captured in the conversation.
 	HasLead bool
+	// Status says who answers the conversation; StatusBot for one never handed over.
+	Status Status
+	// HandoffAt is when a person was first asked for; zero when never.
+	HandoffAt time.Time
+	// AgentReplyAt is when the team first wrote; zero when never.
+	AgentReplyAt time.Time
 }
 
 // Use is what a visitor's conversations took: the assistant's answers and their model tokens.
@@ -416,6 +498,8 @@ type ConversationFilter struct {
 	Query string
 	// HasLead, when set, keeps only conversations with (true) or without (false) a lead.
 	HasLead *bool
+	// Status, when set, keeps only conversations of that status.
+	Status Status
 	// Limit is the page size, 1 to 100; 0 means 20.
 	Limit int
 	// Cursor continues a previous listing.
@@ -501,6 +585,15 @@ type Overview struct {
 	TopQuestions []QuestionCount
 	// UnansweredQuestions are the most asked questions the assistant could not answer, most first, at most 10.
 	UnansweredQuestions []QuestionCount
+	// Handoffs counts the conversations in which a person was asked for.
+	Handoffs int
+	// HumanReplies counts the conversations the team wrote in after a person was asked for, and
+	// HumanReplyTime is the average time from the request to the team's first message in them.
+	HumanReplies   int
+	HumanReplyTime time.Duration
+	// ResolvedByBot counts the conversations where the assistant answered every message and nobody asked for
+	// a person.
+	ResolvedByBot int
 	// Daily has one entry per UTC day in the range that has conversations, oldest first.
 	Daily []DayCount
 }
@@ -516,6 +609,8 @@ type DayCount struct {
 	Date          string // YYYY-MM-DD
 	Conversations int
 	Messages      int
+	// Handoffs counts the day's conversations in which a person was asked for.
+	Handoffs int
 }
 
 // The lead sources.

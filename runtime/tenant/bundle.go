@@ -46,9 +46,15 @@ const (
 	EventConversationCreated Event = contract.EventConversationCreated
 	EventLeadCreated         Event = contract.EventLeadCreated
 	EventLeadUpdated         Event = contract.EventLeadUpdated
+	// EventConversationHandoffRequested, EventConversationAgentMessage and EventConversationClosed follow a
+	// conversation handed to the merchant's team.
+	EventConversationHandoffRequested Event = contract.EventConversationHandoffRequested
+	EventConversationAgentMessage     Event = contract.EventConversationAgentMessage
+	EventConversationClosed           Event = contract.EventConversationClosed
 )
 
-var knownEvents = []Event{EventConversationCreated, EventLeadCreated, EventLeadUpdated}
+var knownEvents = []Event{EventConversationCreated, EventLeadCreated, EventLeadUpdated, EventConversationHandoffRequested,
+	EventConversationAgentMessage, EventConversationClosed}
 
 // Bundle is everything the runtime needs to serve one merchant.
 type Bundle struct {

@@ -31,7 +31,8 @@
       lead_send: "Send details", thanks: "Thank you! We will get back to you soon.",
       need_contact: "Please give an email address or a phone number.", need_consent: "Please agree to be contacted so we can reply.",
       bad_email: "Please check the email address.", bad_phone: "Please check the phone number.",
-      validation_failed: "Please check your details.", cut: "This answer was cut short."
+      validation_failed: "Please check your details.", cut: "This answer was cut short.",
+      person: "Talk to a person", agent: "{a} from {s}", team: "The {s} team"
     }
   };
   // The languages whose texts the runtime serves at /widget/{lang}.json (runtime/widget/texts): a visitor's is
@@ -59,12 +60,13 @@
     ".err[hidden]{display:none}.err span{flex:1}.err button{border:1px solid #82071e;background:#fff;color:#82071e;border-radius:6px;cursor:pointer}" +
     ".c{display:flex;gap:8px;padding:10px;border-top:1px solid #d0d7de}.c textarea{flex:1;resize:none;border:1px solid #d0d7de;border-radius:8px;padding:8px;height:40px}" +
     ".c button,.lf button{border:0;border-radius:8px;padding:0 14px;background:var(--c);color:#fff;cursor:pointer}button:disabled{opacity:.5;cursor:default}" +
-    ".lead{display:flex;flex-direction:column;align-items:flex-start}.offer{border:1px solid var(--c);background:#fff;color:#1f2328;border-radius:16px;padding:5px 12px;cursor:pointer}" +
+    ".lead{display:flex;flex-direction:column;align-items:flex-start}.offer,.pp{border:1px solid var(--c);background:#fff;color:#1f2328;border-radius:16px;padding:5px 12px;cursor:pointer}" +
     ".lf{align-self:stretch;display:flex;flex-direction:column;gap:3px;padding:10px;background:#fff;border:1px solid #d0d7de;border-radius:10px}.lf p{margin:0 0 4px}" +
     ".lf label{margin-top:4px;font-size:12px;font-weight:600}.lf input,.lf textarea{border:1px solid #d0d7de;border-radius:6px;padding:6px 8px}.lf textarea{resize:vertical;height:60px}" +
     ".lf .ck{display:flex;gap:6px;align-items:flex-start;font-weight:400}.ck input{margin:3px 0 0}[aria-invalid=true]{border-color:#cf222e!important;outline-color:#cf222e}" +
     ".fe{margin:0;color:#82071e;font-size:12px}.fe:empty{display:none}.lf button{align-self:flex-start;margin-top:8px;padding:7px 14px}" +
-    ".thx{margin:0;padding:8px 11px;border-radius:10px;background:#dafbe1;color:#116329}";
+    ".thx{margin:0;padding:8px 11px;border-radius:10px;background:#dafbe1;color:#116329}" +
+    ".agent{align-self:flex-start;background:#fff;border:1px solid var(--c)}.au{display:block;font-size:12px;font-weight:600;color:#57606a}.pp{margin-bottom:6px}";
 
   var store = "parley:" + (preview ? "preview:" : "") + merchant;
   var state = load();
@@ -196,7 +198,8 @@
   consentLabel.append(consent, consentText);
   leadForm.append(leadIntro, labels.name, fields.name, labels.email, fields.email, labels.phone, fields.phone, contactErr,
     labels.message, fields.message, consentLabel, consentErr, leadErr, leadSend);
-  lead.append(offer, leadForm, thanks);
+  var person = el("button", { type: "button", "class": "pp" });
+  lead.append(person, offer, leadForm, thanks);
 
   panel.setAttribute("aria-labelledby", "parley-title");
   header.append(title, fresh, close);
@@ -238,6 +241,7 @@
     retry.textContent = t.retry;
     typingLabel.textContent = t.typing;
     offer.textContent = t.lead;
+    person.textContent = t.person;
     leadIntro.textContent = t.lead_intro;
     for (var f in labels) labels[f].textContent = t[f];
     consentText.textContent = t.consent;
@@ -255,6 +259,7 @@
       if (!sent && (m.lead || m.unanswered)) { at = node; offerFor = m; sent = !!m.lead; }
     });
     log.appendChild(typing);
+    person.hidden = withTeam() || !!preview;
     if (sent) stage(2);
     if (at) log.insertBefore(lead, at.nextSibling);
   }
@@ -328,9 +333,12 @@
   // as the finished one; its markers link their sources once they have come.
   function fill(node, m) {
     node.textContent = "";
-    node.appendChild(el("span", { "class": "sr" }, (m.role === "you" ? t.you : t.bot) + ": "));
-    // The text takes its own direction: a merchant's English greeting in a Hebrew widget, say.
-    if (m.role === "you") node.appendChild(el("span", { dir: "auto" }, m.text));
+    // A team member's message names its author; the visitor's and the assistant's are named for screen readers.
+    if (m.role === "agent") node.appendChild(el("b", { "class": "au" }, author(m)));
+    else node.appendChild(el("span", { "class": "sr" }, (m.role === "you" ? t.you : t.bot) + ": "));
+    // The text takes its own direction: a merchant's English greeting in a Hebrew widget, say. Only the model's
+    // answers are markdown; what a person wrote is shown as written.
+    if (m.role !== "bot") node.appendChild(el("span", { dir: "auto" }, m.text));
     else md(node.appendChild(el("div", { "class": "tx", dir: "auto" })), m.text, m.sources);
     if (m.cut) node.appendChild(el("p", { "class": "sg" }, t.cut));
     var links = (m.sources || []).filter(href);
@@ -422,11 +430,12 @@
     }).then(function (res) {
       // The stored reply is the whole answer, with its sources: the streamed message becomes it.
       state.conversation_id = res.conversation_id;
+      if (handedOver(res)) return;
       var m = { role: "bot", text: res.answer, sources: (res.sources || []).map(function (s) { return { title: s.title, url: s.url }; }) };
       if (res.finish_reason) m.cut = true;
       if (res.answered === false && !m.cut && m.sources.length) m.suggested = true;
       var sent = state.messages.some(function (x) { return x.lead; });
-      if (res.answered === false && !m.cut && !sent && !preview) m.unanswered = true;
+      if ((res.answered === false || res.agents_available === false) && !m.cut && !sent && !preview) m.unanswered = true;
       state.messages.push(m);
       save();
       var node = live || addMessage(m);
@@ -439,11 +448,14 @@
       }
     }, function (err) {
       if (live) log.removeChild(live);
-      if ((err.code === "conversation_full" || err.code === "conversation_limit_reached" || err.code === "not_found") &&
+      if ((err.code === "conversation_full" || err.code === "conversation_limit_reached" || err.code === "not_found" ||
+          err.code === "conversation_closed") &&
           body.conversation_id) {
         // The conversation holds no more messages, has had what the plan allows one, or is not this visitor's (the
         // browser's storage was partly cleared): the question goes on in a new one, the log stays as it is.
         delete state.conversation_id;
+        delete state.status;
+        delete state.last_event;
         save();
         again = true;
         return;
@@ -456,6 +468,86 @@
       typing.hidden = true;
       if (again) ask(text);
     });
+  }
+
+  // A person of the merchant's team. The conversation's status says who answers: while the team has it ("waiting"
+  // or "agent") the assistant is silent, and the team's messages come on the conversation's live stream, resumed
+  // from the last event seen after a reload or a dropped network, or polled where a proxy holds streams back.
+  function withTeam() { return state.status === "waiting" || state.status === "agent"; }
+  function author(m) {
+    var shop = settings.display_name || "";
+    return m.author ? t.agent.replace("{a}", m.author).replace("{s}", shop) : t.team.replace("{s}", shop);
+  }
+  // handedOver records the conversation's status from a chat answer and reports whether the answer was silent.
+  function handedOver(res) {
+    state.status = res.status;
+    person.hidden = withTeam();
+    if (withTeam()) startLive();
+    if (res.answer) return false;
+    save();
+    return true;
+  }
+  function askPerson() {
+    if (busy || !state.conversation_id) return;
+    busy = person.disabled = true;
+    request("POST", "/api/v1/chat", { conversation_id: state.conversation_id, handoff: true }).then(function (res) {
+      if (handedOver(res)) return;
+      // Nobody of the team there: the notice offers the contact form.
+      state.messages.push({ role: "bot", text: res.answer, unanswered: res.agents_available === false });
+      save();
+      render();
+    }, showError).then(function () { busy = person.disabled = false; });
+  }
+  // liveRun is odd while a stream runs; a stream whose run is no longer liveRun stops.
+  var liveRun = 0, pollMode = false;
+  function stopLive() { if (liveRun % 2) liveRun++; }
+  function startLive() {
+    if (preview || !state.conversation_id || liveRun % 2) return;
+    var run = ++liveRun, id = state.conversation_id, got = false;
+    var ctl = new AbortController();
+    var headers = { "X-API-Key": key, "X-Visitor-ID": visitor() };
+    if (state.last_event) headers["Last-Event-ID"] = state.last_event;
+    // A proxy that buffers streams lets nothing through: after 8 seconds without the stream's first line, poll.
+    var guard = setTimeout(function () { if (!got) { pollMode = true; ctl.abort(); } }, 8000);
+    fetch(api + "/api/v1/conversations/" + encodeURIComponent(id) + "/events" + (pollMode ? "?once=1" : ""),
+      { headers: headers, signal: ctl.signal, credentials: "omit" }).then(function (res) {
+      if (!res.ok) { if (res.status === 404) delete state.status; throw 0; }
+      var reader = res.body.getReader(), dec = new TextDecoder(), buf = "";
+      function pump() {
+        return reader.read().then(function (r) {
+          if (run !== liveRun) { reader.cancel(); return; }
+          got = true;
+          buf += dec.decode(r.value, { stream: !r.done });
+          var parts = buf.split("\n\n");
+          buf = parts.pop();
+          parts.forEach(liveEvent);
+          if (!r.done) return pump();
+        });
+      }
+      return pump();
+    }).catch(function () {}).then(function () {
+      clearTimeout(guard);
+      if (run !== liveRun) return;
+      liveRun++;
+      if (withTeam() && id === state.conversation_id) setTimeout(startLive, pollMode ? 4000 : 3000);
+    });
+  }
+  function liveEvent(p) {
+    var id = /^id: (.*)$/m.exec(p), data = /^data: (.*)$/m.exec(p), ev = /^event: (.*)$/m.exec(p);
+    if (!id || !data || !ev) return;
+    state.last_event = id[1];
+    data = JSON.parse(data[1]);
+    if (ev[1] === "status") {
+      state.status = data.status;
+      person.hidden = withTeam();
+      if (!withTeam()) stopLive();
+    }
+    if (ev[1] === "message" && data.message.role === "agent") {
+      var m = { role: "agent", text: data.message.text, author: data.message.author || "" };
+      state.messages.push(m);
+      addMessage(m);
+    }
+    save();
   }
 
   function submit(e) {
@@ -487,6 +579,7 @@
   launcher.addEventListener("click", function () { if (panel.hidden) open(); else shut(); });
   close.addEventListener("click", shut);
   fresh.addEventListener("click", function () {
+    stopLive();
     state = { messages: [] };
     save();
     resetLead();
@@ -497,6 +590,7 @@
   retry.addEventListener("click", function () { if (pending) pending(); });
   form.addEventListener("submit", submit);
   offer.addEventListener("click", openLead);
+  person.addEventListener("click", askPerson);
   leadForm.addEventListener("submit", sendLead);
   input.addEventListener("keydown", function (e) {
     if (e.key === "Enter" && !e.shiftKey) submit(e);
@@ -513,6 +607,7 @@
       settings = s;
       applyTexts();
       render();
+      if (withTeam()) startLive();
     }, function (err) {
       if (err.code !== "offline") showError(err);
     });

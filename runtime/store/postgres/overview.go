@@ -17,7 +17,23 @@ const topQuestions = 10
 // Overview computes the merchant's analytics for conversations created in [from, to), from one snapshot.
 func (s *Store) Overview(ctx context.Context, merchantID string, from, to time.Time) (store.Overview, error) {
 	return storeutil.Compute(ctx, s.read, "computing overview", overviewRange{merchantID: merchantID, from: stamp(from), to: stamp(to)},
-		overviewTotals, overviewAnswers, overviewTopQuestions, overviewUnansweredQuestions, overviewDaily, overviewLeads)
+		overviewTotals, overviewAnswers, overviewTopQuestions, overviewUnansweredQuestions, overviewDaily, overviewLeads, overviewHandoffs)
+}
+
+// overviewHandoffs counts the conversations handed to a person, those the team answered and how soon, and those
+// the assistant resolved alone.
+func overviewHandoffs(ctx context.Context, tx pgx.Tx, r overviewRange, o *store.Overview) error {
+	var avgMillis float64
+	err := tx.QueryRow(ctx, `
+		SELECT COUNT(*) FILTER (WHERE c.handoff_at IS NOT NULL), COUNT(*) FILTER (WHERE c.agent_reply_at >= c.handoff_at),
+			COALESCE(EXTRACT(EPOCH FROM AVG(c.agent_reply_at - c.handoff_at) FILTER (WHERE c.agent_reply_at >= c.handoff_at)) * 1000, 0)::float8,
+			COUNT(*) FILTER (WHERE c.handoff_at IS NULL AND c.unanswered = 0)
+		FROM conversations c WHERE `+inRange, r.args()...).Scan(&o.Handoffs, &o.HumanReplies, &avgMillis, &o.ResolvedByBot)
+	if err != nil {
+		return fmt.Errorf("counting handoffs: %w", err)
+	}
+	o.HumanReplyTime = time.Duration(avgMillis * float64(time.Millisecond))
+	return nil
 }
 
 // overviewRange selects the conversations an overview covers.
@@ -104,7 +120,8 @@ func questionCounts(ctx context.Context, tx pgx.Tx, query string, args ...any) (
 // overviewDaily counts conversations and their messages per UTC day of creation, oldest first.
 func overviewDaily(ctx context.Context, tx pgx.Tx, r overviewRange, o *store.Overview) error {
 	rows, err := tx.Query(ctx, `
-		SELECT to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, COUNT(*), SUM(c.message_count)
+		SELECT to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, COUNT(*), SUM(c.message_count),
+			COUNT(*) FILTER (WHERE c.handoff_at IS NOT NULL)
 		FROM conversations c WHERE `+inRange+` GROUP BY day ORDER BY day`, r.args()...)
 	if err != nil {
 		return fmt.Errorf("counting days: %w", err)
@@ -112,7 +129,7 @@ func overviewDaily(ctx context.Context, tx pgx.Tx, r overviewRange, o *store.Ove
 	defer rows.Close()
 	for rows.Next() {
 		var d store.DayCount
-		if err := rows.Scan(&d.Date, &d.Conversations, &d.Messages); err != nil {
+		if err := rows.Scan(&d.Date, &d.Conversations, &d.Messages, &d.Handoffs); err != nil {
 			return fmt.Errorf("counting days: %w", err)
 		}
 		o.Daily = append(o.Daily, d)

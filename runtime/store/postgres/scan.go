@@ -19,7 +19,7 @@ func scanMessage(row storeutil.Scanner) (store.Message, error) {
 		m             store.Message
 		role, sources string
 	)
-	if err := row.Scan(&m.ID, &role, &m.Text, &m.CreatedAt, &sources, &m.Answered); err != nil {
+	if err := row.Scan(&m.ID, &role, &m.Text, &m.CreatedAt, &sources, &m.Answered, &m.Author); err != nil {
 		return store.Message{}, fmt.Errorf("reading message: %w", err)
 	}
 	m.Role, m.CreatedAt = store.Role(role), m.CreatedAt.UTC()
@@ -28,16 +28,26 @@ func scanMessage(row storeutil.Scanner) (store.Message, error) {
 
 // scanConversation reads storeutil.ConversationColumns; no row is store.ErrNotFound.
 func scanConversation(row storeutil.Scanner) (store.Conversation, error) {
-	var c store.Conversation
+	var (
+		c                store.Conversation
+		status           string
+		handoff, replied *time.Time
+	)
 	err := row.Scan(&c.MerchantID, &c.ID, &c.VisitorID, &c.CreatedAt, &c.UpdatedAt, &c.MessageCount, &c.FirstMessage,
-		&c.Unanswered, &c.HasLead)
+		&c.Unanswered, &c.HasLead, &status, &handoff, &replied)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Conversation{}, store.ErrNotFound
 	}
 	if err != nil {
 		return store.Conversation{}, fmt.Errorf("reading conversation: %w", err)
 	}
-	c.CreatedAt, c.UpdatedAt = c.CreatedAt.UTC(), c.UpdatedAt.UTC()
+	c.CreatedAt, c.UpdatedAt, c.Status = c.CreatedAt.UTC(), c.UpdatedAt.UTC(), store.Status(status)
+	if handoff != nil {
+		c.HandoffAt = handoff.UTC()
+	}
+	if replied != nil {
+		c.AgentReplyAt = replied.UTC()
+	}
 	return c, nil
 }
 

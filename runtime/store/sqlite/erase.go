@@ -37,6 +37,7 @@ var personalData = []personalTable{
 	{name: "events", conversation: `id IN (` + conversationEvents + `)`, lead: `id IN (` + leadEvents + `)`},
 	{name: "disabled_endpoints"},
 	{name: "messages", conversation: `conversation_id = ?2`},
+	{name: "stream_events", conversation: `conversation_id = ?2`},
 	{name: "leads", conversation: `conversation_id = ?2`, lead: `id = ?2`},
 	{name: "conversations", conversation: `id = ?2`},
 	{name: "monthly_conversations"},
@@ -47,6 +48,8 @@ var personalData = []personalTable{
 	{name: "knowledge_sources"},
 	{name: "knowledge_revisions"},
 	{name: "api_keys"},
+	{name: "stream_heads"},
+	{name: "team_presence"},
 }
 
 // merchantTables are the names of the tables of personalData.

@@ -18,7 +18,23 @@ const dayMillis = 24 * 60 * 60 * 1000
 // Overview computes the merchant's analytics for conversations created in [from, to), from one snapshot.
 func (s *Store) Overview(ctx context.Context, merchantID string, from, to time.Time) (store.Overview, error) {
 	return storeutil.Compute(ctx, s.read, "computing overview", overviewRange{merchantID: merchantID, from: storeutil.Millis(from), to: storeutil.Millis(to)},
-		overviewTotals, overviewAnswers, overviewTopQuestions, overviewUnansweredQuestions, overviewDaily, overviewLeads)
+		overviewTotals, overviewAnswers, overviewTopQuestions, overviewUnansweredQuestions, overviewDaily, overviewLeads, overviewHandoffs)
+}
+
+// overviewHandoffs counts the conversations handed to a person, those the team answered and how soon, and those
+// the assistant resolved alone.
+func overviewHandoffs(ctx context.Context, tx *txn, r overviewRange, o *store.Overview) error {
+	var avgMillis float64
+	err := tx.QueryRowContext(ctx, `
+		SELECT COALESCE(SUM(c.handoff_at > 0), 0), COALESCE(SUM(c.handoff_at > 0 AND c.agent_reply_at >= c.handoff_at), 0),
+			COALESCE(AVG(CASE WHEN c.handoff_at > 0 AND c.agent_reply_at >= c.handoff_at THEN c.agent_reply_at - c.handoff_at END), 0),
+			COALESCE(SUM(c.handoff_at = 0 AND c.unanswered = 0), 0)
+		FROM conversations c WHERE `+inRange, r.args()...).Scan(&o.Handoffs, &o.HumanReplies, &avgMillis, &o.ResolvedByBot)
+	if err != nil {
+		return fmt.Errorf("counting handoffs: %w", err)
+	}
+	o.HumanReplyTime = time.Duration(avgMillis * float64(time.Millisecond))
+	return nil
 }
 
 // overviewRange selects the conversations an overview covers.
@@ -103,7 +119,7 @@ func questionCounts(ctx context.Context, tx *txn, query string, args ...any) ([]
 // overviewDaily counts conversations and their messages per UTC day of creation, oldest first.
 func overviewDaily(ctx context.Context, tx *txn, r overviewRange, o *store.Overview) error {
 	rows, err := tx.QueryContext(ctx, `
-		SELECT c.created_at - (c.created_at % ? + ?) % ? AS day, COUNT(*), SUM(c.message_count)
+		SELECT c.created_at - (c.created_at % ? + ?) % ? AS day, COUNT(*), SUM(c.message_count), SUM(c.handoff_at > 0)
 		FROM conversations c WHERE `+inRange+` GROUP BY day ORDER BY day`,
 		append([]any{dayMillis, dayMillis, dayMillis}, r.args()...)...)
 	if err != nil {
@@ -115,7 +131,7 @@ func overviewDaily(ctx context.Context, tx *txn, r overviewRange, o *store.Overv
 			day int64
 			d   store.DayCount
 		)
-		if err := rows.Scan(&day, &d.Conversations, &d.Messages); err != nil {
+		if err := rows.Scan(&day, &d.Conversations, &d.Messages, &d.Handoffs); err != nil {
 			return fmt.Errorf("counting days: %w", err)
 		}
 		d.Date = storeutil.Day(day)

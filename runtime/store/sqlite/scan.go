@@ -20,7 +20,7 @@ func scanMessage(row storeutil.Scanner) (store.Message, error) {
 		at      int64
 		sources string
 	)
-	if err := row.Scan(&m.ID, &m.Role, &m.Text, &at, &sources, &m.Answered); err != nil {
+	if err := row.Scan(&m.ID, &m.Role, &m.Text, &at, &sources, &m.Answered, &m.Author); err != nil {
 		return store.Message{}, fmt.Errorf("reading message: %w", err)
 	}
 	m.CreatedAt = storeutil.FromMillis(at)
@@ -30,11 +30,11 @@ func scanMessage(row storeutil.Scanner) (store.Message, error) {
 // scanConversation reads storeutil.ConversationColumns; no row is store.ErrNotFound.
 func scanConversation(row storeutil.Scanner) (store.Conversation, error) {
 	var (
-		c                store.Conversation
-		created, updated int64
+		c                                store.Conversation
+		created, updated, handoff, reply int64
 	)
 	err := row.Scan(&c.MerchantID, &c.ID, &c.VisitorID, &created, &updated, &c.MessageCount, &c.FirstMessage,
-		&c.Unanswered, &c.HasLead)
+		&c.Unanswered, &c.HasLead, &c.Status, &handoff, &reply)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Conversation{}, store.ErrNotFound
 	}
@@ -42,6 +42,7 @@ func scanConversation(row storeutil.Scanner) (store.Conversation, error) {
 		return store.Conversation{}, fmt.Errorf("reading conversation: %w", err)
 	}
 	c.CreatedAt, c.UpdatedAt = storeutil.FromMillis(created), storeutil.FromMillis(updated)
+	c.HandoffAt, c.AgentReplyAt = optionalMillis(handoff), optionalMillis(reply)
 	return c, nil
 }
 
@@ -121,4 +122,12 @@ func scanAttempt(row storeutil.Scanner) (store.Attempt, error) {
 	}
 	a.At, a.Latency = storeutil.FromMillis(at), time.Duration(latency)*time.Millisecond
 	return a, nil
+}
+
+// optionalMillis is a time kept as unix milliseconds where 0 means none: the zero time for 0.
+func optionalMillis(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return storeutil.FromMillis(ms)
 }

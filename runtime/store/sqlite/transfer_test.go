@@ -52,6 +52,10 @@ func seedEveryTable(t *testing.T, path, merchantID string) {
 				1700000000000, 1700086400000, 1700000000000, 1700000000000)`,
 		`INSERT INTO source_pages (merchant_id, source_id, url, status, etag, content_hash, links, items, fetched_at)
 			VALUES (?1, 'src1', 'https://shop.example/help', 'read', '"v1"', 'hash', 'https://shop.example/', 1, 1700000000000)`,
+		`INSERT INTO stream_events (merchant_id, seq, conversation_id, type, payload, created_at)
+			VALUES (?1, 1, 'SEED' || ?1 || '000', 'conversation.waiting', '{"status":"waiting"}', 1700000000000)`,
+		`INSERT INTO stream_heads (merchant_id, seq) VALUES (?1, 1)`,
+		`INSERT INTO team_presence (merchant_id, seen_at) VALUES (?1, 1700000000000)`,
 	} {
 		if _, err := db.ExecContext(ctx, q, merchantID); err != nil {
 			t.Fatalf("%s: %v", q, err)

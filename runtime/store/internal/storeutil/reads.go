@@ -96,7 +96,7 @@ func (w *Where) newestFirst(t string, n int) string {
 const (
 	// ConversationColumns are a conversation's columns, of the table alias c.
 	ConversationColumns = `c.merchant_id, c.id, c.visitor_id, c.created_at, c.updated_at, c.message_count,
-	c.first_message, c.unanswered, c.has_lead`
+	c.first_message, c.unanswered, c.has_lead, c.status, c.handoff_at, c.agent_reply_at`
 	// KnowledgeColumns are a knowledge item's columns, of the table alias k, and its use count, kept apart in
 	// knowledge_uses (see CountCitations) and 0 when it has no row there.
 	KnowledgeColumns = `k.merchant_id, k.id, k.title, k.content, k.url, k.tags, k.questions, k.draft, k.source_id,
@@ -108,7 +108,7 @@ const (
 	DeliveryColumns = `d.merchant_id, d.id, d.event_id, e.type, d.webhook_id, d.url, e.payload, e.created_at, d.status,
 	d.attempts, d.next_attempt_at, d.last_status_code, d.last_error, d.last_latency_ms, d.created_at, d.updated_at`
 	// MessageColumns are a message's columns, of the table alias m.
-	MessageColumns = `m.id, m.role, m.text, m.created_at, m.sources, m.answered`
+	MessageColumns = `m.id, m.role, m.text, m.created_at, m.sources, m.answered, m.author`
 	// AttemptColumns are a delivery attempt's columns, of the table alias a.
 	AttemptColumns = `a.merchant_id, a.delivery_id, a.at, a.url, a.status_code, a.latency_ms, a.error`
 	// DeliveriesWithEvents joins deliveries d to their events e.
@@ -135,6 +135,9 @@ func ConversationsQuery(d Dialect, merchantID string, after *Cursor, f store.Con
 	w.Created("c", f.From, f.To)
 	if f.HasLead != nil {
 		w.Add("c.has_lead = ?", *f.HasLead)
+	}
+	if f.Status != "" {
+		w.Add("c.status = ?", string(f.Status))
 	}
 	if f.Query != "" {
 		w.Add(`EXISTS (SELECT 1 FROM messages m WHERE m.merchant_id = c.merchant_id AND m.conversation_id = c.id AND `+

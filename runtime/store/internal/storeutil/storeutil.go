@@ -313,3 +313,14 @@ func WithSources(m store.Message, stored string) (store.Message, error) {
 	m.Sources = sources
 	return m, nil
 }
+
+// StreamLimit is the number of stream events a read returns for the limit asked: 1 to 1000, 100 for 0.
+func StreamLimit(n int) int {
+	switch {
+	case n <= 0:
+		return 100
+	case n > 1000:
+		return 1000
+	}
+	return n
+}
