@@ -7,7 +7,7 @@ import (
 )
 
 // WebhookEvent names an event a webhook can subscribe to.
-// +kubebuilder:validation:Enum=conversation.created;lead.created;lead.updated
+// +kubebuilder:validation:Enum=conversation.created;lead.created;lead.updated;feedback.created
 type WebhookEvent string
 
 const (
@@ -17,6 +17,8 @@ const (
 	EventLeadCreated WebhookEvent = contract.EventLeadCreated
 	// EventLeadUpdated fires when a visitor adds to or changes contact details already left.
 	EventLeadUpdated WebhookEvent = contract.EventLeadUpdated
+	// EventFeedbackCreated fires when a visitor rates an answer or a conversation, or changes a rating given.
+	EventFeedbackCreated WebhookEvent = contract.EventFeedbackCreated
 )
 
 // WebhookSpec describes an endpoint that receives a merchant's events.

@@ -217,7 +217,8 @@ func writeDemoBundle(dir string, c devCredentials, base string, rate int32, hook
 	if hookURL != "" {
 		b.Plan.Webhooks = true
 		b.Webhooks = []tenant.Webhook{{ID: "dev", URL: hookURL, SigningSecrets: []string{c.WebhookSecret},
-			Events: []tenant.Event{tenant.EventConversationCreated, tenant.EventLeadCreated, tenant.EventLeadUpdated}}}
+			Events: []tenant.Event{tenant.EventConversationCreated, tenant.EventLeadCreated, tenant.EventLeadUpdated,
+				tenant.EventFeedbackCreated}}}
 	}
 	doc, err := tenant.Marshal(b)
 	if err != nil {

@@ -180,6 +180,8 @@ const (
 	EventLeadCreated = "lead.created"
 	// EventLeadUpdated fires when a visitor adds to or changes contact details already left.
 	EventLeadUpdated = "lead.updated"
+	// EventFeedbackCreated fires when a visitor rates an answer or a conversation, or changes a rating given.
+	EventFeedbackCreated = "feedback.created"
 )
 
 // EventWebhookTest is sent only when an owner asks for it (the dashboard's "Send a test event", or
@@ -188,4 +190,6 @@ const (
 const EventWebhookTest = "webhook.test"
 
 // Events lists every webhook event type a Webhook subscribes to, in the order the documentation gives them.
-func Events() []string { return []string{EventConversationCreated, EventLeadCreated, EventLeadUpdated} }
+func Events() []string {
+	return []string{EventConversationCreated, EventLeadCreated, EventLeadUpdated, EventFeedbackCreated}
+}

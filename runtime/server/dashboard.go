@@ -42,6 +42,8 @@ type messageJSON struct {
 	Sources   []sourceJSON `json:"sources"`
 	Answered  bool         `json:"answered"`
 	CreatedAt time.Time    `json:"created_at"`
+	// Feedback is the visitor's rating of an assistant message, absent when it has none.
+	Feedback *ratingJSON `json:"feedback,omitempty"`
 }
 
 type conversationDetailJSON struct {
@@ -49,6 +51,8 @@ type conversationDetailJSON struct {
 	Messages []messageJSON `json:"messages"`
 	// Leads are the contact details captured in the conversation.
 	Leads []leadJSON `json:"leads"`
+	// Satisfaction is the visitor's rating of the conversation, null when it has none.
+	Satisfaction *conversationRatingJSON `json:"satisfaction"`
 }
 
 type page[T any] struct {
@@ -122,11 +126,22 @@ func (s *Server) getConversation(w http.ResponseWriter, r *http.Request, m *tena
 	if err != nil {
 		return err
 	}
+	ratings, sat, err := s.store.ConversationRatings(r.Context(), m.MerchantID, id)
+	if err != nil {
+		return err
+	}
 	out := conversationDetailJSON{conversationJSON: toConversationJSON(c), Messages: make([]messageJSON, len(msgs)),
 		Leads: leadsJSON(leads)}
+	if sat != nil {
+		out.Satisfaction = &conversationRatingJSON{Score: sat.Score, Comment: sat.Comment, UpdatedAt: sat.UpdatedAt.UTC()}
+	}
+	feedback := ratingsJSON(ratings)
 	for i, msg := range msgs {
 		out.Messages[i] = messageJSON{ID: msg.ID, Role: msg.Role, Text: msg.Text, Sources: sourcesJSON(msg.Sources),
 			Answered: msg.Answered, CreatedAt: msg.CreatedAt.UTC()}
+		if msg.Role == store.RoleAssistant {
+			out.Messages[i].Feedback = feedback[msg.ID]
+		}
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

@@ -148,6 +148,19 @@ type Reader interface {
 	// merchant, in no order: one query for many hashes.
 	APIKeysByHash(ctx context.Context, hashes []string) ([]APIKey, error)
 
+	// VisitorAnswer returns the conversation of the assistant message messageID in one of the conversations the
+	// merchant's visitor (a non-empty visitor ID) started, or ErrNotFound: another visitor's message, a visitor's
+	// own question and a message that does not exist are all not found.
+	VisitorAnswer(ctx context.Context, merchantID, visitorID, messageID string) (conversationID string, err error)
+
+	// ConversationRatings returns the ratings of a conversation's answers, oldest first, and its own rating (nil
+	// when it has none).
+	ConversationRatings(ctx context.Context, merchantID, conversationID string) ([]Rating, *Satisfaction, error)
+
+	// VisitorRatings returns every rating the merchant's visitor gave, of answers and of conversations, oldest
+	// first: what a subject's export holds of them.
+	VisitorRatings(ctx context.Context, merchantID, visitorID string) ([]Rating, []Satisfaction, error)
+
 	// SignedOutAt returns when the dashboard user of the identity provider's subject last signed out, or the
 	// zero time. A user is no merchant's: they may own several.
 	SignedOutAt(ctx context.Context, subject string) (time.Time, error)
@@ -213,6 +226,15 @@ type Tx interface {
 
 	// DeleteKnowledge removes an item, or returns ErrNotFound.
 	DeleteKnowledge(ctx context.Context, merchantID, id string) error
+
+	// SaveRating stores a visitor's rating of an answer, replacing the rating and comment of an earlier one (whose
+	// CreatedAt stays), and returns the stored rating's CreatedAt, or reports that nothing changed: rating an answer
+	// again as it is rated changes nothing.
+	SaveRating(ctx context.Context, r Rating) (created time.Time, changed bool, err error)
+
+	// SaveSatisfaction stores a visitor's rating of a conversation, replacing the score and comment of an earlier
+	// one (whose CreatedAt stays), and returns the stored rating's CreatedAt, or reports that nothing changed.
+	SaveSatisfaction(ctx context.Context, s Satisfaction) (created time.Time, changed bool, err error)
 
 	// InsertEvent writes an event to the outbox.
 	InsertEvent(ctx context.Context, merchantID string, e Event) error
@@ -389,6 +411,49 @@ type Conversation struct {
 	Unanswered int
 	// HasLead is true once a lead was captured in the conversation.
 	HasLead bool
+}
+
+// The ratings of an answer.
+const (
+	RatingUp   = "up"
+	RatingDown = "down"
+)
+
+// Rating is a visitor's rating of one assistant message: one per message, the last one counting.
+type Rating struct {
+	MerchantID     string
+	ConversationID string
+	// MessageID is the rated assistant message.
+	MessageID string
+	VisitorID string
+	// Rating is RatingUp or RatingDown.
+	Rating string
+	// Comment is the visitor's reason, optional.
+	Comment   string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// The scores of a conversation's rating: 1 (very dissatisfied) to 5 (very satisfied), the scale of the
+// customer-satisfaction (CSAT) survey help desks send when a conversation ends.
+const (
+	MinSatisfaction = 1
+	MaxSatisfaction = 5
+	// Satisfied is the least score that counts as satisfied in the satisfaction rate (4 and 5, as CSAT counts).
+	Satisfied = 4
+)
+
+// Satisfaction is a visitor's rating of a whole conversation: one per conversation, the last one counting.
+type Satisfaction struct {
+	MerchantID     string
+	ConversationID string
+	VisitorID      string
+	// Score is MinSatisfaction to MaxSatisfaction.
+	Score int
+	// Comment is the visitor's word on the conversation, optional.
+	Comment   string
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // Use is what a visitor's conversations took: the assistant's answers and their model tokens.

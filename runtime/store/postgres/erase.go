@@ -37,6 +37,8 @@ var personalData = []personalTable{
 	{name: "deliveries", conversation: `event_id IN (` + conversationEvents + `)`, lead: `event_id IN (` + leadEvents + `)`},
 	{name: "events", conversation: `id IN (` + conversationEvents + `)`, lead: `id IN (` + leadEvents + `)`},
 	{name: "disabled_endpoints"},
+	{name: "answer_ratings", conversation: `conversation_id = $2`},
+	{name: "conversation_ratings", conversation: `conversation_id = $2`},
 	{name: "messages", conversation: `conversation_id = $2`},
 	{name: "leads", conversation: `conversation_id = $2`, lead: `id = $2`},
 	{name: "conversations", conversation: `id = $2`},
