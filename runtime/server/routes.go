@@ -35,6 +35,8 @@ func (s *Server) routes() http.Handler {
 	rt.handle("knowledge_item", "DELETE /api/v1/knowledge/{id}", s.owner(s.deleteKnowledge))
 	rt.handle("analytics_overview", "GET /api/v1/analytics/overview", s.owner(s.analyticsOverview))
 	rt.handle("usage", "GET /api/v1/usage", s.owner(s.usage))
+	rt.handle("review", "GET /api/v1/review", s.owner(s.review))
+	rt.handle("review_fixes", "POST /api/v1/review/fixes", s.owner(s.fixReview))
 	rt.handle("leads", "POST /api/v1/leads", s.visitor(s.createLead))
 	rt.handle("leads", "GET /api/v1/leads", s.owner(s.listLeads))
 	rt.handle("leads", "OPTIONS /api/v1/leads", http.HandlerFunc(preflight))

@@ -161,6 +161,14 @@ type Reader interface {
 	// first: what a subject's export holds of them.
 	VisitorRatings(ctx context.Context, merchantID, visitorID string) ([]Rating, []Satisfaction, error)
 
+	// ReviewMisses returns the answers of the merchant's conversations created at or after since that missed:
+	// those the assistant could not give and those the visitor rated down, newest first, at most limit, each with
+	// the question it answered.
+	ReviewMisses(ctx context.Context, merchantID string, since time.Time, limit int) ([]Miss, error)
+
+	// ReviewFixes returns when each question of the merchant's review queue was last dealt with.
+	ReviewFixes(ctx context.Context, merchantID string) ([]ReviewFix, error)
+
 	// SignedOutAt returns when the dashboard user of the identity provider's subject last signed out, or the
 	// zero time. A user is no merchant's: they may own several.
 	SignedOutAt(ctx context.Context, subject string) (time.Time, error)
@@ -235,6 +243,10 @@ type Tx interface {
 	// SaveSatisfaction stores a visitor's rating of a conversation, replacing the score and comment of an earlier
 	// one (whose CreatedAt stays), and returns the stored rating's CreatedAt, or reports that nothing changed.
 	SaveSatisfaction(ctx context.Context, s Satisfaction) (created time.Time, changed bool, err error)
+
+	// SaveReviewFix records that the merchant dealt with a question of its review queue, replacing an earlier
+	// record of it.
+	SaveReviewFix(ctx context.Context, f ReviewFix) error
 
 	// InsertEvent writes an event to the outbox.
 	InsertEvent(ctx context.Context, merchantID string, e Event) error
@@ -454,6 +466,35 @@ type Satisfaction struct {
 	Comment   string
 	CreatedAt time.Time
 	UpdatedAt time.Time
+}
+
+// Miss is an answer that missed, for the review queue: one the assistant could not give, or one its visitor rated
+// down.
+type Miss struct {
+	ConversationID string
+	// MessageID is the answer's.
+	MessageID string
+	// Question is the visitor's question as asked, Normalized as the overview groups it.
+	Question   string
+	Normalized string
+	Answer     string
+	Sources    []Source
+	Answered   bool
+	// Rating is the visitor's rating of the answer, "" when none; Comment its reason.
+	Rating    string
+	Comment   string
+	CreatedAt time.Time
+}
+
+// ReviewFix records that a merchant dealt with a question of its review queue: misses of it until FixedAt are
+// dealt with, a miss after it brings the question back.
+type ReviewFix struct {
+	MerchantID string
+	// Question is the normalized question (Miss.Normalized).
+	Question string
+	// KnowledgeID is the item the fix listed the question under or wrote, "" when none.
+	KnowledgeID string
+	FixedAt     time.Time
 }
 
 // Use is what a visitor's conversations took: the assistant's answers and their model tokens.

@@ -46,6 +46,7 @@ var personalData = []personalTable{
 	{name: "monthly_tokens"},
 	{name: "knowledge_uses"},
 	{name: "knowledge"},
+	{name: "review_fixes"},
 	{name: "knowledge_state"},
 	{name: "api_keys"},
 }

@@ -48,3 +48,14 @@ func saved(row pgx.Row, what string) (time.Time, bool, error) {
 	}
 	return created.UTC(), true, nil
 }
+
+// SaveReviewFix records when the merchant dealt with a question, replacing an earlier record.
+func (tx writeTx) SaveReviewFix(ctx context.Context, f store.ReviewFix) error {
+	_, err := tx.Exec(ctx, `INSERT INTO review_fixes (merchant_id, question, knowledge_id, fixed_at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (merchant_id, question) DO UPDATE SET knowledge_id = excluded.knowledge_id, fixed_at = excluded.fixed_at`,
+		f.MerchantID, f.Question, f.KnowledgeID, stamp(f.FixedAt))
+	if err != nil {
+		return fmt.Errorf("recording the fix of a question: %w", err)
+	}
+	return nil
+}

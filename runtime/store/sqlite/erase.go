@@ -45,6 +45,7 @@ var personalData = []personalTable{
 	{name: "monthly_tokens"},
 	{name: "knowledge_uses"},
 	{name: "knowledge"},
+	{name: "review_fixes"},
 	{name: "knowledge_revisions"},
 	{name: "api_keys"},
 }

@@ -48,3 +48,14 @@ func saved(row *sql.Row, what string) (time.Time, bool, error) {
 	}
 	return storeutil.FromMillis(created), true, nil
 }
+
+// SaveReviewFix records when the merchant dealt with a question, replacing an earlier record.
+func (tx writeTx) SaveReviewFix(ctx context.Context, f store.ReviewFix) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO review_fixes (merchant_id, question, knowledge_id, fixed_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (merchant_id, question) DO UPDATE SET knowledge_id = excluded.knowledge_id, fixed_at = excluded.fixed_at`,
+		f.MerchantID, f.Question, f.KnowledgeID, storeutil.Millis(f.FixedAt))
+	if err != nil {
+		return fmt.Errorf("recording the fix of a question: %w", err)
+	}
+	return nil
+}

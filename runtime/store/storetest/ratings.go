@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -148,4 +149,64 @@ func (h harness) ratings(t *testing.T) {
 			t.Errorf("another merchant's ratings after the deletion: %+v, %v", ratings, err)
 		}
 	})
+}
+
+// reviewMisses: the misses are the unanswered answers and those rated down, of the merchant alone, newest first,
+// with their questions, from the conversations created since; fixes are kept per question, the last one counting.
+func (h harness) reviewMisses(t *testing.T) {
+	s := h.store(t)
+	ctx := t.Context()
+	unanswered := exchange("m1", "c1", base, "Can I pay by voucher?", "Sorry, I do not know.")
+	unanswered.Answer.Answered = false
+	rated := exchange("m1", "c2", base.Add(time.Hour), "How long to Canada?", "5 to 8 days.")
+	fine := exchange("m1", "c3", base.Add(2*time.Hour), "Do you ship?", "Yes.")
+	old := exchange("m1", "c0", base.Add(-48*time.Hour), "Old question?", "Sorry.")
+	old.Answer.Answered = false
+	other := exchange("m2", "c1", base, "Can I pay by voucher?", "Sorry.")
+	other.Answer.Answered = false
+	for _, ex := range []store.Exchange{unanswered, rated, fine, old, other} {
+		record(t, s, ex)
+	}
+	rate(t, s, store.Rating{MerchantID: "m1", ConversationID: "c2", MessageID: rated.Answer.ID, VisitorID: rated.VisitorID,
+		Rating: store.RatingDown, Comment: "too slow", CreatedAt: base, UpdatedAt: base}, store.Outbox{})
+	rate(t, s, store.Rating{MerchantID: "m1", ConversationID: "c3", MessageID: fine.Answer.ID, VisitorID: fine.VisitorID,
+		Rating: store.RatingUp, CreatedAt: base, UpdatedAt: base}, store.Outbox{})
+
+	misses, err := s.ReviewMisses(ctx, "m1", base.Add(-time.Hour), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(misses) != 2 {
+		t.Fatalf("ReviewMisses = %+v; want the rated and the unanswered answers", misses)
+	}
+	if m := misses[0]; m.MessageID != rated.Answer.ID || m.Question != "How long to Canada?" || m.Normalized != "how long to canada" ||
+		m.Rating != store.RatingDown || m.Comment != "too slow" || !m.Answered || m.ConversationID != "c2" ||
+		!m.CreatedAt.Equal(rated.Answer.CreatedAt) {
+		t.Errorf("the rated miss = %+v", m)
+	}
+	if m := misses[1]; m.MessageID != unanswered.Answer.ID || m.Answered || m.Rating != "" || m.Normalized != "can i pay by voucher" {
+		t.Errorf("the unanswered miss = %+v", m)
+	}
+	if got, err := s.ReviewMisses(ctx, "m1", base.Add(-time.Hour), 1); err != nil || len(got) != 1 || got[0].MessageID != rated.Answer.ID {
+		t.Errorf("ReviewMisses limited to 1 = %+v, %v", got, err)
+	}
+	if got, err := s.ReviewMisses(ctx, "m3", base.Add(-72*time.Hour), 10); err != nil || len(got) != 0 {
+		t.Errorf("a merchant without data has misses %+v, %v", got, err)
+	}
+
+	fix := func(f store.ReviewFix) {
+		t.Helper()
+		if err := s.Write(ctx, func(tx store.Tx) error { return tx.SaveReviewFix(ctx, f) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fix(store.ReviewFix{MerchantID: "m1", Question: "can i pay by voucher", KnowledgeID: "k1", FixedAt: base})
+	fix(store.ReviewFix{MerchantID: "m1", Question: "can i pay by voucher", KnowledgeID: "k2", FixedAt: base.Add(time.Hour)})
+	want := []store.ReviewFix{{MerchantID: "m1", Question: "can i pay by voucher", KnowledgeID: "k2", FixedAt: base.Add(time.Hour)}}
+	if got, err := s.ReviewFixes(ctx, "m1"); err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("ReviewFixes = %+v, %v; want %+v", got, err, want)
+	}
+	if got, err := s.ReviewFixes(ctx, "m2"); err != nil || len(got) != 0 {
+		t.Errorf("another merchant's fixes = %+v, %v", got, err)
+	}
 }

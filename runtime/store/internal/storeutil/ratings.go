@@ -3,6 +3,7 @@ package storeutil
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/parley-dev/parley/runtime/store"
 )
@@ -113,4 +114,67 @@ func scanSatisfaction(row Scanner) (store.Satisfaction, error) {
 	}
 	s.CreatedAt, s.UpdatedAt = FromMillis(created), FromMillis(updated)
 	return s, nil
+}
+
+// ReviewMisses returns the answers of conversations created at or after since that the assistant could not give or
+// that their visitor rated down, newest first, at most limit, with their questions. It reaches the messages through
+// the conversations of the range (conversations_by_created) and finds each question by its answer's reply_to
+// among its conversation's messages.
+func (l Reads) ReviewMisses(ctx context.Context, merchantID string, since time.Time, limit int) ([]store.Miss, error) {
+	w := NewWhere(l.Dialect)
+	w.Add("c.merchant_id = ? AND c.created_at >= ? AND a.created_at >= ?", merchantID, since, since)
+	w.Add("a.role = ?", string(store.RoleAssistant))
+	w.Add("(NOT a.answered OR r.rating = ?)", store.RatingDown)
+	misses, err := QueryList(ctx, l.Query, `SELECT a.conversation_id, a.id, q.text, q.normalized, a.text, a.sources,
+		a.answered, COALESCE(r.rating, ''), COALESCE(r.comment, ''), `+l.Dialect.Millis("a.created_at")+`
+		FROM conversations c
+		JOIN messages a ON a.merchant_id = c.merchant_id AND a.conversation_id = c.id
+		JOIN messages q ON q.merchant_id = a.merchant_id AND q.conversation_id = a.conversation_id AND q.id = a.reply_to
+		LEFT JOIN answer_ratings r ON r.merchant_id = a.merchant_id AND r.conversation_id = a.conversation_id
+			AND r.message_id = a.id
+		WHERE `+w.String()+` ORDER BY a.created_at DESC, a.id DESC LIMIT `+w.Param(limit), w.Args, scanMiss)
+	if err != nil {
+		return nil, fmt.Errorf("reading the answers that missed: %w", err)
+	}
+	return misses, nil
+}
+
+func scanMiss(row Scanner) (store.Miss, error) {
+	var (
+		m       store.Miss
+		sources string
+		at      int64
+	)
+	if err := row.Scan(&m.ConversationID, &m.MessageID, &m.Question, &m.Normalized, &m.Answer, &sources, &m.Answered,
+		&m.Rating, &m.Comment, &at); err != nil {
+		return store.Miss{}, fmt.Errorf("reading a miss: %w", err)
+	}
+	src, err := DecodeSources(sources)
+	if err != nil {
+		return store.Miss{}, fmt.Errorf("reading the sources of message %s: %w", m.MessageID, err)
+	}
+	m.Sources, m.CreatedAt = src, FromMillis(at)
+	return m, nil
+}
+
+// ReviewFixes returns the merchant's review fixes.
+func (l Reads) ReviewFixes(ctx context.Context, merchantID string) ([]store.ReviewFix, error) {
+	w := NewWhere(l.Dialect)
+	w.Add("f.merchant_id = ?", merchantID)
+	fixes, err := QueryList(ctx, l.Query, `SELECT f.merchant_id, f.question, f.knowledge_id, `+l.Dialect.Millis("f.fixed_at")+`
+		FROM review_fixes f WHERE `+w.String()+` ORDER BY f.question`, w.Args, func(row Scanner) (store.ReviewFix, error) {
+		var (
+			f  store.ReviewFix
+			at int64
+		)
+		if err := row.Scan(&f.MerchantID, &f.Question, &f.KnowledgeID, &at); err != nil {
+			return store.ReviewFix{}, fmt.Errorf("reading a review fix: %w", err)
+		}
+		f.FixedAt = FromMillis(at)
+		return f, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the review fixes: %w", err)
+	}
+	return fixes, nil
 }
