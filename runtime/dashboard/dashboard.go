@@ -171,6 +171,8 @@ func (d *Dashboard) routes() *http.ServeMux {
 	mux.Handle("GET /dashboard/knowledge/{id}", d.page(d.editKnowledge))
 	mux.Handle("POST /dashboard/knowledge/{id}", d.change(d.merchantChange(d.updateKnowledge)))
 	mux.Handle("POST /dashboard/knowledge/{id}/delete", d.change(d.merchantChange(d.deleteKnowledge)))
+	mux.Handle("GET /dashboard/review", d.page(d.review))
+	mux.Handle("POST /dashboard/review/fix", d.change(d.merchantChange(d.fixReview)))
 	mux.Handle("GET /dashboard/leads", d.page(d.leads))
 	mux.Handle("GET /dashboard/leads.csv", d.page(d.exportLeads))
 	mux.Handle("POST /dashboard/leads/{id}/delete", d.change(d.merchantChange(d.deleteLead)))

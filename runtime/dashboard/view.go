@@ -270,6 +270,8 @@ var notices = map[string]string{
 	"replayed":  "The delivery was queued to be sent again.",
 	"test-sent": "A test event was queued for the endpoint; its delivery is in the log below.",
 	"revoked":   "The key was revoked: it stops working within seconds.",
+	// The review queue.
+	"review-fixed": "Done: the question left the review list. It comes back only if it is missed again.",
 	// The deletions of personal data.
 	"conversation-deleted": "The conversation was deleted with its messages, leads and webhook deliveries.",
 	"lead-deleted":         "The lead was deleted with its webhook deliveries.",
