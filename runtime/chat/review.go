@@ -230,3 +230,41 @@ func (s *Service) RecordFix(ctx context.Context, m *tenant.Bundle, f Fix) (store
 	}
 	return item, nil
 }
+
+// Progress is whether the answers get better: the last weeks' answers and ratings, and what each fix did.
+type Progress struct {
+	Weeks []store.FeedbackWeek
+	Fixes []store.FixResult
+}
+
+// MaxProgressWeeks bounds the weeks Progress reads.
+const MaxProgressWeeks = 52
+
+// Progress returns the merchant's last n UTC weeks (from Monday, this one included) of answers and ratings, every
+// week of them present, and each review fix with how often its question was asked since and answered.
+func (s *Service) Progress(ctx context.Context, m *tenant.Bundle, n int) (Progress, error) {
+	if n < 1 || n > MaxProgressWeeks {
+		return Progress{}, fmt.Errorf("progress over %d weeks: want 1 to %d", n, MaxProgressWeeks)
+	}
+	now := s.now().UTC()
+	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	monday := today.AddDate(0, 0, -((int(today.Weekday()) + 6) % 7))
+	from := monday.AddDate(0, 0, -7*(n-1))
+	found, err := s.store.FeedbackWeeks(ctx, m.MerchantID, from, monday.AddDate(0, 0, 7))
+	if err != nil {
+		return Progress{}, err
+	}
+	p := Progress{Weeks: make([]store.FeedbackWeek, n)}
+	for i := range p.Weeks {
+		p.Weeks[i].Start = from.AddDate(0, 0, 7*i)
+	}
+	for _, w := range found {
+		if i := int(w.Start.Sub(from).Hours() / (24 * 7)); i >= 0 && i < n {
+			p.Weeks[i] = w
+		}
+	}
+	if p.Fixes, err = s.store.FixResults(ctx, m.MerchantID); err != nil {
+		return Progress{}, err
+	}
+	return p, nil
+}

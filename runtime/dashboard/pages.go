@@ -64,9 +64,14 @@ func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request, v *view) er
 	if err != nil {
 		return err
 	}
+	progress, err := d.chat.Progress(r.Context(), v.merchant, progressWeeks)
+	if err != nil {
+		return err
+	}
 	conv, msgs := dailyCharts(o, from, days, v.lang)
 	d.render(w, r, v, http.StatusOK, "overview", map[string]any{"Days": days, "Overview": o, "Usage": u,
-		"Conversations": conv, "Messages": msgs, "Answers": answerChart(o, v.lang)})
+		"Conversations": conv, "Messages": msgs, "Answers": answerChart(o, v.lang),
+		"Weeks": weekRows(progress, v.lang), "Fixes": progress.Fixes})
 	return nil
 }
 

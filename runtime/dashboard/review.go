@@ -2,7 +2,9 @@ package dashboard
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/parley-dev/parley/runtime/assistant"
 	"github.com/parley-dev/parley/runtime/chat"
@@ -49,3 +51,29 @@ func (d *Dashboard) fixReview(w http.ResponseWriter, r *http.Request, v *view) e
 
 // cannotList says why a question could not be listed under an item.
 const cannotList = "The question could not be listed under that item: it lists too many questions already, or the item is too long."
+
+// progressWeeks is how many weeks the overview's "Did it work" shows.
+const progressWeeks = 8
+
+// weekRow is one week of the overview's "Did it work", each rate as "n of m (p%)", or "–" when nothing was counted.
+type weekRow struct {
+	Week, Answered, ThumbsDown, Satisfied string
+}
+
+// weekRows words the weeks' rates for the overview.
+func weekRows(p chat.Progress, lang string) []weekRow {
+	rows := make([]weekRow, len(p.Weeks))
+	for i, w := range p.Weeks {
+		rows[i] = weekRow{Week: w.Start.Format(time.DateOnly), Answered: rate(lang, w.Answered, w.Answered+w.Unanswered),
+			ThumbsDown: rate(lang, w.ThumbsDown, w.Rated), Satisfied: rate(lang, w.Satisfied, w.Surveys)}
+	}
+	return rows
+}
+
+// rate words n of total as a share.
+func rate(lang string, n, total int) string {
+	if total == 0 {
+		return "–"
+	}
+	return fmt.Sprintf(translate(lang, "%d of %d (%d%%)"), n, total, (100*n+total/2)/total)
+}

@@ -83,4 +83,16 @@ func TestReviewQueueInBrowser(t *testing.T) {
 		t.Fatalf("asking again in the widget: %v", err)
 	}
 	headless.Screenshot(ctx, t, "widget-answered-after-fix.png")
+
+	// The overview says what the fix did.
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(e.url+"/dashboard/"),
+		waitFor(`!!document.querySelector('#progress-h')`),
+		bodyHas("is there a moneyback guarantee: fixed"),
+		bodyHas("asked since: 1, answered: 1"),
+	)
+	saveScreenshot(ctx, t, "dashboard-did-it-work.png")
+	if err != nil {
+		t.Fatalf("the overview after the fix: %v", err)
+	}
 }

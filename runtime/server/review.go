@@ -122,3 +122,52 @@ func (s *Server) fixReview(w http.ResponseWriter, r *http.Request, m *tenant.Bun
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }
+
+type weekJSON struct {
+	Start      string `json:"week_start"`
+	Answered   int    `json:"answered"`
+	Unanswered int    `json:"unanswered"`
+	Rated      int    `json:"rated"`
+	ThumbsDown int    `json:"thumbs_down"`
+	Surveys    int    `json:"surveys"`
+	Satisfied  int    `json:"satisfied"`
+}
+
+type fixResultJSON struct {
+	Question    string    `json:"question"`
+	KnowledgeID string    `json:"knowledge_id,omitempty"`
+	FixedAt     time.Time `json:"fixed_at"`
+	Asked       int       `json:"asked_since"`
+	Answered    int       `json:"answered_since"`
+}
+
+// feedbackAnalytics answers whether the answers get better: the weeks' answers and ratings, and the fixes' results.
+func (s *Server) feedbackAnalytics(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
+	q, err := query(r)
+	if err != nil {
+		return err
+	}
+	weeks := 8
+	if v := q.Get("weeks"); v != "" {
+		if weeks, err = strconv.Atoi(v); err != nil || weeks < 1 || weeks > chat.MaxProgressWeeks {
+			return newError(http.StatusBadRequest, codeInvalidRequest, "weeks must be 1 to %d", chat.MaxProgressWeeks)
+		}
+	}
+	p, err := s.chat.Progress(r.Context(), m, weeks)
+	if err != nil {
+		return err
+	}
+	out := struct {
+		Weeks []weekJSON      `json:"weeks"`
+		Fixes []fixResultJSON `json:"fixes"`
+	}{Weeks: make([]weekJSON, len(p.Weeks)), Fixes: make([]fixResultJSON, len(p.Fixes))}
+	for i, wk := range p.Weeks {
+		out.Weeks[i] = weekJSON{Start: wk.Start.Format(time.DateOnly), Answered: wk.Answered, Unanswered: wk.Unanswered,
+			Rated: wk.Rated, ThumbsDown: wk.ThumbsDown, Surveys: wk.Surveys, Satisfied: wk.Satisfied}
+	}
+	for i, f := range p.Fixes {
+		out.Fixes[i] = fixResultJSON{Question: f.Question, KnowledgeID: f.KnowledgeID, FixedAt: f.FixedAt.UTC(), Asked: f.Asked, Answered: f.Answered}
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

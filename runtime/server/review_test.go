@@ -92,6 +92,39 @@ func TestReviewQueue(t *testing.T) {
 		if queue := e.review(owner); len(queue) != 2 || queue[0].Asked+queue[1].Asked != 2 {
 			t.Errorf("after a miss past the fix the queue is %+v, want both groups of one miss", queue)
 		}
+
+		// Did it work: this week's answers and ratings, and the fix's question asked since and answered.
+		var progress struct {
+			Weeks []struct {
+				Answered, Unanswered, Rated int
+				ThumbsDown                  int `json:"thumbs_down"`
+			}
+			Fixes []struct {
+				Question      string
+				AskedSince    int `json:"asked_since"`
+				AnsweredSince int `json:"answered_since"`
+			}
+		}
+		res = e.do(http.MethodGet, "/api/v1/analytics/feedback", owner, "")
+		if err := json.Unmarshal(res.body, &progress); err != nil || res.status != http.StatusOK {
+			t.Fatalf("feedback analytics: %d %s", res.status, res.body)
+		}
+		if n := len(progress.Weeks); n != 8 {
+			t.Fatalf("%d weeks, want 8", n)
+		}
+		if w := progress.Weeks[7]; w.Answered != 2 || w.Unanswered != 3 || w.Rated != 2 || w.ThumbsDown != 2 {
+			t.Errorf("this week = %+v; want 2 answered, 3 unanswered, 2 rated down", w)
+		}
+		answeredSince := map[string]int{}
+		for _, f := range progress.Fixes {
+			answeredSince[f.Question] = f.AnsweredSince
+		}
+		if len(progress.Fixes) != 2 || answeredSince["can i pay with a voucher code"] != 1 {
+			t.Errorf("the fixes' results = %+v; want the listed question answered once since", progress.Fixes)
+		}
+		if res := e.do(http.MethodGet, "/api/v1/analytics/feedback?weeks=53", owner, ""); res.status != http.StatusBadRequest {
+			t.Errorf("weeks=53: %d, want 400", res.status)
+		}
 	})
 }
 

@@ -34,6 +34,7 @@ func (s *Server) routes() http.Handler {
 	rt.handle("knowledge_item", "PUT /api/v1/knowledge/{id}", s.owner(s.updateKnowledge))
 	rt.handle("knowledge_item", "DELETE /api/v1/knowledge/{id}", s.owner(s.deleteKnowledge))
 	rt.handle("analytics_overview", "GET /api/v1/analytics/overview", s.owner(s.analyticsOverview))
+	rt.handle("analytics_feedback", "GET /api/v1/analytics/feedback", s.owner(s.feedbackAnalytics))
 	rt.handle("usage", "GET /api/v1/usage", s.owner(s.usage))
 	rt.handle("review", "GET /api/v1/review", s.owner(s.review))
 	rt.handle("review_fixes", "POST /api/v1/review/fixes", s.owner(s.fixReview))

@@ -169,6 +169,15 @@ type Reader interface {
 	// ReviewFixes returns when each question of the merchant's review queue was last dealt with.
 	ReviewFixes(ctx context.Context, merchantID string) ([]ReviewFix, error)
 
+	// FeedbackWeeks returns, for each UTC week (from Monday) with answers or ratings in [from, to), the answers
+	// given and not, the answers rated and rated down, and the conversations rated and rated satisfied, oldest
+	// first: whether the answers get better. from is a Monday, 00:00 UTC.
+	FeedbackWeeks(ctx context.Context, merchantID string, from, to time.Time) ([]FeedbackWeek, error)
+
+	// FixResults returns, for each of the merchant's review fixes, how often its question was asked after the fix
+	// and answered: what the fix did.
+	FixResults(ctx context.Context, merchantID string) ([]FixResult, error)
+
 	// SignedOutAt returns when the dashboard user of the identity provider's subject last signed out, or the
 	// zero time. A user is no merchant's: they may own several.
 	SignedOutAt(ctx context.Context, subject string) (time.Time, error)
@@ -495,6 +504,23 @@ type ReviewFix struct {
 	// KnowledgeID is the item the fix listed the question under or wrote, "" when none.
 	KnowledgeID string
 	FixedAt     time.Time
+}
+
+// FeedbackWeek is one UTC week's answers and ratings.
+type FeedbackWeek struct {
+	// Start is the week's Monday, 00:00 UTC.
+	Start                time.Time
+	Answered, Unanswered int
+	// Rated counts the answers rated in the week, ThumbsDown those rated down.
+	Rated, ThumbsDown int
+	// Surveys counts the conversations rated in the week, Satisfied those rated Satisfied or more.
+	Surveys, Satisfied int
+}
+
+// FixResult is what a review fix did: how often its question was asked after it, and answered.
+type FixResult struct {
+	ReviewFix
+	Asked, Answered int
 }
 
 // Use is what a visitor's conversations took: the assistant's answers and their model tokens.

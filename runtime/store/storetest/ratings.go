@@ -210,3 +210,52 @@ func (h harness) reviewMisses(t *testing.T) {
 		t.Errorf("another merchant's fixes = %+v, %v", got, err)
 	}
 }
+
+// feedbackWeeks: each UTC week from Monday counts its answers given and not, its ratings and conversation ratings,
+// of the merchant alone; a fix counts its question asked after it, and answered.
+func (h harness) feedbackWeeks(t *testing.T) {
+	s := h.store(t)
+	ctx := t.Context()
+	monday := time.Date(2026, time.March, 9, 0, 0, 0, 0, time.UTC) // base is Tuesday the 10th
+	week1 := exchange("m1", "c1", base, "Can I pay by voucher?", "Sorry.")
+	week1.Answer.Answered = false
+	week1b := exchange("m1", "c2", base.Add(time.Hour), "How long to Canada?", "5 to 8 days.")
+	week2 := exchange("m1", "c3", base.Add(7*24*time.Hour), "Can I pay by voucher?", "Yes, with a gift card.")
+	other := exchange("m2", "c1", base, "Can I pay by voucher?", "Sorry.")
+	for _, ex := range []store.Exchange{week1, week1b, week2, other} {
+		record(t, s, ex)
+	}
+	rate(t, s, store.Rating{MerchantID: "m1", ConversationID: "c2", MessageID: week1b.Answer.ID, VisitorID: week1b.VisitorID,
+		Rating: store.RatingDown, CreatedAt: base.Add(2 * time.Hour), UpdatedAt: base.Add(2 * time.Hour)}, store.Outbox{})
+	rate(t, s, store.Rating{MerchantID: "m1", ConversationID: "c3", MessageID: week2.Answer.ID, VisitorID: week2.VisitorID,
+		Rating: store.RatingUp, CreatedAt: base.Add(7 * 24 * time.Hour), UpdatedAt: base.Add(7 * 24 * time.Hour)}, store.Outbox{})
+	for _, sat := range []store.Satisfaction{
+		{MerchantID: "m1", ConversationID: "c2", VisitorID: week1b.VisitorID, Score: 2, CreatedAt: base, UpdatedAt: base},
+		{MerchantID: "m1", ConversationID: "c3", VisitorID: week2.VisitorID, Score: 5, CreatedAt: base.Add(170 * time.Hour), UpdatedAt: base.Add(170 * time.Hour)},
+	} {
+		if _, err := chat.SaveSatisfaction(ctx, s, sat, store.Outbox{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.FeedbackWeeks(ctx, "m1", monday, monday.Add(28*24*time.Hour))
+	want := []store.FeedbackWeek{
+		{Start: monday, Answered: 1, Unanswered: 1, Rated: 1, ThumbsDown: 1, Surveys: 1},
+		{Start: monday.Add(7 * 24 * time.Hour), Answered: 1, Rated: 1, Surveys: 1, Satisfied: 1},
+	}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("FeedbackWeeks = %+v, %v\nwant %+v", got, err, want)
+	}
+	if got, err := s.FeedbackWeeks(ctx, "m3", monday, monday.Add(28*24*time.Hour)); err != nil || len(got) != 0 {
+		t.Errorf("a merchant without data has weeks %+v, %v", got, err)
+	}
+
+	if err := s.Write(ctx, func(tx store.Tx) error {
+		return tx.SaveReviewFix(ctx, store.ReviewFix{MerchantID: "m1", Question: "can i pay by voucher", KnowledgeID: "k1", FixedAt: base.Add(24 * time.Hour)})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	results, err := s.FixResults(ctx, "m1")
+	if err != nil || len(results) != 1 || results[0].Asked != 1 || results[0].Answered != 1 || results[0].KnowledgeID != "k1" {
+		t.Errorf("FixResults = %+v, %v; want the voucher question asked once since, and answered", results, err)
+	}
+}

@@ -34,6 +34,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Leads", h.leads)
 	t.Run("Ratings", h.ratings)
 	t.Run("ReviewMisses", h.reviewMisses)
+	t.Run("FeedbackWeeks", h.feedbackWeeks)
 	t.Run("Outbox", h.outbox)
 	t.Run("APIKeys", h.apiKeys)
 	t.Run("SignOuts", h.signOuts)
