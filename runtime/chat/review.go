@@ -127,8 +127,7 @@ func sameQuestions(keys []string, locale string) [][]string {
 	for i := range parent {
 		parent[i] = i
 	}
-	var root func(int) int
-	root = func(i int) int {
+	root := func(i int) int {
 		for parent[i] != i {
 			parent[i] = parent[parent[i]]
 			i = parent[i]
@@ -208,7 +207,7 @@ func (s *Service) RecordFix(ctx context.Context, m *tenant.Bundle, f Fix) (store
 				Questions: append(slices.Clone(item.Questions), list), Status: StatusOf(item)}
 			k, problems := in.Validate()
 			if len(problems) > 0 {
-				return store.Knowledge{}, fmt.Errorf("%w: the item cannot list the question: %s", ErrInvalidFix, problems[0])
+				return store.Knowledge{}, fmt.Errorf("%w: the item cannot list the question: %s", ErrInvalidFix, problems[0].Error())
 			}
 			var err error
 			if item, err = s.UpdateKnowledge(ctx, m, item, k); err != nil {

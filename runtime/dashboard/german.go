@@ -276,5 +276,9 @@ var german = map[string]string{
 	"Your fixes":                   "Ihre Korrekturen",
 	"fixed %s; asked since: %d, answered: %d":                                 "korrigiert %s; seitdem gefragt: %d, beantwortet: %d",
 	"Fix a question in the review list and what it answers since shows here.": "Korrigieren Sie eine Frage in der Überprüfungsliste, und was sie seitdem beantwortet, erscheint hier.",
-	"%d of %d (%d%%)": "%d von %d (%d %%)",
+	"%d of %d (%d%%)":                            "%d von %d (%d %%)",
+	"The visitor rated this answer helpful.":     "Der Besucher fand diese Antwort hilfreich.",
+	"The visitor rated this answer not helpful.": "Der Besucher fand diese Antwort nicht hilfreich.",
+	"Reason: %s":                   "Grund: %s",
+	"Rated %d of 5 by the visitor": "Vom Besucher mit %d von 5 bewertet",
 }

@@ -110,8 +110,16 @@ func (d *Dashboard) conversation(w http.ResponseWriter, r *http.Request, v *view
 	if err != nil {
 		return err
 	}
+	ratings, sat, err := d.store.ConversationRatings(r.Context(), v.merchant.MerchantID, c.ID)
+	if err != nil {
+		return err
+	}
+	rated := make(map[string]store.Rating, len(ratings))
+	for _, x := range ratings {
+		rated[x.MessageID] = x
+	}
 	d.render(w, r, v, http.StatusOK, "conversation", map[string]any{"Conversation": c, "Messages": msgs, "Leads": leads,
-		"Unanswered": unansweredQuestions(msgs)})
+		"Unanswered": unansweredQuestions(msgs), "Ratings": rated, "Satisfaction": sat})
 	return nil
 }
 

@@ -54,6 +54,17 @@ func TestReviewQueueInBrowser(t *testing.T) {
 	}
 	saveScreenshot(ctx, t, "dashboard-review.png")
 
+	// The conversation shows the visitor's rating with its reason.
+	err = chromedp.Do(ctx,
+		chromedp.Click(`.review a[href^="/dashboard/conversations/"]`),
+		bodyHas("The visitor rated this answer not helpful. Reason: I want to know about refunds"),
+		chromedp.Navigate(e.url+"/dashboard/review"),
+		bodyHas(question),
+	)
+	if err != nil {
+		t.Fatalf("the rated conversation: %v", err)
+	}
+
 	// Listed under the returns item: the group leaves the queue.
 	err = chromedp.Do(ctx,
 		run(`(() => { const s = document.querySelector('.review select'); s.value = [...s.options].find(o => o.textContent === 'Returns alpha').value; })()`),
