@@ -157,7 +157,7 @@ bench-live: ## Hold idle live streams (memory per stream) and fan a team message
 	go test ./runtime/server -run '^$$' -bench 'BenchmarkIdleStreams|BenchmarkStreamFanout' -benchtime 20x -count=1 -timeout 5m
 
 .PHONY: quality
-quality: ## Print the offline assistant's top-1, declines, ranking, recall@5 and wrong answers on the demo shop and each evaluation base (tuning and held-out parts), and every tuning miss.
+quality: ## Print the offline assistant's top-1, declines, ranking, recall@5 and wrong answers on the demo shop and each evaluation base (tuning and held-out parts, as written, with listed questions and with the tuning misses fixed from the review queue), and every tuning miss.
 	go test ./runtime/assistant -run '^$$' -bench 'Quality|Fixture' -benchtime 1x -count=1 -v
 
 .PHONY: wrk

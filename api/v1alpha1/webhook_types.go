@@ -7,7 +7,7 @@ import (
 )
 
 // WebhookEvent names an event a webhook can subscribe to.
-// +kubebuilder:validation:Enum=conversation.created;lead.created;lead.updated;conversation.handoff_requested;conversation.agent_message;conversation.closed
+// +kubebuilder:validation:Enum=conversation.created;lead.created;lead.updated;conversation.handoff_requested;conversation.agent_message;conversation.closed;feedback.created
 type WebhookEvent string
 
 const (
@@ -24,6 +24,8 @@ const (
 	EventConversationAgentMessage WebhookEvent = contract.EventConversationAgentMessage
 	// EventConversationClosed fires when the merchant's team closes a conversation.
 	EventConversationClosed WebhookEvent = contract.EventConversationClosed
+	// EventFeedbackCreated fires when a visitor rates an answer or a conversation, or changes a rating given.
+	EventFeedbackCreated WebhookEvent = contract.EventFeedbackCreated
 )
 
 // WebhookSpec describes an endpoint that receives a merchant's events.

@@ -218,7 +218,7 @@ func writeDemoBundle(dir string, c devCredentials, base string, rate int32, hook
 		b.Plan.Webhooks = true
 		b.Webhooks = []tenant.Webhook{{ID: "dev", URL: hookURL, SigningSecrets: []string{c.WebhookSecret},
 			Events: []tenant.Event{tenant.EventConversationCreated, tenant.EventLeadCreated, tenant.EventLeadUpdated,
-				tenant.EventConversationHandoffRequested, tenant.EventConversationAgentMessage, tenant.EventConversationClosed}}}
+				tenant.EventConversationHandoffRequested, tenant.EventConversationAgentMessage, tenant.EventConversationClosed, tenant.EventFeedbackCreated}}}
 	}
 	doc, err := tenant.Marshal(b)
 	if err != nil {

@@ -192,6 +192,8 @@ const (
 	EventConversationAgentMessage = "conversation.agent_message"
 	// EventConversationClosed fires when the merchant's team closes a conversation.
 	EventConversationClosed = "conversation.closed"
+	// EventFeedbackCreated fires when a visitor rates an answer or a conversation, or changes a rating given.
+	EventFeedbackCreated = "feedback.created"
 )
 
 // EventWebhookTest is sent only when an owner asks for it (the dashboard's "Send a test event", or
@@ -202,5 +204,5 @@ const EventWebhookTest = "webhook.test"
 // Events lists every webhook event type a Webhook subscribes to, in the order the documentation gives them.
 func Events() []string {
 	return []string{EventConversationCreated, EventLeadCreated, EventLeadUpdated, EventConversationHandoffRequested,
-		EventConversationAgentMessage, EventConversationClosed}
+		EventConversationAgentMessage, EventConversationClosed, EventFeedbackCreated}
 }

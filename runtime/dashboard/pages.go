@@ -64,9 +64,14 @@ func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request, v *view) er
 	if err != nil {
 		return err
 	}
+	progress, err := d.chat.Progress(r.Context(), v.merchant, progressWeeks)
+	if err != nil {
+		return err
+	}
 	conv, msgs := dailyCharts(o, from, days, v.lang)
 	d.render(w, r, v, http.StatusOK, "overview", map[string]any{"Days": days, "Overview": o, "Usage": u,
-		"Conversations": conv, "Messages": msgs, "Answers": answerChart(o, v.lang)})
+		"Conversations": conv, "Messages": msgs, "Answers": answerChart(o, v.lang),
+		"Weeks": weekRows(progress, v.lang), "Fixes": progress.Fixes})
 	return nil
 }
 
@@ -105,8 +110,16 @@ func (d *Dashboard) conversation(w http.ResponseWriter, r *http.Request, v *view
 	if err != nil {
 		return err
 	}
+	ratings, sat, err := d.store.ConversationRatings(r.Context(), v.merchant.MerchantID, c.ID)
+	if err != nil {
+		return err
+	}
+	rated := make(map[string]store.Rating, len(ratings))
+	for _, x := range ratings {
+		rated[x.MessageID] = x
+	}
 	d.render(w, r, v, http.StatusOK, "conversation", map[string]any{"Conversation": c, "Messages": msgs, "Leads": leads,
-		"Unanswered": unansweredQuestions(msgs)})
+		"Unanswered": unansweredQuestions(msgs), "Ratings": rated, "Satisfaction": sat})
 	return nil
 }
 

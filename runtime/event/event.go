@@ -20,6 +20,7 @@ const (
 	HandoffRequested    = contract.EventConversationHandoffRequested
 	AgentMessage        = contract.EventConversationAgentMessage
 	ConversationClosed  = contract.EventConversationClosed
+	FeedbackCreated     = contract.EventFeedbackCreated
 	// WebhookTest is sent on request to one endpoint; no Webhook subscribes to it.
 	WebhookTest = contract.EventWebhookTest
 )
@@ -124,6 +125,40 @@ type leadData struct {
 	Source         string    `json:"source"`
 	CreatedAt      time.Time `json:"created_at"`
 	UpdatedAt      time.Time `json:"updated_at"`
+}
+
+// The kinds of feedback a feedback.created event carries.
+const (
+	FeedbackAnswer       = "answer"
+	FeedbackConversation = "conversation"
+)
+
+type feedbackData struct {
+	Kind           string    `json:"kind"`
+	ConversationID string    `json:"conversation_id"`
+	VisitorID      string    `json:"visitor_id"`
+	MessageID      string    `json:"message_id,omitempty"`
+	Rating         string    `json:"rating,omitempty"`
+	Score          int       `json:"score,omitempty"`
+	Comment        string    `json:"comment,omitempty"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
+}
+
+// AnswerRated is the feedback.created event of a visitor's rating of an answer.
+func AnswerRated(r store.Rating) Happened {
+	return Happened{Type: FeedbackCreated, At: r.UpdatedAt, data: feedbackData{
+		Kind: FeedbackAnswer, ConversationID: r.ConversationID, VisitorID: r.VisitorID, MessageID: r.MessageID,
+		Rating: r.Rating, Comment: r.Comment, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+	}}
+}
+
+// ConversationRated is the feedback.created event of a visitor's rating of a conversation.
+func ConversationRated(s store.Satisfaction) Happened {
+	return Happened{Type: FeedbackCreated, At: s.UpdatedAt, data: feedbackData{
+		Kind: FeedbackConversation, ConversationID: s.ConversationID, VisitorID: s.VisitorID, Score: s.Score,
+		Comment: s.Comment, CreatedAt: s.CreatedAt.UTC(), UpdatedAt: s.UpdatedAt.UTC(),
+	}}
 }
 
 // testMessage says what a webhook.test event is, for whoever reads a receiver's log.

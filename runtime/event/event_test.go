@@ -95,6 +95,12 @@ func TestPayloadsMatchTheOpenAPIDocument(t *testing.T) {
 		{"agent message", event.AgentWrote("conv_1", store.Message{ID: "m", Role: store.RoleAgent, Text: "Hi", Author: "Anna", CreatedAt: at})},
 		{"agent message without author", event.AgentWrote("conv_1", store.Message{ID: "m", Role: store.RoleAgent, Text: "Hi", CreatedAt: at})},
 		{"closed", event.Closed("conv_1", at)},
+		{"answer rated, with a reason", event.AnswerRated(store.Rating{ConversationID: "conv_1", MessageID: "msg_1",
+			VisitorID: "v1", Rating: store.RatingDown, Comment: "out of date", CreatedAt: at, UpdatedAt: at})},
+		{"answer rated", event.AnswerRated(store.Rating{ConversationID: "conv_1", MessageID: "msg_1", VisitorID: "v1",
+			Rating: store.RatingUp, CreatedAt: at, UpdatedAt: at})},
+		{"conversation rated", event.ConversationRated(store.Satisfaction{ConversationID: "conv_1", VisitorID: "v1",
+			Score: 5, Comment: "quick", CreatedAt: at, UpdatedAt: at.Add(time.Minute)})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			endpoints := []store.Endpoint{{WebhookID: "hook", URL: "https://example.com/hook"}}

@@ -46,6 +46,8 @@ type messageJSON struct {
 	Answered  bool         `json:"answered"`
 	Author    string       `json:"author,omitempty"`
 	CreatedAt time.Time    `json:"created_at"`
+	// Feedback is the visitor's rating of an assistant message, absent when it has none.
+	Feedback *ratingJSON `json:"feedback,omitempty"`
 }
 
 type conversationDetailJSON struct {
@@ -53,6 +55,8 @@ type conversationDetailJSON struct {
 	Messages []messageJSON `json:"messages"`
 	// Leads are the contact details captured in the conversation.
 	Leads []leadJSON `json:"leads"`
+	// Satisfaction is the visitor's rating of the conversation, null when it has none.
+	Satisfaction *conversationRatingJSON `json:"satisfaction"`
 }
 
 type page[T any] struct {
@@ -147,10 +151,21 @@ func (s *Server) getConversation(w http.ResponseWriter, r *http.Request, m *tena
 	if err != nil {
 		return err
 	}
+	ratings, sat, err := s.store.ConversationRatings(r.Context(), m.MerchantID, id)
+	if err != nil {
+		return err
+	}
 	out := conversationDetailJSON{conversationJSON: toConversationJSON(c), Messages: make([]messageJSON, len(msgs)),
 		Leads: leadsJSON(leads)}
+	if sat != nil {
+		out.Satisfaction = &conversationRatingJSON{Score: sat.Score, Comment: sat.Comment, UpdatedAt: sat.UpdatedAt.UTC()}
+	}
+	feedback := ratingsJSON(ratings)
 	for i, msg := range msgs {
 		out.Messages[i] = toMessageJSON(msg)
+		if msg.Role == store.RoleAssistant {
+			out.Messages[i].Feedback = feedback[msg.ID]
+		}
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

@@ -21,6 +21,10 @@ func (s *Server) routes() http.Handler {
 	rt := newRouter()
 	rt.handle("chat", "POST /api/v1/chat", s.visitor(s.answer))
 	rt.handle("chat", "OPTIONS /api/v1/chat", http.HandlerFunc(preflight))
+	rt.handle("chat_feedback", "POST /api/v1/chat/feedback", s.visitor(s.rateAnswer))
+	rt.handle("chat_feedback", "OPTIONS /api/v1/chat/feedback", http.HandlerFunc(preflight))
+	rt.handle("chat_satisfaction", "POST /api/v1/chat/satisfaction", s.visitor(s.rateConversation))
+	rt.handle("chat_satisfaction", "OPTIONS /api/v1/chat/satisfaction", http.HandlerFunc(preflight))
 	rt.handle("conversations", "GET /api/v1/conversations", s.team(s.listConversations))
 	// GET /api/v1/conversations/events, the team's stream, shares the pattern: a ServeMux cannot tell it from
 	// {id} for HEAD, which the router refuses on GET-only paths.
@@ -44,7 +48,10 @@ func (s *Server) routes() http.Handler {
 	rt.handle("knowledge_source", "DELETE /api/v1/knowledge/sources/{id}", s.owner(s.deleteSource))
 	rt.handle("knowledge_source_sync", "POST /api/v1/knowledge/sources/{id}/sync", s.owner(s.syncSource))
 	rt.handle("analytics_overview", "GET /api/v1/analytics/overview", s.owner(s.analyticsOverview))
+	rt.handle("analytics_feedback", "GET /api/v1/analytics/feedback", s.owner(s.feedbackAnalytics))
 	rt.handle("usage", "GET /api/v1/usage", s.owner(s.usage))
+	rt.handle("review", "GET /api/v1/review", s.owner(s.review))
+	rt.handle("review_fixes", "POST /api/v1/review/fixes", s.owner(s.fixReview))
 	rt.handle("leads", "POST /api/v1/leads", s.visitor(s.createLead))
 	rt.handle("leads", "GET /api/v1/leads", s.owner(s.listLeads))
 	rt.handle("leads", "OPTIONS /api/v1/leads", http.HandlerFunc(preflight))

@@ -167,6 +167,35 @@ type Reader interface {
 
 	// TeamSeenAt returns when the merchant's team last had its inbox open (TouchTeamPresence), or the zero time.
 	TeamSeenAt(ctx context.Context, merchantID string) (time.Time, error)
+	// VisitorAnswer returns the conversation of the assistant message messageID in one of the conversations the
+	// merchant's visitor (a non-empty visitor ID) started, or ErrNotFound: another visitor's message, a visitor's
+	// own question and a message that does not exist are all not found.
+	VisitorAnswer(ctx context.Context, merchantID, visitorID, messageID string) (conversationID string, err error)
+
+	// ConversationRatings returns the ratings of a conversation's answers, oldest first, and its own rating (nil
+	// when it has none).
+	ConversationRatings(ctx context.Context, merchantID, conversationID string) ([]Rating, *Satisfaction, error)
+
+	// VisitorRatings returns every rating the merchant's visitor gave, of answers and of conversations, oldest
+	// first: what a subject's export holds of them.
+	VisitorRatings(ctx context.Context, merchantID, visitorID string) ([]Rating, []Satisfaction, error)
+
+	// ReviewMisses returns the answers of the merchant's conversations created at or after since that missed:
+	// those the assistant could not give and those the visitor rated down, newest first, at most limit, each with
+	// the question it answered.
+	ReviewMisses(ctx context.Context, merchantID string, since time.Time, limit int) ([]Miss, error)
+
+	// ReviewFixes returns when each question of the merchant's review queue was last dealt with.
+	ReviewFixes(ctx context.Context, merchantID string) ([]ReviewFix, error)
+
+	// FeedbackWeeks returns, for each UTC week (from Monday) with answers or ratings in [from, to), the answers
+	// given and not, the answers rated and rated down, and the conversations rated and rated satisfied, oldest
+	// first: whether the answers get better. from is a Monday, 00:00 UTC.
+	FeedbackWeeks(ctx context.Context, merchantID string, from, to time.Time) ([]FeedbackWeek, error)
+
+	// FixResults returns, for each of the merchant's review fixes, how often its question was asked after the fix
+	// and answered: what the fix did.
+	FixResults(ctx context.Context, merchantID string) ([]FixResult, error)
 
 	// SignedOutAt returns when the dashboard user of the identity provider's subject last signed out, or the
 	// zero time. A user is no merchant's: they may own several.
@@ -256,6 +285,18 @@ type Tx interface {
 
 	// TouchTeamPresence records that the merchant's team had its inbox open at at.
 	TouchTeamPresence(ctx context.Context, merchantID string, at time.Time) error
+	// SaveRating stores a visitor's rating of an answer, replacing the rating and comment of an earlier one (whose
+	// CreatedAt stays), and returns the stored rating's CreatedAt, or reports that nothing changed: rating an answer
+	// again as it is rated changes nothing.
+	SaveRating(ctx context.Context, r Rating) (created time.Time, changed bool, err error)
+
+	// SaveSatisfaction stores a visitor's rating of a conversation, replacing the score and comment of an earlier
+	// one (whose CreatedAt stays), and returns the stored rating's CreatedAt, or reports that nothing changed.
+	SaveSatisfaction(ctx context.Context, s Satisfaction) (created time.Time, changed bool, err error)
+
+	// SaveReviewFix records that the merchant dealt with a question of its review queue, replacing an earlier
+	// record of it.
+	SaveReviewFix(ctx context.Context, f ReviewFix) error
 
 	// InsertEvent writes an event to the outbox.
 	InsertEvent(ctx context.Context, merchantID string, e Event) error
@@ -482,6 +523,95 @@ type Conversation struct {
 	HandoffAt time.Time
 	// AgentReplyAt is when the team first wrote; zero when never.
 	AgentReplyAt time.Time
+}
+
+// The ratings of an answer.
+const (
+	RatingUp   = "up"
+	RatingDown = "down"
+)
+
+// Rating is a visitor's rating of one assistant message: one per message, the last one counting.
+type Rating struct {
+	MerchantID     string
+	ConversationID string
+	// MessageID is the rated assistant message.
+	MessageID string
+	VisitorID string
+	// Rating is RatingUp or RatingDown.
+	Rating string
+	// Comment is the visitor's reason, optional.
+	Comment   string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// The scores of a conversation's rating: 1 (very dissatisfied) to 5 (very satisfied), the scale of the
+// customer-satisfaction (CSAT) survey help desks send when a conversation ends.
+const (
+	MinSatisfaction = 1
+	MaxSatisfaction = 5
+	// Satisfied is the least score that counts as satisfied in the satisfaction rate (4 and 5, as CSAT counts).
+	Satisfied = 4
+)
+
+// Satisfaction is a visitor's rating of a whole conversation: one per conversation, the last one counting.
+type Satisfaction struct {
+	MerchantID     string
+	ConversationID string
+	VisitorID      string
+	// Score is MinSatisfaction to MaxSatisfaction.
+	Score int
+	// Comment is the visitor's word on the conversation, optional.
+	Comment   string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Miss is an answer that missed, for the review queue: one the assistant could not give, or one its visitor rated
+// down.
+type Miss struct {
+	ConversationID string
+	// MessageID is the answer's.
+	MessageID string
+	// Question is the visitor's question as asked, Normalized as the overview groups it.
+	Question   string
+	Normalized string
+	Answer     string
+	Sources    []Source
+	Answered   bool
+	// Rating is the visitor's rating of the answer, "" when none; Comment its reason.
+	Rating    string
+	Comment   string
+	CreatedAt time.Time
+}
+
+// ReviewFix records that a merchant dealt with a question of its review queue: misses of it until FixedAt are
+// dealt with, a miss after it brings the question back.
+type ReviewFix struct {
+	MerchantID string
+	// Question is the normalized question (Miss.Normalized).
+	Question string
+	// KnowledgeID is the item the fix listed the question under or wrote, "" when none.
+	KnowledgeID string
+	FixedAt     time.Time
+}
+
+// FeedbackWeek is one UTC week's answers and ratings.
+type FeedbackWeek struct {
+	// Start is the week's Monday, 00:00 UTC.
+	Start                time.Time
+	Answered, Unanswered int
+	// Rated counts the answers rated in the week, ThumbsDown those rated down.
+	Rated, ThumbsDown int
+	// Surveys counts the conversations rated in the week, Satisfied those rated Satisfied or more.
+	Surveys, Satisfied int
+}
+
+// FixResult is what a review fix did: how often its question was asked after it, and answered.
+type FixResult struct {
+	ReviewFix
+	Asked, Answered int
 }
 
 // Use is what a visitor's conversations took: the assistant's answers and their model tokens.

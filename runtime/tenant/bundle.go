@@ -51,10 +51,12 @@ const (
 	EventConversationHandoffRequested Event = contract.EventConversationHandoffRequested
 	EventConversationAgentMessage     Event = contract.EventConversationAgentMessage
 	EventConversationClosed           Event = contract.EventConversationClosed
+	// EventFeedbackCreated follows a visitor's rating of an answer or a conversation.
+	EventFeedbackCreated Event = contract.EventFeedbackCreated
 )
 
 var knownEvents = []Event{EventConversationCreated, EventLeadCreated, EventLeadUpdated, EventConversationHandoffRequested,
-	EventConversationAgentMessage, EventConversationClosed}
+	EventConversationAgentMessage, EventConversationClosed, EventFeedbackCreated}
 
 // Bundle is everything the runtime needs to serve one merchant.
 type Bundle struct {

@@ -32,7 +32,10 @@
       need_contact: "Please give an email address or a phone number.", need_consent: "Please agree to be contacted so we can reply.",
       bad_email: "Please check the email address.", bad_phone: "Please check the phone number.",
       validation_failed: "Please check your details.", cut: "This answer was cut short.",
-      person: "Talk to a person", agent: "{a} from {s}", team: "The {s} team"
+      person: "Talk to a person", agent: "{a} from {s}", team: "The {s} team",
+      helpful: "Helpful", not_helpful: "Not helpful", reason: "What was wrong? (optional)",
+      rated: "Thank you for your feedback.", csat: "How would you rate your last conversation?",
+      csat_low: "Very dissatisfied", csat_high: "Very satisfied", skip: "Skip"
     }
   };
   // The languages whose texts the runtime serves at /widget/{lang}.json (runtime/widget/texts): a visitor's is
@@ -66,7 +69,11 @@
     ".lf .ck{display:flex;gap:6px;align-items:flex-start;font-weight:400}.ck input{margin:3px 0 0}[aria-invalid=true]{border-color:#cf222e!important;outline-color:#cf222e}" +
     ".fe{margin:0;color:#82071e;font-size:12px}.fe:empty{display:none}.lf button{align-self:flex-start;margin-top:8px;padding:7px 14px}" +
     ".thx{margin:0;padding:8px 11px;border-radius:10px;background:#dafbe1;color:#116329}" +
-    ".agent{align-self:flex-start;background:#fff;border:1px solid var(--c)}.au{display:block;font-size:12px;font-weight:600;color:#57606a}.pp{margin-bottom:6px}";
+    ".agent{align-self:flex-start;background:#fff;border:1px solid var(--c)}.au{display:block;font-size:12px;font-weight:600;color:#57606a}.pp{margin-bottom:6px}" +
+    ".rt{display:flex;flex-wrap:wrap;gap:4px;align-items:center;margin-top:6px;white-space:normal}.rt button,.cs button{border:1px solid #d0d7de;background:#fff;color:#57606a;border-radius:6px;cursor:pointer;padding:2px 6px;line-height:0}" +
+    ".rt svg{width:15px;height:15px;fill:currentColor}.rt .dn svg{transform:rotate(180deg)}.rt [aria-pressed=true]{background:var(--c);border-color:var(--c);color:#fff}" +
+    ".rt form{display:flex;gap:4px;width:100%}.rt input{flex:1;min-width:0;border:1px solid #d0d7de;border-radius:6px;padding:4px 6px;font-size:12px}.rt form button{line-height:1.45;font-size:12px}.rt p{margin:0;font-size:12px;color:#57606a}" +
+    ".cs{align-self:stretch;padding:10px;background:#fff;border:1px solid #d0d7de;border-radius:10px}.cs p{margin:0 0 6px}.cs div{display:flex;gap:6px}.cs button{line-height:1.45;padding:4px 10px}.cs div button{flex:1}.cs small{display:flex;justify-content:space-between;color:#57606a;font-size:11px;margin:4px 0}";
 
   var store = "parley:" + (preview ? "preview:" : "") + merchant;
   var state = load();
@@ -351,6 +358,7 @@
       });
       node.appendChild(list);
     }
+    if (m.role === "bot" && m.id && !preview) node.appendChild(rateBar(m));
   }
   function href(s) { return /^https?:\/\//i.test(s.url || ""); }
   function link(url, text) { return el("a", { href: url, target: "_blank", rel: "noopener noreferrer" }, text); }
@@ -403,6 +411,67 @@
     return node;
   }
 
+  // rateBar is the thumbs up and down under an answer: toggle buttons (aria-pressed) that send the rating at once,
+  // the last one counting; thumbs down then offers a short reason, sent as the same rating with a comment.
+  var THUMB = '<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M2 21h4V9H2v12zm20-11a2 2 0 0 0-2-2h-6.3l1-4.6v-.3a1.5 1.5 0 0 0-.4-1.1L13.2 1 6.6 7.6A2 2 0 0 0 6 9v10a2 2 0 0 0 2 2h9a2 2 0 0 0 1.8-1.2l3-7.1.2-.7v-2z"/></svg>';
+  function rateBar(m) {
+    var bar = el("div", { "class": "rt" }), note = el("p", { role: "status" });
+    var up = el("button", { type: "button", "class": "up", "aria-label": t.helpful, title: t.helpful });
+    var down = el("button", { type: "button", "class": "dn", "aria-label": t.not_helpful, title: t.not_helpful });
+    up.innerHTML = down.innerHTML = THUMB;
+    var why = el("form", { hidden: "" }), reason = el("input", { maxlength: "500", "aria-label": t.reason, placeholder: t.reason });
+    why.append(reason, el("button", { type: "submit" }, t.send));
+    function show() {
+      up.setAttribute("aria-pressed", String(m.rating === "up"));
+      down.setAttribute("aria-pressed", String(m.rating === "down"));
+    }
+    function rate(rating, comment) {
+      var body = { message_id: m.id, rating: rating };
+      if (comment) body.comment = comment;
+      return request("POST", "/api/v1/chat/feedback", body).then(function () {
+        m.rating = rating;
+        save();
+        show();
+      }, function (err) { note.textContent = t[err.code] || t.failed; throw err; });
+    }
+    up.addEventListener("click", function () {
+      why.hidden = true;
+      rate("up").then(function () { note.textContent = t.rated; }, function () {});
+    });
+    down.addEventListener("click", function () {
+      rate("down").then(function () { note.textContent = ""; why.hidden = false; reason.focus(); }, function () {});
+    });
+    why.addEventListener("submit", function (e) {
+      e.preventDefault();
+      rate("down", reason.value.trim()).then(function () { why.hidden = true; note.textContent = t.rated; down.focus(); }, function () {});
+    });
+    show();
+    bar.append(up, down, why, note);
+    return bar;
+  }
+
+  // askSatisfaction asks the 1 to 5 rating of the conversation that just ended (the visitor started a new one), in a
+  // card under the new greeting that answering or skipping removes; the focus stays in the message field.
+  function askSatisfaction(id) {
+    var card = el("div", { "class": "cs", role: "group", "aria-labelledby": "parley-cs" }), row = el("div");
+    card.append(el("p", { id: "parley-cs" }, t.csat), row);
+    [1, 2, 3, 4, 5].forEach(function (n) {
+      var b = el("button", { type: "button", "aria-label": n + " / 5" + (n === 1 ? ", " + t.csat_low : n === 5 ? ", " + t.csat_high : "") }, String(n));
+      b.addEventListener("click", function () {
+        request("POST", "/api/v1/chat/satisfaction", { conversation_id: id, score: n }).then(function () {
+          card.textContent = "";
+          card.appendChild(el("p", { "class": "thx", role: "status" }, t.rated));
+        }, function (err) { showError(err); });
+      });
+      row.appendChild(b);
+    });
+    var ends = el("small"), skip = el("button", { type: "button" }, t.skip);
+    ends.append(el("span", {}, t.csat_low), el("span", {}, t.csat_high));
+    skip.addEventListener("click", function () { card.remove(); input.focus(); });
+    card.append(ends, skip);
+    log.insertBefore(card, log.firstChild.nextSibling);
+  }
+
   function showError(err) {
     // A refused origin or a suspended merchant cannot chat at all until the merchant changes something.
     blocked = err.code === "origin_not_allowed" || err.code === "merchant_suspended";
@@ -431,7 +500,7 @@
       // The stored reply is the whole answer, with its sources: the streamed message becomes it.
       state.conversation_id = res.conversation_id;
       if (handedOver(res)) return;
-      var m = { role: "bot", text: res.answer, sources: (res.sources || []).map(function (s) { return { title: s.title, url: s.url }; }) };
+      var m = { role: "bot", id: res.message_id, text: res.answer, sources: (res.sources || []).map(function (s) { return { title: s.title, url: s.url }; }) };
       if (res.finish_reason) m.cut = true;
       if (res.answered === false && !m.cut && m.sources.length) m.suggested = true;
       var sent = state.messages.some(function (x) { return x.lead; });
@@ -580,11 +649,13 @@
   close.addEventListener("click", shut);
   fresh.addEventListener("click", function () {
     stopLive();
+    var ended = !preview && state.messages.some(function (m) { return m.id; }) && state.conversation_id;
     state = { messages: [] };
     save();
     resetLead();
     error.hidden = true;
     render();
+    if (ended) askSatisfaction(ended);
     input.focus();
   });
   retry.addEventListener("click", function () { if (pending) pending(); });

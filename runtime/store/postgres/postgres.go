@@ -293,5 +293,10 @@ func (dialect) ContainsFold(column string) string {
 	return "strpos(lower(" + column + "), lower(?)) > 0"
 }
 
+// Millis converts the timestamptz, kept to the millisecond (stamp), to unix milliseconds.
+func (dialect) Millis(column string) string {
+	return "FLOOR(EXTRACT(EPOCH FROM " + column + ") * 1000)::bigint"
+}
+
 // HasTag reads the text[] of tags.
 func (dialect) HasTag(column string) string { return "? = ANY(" + column + ")" }

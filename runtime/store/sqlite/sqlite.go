@@ -264,6 +264,9 @@ func (dialect) HasTag(column string) string {
 	return "EXISTS (SELECT 1 FROM json_each(" + column + ") t WHERE t.value = ?)"
 }
 
+// Millis is the column itself: SQLite keeps times as unix milliseconds.
+func (dialect) Millis(column string) string { return column }
+
 // boolInt converts a Go bool to SQLite's 0 or 1.
 func boolInt(b bool) int {
 	if b {

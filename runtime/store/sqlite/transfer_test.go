@@ -56,6 +56,12 @@ func seedEveryTable(t *testing.T, path, merchantID string) {
 			VALUES (?1, 1, 'SEED' || ?1 || '000', 'conversation.waiting', '{"status":"waiting"}', 1700000000000)`,
 		`INSERT INTO stream_heads (merchant_id, seq) VALUES (?1, 1)`,
 		`INSERT INTO team_presence (merchant_id, seen_at) VALUES (?1, 1700000000000)`,
+		`INSERT INTO answer_ratings (merchant_id, conversation_id, message_id, visitor_id, rating, comment, created_at, updated_at)
+			SELECT merchant_id, conversation_id, id, 'v1', 'down', 'out of date', 1700000000000, 1700000000000
+			FROM messages WHERE merchant_id = ?1 AND role = 'assistant' LIMIT 1`,
+		`INSERT INTO conversation_ratings (merchant_id, conversation_id, visitor_id, score, comment, created_at, updated_at)
+			SELECT merchant_id, id, 'v1', 4, 'quick', 1700000000000, 1700000000000 FROM conversations WHERE merchant_id = ?1 LIMIT 1`,
+		`INSERT INTO review_fixes (merchant_id, question, knowledge_id, fixed_at) VALUES (?1, 'can i pay by voucher', 'k1', 1700000000000)`,
 	} {
 		if _, err := db.ExecContext(ctx, q, merchantID); err != nil {
 			t.Fatalf("%s: %v", q, err)

@@ -47,6 +47,12 @@ func RunDeletion(t *testing.T, open func(t *testing.T) (store.Store, Dump)) {
 			store.Contact{Email: email})
 		ex.Outbox = subscribed(hookA)
 		record(t, s, ex)
+		rate(t, s, store.Rating{MerchantID: merchantID, ConversationID: id, MessageID: ex.Answer.ID, VisitorID: ex.VisitorID,
+			Rating: store.RatingDown, Comment: "rated " + marker, CreatedAt: base, UpdatedAt: base}, store.Outbox{})
+		if _, err := chat.SaveSatisfaction(ctx, s, store.Satisfaction{MerchantID: merchantID, ConversationID: id,
+			VisitorID: ex.VisitorID, Score: 1, Comment: "scored " + marker, CreatedAt: base, UpdatedAt: base}, store.Outbox{}); err != nil {
+			t.Fatal(err)
+		}
 		return append(attempt(merchantID, id), id, marker, email, ex.LeadID, ex.Question.ID, ex.Answer.ID)
 	}
 	seedLead := func(merchantID, marker string) (string, []string) {
@@ -89,9 +95,9 @@ func RunDeletion(t *testing.T, open func(t *testing.T) (store.Store, Dump)) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The conversation, 2 messages, 1 lead, 2 events, 2 deliveries, 1 attempt.
-		if rows != 9 {
-			t.Errorf("deleted %d rows, want 9", rows)
+		// The conversation, 2 messages, 1 lead, 2 events, 2 deliveries, 1 attempt, 2 ratings.
+		if rows != 11 {
+			t.Errorf("deleted %d rows, want 11", rows)
 		}
 		checkGone(t, dump(t, merchant), goneConv)
 		checkHeld(t, dump(t, merchant), keptConv)

@@ -22,6 +22,8 @@ type Dialect interface {
 	ContainsFold(column string) string
 	// HasTag is the condition that the tags column holds the tag of the argument ?.
 	HasTag(column string) string
+	// Millis is the time column as unix milliseconds, an integer.
+	Millis(column string) string
 }
 
 // Where builds a WHERE clause and its arguments for a dialect. Conditions are written with ? for their

@@ -60,6 +60,7 @@ func (numbered) Placeholder(n int, typ string) string { return fmt.Sprintf("$%d:
 func (numbered) Value(v any) any                      { return v }
 func (numbered) ContainsFold(column string) string    { return "fold(" + column + ", ?)" }
 func (numbered) HasTag(column string) string          { return "? IN " + column }
+func (numbered) Millis(column string) string          { return column }
 
 func TestQueries(t *testing.T) {
 	at := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)

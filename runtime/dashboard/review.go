@@ -1,0 +1,79 @@
+package dashboard
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/parley-dev/parley/runtime/assistant"
+	"github.com/parley-dev/parley/runtime/chat"
+)
+
+// reviewGroup is a group of the review queue with the items that may answer it, to list its question under.
+type reviewGroup struct {
+	chat.ReviewGroup
+	Candidates []assistant.Hit
+}
+
+// review shows the review queue: what visitors asked that the assistant missed, most missed first, with the
+// actions that fix it.
+func (d *Dashboard) review(w http.ResponseWriter, r *http.Request, v *view) error {
+	groups, err := d.chat.Review(r.Context(), v.merchant)
+	if err != nil {
+		return err
+	}
+	list := make([]reviewGroup, len(groups))
+	for i, g := range groups {
+		hits, err := d.chat.Candidates(r.Context(), v.merchant, g.Question, maxCandidates)
+		if err != nil {
+			return err
+		}
+		list[i] = reviewGroup{ReviewGroup: g, Candidates: hits}
+	}
+	d.render(w, r, v, http.StatusOK, "review", map[string]any{"List": list})
+	return nil
+}
+
+// fixReview lists a group's question under the item chosen, or marks the group as dealt with.
+func (d *Dashboard) fixReview(w http.ResponseWriter, r *http.Request, v *view) error {
+	f := chat.Fix{Questions: r.PostForm["questions"], KnowledgeID: r.PostFormValue("knowledge_id"), List: r.PostFormValue("list_question")}
+	if _, err := d.chat.RecordFix(r.Context(), v.merchant, f); err != nil {
+		if errors.Is(err, chat.ErrInvalidFix) {
+			d.renderErrorView(w, r, v, http.StatusUnprocessableEntity, cannotList)
+			return nil
+		}
+		return err
+	}
+	http.Redirect(w, r, prefix+"review?ok=review-fixed", http.StatusSeeOther)
+	return nil
+}
+
+// cannotList says why a question could not be listed under an item.
+const cannotList = "The question could not be listed under that item: it lists too many questions already, or the item is too long."
+
+// progressWeeks is how many weeks the overview's "Did it work" shows.
+const progressWeeks = 8
+
+// weekRow is one week of the overview's "Did it work", each rate as "n of m (p%)", or "–" when nothing was counted.
+type weekRow struct {
+	Week, Answered, ThumbsDown, Satisfied string
+}
+
+// weekRows words the weeks' rates for the overview.
+func weekRows(p chat.Progress, lang string) []weekRow {
+	rows := make([]weekRow, len(p.Weeks))
+	for i, w := range p.Weeks {
+		rows[i] = weekRow{Week: w.Start.Format(time.DateOnly), Answered: rate(lang, w.Answered, w.Answered+w.Unanswered),
+			ThumbsDown: rate(lang, w.ThumbsDown, w.Rated), Satisfied: rate(lang, w.Satisfied, w.Surveys)}
+	}
+	return rows
+}
+
+// rate words n of total as a share.
+func rate(lang string, n, total int) string {
+	if total == 0 {
+		return "–"
+	}
+	return fmt.Sprintf(translate(lang, "%d of %d (%d%%)"), n, total, (100*n+total/2)/total)
+}
