@@ -6,6 +6,7 @@
 package chat
 
 import (
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"errors"
@@ -218,7 +219,7 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 	}
 	if l, asks := asksForPerson(q.Message); asks || q.Handoff {
 		if !asks {
-			l = personLanguageFor(m.Widget.Locale)
+			l = personLanguageFor(cmp.Or(q.Language, m.Widget.Locale))
 		}
 		return s.handOffInWords(ctx, m, q, exists, made, l)
 	}

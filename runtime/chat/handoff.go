@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -132,10 +133,12 @@ type HandoffRequest struct {
 	VisitorID      string
 	// VisitorOnly limits the request to the visitor's own conversation, as Question.VisitorOnly does.
 	VisitorOnly bool
+	// Language is the visitor's language, as Question.Language; the widget's locale when empty.
+	Language string
 }
 
 // RequestPerson hands a conversation the assistant answers to the merchant's team at the visitor's request: the
-// assistant's notice, in the widget's language, says whether someone is there, and the conversation waits. A
+// assistant's notice, in the visitor's language, says whether someone is there, and the conversation waits. A
 // conversation that waits already or that the team answers stays as it is; a closed one is ErrConversationClosed.
 func (s *Service) RequestPerson(ctx context.Context, m *tenant.Bundle, r HandoffRequest) (Reply, error) {
 	c, msgs, err := s.store.GetConversation(ctx, m.MerchantID, r.ConversationID)
@@ -150,7 +153,7 @@ func (s *Service) RequestPerson(ctx context.Context, m *tenant.Bundle, r Handoff
 		return Reply{}, err
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
-	notice := store.Message{ID: ids.New("msg_"), Role: store.RoleAssistant, Text: personLanguageFor(m.Widget.Locale).notice(available),
+	notice := store.Message{ID: ids.New("msg_"), Role: store.RoleAssistant, Text: personLanguageFor(cmp.Or(r.Language, m.Widget.Locale)).notice(available),
 		CreatedAt: now, Answered: true}
 	var status store.Status
 	deliveries := 0

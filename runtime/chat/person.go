@@ -57,6 +57,70 @@ var personLanguages = []personLanguage{
 		nobody: "Gerade ist niemand aus dem Team erreichbar. Ihre Nachricht wartet auf das Team und wird hier beantwortet; " +
 			"Sie können auch Ihre E-Mail-Adresse im Kontaktformular hinterlassen, damit man sich bei Ihnen meldet.",
 	},
+	{
+		tag: "fr",
+		nouns: words(`humain humaine humains personne personnes conseiller conseillère conseillers agent agents
+			opérateur opératrice quelquun employé employée vendeur vendeuse`),
+		verbs: words(`parler discuter contacter joindre échanger appeler`),
+		fillers: words(`à a avec un une des le la les au vrai vraie réel réelle vivant sil vous plaît plait svp je
+			j puis peux pourrais voudrais veux aimerais bien me moi maintenant`),
+		waiting: "J'ai demandé à une personne de l'équipe de nous rejoindre. Elle vous répondra ici, dans ce chat.",
+		nobody: "Personne de l'équipe n'est disponible pour le moment. Votre message l'attend et elle vous répondra ici ; " +
+			"vous pouvez aussi laisser votre e-mail dans le formulaire de contact pour être recontacté.",
+	},
+	{
+		tag: "es",
+		nouns: words(`humano humana humanos persona personas agente agentes asesor asesora operador operadora
+			alguien empleado empleada representante`),
+		verbs: words(`hablar hable conversar chatear contactar comunicarme comunicar pasar`),
+		fillers: words(`con un una el la los las a al de real verdadero verdadera por favor porfa quiero quisiera
+			puedo podría podria me gustaría gustaria ahora mismo`),
+		waiting: "He pedido que se una una persona del equipo. Te responderá aquí, en este chat.",
+		nobody: "Ahora mismo no hay nadie del equipo disponible. Tu mensaje les espera y te responderán aquí; " +
+			"también puedes dejar tu correo electrónico en el formulario de contacto para que te contesten.",
+	},
+	{
+		tag: "it",
+		nouns: words(`umano umani persona persone operatore operatrice agente consulente qualcuno addetto addetta`),
+		verbs: words(`parlare chattare contattare sentire passare`),
+		fillers: words(`con un una uno il lo la a al allo alla vero vera reale per favore posso potrei vorrei voglio
+			mi ora adesso`),
+		waiting: "Ho chiesto a una persona del team di unirsi. Ti risponderà qui, in questa chat.",
+		nobody: "Al momento nessuno del team è disponibile. Il tuo messaggio li aspetta e ti risponderanno qui; " +
+			"puoi anche lasciare la tua e-mail nel modulo di contatto per essere ricontattato.",
+	},
+	{
+		tag: "nl",
+		nouns: words(`mens persoon medewerker medewerkster medewerkers iemand agent klantenservice`),
+		verbs: words(`praten spreken chatten bellen verbinden doorverbinden`),
+		fillers: words(`met een echte echt de het graag alstublieft alsjeblieft aub ik kan mag wil wel zou willen nu
+			even mij me`),
+		waiting: "Ik heb iemand van het team gevraagd om mee te doen. Diegene antwoordt hier, in deze chat.",
+		nobody: "Er is op dit moment niemand van het team beschikbaar. Je bericht wacht op hen en ze antwoorden hier; " +
+			"je kunt ook je e-mailadres achterlaten in het contactformulier, zodat ze contact met je opnemen.",
+	},
+	{
+		tag: "pt",
+		nouns: words(`humano humana humanos pessoa pessoas atendente agente operador operadora funcionário
+			funcionária alguém consultor consultora`),
+		verbs: words(`falar conversar contactar contatar ligar`),
+		fillers: words(`com um uma o a os as de real verdadeiro verdadeira por favor quero queria posso poderia
+			gostaria agora me`),
+		waiting: "Pedi a uma pessoa da equipa para se juntar. Vai responder aqui, neste chat.",
+		nobody: "De momento ninguém da equipa está disponível. A sua mensagem fica à espera e vão responder aqui; " +
+			"também pode deixar o seu e-mail no formulário de contacto para que o contactem.",
+	},
+	{
+		tag: "pl",
+		nouns: words(`człowiek człowiekiem osoba osobą konsultant konsultantem konsultantka konsultantką pracownik
+			pracownikiem ktoś kimś agent agentem`),
+		verbs: words(`rozmawiać porozmawiać połączyć połącz mówić pogadać skontaktować`),
+		fillers: words(`z ze prawdziwym prawdziwą żywym chcę chciałbym chciałabym mogę czy można proszę teraz mnie
+			się`),
+		waiting: "Poprosiłem osobę z zespołu o dołączenie. Odpowie tutaj, w tym czacie.",
+		nobody: "Nikt z zespołu nie jest teraz dostępny. Twoja wiadomość czeka na zespół, który odpowie tutaj; " +
+			"możesz też zostawić swój e-mail w formularzu kontaktowym, aby ktoś się z Tobą skontaktował.",
+	},
 }
 
 // asksForPerson reports whether message asks for a person of the merchant's team, and in which language.

@@ -22,6 +22,21 @@ func TestAsksForPerson(t *testing.T) {
 		{"I need a person to assemble the tent", ""},
 		{"Is the tent big enough for one person and a dog?", ""},
 		{"Wie lange dauert der Versand?", ""},
+		{"Je voudrais parler à un conseiller", "fr"},
+		{"Puis-je parler à quelqu'un, s'il vous plaît ?", "fr"},
+		{"Combien coûte la livraison par personne ?", ""},
+		{"¿Puedo hablar con una persona?", "es"},
+		{"Quiero hablar con un agente, por favor", "es"},
+		{"¿Cuánto cuesta por persona?", ""},
+		{"Vorrei parlare con un operatore", "it"},
+		{"Quanto costa per persona?", ""},
+		{"Kan ik met een medewerker praten?", "nl"},
+		{"medewerker graag", "nl"},
+		{"Wat kost het per persoon?", ""},
+		{"Posso falar com uma pessoa?", "pt"},
+		{"Qual é o preço por pessoa?", ""},
+		{"Chcę porozmawiać z konsultantem", "pl"},
+		{"Ile kosztuje wysyłka na osobę?", ""},
 		{"", ""},
 	} {
 		l, ok := asksForPerson(tc.message)
@@ -32,7 +47,7 @@ func TestAsksForPerson(t *testing.T) {
 }
 
 func TestPersonLanguageFor(t *testing.T) {
-	for locale, want := range map[string]string{"": "en", "en": "en", "de": "de", "de-AT": "de", "fr": "en"} {
+	for locale, want := range map[string]string{"": "en", "en": "en", "de": "de", "de-AT": "de", "fr-CA": "fr", "pl": "pl", "ja": "en"} {
 		if got := personLanguageFor(locale).tag; got != want {
 			t.Errorf("personLanguageFor(%q) = %q, want %q", locale, got, want)
 		}

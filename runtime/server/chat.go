@@ -117,8 +117,12 @@ func (s *Server) requestPerson(w http.ResponseWriter, r *http.Request, m *tenant
 		return newError(http.StatusUnprocessableEntity, codeValidationFailed,
 			"handoff without a message needs the conversation_id of the conversation to hand over")
 	}
+	language, err := validateLanguage(req.Language)
+	if err != nil {
+		return err
+	}
 	reply, err := s.chat.RequestPerson(r.Context(), m, chat.HandoffRequest{ConversationID: *req.ConversationID,
-		VisitorID: visitor, VisitorOnly: browser})
+		VisitorID: visitor, VisitorOnly: browser, Language: language})
 	if err != nil {
 		return s.chatError(m, err)
 	}

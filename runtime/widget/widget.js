@@ -559,7 +559,7 @@
   function askPerson() {
     if (busy || !state.conversation_id) return;
     busy = person.disabled = true;
-    request("POST", "/api/v1/chat", { conversation_id: state.conversation_id, handoff: true }).then(function (res) {
+    request("POST", "/api/v1/chat", { conversation_id: state.conversation_id, handoff: true, language: wrap.getAttribute("lang") }).then(function (res) {
       if (handedOver(res)) return;
       // Nobody of the team there: the notice offers the contact form.
       state.messages.push({ role: "bot", text: res.answer, unanswered: res.agents_available === false });
