@@ -7,7 +7,7 @@ import (
 )
 
 // WebhookEvent names an event a webhook can subscribe to.
-// +kubebuilder:validation:Enum=conversation.created;lead.created;lead.updated
+// +kubebuilder:validation:Enum=conversation.created;lead.created;lead.updated;privacy.erased
 type WebhookEvent string
 
 const (
@@ -17,6 +17,8 @@ const (
 	EventLeadCreated WebhookEvent = contract.EventLeadCreated
 	// EventLeadUpdated fires when a visitor adds to or changes contact details already left.
 	EventLeadUpdated WebhookEvent = contract.EventLeadUpdated
+	// EventPrivacyErased fires when a data subject's records were erased on request; it carries counts only.
+	EventPrivacyErased WebhookEvent = contract.EventPrivacyErased
 )
 
 // WebhookSpec describes an endpoint that receives a merchant's events.

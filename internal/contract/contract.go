@@ -180,6 +180,10 @@ const (
 	EventLeadCreated = "lead.created"
 	// EventLeadUpdated fires when a visitor adds to or changes contact details already left.
 	EventLeadUpdated = "lead.updated"
+	// EventPrivacyErased fires when a data subject's records were erased on request (POST
+	// /api/v1/privacy/erase), so that the merchant's other systems erase them too. It carries counts, never
+	// what was erased.
+	EventPrivacyErased = "privacy.erased"
 )
 
 // EventWebhookTest is sent only when an owner asks for it (the dashboard's "Send a test event", or
@@ -188,4 +192,6 @@ const (
 const EventWebhookTest = "webhook.test"
 
 // Events lists every webhook event type a Webhook subscribes to, in the order the documentation gives them.
-func Events() []string { return []string{EventConversationCreated, EventLeadCreated, EventLeadUpdated} }
+func Events() []string {
+	return []string{EventConversationCreated, EventLeadCreated, EventLeadUpdated, EventPrivacyErased}
+}

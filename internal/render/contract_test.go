@@ -294,7 +294,8 @@ func TestAPINamesAreTheContracts(t *testing.T) {
 	if got := enum(t, crd, "spec", "events", "items"); !slices.Equal(got, contract.Events()) {
 		t.Errorf("the Webhook CRD accepts the events %v, the runtime sends %v", got, contract.Events())
 	}
-	api := []chatv1alpha1.WebhookEvent{chatv1alpha1.EventConversationCreated, chatv1alpha1.EventLeadCreated, chatv1alpha1.EventLeadUpdated}
+	api := []chatv1alpha1.WebhookEvent{chatv1alpha1.EventConversationCreated, chatv1alpha1.EventLeadCreated, chatv1alpha1.EventLeadUpdated,
+		chatv1alpha1.EventPrivacyErased}
 	for i, e := range api {
 		if string(e) != contract.Events()[i] {
 			t.Errorf("api/v1alpha1 names event %d %q, the contract %q", i, e, contract.Events()[i])

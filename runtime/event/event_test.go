@@ -88,6 +88,7 @@ func TestPayloadsMatchTheOpenAPIDocument(t *testing.T) {
 		{"updated lead, every field", event.LeadSaved(full, false)},
 		{"new lead, only an email", event.LeadSaved(bare, true)},
 		{"test", event.Test("hook", at)},
+		{"erasure", event.SubjectErased(event.Erased{ErasureID: "era_1", Conversations: 2, Messages: 7, Leads: 1}, at)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			endpoints := []store.Endpoint{{WebhookID: "hook", URL: "https://example.com/hook"}}

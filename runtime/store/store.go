@@ -133,6 +133,12 @@ type Reader interface {
 	// to a slow client. A lead created while it runs is left out.
 	EachLead(ctx context.Context, merchantID string, f LeadFilter, fn func(Lead) error) error
 
+	// SubjectRecords returns what the merchant holds about one data subject (a visitor, or a person known by an
+	// e-mail address or phone number): the leads that name the subject's visitor ID, e-mail address (ignoring
+	// case) or phone number (its digits); the visitors of those leads; and every conversation and lead of those
+	// visitors or of those leads' conversations. Conversations come oldest first, leads oldest first.
+	SubjectRecords(ctx context.Context, merchantID string, s Subject) (SubjectData, error)
+
 	// ListDeliveries returns the merchant's deliveries, newest first (by creation time, then ID), and a cursor for
 	// the next page ("" when there is none).
 	ListDeliveries(ctx context.Context, merchantID string, f DeliveryFilter) ([]Delivery, string, error)
@@ -270,6 +276,23 @@ type Tx interface {
 	// and clears its conversation's HasLead when no other lead is left there. The conversation and its messages
 	// stay. It returns how many rows it deleted, or ErrNotFound.
 	DeleteLead(ctx context.Context, merchantID, id string) (rows int64, err error)
+}
+
+// Subject identifies a data subject by any of a visitor ID, an e-mail address and a phone number; empty fields
+// identify nothing, and a Subject with none identifies nobody.
+type Subject struct {
+	VisitorID string
+	Email     string
+	// Phone is compared by its digits: "+49 30 1234567" and "4930-1234567" are one number.
+	Phone string
+}
+
+// SubjectData is what a store holds about a data subject (Reader.SubjectRecords).
+type SubjectData struct {
+	// Conversations are the subject's conversations, without their messages.
+	Conversations []Conversation
+	// Leads are the subject's leads, those of its conversations included.
+	Leads []Lead
 }
 
 // APIKey is a self-service API key, created by a merchant's owner in the dashboard and known only by its

@@ -46,9 +46,10 @@ const (
 	EventConversationCreated Event = contract.EventConversationCreated
 	EventLeadCreated         Event = contract.EventLeadCreated
 	EventLeadUpdated         Event = contract.EventLeadUpdated
+	EventPrivacyErased       Event = contract.EventPrivacyErased
 )
 
-var knownEvents = []Event{EventConversationCreated, EventLeadCreated, EventLeadUpdated}
+var knownEvents = []Event{EventConversationCreated, EventLeadCreated, EventLeadUpdated, EventPrivacyErased}
 
 // Bundle is everything the runtime needs to serve one merchant.
 type Bundle struct {
