@@ -96,6 +96,7 @@ var domainErrors = []struct {
 	{chat.ErrConversationLimit, http.StatusTooManyRequests, codeConversationLimit, "the conversation has had the answers or model tokens the merchant's plan allows; go on in a new one: leave conversation_id out"},
 	{chat.ErrVisitorLimit, http.StatusTooManyRequests, codeVisitorLimit, "this visitor has had the answers or model tokens the merchant's plan allows in a day"},
 	{chat.ErrWebhooksNotInPlan, http.StatusForbidden, codeWebhooksNotInPlan, "the merchant's plan does not include webhooks"},
+	{chat.ErrTooManyExports, http.StatusTooManyRequests, codeRateLimited, "this merchant runs as many exports as it may at once; retry shortly"},
 	{store.ErrNotReplayable, http.StatusConflict, codeDeliveryPending, "the delivery is still pending; replay it once it has succeeded, failed or been cancelled"},
 }
 

@@ -35,6 +35,8 @@ func (s *Server) routes() http.Handler {
 	rt.handle("leads", "GET /api/v1/leads", s.owner(s.listLeads))
 	rt.handle("leads", "OPTIONS /api/v1/leads", http.HandlerFunc(preflight))
 	rt.handle("lead", "DELETE /api/v1/leads/{id}", s.owner(s.deleteLead))
+	rt.handle("privacy_export", "POST /api/v1/privacy/export", s.ownerOrServer(s.exportSubject))
+	rt.handle("privacy_erase", "POST /api/v1/privacy/erase", s.ownerOrServer(s.eraseSubject))
 	rt.handle("webhook_deliveries", "GET /api/v1/webhooks/deliveries", s.owner(s.listDeliveries))
 	rt.handle("webhook_delivery", "GET /api/v1/webhooks/deliveries/{id}", s.owner(s.getDelivery))
 	rt.handle("webhook_delivery_replay", "POST /api/v1/webhooks/deliveries/{id}/replay", s.owner(s.replayDelivery))
@@ -171,6 +173,32 @@ func (s *Server) visitor(h func(http.ResponseWriter, *http.Request, *tenant.Bund
 	return func(w http.ResponseWriter, r *http.Request) {
 		allowCORS(w, r)
 		caller, err := s.authenticateKey(r)
+		if err == nil {
+			err = s.limit(w, r, caller.merchant)
+		}
+		if err == nil {
+			err = h(w, withCaller(r, caller), caller.merchant)
+		}
+		if err != nil {
+			fail(w, r, err)
+		}
+	}
+}
+
+// ownerOrServer wraps a handler that a merchant's owner calls from the dashboard (a bearer ID token, as owner)
+// or the merchant's own servers call with a secret key in X-API-Key (as visitor, with the merchant's rate
+// limit). A publishable key, which any web page may hold, is refused.
+func (s *Server) ownerOrServer(h func(http.ResponseWriter, *http.Request, *tenant.Bundle) error) http.HandlerFunc {
+	owner := s.owner(h)
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(headerAPIKey) == "" {
+			owner(w, r)
+			return
+		}
+		caller, err := s.authenticateKey(r)
+		if err == nil && caller.key.Type != tenant.KeySecret {
+			err = newError(http.StatusForbidden, codeForbidden, "this call needs a secret key or an owner's ID token, not a publishable key")
+		}
 		if err == nil {
 			err = s.limit(w, r, caller.merchant)
 		}
