@@ -106,6 +106,13 @@ type Reader interface {
 	// cursor for the next page ("" when there is none).
 	ListConversations(ctx context.Context, merchantID string, f ConversationFilter) ([]Conversation, string, error)
 
+	// EachConversation calls fn with each of the merchant's conversations that f keeps (its Limit and Cursor
+	// aside) and all its messages, oldest first, newest conversation first, until fn returns an error, which it
+	// returns. Like EachLead it reads a page at a time (a page of conversations, then their messages in one
+	// query, bounded to a few thousand messages) and calls fn between reads, so that an export holds one page
+	// whatever the count and no connection or snapshot is held while fn writes to a slow client.
+	EachConversation(ctx context.Context, merchantID string, f ConversationFilter, fn func(Conversation, []Message) error) error
+
 	// GetKnowledge returns one item or ErrNotFound.
 	GetKnowledge(ctx context.Context, merchantID, id string) (Knowledge, error)
 

@@ -39,6 +39,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Lifecycle", h.lifecycle)
 	t.Run("PanicInWrite", h.panicInWrite)
 	t.Run("Erase", h.erase)
+	t.Run("EachConversation", h.eachConversation)
 }
 
 // harness opens the stores of the subtests.
