@@ -111,6 +111,11 @@ func (s *Server) listConversations(w http.ResponseWriter, r *http.Request, m *te
 
 func (s *Server) getConversation(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
 	id := r.PathValue("id")
+	if id == exportPath {
+		// GET /conversations/export: a pattern of its own would conflict with the ServeMux's patterns of
+		// /conversations/{id} (see router.mux), so the path is told apart here.
+		return s.exportConversations(w, r, m)
+	}
 	if !conversationIDPattern.MatchString(id) {
 		return notFound("conversation")
 	}
