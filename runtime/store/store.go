@@ -279,11 +279,33 @@ type Tx interface {
 	// deleted, or ErrNotFound.
 	DeleteConversation(ctx context.Context, merchantID, id string) (rows int64, err error)
 
+	// DeleteExpired deletes up to limit of the merchant's records of the kind last changed before before (a
+	// conversation by its last message, a lead by its last change, an outbox event by its creation), oldest first,
+	// with what belongs to them in every table of the store's personal data map (a conversation's messages and
+	// their citations; an event's deliveries, payloads and attempts; a conversation's leads stay, with their own
+	// retention). It returns how many records and how many rows it deleted: fewer records than limit means none
+	// are left.
+	DeleteExpired(ctx context.Context, merchantID string, kind Expiring, before time.Time, limit int) (records int, rows int64, err error)
+
 	// DeleteLead deletes one of the merchant's leads and its outbox events with their deliveries and attempts,
 	// and clears its conversation's HasLead when no other lead is left there. The conversation and its messages
 	// stay. It returns how many rows it deleted, or ErrNotFound.
 	DeleteLead(ctx context.Context, merchantID, id string) (rows int64, err error)
 }
+
+// Expiring names a kind of record a retention deletes (Tx.DeleteExpired).
+type Expiring string
+
+// The kinds of record a retention deletes.
+const (
+	ExpiringConversations Expiring = "conversations"
+	ExpiringLeads         Expiring = "leads"
+	// ExpiringDeliveries are the outbox's events with their deliveries (the webhook payloads) and attempts.
+	ExpiringDeliveries Expiring = "webhook_deliveries"
+)
+
+// ExpiringKinds lists the kinds, in the order a sweep deletes them.
+var ExpiringKinds = []Expiring{ExpiringDeliveries, ExpiringConversations, ExpiringLeads}
 
 // Subject identifies a data subject by any of a visitor ID, an e-mail address and a phone number; empty fields
 // identify nothing, and a Subject with none identifies nobody.

@@ -1,0 +1,11 @@
+-- +goose Up
+-- The retention sweep (DeleteExpired) finds a merchant's oldest conversations, leads and outbox events by the time
+-- they last changed, a batch at a time: without these, each batch would read all the merchant's rows.
+CREATE INDEX conversations_by_updated ON conversations (merchant_id, updated_at);
+CREATE INDEX leads_by_updated ON leads (merchant_id, updated_at);
+CREATE INDEX events_by_created ON events (merchant_id, created_at);
+
+-- +goose Down
+DROP INDEX events_by_created;
+DROP INDEX leads_by_updated;
+DROP INDEX conversations_by_updated;
