@@ -279,6 +279,10 @@ type Tx interface {
 	// deleted, or ErrNotFound.
 	DeleteConversation(ctx context.Context, merchantID, id string) (rows int64, err error)
 
+	// ClaimLease takes or renews the lease name for holder until now+ttl and reports true, or reports false,
+	// changing nothing, while another holder's lease has not ended at now: across replicas, one holder at a time.
+	ClaimLease(ctx context.Context, name, holder string, now time.Time, ttl time.Duration) (bool, error)
+
 	// DeleteExpired deletes up to limit of the merchant's records of the kind last changed before before (a
 	// conversation by its last message, a lead by its last change, an outbox event by its creation), oldest first,
 	// with what belongs to them in every table of the store's personal data map (a conversation's messages and

@@ -160,6 +160,17 @@ func (tx writeTx) DeleteExpired(ctx context.Context, merchantID string, kind sto
 	return len(ids), total, nil
 }
 
+// ClaimLease takes or renews the lease name for holder, unless another holder's has not ended.
+func (tx writeTx) ClaimLease(ctx context.Context, name, holder string, now time.Time, ttl time.Duration) (bool, error) {
+	tag, err := tx.Exec(ctx, `INSERT INTO leases (name, holder, until) VALUES ($1, $2, $3)
+		ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, until = excluded.until
+		WHERE leases.holder = excluded.holder OR leases.until <= $4`, name, holder, stamp(now.Add(ttl)), stamp(now))
+	if err != nil {
+		return false, fmt.Errorf("claiming lease %s: %w", name, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
 // deleteRecord deletes, from every table of the map that holds some, the rows of the record id that cond selects.
 func (tx writeTx) deleteRecord(ctx context.Context, merchantID, id string, cond func(personalTable) string) (int64, error) {
 	var total int64

@@ -165,6 +165,18 @@ func (tx writeTx) DeleteExpired(ctx context.Context, merchantID string, kind sto
 	return len(ids), total, tx.reclaim(ctx)
 }
 
+// ClaimLease takes or renews the lease name for holder, unless another holder's has not ended.
+func (tx writeTx) ClaimLease(ctx context.Context, name, holder string, now time.Time, ttl time.Duration) (bool, error) {
+	n, err := affected(tx.ExecContext(ctx, `INSERT INTO leases (name, holder, until) VALUES (?1, ?2, ?3)
+		ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, until = excluded.until
+		WHERE leases.holder = excluded.holder OR leases.until <= ?4`,
+		name, holder, storeutil.Millis(now.Add(ttl)), storeutil.Millis(now)))
+	if err != nil {
+		return false, fmt.Errorf("claiming lease %s: %w", name, err)
+	}
+	return n == 1, nil
+}
+
 func (tx writeTx) mustExist(ctx context.Context, query string, args ...any) error {
 	var one int
 	err := tx.QueryRowContext(ctx, query, args...).Scan(&one)

@@ -5,7 +5,15 @@ CREATE INDEX conversations_by_updated ON conversations (merchant_id, updated_at)
 CREATE INDEX leads_by_updated ON leads (merchant_id, updated_at);
 CREATE INDEX events_by_created ON events (merchant_id, created_at);
 
+-- A lease lets one replica of many run a task, the retention sweep: its holder until it ends.
+CREATE TABLE leases (
+    name   TEXT PRIMARY KEY,
+    holder TEXT NOT NULL,
+    until  INTEGER NOT NULL
+);
+
 -- +goose Down
+DROP TABLE leases;
 DROP INDEX events_by_created;
 DROP INDEX leads_by_updated;
 DROP INDEX conversations_by_updated;
