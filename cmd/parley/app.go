@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"slices"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -117,7 +116,7 @@ func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *a
 
 	host, _ := os.Hostname() // the pod's name, in the lease for whoever reads the table; the ID makes it unique
 	sweeper, err := chat.NewSweeper(chat.SweeperConfig{Store: a.store, Merchants: a.tenants.All, Holder: host + "/" + ids.New("sweeper_"),
-		Sweep: chat.SweepConfig{Batch: 500, Pause: 50 * time.Millisecond}, Logger: log, Registry: reg})
+		Logger: log, Registry: reg})
 	if err != nil {
 		return nil, fmt.Errorf("the retention sweeper: %w", err)
 	}

@@ -49,9 +49,11 @@ type Swept struct {
 
 // SweepConfig bounds a sweep.
 type SweepConfig struct {
-	// Batch is how many records one write deletes; 500 when zero.
+	// Batch is how many records one write deletes; 20 when zero: a write of a few milliseconds, which the chat's
+	// writes wait for at most.
 	Batch int
-	// Pause is how long the sweep waits between two writes, so that the chat's writes go between them.
+	// Pause is how long the sweep waits between two writes, so that the chat's writes go between them; when zero,
+	// as long as the last write took, which leaves the store to the chat at least half the time.
 	Pause time.Duration
 }
 
@@ -63,7 +65,7 @@ func SweepExpired(ctx context.Context, st store.Store, merchantID string, r Rete
 		return Swept{}, errors.New("sweeping expired records: no merchant ID")
 	}
 	if cfg.Batch <= 0 {
-		cfg.Batch = 500
+		cfg.Batch = 20
 	}
 	swept := Swept{Records: map[store.Expiring]int{}}
 	for _, kind := range store.ExpiringKinds {
@@ -75,6 +77,7 @@ func SweepExpired(ctx context.Context, st store.Store, merchantID string, r Rete
 		for {
 			var records int
 			var rows int64
+			began := time.Now()
 			err := st.Write(ctx, func(tx store.Tx) error {
 				var err error
 				records, rows, err = tx.DeleteExpired(ctx, merchantID, kind, before, cfg.Batch)
@@ -88,10 +91,14 @@ func SweepExpired(ctx context.Context, st store.Store, merchantID string, r Rete
 			if records < cfg.Batch {
 				break
 			}
+			pause := cfg.Pause
+			if pause <= 0 {
+				pause = time.Since(began)
+			}
 			select {
 			case <-ctx.Done():
 				return swept, ctx.Err()
-			case <-time.After(cfg.Pause):
+			case <-time.After(pause):
 			}
 		}
 	}
