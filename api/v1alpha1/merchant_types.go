@@ -70,6 +70,11 @@ type MerchantSpec struct {
 	// ones they created, so that every key is declared as an APIKey resource (in Git). Off by default.
 	// +optional
 	DisableSelfServiceKeys bool `json:"disableSelfServiceKeys,omitempty"`
+
+	// Retention shortens its Plan's retention for this merchant, kind by kind: the shorter of the two applies, so
+	// a merchant never keeps data longer than its plan allows.
+	// +optional
+	Retention Retention `json:"retention,omitzero"`
 }
 
 // Owner is one identity-provider principal, matched against a verified ID token's claims.

@@ -156,6 +156,32 @@ type PlanSpec struct {
 	// tenants with rights in their own namespace only cannot change them.
 	// +optional
 	AllowedNamespaces *metav1.LabelSelector `json:"allowedNamespaces,omitempty"`
+
+	// Retention is how long the runtime keeps the personal data of the plan's merchants, each kind as days
+	// ("90d"); a Merchant may keep its own shorter. Unset kinds are kept until deleted.
+	// +optional
+	Retention Retention `json:"retention,omitzero"`
+}
+
+// Retention is how long each kind of personal data is kept, as a number of days followed by "d", from 1d to
+// 9999d. The runtime deletes what is older every hour, in small batches.
+type Retention struct {
+	// Conversations are deleted this long after their last message, with their messages and citations; their
+	// leads follow their own retention.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[1-9][0-9]{0,3}d$`
+	Conversations string `json:"conversations,omitempty"`
+
+	// Leads are deleted this long after their last change.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[1-9][0-9]{0,3}d$`
+	Leads string `json:"leads,omitempty"`
+
+	// WebhookDeliveries are deleted, with their payloads and attempts, this long after their event. A payload
+	// repeats a conversation or a lead, so it is never kept longer than conversations or leads.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[1-9][0-9]{0,3}d$`
+	WebhookDeliveries string `json:"webhookDeliveries,omitempty"`
 }
 
 // PlanFeatures lists the plan-gated features.

@@ -7,7 +7,7 @@ import (
 )
 
 // WebhookEvent names an event a webhook can subscribe to.
-// +kubebuilder:validation:Enum=conversation.created;lead.created;lead.updated;conversation.handoff_requested;conversation.agent_message;conversation.closed;feedback.created
+// +kubebuilder:validation:Enum=conversation.created;lead.created;lead.updated;conversation.handoff_requested;conversation.agent_message;conversation.closed;feedback.created;privacy.erased
 type WebhookEvent string
 
 const (
@@ -26,6 +26,8 @@ const (
 	EventConversationClosed WebhookEvent = contract.EventConversationClosed
 	// EventFeedbackCreated fires when a visitor rates an answer or a conversation, or changes a rating given.
 	EventFeedbackCreated WebhookEvent = contract.EventFeedbackCreated
+	// EventPrivacyErased fires when a data subject's records were erased on request; it carries counts only.
+	EventPrivacyErased WebhookEvent = contract.EventPrivacyErased
 )
 
 // WebhookSpec describes an endpoint that receives a merchant's events.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,6 +21,7 @@ import (
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/crawl"
 	"github.com/parley-dev/parley/runtime/dashboard"
+	"github.com/parley-dev/parley/runtime/ids"
 	"github.com/parley-dev/parley/runtime/issuer"
 	"github.com/parley-dev/parley/runtime/live"
 	"github.com/parley-dev/parley/runtime/ratelimit"
@@ -122,6 +124,19 @@ func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *a
 			return nil, err
 		}
 	}
+	host, _ := os.Hostname() // the pod's name, in the lease for whoever reads the table; the ID makes it unique
+	sweeper, err := chat.NewSweeper(chat.SweeperConfig{Store: a.store, Merchants: a.tenants.All, Holder: host + "/" + ids.New("sweeper_"),
+		Logger: log, Registry: reg})
+	if err != nil {
+		return nil, fmt.Errorf("the retention sweeper: %w", err)
+	}
+	sweeperDone := make(chan struct{})
+	go func() {
+		defer close(sweeperDone)
+		sweeper.Run(ctx) // returns when ctx ends
+	}()
+	// Waits until a batch in flight is written, before the store closes.
+	a.closers = append(a.closers, func() { <-sweeperDone })
 
 	shared, closeLimiter, err := redisLimiter(cfg, log, reg)
 	if err != nil {

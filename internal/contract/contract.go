@@ -194,6 +194,10 @@ const (
 	EventConversationClosed = "conversation.closed"
 	// EventFeedbackCreated fires when a visitor rates an answer or a conversation, or changes a rating given.
 	EventFeedbackCreated = "feedback.created"
+	// EventPrivacyErased fires when a data subject's records were erased on request (POST
+	// /api/v1/privacy/erase), so that the merchant's other systems erase them too. It carries counts, never
+	// what was erased.
+	EventPrivacyErased = "privacy.erased"
 )
 
 // EventWebhookTest is sent only when an owner asks for it (the dashboard's "Send a test event", or
@@ -204,5 +208,6 @@ const EventWebhookTest = "webhook.test"
 // Events lists every webhook event type a Webhook subscribes to, in the order the documentation gives them.
 func Events() []string {
 	return []string{EventConversationCreated, EventLeadCreated, EventLeadUpdated, EventConversationHandoffRequested,
-		EventConversationAgentMessage, EventConversationClosed, EventFeedbackCreated}
+		EventConversationAgentMessage, EventConversationClosed, EventFeedbackCreated,
+		EventPrivacyErased}
 }

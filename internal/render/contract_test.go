@@ -336,7 +336,7 @@ func TestAPINamesAreTheContracts(t *testing.T) {
 	}
 	api := []chatv1alpha1.WebhookEvent{chatv1alpha1.EventConversationCreated, chatv1alpha1.EventLeadCreated, chatv1alpha1.EventLeadUpdated,
 		chatv1alpha1.EventConversationHandoffRequested, chatv1alpha1.EventConversationAgentMessage,
-		chatv1alpha1.EventConversationClosed, chatv1alpha1.EventFeedbackCreated}
+		chatv1alpha1.EventConversationClosed, chatv1alpha1.EventFeedbackCreated, chatv1alpha1.EventPrivacyErased}
 	if len(api) != len(contract.Events()) {
 		t.Errorf("api/v1alpha1 names %d events, the contract %d", len(api), len(contract.Events()))
 	}

@@ -9,6 +9,7 @@ import (
 	"html"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -107,6 +108,7 @@ func Bundle(m *chatv1alpha1.Merchant, merchantID string, plan *chatv1alpha1.Plan
 		DisplayName:    m.Spec.DisplayName,
 		Source:         Source(m),
 		Plan:           bundlePlan(plan),
+		Retention:      BundleRetention(plan.Spec.Retention, m.Spec.Retention),
 		AllowedOrigins: sorted(m.Spec.AllowedOrigins),
 		Widget: tenant.Widget{
 			Title:    m.Spec.Widget.Title,
@@ -158,6 +160,32 @@ func Bundle(m *chatv1alpha1.Merchant, merchantID string, plan *chatv1alpha1.Plan
 		sort.Slice(b.Webhooks, func(i, j int) bool { return b.Webhooks[i].ID < b.Webhooks[j].ID })
 	}
 	return b
+}
+
+// BundleRetention resolves a merchant's retention, kind by kind: the shorter of its Plan's and its own, where
+// either sets one.
+func BundleRetention(plan, merchant chatv1alpha1.Retention) tenant.Retention {
+	shorter := func(p, m string) int32 {
+		pd, md := retentionDays(p), retentionDays(m)
+		if pd == 0 || (md > 0 && md < pd) {
+			return md
+		}
+		return pd
+	}
+	return tenant.Retention{
+		ConversationsDays:     shorter(plan.Conversations, merchant.Conversations),
+		LeadsDays:             shorter(plan.Leads, merchant.Leads),
+		WebhookDeliveriesDays: shorter(plan.WebhookDeliveries, merchant.WebhookDeliveries),
+	}
+}
+
+// retentionDays reads a retention of the CRDs' pattern ("90d"); 0 for none, or for a value the pattern refuses.
+func retentionDays(s string) int32 {
+	n, err := strconv.ParseInt(strings.TrimSuffix(s, "d"), 10, 32)
+	if err != nil || !strings.HasSuffix(s, "d") || n <= 0 || n > tenant.MaxRetentionDays {
+		return 0
+	}
+	return int32(n)
 }
 
 func bundlePlan(p *chatv1alpha1.Plan) tenant.Plan {

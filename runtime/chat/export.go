@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/tenant"
@@ -30,6 +31,22 @@ func (s *Service) ExportLeads(ctx context.Context, m *tenant.Bundle, fn func(sto
 	defer s.exports.release(m.MerchantID)
 	if err := s.store.EachLead(ctx, m.MerchantID, store.LeadFilter{}, fn); err != nil {
 		return fmt.Errorf("exporting the leads of merchant %s: %w", m.MerchantID, err)
+	}
+	return nil
+}
+
+// ExportConversations calls fn with each of the merchant's conversations created in [from, to) (zero times are
+// unbounded) and all its messages, newest conversation first, read from the store a page at a time
+// (store.Reader.EachConversation), within the same bound as ExportLeads: ErrTooManyExports, without calling fn,
+// past MaxExportsPerMerchant exports of the merchant at once. An error of fn ends the export and is returned.
+func (s *Service) ExportConversations(ctx context.Context, m *tenant.Bundle, from, to time.Time,
+	fn func(store.Conversation, []store.Message) error) error {
+	if !s.exports.acquire(m.MerchantID) {
+		return ErrTooManyExports
+	}
+	defer s.exports.release(m.MerchantID)
+	if err := s.store.EachConversation(ctx, m.MerchantID, store.ConversationFilter{From: from, To: to}, fn); err != nil {
+		return fmt.Errorf("exporting the conversations of merchant %s: %w", m.MerchantID, err)
 	}
 	return nil
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/parley-dev/parley/runtime/ratelimit"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/tenant"
+	"github.com/parley-dev/parley/runtime/transcript"
 )
 
 // prefix is where the dashboard is mounted.
@@ -162,6 +163,8 @@ func (d *Dashboard) routes() *http.ServeMux {
 
 	mux.Handle("GET /dashboard/{$}", d.page(d.overview))
 	mux.Handle("GET /dashboard/conversations", d.page(d.conversations))
+	mux.Handle("GET /dashboard/conversations.jsonl", d.page(d.exportConversations(transcript.JSONL)))
+	mux.Handle("GET /dashboard/conversations.csv", d.page(d.exportConversations(transcript.CSV)))
 	mux.Handle("GET /dashboard/conversations/{id}", d.page(d.conversation))
 	mux.Handle("POST /dashboard/conversations/{id}/delete", d.change(d.merchantChange(d.deleteConversation)))
 	mux.Handle("GET /dashboard/inbox", d.page(d.inbox))

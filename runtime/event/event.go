@@ -21,6 +21,7 @@ const (
 	AgentMessage        = contract.EventConversationAgentMessage
 	ConversationClosed  = contract.EventConversationClosed
 	FeedbackCreated     = contract.EventFeedbackCreated
+	PrivacyErased       = contract.EventPrivacyErased
 	// WebhookTest is sent on request to one endpoint; no Webhook subscribes to it.
 	WebhookTest = contract.EventWebhookTest
 )
@@ -194,6 +195,22 @@ func LeadSaved(l store.Lead, created bool) Happened {
 		Phone: l.Phone, Message: l.Message, Consent: l.Consent, Source: l.Source, CreatedAt: l.CreatedAt.UTC(),
 		UpdatedAt: l.UpdatedAt.UTC(),
 	}}
+}
+
+// Erased counts what one erasure of a data subject's records deleted.
+type Erased struct {
+	// ErasureID names the request that erased, as its answer does, so that the merchant can tell which request
+	// an event reports without the event naming the subject.
+	ErasureID     string `json:"erasure_id"`
+	Conversations int    `json:"conversations"`
+	Messages      int    `json:"messages"`
+	Leads         int    `json:"leads"`
+}
+
+// SubjectErased is the privacy.erased event of an erasure: counts only, never the subject nor what was erased,
+// since the outbox keeps its payload.
+func SubjectErased(e Erased, at time.Time) Happened {
+	return Happened{Type: PrivacyErased, At: at, data: e}
 }
 
 // Build turns what one write made happen into the events for the outbox: for each type that has subscribers,

@@ -101,6 +101,7 @@ func TestPayloadsMatchTheOpenAPIDocument(t *testing.T) {
 			Rating: store.RatingUp, CreatedAt: at, UpdatedAt: at})},
 		{"conversation rated", event.ConversationRated(store.Satisfaction{ConversationID: "conv_1", VisitorID: "v1",
 			Score: 5, Comment: "quick", CreatedAt: at, UpdatedAt: at.Add(time.Minute)})},
+		{"erasure", event.SubjectErased(event.Erased{ErasureID: "era_1", Conversations: 2, Messages: 7, Leads: 1}, at)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			endpoints := []store.Endpoint{{WebhookID: "hook", URL: "https://example.com/hook"}}

@@ -101,6 +101,7 @@ var domainErrors = []struct {
 	{chat.ErrVisitorLimit, http.StatusTooManyRequests, codeVisitorLimit, "this visitor has had the answers or model tokens the merchant's plan allows in a day"},
 	{chat.ErrSourceLimit, http.StatusForbidden, codeKnowledgeLimit, "the merchant's plan's knowledge sources are all used"},
 	{chat.ErrWebhooksNotInPlan, http.StatusForbidden, codeWebhooksNotInPlan, "the merchant's plan does not include webhooks"},
+	{chat.ErrTooManyExports, http.StatusTooManyRequests, codeRateLimited, "this merchant runs as many exports as it may at once; retry shortly"},
 	{store.ErrNotReplayable, http.StatusConflict, codeDeliveryPending, "the delivery is still pending; replay it once it has succeeded, failed or been cancelled"},
 }
 

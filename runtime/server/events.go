@@ -46,15 +46,6 @@ func (s *Server) conversationEvents(w http.ResponseWriter, r *http.Request, m *t
 	return s.streamEvents(w, r, m, id, 0)
 }
 
-// getConversationOrEvents serves GET /api/v1/conversations/events, the team's stream, and every other
-// GET /api/v1/conversations/{id}.
-func (s *Server) getConversationOrEvents(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
-	if r.PathValue("id") == "events" {
-		return s.teamEvents(w, r, m)
-	}
-	return s.getConversation(w, r, m)
-}
-
 // teamEvents streams every event of the merchant's conversations handed to the team, for the inbox: new waiting
 // conversations, the visitors' and the team's messages, status changes; from now, or after Last-Event-ID.
 func (s *Server) teamEvents(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {

@@ -26,9 +26,9 @@ func (s *Server) routes() http.Handler {
 	rt.handle("chat_satisfaction", "POST /api/v1/chat/satisfaction", s.visitor(s.rateConversation))
 	rt.handle("chat_satisfaction", "OPTIONS /api/v1/chat/satisfaction", http.HandlerFunc(preflight))
 	rt.handle("conversations", "GET /api/v1/conversations", s.team(s.listConversations))
-	// GET /api/v1/conversations/events, the team's stream, shares the pattern: a ServeMux cannot tell it from
-	// {id} for HEAD, which the router refuses on GET-only paths.
-	rt.handle("conversation", "GET /api/v1/conversations/{id}", s.team(s.getConversationOrEvents))
+	rt.handle("conversations_export", "GET /api/v1/conversations/export", s.team(s.exportConversations))
+	rt.handle("conversations_events", "GET /api/v1/conversations/events", s.team(s.teamEvents))
+	rt.handle("conversation", "GET /api/v1/conversations/{id}", s.team(s.getConversation))
 	rt.handle("conversation", "DELETE /api/v1/conversations/{id}", s.owner(s.deleteConversation))
 	rt.handle("conversation_events", "GET /api/v1/conversations/{id}/events", s.visitor(s.conversationEvents))
 	rt.handle("conversation_events", "OPTIONS /api/v1/conversations/{id}/events", http.HandlerFunc(preflight))
@@ -56,6 +56,8 @@ func (s *Server) routes() http.Handler {
 	rt.handle("leads", "GET /api/v1/leads", s.owner(s.listLeads))
 	rt.handle("leads", "OPTIONS /api/v1/leads", http.HandlerFunc(preflight))
 	rt.handle("lead", "DELETE /api/v1/leads/{id}", s.owner(s.deleteLead))
+	rt.handle("privacy_export", "POST /api/v1/privacy/export", s.ownerOrServer(s.exportSubject))
+	rt.handle("privacy_erase", "POST /api/v1/privacy/erase", s.ownerOrServer(s.eraseSubject))
 	rt.handle("webhook_deliveries", "GET /api/v1/webhooks/deliveries", s.owner(s.listDeliveries))
 	rt.handle("webhook_delivery", "GET /api/v1/webhooks/deliveries/{id}", s.owner(s.getDelivery))
 	rt.handle("webhook_delivery_replay", "POST /api/v1/webhooks/deliveries/{id}/replay", s.owner(s.replayDelivery))
@@ -243,6 +245,32 @@ func (s *Server) visitor(h func(http.ResponseWriter, *http.Request, *tenant.Bund
 	return func(w http.ResponseWriter, r *http.Request) {
 		allowCORS(w, r)
 		caller, err := s.authenticateKey(r)
+		if err == nil {
+			err = s.limit(w, r, caller.merchant)
+		}
+		if err == nil {
+			err = h(w, withCaller(r, caller), caller.merchant)
+		}
+		if err != nil {
+			fail(w, r, err)
+		}
+	}
+}
+
+// ownerOrServer wraps a handler that a merchant's owner calls from the dashboard (a bearer ID token, as owner)
+// or the merchant's own servers call with a secret key in X-API-Key (as visitor, with the merchant's rate
+// limit). A publishable key, which any web page may hold, is refused.
+func (s *Server) ownerOrServer(h func(http.ResponseWriter, *http.Request, *tenant.Bundle) error) http.HandlerFunc {
+	owner := s.owner(h)
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(headerAPIKey) == "" {
+			owner(w, r)
+			return
+		}
+		caller, err := s.authenticateKey(r)
+		if err == nil && caller.key.Type != tenant.KeySecret {
+			err = newError(http.StatusForbidden, codeForbidden, "this call needs a secret key or an owner's ID token, not a publishable key")
+		}
 		if err == nil {
 			err = s.limit(w, r, caller.merchant)
 		}

@@ -117,6 +117,13 @@ type Reader interface {
 	// cursor for the next page ("" when there is none).
 	ListConversations(ctx context.Context, merchantID string, f ConversationFilter) ([]Conversation, string, error)
 
+	// EachConversation calls fn with each of the merchant's conversations that f keeps (its Limit and Cursor
+	// aside) and all its messages, oldest first, newest conversation first, until fn returns an error, which it
+	// returns. Like EachLead it reads a page at a time (a page of conversations, then their messages in one
+	// query, bounded to a few thousand messages) and calls fn between reads, so that an export holds one page
+	// whatever the count and no connection or snapshot is held while fn writes to a slow client.
+	EachConversation(ctx context.Context, merchantID string, f ConversationFilter, fn func(Conversation, []Message) error) error
+
 	// GetKnowledge returns one item or ErrNotFound.
 	GetKnowledge(ctx context.Context, merchantID, id string) (Knowledge, error)
 
@@ -143,6 +150,12 @@ type Reader interface {
 	// so that an export holds one page whatever the count, and no connection or snapshot is held while fn writes
 	// to a slow client. A lead created while it runs is left out.
 	EachLead(ctx context.Context, merchantID string, f LeadFilter, fn func(Lead) error) error
+
+	// SubjectRecords returns what the merchant holds about one data subject (a visitor, or a person known by an
+	// e-mail address or phone number): the leads that name the subject's visitor ID, e-mail address (ignoring
+	// case) or phone number (its digits); the visitors of those leads; and every conversation and lead of those
+	// visitors or of those leads' conversations. Conversations come oldest first, leads oldest first.
+	SubjectRecords(ctx context.Context, merchantID string, s Subject) (SubjectData, error)
 
 	// ListDeliveries returns the merchant's deliveries, newest first (by creation time, then ID), and a cursor for
 	// the next page ("" when there is none).
@@ -351,10 +364,53 @@ type Tx interface {
 	// deleted, or ErrNotFound.
 	DeleteConversation(ctx context.Context, merchantID, id string) (rows int64, err error)
 
+	// ClaimLease takes or renews the lease name for holder until now+ttl and reports true, or reports false,
+	// changing nothing, while another holder's lease has not ended at now: across replicas, one holder at a time.
+	ClaimLease(ctx context.Context, name, holder string, now time.Time, ttl time.Duration) (bool, error)
+
+	// DeleteExpired deletes up to limit of the merchant's records of the kind last changed before before (a
+	// conversation by its last message, a lead by its last change, an outbox event by its creation), oldest first,
+	// with what belongs to them in every table of the store's personal data map (a conversation's messages and
+	// their citations; an event's deliveries, payloads and attempts; a conversation's leads stay, with their own
+	// retention). It returns how many records and how many rows it deleted: fewer records than limit means none
+	// are left.
+	DeleteExpired(ctx context.Context, merchantID string, kind Expiring, before time.Time, limit int) (records int, rows int64, err error)
+
 	// DeleteLead deletes one of the merchant's leads and its outbox events with their deliveries and attempts,
 	// and clears its conversation's HasLead when no other lead is left there. The conversation and its messages
 	// stay. It returns how many rows it deleted, or ErrNotFound.
 	DeleteLead(ctx context.Context, merchantID, id string) (rows int64, err error)
+}
+
+// Expiring names a kind of record a retention deletes (Tx.DeleteExpired).
+type Expiring string
+
+// The kinds of record a retention deletes.
+const (
+	ExpiringConversations Expiring = "conversations"
+	ExpiringLeads         Expiring = "leads"
+	// ExpiringDeliveries are the outbox's events with their deliveries (the webhook payloads) and attempts.
+	ExpiringDeliveries Expiring = "webhook_deliveries"
+)
+
+// ExpiringKinds lists the kinds, in the order a sweep deletes them.
+var ExpiringKinds = []Expiring{ExpiringDeliveries, ExpiringConversations, ExpiringLeads}
+
+// Subject identifies a data subject by any of a visitor ID, an e-mail address and a phone number; empty fields
+// identify nothing, and a Subject with none identifies nobody.
+type Subject struct {
+	VisitorID string
+	Email     string
+	// Phone is compared by its digits: "+49 30 1234567" and "4930-1234567" are one number.
+	Phone string
+}
+
+// SubjectData is what a store holds about a data subject (Reader.SubjectRecords).
+type SubjectData struct {
+	// Conversations are the subject's conversations, without their messages.
+	Conversations []Conversation
+	// Leads are the subject's leads, those of its conversations included.
+	Leads []Lead
 }
 
 // APIKey is a self-service API key, created by a merchant's owner in the dashboard and known only by its

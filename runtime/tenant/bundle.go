@@ -53,10 +53,12 @@ const (
 	EventConversationClosed           Event = contract.EventConversationClosed
 	// EventFeedbackCreated follows a visitor's rating of an answer or a conversation.
 	EventFeedbackCreated Event = contract.EventFeedbackCreated
+	// EventPrivacyErased follows the erasure of a data subject's records.
+	EventPrivacyErased Event = contract.EventPrivacyErased
 )
 
 var knownEvents = []Event{EventConversationCreated, EventLeadCreated, EventLeadUpdated, EventConversationHandoffRequested,
-	EventConversationAgentMessage, EventConversationClosed, EventFeedbackCreated}
+	EventConversationAgentMessage, EventConversationClosed, EventFeedbackCreated, EventPrivacyErased}
 
 // Bundle is everything the runtime needs to serve one merchant.
 type Bundle struct {
@@ -86,6 +88,22 @@ type Bundle struct {
 	Suspended bool `json:"suspended,omitempty"`
 	// SelfServiceKeysDisabled refuses the keys owners create in the dashboard, and their creation.
 	SelfServiceKeysDisabled bool `json:"selfServiceKeysDisabled,omitempty"`
+	// Retention is how long the merchant's personal data is kept; none is kept for ever.
+	Retention Retention `json:"retention,omitzero"`
+}
+
+// MaxRetentionDays bounds a retention: a hundred years.
+const MaxRetentionDays = 36500
+
+// Retention is how long, in days, the runtime keeps each kind of a merchant's personal data, as the operator
+// resolved it (the Merchant's own where shorter than its Plan's); 0 keeps it for ever.
+type Retention struct {
+	// ConversationsDays counts from a conversation's last message; its messages go with it.
+	ConversationsDays int32 `json:"conversationsDays,omitempty"`
+	// LeadsDays counts from a lead's last change.
+	LeadsDays int32 `json:"leadsDays,omitempty"`
+	// WebhookDeliveriesDays counts from an event's creation; its deliveries, payloads and attempts go with it.
+	WebhookDeliveriesDays int32 `json:"webhookDeliveriesDays,omitempty"`
 }
 
 // Plan is a plan's limits and features as resolved for a merchant.
@@ -364,6 +382,11 @@ func (b *Bundle) Validate() error {
 	}
 	if b.Plan.ImportItems < 0 || b.Plan.ImportBytes < 0 {
 		fail("plan import bounds must not be negative")
+	}
+	for _, d := range []int32{b.Retention.ConversationsDays, b.Retention.LeadsDays, b.Retention.WebhookDeliveriesDays} {
+		if d < 0 || d > MaxRetentionDays {
+			fail("retention days must be 0 to %d", MaxRetentionDays)
+		}
 	}
 	for _, o := range b.AllowedOrigins {
 		if !origin.MatchString(o) {

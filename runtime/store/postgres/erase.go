@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -13,9 +14,22 @@ import (
 // personalTable is one table of the personal data map: its name, and the conditions, after merchant_id = $1, that
 // select the rows of the conversation or the lead $2; "" where the table holds nothing of one (counters,
 // knowledge, keys: a conversation's deletion does not give its month's slot back).
+//
+// expires names the retention that deletes its rows, and expired the condition, after merchant_id = $1, that
+// selects the rows of the expired records whose IDs the array $2 holds ("" where no retention deletes them).
 type personalTable struct {
 	name               string
 	conversation, lead string
+	expires            store.Expiring
+	expired            string
+}
+
+// expiringRecords selects, for each kind of record a retention deletes, the IDs of up to $3 of the merchant $1's
+// records last changed before $2, oldest first.
+var expiringRecords = map[store.Expiring]string{
+	store.ExpiringConversations: `SELECT id FROM conversations WHERE merchant_id = $1 AND updated_at < $2 ORDER BY updated_at LIMIT $3`,
+	store.ExpiringLeads:         `SELECT id FROM leads WHERE merchant_id = $1 AND updated_at < $2 ORDER BY updated_at LIMIT $3`,
+	store.ExpiringDeliveries:    `SELECT id FROM events WHERE merchant_id = $1 AND created_at < $2 ORDER BY created_at LIMIT $3`,
 }
 
 // The events of a conversation or a lead, known by their payloads (the data of the webhook payloads, public wire
@@ -33,16 +47,26 @@ const (
 var personalData = []personalTable{
 	{name: "delivery_attempts",
 		conversation: `delivery_id IN (SELECT id FROM deliveries WHERE merchant_id = $1 AND event_id IN (` + conversationEvents + `))`,
-		lead:         `delivery_id IN (SELECT id FROM deliveries WHERE merchant_id = $1 AND event_id IN (` + leadEvents + `))`},
-	{name: "deliveries", conversation: `event_id IN (` + conversationEvents + `)`, lead: `event_id IN (` + leadEvents + `)`},
-	{name: "events", conversation: `id IN (` + conversationEvents + `)`, lead: `id IN (` + leadEvents + `)`},
+		lead:         `delivery_id IN (SELECT id FROM deliveries WHERE merchant_id = $1 AND event_id IN (` + leadEvents + `))`,
+		expires:      store.ExpiringDeliveries,
+		expired:      `delivery_id IN (SELECT id FROM deliveries WHERE merchant_id = $1 AND event_id = ANY($2::text[]))`},
+	{name: "deliveries", conversation: `event_id IN (` + conversationEvents + `)`, lead: `event_id IN (` + leadEvents + `)`,
+		expires: store.ExpiringDeliveries, expired: `event_id = ANY($2::text[])`},
+	{name: "events", conversation: `id IN (` + conversationEvents + `)`, lead: `id IN (` + leadEvents + `)`,
+		expires: store.ExpiringDeliveries, expired: `id = ANY($2::text[])`},
 	{name: "disabled_endpoints"},
-	{name: "answer_ratings", conversation: `conversation_id = $2`},
-	{name: "conversation_ratings", conversation: `conversation_id = $2`},
-	{name: "messages", conversation: `conversation_id = $2`},
-	{name: "stream_events", conversation: `conversation_id = $2`},
-	{name: "leads", conversation: `conversation_id = $2`, lead: `id = $2`},
-	{name: "conversations", conversation: `id = $2`},
+	{name: "answer_ratings", conversation: `conversation_id = $2`,
+		expires: store.ExpiringConversations, expired: `conversation_id = ANY($2::text[])`},
+	{name: "conversation_ratings", conversation: `conversation_id = $2`,
+		expires: store.ExpiringConversations, expired: `conversation_id = ANY($2::text[])`},
+	{name: "stream_events", conversation: `conversation_id = $2`,
+		expires: store.ExpiringConversations, expired: `conversation_id = ANY($2::text[])`},
+	{name: "messages", conversation: `conversation_id = $2`,
+		expires: store.ExpiringConversations, expired: `conversation_id = ANY($2::text[])`},
+	{name: "leads", conversation: `conversation_id = $2`, lead: `id = $2`,
+		expires: store.ExpiringLeads, expired: `id = ANY($2::text[])`},
+	{name: "conversations", conversation: `id = $2`,
+		expires: store.ExpiringConversations, expired: `id = ANY($2::text[])`},
 	{name: "monthly_conversations"},
 	{name: "monthly_tokens"},
 	{name: "knowledge_uses"},
@@ -116,6 +140,46 @@ func (tx writeTx) DeleteLead(ctx context.Context, merchantID, id string) (int64,
 		return 0, fmt.Errorf("updating the lead's conversation: %w", err)
 	}
 	return n, nil
+}
+
+// DeleteExpired deletes up to limit of the merchant's records of the kind last changed before before, with what
+// belongs to them in every table of the map.
+func (tx writeTx) DeleteExpired(ctx context.Context, merchantID string, kind store.Expiring, before time.Time, limit int) (int, int64, error) {
+	query, ok := expiringRecords[kind]
+	if !ok {
+		return 0, 0, fmt.Errorf("no retention of %q", kind)
+	}
+	rows, err := tx.Query(ctx, query, merchantID, stamp(before), limit)
+	if err != nil {
+		return 0, 0, fmt.Errorf("finding expired %s: %w", kind, err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(ids) == 0 {
+		return 0, 0, err
+	}
+	var total int64
+	for _, t := range personalData {
+		if t.expires != kind {
+			continue
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM `+t.name+` WHERE merchant_id = $1 AND `+t.expired, merchantID, ids)
+		if err != nil {
+			return 0, 0, fmt.Errorf("deleting expired %s from %s: %w", kind, t.name, err)
+		}
+		total += tag.RowsAffected()
+	}
+	return len(ids), total, nil
+}
+
+// ClaimLease takes or renews the lease name for holder, unless another holder's has not ended.
+func (tx writeTx) ClaimLease(ctx context.Context, name, holder string, now time.Time, ttl time.Duration) (bool, error) {
+	tag, err := tx.Exec(ctx, `INSERT INTO leases (name, holder, until) VALUES ($1, $2, $3)
+		ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, until = excluded.until
+		WHERE leases.holder = excluded.holder OR leases.until <= $4`, name, holder, stamp(now.Add(ttl)), stamp(now))
+	if err != nil {
+		return false, fmt.Errorf("claiming lease %s: %w", name, err)
+	}
+	return tag.RowsAffected() == 1, nil
 }
 
 // deleteRecord deletes, from every table of the map that holds some, the rows of the record id that cond selects.

@@ -32,6 +32,38 @@ func TestDeletion(t *testing.T) {
 	})
 }
 
+func TestSubject(t *testing.T) {
+	storetest.RunSubject(t, func(t *testing.T) (store.Store, storetest.Dump) {
+		url := server.Database(t)
+		s, err := postgres.Open(t.Context(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn, err := pgx.Connect(t.Context(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = conn.Close(t.Context()) })
+		return s, func(t *testing.T, merchantID string) []string { return dump(t, conn, merchantID) }
+	})
+}
+
+func TestRetention(t *testing.T) {
+	storetest.RunRetention(t, func(t *testing.T) (store.Store, storetest.Dump) {
+		url := server.Database(t)
+		s, err := postgres.Open(t.Context(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn, err := pgx.Connect(t.Context(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = conn.Close(t.Context()) })
+		return s, func(t *testing.T, merchantID string) []string { return dump(t, conn, merchantID) }
+	})
+}
+
 // dump returns every row the merchant has in every table with a merchant_id column, as storetest.Dump says.
 func dump(t *testing.T, conn *pgx.Conn, merchantID string) []string {
 	t.Helper()

@@ -3,18 +3,36 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/store/internal/storeutil"
 )
 
 // personalTable is one table of the personal data map: its name, and the conditions, after merchant_id = ?1, that
 // select the rows of the conversation or the lead ?2; "" where the table holds nothing of one (counters,
-// knowledge, keys: a conversation's deletion does not give its month's slot back).
+// knowledge, keys: a conversation's deletion does not give its month's slot back). expires names the retention
+// that deletes its rows, and expired the condition, after merchant_id = ?1, that selects the rows of the expired
+// records whose IDs ?2 holds as a JSON array ("" where no retention deletes the table's rows).
 type personalTable struct {
 	name               string
 	conversation, lead string
+	expires            store.Expiring
+	expired            string
+}
+
+// expiredIDs are the IDs of expired records, ?2 of a personalTable's expired condition.
+const expiredIDs = `SELECT value FROM json_each(?2)`
+
+// expiringRecords selects, for each kind of record a retention deletes, the IDs of up to ?3 of the merchant ?1's
+// records last changed before ?2, oldest first.
+var expiringRecords = map[store.Expiring]string{
+	store.ExpiringConversations: `SELECT id FROM conversations WHERE merchant_id = ?1 AND updated_at < ?2 ORDER BY updated_at LIMIT ?3`,
+	store.ExpiringLeads:         `SELECT id FROM leads WHERE merchant_id = ?1 AND updated_at < ?2 ORDER BY updated_at LIMIT ?3`,
+	store.ExpiringDeliveries:    `SELECT id FROM events WHERE merchant_id = ?1 AND created_at < ?2 ORDER BY created_at LIMIT ?3`,
 }
 
 // The events of a conversation or a lead, known by their payloads (the data of the webhook payloads, public wire
@@ -32,16 +50,26 @@ const (
 var personalData = []personalTable{
 	{name: "delivery_attempts",
 		conversation: `delivery_id IN (SELECT id FROM deliveries WHERE merchant_id = ?1 AND event_id IN (` + conversationEvents + `))`,
-		lead:         `delivery_id IN (SELECT id FROM deliveries WHERE merchant_id = ?1 AND event_id IN (` + leadEvents + `))`},
-	{name: "deliveries", conversation: `event_id IN (` + conversationEvents + `)`, lead: `event_id IN (` + leadEvents + `)`},
-	{name: "events", conversation: `id IN (` + conversationEvents + `)`, lead: `id IN (` + leadEvents + `)`},
+		lead:         `delivery_id IN (SELECT id FROM deliveries WHERE merchant_id = ?1 AND event_id IN (` + leadEvents + `))`,
+		expires:      store.ExpiringDeliveries,
+		expired:      `delivery_id IN (SELECT id FROM deliveries WHERE merchant_id = ?1 AND event_id IN (` + expiredIDs + `))`},
+	{name: "deliveries", conversation: `event_id IN (` + conversationEvents + `)`, lead: `event_id IN (` + leadEvents + `)`,
+		expires: store.ExpiringDeliveries, expired: `event_id IN (` + expiredIDs + `)`},
+	{name: "events", conversation: `id IN (` + conversationEvents + `)`, lead: `id IN (` + leadEvents + `)`,
+		expires: store.ExpiringDeliveries, expired: `id IN (` + expiredIDs + `)`},
 	{name: "disabled_endpoints"},
-	{name: "answer_ratings", conversation: `conversation_id = ?2`},
-	{name: "conversation_ratings", conversation: `conversation_id = ?2`},
-	{name: "messages", conversation: `conversation_id = ?2`},
-	{name: "stream_events", conversation: `conversation_id = ?2`},
-	{name: "leads", conversation: `conversation_id = ?2`, lead: `id = ?2`},
-	{name: "conversations", conversation: `id = ?2`},
+	{name: "answer_ratings", conversation: `conversation_id = ?2`,
+		expires: store.ExpiringConversations, expired: `conversation_id IN (` + expiredIDs + `)`},
+	{name: "conversation_ratings", conversation: `conversation_id = ?2`,
+		expires: store.ExpiringConversations, expired: `conversation_id IN (` + expiredIDs + `)`},
+	{name: "stream_events", conversation: `conversation_id = ?2`,
+		expires: store.ExpiringConversations, expired: `conversation_id IN (` + expiredIDs + `)`},
+	{name: "messages", conversation: `conversation_id = ?2`,
+		expires: store.ExpiringConversations, expired: `conversation_id IN (` + expiredIDs + `)`},
+	{name: "leads", conversation: `conversation_id = ?2`, lead: `id = ?2`,
+		expires: store.ExpiringLeads, expired: `id IN (` + expiredIDs + `)`},
+	{name: "conversations", conversation: `id = ?2`,
+		expires: store.ExpiringConversations, expired: `id IN (` + expiredIDs + `)`},
 	{name: "monthly_conversations"},
 	{name: "monthly_tokens"},
 	{name: "knowledge_uses"},
@@ -109,6 +137,63 @@ func (tx writeTx) DeleteLead(ctx context.Context, merchantID, id string) (int64,
 		return 0, fmt.Errorf("updating the lead's conversation: %w", err)
 	}
 	return n, nil
+}
+
+// DeleteExpired deletes up to limit of the merchant's records of the kind last changed before before, with what
+// belongs to them in every table of the map. The last batch of a sweep (fewer records than limit) gives the freed
+// pages back and has the log emptied, once: after every batch, the log's truncation would hold the chat's writes
+// up (BenchmarkSweepUnderChat), and secure_delete has overwritten the rows already.
+func (tx writeTx) DeleteExpired(ctx context.Context, merchantID string, kind store.Expiring, before time.Time, limit int) (int, int64, error) {
+	query, ok := expiringRecords[kind]
+	if !ok {
+		return 0, 0, fmt.Errorf("no retention of %q", kind)
+	}
+	rows, err := tx.QueryContext(ctx, query, merchantID, storeutil.Millis(before), limit)
+	if err != nil {
+		return 0, 0, fmt.Errorf("finding expired %s: %w", kind, err)
+	}
+	ids, err := storeutil.Collect(rows, func(row storeutil.Scanner) (string, error) {
+		var id string
+		return id, row.Scan(&id)
+	})
+	_ = rows.Close()
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(ids) == 0 {
+		return 0, 0, nil
+	}
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return 0, 0, err
+	}
+	var total int64
+	for _, t := range personalData {
+		if t.expires != kind {
+			continue
+		}
+		n, err := affected(tx.ExecContext(ctx, `DELETE FROM `+t.name+` WHERE merchant_id = ?1 AND `+t.expired, merchantID, string(list)))
+		if err != nil {
+			return 0, 0, fmt.Errorf("deleting expired %s from %s: %w", kind, t.name, err)
+		}
+		total += n
+	}
+	if len(ids) < limit {
+		return len(ids), total, tx.reclaim(ctx)
+	}
+	return len(ids), total, nil
+}
+
+// ClaimLease takes or renews the lease name for holder, unless another holder's has not ended.
+func (tx writeTx) ClaimLease(ctx context.Context, name, holder string, now time.Time, ttl time.Duration) (bool, error) {
+	n, err := affected(tx.ExecContext(ctx, `INSERT INTO leases (name, holder, until) VALUES (?1, ?2, ?3)
+		ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, until = excluded.until
+		WHERE leases.holder = excluded.holder OR leases.until <= ?4`,
+		name, holder, storeutil.Millis(now.Add(ttl)), storeutil.Millis(now)))
+	if err != nil {
+		return false, fmt.Errorf("claiming lease %s: %w", name, err)
+	}
+	return n == 1, nil
 }
 
 func (tx writeTx) mustExist(ctx context.Context, query string, args ...any) error {

@@ -261,3 +261,27 @@ func TestRecordEventsUseTheirIndexes(t *testing.T) {
 		}
 	}
 }
+
+func TestSubject(t *testing.T) {
+	storetest.RunSubject(t, func(t *testing.T) (store.Store, storetest.Dump) {
+		path := filepath.Join(t.TempDir(), "parley.db")
+		s, err := sqlite.Open(t.Context(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db := openReadOnly(t, path)
+		return s, func(t *testing.T, merchantID string) []string { return dump(t, db, merchantID) }
+	})
+}
+
+func TestRetention(t *testing.T) {
+	storetest.RunRetention(t, func(t *testing.T) (store.Store, storetest.Dump) {
+		path := filepath.Join(t.TempDir(), "parley.db")
+		s, err := sqlite.Open(t.Context(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db := openReadOnly(t, path)
+		return s, func(t *testing.T, merchantID string) []string { return dump(t, db, merchantID) }
+	})
+}

@@ -46,6 +46,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("PanicInWrite", h.panicInWrite)
 	t.Run("Erase", h.erase)
 	t.Run("Handoff", h.handoff)
+	t.Run("EachConversation", h.eachConversation)
+	t.Run("Leases", h.leases)
 }
 
 // harness opens the stores of the subtests.

@@ -513,3 +513,89 @@ func one[T any](list []T, err error) (T, error) {
 	}
 	return list[0], nil
 }
+
+// The bounds of a page of EachConversation: at most eachConversationPage conversations, and no more than
+// eachConversationMessages messages unless one conversation alone has more (it holds at most
+// store.MaxConversationMessages): a few megabytes at most.
+const (
+	eachConversationPage     = 100
+	eachConversationMessages = 2000
+)
+
+// EachConversation calls fn with each of the merchant's conversations that f keeps (its Limit and Cursor aside)
+// and its messages, newest first, reading a page of conversations and then their messages in one query; each
+// page is read and its rows closed before fn sees its conversations.
+func (l Reads) EachConversation(ctx context.Context, merchantID string, f store.ConversationFilter,
+	fn func(store.Conversation, []store.Message) error) error {
+	var after *Cursor
+	for {
+		query, args := ConversationsQuery(l.Dialect, merchantID, after, f, eachConversationPage)
+		page, err := QueryList(ctx, l.Query, query, args, l.ScanConversation)
+		if err != nil {
+			return fmt.Errorf("reading the conversations of merchant %s: %w", merchantID, err)
+		}
+		if len(page) == 0 {
+			return nil
+		}
+		// Cut the page where its messages pass the bound, keeping at least one conversation.
+		n, msgs := 0, 0
+		for n < len(page) && (n == 0 || msgs+page[n].MessageCount <= eachConversationMessages) {
+			msgs += page[n].MessageCount
+			n++
+		}
+		full := len(page) == eachConversationPage || n < len(page)
+		page = page[:n]
+		messages, err := l.messagesOf(ctx, merchantID, page)
+		if err != nil {
+			return err
+		}
+		for _, c := range page {
+			if err := fn(c, messages[c.ID]); err != nil {
+				return err
+			}
+		}
+		if !full {
+			return nil
+		}
+		at, id := page[len(page)-1].Key()
+		after = &Cursor{CreatedAt: Millis(at), ID: id}
+	}
+}
+
+// messagesOf reads the messages of the conversations, each one's oldest first.
+func (l Reads) messagesOf(ctx context.Context, merchantID string, conversations []store.Conversation) (map[string][]store.Message, error) {
+	ids := make([]string, len(conversations))
+	for i, c := range conversations {
+		ids[i] = c.ID
+	}
+	w := NewWhere(l.Dialect)
+	w.Add("m.merchant_id = ?", merchantID)
+	w.Add(in(w, "m.conversation_id", ids))
+	type conversationMessage struct {
+		conversationID string
+		msg            store.Message
+	}
+	rows, err := QueryList(ctx, l.Query, `SELECT m.conversation_id, `+MessageColumns+` FROM messages m WHERE `+w.String()+
+		` ORDER BY m.conversation_id, m.created_at, m.seq`, w.Args, func(row Scanner) (conversationMessage, error) {
+		var cm conversationMessage
+		var err error
+		cm.msg, err = l.ScanMessage(prefixed{Scanner: row, first: &cm.conversationID})
+		return cm, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the messages of merchant %s's conversations: %w", merchantID, err)
+	}
+	out := make(map[string][]store.Message, len(conversations))
+	for _, cm := range rows {
+		out[cm.conversationID] = append(out[cm.conversationID], cm.msg)
+	}
+	return out, nil
+}
+
+// prefixed is a row whose first column is scanned into first, and the others as a scan function reads them.
+type prefixed struct {
+	Scanner
+	first any
+}
+
+func (p prefixed) Scan(dest ...any) error { return p.Scanner.Scan(append([]any{p.first}, dest...)...) }
