@@ -80,7 +80,7 @@ var personLanguages = []personLanguage{
 			"también puedes dejar tu correo electrónico en el formulario de contacto para que te contesten.",
 	},
 	{
-		tag: "it",
+		tag:   "it",
 		nouns: words(`umano umani persona persone operatore operatrice agente consulente qualcuno addetto addetta`),
 		verbs: words(`parlare chattare contattare sentire passare`),
 		fillers: words(`con un una uno il lo la a al allo alla vero vera reale per favore posso potrei vorrei voglio
@@ -90,7 +90,7 @@ var personLanguages = []personLanguage{
 			"puoi anche lasciare la tua e-mail nel modulo di contatto per essere ricontattato.",
 	},
 	{
-		tag: "nl",
+		tag:   "nl",
 		nouns: words(`mens persoon medewerker medewerkster medewerkers iemand agent klantenservice`),
 		verbs: words(`praten spreken chatten bellen verbinden doorverbinden`),
 		fillers: words(`met een echte echt de het graag alstublieft alsjeblieft aub ik kan mag wil wel zou willen nu
