@@ -207,8 +207,20 @@ func (s *Store) write(ctx context.Context, fn func(tx *txn) error) error {
 
 // Write runs fn in a write transaction. Writes are queued to the one writing connection and committed in groups;
 // when a group fails, each of its callbacks is run again alone.
+//
+// A write that deleted personal data asks the checkpointer to empty the log once it has committed: asked from
+// inside the transaction, the checkpoint could run before the deletion's own frames were in the log and leave
+// them there.
 func (s *Store) Write(ctx context.Context, fn func(store.Tx) error) error {
-	return s.writer.write(ctx, func(tx *txn) error { return fn(writeTx{txn: tx, erased: s.checkpoints.requestTruncate}) })
+	erased := false
+	err := s.writer.write(ctx, func(tx *txn) error {
+		erased = false // a group that failed runs its callbacks again, alone
+		return fn(writeTx{txn: tx, erased: func() { erased = true }})
+	})
+	if err == nil && erased {
+		s.checkpoints.requestTruncate()
+	}
+	return err
 }
 
 // WriteExchange is Write: the one writing connection runs every write, exchanges or not, in its group commits.
@@ -219,8 +231,8 @@ func (s *Store) WriteExchange(ctx context.Context, fn func(store.Tx) error) erro
 // writeTx is a write transaction's statements (store.Tx).
 type writeTx struct {
 	*txn
-	// erased tells the checkpointer that the transaction deleted personal data, whose older versions the log
-	// still holds until it is emptied (see checkpointer.truncate).
+	// erased records that the transaction deleted personal data, whose older versions the log still holds until
+	// it is emptied (see checkpointer.truncate): Write asks for that once the transaction has committed.
 	erased func()
 }
 
