@@ -2,8 +2,6 @@ package controllers
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -20,9 +18,6 @@ import (
 
 // maxBackupReport bounds the backup report read from a runtime, a few hundred bytes.
 const maxBackupReport = 64 << 10
-
-// errNoBackupReport is a runtime that serves no backup report: not yet rolled out with spec.backup.
-var errNoBackupReport = errors.New("the runtime serves no backup report")
 
 // BackupPoller copies the state of each SQLite runtime's scheduled backups, which only the runtime knows, into
 // the ChatRuntime's status.backup and its LastBackupSucceeded condition: every Interval it reads the report from
@@ -43,18 +38,7 @@ type BackupPoller struct {
 func (p *BackupPoller) NeedLeaderElection() bool { return true }
 
 // Start polls every Interval until ctx ends.
-func (p *BackupPoller) Start(ctx context.Context) error {
-	t := time.NewTicker(p.Interval)
-	defer t.Stop()
-	for {
-		p.poll(ctx)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
-}
+func (p *BackupPoller) Start(ctx context.Context) error { return pollEvery(ctx, p.Interval, p.poll) }
 
 // poll updates every ChatRuntime's backup status. A runtime that does not answer keeps its last status; one
 // whose spec.backup was removed loses it.
@@ -68,7 +52,7 @@ func (p *BackupPoller) poll(ctx context.Context) {
 		rt := &runtimes.Items[i]
 		var report *contract.BackupReport
 		if takesBackups(rt) {
-			r, err := p.fetch(ctx, rt)
+			r, err := fetchReport[contract.BackupReport](ctx, p.HTTP, p.Address(rt), contract.BackupPath, maxBackupReport)
 			if err != nil {
 				p.Log.V(1).Info("reading a runtime's backups", "chatRuntime", rt.Name, "error", err.Error())
 				continue
@@ -92,32 +76,6 @@ func (p *BackupPoller) poll(ctx context.Context) {
 // takesBackups reports whether the runtime takes scheduled backups.
 func takesBackups(rt *chatv1alpha1.ChatRuntime) bool {
 	return rt.Spec.Backup != nil && rt.Spec.Storage.Type != chatv1alpha1.StoragePostgres
-}
-
-func (p *BackupPoller) fetch(ctx context.Context, rt *chatv1alpha1.ChatRuntime) (contract.BackupReport, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.Address(rt)+contract.BackupPath, nil)
-	if err != nil {
-		return contract.BackupReport{}, err
-	}
-	res, err := p.HTTP.Do(req)
-	if err != nil {
-		return contract.BackupReport{}, err
-	}
-	defer func() { _ = res.Body.Close() }()
-	switch res.StatusCode {
-	case http.StatusOK:
-	case http.StatusNotFound:
-		return contract.BackupReport{}, errNoBackupReport
-	default:
-		return contract.BackupReport{}, fmt.Errorf("the runtime answered %s", res.Status)
-	}
-	var report contract.BackupReport
-	if err := json.NewDecoder(http.MaxBytesReader(nil, res.Body, maxBackupReport)).Decode(&report); err != nil {
-		return contract.BackupReport{}, fmt.Errorf("decoding the backup report: %w", err)
-	}
-	return report, nil
 }
 
 // setBackupStatus writes the runtime's report into status: status.backup and the LastBackupSucceeded condition,

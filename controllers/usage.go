@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -40,18 +39,7 @@ type UsagePoller struct {
 func (p *UsagePoller) NeedLeaderElection() bool { return true }
 
 // Start polls every Interval until ctx ends.
-func (p *UsagePoller) Start(ctx context.Context) error {
-	t := time.NewTicker(p.Interval)
-	defer t.Stop()
-	for {
-		p.poll(ctx)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
-}
+func (p *UsagePoller) Start(ctx context.Context) error { return pollEvery(ctx, p.Interval, p.poll) }
 
 // poll reads every ChatRuntime's report and updates its Merchants. A runtime that does not answer (not started,
 // rolling out) is logged and skipped: its Merchants keep their last usage.
@@ -63,7 +51,7 @@ func (p *UsagePoller) poll(ctx context.Context) {
 	}
 	for i := range runtimes.Items {
 		rt := &runtimes.Items[i]
-		report, err := p.fetch(ctx, rt)
+		report, err := fetchReport[contract.UsageReport](ctx, p.HTTP, p.Address(rt), contract.UsagePath, maxUsageReport)
 		if err != nil {
 			p.Log.V(1).Info("reading a runtime's usage", "chatRuntime", rt.Name, "error", err.Error())
 			continue
@@ -72,28 +60,6 @@ func (p *UsagePoller) poll(ctx context.Context) {
 			p.Log.Error(err, "writing usage to Merchants", "chatRuntime", rt.Name)
 		}
 	}
-}
-
-func (p *UsagePoller) fetch(ctx context.Context, rt *chatv1alpha1.ChatRuntime) (contract.UsageReport, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.Address(rt)+contract.UsagePath, nil)
-	if err != nil {
-		return contract.UsageReport{}, err
-	}
-	res, err := p.HTTP.Do(req)
-	if err != nil {
-		return contract.UsageReport{}, err
-	}
-	defer func() { _ = res.Body.Close() }()
-	if res.StatusCode != http.StatusOK {
-		return contract.UsageReport{}, fmt.Errorf("the runtime answered %s", res.Status)
-	}
-	var report contract.UsageReport
-	if err := json.NewDecoder(http.MaxBytesReader(nil, res.Body, maxUsageReport)).Decode(&report); err != nil {
-		return contract.UsageReport{}, fmt.Errorf("decoding the usage report: %w", err)
-	}
-	return report, nil
 }
 
 // update patches the usage and keys in use of the runtime's Merchants whose figures changed.
