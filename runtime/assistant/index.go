@@ -79,6 +79,8 @@ type Index struct {
 	// item's first passage) has only in its item's questions; both nil when no item has any.
 	questions    [][][]int32
 	questionOnly [][]int32
+	// without are the heuristics the index does without (Options).
+	without []Heuristic
 	// size is what Size returns, estimated once the index is built.
 	size int64
 	// scratch holds rank's per-document buffers between questions, so that a question allocates nothing per
@@ -117,7 +119,9 @@ func NewIndexForLocale(items []Item, locale string) *Index {
 // garbage of a build is the growth of its buffers. A Builder is not safe for concurrent use; the zero value is
 // ready to use.
 type Builder struct {
-	c counter
+	// Options are the resources and heuristics the indexes are built without; the zero value has them all.
+	Options Options
+	c       counter
 }
 
 // maxKeptPairs bounds the buffers a Builder keeps between builds: those of a knowledge base past about 3,000
@@ -126,10 +130,15 @@ const maxKeptPairs = 1 << 16
 
 // Build builds an index of items written in the language of locale, as NewIndexForLocale.
 func (b *Builder) Build(items []Item, locale string) *Index {
+	l := lang.ForLocale(locale)
+	if len(b.Options.WithoutResources) > 0 {
+		l = l.Without(b.Options.WithoutResources...)
+	}
 	ix := &Index{
-		items: slices.Clone(items),
-		docs:  make([]doc, 0, len(items)),
-		cache: newStemCache(lang.ForLocale(locale)),
+		items:   slices.Clone(items),
+		docs:    make([]doc, 0, len(items)),
+		cache:   newStemCache(l),
+		without: slices.Clone(b.Options.WithoutHeuristics),
 	}
 	c := &b.c
 	c.reset()

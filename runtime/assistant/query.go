@@ -90,7 +90,7 @@ func (ix *Index) parseQuery(text string) query {
 			}
 			continue
 		}
-		if known && prev >= 0 {
+		if known && prev >= 0 && ix.uses(Pairs) {
 			bonus := pairBonus * min(ix.idf[prev], ix.idf[id])
 			q.pairs = append(q.pairs, queryPair{key: pairKey(prev, id), bonus: bonus})
 		}
@@ -102,6 +102,9 @@ func (ix *Index) parseQuery(text string) query {
 			continue
 		}
 		seen[t.stem] = true
+		if !ix.uses(Splits) {
+			t.joins = nil
+		}
 		qt := ix.resolve(t)
 		if qt.parts != nil {
 			for _, pt := range ix.splitTerms(t, qt.parts) {
@@ -204,6 +207,9 @@ func (ix *Index) matchRelated(qt *queryTerm, t term) (synonym bool) {
 		}
 	}
 	for _, id := range ix.prefixed(t.stem) {
+		if !ix.uses(Prefixes) {
+			break
+		}
 		qt.alts = addAlt(qt.alts, alt{id: id, factor: prefixFactor})
 	}
 	for _, j := range t.joins {
@@ -253,12 +259,15 @@ func (ix *Index) wordRarity(qt *queryTerm, word string) (rarity float64, listed 
 // may be the head of. When the index has the word only as two words written apart and nothing else matches, it
 // sets qt.parts instead and reports true.
 func (ix *Index) matchSpellings(qt *queryTerm, t term, listed bool) (split bool) {
-	if !listed {
+	if !listed && ix.uses(Typos) {
 		for _, id := range ix.typoCandidates(t.word) {
 			qt.alts = addAlt(qt.alts, alt{id: id, factor: fuzzyFactor})
 		}
 	}
-	parts := ix.splitParts(t.word)
+	var parts []int32
+	if ix.uses(Splits) {
+		parts = ix.splitParts(t.word)
+	}
 	if len(parts) == 2 && len(qt.alts) == 0 {
 		qt.parts = parts
 		return true
@@ -315,7 +324,7 @@ func (ix *Index) scaleMatches(qt *queryTerm, t term, known bool) {
 		}
 		qt.alts[i].scale = a.factor * min(1, qt.idf/ix.idf[a.id])
 	}
-	if l := ix.cache.language(); known && l.RarityCounted() {
+	if l := ix.cache.language(); known && l.RarityCounted() && ix.uses(CommonWords) {
 		if r, _ := l.Rarity(t.word); r == 0 {
 			for i := range qt.alts {
 				qt.alts[i].scale *= commonWordShare
@@ -486,8 +495,11 @@ func (ix *Index) byTitle(q query, top []match, k int) []match {
 	order := buf[:0]
 	for i, m := range top {
 		named, asked := ix.questionMatch(q, m.doc)
-		top[i].asked = asked
-		order = append(order, m.score+titleBonus*ix.unknownIDF*max(ix.titleShare(q, m.doc), named))
+		top[i].asked = asked && ix.uses(Asked)
+		order = append(order, m.score)
+		if ix.uses(TitleBonus) {
+			order[i] += titleBonus * ix.unknownIDF * max(ix.titleShare(q, m.doc), named)
+		}
 	}
 	for i := 1; i < len(top); i++ {
 		for j := i; j > 0 && ahead(top[j], order[j], top[j-1], order[j-1]); j-- {

@@ -9,7 +9,8 @@ import (
 // English is the default language. It has every resource: a frequency list with counts, curated synonyms,
 // irregular and derived forms, phrasal verbs, word vectors and the acronyms of names; it writes compounds apart.
 var English = &Language{
-	stem:          stemEnglish,
+	stem:          stemSnowballEnglish,
+	lemma:         lemma,
 	stopWords:     englishStopWords,
 	rarity:        generalRarity,
 	rarityCounted: true,
@@ -33,10 +34,12 @@ var English = &Language{
 // "important" no "import"). Conflated, "account" counted the items about the accountant as well and weighed
 // too little for "is it safe to give you access to my bank account" to be answered. Derived forms (derivedStems)
 // leave such pairs out: "accountant" matched to "account" answers "can you recommend an accountant near me".
-func stemEnglish(word string) string {
-	l := lemma(word)
-	s := english.Stem(l, true)
-	if singular := strings.TrimSuffix(l, "s"); singular == s+"ant" {
+func stemEnglish(word string) string { return stemSnowballEnglish(lemma(word)) }
+
+// stemSnowballEnglish is stemEnglish of a word that is no irregular form.
+func stemSnowballEnglish(word string) string {
+	s := english.Stem(word, true)
+	if singular := strings.TrimSuffix(word, "s"); singular == s+"ant" {
 		return singular
 	}
 	return s

@@ -19,8 +19,10 @@ import (
 // Language is how the words of one language are indexed and searched. A resource the language lacks is nil, and
 // its method returns nothing.
 type Language struct {
-	// stem reduces a lower-case word to its stem.
-	stem func(word string) string
+	// stem reduces a lower-case word to its stem, and lemma, when the language has a table of irregular
+	// inflections, first gives an irregular form's lemma ("spent" is "spend").
+	stem  func(word string) string
+	lemma func(word string) string
 	// stopWords are the language's words that say nothing about a question's topic.
 	stopWords map[string]struct{}
 	// rarity says, from 0 to 1, how informative a lower-case word is in the language in general, and whether
@@ -38,6 +40,8 @@ type Language struct {
 	// wordClasses are the classes of the language's words that detecting answer types relies on (see
 	// AppendAnswerTypes).
 	wordClasses map[string]wordClass
+	// noAnswerTypes is set for a language run without its answer types (see Without).
+	noAnswerTypes bool
 
 	// The resources a language may lack.
 
@@ -73,7 +77,12 @@ func ForLocale(locale string) *Language {
 }
 
 // Stem reduces a lower-case word to its stem.
-func (l *Language) Stem(word string) string { return l.stem(word) }
+func (l *Language) Stem(word string) string {
+	if l.lemma != nil {
+		word = l.lemma(word)
+	}
+	return l.stem(word)
+}
 
 // Informative reports whether a word says something about a question's topic: it is no stop word.
 func (l *Language) Informative(word string) bool {
