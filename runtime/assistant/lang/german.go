@@ -23,7 +23,6 @@ var German = &Language{
 	leadIns:     toSet(`also aber und dann ok okay na`),
 	idioms:      germanIdioms,
 	wordClasses: germanWordClasses,
-	thesaurus:   germanThesaurus,
 	// The linking elements of German compounds, longest first ("Prüfung-s-ergebnis", "Hund-e-leine",
 	// "Straße-n-bahn"), and the "zu" inside a separable verb's infinitive ("vor-zu-bereiten").
 	compounds: &compounding{linking: []string{"es", "en", "er", "s", "n", "e"}, infix: "zu"},

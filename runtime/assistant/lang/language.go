@@ -1,7 +1,7 @@
 // Package lang is what the offline assistant knows of words, whatever a knowledge base holds: how text splits into
 // words and sentences, their stems, the words that say nothing about a question's topic, compounds, the idioms
 // and answer types of questions, and the word tables of each language (frequencies, synonyms, irregular and
-// derived forms, phrasal verbs, word vectors, a thesaurus) with their parsers. It knows nothing of an index: each
+// derived forms, phrasal verbs, word vectors) with their parsers. It knows nothing of an index: each
 // language, declared in a file of its own (english.go, german.go), says which resources it has, and the engine in
 // runtime/assistant asks it what it offers.
 //
@@ -52,8 +52,6 @@ type Language struct {
 	// phrasal returns, by the stem of a phrasal verb's verb and its particle, the stems of its meaning (see
 	// phrasal.go).
 	phrasal func() map[string]map[string][]string
-	// thesaurus returns the language's groups of synonyms (see thesaurus.go).
-	thesaurus func() *Thesaurus
 	// vectors returns the language's word vectors (see wordvec.go).
 	vectors func() *Vectors
 	// acronyms is set for a language whose visitors write the acronyms of names ("UK"; see AppendAcronyms).
@@ -119,15 +117,6 @@ func (l *Language) Phrasal(verb, particle string) []string {
 		return nil
 	}
 	return l.phrasal()[verb][particle]
-}
-
-// Thesaurus returns the language's groups of synonyms, parsed the first time they are needed; nil for a language
-// without a thesaurus.
-func (l *Language) Thesaurus() *Thesaurus {
-	if l.thesaurus == nil {
-		return nil
-	}
-	return l.thesaurus()
 }
 
 // Vectors returns the language's word vectors, decoded the first time they are needed; nil for a language without

@@ -116,7 +116,6 @@ func TestResources(t *testing.T) {
 			"acronyms":        len(tt.lang.AppendAcronyms(nil, "We ship to the United Kingdom.")) > 0,
 			"counted rarity":  tt.lang.RarityCounted(),
 			"suffixes left":   tt.lang.LeavesSuffixes(),
-			"no thesaurus":    tt.lang.Thesaurus() == nil,
 			"apart compounds": !tt.lang.WritesCompounds(),
 		}
 		for resource, got := range offers {

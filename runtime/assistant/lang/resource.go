@@ -14,8 +14,6 @@ const (
 	Derived Resource = "derived"
 	// Phrasal is the table of phrasal verbs' meanings ("work out": "exercise").
 	Phrasal Resource = "phrasal"
-	// ThesaurusGroups is the thesaurus (German).
-	ThesaurusGroups Resource = "thesaurus"
 	// WordVectors are the word vectors, both for matching by meaning and for telling a word spelt right.
 	WordVectors Resource = "wordvec"
 	// Frequencies is the frequency list: without it, every word is rare and none is known to be spelt right.
@@ -38,7 +36,7 @@ const (
 )
 
 // Resources lists every resource, in the order the ablation reports them.
-var Resources = []Resource{Irregular, Synonyms, Derived, Phrasal, ThesaurusGroups, WordVectors, Frequencies,
+var Resources = []Resource{Irregular, Synonyms, Derived, Phrasal, WordVectors, Frequencies,
 	Idioms, AnswerTypes, Compounds, OtherForms, Acronyms, Suffixes, Story}
 
 // Without returns a copy of the language without the resources rs. The language itself is left as it is: the
@@ -62,8 +60,6 @@ func (c *Language) drop(r Resource) {
 		c.derived = nil
 	case Phrasal:
 		c.phrasal = nil
-	case ThesaurusGroups:
-		c.thesaurus = nil
 	case WordVectors:
 		c.vectors = nil
 	case Frequencies:
