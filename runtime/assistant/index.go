@@ -256,9 +256,8 @@ type counter struct {
 	// its compounds.
 	tokens, compounds []string
 	text, joined      []term
-	// types holds the markers of the answer types of the text being indexed, and acronyms the acronyms of its
-	// names.
-	types, acronyms []string
+	// types holds the markers of the answer types of the text being indexed.
+	types []string
 }
 
 // reset empties the counter for a new index, keeping its buffers.
@@ -352,12 +351,6 @@ func (ix *Index) addDoc(d, item int32, it Item, passage string, c *counter) doc 
 		c.types = l.AppendAnswerTypes(c.types[:0], c.tokens, text, priced)
 		for _, m := range c.types {
 			count(ix.cache.marker(m), weight, refs, start)
-		}
-		// The acronyms of its names, as its compounds: other spellings of words already counted.
-		c.acronyms = l.AppendAcronyms(c.acronyms[:0], text)
-		for _, a := range c.acronyms {
-			_, id := ix.cache.stem(a)
-			count(id, weight, refs, start)
 		}
 		return len(c.refs)
 	}

@@ -528,18 +528,6 @@ func TestSearchCommonWordCountsLess(t *testing.T) {
 	}
 }
 
-// TestAcronymsOfTheBase checks that a visitor's acronym finds the name a help page writes out.
-func TestAcronymsOfTheBase(t *testing.T) {
-	ix := NewIndex([]Item{
-		{ID: "international", Title: "International delivery", Content: "We deliver to the United Kingdom and the European Union in 5 to 10 days."},
-		{ID: "returns", Title: "Returns", Content: "Send unworn items back within 60 days."},
-	})
-	checkAnswers(t, ix, "", []answerCase{
-		{"do you deliver to the UK?", "international"},
-		{"shipping to the EU", "international"},
-	})
-}
-
 // Pairs sort by key, then document, whether packed into integers or compared as they are.
 func TestSortPairs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))

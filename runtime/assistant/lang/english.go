@@ -7,7 +7,7 @@ import (
 )
 
 // English is the default language. It has every resource: a frequency list with counts, curated synonyms,
-// irregular and derived forms, phrasal verbs, word vectors and the acronyms of names; it writes compounds apart.
+// irregular and derived forms, phrasal verbs and word vectors; it writes compounds apart.
 var English = &Language{
 	stem:          stemSnowballEnglish,
 	lemma:         lemma,
@@ -24,7 +24,6 @@ var English = &Language{
 	derived:        derivedStems,
 	phrasal:        phrasalStems,
 	vectors:        vectors,
-	acronyms:       true,
 	leavesSuffixes: true,
 }
 

@@ -54,8 +54,6 @@ type Language struct {
 	phrasal func() map[string]map[string][]string
 	// vectors returns the language's word vectors (see wordvec.go).
 	vectors func() *Vectors
-	// acronyms is set for a language whose visitors write the acronyms of names ("UK"; see AppendAcronyms).
-	acronyms bool
 	// compounds is how the language writes compounds as one word; nil for one that writes them apart.
 	compounds *compounding
 	// otherForm returns another form of a word that its stemmer stems apart from it (see OtherForm).
@@ -138,15 +136,6 @@ func (l *Language) SpelledRight(word string) bool {
 	}
 	_, ok := v.Find(word)
 	return ok
-}
-
-// AppendAcronyms appends to out the acronyms of the names in text (see appendAcronyms), for a language whose
-// visitors write them.
-func (l *Language) AppendAcronyms(out []string, text string) []string {
-	if !l.acronyms {
-		return out
-	}
-	return appendAcronyms(out, text)
 }
 
 // OtherForm returns another form of a word that the language's stemmer stems apart from it, when the language

@@ -113,7 +113,6 @@ func TestResources(t *testing.T) {
 			"phrasal verbs":   len(tt.lang.Phrasal("punch", "in")) > 0,
 			"word vectors":    tt.lang.Vectors() != nil,
 			"spelling":        tt.lang.SpelledRight("parking"),
-			"acronyms":        len(tt.lang.AppendAcronyms(nil, "We ship to the United Kingdom.")) > 0,
 			"counted rarity":  tt.lang.RarityCounted(),
 			"suffixes left":   tt.lang.LeavesSuffixes(),
 			"apart compounds": !tt.lang.WritesCompounds(),

@@ -27,8 +27,6 @@ const (
 	Compounds Resource = "compounds"
 	// OtherForms is the other form of a word its stemmer stems apart (German "Kurs", "Kurse").
 	OtherForms Resource = "otherforms"
-	// Acronyms are the acronyms of names ("UK" of "United Kingdom").
-	Acronyms Resource = "acronyms"
 	// Suffixes is the matching of a word to a shorter stem it may be a derived form of ("changeable", "change").
 	Suffixes Resource = "suffixes"
 	// Story is the telling apart of the clauses that tell what happened from those that ask (StoryWords).
@@ -37,7 +35,7 @@ const (
 
 // Resources lists every resource, in the order the ablation reports them.
 var Resources = []Resource{Irregular, Synonyms, Derived, Phrasal, WordVectors, Frequencies,
-	Idioms, AnswerTypes, Compounds, OtherForms, Acronyms, Suffixes, Story}
+	Idioms, AnswerTypes, Compounds, OtherForms, Suffixes, Story}
 
 // Without returns a copy of the language without the resources rs. The language itself is left as it is: the
 // languages are shared by every index.
@@ -74,8 +72,6 @@ func (c *Language) drop(r Resource) {
 		c.compounds = nil
 	case OtherForms:
 		c.otherForm = nil
-	case Acronyms:
-		c.acronyms = false
 	case Suffixes:
 		c.leavesSuffixes = false
 	case Story:
