@@ -20,12 +20,6 @@ const (
 	// longer stem may add.
 	minPrefixLen   = 4
 	maxPrefixExtra = 3
-	// minSuffixLen and maxSuffixLen are the fewest and most letters a query word's stem that the index lacks
-	// may have beyond an indexed stem it is matched to, at prefixFactor, when nothing else matches it. Snowball
-	// removes the endings of one or two letters itself (and matching them would take "Lieferungen" for an
-	// English "Lieferung"); what it leaves is a derivational suffix, such as the "-able" of "changeable".
-	minSuffixLen = 3
-	maxSuffixLen = 4
 )
 
 // Hit is an item found by a search with its BM25 relevance score.

@@ -447,30 +447,6 @@ func TestSplitWordWeighsBothParts(t *testing.T) {
 	}
 }
 
-func TestShorterStems(t *testing.T) {
-	ix := NewIndex([]Item{{ID: "a", Title: "Changes", Content: "Change your booking or your room at the front desk."}})
-	tests := []struct {
-		stem string
-		want []string
-	}{
-		{"changeabl", []string{"chang"}},
-		{"changeabilities", nil}, // more than maxSuffixLen letters beyond it
-		{"bookish", []string{"book"}},
-		{"chang", nil},  // the stem itself is no shorter stem
-		{"booker", nil}, // fewer than minSuffixLen letters beyond "book"
-		{"room", nil},   // nothing at least minPrefixLen long is shorter
-	}
-	for _, tt := range tests {
-		var got []string
-		for _, id := range ix.shorterStems(tt.stem) {
-			got = append(got, ix.cache.stems[id])
-		}
-		if !slices.Equal(got, tt.want) {
-			t.Errorf("shorterStems(%q) = %q, want %q", tt.stem, got, tt.want)
-		}
-	}
-}
-
 // TestSearchPrefersNamedTitle checks that a question naming an item's title ranks that item first even when
 // another item matches a rarer word of the question, and that the hit's score stays the item's BM25 score.
 func TestSearchPrefersNamedTitle(t *testing.T) {
@@ -504,27 +480,6 @@ func TestSearchPrefersNamedTitle(t *testing.T) {
 	}
 	if hits := ix.Search("what are the breakfast hours", 2); len(hits) != 2 || hits[0].Item.ID != "breakfast" || hits[0].Score != breakfast {
 		t.Errorf("Search = %+v, want breakfast first with its BM25 score %.3f", hits, breakfast)
-	}
-}
-
-// TestSearchCommonWordCountsLess checks that one of the commonest English words, found in a single item, does not
-// outrank a rarer word in general English that the base has more often (commonWordShare): "time" is in one item,
-// "breakfast" in two.
-func TestSearchCommonWordCountsLess(t *testing.T) {
-	items := []Item{
-		{ID: "mornings", Title: "Mornings", Content: "Breakfast is served in the Harbour Room from seven."},
-		{ID: "arrival", Title: "Arrival and departure", Content: "Rooms are ready on the day of arrival. Check-out time is eleven."},
-		{ID: "rates", Title: "Room rates", Content: "Our rates include breakfast for two."},
-		{ID: "family", Title: "Families", Content: "Children stay free of charge."},
-		{ID: "vegan", Title: "Dietary needs", Content: "Vegan and gluten-free dishes are available."},
-	}
-	ix := NewIndex(items)
-	if hits := ix.Search("what time is breakfast", 1); len(hits) != 1 || hits[0].Item.ID != "mornings" {
-		t.Errorf("Search(what time is breakfast) = %+v, want mornings", hits)
-	}
-	// A word that is not among the commonest keeps its full weight: "departure", in one item, wins.
-	if hits := ix.Search("breakfast on departure", 1); len(hits) != 1 || hits[0].Item.ID != "arrival" {
-		t.Errorf("Search(breakfast on departure) = %+v, want arrival", hits)
 	}
 }
 

@@ -34,8 +34,6 @@ const (
 	TitleBonus Heuristic = "titlebonus"
 	// TitleFloor answers at titleFloor of the threshold a question that names its item's whole title.
 	TitleFloor Heuristic = "titlefloor"
-	// CommonWords weighs the matches of the language's commonest words at commonWordShare.
-	CommonWords Heuristic = "commonwords"
 	// Strength lets a few strongly matched rare words make an answer confident without covering the question
 	// (strengthWords).
 	Strength Heuristic = "strength"
@@ -44,7 +42,7 @@ const (
 )
 
 // Heuristics lists every heuristic, in the order the ablation reports them.
-var Heuristics = []Heuristic{Typos, Prefixes, Splits, Pairs, TitleBonus, TitleFloor, CommonWords, Strength, Asked}
+var Heuristics = []Heuristic{Typos, Prefixes, Splits, Pairs, TitleBonus, TitleFloor, Strength, Asked}
 
 // uses reports whether the index searches with heuristic h.
 func (ix *Index) uses(h Heuristic) bool { return ix == nil || !slices.Contains(ix.without, h) }

@@ -160,7 +160,7 @@ func (ix *Index) resolve(t term) queryTerm {
 			return qt // two query terms of their own (splitTerms)
 		}
 	}
-	ix.scaleMatches(&qt, t, known)
+	ix.scaleMatches(&qt)
 	if !synonym {
 		// Nor does a common word the base lacks say more because it looks like one the base has ("spielen" like
 		// "spielerisch" or "Beispiel"): when deciding whether the base explains the question (confidence), it
@@ -281,43 +281,22 @@ func (ix *Index) matchSpellings(qt *queryTerm, t term, listed bool) (split bool)
 	return false
 }
 
-// matchMeaning adds to qt, for a word nothing else matches, the first of these the language offers that finds
-// index terms: its nearest neighbours in meaning, and shorter stems it may be a derived form of.
+// matchMeaning adds to qt, for a word nothing else matches, its nearest neighbours in meaning.
 func (ix *Index) matchMeaning(qt *queryTerm, t term) {
-	l := ix.cache.language()
-	if len(qt.alts) == 0 {
-		// Its near neighbours in meaning explain it in part.
-		for _, n := range ix.neighbours(t.word) {
-			qt.alts = append(qt.alts, alt{id: n.id, factor: meaningShare(n.similarity)})
-		}
-	}
-	if len(qt.alts) == 0 && l.LeavesSuffixes() {
-		// Last, a word nothing else explains may be a derived form whose stem the stemmer leaves longer than the
-		// base's ("changeable" is "changeabl", "change" "chang"). Tried before the neighbours in meaning, it took
-		// compounds apart instead ("suitcases" to "suit").
-		for _, id := range ix.shorterStems(t.stem) {
-			qt.alts = addAlt(qt.alts, alt{id: id, factor: prefixFactor})
-		}
+	for _, n := range ix.neighbours(t.word) {
+		qt.alts = append(qt.alts, alt{id: n.id, factor: meaningShare(n.similarity)})
 	}
 }
 
 // scaleMatches sets the scale of each of qt's matches: a join's share, or the match's factor, lowered when its
-// term is rarer than the word, so that a looser match never counts for more than the word asked about; and, for
-// a word the index has that is among the commonest of the language, commonWordShare of that.
-func (ix *Index) scaleMatches(qt *queryTerm, t term, known bool) {
+// term is rarer than the word, so that a looser match never counts for more than the word asked about.
+func (ix *Index) scaleMatches(qt *queryTerm) {
 	for i, a := range qt.alts {
 		if a.share > 0 {
 			qt.alts[i].scale = a.share
 			continue
 		}
 		qt.alts[i].scale = a.factor * min(1, qt.idf/ix.idf[a.id])
-	}
-	if l := ix.cache.language(); known && l.RarityCounted() && ix.uses(CommonWords) {
-		if r, _ := l.Rarity(t.word); r == 0 {
-			for i := range qt.alts {
-				qt.alts[i].scale *= commonWordShare
-			}
-		}
 	}
 }
 
@@ -610,20 +589,6 @@ func (ix *Index) splitPart(part string) (int32, bool) {
 		return id, true
 	}
 	return -1, n >= 2 && !ix.cache.language().Informative(part)
-}
-
-// shorterStems returns the term IDs of the indexed stems that stem starts with, at least minPrefixLen letters
-// long and minSuffixLen to maxSuffixLen letters shorter, longest first: the stems a derived form Snowball leaves
-// longer may come from ("changeabl" from "chang").
-func (ix *Index) shorterStems(stem string) []int32 {
-	r := []rune(stem)
-	var ids []int32
-	for n := len(r) - minSuffixLen; n >= minPrefixLen && n >= len(r)-maxSuffixLen; n-- {
-		if id, ok := ix.cache.stemID(string(r[:n])); ok {
-			ids = append(ids, id)
-		}
-	}
-	return ids
 }
 
 // add appends a term to q and its weight to q's.

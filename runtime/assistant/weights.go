@@ -67,15 +67,6 @@ const (
 	// little by its IDF, yet the question asks for it, not merely mentions it: on the evaluation bases' tuning
 	// parts and the demo shop, 2 answered one more demo question than 1 and 3 lost two hotel and a German answer.
 	answerTypeScale = 2
-	// commonWordShare scales the ranking weight of a query word among the commonest of the language (Rarity 0:
-	// "time", "made", "money", "leave"), when the language's frequency list counts frequencies (RarityCounted).
-	// In a knowledge base of a few dozen items such a word may occur in one item and so get as high an IDF as the
-	// word the question is about ("what time is breakfast" would rank the check-in times above "Breakfast");
-	// general English says it is seldom what a question is about. Only the weights of its matches are scaled:
-	// its share of the question, by which coverage judges an item, stays the base's IDF. German is left alone:
-	// its frequency list gives ranks, not frequencies, and lowering its common words moved no German tuning
-	// question first and lost one from the first five.
-	commonWordShare = 0.8
 )
 
 // Declining: how sure the engine must be that an item answers the question (see confidence and confident).

@@ -6,25 +6,23 @@ import (
 	"github.com/kljensen/snowball/english"
 )
 
-// English is the default language. It has every resource: a frequency list with counts, curated synonyms,
+// English is the default language. It has a frequency list, curated synonyms,
 // irregular and derived forms, phrasal verbs and word vectors; it writes compounds apart.
 var English = &Language{
-	stem:          stemSnowballEnglish,
-	lemma:         lemma,
-	stopWords:     englishStopWords,
-	rarity:        generalRarity,
-	rarityCounted: true,
-	clauseBreaks:  []string{"and", "also", "plus"},
+	stem:         stemSnowballEnglish,
+	lemma:        lemma,
+	stopWords:    englishStopWords,
+	rarity:       generalRarity,
+	clauseBreaks: []string{"and", "also", "plus"},
 	askingWords: toSet(`can could will would shall should may might must is are am was were do does did have has
 		had how what where when why which who whom whose any anyone anything wheres whats hows whens whos`),
-	leadIns:        toSet(`so but and then just also ok okay well`),
-	idioms:         englishIdioms,
-	wordClasses:    englishWordClasses,
-	synonyms:       englishSynonyms,
-	derived:        derivedStems,
-	phrasal:        phrasalStems,
-	vectors:        vectors,
-	leavesSuffixes: true,
+	leadIns:     toSet(`so but and then just also ok okay well`),
+	idioms:      englishIdioms,
+	wordClasses: englishWordClasses,
+	synonyms:    englishSynonyms,
+	derived:     derivedStems,
+	phrasal:     phrasalStems,
+	vectors:     vectors,
 }
 
 // stemEnglish reduces an English word to its Snowball stem. An irregular form is stemmed as its lemma (lemma), so

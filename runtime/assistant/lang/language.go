@@ -26,10 +26,8 @@ type Language struct {
 	// stopWords are the language's words that say nothing about a question's topic.
 	stopWords map[string]struct{}
 	// rarity says, from 0 to 1, how informative a lower-case word is in the language in general, and whether
-	// the language's frequency list has it (see Rarity); rarityCounted is set when the list gives frequencies,
-	// not only ranks.
-	rarity        func(word string) (rarity float64, listed bool)
-	rarityCounted bool
+	// the language's frequency list has it (see Rarity).
+	rarity func(word string) (rarity float64, listed bool)
 	// clauseBreaks are the words that may join two questions in one message ("and", "also"; see SplitClauses).
 	clauseBreaks []string
 	// askingWords are the words a clause that asks begins with: question words and the verbs a question is
@@ -58,8 +56,6 @@ type Language struct {
 	compounds *compounding
 	// otherForm returns another form of a word that its stemmer stems apart from it (see OtherForm).
 	otherForm func(word string) (string, bool)
-	// leavesSuffixes is set for a language whose stemmer leaves derivational suffixes on (see LeavesSuffixes).
-	leavesSuffixes bool
 }
 
 // ForLocale returns the language of a BCP 47 locale such as "de-AT": German for German, English otherwise.
@@ -91,10 +87,6 @@ func (l *Language) Informative(word string) bool {
 // out, and so for names, typos and jargon. listed reports whether the list has the word, which is then spelt
 // right.
 func (l *Language) Rarity(word string) (rarity float64, listed bool) { return l.rarity(word) }
-
-// RarityCounted reports whether Rarity comes from counted frequencies (English) rather than from ranks alone
-// (German), which tell the commonest words apart less finely.
-func (l *Language) RarityCounted() bool { return l.rarityCounted }
 
 // Synonyms returns the stems of the words used for the same thing as a stem's, from the language's curated list.
 func (l *Language) Synonyms(stem string) []string { return l.synonyms[stem] }
@@ -146,11 +138,6 @@ func (l *Language) OtherForm(word string) (string, bool) {
 	}
 	return l.otherForm(word)
 }
-
-// LeavesSuffixes reports whether the language's stemmer leaves derivational suffixes on ("changeable" stems as
-// "changeabl", "change" as "chang"), so that a word nothing else explains may be a derived form of a shorter
-// stem. It is set for English, the language this matching was tuned on.
-func (l *Language) LeavesSuffixes() bool { return l.leavesSuffixes }
 
 // compounding is how a language writes compounds as one word ("Hundeleine", "Kursgebühr"), so that a visitor's
 // word may be one a knowledge base has only in parts: a compound's last part, its head, says what it is (a

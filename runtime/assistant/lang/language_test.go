@@ -113,8 +113,6 @@ func TestResources(t *testing.T) {
 			"phrasal verbs":   len(tt.lang.Phrasal("punch", "in")) > 0,
 			"word vectors":    tt.lang.Vectors() != nil,
 			"spelling":        tt.lang.SpelledRight("parking"),
-			"counted rarity":  tt.lang.RarityCounted(),
-			"suffixes left":   tt.lang.LeavesSuffixes(),
 			"apart compounds": !tt.lang.WritesCompounds(),
 		}
 		for resource, got := range offers {

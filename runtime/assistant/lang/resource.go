@@ -27,15 +27,13 @@ const (
 	Compounds Resource = "compounds"
 	// OtherForms is the other form of a word its stemmer stems apart (German "Kurs", "Kurse").
 	OtherForms Resource = "otherforms"
-	// Suffixes is the matching of a word to a shorter stem it may be a derived form of ("changeable", "change").
-	Suffixes Resource = "suffixes"
 	// Story is the telling apart of the clauses that tell what happened from those that ask (StoryWords).
 	Story Resource = "story"
 )
 
 // Resources lists every resource, in the order the ablation reports them.
 var Resources = []Resource{Irregular, Synonyms, Derived, Phrasal, WordVectors, Frequencies,
-	Idioms, AnswerTypes, Compounds, OtherForms, Suffixes, Story}
+	Idioms, AnswerTypes, Compounds, OtherForms, Story}
 
 // Without returns a copy of the language without the resources rs. The language itself is left as it is: the
 // languages are shared by every index.
@@ -62,7 +60,6 @@ func (c *Language) drop(r Resource) {
 		c.vectors = nil
 	case Frequencies:
 		c.rarity = func(string) (float64, bool) { return 1, false }
-		c.rarityCounted = false
 	case Idioms:
 		c.idioms = keepIdioms(c.idioms, func(id idiom) bool { return id.replace == "" })
 	case AnswerTypes:
@@ -72,8 +69,6 @@ func (c *Language) drop(r Resource) {
 		c.compounds = nil
 	case OtherForms:
 		c.otherForm = nil
-	case Suffixes:
-		c.leavesSuffixes = false
 	case Story:
 		c.askingWords = nil
 	}
