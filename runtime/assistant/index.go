@@ -5,22 +5,15 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strings"
 	"sync"
 	"unicode/utf8"
 
 	"github.com/parley-dev/parley/runtime/assistant/lang"
 )
 
-// The lengths of the words loose matching is tried for (the matches' weights are in weights.go).
-const (
-	// minFuzzyLen is the shortest word that typo matching is tried for; shorter words have too many neighbours.
-	minFuzzyLen = 5
-	// minPrefixLen is the shortest stem prefix matching is tried for, and maxPrefixExtra the most letters the
-	// longer stem may add.
-	minPrefixLen   = 4
-	maxPrefixExtra = 3
-)
+// minFuzzyLen is the shortest word that typo matching is tried for; shorter words have too many neighbours (the
+// matches' weight, fuzzyFactor, is in weights.go).
+const minFuzzyLen = 5
 
 // Hit is an item found by a search with its BM25 relevance score.
 type Hit struct {
@@ -46,8 +39,6 @@ type Index struct {
 	postingDocs    []int32
 	postingWeights []float64
 	postingsAt     []int32
-	// sorted lists the term IDs in the order of their stems, for prefix matching.
-	sorted []int32
 	// reversed lists the stems spelt backwards, in order, for matching compounds by their head (heads); only
 	// indexes of languages that write compounds as one word keep it.
 	reversed []string
@@ -166,8 +157,6 @@ func (b *Builder) Build(items []Item, locale string) *Index {
 	ix.computeWeights(c)
 	ix.collectPairs(c.pairs)
 	ix.alphabet = typoAlphabet(ix.cache.words)
-	ix.sorted = ix.cache.sortedIDs()
-	ix.cache.sorted = ix.sorted
 	if ix.cache.language().WritesCompounds() {
 		ix.reversed = make([]string, len(ix.cache.stems))
 		for i, s := range ix.cache.stems {
@@ -516,26 +505,6 @@ func typoAlphabet(words []string) []rune {
 // words shorter than minFuzzyLen have too many neighbours, and a number with a wrong digit is another number.
 func fuzzyWord(w string) bool {
 	return utf8.RuneCountInString(w) >= minFuzzyLen && !lang.IsNumber(w)
-}
-
-// prefixed returns the term IDs of the indexed stems that start with stem and are at most maxPrefixExtra letters
-// longer.
-func (ix *Index) prefixed(stem string) []int32 {
-	n := utf8.RuneCountInString(stem)
-	if n < minPrefixLen {
-		return nil
-	}
-	var ids []int32
-	stems := ix.cache.stems
-	for _, id := range ix.sorted[ix.cache.firstSorted(stem):] {
-		if !strings.HasPrefix(stems[id], stem) {
-			break
-		}
-		if extra := utf8.RuneCountInString(stems[id]) - n; extra > 0 && extra <= maxPrefixExtra {
-			ids = append(ids, id)
-		}
-	}
-	return ids
 }
 
 // typoCandidates returns the term IDs of the indexed words at Damerau-Levenshtein distance 1 from w that start

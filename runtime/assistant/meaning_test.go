@@ -139,6 +139,19 @@ func TestNearestListedFromMinSimilarity(t *testing.T) {
 	}
 }
 
+// BenchmarkNeighbours matches a word by meaning over an index of 1,000 items with a vocabulary like a merchant's
+// thousand help pages (see withGeneralWords): some 12,000 terms with a word vector.
+func BenchmarkNeighbours(b *testing.B) {
+	ix := NewIndex(withGeneralWords(syntheticItems(b, 1000)))
+	b.ReportMetric(float64(len(ix.vectorTerms)), "terms")
+	for b.Loop() {
+		ix.neighbours("voucher")
+	}
+}
+
+// generalWord returns the word at a row of the English word vectors, which list the commonest words first.
+func generalWord(row int) string { return lang.English.Vectors().Word(int32(row)) }
+
 // An English word of the word vectors' vocabulary is spelt right: it is not matched as a typo of an indexed word
 // one letter away ("parking" is no "packing"), while a misspelling still is ("pakcing").
 func TestWordOfTheVectorsIsNoTypo(t *testing.T) {
@@ -161,16 +174,3 @@ func TestWordOfTheVectorsIsNoTypo(t *testing.T) {
 		t.Error("pakcing does not match packing as a typo")
 	}
 }
-
-// BenchmarkNeighbours matches a word by meaning over an index of 1,000 items with a vocabulary like a merchant's
-// thousand help pages (see withGeneralWords): some 12,000 terms with a word vector.
-func BenchmarkNeighbours(b *testing.B) {
-	ix := NewIndex(withGeneralWords(syntheticItems(b, 1000)))
-	b.ReportMetric(float64(len(ix.vectorTerms)), "terms")
-	for b.Loop() {
-		ix.neighbours("voucher")
-	}
-}
-
-// generalWord returns the word at a row of the English word vectors, which list the commonest words first.
-func generalWord(row int) string { return lang.English.Vectors().Word(int32(row)) }

@@ -23,11 +23,6 @@ type Heuristic string
 const (
 	// Typos matches a word the index lacks to the indexed words one typo away (fuzzyFactor).
 	Typos Heuristic = "typos"
-	// Prefixes matches a word to the longer indexed stems it starts (prefixFactor).
-	Prefixes Heuristic = "prefixes"
-	// Splits matches a word to the two indexed words it writes as one ("checkout", "check out"), and two
-	// neighbouring words to the indexed word they write apart ("log in", "login").
-	Splits Heuristic = "splits"
 	// Pairs adds pairBonus for two neighbouring query words that are neighbours in an item.
 	Pairs Heuristic = "pairs"
 	// TitleBonus moves up the items whose title the question names (titleBonus).
@@ -42,7 +37,7 @@ const (
 )
 
 // Heuristics lists every heuristic, in the order the ablation reports them.
-var Heuristics = []Heuristic{Typos, Prefixes, Splits, Pairs, TitleBonus, TitleFloor, Strength, Asked}
+var Heuristics = []Heuristic{Typos, Pairs, TitleBonus, TitleFloor, Strength, Asked}
 
 // uses reports whether the index searches with heuristic h.
 func (ix *Index) uses(h Heuristic) bool { return ix == nil || !slices.Contains(ix.without, h) }

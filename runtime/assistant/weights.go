@@ -29,13 +29,9 @@ const (
 	// derivedFactor scales the contribution of a query word matched through a word WordNet derives from the
 	// same root ("pregnant" to "pregnancy"), often of another part of speech.
 	derivedFactor = 0.8
-	// prefixFactor scales the contribution of a query word matched to a longer indexed stem that starts with it
-	// ("rent" to "rental", "program" to "programme"), to a compound it is the head of, or to a shorter stem it
-	// may be derived from.
-	prefixFactor = 0.7
-	// splitFactor scales the contribution of a query word matched to the parts the index has of it apart
-	// ("checkout" to "check out"); a part is not the whole word.
-	splitFactor = 0.8
+	// headFactor scales the contribution of a query word matched to a compound it is the head of ("Bahn" to
+	// "Straßenbahn"): a compound is a kind of its head.
+	headFactor = 0.7
 	// phrasalFactor is the share of an exact match a word of a phrasal verb's meaning is worth to the verb
 	// ("work out" to "exercise"): less than a synonym of the word itself, as the phrase has several senses. On
 	// the evaluation bases 0.4 to 0.6 did alike, and 0.7 and more answered a question the demo shop should
