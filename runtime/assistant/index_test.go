@@ -418,3 +418,26 @@ func TestTypoCandidates(t *testing.T) {
 		})
 	}
 }
+
+// A word of the language's frequency list is spelt right: it is not matched as a typo of an indexed word one
+// letter away ("house" is no "horse"), while a misspelling still is ("hrose").
+func TestListedWordIsNoTypo(t *testing.T) {
+	ix := NewIndex([]Item{{ID: "riding", Title: "Horse riding", Content: "Every horse is saddled for you."}})
+	horse, ok := ix.stemID(lang.English.Stem("horse"))
+	if !ok {
+		t.Fatal("the index lacks horse")
+	}
+	if _, listed := lang.English.Rarity("house"); !listed {
+		t.Fatal("the English frequency list lacks house")
+	}
+	matches := func(word string) bool {
+		q := ix.parseQuery(word)
+		return len(q.terms) == 1 && slices.ContainsFunc(q.terms[0].alts, func(a alt) bool { return a.id == horse })
+	}
+	if matches("house") {
+		t.Error("house matches horse as a typo")
+	}
+	if !matches("hrose") {
+		t.Error("hrose does not match horse as a typo")
+	}
+}

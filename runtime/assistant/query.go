@@ -19,8 +19,7 @@ type alt struct {
 type queryTerm struct {
 	word string
 	// alts are the index terms the word matches: its own stem (factor 1), its synonyms and derived forms, and,
-	// when its own stem is unknown, the words one typo away, the compounds it is the head of or the words near it
-	// in meaning.
+	// when its own stem is unknown, the words one typo away and the compounds it is the head of.
 	alts []alt
 	// idf is how informative the word is: its IDF in the index, or for a word no item contains, the highest
 	// possible IDF scaled by the word's rarity in its language (lang.Language.Rarity), or less when it is matched loosely
@@ -192,9 +191,8 @@ func (ix *Index) matchRelated(qt *queryTerm, t term) (synonym bool) {
 	return synonym
 }
 
-// matchUnknown matches a word the index lacks to what may be another spelling of it (matchSpellings) and, when
-// nothing is, to what may mean it (matchMeaning); the word weighs as its commonest match, or, unmatched, as the
-// language makes it informative. It returns the word's rarity in the language (wordRarity).
+// matchUnknown matches a word the index lacks to what may be another spelling of it (matchSpellings); the word
+// weighs as its commonest match, or, unmatched, as the language makes it informative. It returns the word's rarity in the language (wordRarity).
 func (ix *Index) matchUnknown(qt *queryTerm, t term) float64 {
 	rarity, listed := ix.wordRarity(qt, t.word)
 	ix.matchSpellings(qt, t, listed)
@@ -206,23 +204,20 @@ func (ix *Index) matchUnknown(qt *queryTerm, t term) float64 {
 		// makes it informative: "somewhere" or "even" in a paraphrase is not what the question is about,
 		// "tattoo" or "casino" is.
 		qt.idf *= rarity
-		ix.matchMeaning(qt, t)
 	}
 	return rarity
 }
 
 // wordRarity returns how informative the language makes a word the index lacks (lang.Language.Rarity), and
-// whether the word is spelt right: a word of the language's frequency list or of its word vectors is ("Wetter"
-// is weather, not a typo of "weiter", and "parking" no "packing").
+// whether the word is spelt right: a word of the language's frequency list is ("Wetter" is weather, not a typo
+// of "weiter", and "house" no "horse").
 func (ix *Index) wordRarity(qt *queryTerm, word string) (rarity float64, listed bool) {
 	if qt.numeric || lang.ClockToken(word) {
 		// A number or a time of day the base lacks ("12 rooms", "at 5am") is a detail of the question, not what
 		// it is about: it counts neither for an item nor against one.
 		return 0, true
 	}
-	l := ix.cache.language()
-	rarity, listed = l.Rarity(word)
-	return rarity, listed || l.SpelledRight(word)
+	return ix.cache.language().Rarity(word)
 }
 
 // matchSpellings adds to qt the index terms a word the index lacks may be another spelling of: the words one
@@ -235,13 +230,6 @@ func (ix *Index) matchSpellings(qt *queryTerm, t term, listed bool) {
 	}
 	for _, id := range ix.heads(t.stem) {
 		qt.alts = addAlt(qt.alts, alt{id: id, factor: headFactor})
-	}
-}
-
-// matchMeaning adds to qt, for a word nothing else matches, its nearest neighbours in meaning.
-func (ix *Index) matchMeaning(qt *queryTerm, t term) {
-	for _, n := range ix.neighbours(t.word) {
-		qt.alts = append(qt.alts, alt{id: n.id, factor: meaningShare(n.similarity)})
 	}
 }
 

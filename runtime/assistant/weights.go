@@ -37,14 +37,6 @@ const (
 	// the evaluation bases 0.4 to 0.6 did alike, and 0.7 and more answered a question the demo shop should
 	// decline.
 	phrasalFactor = 0.6
-	// unrelatedSimilarity is the cosine at which a word's share of an exact match by meaning falls to 0 (see
-	// meaningShare): GloVe puts words merely of one topic ("tooth" and "dentist", "weather" and "rain") about as
-	// near.
-	unrelatedSimilarity = 0.5
-	// minSimilarity is the lowest cosine at which an indexed word counts as near in meaning, worth a fifth of
-	// an exact match; nearer words are worth more. The word vectors list each word's nearest words from 0.59
-	// (hack/wordvec): a lower one needs the table written again (TestNearestListedFromMinSimilarity).
-	minSimilarity = 0.6
 )
 
 // Ranking: what else moves an item up or down.

@@ -7,7 +7,7 @@ import (
 )
 
 // English is the default language. It has a frequency list, curated synonyms,
-// irregular and derived forms, phrasal verbs and word vectors; it writes compounds apart.
+// irregular and derived forms and phrasal verbs; it writes compounds apart.
 var English = &Language{
 	stem:         stemSnowballEnglish,
 	lemma:        lemma,
@@ -22,7 +22,6 @@ var English = &Language{
 	synonyms:    englishSynonyms,
 	derived:     derivedStems,
 	phrasal:     phrasalStems,
-	vectors:     vectors,
 }
 
 // stemEnglish reduces an English word to its Snowball stem. An irregular form is stemmed as its lemma (lemma), so
@@ -47,8 +46,7 @@ func stemSnowballEnglish(word string) string {
 // bikes", "I found it cheaper elsewhere"). Keeping them changed nothing on the demo shop or the evaluation bases
 // but one ranking, for the better: "I found the same tent cheaper somewhere else" finds the price match. The
 // contractions visitors type without their apostrophe ("wheres", "hows") are stop words as their words are: taken
-// for words the base lacks, they were matched by their word vectors, poor for such rare spellings, to words such
-// as "one" and "even".
+// for words the base lacks, they would count against every item.
 var englishStopWords = toSet(`a about above after again against aint all also am an and any anyone anything are arent as
 	at be because been before being below between both but by can cannot cant could couldnt couldve
 	did didnt do does doesnt doing dont during each either else ever every few for from further

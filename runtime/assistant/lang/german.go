@@ -9,7 +9,7 @@ import (
 )
 
 // German is the language of merchants whose widget speaks German. Its frequency list gives ranks, not counts; it
-// has no word vectors, writes compounds as one word, and its stemmer parts some forms of one word (OtherForm).
+// writes compounds as one word, and its stemmer parts some forms of one word (OtherForm).
 var German = &Language{
 	stem:         stemGerman,
 	stopWords:    germanStopWords,

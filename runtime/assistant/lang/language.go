@@ -1,7 +1,7 @@
 // Package lang is what the offline assistant knows of words, whatever a knowledge base holds: how text splits into
 // words and sentences, their stems, the words that say nothing about a question's topic, compounds, the idioms
 // and answer types of questions, and the word tables of each language (frequencies, synonyms, irregular and
-// derived forms, phrasal verbs, word vectors) with their parsers. It knows nothing of an index: each
+// derived forms, phrasal verbs) with their parsers. It knows nothing of an index: each
 // language, declared in a file of its own (english.go, german.go), says which resources it has, and the engine in
 // runtime/assistant asks it what it offers.
 //
@@ -50,8 +50,6 @@ type Language struct {
 	// phrasal returns, by the stem of a phrasal verb's verb and its particle, the stems of its meaning (see
 	// phrasal.go).
 	phrasal func() map[string]map[string][]string
-	// vectors returns the language's word vectors (see wordvec.go).
-	vectors func() *Vectors
 	// compounds is how the language writes compounds as one word; nil for one that writes them apart.
 	compounds *compounding
 	// otherForm returns another form of a word that its stemmer stems apart from it (see OtherForm).
@@ -107,27 +105,6 @@ func (l *Language) Phrasal(verb, particle string) []string {
 		return nil
 	}
 	return l.phrasal()[verb][particle]
-}
-
-// Vectors returns the language's word vectors, decoded the first time they are needed; nil for a language without
-// them.
-func (l *Language) Vectors() *Vectors {
-	if l.vectors == nil {
-		return nil
-	}
-	return l.vectors()
-}
-
-// SpelledRight reports whether a word is one of the language's word vectors, the commonest words of the language:
-// such a word is spelt right, and no typo of a word like it ("parking" is no "packing"). It is false for a
-// language without word vectors.
-func (l *Language) SpelledRight(word string) bool {
-	v := l.Vectors()
-	if v == nil {
-		return false
-	}
-	_, ok := v.Find(word)
-	return ok
 }
 
 // OtherForm returns another form of a word that the language's stemmer stems apart from it, when the language

@@ -111,8 +111,6 @@ func TestResources(t *testing.T) {
 			"synonyms":        len(tt.lang.Synonyms(tt.lang.Stem("colour"))) > 0,
 			"derived forms":   len(tt.lang.Derived(tt.lang.Stem("pregnant"))) > 0,
 			"phrasal verbs":   len(tt.lang.Phrasal("punch", "in")) > 0,
-			"word vectors":    tt.lang.Vectors() != nil,
-			"spelling":        tt.lang.SpelledRight("parking"),
 			"apart compounds": !tt.lang.WritesCompounds(),
 		}
 		for resource, got := range offers {

@@ -14,8 +14,6 @@ const (
 	Derived Resource = "derived"
 	// Phrasal is the table of phrasal verbs' meanings ("work out": "exercise").
 	Phrasal Resource = "phrasal"
-	// WordVectors are the word vectors, both for matching by meaning and for telling a word spelt right.
-	WordVectors Resource = "wordvec"
 	// Frequencies is the frequency list: without it, every word is rare and none is known to be spelt right.
 	Frequencies Resource = "wordfreq"
 	// Idioms are the idioms rewritten into the words help pages use ("money back": "refund").
@@ -32,7 +30,7 @@ const (
 )
 
 // Resources lists every resource, in the order the ablation reports them.
-var Resources = []Resource{Irregular, Synonyms, Derived, Phrasal, WordVectors, Frequencies,
+var Resources = []Resource{Irregular, Synonyms, Derived, Phrasal, Frequencies,
 	Idioms, AnswerTypes, Compounds, OtherForms, Story}
 
 // Without returns a copy of the language without the resources rs. The language itself is left as it is: the
@@ -56,8 +54,6 @@ func (c *Language) drop(r Resource) {
 		c.derived = nil
 	case Phrasal:
 		c.phrasal = nil
-	case WordVectors:
-		c.vectors = nil
 	case Frequencies:
 		c.rarity = func(string) (float64, bool) { return 1, false }
 	case Idioms:
