@@ -300,7 +300,7 @@ func withGeneralWords(items []Item) []Item {
 // vocabulary of a merchant's help pages beyond the demo shop's: none is a word of the frequency list, so each may
 // be a typo.
 func generalWord(row int) string {
-	rng := rand.New(rand.NewPCG(uint64(row), 1)) //nolint:gosec // a fixed list of words, not a secret
+	rng := rand.New(rand.NewPCG(uint64(row), 1))
 	w := make([]byte, 5+rng.IntN(6))
 	for i := range w {
 		w[i] = byte('a' + rng.IntN(26))
