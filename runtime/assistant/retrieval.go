@@ -63,7 +63,7 @@ func (r Retrieval) answerable(ix *Index, q query, matches []match) bool {
 	if matches[0].asked {
 		return true
 	}
-	about := q.allMatched() && ix.namesTitle(q, matches[0].doc)
+	about := ix.uses(TitleFloor) && q.allMatched() && ix.namesTitle(q, matches[0].doc)
 	return confident(ix.confidence(matches[0]), about, r.threshold())
 }
 
@@ -134,6 +134,9 @@ func (ix *Index) namesTitle(q query, d int32) bool {
 // the question's words, and a narrow lead did not predict wrong answers on the test questions.
 func (ix *Index) confidence(m match) float64 {
 	strength := m.score / ix.unknownIDF
+	if !ix.uses(Strength) {
+		strength = 0
+	}
 	return min(1, max(m.covered, strength/strengthWords))
 }
 

@@ -77,8 +77,7 @@ func (ix *Index) estimateSize() int64 {
 		n += alloc(int64(len(w)))
 	}
 	n += alloc(int64(cap(ix.idf))*8) + alloc(int64(cap(ix.postingDocs))*4) + alloc(int64(cap(ix.postingWeights))*8) + alloc(int64(cap(ix.postingsAt))*4)
-	n += alloc(int64(cap(ix.sorted)) * 4)
-	n += alloc(int64(cap(ix.alphabet))*4) + alloc(int64(cap(ix.vectorTerms))*8)
+	n += alloc(int64(cap(ix.alphabet)) * 4)
 	n += alloc(int64(cap(ix.pairKeys))*8) + alloc(int64(cap(ix.pairAt))*4) + alloc(int64(cap(ix.pairDocs))*4)
 	return n
 }

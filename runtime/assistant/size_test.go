@@ -24,7 +24,6 @@ func TestSizeMatchesHeapGrowth(t *testing.T) {
 		{items: 100, chars: 20000, questions: 20}, // questions of items of many passages, counted once
 	}
 	// The word tables are decoded once per process, not per index: decode them before measuring.
-	lang.English.Vectors()
 	lang.English.Rarity("the") // the frequency list
 	lang.English.Stem("spent") // the irregular forms
 	for _, tt := range tests {

@@ -1,10 +1,7 @@
 package assistant
 
 import (
-	"slices"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/parley-dev/parley/runtime/assistant/internal/strtab"
 	"github.com/parley-dev/parley/runtime/assistant/lang"
@@ -16,22 +13,12 @@ type term struct {
 	word string
 	stem string
 	id   int32
-	// joins holds, for a query word, the words it forms with a neighbour written as one ("log in" as "login";
-	// see queryTerms).
-	joins []join
 	// optional is set for a query word an idiom put in: "refund" for "money back", or the marker of the answer
 	// type a phrase asks for (see queryTerms).
 	optional bool
 	// phrasal holds, for a verb the question uses with a particle ("work out"), the stems of the words of the
 	// phrasal verb's meaning ("exercise"; see lang.Language.Phrasal).
 	phrasal []string
-}
-
-// join is an indexed word that a query word forms with a neighbour, with the share of the word's BM25 weight
-// the query word earns: all of it, or half when the neighbour is informative too and earns the other half.
-type join struct {
-	id    int32
-	share float64
 }
 
 // stemCache is the vocabulary of an index in its language: the stem of each indexed word, as a term ID, and the
@@ -46,9 +33,7 @@ type stemCache struct {
 	// stems lists the stems, each at its term ID; stemTable finds a stem.
 	stems     []string
 	stemTable strtab.Table
-	// sorted lists the term IDs in the order of their stems, for prefix matching; the index shares it.
-	sorted   []int32
-	writable bool
+	writable  bool
 }
 
 func newStemCache(l *lang.Language) *stemCache {
@@ -62,22 +47,6 @@ func (c *stemCache) wordID(word string) (int32, bool) {
 		return -1, false
 	}
 	return c.wordIDs[at], true
-}
-
-// sortedIDs returns the term IDs in the order of their stems.
-func (c *stemCache) sortedIDs() []int32 {
-	ids := make([]int32, len(c.stems))
-	for i := range ids {
-		ids[i] = int32(i)
-	}
-	slices.SortFunc(ids, func(a, b int32) int { return strings.Compare(c.stems[a], c.stems[b]) })
-	return ids
-}
-
-// firstSorted returns the position in sorted of the first stem at or after s in order.
-func (c *stemCache) firstSorted(s string) int {
-	at, _ := slices.BinarySearchFunc(c.sorted, s, func(id int32, s string) int { return strings.Compare(c.stems[id], s) })
-	return at
 }
 
 // stemID returns the term ID of a stem.
@@ -159,19 +128,11 @@ func keepEnds[T any](s []T, n int) []T {
 // queryTerms is terms for a visitor's question: the language's common phrasings (idioms) are first rewritten into
 // the words help pages use, or followed by the marker of the answer type they ask for, which are marked optional
 // (see queryTerm).
-//
-// Two neighbouring words the index has written as one ("log in" for "login", "x ray" for the "x-rays" indexed as
-// "xrays") give each of them that word as a further match (joins); so does a hyphenated one, which tokenizing
-// splits. The joined word is worth its own weight, not the part's: it matches more of the question than the
-// part does alone, and its weight is shared between the parts so that it counts once.
 func (c *stemCache) queryTerms(text string) []term {
 	l := c.language()
 	words, fromIdiom := l.RewriteIdioms(boundWords(lang.Tokenize(text)))
 	out := make([]term, 0, len(words))
-	next := int32(-1) // the join of words[i] and words[i+1]
 	for i := range words {
-		prev := next
-		next = c.joined(words, i)
 		n := len(out)
 		out = c.appendInformative(out, words[i:i+1])
 		if fromIdiom != nil && fromIdiom[i] {
@@ -189,56 +150,8 @@ func (c *stemCache) queryTerms(text string) []term {
 				out = append(out[:n], parts...)
 			}
 		}
-		for at, id := range [2]int32{prev, next} {
-			at += i - 1 // the first of the two words joined
-			if id < 0 {
-				continue
-			}
-			share := 1.0
-			if l.Informative(words[at]) && l.Informative(words[at+1]) {
-				share = 0.5
-			}
-			for j := n; j < len(out); j++ {
-				out[j].joins = append(out[j].joins, join{id: id, share: share})
-			}
-		}
 	}
 	return out
-}
-
-// joined returns the term ID of words[i] and words[i+1] written as one word, or -1 when there are no such words,
-// either is not a compound part (compoundPart) or the index lacks the joined word. Stemming is the costly part,
-// so the joined word is only stemmed when some indexed stem starts with the first word and the second's first
-// letter, as its stem would.
-func (c *stemCache) joined(words []string, i int) int32 {
-	if c == nil || i+1 >= len(words) || !c.compoundPart(words[i]) || !c.compoundPart(words[i+1]) {
-		return -1
-	}
-	w := words[i] + words[i+1]
-	if id, ok := c.wordID(w); ok {
-		return id
-	}
-	_, first := utf8.DecodeRuneInString(words[i+1])
-	prefix := w[:len(words[i])+first]
-	if at := c.firstSorted(prefix); at == len(c.sorted) || !strings.HasPrefix(c.stems[c.sorted[at]], prefix) {
-		return -1
-	}
-	_, id := c.stem(w)
-	return id
-}
-
-// compoundPart reports whether w may be a part of a compound written apart: a word of letters, and at least two
-// of them unless it is no stop word ("x ray", but not "a way" for "away").
-func (c *stemCache) compoundPart(w string) bool {
-	for _, r := range w {
-		if !unicode.IsLetter(r) {
-			return false
-		}
-	}
-	if utf8.RuneCountInString(w) >= 2 {
-		return true
-	}
-	return c.language().Informative(w)
 }
 
 // appendInformative appends the informative words of a list of words to out, in order, with their stems; stop

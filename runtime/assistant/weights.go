@@ -29,26 +29,14 @@ const (
 	// derivedFactor scales the contribution of a query word matched through a word WordNet derives from the
 	// same root ("pregnant" to "pregnancy"), often of another part of speech.
 	derivedFactor = 0.8
-	// prefixFactor scales the contribution of a query word matched to a longer indexed stem that starts with it
-	// ("rent" to "rental", "program" to "programme"), to a compound it is the head of, or to a shorter stem it
-	// may be derived from.
-	prefixFactor = 0.7
-	// splitFactor scales the contribution of a query word matched to the parts the index has of it apart
-	// ("checkout" to "check out"); a part is not the whole word.
-	splitFactor = 0.8
+	// headFactor scales the contribution of a query word matched to a compound it is the head of ("Bahn" to
+	// "Straßenbahn"): a compound is a kind of its head.
+	headFactor = 0.7
 	// phrasalFactor is the share of an exact match a word of a phrasal verb's meaning is worth to the verb
 	// ("work out" to "exercise"): less than a synonym of the word itself, as the phrase has several senses. On
 	// the evaluation bases 0.4 to 0.6 did alike, and 0.7 and more answered a question the demo shop should
 	// decline.
 	phrasalFactor = 0.6
-	// unrelatedSimilarity is the cosine at which a word's share of an exact match by meaning falls to 0 (see
-	// meaningShare): GloVe puts words merely of one topic ("tooth" and "dentist", "weather" and "rain") about as
-	// near.
-	unrelatedSimilarity = 0.5
-	// minSimilarity is the lowest cosine at which an indexed word counts as near in meaning, worth a fifth of
-	// an exact match; nearer words are worth more. The word vectors list each word's nearest words from 0.59
-	// (hack/wordvec): a lower one needs the table written again (TestNearestListedFromMinSimilarity).
-	minSimilarity = 0.6
 )
 
 // Ranking: what else moves an item up or down.
@@ -67,15 +55,6 @@ const (
 	// little by its IDF, yet the question asks for it, not merely mentions it: on the evaluation bases' tuning
 	// parts and the demo shop, 2 answered one more demo question than 1 and 3 lost two hotel and a German answer.
 	answerTypeScale = 2
-	// commonWordShare scales the ranking weight of a query word among the commonest of the language (Rarity 0:
-	// "time", "made", "money", "leave"), when the language's frequency list counts frequencies (RarityCounted).
-	// In a knowledge base of a few dozen items such a word may occur in one item and so get as high an IDF as the
-	// word the question is about ("what time is breakfast" would rank the check-in times above "Breakfast");
-	// general English says it is seldom what a question is about. Only the weights of its matches are scaled:
-	// its share of the question, by which coverage judges an item, stays the base's IDF. German is left alone:
-	// its frequency list gives ranks, not frequencies, and lowering its common words moved no German tuning
-	// question first and lost one from the first five.
-	commonWordShare = 0.8
 )
 
 // Declining: how sure the engine must be that an item answers the question (see confidence and confident).

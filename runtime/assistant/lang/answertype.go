@@ -66,6 +66,9 @@ func classify(lists map[wordClass]string) map[string]wordClass {
 // AppendAnswerTypes appends to types the markers of the answer types of which sentence holds a value, given its
 // tokens (AppendTokens). priced is set when the item's title names prices, which makes any number in it money.
 func (l *Language) AppendAnswerTypes(types []string, tokens []string, sentence string, priced bool) []string {
+	if l.noAnswerTypes {
+		return types
+	}
 	classes := l.wordClasses
 	var time, duration, frequency, money, number bool
 	money = currencySign(sentence)

@@ -6,25 +6,22 @@ import (
 	"github.com/kljensen/snowball/english"
 )
 
-// English is the default language. It has every resource: a frequency list with counts, curated synonyms,
-// irregular and derived forms, phrasal verbs, word vectors and the acronyms of names; it writes compounds apart.
+// English is the default language. It has a frequency list, curated synonyms,
+// irregular and derived forms and phrasal verbs; it writes compounds apart.
 var English = &Language{
-	stem:          stemEnglish,
-	stopWords:     englishStopWords,
-	rarity:        generalRarity,
-	rarityCounted: true,
-	clauseBreaks:  []string{"and", "also", "plus"},
+	stem:         stemSnowballEnglish,
+	lemma:        lemma,
+	stopWords:    englishStopWords,
+	rarity:       generalRarity,
+	clauseBreaks: []string{"and", "also", "plus"},
 	askingWords: toSet(`can could will would shall should may might must is are am was were do does did have has
 		had how what where when why which who whom whose any anyone anything wheres whats hows whens whos`),
-	leadIns:        toSet(`so but and then just also ok okay well`),
-	idioms:         englishIdioms,
-	wordClasses:    englishWordClasses,
-	synonyms:       englishSynonyms,
-	derived:        derivedStems,
-	phrasal:        phrasalStems,
-	vectors:        vectors,
-	acronyms:       true,
-	leavesSuffixes: true,
+	leadIns:     toSet(`so but and then just also ok okay well`),
+	idioms:      englishIdioms,
+	wordClasses: englishWordClasses,
+	synonyms:    englishSynonyms,
+	derived:     derivedStems,
+	phrasal:     phrasalStems,
 }
 
 // stemEnglish reduces an English word to its Snowball stem. An irregular form is stemmed as its lemma (lemma), so
@@ -33,10 +30,12 @@ var English = &Language{
 // "important" no "import"). Conflated, "account" counted the items about the accountant as well and weighed
 // too little for "is it safe to give you access to my bank account" to be answered. Derived forms (derivedStems)
 // leave such pairs out: "accountant" matched to "account" answers "can you recommend an accountant near me".
-func stemEnglish(word string) string {
-	l := lemma(word)
-	s := english.Stem(l, true)
-	if singular := strings.TrimSuffix(l, "s"); singular == s+"ant" {
+func stemEnglish(word string) string { return stemSnowballEnglish(lemma(word)) }
+
+// stemSnowballEnglish is stemEnglish of a word that is no irregular form.
+func stemSnowballEnglish(word string) string {
+	s := english.Stem(word, true)
+	if singular := strings.TrimSuffix(word, "s"); singular == s+"ant" {
 		return singular
 	}
 	return s
@@ -47,8 +46,7 @@ func stemEnglish(word string) string {
 // bikes", "I found it cheaper elsewhere"). Keeping them changed nothing on the demo shop or the evaluation bases
 // but one ranking, for the better: "I found the same tent cheaper somewhere else" finds the price match. The
 // contractions visitors type without their apostrophe ("wheres", "hows") are stop words as their words are: taken
-// for words the base lacks, they were matched by their word vectors, poor for such rare spellings, to words such
-// as "one" and "even".
+// for words the base lacks, they would count against every item.
 var englishStopWords = toSet(`a about above after again against aint all also am an and any anyone anything are arent as
 	at be because been before being below between both but by can cannot cant could couldnt couldve
 	did didnt do does doesnt doing dont during each either else ever every few for from further

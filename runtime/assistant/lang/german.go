@@ -9,8 +9,7 @@ import (
 )
 
 // German is the language of merchants whose widget speaks German. Its frequency list gives ranks, not counts; it
-// has a thesaurus instead of word vectors, writes compounds as one word, and its stemmer parts some forms of one
-// word (OtherForm).
+// writes compounds as one word, and its stemmer parts some forms of one word (OtherForm).
 var German = &Language{
 	stem:         stemGerman,
 	stopWords:    germanStopWords,
@@ -23,7 +22,6 @@ var German = &Language{
 	leadIns:     toSet(`also aber und dann ok okay na`),
 	idioms:      germanIdioms,
 	wordClasses: germanWordClasses,
-	thesaurus:   germanThesaurus,
 	// The linking elements of German compounds, longest first ("Prüfung-s-ergebnis", "Hund-e-leine",
 	// "Straße-n-bahn"), and the "zu" inside a separable verb's infinitive ("vor-zu-bereiten").
 	compounds: &compounding{linking: []string{"es", "en", "er", "s", "n", "e"}, infix: "zu"},

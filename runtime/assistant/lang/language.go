@@ -1,7 +1,7 @@
 // Package lang is what the offline assistant knows of words, whatever a knowledge base holds: how text splits into
 // words and sentences, their stems, the words that say nothing about a question's topic, compounds, the idioms
 // and answer types of questions, and the word tables of each language (frequencies, synonyms, irregular and
-// derived forms, phrasal verbs, word vectors, a thesaurus) with their parsers. It knows nothing of an index: each
+// derived forms, phrasal verbs) with their parsers. It knows nothing of an index: each
 // language, declared in a file of its own (english.go, german.go), says which resources it has, and the engine in
 // runtime/assistant asks it what it offers.
 //
@@ -19,15 +19,15 @@ import (
 // Language is how the words of one language are indexed and searched. A resource the language lacks is nil, and
 // its method returns nothing.
 type Language struct {
-	// stem reduces a lower-case word to its stem.
-	stem func(word string) string
+	// stem reduces a lower-case word to its stem, and lemma, when the language has a table of irregular
+	// inflections, first gives an irregular form's lemma ("spent" is "spend").
+	stem  func(word string) string
+	lemma func(word string) string
 	// stopWords are the language's words that say nothing about a question's topic.
 	stopWords map[string]struct{}
 	// rarity says, from 0 to 1, how informative a lower-case word is in the language in general, and whether
-	// the language's frequency list has it (see Rarity); rarityCounted is set when the list gives frequencies,
-	// not only ranks.
-	rarity        func(word string) (rarity float64, listed bool)
-	rarityCounted bool
+	// the language's frequency list has it (see Rarity).
+	rarity func(word string) (rarity float64, listed bool)
 	// clauseBreaks are the words that may join two questions in one message ("and", "also"; see SplitClauses).
 	clauseBreaks []string
 	// askingWords are the words a clause that asks begins with: question words and the verbs a question is
@@ -38,6 +38,8 @@ type Language struct {
 	// wordClasses are the classes of the language's words that detecting answer types relies on (see
 	// AppendAnswerTypes).
 	wordClasses map[string]wordClass
+	// noAnswerTypes is set for a language run without its answer types (see Without).
+	noAnswerTypes bool
 
 	// The resources a language may lack.
 
@@ -48,18 +50,10 @@ type Language struct {
 	// phrasal returns, by the stem of a phrasal verb's verb and its particle, the stems of its meaning (see
 	// phrasal.go).
 	phrasal func() map[string]map[string][]string
-	// thesaurus returns the language's groups of synonyms (see thesaurus.go).
-	thesaurus func() *Thesaurus
-	// vectors returns the language's word vectors (see wordvec.go).
-	vectors func() *Vectors
-	// acronyms is set for a language whose visitors write the acronyms of names ("UK"; see AppendAcronyms).
-	acronyms bool
 	// compounds is how the language writes compounds as one word; nil for one that writes them apart.
 	compounds *compounding
 	// otherForm returns another form of a word that its stemmer stems apart from it (see OtherForm).
 	otherForm func(word string) (string, bool)
-	// leavesSuffixes is set for a language whose stemmer leaves derivational suffixes on (see LeavesSuffixes).
-	leavesSuffixes bool
 }
 
 // ForLocale returns the language of a BCP 47 locale such as "de-AT": German for German, English otherwise.
@@ -73,7 +67,12 @@ func ForLocale(locale string) *Language {
 }
 
 // Stem reduces a lower-case word to its stem.
-func (l *Language) Stem(word string) string { return l.stem(word) }
+func (l *Language) Stem(word string) string {
+	if l.lemma != nil {
+		word = l.lemma(word)
+	}
+	return l.stem(word)
+}
 
 // Informative reports whether a word says something about a question's topic: it is no stop word.
 func (l *Language) Informative(word string) bool {
@@ -86,10 +85,6 @@ func (l *Language) Informative(word string) bool {
 // out, and so for names, typos and jargon. listed reports whether the list has the word, which is then spelt
 // right.
 func (l *Language) Rarity(word string) (rarity float64, listed bool) { return l.rarity(word) }
-
-// RarityCounted reports whether Rarity comes from counted frequencies (English) rather than from ranks alone
-// (German), which tell the commonest words apart less finely.
-func (l *Language) RarityCounted() bool { return l.rarityCounted }
 
 // Synonyms returns the stems of the words used for the same thing as a stem's, from the language's curated list.
 func (l *Language) Synonyms(stem string) []string { return l.synonyms[stem] }
@@ -112,45 +107,6 @@ func (l *Language) Phrasal(verb, particle string) []string {
 	return l.phrasal()[verb][particle]
 }
 
-// Thesaurus returns the language's groups of synonyms, parsed the first time they are needed; nil for a language
-// without a thesaurus.
-func (l *Language) Thesaurus() *Thesaurus {
-	if l.thesaurus == nil {
-		return nil
-	}
-	return l.thesaurus()
-}
-
-// Vectors returns the language's word vectors, decoded the first time they are needed; nil for a language without
-// them.
-func (l *Language) Vectors() *Vectors {
-	if l.vectors == nil {
-		return nil
-	}
-	return l.vectors()
-}
-
-// SpelledRight reports whether a word is one of the language's word vectors, the commonest words of the language:
-// such a word is spelt right, and no typo of a word like it ("parking" is no "packing"). It is false for a
-// language without word vectors.
-func (l *Language) SpelledRight(word string) bool {
-	v := l.Vectors()
-	if v == nil {
-		return false
-	}
-	_, ok := v.Find(word)
-	return ok
-}
-
-// AppendAcronyms appends to out the acronyms of the names in text (see appendAcronyms), for a language whose
-// visitors write them.
-func (l *Language) AppendAcronyms(out []string, text string) []string {
-	if !l.acronyms {
-		return out
-	}
-	return appendAcronyms(out, text)
-}
-
 // OtherForm returns another form of a word that the language's stemmer stems apart from it, when the language
 // has one: German "Kurs" and "Kurse".
 func (l *Language) OtherForm(word string) (string, bool) {
@@ -159,11 +115,6 @@ func (l *Language) OtherForm(word string) (string, bool) {
 	}
 	return l.otherForm(word)
 }
-
-// LeavesSuffixes reports whether the language's stemmer leaves derivational suffixes on ("changeable" stems as
-// "changeabl", "change" as "chang"), so that a word nothing else explains may be a derived form of a shorter
-// stem. It is set for English, the language this matching was tuned on.
-func (l *Language) LeavesSuffixes() bool { return l.leavesSuffixes }
 
 // compounding is how a language writes compounds as one word ("Hundeleine", "Kursgebühr"), so that a visitor's
 // word may be one a knowledge base has only in parts: a compound's last part, its head, says what it is (a

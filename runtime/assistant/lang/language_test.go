@@ -111,18 +111,38 @@ func TestResources(t *testing.T) {
 			"synonyms":        len(tt.lang.Synonyms(tt.lang.Stem("colour"))) > 0,
 			"derived forms":   len(tt.lang.Derived(tt.lang.Stem("pregnant"))) > 0,
 			"phrasal verbs":   len(tt.lang.Phrasal("punch", "in")) > 0,
-			"word vectors":    tt.lang.Vectors() != nil,
-			"spelling":        tt.lang.SpelledRight("parking"),
-			"acronyms":        len(tt.lang.AppendAcronyms(nil, "We ship to the United Kingdom.")) > 0,
-			"counted rarity":  tt.lang.RarityCounted(),
-			"suffixes left":   tt.lang.LeavesSuffixes(),
-			"no thesaurus":    tt.lang.Thesaurus() == nil,
 			"apart compounds": !tt.lang.WritesCompounds(),
 		}
 		for resource, got := range offers {
 			if got != tt.has {
 				t.Errorf("%s: %s is %v, want %v", tt.name, resource, got, tt.has)
 			}
+		}
+	}
+}
+
+// TestWithout checks that a language without a resource offers nothing of it, and that the language it was
+// copied from keeps it: the languages are shared by every index.
+func TestWithout(t *testing.T) {
+	if len(English.Synonyms(English.Stem("cost"))) == 0 || English.Phrasal(English.Stem("work"), "out") == nil {
+		t.Fatal("English has no synonyms of cost or no meaning of work out")
+	}
+	tests := []struct {
+		r    Resource
+		gone func(l *Language) bool
+	}{
+		{Synonyms, func(l *Language) bool { return l.Synonyms(l.Stem("cost")) == nil }},
+		{Phrasal, func(l *Language) bool { return l.Phrasal(l.Stem("work"), "out") == nil }},
+		{Irregular, func(l *Language) bool { return l.Stem("spent") != l.Stem("spend") }},
+		{Idioms, func(l *Language) bool { out, _ := l.RewriteIdioms([]string{"money", "back"}); return out[0] == "money" }},
+		{Story, func(l *Language) bool { return l.StoryWords("my chain snapped, can I drop in") == nil }},
+	}
+	for _, tt := range tests {
+		if !tt.gone(English.Without(tt.r)) {
+			t.Errorf("English without %s still has it", tt.r)
+		}
+		if tt.gone(English) {
+			t.Errorf("English lost %s when a copy went without it", tt.r)
 		}
 	}
 }

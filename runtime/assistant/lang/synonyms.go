@@ -3,10 +3,9 @@ package lang
 import "slices"
 
 // synonymGroups are words that customers and help pages use for the same thing, British and American spellings,
-// and the informal words and abbreviations visitors type for common ones ("telly", "quid", "yr"), which
-// the word vectors lack or place far from them. They are general vocabulary of buying and of asking for help,
-// never a business's products (the word vectors relate "coat" and "jacket", "gas" and "fuel"); a query word also
-// matches the other words of its groups.
+// and the informal words and abbreviations visitors type for common ones ("telly", "quid", "yr"). They are
+// general vocabulary of buying and of asking for help, never a business's products ("coat" and "jacket" are two
+// things a shop may sell); a query word also matches the other words of its groups.
 var synonymGroups = [][]string{
 	{"buy", "purchase"},
 	{"cost", "price", "fee"},

@@ -216,62 +216,6 @@ func nextNonSpace(s string) rune {
 // currencyNames are the words for currency signs.
 var currencyNames = map[rune]string{'$': "dollar", '€': "euro", '£': "pound"}
 
-// Acronyms of names: a visitor writes "UK" or "EU" where help pages write "United Kingdom" or "European Union".
-const (
-	// minAcronym and maxAcronym are the fewest and most words of a name that an acronym is made of.
-	minAcronym, maxAcronym = 2, 5
-)
-
-// appendAcronyms appends to out, lower-cased, the acronyms of the names in text: runs of minAcronym to maxAcronym
-// words that each start with a capital letter, with only spaces between them ("United Kingdom" gives "uk", "Rocky
-// Mountain National Park" "rmnp"). Two words that start a sentence are no name ("Call Anna"), as its first word
-// has a capital anyway. A title written in capitals gives an acronym that nobody types, which costs nothing.
-func appendAcronyms(out []string, text string) []string {
-	var initials []byte
-	sentenceStart := true   // the next word starts a sentence
-	startsSentence := false // the current run starts a sentence
-	flush := func() {
-		n := len(initials)
-		if n >= minAcronym && n <= maxAcronym && (n > minAcronym || !startsSentence) {
-			out = append(out, strings.ToLower(string(initials)))
-		}
-		initials = initials[:0]
-	}
-	for i := 0; i < len(text); {
-		r, size := utf8.DecodeRuneInString(text[i:])
-		if !unicode.IsLetter(r) {
-			if r != ' ' {
-				flush()
-			}
-			if r == '.' || r == '!' || r == '?' || r == '\n' {
-				sentenceStart = true
-			}
-			i += size
-			continue
-		}
-		if len(initials) == 0 {
-			startsSentence = sentenceStart
-		}
-		sentenceStart = false
-		end := i + size
-		for end < len(text) {
-			r2, s2 := utf8.DecodeRuneInString(text[end:])
-			if !unicode.IsLetter(r2) && r2 != '-' && r2 != '\'' {
-				break
-			}
-			end += s2
-		}
-		if unicode.IsUpper(r) && r < utf8.RuneSelf {
-			initials = append(initials, text[i]) // the capital, one byte in UTF-8
-		} else {
-			flush()
-		}
-		i = end
-	}
-	flush()
-	return out
-}
-
 // toSet turns a space-separated list of words into a set.
 func toSet(words string) map[string]struct{} {
 	set := make(map[string]struct{})

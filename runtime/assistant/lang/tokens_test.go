@@ -69,22 +69,3 @@ func TestCompounds(t *testing.T) {
 		}
 	}
 }
-
-func TestAppendAcronyms(t *testing.T) {
-	tests := []struct {
-		text string
-		want []string
-	}{
-		{"We ship to the United Kingdom and the European Union.", []string{"uk", "eu"}},
-		{"Dogs are not allowed in Rocky Mountain National Park.", []string{"rmnp"}},
-		{"Orders go to the United Kingdom, Canada and Australia.", []string{"uk"}},
-		{"Standard shipping takes 3 to 5 days.", nil},
-		{"Call Anna or Ben.", nil},
-		{"Go to Settings > Billing.", nil},
-	}
-	for _, tt := range tests {
-		if got := appendAcronyms(nil, tt.text); !slices.Equal(got, tt.want) {
-			t.Errorf("appendAcronyms(%q) = %q, want %q", tt.text, got, tt.want)
-		}
-	}
-}
