@@ -451,7 +451,7 @@ func (s *Service) SaveLead(ctx context.Context, m *tenant.Bundle, f LeadForm) (s
 func (s *Service) CreateKnowledge(ctx context.Context, m *tenant.Bundle, k store.Knowledge) (store.Knowledge, error) {
 	now := s.now().UTC().Truncate(time.Millisecond)
 	k.ID, k.MerchantID, k.CreatedAt, k.UpdatedAt, k.UseCount = ids.New("kn_"), m.MerchantID, now, now, 0
-	if err := createKnowledge(ctx, s.store, k, int(m.Plan.KnowledgeItems), int(m.Plan.KnowledgeCharacters)); err != nil {
+	if err := CreateKnowledge(ctx, s.store, k, KnowledgeLimitsOf(m.Plan)); err != nil {
 		return store.Knowledge{}, err
 	}
 	s.indexes.reload(ctx, m.MerchantID)

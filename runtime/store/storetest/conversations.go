@@ -188,7 +188,7 @@ func (h harness) failedExchange(t *testing.T) {
 	ctx := t.Context()
 	s := h.store(t)
 	if err := chat.CreateKnowledge(ctx, s, store.Knowledge{ID: "k1", MerchantID: "m1", Title: "Shipping", Content: "Two days.",
-		CreatedAt: base, UpdatedAt: base}, 0); err != nil {
+		CreatedAt: base, UpdatedAt: base}, chat.KnowledgeLimits{}); err != nil {
 		t.Fatal(err)
 	}
 	cited := func(ex store.Exchange) store.Exchange {
