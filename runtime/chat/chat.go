@@ -248,7 +248,7 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 		MonthlyLimit: int(m.Plan.MonthlyConversations),
 		Question:     store.Message{ID: ids.New("msg_"), Role: store.RoleVisitor, Text: q.Message, CreatedAt: now, Answered: true},
 		Answer: store.Message{ID: ids.New("msg_"), Role: store.RoleAssistant, Text: reply.Text, CreatedAt: now,
-			Answered: reply.Answered, Sources: storeSources(reply.Sources)},
+			Answered: reply.Answered, Sources: storeSources(reply.Sources), Confidence: reply.Confidence},
 		Contact: chatContact(q.Message),
 		Outbox:  Route(m),
 		Tokens:  reply.Usage.PromptTokens + reply.Usage.CompletionTokens,

@@ -21,8 +21,10 @@ type reviewGroupJSON struct {
 	Asked          int            `json:"asked"`
 	Unanswered     int            `json:"unanswered"`
 	ThumbsDown     int            `json:"thumbs_down"`
+	LowConfidence  int            `json:"low_confidence"`
 	Answer         string         `json:"answer"`
 	Answered       bool           `json:"answered"`
+	Confidence     float64        `json:"confidence"`
 	Sources        []sourceJSON   `json:"sources"`
 	Comments       []string       `json:"comments"`
 	ConversationID string         `json:"conversation_id"`
@@ -55,7 +57,8 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request, m *tenant.Bundle
 	out := make([]reviewGroupJSON, len(groups))
 	for i, g := range groups {
 		out[i] = reviewGroupJSON{Question: g.Question, Questions: questions(g.Questions), Asked: g.Asked,
-			Unanswered: g.Unanswered, ThumbsDown: g.ThumbsDown, Answer: g.Latest.Answer, Answered: g.Latest.Answered,
+			Unanswered: g.Unanswered, ThumbsDown: g.ThumbsDown, LowConfidence: g.LowConfidence, Answer: g.Latest.Answer,
+			Answered: g.Latest.Answered, Confidence: g.Latest.Confidence,
 			Sources: sourcesJSON(g.Latest.Sources), Comments: append([]string{}, g.Comments...),
 			ConversationID: g.Latest.ConversationID, LastAskedAt: g.Latest.CreatedAt.UTC()}
 	}
@@ -69,7 +72,7 @@ func writeReviewCSV(w http.ResponseWriter, groups []chat.ReviewGroup) error {
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="review-queue.csv"`)
 	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"question", "asked", "unanswered", "thumbs_down", "wordings", "answer", "sources", "comments", "last_asked_at"})
+	_ = cw.Write([]string{"question", "asked", "unanswered", "thumbs_down", "low_confidence", "wordings", "answer", "sources", "comments", "last_asked_at"})
 	for _, g := range groups {
 		wordings := make([]string, len(g.Questions))
 		for i, q := range g.Questions {
@@ -80,7 +83,7 @@ func writeReviewCSV(w http.ResponseWriter, groups []chat.ReviewGroup) error {
 			sources[i] = src.Title
 		}
 		row := []string{g.Question, strconv.Itoa(g.Asked), strconv.Itoa(g.Unanswered), strconv.Itoa(g.ThumbsDown),
-			strings.Join(wordings, "\n"), g.Latest.Answer, strings.Join(sources, "\n"), strings.Join(g.Comments, "\n"),
+			strconv.Itoa(g.LowConfidence), strings.Join(wordings, "\n"), g.Latest.Answer, strings.Join(sources, "\n"), strings.Join(g.Comments, "\n"),
 			g.Latest.CreatedAt.UTC().Format(time.RFC3339)}
 		for i, cell := range row {
 			row[i] = safeCell(cell)

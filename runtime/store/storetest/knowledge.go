@@ -119,7 +119,8 @@ func knowledgeIDs(items []store.Knowledge) []string {
 func checkKnowledge(t *testing.T, got, want store.Knowledge) {
 	t.Helper()
 	if got.ID != want.ID || got.MerchantID != want.MerchantID || got.Title != want.Title ||
-		got.Content != want.Content || got.URL != want.URL || got.Draft != want.Draft || got.UseCount != want.UseCount {
+		got.Content != want.Content || got.URL != want.URL || got.Draft != want.Draft || got.Curated != want.Curated ||
+		got.UseCount != want.UseCount {
 		t.Errorf("item = %+v, want %+v", got, want)
 	}
 	if len(got.Tags) != 0 || len(want.Tags) != 0 {
@@ -141,6 +142,7 @@ func (h harness) knowledgeCRUD(t *testing.T) {
 	k.Questions = []string{"Do you ship to Zürich?", "How long does delivery take, \"express\" included?"}
 	k.UpdatedAt = k.CreatedAt.Add(30 * time.Minute)
 	k.Content = "Line one\nLine two with \"quotes\" and 100% _stuff_"
+	k.Curated = true
 	mustCreateKnowledge(t, s, k, 0)
 	checkKnowledge(t, mustGetKnowledge(t, s, "m1", "k1"), k)
 
@@ -150,7 +152,7 @@ func (h harness) knowledgeCRUD(t *testing.T) {
 	checkKnowledge(t, mustGetKnowledge(t, s, "m1", "k2"), noTags)
 
 	updated := k
-	updated.Title, updated.Content, updated.URL, updated.Draft = "New title", "New content", "", true
+	updated.Title, updated.Content, updated.URL, updated.Draft, updated.Curated = "New title", "New content", "", true, false
 	updated.Tags = []string{"returns"}
 	updated.Questions = []string{"Can I send it back?"}
 	updated.CreatedAt = base.Add(100 * time.Hour) // ignored: only UpdatedAt changes
