@@ -29,8 +29,8 @@ func TestLowConfidenceAnswersAreReviewed(t *testing.T) {
 	record("c1", "Is the box recyclable?", 0.3)
 	record("c2", "is the box recyclable", 0.55)
 	record("c3", "How long does shipping take?", chat.LowConfidence) // sure enough
-	record("c4", "Hello!", 0)                                         // small talk: not measured
-	record("c5", "Do you ship to Canada?", 1)                         // curated
+	record("c4", "Hello!", 0)                                        // small talk: not measured
+	record("c5", "Do you ship to Canada?", 1)                        // curated
 
 	groups, err := f.svc.Review(t.Context(), m)
 	if err != nil {
