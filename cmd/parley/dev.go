@@ -241,7 +241,7 @@ func seedDemoKnowledge(ctx context.Context, st store.Store) error {
 		created := now.Add(time.Duration(i) * time.Millisecond) // keeps the fixture's order in listings
 		k := store.Knowledge{ID: "kn_demo_" + item.ID, MerchantID: devMerchantID, Title: item.Title, Content: item.Content,
 			URL: item.URL, Tags: item.Tags, CreatedAt: created, UpdatedAt: created}
-		if err := chat.CreateKnowledge(ctx, st, k, 0); err != nil {
+		if err := chat.CreateKnowledge(ctx, st, k, chat.KnowledgeLimits{}); err != nil {
 			return fmt.Errorf("seeding demo knowledge: %w", err)
 		}
 	}

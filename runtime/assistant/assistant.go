@@ -15,6 +15,9 @@ type Item struct {
 	// asks one of them is answered from the item before anything else (see asked), and their words count for
 	// the item as its title's do.
 	Questions []string
+	// Curated makes Content the answer to Questions: a question that asks one of them, or that the item matches
+	// with at least CuratedConfidence, is answered with Content as written, first of all (see CuratedReply).
+	Curated bool
 }
 
 // Source is an item an answer was drawn from, with its relevance score.
@@ -94,6 +97,10 @@ type Reply struct {
 	// Cut is why a model's answer ended before it was done, CutLength or CutContentFilter; "" for a whole
 	// answer. A cut answer is not Answered: it is given as far as it goes, but not counted as an answer.
 	Cut string
+	// Confidence is, for an answer drawn from the knowledge base (KindAnswer), the retriever's confidence, above 0
+	// and up to 1, that its best item answers the question; 1 for a curated answer, which the merchant vouches
+	// for. It is 0 for the other kinds.
+	Confidence float64
 }
 
 // The reasons an answer was cut short, as the chat completions API names them in finish_reason.

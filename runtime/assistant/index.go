@@ -19,6 +19,8 @@ const minFuzzyLen = 5
 type Hit struct {
 	Item  Item
 	Score float64
+	// Confidence is how sure the retriever is, from 0 to 1, that the item answers the query (see confidence).
+	Confidence float64
 }
 
 // Index is a BM25 index of a merchant's knowledge items over stemmed words of their titles, tags and content.
@@ -198,7 +200,7 @@ func (ix *Index) Search(query string, k int) []Hit {
 	matches := ix.rank(ix.parseQuery(query), k)
 	hits := make([]Hit, len(matches))
 	for i, m := range matches {
-		hits[i] = Hit{Item: ix.items[ix.docs[m.doc].item], Score: m.score}
+		hits[i] = Hit{Item: ix.items[ix.docs[m.doc].item], Score: m.score, Confidence: ix.confidence(m)}
 	}
 	return hits
 }

@@ -47,6 +47,9 @@ func (r Retrieval) Respond(ctx context.Context, req Request) (Reply, error) {
 	ix := req.Index
 	q := ix.parseQuery(searchText(req))
 	matches := ix.rank(q, candidates)
+	if m, ok := ix.curatedMatch(searchText(req), matches); ok {
+		return ix.curatedReply(m), nil
+	}
 	if !r.answerable(ix, q, matches) {
 		reply := fallback(req, texts)
 		reply.Sources = r.suggestions(ix, q, matches)
@@ -176,7 +179,58 @@ func (r Retrieval) answer(ix *Index, message string, q query, matches []match, t
 			sources = append(sources, ix.source(m, strings.Join(ix.bestSentences(m.doc, q)[:1], " ")))
 		}
 	}
-	return Reply{Text: text, Sources: sources, Kind: KindAnswer, Answered: true}
+	return Reply{Text: text, Sources: sources, Kind: KindAnswer, Answered: true, Confidence: ix.confidence(top)}
+}
+
+// CuratedReply returns the curated answer to req.Message (see Item.Curated) when there is one: the content of the
+// first of the best matches whose item is curated and which the message asks, by one of the item's listed
+// questions or by a paraphrase the item matches with at least CuratedConfidence. It is what a model's responder
+// gives before asking the model: the merchant wrote the answer, and it is given as written, not rephrased, as the
+// answer products' curated answers are (a model's rewording could drop the one condition that matters).
+func CuratedReply(req Request) (Reply, bool) {
+	ix := req.Index
+	if ix.Len() == 0 || IsSmallTalk(req.Message) {
+		return Reply{}, false
+	}
+	text := searchText(req)
+	m, ok := ix.curatedMatch(text, ix.rank(ix.parseQuery(text), candidates))
+	if !ok {
+		return Reply{}, false
+	}
+	return ix.curatedReply(m), true
+}
+
+// curatedMatch returns the first of matches whose item is curated and asked, text being the question: by one of its
+// listed questions, word for word or as the retriever reads it (match.asked), or with at least CuratedConfidence.
+func (ix *Index) curatedMatch(text string, matches []match) (match, bool) {
+	for _, m := range matches {
+		it := &ix.items[ix.docs[m.doc].item]
+		if !it.Curated || !m.wordMatched {
+			continue
+		}
+		if m.asked || ix.confidence(m) >= CuratedConfidence || listsQuestion(it, text) {
+			return m, true
+		}
+	}
+	return match{}, false
+}
+
+// listsQuestion reports whether text is one of the item's listed questions, its words the same whatever their case
+// and punctuation. Ranking reads a question by its informative words, and a listed question of everyday ones ("how
+// long to Toronto?") may not reach askedShare even asked as listed.
+func listsQuestion(it *Item, text string) bool {
+	words := strings.Join(lang.Tokenize(text), " ")
+	return words != "" && slices.ContainsFunc(it.Questions, func(q string) bool { return strings.Join(lang.Tokenize(q), " ") == words })
+}
+
+// curatedReply is the curated answer of match m: its item's content, whole and as written, citing the item.
+func (ix *Index) curatedReply(m match) Reply {
+	it := ix.items[ix.docs[m.doc].item]
+	text := strings.TrimSpace(it.Content)
+	if text == "" {
+		text = it.Title
+	}
+	return Reply{Text: text, Sources: []Source{ix.source(m, text)}, Kind: KindAnswer, Answered: true, Confidence: 1}
 }
 
 // maxClauses is the most clauses of a message tried as its other part: the first and the last half of them, where

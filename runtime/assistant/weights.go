@@ -61,6 +61,11 @@ const (
 const (
 	// DefaultMinConfidence is the confidence an answer needs when Retrieval.MinConfidence is zero.
 	DefaultMinConfidence = 0.5
+	// CuratedConfidence is the confidence with which a question that asks none of a curated item's listed
+	// questions word for word is still answered with the item (Item.Curated): a paraphrase the retriever is
+	// sure of, well above the confidence an ordinary answer needs, since the curated text is given whole
+	// whatever else the question asks.
+	CuratedConfidence = 0.8
 	// titleFloor is the share of the confidence threshold a match needs when the question is about its item
 	// (see confident).
 	titleFloor = 0.5

@@ -248,7 +248,7 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 		MonthlyLimit: int(m.Plan.MonthlyConversations),
 		Question:     store.Message{ID: ids.New("msg_"), Role: store.RoleVisitor, Text: q.Message, CreatedAt: now, Answered: true},
 		Answer: store.Message{ID: ids.New("msg_"), Role: store.RoleAssistant, Text: reply.Text, CreatedAt: now,
-			Answered: reply.Answered, Sources: storeSources(reply.Sources)},
+			Answered: reply.Answered, Sources: storeSources(reply.Sources), Confidence: reply.Confidence},
 		Contact: chatContact(q.Message),
 		Outbox:  Route(m),
 		Tokens:  reply.Usage.PromptTokens + reply.Usage.CompletionTokens,
@@ -451,7 +451,7 @@ func (s *Service) SaveLead(ctx context.Context, m *tenant.Bundle, f LeadForm) (s
 func (s *Service) CreateKnowledge(ctx context.Context, m *tenant.Bundle, k store.Knowledge) (store.Knowledge, error) {
 	now := s.now().UTC().Truncate(time.Millisecond)
 	k.ID, k.MerchantID, k.CreatedAt, k.UpdatedAt, k.UseCount = ids.New("kn_"), m.MerchantID, now, now, 0
-	if err := createKnowledge(ctx, s.store, k, int(m.Plan.KnowledgeItems), int(m.Plan.KnowledgeCharacters)); err != nil {
+	if err := CreateKnowledge(ctx, s.store, k, KnowledgeLimitsOf(m.Plan)); err != nil {
 		return store.Knowledge{}, err
 	}
 	s.indexes.reload(ctx, m.MerchantID)

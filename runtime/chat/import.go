@@ -108,9 +108,10 @@ func (s *Service) addImported(ctx context.Context, m *tenant.Bundle, items []sto
 		created := now.Add(time.Duration(i) * time.Millisecond) // keeps the file's order in listings
 		items[i].ID, items[i].MerchantID, items[i].CreatedAt, items[i].UpdatedAt, items[i].UseCount = ids.New("kn_"), m.MerchantID, created, created, 0
 	}
+	lim := KnowledgeLimitsOf(m.Plan)
 	err := s.store.Write(ctx, func(tx store.Tx) error {
 		for _, k := range items {
-			claimed, err := tx.ClaimKnowledgeSlot(ctx, m.MerchantID, int(m.Plan.KnowledgeItems))
+			claimed, err := tx.ClaimKnowledgeSlot(ctx, m.MerchantID, lim.MaxItems)
 			if err != nil {
 				return err
 			}
@@ -121,7 +122,7 @@ func (s *Service) addImported(ctx context.Context, m *tenant.Bundle, items []sto
 				return err
 			}
 		}
-		if err := checkCharacters(ctx, tx, m.MerchantID, "", int(m.Plan.KnowledgeCharacters)); err != nil {
+		if err := checkCharacters(ctx, tx, m.MerchantID, "", lim.MaxChars); err != nil {
 			return &ImportCeilingError{Items: len(items), Err: err}
 		}
 		return nil

@@ -250,7 +250,8 @@ func (c *indexCache) build(ctx context.Context, merchantID string, have int64, l
 		if k.Draft { // kept, not answered from
 			continue
 		}
-		ai = append(ai, assistant.Item{ID: k.ID, Title: k.Title, Content: k.Content, URL: k.URL, Tags: k.Tags, Questions: k.Questions})
+		ai = append(ai, assistant.Item{ID: k.ID, Title: k.Title, Content: k.Content, URL: k.URL, Tags: k.Tags, Questions: k.Questions,
+			Curated: k.Curated})
 	}
 	c.metrics.rebuilds.Inc()
 	return builder.Build(ai, locale), rev, nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/tenant"
 )
 
 // The limits of one knowledge item, the same through the API, the dashboard and imports.
@@ -24,27 +25,34 @@ const (
 // Every knowledge write changes the merchant's knowledge revision in its transaction, first, so that one
 // merchant's knowledge writes are serialised and replicas see that their index is stale.
 
-// CreateKnowledge stores a new item. With maxItems > 0 and the merchant already holding maxItems items, nothing
-// is written and store.ErrKnowledgeLimit is returned (exact under concurrency).
-func CreateKnowledge(ctx context.Context, st store.Store, k store.Knowledge, maxItems int) error {
-	return createKnowledge(ctx, st, k, maxItems, 0)
+// KnowledgeLimits are the plan's ceilings every write that adds knowledge items is checked against, in its own
+// transaction: a hand-written item, an import, a synced page.
+type KnowledgeLimits struct {
+	// MaxItems and MaxChars are the plan's knowledgeItems and knowledgeCharacters; 0 is no ceiling.
+	MaxItems, MaxChars int
 }
 
-// createKnowledge is CreateKnowledge within the plan's characters ceiling as well (maxChars > 0), checked in
-// the same transaction: store.ErrKnowledgeSizeLimit.
-func createKnowledge(ctx context.Context, st store.Store, k store.Knowledge, maxItems, maxChars int) error {
+// KnowledgeLimitsOf returns the knowledge ceilings of plan.
+func KnowledgeLimitsOf(plan tenant.Plan) KnowledgeLimits {
+	return KnowledgeLimits{MaxItems: int(plan.KnowledgeItems), MaxChars: int(plan.KnowledgeCharacters)}
+}
+
+// CreateKnowledge stores a new item within both of the plan's ceilings, checked in the write's transaction (exact
+// under concurrency): past lim.MaxItems items, store.ErrKnowledgeLimit; past lim.MaxChars characters,
+// store.ErrKnowledgeSizeLimit; nothing is written then.
+func CreateKnowledge(ctx context.Context, st store.Store, k store.Knowledge, lim KnowledgeLimits) error {
 	if err := validateKnowledge(k); err != nil {
 		return fmt.Errorf("creating knowledge item: %w", err)
 	}
 	err := st.Write(ctx, func(tx store.Tx) error {
-		claimed, err := tx.ClaimKnowledgeSlot(ctx, k.MerchantID, maxItems)
+		claimed, err := tx.ClaimKnowledgeSlot(ctx, k.MerchantID, lim.MaxItems)
 		if err != nil {
 			return err
 		}
 		if !claimed {
 			return store.ErrKnowledgeLimit
 		}
-		if err := checkCharacters(ctx, tx, k.MerchantID, "", maxChars, k); err != nil {
+		if err := checkCharacters(ctx, tx, k.MerchantID, "", lim.MaxChars, k); err != nil {
 			return err
 		}
 		return tx.InsertKnowledge(ctx, k)

@@ -27,6 +27,10 @@ const (
 	sameQuestionShare = 0.6
 	// maxFixQuestions bounds the questions one fix deals with: a group's wordings.
 	maxFixQuestions = 100
+	// LowConfidence is the retriever's confidence below which an answer given goes to the review queue. The
+	// offline assistant answers from 0.5 (0.25 when the question names the item's title) and a curated answer has
+	// 1: an answer below 0.6 was a near thing, the ones worth a look.
+	LowConfidence = 0.6
 )
 
 // ReviewGroup is one thing visitors asked that the assistant missed, in the review queue: the questions that ask
@@ -36,22 +40,23 @@ type ReviewGroup struct {
 	Question string
 	// Questions are the group's normalized questions, most asked first: what a fix deals with.
 	Questions []store.QuestionCount
-	// Asked counts the misses; Unanswered the answers the assistant could not give, ThumbsDown those rated down.
-	Asked, Unanswered, ThumbsDown int
+	// Asked counts the misses; Unanswered the answers the assistant could not give, ThumbsDown those rated down,
+	// LowConfidence those given with a confidence below LowConfidence.
+	Asked, Unanswered, ThumbsDown, LowConfidence int
 	// Latest is the latest miss: the answer given, its sources, the visitor's rating and reason.
 	Latest store.Miss
 	// Comments are the visitors' reasons for rating the group's answers down, newest first.
 	Comments []string
 }
 
-// Review returns the merchant's review queue: the answers of the last ReviewWindow the assistant could not give or
-// its visitors rated down, grouped when their questions ask the same thing, most missed first. A question dealt with
+// Review returns the merchant's review queue: the answers of the last ReviewWindow the assistant could not give, its
+// visitors rated down or it gave with a confidence below LowConfidence, grouped when their questions ask the same thing, most missed first. A question dealt with
 // (RecordFix) leaves the queue with its misses until then, and comes back with a miss after.
 //
 // Questions are grouped by the merchant's retriever itself: each normalized question is searched among the others,
 // and those it finds with at least sameQuestionShare of its own score ask the same thing.
 func (s *Service) Review(ctx context.Context, m *tenant.Bundle) ([]ReviewGroup, error) {
-	misses, err := s.store.ReviewMisses(ctx, m.MerchantID, s.now().Add(-ReviewWindow), maxReviewMisses)
+	misses, err := s.store.ReviewMisses(ctx, m.MerchantID, s.now().Add(-ReviewWindow), LowConfidence, maxReviewMisses)
 	if err != nil {
 		return nil, err
 	}
@@ -100,6 +105,9 @@ func reviewGroup(keys []string, byKey map[string][]store.Miss) ReviewGroup {
 		if !miss.Answered {
 			g.Unanswered++
 		}
+		if lowConfidence(miss) {
+			g.LowConfidence++
+		}
 		if miss.Rating == store.RatingDown {
 			g.ThumbsDown++
 			if miss.Comment != "" {
@@ -110,6 +118,11 @@ func reviewGroup(keys []string, byKey map[string][]store.Miss) ReviewGroup {
 	// The wording shown is the latest one of the most asked normalized question.
 	g.Question = byKey[g.Questions[0].Question][0].Question
 	return g
+}
+
+// lowConfidence reports whether miss is an answer given with a measured confidence below LowConfidence.
+func lowConfidence(miss store.Miss) bool {
+	return miss.Answered && miss.Confidence > 0 && miss.Confidence < LowConfidence
 }
 
 // sameQuestions partitions the normalized questions keys into groups that ask the same thing, each group in the
@@ -204,7 +217,7 @@ func (s *Service) RecordFix(ctx context.Context, m *tenant.Bundle, f Fix) (store
 		}
 		if !slices.ContainsFunc(item.Questions, func(q string) bool { return strings.EqualFold(q, list) }) {
 			in := KnowledgeInput{Title: item.Title, Content: item.Content, URL: item.URL, Tags: item.Tags,
-				Questions: append(slices.Clone(item.Questions), list), Status: StatusOf(item)}
+				Questions: append(slices.Clone(item.Questions), list), Status: StatusOf(item), Curated: item.Curated}
 			k, problems := in.Validate()
 			if len(problems) > 0 {
 				return store.Knowledge{}, fmt.Errorf("%w: the item cannot list the question: %s", ErrInvalidFix, problems[0].Error())

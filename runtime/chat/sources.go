@@ -51,17 +51,11 @@ func DeleteSource(ctx context.Context, st store.Store, merchantID, id string) er
 	return nil
 }
 
-// PageLimits are the plan's ceilings a page's items are written within.
-type PageLimits struct {
-	// MaxItems and MaxChars are the plan's knowledgeItems and knowledgeCharacters; 0 is no ceiling.
-	MaxItems, MaxChars int
-}
-
 // ReplacePage replaces the items the source made of a page with items (each with its ID, times and the
 // source's ID) and records the page, in one transaction: a sync that stops part-way leaves every page with its
 // old items or its new ones. Past the plan's item or characters ceiling, store.ErrKnowledgeLimit or
 // store.ErrKnowledgeSizeLimit, and nothing changes.
-func ReplacePage(ctx context.Context, st store.Store, page store.SourcePage, items []store.Knowledge, lim PageLimits) error {
+func ReplacePage(ctx context.Context, st store.Store, page store.SourcePage, items []store.Knowledge, lim KnowledgeLimits) error {
 	err := st.Write(ctx, func(tx store.Tx) error {
 		if err := clearPage(ctx, tx, page.MerchantID, page.SourceID, page.URL); err != nil {
 			return err

@@ -235,7 +235,7 @@ func (sc *sourceSync) items(u *url.URL, sections []ingest.Section) []store.Knowl
 // replace writes a page's items within the plan's ceilings; a page past them keeps its old items and is
 // recorded as skipped, and the sync goes on with the other pages.
 func (sc *sourceSync) replace(ctx context.Context, rec store.SourcePage, items []store.Knowledge) error {
-	lim := PageLimits{MaxItems: int(sc.m.Plan.KnowledgeItems), MaxChars: int(sc.m.Plan.KnowledgeCharacters)}
+	lim := KnowledgeLimitsOf(sc.m.Plan)
 	err := ReplacePage(ctx, sc.s.store, rec, items, lim)
 	if errors.Is(err, store.ErrKnowledgeLimit) || errors.Is(err, store.ErrKnowledgeSizeLimit) {
 		if sc.refused == nil {

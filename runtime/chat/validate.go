@@ -20,6 +20,8 @@ type KnowledgeInput struct {
 	Questions []string
 	// Status is StatusPublished or StatusDraft, white space around it trimmed; empty is StatusPublished.
 	Status string
+	// Curated makes the content the answer to the questions (store.Knowledge.Curated); it needs a question.
+	Curated bool
 }
 
 // The statuses of a knowledge item, as every transport names them (store.Knowledge.Draft).
@@ -59,6 +61,7 @@ const (
 	FieldTags      = "tags"
 	FieldQuestions = "questions"
 	FieldStatus    = "status"
+	FieldCurated   = "curated"
 )
 
 // Problem says what is wrong with a field; each transport words it in its own language.
@@ -78,6 +81,8 @@ const (
 	ProblemNotText Problem = "not_text"
 	// ProblemNotStatus is a status other than StatusPublished and StatusDraft.
 	ProblemNotStatus Problem = "not_status"
+	// ProblemNoQuestions is a curated item without a question it is the answer to.
+	ProblemNoQuestions Problem = "no_questions"
 )
 
 // FieldError is one problem of one field.
@@ -164,6 +169,9 @@ func (in KnowledgeInput) Validate() (store.Knowledge, []FieldError) {
 		add(FieldStatus, -1, ProblemNotStatus, 0, 0)
 	case draft != nil:
 		k.Draft = *draft
+	}
+	if k.Curated = in.Curated; in.Curated && len(in.Questions) == 0 {
+		add(FieldCurated, -1, ProblemNoQuestions, 0, 0)
 	}
 	if problems != nil {
 		return store.Knowledge{}, problems

@@ -185,6 +185,7 @@ func (d *Dashboard) routes() *http.ServeMux {
 	mux.Handle("POST /dashboard/sources/{id}/sync", d.change(d.merchantChange(d.syncSource)))
 	mux.Handle("POST /dashboard/sources/{id}/delete", d.change(d.merchantChange(d.deleteSource)))
 	mux.Handle("GET /dashboard/review", d.page(d.review))
+	mux.Handle("GET /dashboard/review.csv", d.page(d.exportReview))
 	mux.Handle("POST /dashboard/review/fix", d.change(d.merchantChange(d.fixReview)))
 	mux.Handle("GET /dashboard/leads", d.page(d.leads))
 	mux.Handle("GET /dashboard/leads.csv", d.page(d.exportLeads))

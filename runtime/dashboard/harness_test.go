@@ -195,7 +195,7 @@ func (e *env) merchant(t *testing.T, id, origin string) string {
 		{"Returns " + id, "You can return unworn items to " + id + " within 60 days for a full refund."},
 	} {
 		err := chat.CreateKnowledge(t.Context(), e.store, store.Knowledge{ID: fmt.Sprintf("kn_%s_%d", id, i), MerchantID: id,
-			Title: k[0], Content: k[1], CreatedAt: now.Add(time.Duration(i) * time.Millisecond), UpdatedAt: now}, 0)
+			Title: k[0], Content: k[1], CreatedAt: now.Add(time.Duration(i) * time.Millisecond), UpdatedAt: now}, chat.KnowledgeLimits{})
 		if err != nil {
 			t.Fatal(err)
 		}

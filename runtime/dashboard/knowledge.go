@@ -35,12 +35,14 @@ type knowledgeInput struct {
 	Questions []string `json:"questions"`
 	// Status is chat.StatusPublished or chat.StatusDraft; empty is published.
 	Status string `json:"status"`
+	// Curated makes the content the answer to the questions, given as written.
+	Curated bool `json:"curated"`
 }
 
 // input is in as chat reads an item.
 func (in knowledgeInput) input() chat.KnowledgeInput {
 	return chat.KnowledgeInput{Title: in.Title, Content: in.Content, URL: in.URL, Tags: in.Tags, Questions: in.Questions,
-		Status: in.Status}
+		Status: in.Status, Curated: in.Curated}
 }
 
 // check validates in with chat's rules and returns it as an item, or says in lang what is wrong (the first
@@ -56,24 +58,25 @@ func (in knowledgeInput) check(lang string) (store.Knowledge, string) {
 // knowledgeProblems are the dashboard's words for a knowledge item's problems, by field and problem; a %d is
 // the limit.
 var knowledgeProblems = map[problemKey]string{
-	{chat.FieldTitle, chat.ProblemMissing}:     "the title is missing",
-	{chat.FieldTitle, chat.ProblemTooLong}:     "the title is longer than %d characters",
-	{chat.FieldContent, chat.ProblemMissing}:   "the content is missing",
-	{chat.FieldContent, chat.ProblemTooLong}:   "the content is longer than %d characters",
-	{chat.FieldURL, chat.ProblemTooLong}:       "the URL must be an absolute http or https address",
-	{chat.FieldURL, chat.ProblemNotHTTPURL}:    "the URL must be an absolute http or https address",
-	{chat.FieldTags, chat.ProblemMissing}:      "a tag is empty",
-	{chat.FieldTags, chat.ProblemTooLong}:      "a tag is longer than %d characters",
-	{chat.FieldTags, chat.ProblemTooMany}:      "there are more than %d tags",
-	{chat.FieldTitle, chat.ProblemNotText}:     "the title has characters that cannot be stored",
-	{chat.FieldContent, chat.ProblemNotText}:   "the content has characters that cannot be stored",
-	{chat.FieldURL, chat.ProblemNotText}:       "the URL has characters that cannot be stored",
-	{chat.FieldTags, chat.ProblemNotText}:      "a tag has characters that cannot be stored",
-	{chat.FieldQuestions, chat.ProblemMissing}: "a question is empty",
-	{chat.FieldQuestions, chat.ProblemTooLong}: "a question is longer than %d characters",
-	{chat.FieldQuestions, chat.ProblemTooMany}: "there are more than %d questions",
-	{chat.FieldQuestions, chat.ProblemNotText}: "a question has characters that cannot be stored",
-	{chat.FieldStatus, chat.ProblemNotStatus}:  "the status must be published or draft",
+	{chat.FieldTitle, chat.ProblemMissing}:       "the title is missing",
+	{chat.FieldTitle, chat.ProblemTooLong}:       "the title is longer than %d characters",
+	{chat.FieldContent, chat.ProblemMissing}:     "the content is missing",
+	{chat.FieldContent, chat.ProblemTooLong}:     "the content is longer than %d characters",
+	{chat.FieldURL, chat.ProblemTooLong}:         "the URL must be an absolute http or https address",
+	{chat.FieldURL, chat.ProblemNotHTTPURL}:      "the URL must be an absolute http or https address",
+	{chat.FieldTags, chat.ProblemMissing}:        "a tag is empty",
+	{chat.FieldTags, chat.ProblemTooLong}:        "a tag is longer than %d characters",
+	{chat.FieldTags, chat.ProblemTooMany}:        "there are more than %d tags",
+	{chat.FieldTitle, chat.ProblemNotText}:       "the title has characters that cannot be stored",
+	{chat.FieldContent, chat.ProblemNotText}:     "the content has characters that cannot be stored",
+	{chat.FieldURL, chat.ProblemNotText}:         "the URL has characters that cannot be stored",
+	{chat.FieldTags, chat.ProblemNotText}:        "a tag has characters that cannot be stored",
+	{chat.FieldQuestions, chat.ProblemMissing}:   "a question is empty",
+	{chat.FieldQuestions, chat.ProblemTooLong}:   "a question is longer than %d characters",
+	{chat.FieldQuestions, chat.ProblemTooMany}:   "there are more than %d questions",
+	{chat.FieldQuestions, chat.ProblemNotText}:   "a question has characters that cannot be stored",
+	{chat.FieldStatus, chat.ProblemNotStatus}:    "the status must be published or draft",
+	{chat.FieldCurated, chat.ProblemNoQuestions}: "a curated answer needs a question it answers",
 }
 
 type problemKey struct {
@@ -119,17 +122,17 @@ func splitLines(s string) []string {
 
 // formInput is the item a knowledge form sends. A browser sends a textarea's line breaks as CRLF, whatever the
 // page holds; validating makes them LF again (chat.KnowledgeInput.Validate). The draft box sends status=draft
-// when it is ticked and nothing when it is not: published.
+// when it is ticked and nothing when it is not: published; the curated box likewise sends curated=on.
 func formInput(r *http.Request) knowledgeInput {
 	return knowledgeInput{Title: r.PostFormValue("title"), Content: r.PostFormValue("content"),
 		URL: r.PostFormValue("url"), Tags: splitTags(r.PostFormValue("tags")), Questions: splitLines(r.PostFormValue("questions")),
-		Status: r.PostFormValue("status")}
+		Status: r.PostFormValue("status"), Curated: r.PostFormValue("curated") == "on"}
 }
 
 // inputOf is an item as its form shows it.
 func inputOf(k store.Knowledge) knowledgeInput {
 	return knowledgeInput{Title: k.Title, Content: k.Content, URL: k.URL, Tags: orEmpty(k.Tags), Questions: orEmpty(k.Questions),
-		Status: chat.StatusOf(k)}
+		Status: chat.StatusOf(k), Curated: k.Curated}
 }
 
 // knowledge lists and searches the knowledge base, with the forms to add and import items.

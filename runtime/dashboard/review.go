@@ -8,6 +8,7 @@ import (
 
 	"github.com/parley-dev/parley/runtime/assistant"
 	"github.com/parley-dev/parley/runtime/chat"
+	"github.com/parley-dev/parley/runtime/transcript"
 )
 
 // reviewGroup is a group of the review queue with the items that may answer it, to list its question under.
@@ -33,6 +34,19 @@ func (d *Dashboard) review(w http.ResponseWriter, r *http.Request, v *view) erro
 	}
 	d.render(w, r, v, http.StatusOK, "review", map[string]any{"List": list})
 	return nil
+}
+
+// exportReview downloads the review queue as CSV, as the API's format=csv gives it, for teams that work in a
+// spreadsheet.
+func (d *Dashboard) exportReview(w http.ResponseWriter, r *http.Request, v *view) error {
+	groups, err := d.chat.Review(r.Context(), v.merchant)
+	if err != nil {
+		return err
+	}
+	name := fmt.Sprintf("review-%s-%s.csv", v.merchant.MerchantID, d.now().UTC().Format("20060102"))
+	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	return transcript.ReviewCSV(w, groups)
 }
 
 // fixReview lists a group's question under the item chosen, or marks the group as dealt with.

@@ -16,8 +16,16 @@ func TestReviewQueueIsTheMerchantsOwn(t *testing.T) {
 	alpha := newClient(t, e.url)
 	alpha.signIn("alpha@owners.example")
 	body := alpha.get("/dashboard/review").Body
-	if strings.Contains(body, "beta-secret-voucher") || !strings.Contains(body, "Can I pay with bitcoin?") {
+	if strings.Contains(body, "beta-secret-voucher") || !strings.Contains(body, "Can I pay with bitcoin?") ||
+		!strings.Contains(body, `href="/dashboard/review.csv"`) {
 		t.Errorf("alpha's review queue:\n%s", body)
+	}
+	// The page's download is the same queue as a spreadsheet, alpha's alone.
+	csv := alpha.get("/dashboard/review.csv")
+	if csv.StatusCode != http.StatusOK || !strings.HasPrefix(csv.Header.Get("Content-Type"), "text/csv") ||
+		!strings.HasPrefix(csv.Body, "question,asked,unanswered,thumbs_down,low_confidence,") ||
+		!strings.Contains(csv.Body, "Can I pay with bitcoin?") || strings.Contains(csv.Body, "beta-secret-voucher") {
+		t.Errorf("alpha's review CSV: %d %q\n%s", csv.StatusCode, csv.Header.Get("Content-Type"), csv.Body)
 	}
 	res := alpha.post("/dashboard/review/fix", url.Values{"csrf": {alpha.csrf()}, "questions": {"can i pay with bitcoin"},
 		"knowledge_id": {"kn_beta_1"}, "list_question": {"Can I pay with bitcoin?"}})

@@ -32,7 +32,7 @@ func BenchmarkChat(b *testing.B) {
 		it := items[i%len(items)]
 		k := store.Knowledge{ID: fmt.Sprintf("kn_bench_%04d", i), MerchantID: "alpha", Title: fmt.Sprintf("%s (range %d)", it.Title, i),
 			Content: it.Content, URL: it.URL, Tags: it.Tags, CreatedAt: now, UpdatedAt: now}
-		if err := chat.CreateKnowledge(b.Context(), e.store, k, 0); err != nil {
+		if err := chat.CreateKnowledge(b.Context(), e.store, k, chat.KnowledgeLimits{}); err != nil {
 			b.Fatal(err)
 		}
 	}

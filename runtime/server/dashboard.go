@@ -178,6 +178,7 @@ type knowledgeInput struct {
 	Tags      []string `json:"tags"`
 	Questions []string `json:"questions"`
 	Status    string   `json:"status"`
+	Curated   bool     `json:"curated"`
 }
 
 type knowledgeJSON struct {
@@ -188,6 +189,7 @@ type knowledgeJSON struct {
 	Tags      []string  `json:"tags"`
 	Questions []string  `json:"questions"`
 	Status    string    `json:"status"`
+	Curated   bool      `json:"curated"`
 	SourceID  string    `json:"source_id,omitempty"`
 	UseCount  int       `json:"use_count"`
 	CreatedAt time.Time `json:"created_at"`
@@ -196,7 +198,7 @@ type knowledgeJSON struct {
 
 func toKnowledgeJSON(k store.Knowledge) knowledgeJSON {
 	return knowledgeJSON{ID: k.ID, Title: k.Title, Content: k.Content, URL: k.URL, Tags: orEmpty(k.Tags),
-		Questions: orEmpty(k.Questions), Status: chat.StatusOf(k), SourceID: k.SourceID, UseCount: k.UseCount, CreatedAt: k.CreatedAt.UTC(),
+		Questions: orEmpty(k.Questions), Status: chat.StatusOf(k), Curated: k.Curated, SourceID: k.SourceID, UseCount: k.UseCount, CreatedAt: k.CreatedAt.UTC(),
 		UpdatedAt: k.UpdatedAt.UTC()}
 }
 
@@ -215,7 +217,7 @@ func readKnowledge(w http.ResponseWriter, r *http.Request) (store.Knowledge, err
 		return store.Knowledge{}, err
 	}
 	k, problems := chat.KnowledgeInput{Title: deref(in.Title), Content: deref(in.Content), URL: in.URL, Tags: in.Tags,
-		Questions: in.Questions, Status: in.Status}.Validate()
+		Questions: in.Questions, Status: in.Status, Curated: in.Curated}.Validate()
 	if problems != nil {
 		msgs := make([]string, len(problems))
 		for i, p := range problems {
@@ -247,6 +249,8 @@ func knowledgeProblem(p chat.FieldError) string {
 		return name + " must be an absolute http or https address"
 	case chat.ProblemNotStatus:
 		return fmt.Sprintf("%s must be %q or %q", name, chat.StatusPublished, chat.StatusDraft)
+	case chat.ProblemNoQuestions:
+		return name + " needs at least one of questions: a curated item is the answer to its questions"
 	default: // chat.ProblemNotText
 		return name + " must be UTF-8 text without NUL characters"
 	}

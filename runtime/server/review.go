@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/csv"
 	"errors"
 	"net/http"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/tenant"
+	"github.com/parley-dev/parley/runtime/transcript"
 )
 
 const maxFixBody = 64 << 10
@@ -21,8 +21,10 @@ type reviewGroupJSON struct {
 	Asked          int            `json:"asked"`
 	Unanswered     int            `json:"unanswered"`
 	ThumbsDown     int            `json:"thumbs_down"`
+	LowConfidence  int            `json:"low_confidence"`
 	Answer         string         `json:"answer"`
 	Answered       bool           `json:"answered"`
+	Confidence     float64        `json:"confidence"`
 	Sources        []sourceJSON   `json:"sources"`
 	Comments       []string       `json:"comments"`
 	ConversationID string         `json:"conversation_id"`
@@ -50,55 +52,20 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request, m *tenant.Bundle
 		return err
 	}
 	if format == "csv" {
-		return writeReviewCSV(w, groups)
+		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+		w.Header().Set("Content-Disposition", `attachment; filename="review-queue.csv"`)
+		return transcript.ReviewCSV(w, groups)
 	}
 	out := make([]reviewGroupJSON, len(groups))
 	for i, g := range groups {
 		out[i] = reviewGroupJSON{Question: g.Question, Questions: questions(g.Questions), Asked: g.Asked,
-			Unanswered: g.Unanswered, ThumbsDown: g.ThumbsDown, Answer: g.Latest.Answer, Answered: g.Latest.Answered,
+			Unanswered: g.Unanswered, ThumbsDown: g.ThumbsDown, LowConfidence: g.LowConfidence, Answer: g.Latest.Answer,
+			Answered: g.Latest.Answered, Confidence: g.Latest.Confidence,
 			Sources: sourcesJSON(g.Latest.Sources), Comments: append([]string{}, g.Comments...),
 			ConversationID: g.Latest.ConversationID, LastAskedAt: g.Latest.CreatedAt.UTC()}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"data": out})
 	return nil
-}
-
-// writeReviewCSV writes the queue for teams that work in a spreadsheet: one row a group. Cells a spreadsheet
-// would run as a formula are quoted with a leading apostrophe.
-func writeReviewCSV(w http.ResponseWriter, groups []chat.ReviewGroup) error {
-	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	w.Header().Set("Content-Disposition", `attachment; filename="review-queue.csv"`)
-	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"question", "asked", "unanswered", "thumbs_down", "wordings", "answer", "sources", "comments", "last_asked_at"})
-	for _, g := range groups {
-		wordings := make([]string, len(g.Questions))
-		for i, q := range g.Questions {
-			wordings[i] = q.Question
-		}
-		sources := make([]string, len(g.Latest.Sources))
-		for i, src := range g.Latest.Sources {
-			sources[i] = src.Title
-		}
-		row := []string{g.Question, strconv.Itoa(g.Asked), strconv.Itoa(g.Unanswered), strconv.Itoa(g.ThumbsDown),
-			strings.Join(wordings, "\n"), g.Latest.Answer, strings.Join(sources, "\n"), strings.Join(g.Comments, "\n"),
-			g.Latest.CreatedAt.UTC().Format(time.RFC3339)}
-		for i, cell := range row {
-			row[i] = safeCell(cell)
-		}
-		if err := cw.Write(row); err != nil {
-			return err
-		}
-	}
-	cw.Flush()
-	return cw.Error()
-}
-
-// safeCell keeps a spreadsheet from running a visitor's text as a formula (CSV injection, OWASP).
-func safeCell(s string) string {
-	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
-		return "'" + s
-	}
-	return s
 }
 
 // fixReview deals with a group of the review queue: lists its question under an item, or records that the

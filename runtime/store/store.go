@@ -194,9 +194,10 @@ type Reader interface {
 	VisitorRatings(ctx context.Context, merchantID, visitorID string) ([]Rating, []Satisfaction, error)
 
 	// ReviewMisses returns the answers of the merchant's conversations created at or after since that missed:
-	// those the assistant could not give and those the visitor rated down, newest first, at most limit, each with
-	// the question it answered.
-	ReviewMisses(ctx context.Context, merchantID string, since time.Time, limit int) ([]Miss, error)
+	// those the assistant could not give, those the visitor rated down, and those given with a measured confidence
+	// (Message.Confidence above 0) below lowConfidence, newest first, at most limit, each with the question it
+	// answered.
+	ReviewMisses(ctx context.Context, merchantID string, since time.Time, lowConfidence float64, limit int) ([]Miss, error)
 
 	// ReviewFixes returns when each question of the merchant's review queue was last dealt with.
 	ReviewFixes(ctx context.Context, merchantID string) ([]ReviewFix, error)
@@ -271,8 +272,8 @@ type Tx interface {
 	// InsertKnowledge stores a new item.
 	InsertKnowledge(ctx context.Context, k Knowledge) error
 
-	// UpdateKnowledge replaces an item's title, content, URL, tags, questions, draft status and UpdatedAt, or
-	// returns ErrNotFound.
+	// UpdateKnowledge replaces an item's title, content, URL, tags, questions, draft and curated status and
+	// UpdatedAt, or returns ErrNotFound.
 	UpdateKnowledge(ctx context.Context, k Knowledge) error
 
 	// DeleteKnowledge removes an item, or returns ErrNotFound.
@@ -542,6 +543,10 @@ type Message struct {
 	Answered bool
 	// Author is the name a team member's message (RoleAgent) is shown with; "" for the others.
 	Author string
+	// Confidence is, for an assistant message drawn from the knowledge base, the retriever's confidence, above 0
+	// and up to 1, that its best item answers the question; 0 when not measured (small talk, notices, the others'
+	// messages).
+	Confidence float64
 }
 
 // Turn is a message as the assistant hears it: who wrote it, and what.
@@ -624,8 +629,8 @@ type Satisfaction struct {
 	UpdatedAt time.Time
 }
 
-// Miss is an answer that missed, for the review queue: one the assistant could not give, or one its visitor rated
-// down.
+// Miss is an answer that missed, for the review queue: one the assistant could not give, one its visitor rated
+// down, or one given with little confidence.
 type Miss struct {
 	ConversationID string
 	// MessageID is the answer's.
@@ -636,6 +641,8 @@ type Miss struct {
 	Answer     string
 	Sources    []Source
 	Answered   bool
+	// Confidence is the retriever's confidence in the answer (Message.Confidence).
+	Confidence float64
 	// Rating is the visitor's rating of the answer, "" when none; Comment its reason.
 	Rating    string
 	Comment   string
@@ -707,6 +714,10 @@ type Knowledge struct {
 	// while its merchant writes it or has taken it out of use without losing it. The API calls it the status
 	// "draft", and a published item's "published".
 	Draft bool
+	// Curated makes the item's content the answer to its listed questions: a question that asks one of them, or
+	// that the retriever matches to the item with high confidence, is answered with the content as written,
+	// offline and with a model alike.
+	Curated bool
 	// SourceID is the knowledge source that made the item and keeps it in sync; empty for an item typed by hand.
 	SourceID  string
 	CreatedAt time.Time

@@ -108,7 +108,7 @@ func (rt *runtimeEnv) merchant(t *testing.T, id, origin string, rate int32, opti
 		{"Returns", "You can return unworn items within 60 days for a full refund.", "https://shop.example/returns"},
 	} {
 		err := chat.CreateKnowledge(t.Context(), rt.store, store.Knowledge{ID: fmt.Sprintf("kn_%s_%d", id, i), MerchantID: id,
-			Title: k[0], Content: k[1], URL: k[2], CreatedAt: now, UpdatedAt: now}, 0)
+			Title: k[0], Content: k[1], URL: k[2], CreatedAt: now, UpdatedAt: now}, chat.KnowledgeLimits{})
 		if err != nil {
 			t.Fatal(err)
 		}

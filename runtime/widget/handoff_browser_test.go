@@ -115,3 +115,66 @@ func countIn(ctx context.Context, t *testing.T, expr string) int {
 	}
 	return n
 }
+
+// When the team closes the conversation, the widget asks the visitor's 1 to 5 rating of it through the live stream,
+// at the end of the log, as it asks when the visitor starts a new conversation; the rating is stored, and starting a
+// new conversation afterwards does not ask it again.
+func TestWidgetAsksTheRatingWhenTheTeamCloses(t *testing.T) {
+	rt := newRuntime(t)
+	page := newShop(t)
+	page.embed(rt.url, rt.merchant(t, "shop", page.url, 100), "shop")
+	team, err := chat.New(chat.Config{Store: rt.store, Responder: assistant.Retrieval{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shop := &tenant.Bundle{MerchantID: "shop", DisplayName: "Shop shop"}
+	ctx := headless.Start(t, 1280, 800, 2*time.Minute)
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(page.url),
+		headless.WaitInWidget(`!!s && !!s.querySelector('.l')`),
+		click(".l"),
+		key("I want to talk to a person"), key(kb.Enter),
+		headless.WaitInWidget(`s.querySelectorAll('.m.bot').length === 2`),
+	)
+	if err != nil {
+		t.Fatalf("asking for a person: %v", err)
+	}
+	var id string
+	if err := chromedp.Do(ctx, conversationID(&id)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := team.PostTeamMessage(t.Context(), shop, id, chat.TeamMessage{Text: "Hi, Anna here. All sorted?", Author: "Anna"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, headless.WaitInWidget(`!!s.querySelector('.m.agent')`)); err != nil {
+		t.Fatalf("the team's reply: %v", err)
+	}
+	if n := countIn(ctx, t, `s.querySelectorAll('.cs').length`); n != 0 {
+		t.Fatalf("the rating is asked before the conversation ended (%d cards)", n)
+	}
+	if _, err := team.Close(t.Context(), shop, id); err != nil {
+		t.Fatal(err)
+	}
+	err = chromedp.Do(ctx,
+		headless.WaitInWidget(`!!s.querySelector('.cs') && s.querySelector('.log').lastElementChild === s.querySelector('.cs')`),
+	)
+	if err != nil {
+		t.Fatalf("the rating after the team closed: %v", err)
+	}
+	headless.Screenshot(ctx, t, "widget-satisfaction-closed.png")
+	err = chromedp.Do(ctx,
+		click(".cs div button:nth-child(5)"),
+		headless.WaitInWidget(`!!s.querySelector('.cs .thx')`),
+		click(".fresh"),
+		headless.WaitInWidget(`s.querySelectorAll('.m').length === 1`),
+	)
+	if err != nil {
+		t.Fatalf("rating the closed conversation: %v", err)
+	}
+	if n := countIn(ctx, t, `s.querySelectorAll('.cs').length`); n != 0 {
+		t.Errorf("a new conversation asked the rating of the closed one again (%d cards)", n)
+	}
+	if _, sat, err := rt.store.ConversationRatings(t.Context(), "shop", id); err != nil || sat == nil || sat.Score != 5 {
+		t.Errorf("the closed conversation's rating: %+v, %v; want 5", sat, err)
+	}
+}

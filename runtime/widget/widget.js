@@ -450,9 +450,10 @@
     return bar;
   }
 
-  // askSatisfaction asks the 1 to 5 rating of the conversation that just ended (the visitor started a new one), in a
-  // card under the new greeting that answering or skipping removes; the focus stays in the message field.
-  function askSatisfaction(id) {
+  // askSatisfaction asks the 1 to 5 rating of the conversation that just ended, once: under the new greeting when the
+  // visitor started a new one, at the end of the log when the team closed it (atEnd). Answering or skipping removes
+  // the card; the focus stays in the message field.
+  function askSatisfaction(id, atEnd) {
     var card = el("div", { "class": "cs", role: "group", "aria-labelledby": "parley-cs" }), row = el("div");
     card.append(el("p", { id: "parley-cs" }, t.csat), row);
     [1, 2, 3, 4, 5].forEach(function (n) {
@@ -469,7 +470,10 @@
     ends.append(el("span", {}, t.csat_low), el("span", {}, t.csat_high));
     skip.addEventListener("click", function () { card.remove(); input.focus(); });
     card.append(ends, skip);
-    log.insertBefore(card, log.firstChild.nextSibling);
+    if (atEnd) {
+      log.appendChild(card);
+      log.scrollTop = log.scrollHeight;
+    } else log.insertBefore(card, log.firstChild.nextSibling);
   }
 
   function showError(err) {
@@ -610,6 +614,11 @@
       state.status = data.status;
       person.hidden = withTeam();
       if (!withTeam()) stopLive();
+      // The team closed the conversation: it ended, as when the visitor starts a new one.
+      if (data.status === "closed" && !state.surveyed && !preview) {
+        state.surveyed = true;
+        askSatisfaction(state.conversation_id, true);
+      }
     }
     if (ev[1] === "message" && data.message.role === "agent") {
       var m = { role: "agent", text: data.message.text, author: data.message.author || "" };
@@ -649,7 +658,7 @@
   close.addEventListener("click", shut);
   fresh.addEventListener("click", function () {
     stopLive();
-    var ended = !preview && state.messages.some(function (m) { return m.id; }) && state.conversation_id;
+    var ended = !preview && !state.surveyed && state.messages.some(function (m) { return m.id; }) && state.conversation_id;
     state = { messages: [] };
     save();
     resetLead();

@@ -235,7 +235,7 @@ func seedKnowledge(b *testing.B, st store.Store, merchantID string) {
 		k := store.Knowledge{ID: fmt.Sprintf("kn_bench_%04d", i), MerchantID: merchantID,
 			Title: fmt.Sprintf("%s (range %d)", a.Title, i), Content: a.Content + " " + c.Content,
 			URL: a.URL, Tags: a.Tags, CreatedAt: now, UpdatedAt: now}
-		if err := chat.CreateKnowledge(b.Context(), st, k, 0); err != nil {
+		if err := chat.CreateKnowledge(b.Context(), st, k, chat.KnowledgeLimits{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -146,7 +146,7 @@ func fillKnowledge(t *testing.T, path string) []string {
 		ids[i] = fmt.Sprintf("kn_%04d", i)
 		k := store.Knowledge{ID: ids[i], MerchantID: "big", Title: it.Title, Content: it.Content, Tags: it.Tags,
 			CreatedAt: now, UpdatedAt: now}
-		if err := chat.CreateKnowledge(t.Context(), st, k, planItems); err != nil {
+		if err := chat.CreateKnowledge(t.Context(), st, k, chat.KnowledgeLimits{MaxItems: planItems}); err != nil {
 			t.Fatal(err)
 		}
 		total += utf8.RuneCountInString(it.Title) + utf8.RuneCountInString(it.Content)

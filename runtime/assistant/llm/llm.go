@@ -143,10 +143,14 @@ func endpoint(cfg Config) []option.RequestOption {
 }
 
 // Respond answers req with the model over the retrieved items, or with the offline assistant when the message is
-// small talk or the model fails. Only the caller's own cancellation is returned as an error.
+// small talk or the model fails. A question a curated item answers (assistant.CuratedReply) gets the item's text
+// as the merchant wrote it, without asking the model. Only the caller's own cancellation is returned as an error.
 func (r *Responder) Respond(ctx context.Context, req assistant.Request) (assistant.Reply, error) {
 	if assistant.IsSmallTalk(req.Message) {
 		return r.cfg.Offline.Respond(ctx, req)
+	}
+	if reply, ok := assistant.CuratedReply(req); ok {
+		return reply, nil
 	}
 	var hits []assistant.Hit
 	if req.Index.Len() > 0 {
@@ -154,6 +158,9 @@ func (r *Responder) Respond(ctx context.Context, req assistant.Request) (assista
 	}
 	reply, err := r.ask(ctx, req, hits)
 	if err == nil {
+		if reply.Answered && len(hits) > 0 {
+			reply.Confidence = hits[0].Confidence // how well the items the model was given match the question
+		}
 		if reply.Kind == assistant.KindFallback {
 			reply.Sources = r.suggestions(ctx, req)
 		}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -433,5 +434,36 @@ func TestThePromptIsCutToTheContextWindow(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestACuratedAnswerIsGivenAsWrittenWithoutTheModel: a question a curated item answers gets the item's text as the
+// merchant wrote it, with no request to the model (no tokens, no rewording); another question still goes to the
+// model, and its answer carries the retriever's confidence in the items it was given.
+func TestACuratedAnswerIsGivenAsWrittenWithoutTheModel(t *testing.T) {
+	f := fakellm.New(t, "You can return it within 30 days [1].")
+	h := newResponder(t, f.URL(), 5*time.Second)
+	items := slices.Clone(shopItems)
+	items[0].Curated = true
+	req := question("How long to Toronto?")
+	req.Index = assistant.NewIndex(items)
+	reply, err := h.r.Respond(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reply.Text != items[0].Content || !reply.Answered || reply.Usage != (assistant.Usage{}) || reply.Confidence != 1 ||
+		len(reply.Sources) != 1 || reply.Sources[0].KnowledgeID != "kn_ship" {
+		t.Errorf("reply %+v; want the curated text as written", reply)
+	}
+	if n := len(f.Requests()); n != 0 {
+		t.Errorf("the model was asked %d times for a curated answer", n)
+	}
+	req.Message = "Can I return my order?"
+	reply, err = h.r.Respond(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Requests()) != 1 || reply.Text == items[0].Content || !reply.Answered || reply.Confidence <= 0 || reply.Confidence > 1 {
+		t.Errorf("another question: reply %+v after %d requests", reply, len(f.Requests()))
 	}
 }

@@ -78,6 +78,7 @@ func (tx writeTx) InsertMessages(ctx context.Context, ex store.Exchange) error {
 	m.sources = append(m.sources, qSources, aSources)
 	m.answered = append(m.answered, q.Answered, a.Answered)
 	m.tokens = append(m.tokens, 0, ex.Tokens)
+	m.confidence = append(m.confidence, 0, a.Confidence)
 	return nil
 }
 

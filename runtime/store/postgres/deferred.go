@@ -96,6 +96,7 @@ type messageRows struct {
 	createdAt                                                                     []time.Time
 	answered                                                                      []bool
 	tokens                                                                        []int64
+	confidence                                                                    []float64
 }
 
 // cite counts one use of each of the items ids.
@@ -154,11 +155,12 @@ func (p *pipeline) flushRows() {
 	if m := &d.messages; len(m.ids) > 0 {
 		p.batch.Queue(`
 			INSERT INTO messages
-				(merchant_id, conversation_id, id, role, text, normalized, reply_to, created_at, sources, answered, tokens)
+				(merchant_id, conversation_id, id, role, text, normalized, reply_to, created_at, sources, answered, tokens,
+				confidence)
 			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-				$8::timestamptz[], $9::jsonb[], $10::bool[], $11::bigint[])`,
+				$8::timestamptz[], $9::jsonb[], $10::bool[], $11::bigint[], $12::float8[])`,
 			m.merchantIDs, m.conversationIDs, m.ids, m.roles, m.texts, m.normalized, m.replyTo, m.createdAt, m.sources,
-			m.answered, m.tokens)
+			m.answered, m.tokens, m.confidence)
 		p.whats = append(p.whats, fmt.Sprintf("inserting %d messages", len(m.ids)))
 		*m = messageRows{}
 	}

@@ -49,10 +49,10 @@ func (tx writeTx) KnowledgeCharacters(ctx context.Context, merchantID, except st
 // InsertKnowledge stores a new item.
 func (tx writeTx) InsertKnowledge(ctx context.Context, k store.Knowledge) error {
 	_, err := tx.Exec(ctx, `
-		INSERT INTO knowledge (merchant_id, id, title, content, url, tags, questions, draft, source_id, created_at,
-			updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		k.MerchantID, k.ID, k.Title, k.Content, k.URL, tags(k.Tags), store.JoinQuestions(k.Questions), k.Draft, k.SourceID,
+		INSERT INTO knowledge (merchant_id, id, title, content, url, tags, questions, draft, curated, source_id,
+			created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		k.MerchantID, k.ID, k.Title, k.Content, k.URL, tags(k.Tags), store.JoinQuestions(k.Questions), k.Draft, k.Curated, k.SourceID,
 		stamp(k.CreatedAt), stamp(k.UpdatedAt))
 	if err != nil {
 		return fmt.Errorf("inserting: %w", err)
@@ -75,10 +75,11 @@ func (s *Store) GetKnowledge(ctx context.Context, merchantID, id string) (store.
 // store.ErrNotFound.
 func (tx writeTx) UpdateKnowledge(ctx context.Context, k store.Knowledge) error {
 	tag, err := tx.Exec(ctx, `
-		UPDATE knowledge SET title = $3, content = $4, url = $5, tags = $6, questions = $7, draft = $8, updated_at = $9
+		UPDATE knowledge SET title = $3, content = $4, url = $5, tags = $6, questions = $7, draft = $8, curated = $9,
+			updated_at = $10
 		WHERE merchant_id = $1 AND id = $2`,
 		k.MerchantID, k.ID, k.Title, k.Content, k.URL, tags(k.Tags), store.JoinQuestions(k.Questions), k.Draft,
-		stamp(k.UpdatedAt))
+		k.Curated, stamp(k.UpdatedAt))
 	if err := mustAffect(tag, err); err != nil {
 		return fmt.Errorf("updating: %w", err)
 	}

@@ -170,7 +170,7 @@ func TestKnowledgeCeilingAcrossReplicas(t *testing.T) {
 		return store.Knowledge{ID: id, MerchantID: "m1", Title: "Title " + id, Content: "Content", CreatedAt: at, UpdatedAt: at}
 	}
 	ok, refused := race(t, 40, store.ErrKnowledgeLimit, func(i int) error {
-		return chat.CreateKnowledge(context.Background(), rs[i%2], item(fmt.Sprint("k", i)), limit)
+		return chat.CreateKnowledge(context.Background(), rs[i%2], item(fmt.Sprint("k", i)), chat.KnowledgeLimits{MaxItems: limit})
 	})
 	if ok != limit || refused != 40-limit {
 		t.Errorf("%d created and %d refused, want %d and %d", ok, refused, limit, 40-limit)
@@ -184,7 +184,7 @@ func TestKnowledgeCeilingAcrossReplicas(t *testing.T) {
 		if i < 3 {
 			return chat.DeleteKnowledge(context.Background(), rs[i%2], "m1", all[i].ID)
 		}
-		return chat.CreateKnowledge(context.Background(), rs[i%2], item(fmt.Sprint("new", i)), limit)
+		return chat.CreateKnowledge(context.Background(), rs[i%2], item(fmt.Sprint("new", i)), chat.KnowledgeLimits{MaxItems: limit})
 	})
 	all, err = rs[0].AllKnowledge(ctx, "m1")
 	if err != nil || len(all) > limit || ok-3 > 3 {
@@ -192,11 +192,11 @@ func TestKnowledgeCeilingAcrossReplicas(t *testing.T) {
 	}
 	// The count the ceiling is checked against is the real one: the merchant fills up to the ceiling exactly.
 	for i := len(all); i < limit; i++ {
-		if err := chat.CreateKnowledge(ctx, rs[i%2], item(fmt.Sprint("fill", i)), limit); err != nil {
+		if err := chat.CreateKnowledge(ctx, rs[i%2], item(fmt.Sprint("fill", i)), chat.KnowledgeLimits{MaxItems: limit}); err != nil {
 			t.Fatalf("filling slot %d: %v", i, err)
 		}
 	}
-	if err := chat.CreateKnowledge(ctx, rs[0], item("over"), limit); !errors.Is(err, store.ErrKnowledgeLimit) {
+	if err := chat.CreateKnowledge(ctx, rs[0], item("over"), chat.KnowledgeLimits{MaxItems: limit}); !errors.Is(err, store.ErrKnowledgeLimit) {
 		t.Errorf("item past the ceiling: %v, want ErrKnowledgeLimit", err)
 	}
 }
@@ -285,7 +285,7 @@ func TestKnowledgeRevisionAcrossReplicas(t *testing.T) {
 		write func() error
 		check func() bool
 	}{
-		{"create", func() error { return chat.CreateKnowledge(ctx, writer, k, 10) }, func() bool {
+		{"create", func() error { return chat.CreateKnowledge(ctx, writer, k, chat.KnowledgeLimits{MaxItems: 10}) }, func() bool {
 			got, err := reader.GetKnowledge(ctx, "m1", "k1")
 			return err == nil && got.Content == "Two days."
 		}},
@@ -330,7 +330,7 @@ func TestQueryUnicodeCase(t *testing.T) {
 		t.Errorf("ListConversations(été à) = %+v, %v; want c1", list, err)
 	}
 	if err := chat.CreateKnowledge(ctx, s, store.Knowledge{ID: "k1", MerchantID: "m1", Title: "Größe", Content: "x",
-		CreatedAt: at, UpdatedAt: at}, 0); err != nil {
+		CreatedAt: at, UpdatedAt: at}, chat.KnowledgeLimits{}); err != nil {
 		t.Fatal(err)
 	}
 	items, _, err := s.ListKnowledge(ctx, "m1", store.KnowledgeFilter{Query: "GRÖ"})

@@ -24,7 +24,7 @@ func TestExchangeRoundTrips(t *testing.T) {
 	p := startProxy(t, server.Database(t))
 	s := open(t, p.url)
 	k := store.Knowledge{ID: "k1", MerchantID: "m1", Title: "Shipping", Content: "Two days.", CreatedAt: at, UpdatedAt: at}
-	if err := chat.CreateKnowledge(ctx, s, k, 0); err != nil {
+	if err := chat.CreateKnowledge(ctx, s, k, chat.KnowledgeLimits{}); err != nil {
 		t.Fatal(err)
 	}
 	ex := func(conversationID string) store.Exchange {

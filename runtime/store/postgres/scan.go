@@ -19,7 +19,7 @@ func scanMessage(row storeutil.Scanner) (store.Message, error) {
 		m             store.Message
 		role, sources string
 	)
-	if err := row.Scan(&m.ID, &role, &m.Text, &m.CreatedAt, &sources, &m.Answered, &m.Author); err != nil {
+	if err := row.Scan(&m.ID, &role, &m.Text, &m.CreatedAt, &sources, &m.Answered, &m.Author, &m.Confidence); err != nil {
 		return store.Message{}, fmt.Errorf("reading message: %w", err)
 	}
 	m.Role, m.CreatedAt = store.Role(role), m.CreatedAt.UTC()
@@ -57,7 +57,7 @@ func scanKnowledge(row storeutil.Scanner) (store.Knowledge, error) {
 		k         store.Knowledge
 		questions string
 	)
-	err := row.Scan(&k.MerchantID, &k.ID, &k.Title, &k.Content, &k.URL, &k.Tags, &questions, &k.Draft, &k.SourceID, &k.CreatedAt, &k.UpdatedAt,
+	err := row.Scan(&k.MerchantID, &k.ID, &k.Title, &k.Content, &k.URL, &k.Tags, &questions, &k.Draft, &k.Curated, &k.SourceID, &k.CreatedAt, &k.UpdatedAt,
 		&k.UseCount)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Knowledge{}, store.ErrNotFound

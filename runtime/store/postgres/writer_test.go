@@ -89,7 +89,7 @@ func TestGroupCommit(t *testing.T) {
 	const writers = 2 // a pool of 4 connections
 	s := open(t, p.url+"&pool_max_conns=4")
 	if err := chat.CreateKnowledge(ctx, s, store.Knowledge{ID: "k1", MerchantID: "m1", Title: "Shipping", Content: "Two days.",
-		CreatedAt: at, UpdatedAt: at}, 0); err != nil {
+		CreatedAt: at, UpdatedAt: at}, chat.KnowledgeLimits{}); err != nil {
 		t.Fatal(err)
 	}
 	var exchanges []store.Exchange
@@ -135,7 +135,7 @@ func TestGroupFailure(t *testing.T) {
 	ctx := t.Context()
 	s := open(t, server.Database(t)+"&pool_max_conns=4")
 	if err := chat.CreateKnowledge(ctx, s, store.Knowledge{ID: "k1", MerchantID: "m1", Title: "Shipping", Content: "Two days.",
-		CreatedAt: at, UpdatedAt: at}, 0); err != nil {
+		CreatedAt: at, UpdatedAt: at}, chat.KnowledgeLimits{}); err != nil {
 		t.Fatal(err)
 	}
 	taken := newExchange("first")
@@ -273,7 +273,7 @@ func TestGroupKeepsMerchantsApart(t *testing.T) {
 	var exchanges []store.Exchange
 	for merchant, n := range sizes {
 		if err := chat.CreateKnowledge(ctx, s, store.Knowledge{ID: "k1", MerchantID: merchant, Title: "Shipping",
-			Content: "Two days.", CreatedAt: at, UpdatedAt: at}, 0); err != nil {
+			Content: "Two days.", CreatedAt: at, UpdatedAt: at}, chat.KnowledgeLimits{}); err != nil {
 			t.Fatal(err)
 		}
 		started := newExchange("shared")

@@ -74,7 +74,7 @@ func TestBackupChangeRestore(t *testing.T) {
 	}
 	seedMarked(t, s, "m1", "KEEP", 5)
 	if err := chat.CreateKnowledge(ctx, s, store.Knowledge{ID: "k1", MerchantID: "m1", Title: "Returns", Content: "30 days",
-		CreatedAt: at, UpdatedAt: at}, 0); err != nil {
+		CreatedAt: at, UpdatedAt: at}, chat.KnowledgeLimits{}); err != nil {
 		t.Fatal(err)
 	}
 

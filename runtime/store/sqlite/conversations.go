@@ -118,7 +118,7 @@ func (tx writeTx) InsertMessages(_ context.Context, ex store.Exchange) error {
 		ex.MerchantID, ex.ConversationID, q.ID, string(store.RoleVisitor), q.Text, storeutil.NormalizeQuestion(q.Text),
 		storeutil.Millis(q.CreatedAt), qSources, boolInt(q.Answered),
 		ex.MerchantID, ex.ConversationID, a.ID, string(store.RoleAssistant), a.Text, q.ID,
-		storeutil.Millis(a.CreatedAt), aSources, boolInt(a.Answered), ex.Tokens)
+		storeutil.Millis(a.CreatedAt), aSources, boolInt(a.Answered), ex.Tokens, a.Confidence)
 	return nil
 }
 

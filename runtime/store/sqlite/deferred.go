@@ -32,7 +32,7 @@ const (
 	// conversationValues are the values of one conversation's insert (see UpsertConversation).
 	conversationValues = 7
 	// messageValues are the values of one exchange's two messages (see InsertMessages).
-	messageValues = 19
+	messageValues = 20
 	// maxRows is the most conversations or exchanges' messages one statement of flush inserts, and maxCitations
 	// the most items it counts: a statement's text is prepared once for each number up to these.
 	maxRows, maxCitations = 16, 32
@@ -202,8 +202,9 @@ func buildUpsertConversations(n int) string {
 // it.
 func buildInsertMessages(n int) string {
 	return `INSERT INTO messages
-		(merchant_id, conversation_id, id, role, text, normalized, reply_to, created_at, sources, answered, tokens) VALUES ` +
-		repeatJoin(`(?, ?, ?, ?, ?, ?, '', ?, ?, ?, 0), (?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?)`, n)
+		(merchant_id, conversation_id, id, role, text, normalized, reply_to, created_at, sources, answered, tokens,
+		confidence) VALUES ` +
+		repeatJoin(`(?, ?, ?, ?, ?, ?, '', ?, ?, ?, 0, 0), (?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?)`, n)
 }
 
 // buildCountCitations is flush's statement for n items, each bound as its count, merchant and ID. The items are

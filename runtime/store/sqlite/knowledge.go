@@ -52,10 +52,10 @@ func (tx writeTx) InsertKnowledge(ctx context.Context, k store.Knowledge) error 
 		return err
 	}
 	_, err = tx.ExecContext(ctx, `
-		INSERT INTO knowledge (merchant_id, id, title, content, url, tags, questions, draft, source_id, created_at,
-			updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		k.MerchantID, k.ID, k.Title, k.Content, k.URL, tags, store.JoinQuestions(k.Questions), k.Draft, k.SourceID,
+		INSERT INTO knowledge (merchant_id, id, title, content, url, tags, questions, draft, curated, source_id,
+			created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		k.MerchantID, k.ID, k.Title, k.Content, k.URL, tags, store.JoinQuestions(k.Questions), k.Draft, k.Curated, k.SourceID,
 		storeutil.Millis(k.CreatedAt), storeutil.Millis(k.UpdatedAt))
 	if err != nil {
 		return fmt.Errorf("inserting: %w", err)
@@ -74,7 +74,7 @@ func (s *Store) GetKnowledge(ctx context.Context, merchantID, id string) (store.
 	return k, nil
 }
 
-// UpdateKnowledge replaces an item's title, content, URL, tags, questions, draft status and UpdatedAt, or returns
+// UpdateKnowledge replaces an item's title, content, URL, tags, questions, draft and curated status and UpdatedAt, or returns
 // store.ErrNotFound.
 func (tx writeTx) UpdateKnowledge(ctx context.Context, k store.Knowledge) error {
 	tags, err := encodeTags(k.Tags)
@@ -82,9 +82,10 @@ func (tx writeTx) UpdateKnowledge(ctx context.Context, k store.Knowledge) error 
 		return err
 	}
 	return mustAffect(tx.ExecContext(ctx, `
-		UPDATE knowledge SET title = ?, content = ?, url = ?, tags = ?, questions = ?, draft = ?, updated_at = ?
+		UPDATE knowledge SET title = ?, content = ?, url = ?, tags = ?, questions = ?, draft = ?, curated = ?,
+			updated_at = ?
 		WHERE merchant_id = ? AND id = ?`,
-		k.Title, k.Content, k.URL, tags, store.JoinQuestions(k.Questions), k.Draft, storeutil.Millis(k.UpdatedAt),
+		k.Title, k.Content, k.URL, tags, store.JoinQuestions(k.Questions), k.Draft, k.Curated, storeutil.Millis(k.UpdatedAt),
 		k.MerchantID, k.ID))
 }
 

@@ -20,7 +20,7 @@ func scanMessage(row storeutil.Scanner) (store.Message, error) {
 		at      int64
 		sources string
 	)
-	if err := row.Scan(&m.ID, &m.Role, &m.Text, &at, &sources, &m.Answered, &m.Author); err != nil {
+	if err := row.Scan(&m.ID, &m.Role, &m.Text, &at, &sources, &m.Answered, &m.Author, &m.Confidence); err != nil {
 		return store.Message{}, fmt.Errorf("reading message: %w", err)
 	}
 	m.CreatedAt = storeutil.FromMillis(at)
@@ -53,7 +53,7 @@ func scanKnowledge(row storeutil.Scanner) (store.Knowledge, error) {
 		tags, questions  string
 		created, updated int64
 	)
-	err := row.Scan(&k.MerchantID, &k.ID, &k.Title, &k.Content, &k.URL, &tags, &questions, &k.Draft, &k.SourceID, &created, &updated,
+	err := row.Scan(&k.MerchantID, &k.ID, &k.Title, &k.Content, &k.URL, &tags, &questions, &k.Draft, &k.Curated, &k.SourceID, &created, &updated,
 		&k.UseCount)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Knowledge{}, store.ErrNotFound

@@ -57,7 +57,7 @@ func TestReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := chat.CreateKnowledge(ctx, s, store.Knowledge{ID: "k1", MerchantID: "m1", Title: "T", Content: "C",
-		Tags: []string{"a"}, CreatedAt: at, UpdatedAt: at}, 0); err != nil {
+		Tags: []string{"a"}, CreatedAt: at, UpdatedAt: at}, chat.KnowledgeLimits{}); err != nil {
 		t.Fatal(err)
 	}
 	rev, err := s.KnowledgeRevision(ctx, "m1")
@@ -187,7 +187,7 @@ func TestQueryUnicodeCase(t *testing.T) {
 		t.Errorf("ListConversations(été à) = %+v, %v; want c1", list, err)
 	}
 	if err := chat.CreateKnowledge(ctx, s, store.Knowledge{ID: "k1", MerchantID: "m1", Title: "Größe", Content: "x",
-		CreatedAt: at, UpdatedAt: at}, 0); err != nil {
+		CreatedAt: at, UpdatedAt: at}, chat.KnowledgeLimits{}); err != nil {
 		t.Fatal(err)
 	}
 	items, _, err := s.ListKnowledge(ctx, "m1", store.KnowledgeFilter{Query: "GRÖ"})

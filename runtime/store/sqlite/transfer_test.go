@@ -27,7 +27,7 @@ func seedEveryTable(t *testing.T, path, merchantID string) {
 	}
 	seedMarked(t, s, merchantID, "SEED"+merchantID, 3)
 	if err := chat.CreateKnowledge(ctx, s, store.Knowledge{ID: "k1", MerchantID: merchantID, Title: "Returns", Content: "30 days, «free»",
-		Tags: []string{"returns"}, CreatedAt: at, UpdatedAt: at}, 0); err != nil {
+		Tags: []string{"returns"}, CreatedAt: at, UpdatedAt: at}, chat.KnowledgeLimits{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {

@@ -25,7 +25,7 @@ func BenchmarkRecordExchange(b *testing.B, open func(b *testing.B) store.Store) 
 			for i := range 100 {
 				k := store.Knowledge{ID: fmt.Sprintf("kn_%03d", i), MerchantID: "m1", Title: fmt.Sprintf("Item %d", i),
 					Content: strings.Repeat("Orders to Canada arrive in 5 to 10 business days. ", 12), CreatedAt: now, UpdatedAt: now}
-				if err := chat.CreateKnowledge(b.Context(), s, k, 0); err != nil {
+				if err := chat.CreateKnowledge(b.Context(), s, k, chat.KnowledgeLimits{}); err != nil {
 					b.Fatal(err)
 				}
 				if i%40 == 0 {

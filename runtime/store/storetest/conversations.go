@@ -91,6 +91,7 @@ func (h harness) messagesRoundTrip(t *testing.T) {
 	at := base.Add(123456789 * time.Nanosecond).In(zone)
 	ex := exchange("m1", "c1", at, "Ça va? \"quotes\" 'single' 100% _under_ \n new line 🚀", "Oui ✅")
 	ex.Answer.CreatedAt = at.Add(1500 * time.Microsecond)
+	ex.Answer.Confidence = 0.4217
 	ex.Answer.Sources = []store.Source{
 		{KnowledgeID: "k1", Title: "Shipping", URL: "https://shop.example/shipping", Snippet: "We ship…", Score: 0.8731},
 		{KnowledgeID: "k2", Title: "Returns — policy", Snippet: "30 days", Score: 0.125},
@@ -188,7 +189,7 @@ func (h harness) failedExchange(t *testing.T) {
 	ctx := t.Context()
 	s := h.store(t)
 	if err := chat.CreateKnowledge(ctx, s, store.Knowledge{ID: "k1", MerchantID: "m1", Title: "Shipping", Content: "Two days.",
-		CreatedAt: base, UpdatedAt: base}, 0); err != nil {
+		CreatedAt: base, UpdatedAt: base}, chat.KnowledgeLimits{}); err != nil {
 		t.Fatal(err)
 	}
 	cited := func(ex store.Exchange) store.Exchange {

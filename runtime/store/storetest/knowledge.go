@@ -75,7 +75,7 @@ func item(merchantID, id string, at time.Time) store.Knowledge {
 
 func mustCreateKnowledge(t *testing.T, s store.Store, k store.Knowledge, maxItems int) {
 	t.Helper()
-	if err := chat.CreateKnowledge(t.Context(), s, k, maxItems); err != nil {
+	if err := chat.CreateKnowledge(t.Context(), s, k, chat.KnowledgeLimits{MaxItems: maxItems}); err != nil {
 		t.Fatalf("CreateKnowledge(%s/%s): %v", k.MerchantID, k.ID, err)
 	}
 }
@@ -119,7 +119,8 @@ func knowledgeIDs(items []store.Knowledge) []string {
 func checkKnowledge(t *testing.T, got, want store.Knowledge) {
 	t.Helper()
 	if got.ID != want.ID || got.MerchantID != want.MerchantID || got.Title != want.Title ||
-		got.Content != want.Content || got.URL != want.URL || got.Draft != want.Draft || got.UseCount != want.UseCount {
+		got.Content != want.Content || got.URL != want.URL || got.Draft != want.Draft || got.Curated != want.Curated ||
+		got.UseCount != want.UseCount {
 		t.Errorf("item = %+v, want %+v", got, want)
 	}
 	if len(got.Tags) != 0 || len(want.Tags) != 0 {
@@ -141,6 +142,7 @@ func (h harness) knowledgeCRUD(t *testing.T) {
 	k.Questions = []string{"Do you ship to Zürich?", "How long does delivery take, \"express\" included?"}
 	k.UpdatedAt = k.CreatedAt.Add(30 * time.Minute)
 	k.Content = "Line one\nLine two with \"quotes\" and 100% _stuff_"
+	k.Curated = true
 	mustCreateKnowledge(t, s, k, 0)
 	checkKnowledge(t, mustGetKnowledge(t, s, "m1", "k1"), k)
 
@@ -150,7 +152,7 @@ func (h harness) knowledgeCRUD(t *testing.T) {
 	checkKnowledge(t, mustGetKnowledge(t, s, "m1", "k2"), noTags)
 
 	updated := k
-	updated.Title, updated.Content, updated.URL, updated.Draft = "New title", "New content", "", true
+	updated.Title, updated.Content, updated.URL, updated.Draft, updated.Curated = "New title", "New content", "", true, false
 	updated.Tags = []string{"returns"}
 	updated.Questions = []string{"Can I send it back?"}
 	updated.CreatedAt = base.Add(100 * time.Hour) // ignored: only UpdatedAt changes
@@ -171,13 +173,13 @@ func (h harness) knowledgeCRUD(t *testing.T) {
 	wantErr(t, "UpdateKnowledge of a deleted item", chat.UpdateKnowledge(t.Context(), s, updated, 0), store.ErrNotFound)
 	checkIDs(t, "remaining items", allKnowledgeIDs(t, s, "m1"), []string{"k2"})
 
-	if err := chat.CreateKnowledge(t.Context(), s, item("", "k9", base), 0); err == nil {
+	if err := chat.CreateKnowledge(t.Context(), s, item("", "k9", base), chat.KnowledgeLimits{}); err == nil {
 		t.Error("CreateKnowledge without a merchant succeeded")
 	}
-	if err := chat.CreateKnowledge(t.Context(), s, item("m1", "", base), 0); err == nil {
+	if err := chat.CreateKnowledge(t.Context(), s, item("m1", "", base), chat.KnowledgeLimits{}); err == nil {
 		t.Error("CreateKnowledge without an ID succeeded")
 	}
-	if err := chat.CreateKnowledge(t.Context(), s, item("m1", "k2", base), 0); err == nil {
+	if err := chat.CreateKnowledge(t.Context(), s, item("m1", "k2", base), chat.KnowledgeLimits{}); err == nil {
 		t.Error("CreateKnowledge with an existing ID succeeded")
 	}
 	checkKnowledge(t, mustGetKnowledge(t, s, "m1", "k2"), noTags)
@@ -189,14 +191,14 @@ func (h harness) knowledgeLimit(t *testing.T) {
 		mustCreateKnowledge(t, s, item("m1", fmt.Sprint("k", i), base), 3)
 	}
 	rev := revision(t, s, "m1")
-	err := chat.CreateKnowledge(t.Context(), s, item("m1", "k3", base), 3)
+	err := chat.CreateKnowledge(t.Context(), s, item("m1", "k3", base), chat.KnowledgeLimits{MaxItems: 3})
 	wantErr(t, "fourth item with a ceiling of 3", err, store.ErrKnowledgeLimit)
 	_, err = s.GetKnowledge(t.Context(), "m1", "k3")
 	wantErr(t, "GetKnowledge of the refused item", err, store.ErrNotFound)
 	if got := revision(t, s, "m1"); got != rev {
 		t.Errorf("refused item changed the revision from %d to %d", rev, got)
 	}
-	err = chat.CreateKnowledge(t.Context(), s, item("m1", "k3", base), 2)
+	err = chat.CreateKnowledge(t.Context(), s, item("m1", "k3", base), chat.KnowledgeLimits{MaxItems: 2})
 	wantErr(t, "item past a lowered ceiling", err, store.ErrKnowledgeLimit)
 
 	if err := chat.DeleteKnowledge(t.Context(), s, "m1", "k0"); err != nil {
@@ -214,7 +216,7 @@ func (h harness) knowledgeLimit(t *testing.T) {
 func (h harness) knowledgeLimitConcurrent(t *testing.T) {
 	s := h.store(t)
 	errs := runConcurrently(20, func(i int) error {
-		return chat.CreateKnowledge(context.Background(), s, item("m1", fmt.Sprint("k", i), base), 5)
+		return chat.CreateKnowledge(context.Background(), s, item("m1", fmt.Sprint("k", i), base), chat.KnowledgeLimits{MaxItems: 5})
 	})
 	ok, refused := countErrors(t, errs, store.ErrKnowledgeLimit)
 	if ok != 5 || refused != 15 {

@@ -151,8 +151,9 @@ func (h harness) ratings(t *testing.T) {
 	})
 }
 
-// reviewMisses: the misses are the unanswered answers and those rated down, of the merchant alone, newest first,
-// with their questions, from the conversations created since; fixes are kept per question, the last one counting.
+// reviewMisses: the misses are the unanswered answers, those rated down and those given with a measured confidence
+// below the one asked (not those without one), of the merchant alone, newest first, with their questions and
+// confidence, from the conversations created since; fixes are kept per question, the last one counting.
 func (h harness) reviewMisses(t *testing.T) {
 	s := h.store(t)
 	ctx := t.Context()
@@ -160,11 +161,14 @@ func (h harness) reviewMisses(t *testing.T) {
 	unanswered.Answer.Answered = false
 	rated := exchange("m1", "c2", base.Add(time.Hour), "How long to Canada?", "5 to 8 days.")
 	fine := exchange("m1", "c3", base.Add(2*time.Hour), "Do you ship?", "Yes.")
+	fine.Answer.Confidence = 0.6
+	unsure := exchange("m1", "c4", base.Add(3*time.Hour), "Is the box recyclable?", "The box is cardboard.")
+	unsure.Answer.Confidence = 0.375
 	old := exchange("m1", "c0", base.Add(-48*time.Hour), "Old question?", "Sorry.")
 	old.Answer.Answered = false
 	other := exchange("m2", "c1", base, "Can I pay by voucher?", "Sorry.")
 	other.Answer.Answered = false
-	for _, ex := range []store.Exchange{unanswered, rated, fine, old, other} {
+	for _, ex := range []store.Exchange{unanswered, rated, fine, unsure, old, other} {
 		record(t, s, ex)
 	}
 	rate(t, s, store.Rating{MerchantID: "m1", ConversationID: "c2", MessageID: rated.Answer.ID, VisitorID: rated.VisitorID,
@@ -172,13 +176,17 @@ func (h harness) reviewMisses(t *testing.T) {
 	rate(t, s, store.Rating{MerchantID: "m1", ConversationID: "c3", MessageID: fine.Answer.ID, VisitorID: fine.VisitorID,
 		Rating: store.RatingUp, CreatedAt: base, UpdatedAt: base}, store.Outbox{})
 
-	misses, err := s.ReviewMisses(ctx, "m1", base.Add(-time.Hour), 10)
+	misses, err := s.ReviewMisses(ctx, "m1", base.Add(-time.Hour), 0.6, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(misses) != 2 {
-		t.Fatalf("ReviewMisses = %+v; want the rated and the unanswered answers", misses)
+	if len(misses) != 3 {
+		t.Fatalf("ReviewMisses = %+v; want the unsure, the rated and the unanswered answers", misses)
 	}
+	if m := misses[0]; m.MessageID != unsure.Answer.ID || !m.Answered || m.Confidence != 0.375 || m.Rating != "" {
+		t.Errorf("the unsure miss = %+v", m)
+	}
+	misses = misses[1:]
 	if m := misses[0]; m.MessageID != rated.Answer.ID || m.Question != "How long to Canada?" || m.Normalized != "how long to canada" ||
 		m.Rating != store.RatingDown || m.Comment != "too slow" || !m.Answered || m.ConversationID != "c2" ||
 		!m.CreatedAt.Equal(rated.Answer.CreatedAt) {
@@ -187,10 +195,10 @@ func (h harness) reviewMisses(t *testing.T) {
 	if m := misses[1]; m.MessageID != unanswered.Answer.ID || m.Answered || m.Rating != "" || m.Normalized != "can i pay by voucher" {
 		t.Errorf("the unanswered miss = %+v", m)
 	}
-	if got, err := s.ReviewMisses(ctx, "m1", base.Add(-time.Hour), 1); err != nil || len(got) != 1 || got[0].MessageID != rated.Answer.ID {
+	if got, err := s.ReviewMisses(ctx, "m1", base.Add(-time.Hour), 0, 1); err != nil || len(got) != 1 || got[0].MessageID != rated.Answer.ID {
 		t.Errorf("ReviewMisses limited to 1 = %+v, %v", got, err)
 	}
-	if got, err := s.ReviewMisses(ctx, "m3", base.Add(-72*time.Hour), 10); err != nil || len(got) != 0 {
+	if got, err := s.ReviewMisses(ctx, "m3", base.Add(-72*time.Hour), 0.6, 10); err != nil || len(got) != 0 {
 		t.Errorf("a merchant without data has misses %+v, %v", got, err)
 	}
 

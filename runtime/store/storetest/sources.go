@@ -34,7 +34,7 @@ func seedSource(t *testing.T, s store.Store, merchantID, id string) {
 	page := store.SourcePage{MerchantID: merchantID, SourceID: id, URL: "https://shop.example/help/a", Status: store.PageRead,
 		ETag: `"v1"`, FetchedAt: base}
 	if err := chat.ReplacePage(t.Context(), s, page, []store.Knowledge{pageItem(merchantID, id, id+"-k", page.URL+"#a")},
-		chat.PageLimits{}); err != nil {
+		chat.KnowledgeLimits{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -95,7 +95,7 @@ func (h harness) sourcePages(t *testing.T) {
 	}
 	replace := func(p store.SourcePage, items ...store.Knowledge) {
 		t.Helper()
-		if err := chat.ReplacePage(ctx, s, p, items, chat.PageLimits{MaxItems: 5}); err != nil {
+		if err := chat.ReplacePage(ctx, s, p, items, chat.KnowledgeLimits{MaxItems: 5}); err != nil {
 			t.Fatalf("ReplacePage %s: %v", p.URL, err)
 		}
 	}
@@ -128,7 +128,7 @@ func (h harness) sourcePages(t *testing.T) {
 	}
 	// Past the plan's items nothing changes: the page keeps its items.
 	err = chat.ReplacePage(ctx, s, page(a, "3"), []store.Knowledge{pageItem("alpha", "s1", "a5", a+"#1"),
-		pageItem("alpha", "s1", "a6", a+"#2"), pageItem("alpha", "s1", "a7", a+"#3")}, chat.PageLimits{MaxItems: 4})
+		pageItem("alpha", "s1", "a6", a+"#2"), pageItem("alpha", "s1", "a7", a+"#3")}, chat.KnowledgeLimits{MaxItems: 4})
 	if !errors.Is(err, store.ErrKnowledgeLimit) {
 		t.Errorf("a page past the plan's items: %v", err)
 	}
@@ -165,7 +165,7 @@ func (h harness) sourcePages(t *testing.T) {
 	}
 	// The deleted items are counted out: a plan of two items has room for exactly one more.
 	mustCreateKnowledge(t, s, item("alpha", "k2", base), 2)
-	if err := chat.CreateKnowledge(ctx, s, item("alpha", "k3", base), 2); !errors.Is(err, store.ErrKnowledgeLimit) {
+	if err := chat.CreateKnowledge(ctx, s, item("alpha", "k3", base), chat.KnowledgeLimits{MaxItems: 2}); !errors.Is(err, store.ErrKnowledgeLimit) {
 		t.Errorf("a third item on a plan of two: %v", err)
 	}
 }

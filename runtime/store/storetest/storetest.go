@@ -171,9 +171,10 @@ func checkTime(t *testing.T, what string, got, want time.Time) {
 
 func checkMessage(t *testing.T, got, want store.Message) {
 	t.Helper()
-	if got.ID != want.ID || got.Role != want.Role || got.Text != want.Text || got.Answered != want.Answered {
-		t.Errorf("message = {%s %s %q answered=%v}, want {%s %s %q answered=%v}",
-			got.ID, got.Role, got.Text, got.Answered, want.ID, want.Role, want.Text, want.Answered)
+	if got.ID != want.ID || got.Role != want.Role || got.Text != want.Text || got.Answered != want.Answered ||
+		got.Confidence != want.Confidence {
+		t.Errorf("message = {%s %s %q answered=%v confidence=%v}, want {%s %s %q answered=%v confidence=%v}",
+			got.ID, got.Role, got.Text, got.Answered, got.Confidence, want.ID, want.Role, want.Text, want.Answered, want.Confidence)
 	}
 	checkTime(t, "message "+want.ID+" CreatedAt", got.CreatedAt, want.CreatedAt)
 	if len(got.Sources) != 0 || len(want.Sources) != 0 {

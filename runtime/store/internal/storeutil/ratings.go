@@ -116,17 +116,17 @@ func scanSatisfaction(row Scanner) (store.Satisfaction, error) {
 	return s, nil
 }
 
-// ReviewMisses returns the answers of conversations created at or after since that the assistant could not give or
-// that their visitor rated down, newest first, at most limit, with their questions. It reaches the messages through
+// ReviewMisses returns the answers of conversations created at or after since that the assistant could not give,
+// that their visitor rated down or that were given with a measured confidence below lowConfidence, newest first, at most limit, with their questions. It reaches the messages through
 // the conversations of the range (conversations_by_created) and finds each question by its answer's reply_to
 // among its conversation's messages.
-func (l Reads) ReviewMisses(ctx context.Context, merchantID string, since time.Time, limit int) ([]store.Miss, error) {
+func (l Reads) ReviewMisses(ctx context.Context, merchantID string, since time.Time, lowConfidence float64, limit int) ([]store.Miss, error) {
 	w := NewWhere(l.Dialect)
 	w.Add("c.merchant_id = ? AND c.created_at >= ? AND a.created_at >= ?", merchantID, since, since)
 	w.Add("a.role = ?", string(store.RoleAssistant))
-	w.Add("(NOT a.answered OR r.rating = ?)", store.RatingDown)
+	w.Add("(NOT a.answered OR r.rating = ? OR (a.confidence > 0 AND a.confidence < ?))", store.RatingDown, lowConfidence)
 	misses, err := QueryList(ctx, l.Query, `SELECT a.conversation_id, a.id, q.text, q.normalized, a.text, a.sources,
-		a.answered, COALESCE(r.rating, ''), COALESCE(r.comment, ''), `+l.Dialect.Millis("a.created_at")+`
+		a.answered, a.confidence, COALESCE(r.rating, ''), COALESCE(r.comment, ''), `+l.Dialect.Millis("a.created_at")+`
 		FROM conversations c
 		JOIN messages a ON a.merchant_id = c.merchant_id AND a.conversation_id = c.id
 		JOIN messages q ON q.merchant_id = a.merchant_id AND q.conversation_id = a.conversation_id AND q.id = a.reply_to
@@ -146,7 +146,7 @@ func scanMiss(row Scanner) (store.Miss, error) {
 		at      int64
 	)
 	if err := row.Scan(&m.ConversationID, &m.MessageID, &m.Question, &m.Normalized, &m.Answer, &sources, &m.Answered,
-		&m.Rating, &m.Comment, &at); err != nil {
+		&m.Confidence, &m.Rating, &m.Comment, &at); err != nil {
 		return store.Miss{}, fmt.Errorf("reading a miss: %w", err)
 	}
 	src, err := DecodeSources(sources)

@@ -101,8 +101,8 @@ const (
 	c.first_message, c.unanswered, c.has_lead, c.status, c.handoff_at, c.agent_reply_at`
 	// KnowledgeColumns are a knowledge item's columns, of the table alias k, and its use count, kept apart in
 	// knowledge_uses (see CountCitations) and 0 when it has no row there.
-	KnowledgeColumns = `k.merchant_id, k.id, k.title, k.content, k.url, k.tags, k.questions, k.draft, k.source_id,
-	k.created_at, k.updated_at, COALESCE((SELECT u.uses FROM knowledge_uses u WHERE u.merchant_id = k.merchant_id AND u.id = k.id), 0)`
+	KnowledgeColumns = `k.merchant_id, k.id, k.title, k.content, k.url, k.tags, k.questions, k.draft, k.curated,
+	k.source_id, k.created_at, k.updated_at, COALESCE((SELECT u.uses FROM knowledge_uses u WHERE u.merchant_id = k.merchant_id AND u.id = k.id), 0)`
 	// LeadColumns are a lead's columns, of the table alias l.
 	LeadColumns = `l.merchant_id, l.id, l.conversation_id, l.visitor_id, l.name, l.email, l.phone, l.message, l.consent,
 	l.source, l.created_at, l.updated_at`
@@ -110,7 +110,7 @@ const (
 	DeliveryColumns = `d.merchant_id, d.id, d.event_id, e.type, d.webhook_id, d.url, e.payload, e.created_at, d.status,
 	d.attempts, d.next_attempt_at, d.last_status_code, d.last_error, d.last_latency_ms, d.created_at, d.updated_at`
 	// MessageColumns are a message's columns, of the table alias m.
-	MessageColumns = `m.id, m.role, m.text, m.created_at, m.sources, m.answered, m.author`
+	MessageColumns = `m.id, m.role, m.text, m.created_at, m.sources, m.answered, m.author, m.confidence`
 	// AttemptColumns are a delivery attempt's columns, of the table alias a.
 	AttemptColumns = `a.merchant_id, a.delivery_id, a.at, a.url, a.status_code, a.latency_ms, a.error`
 	// DeliveriesWithEvents joins deliveries d to their events e.
