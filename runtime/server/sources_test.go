@@ -237,11 +237,13 @@ func TestSourceBadInput(t *testing.T) {
 	for body, want := range map[string]string{
 		`{}`:                            "url is required",
 		`{"url":"ftp://shop.example/"}`: "http or https",
-		`{"url":"https://shop.example/","type":"git"}`:            "must be",
-		`{"url":"https://shop.example/","include":["help"]}`:      "path pattern",
-		`{"url":"https://shop.example/","sync_interval":"5m"}`:    "plan's floor",
-		`{"url":"https://shop.example/","sync_interval":"daily"}`: "duration",
-		`{"url":"https://shop.example/","max_pages":100000}`:      "pages per source",
+		`{"url":"https://shop.example/","type":"svn"}`:             "must be",
+		`{"url":"https://shop.example/","ref":"main"}`:             `only a \"git\" source`,
+		`{"url":"https://shop.example/","type":"git","ref":"a b"}`: "Git branch or tag",
+		`{"url":"https://shop.example/","include":["help"]}`:       "path pattern",
+		`{"url":"https://shop.example/","sync_interval":"5m"}`:     "plan's floor",
+		`{"url":"https://shop.example/","sync_interval":"daily"}`:  "duration",
+		`{"url":"https://shop.example/","max_pages":100000}`:       "pages per source",
 	} {
 		res := e.do(http.MethodPost, "/api/v1/knowledge/sources", owner, body)
 		if res.status != http.StatusUnprocessableEntity || !strings.Contains(string(res.body), want) {
