@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -243,6 +244,10 @@ func (sc *sourceSync) items(u *url.URL, sections []ingest.Section) []store.Knowl
 		}
 		if r := []rune(title); len(r) > MaxTitleRunes {
 			title = string(r[:MaxTitleRunes-1]) + "…"
+		}
+		if sec.Page > 0 {
+			// A PDF's page, which browsers' PDF viewers open at, as for an uploaded file.
+			link.Fragment, title = "page="+strconv.Itoa(sec.Page), pageTitle(title, sec.Page)
 		}
 		text := sec.Text
 		if r := []rune(text); len(r) > MaxContentRunes {
