@@ -4,7 +4,7 @@ package gittest
 
 import (
 	"net/http"
-	"net/http/cgi"
+	"net/http/cgi" //nolint:gosec // httpoxy was fixed in Go 1.6.3; this serves a test's repository on loopback
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -36,7 +36,7 @@ func New(t testing.TB) *Repo {
 		t.Fatal("the git command is needed to serve a repository: ", err)
 	}
 	h := &cgi.Handler{Path: backend, Args: []string{"http-backend"}, Dir: root,
-		Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}}
+		Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}, Stderr: testLog{t}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if strings.HasSuffix(req.URL.Path, "/git-upload-pack") {
 			r.Fetches.Add(1)
@@ -59,10 +59,10 @@ func (r *Repo) Commit(t testing.TB, files map[string]string) {
 			r.git(t, r.dir, "rm", "--quiet", name)
 			continue
 		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		r.git(t, r.dir, "add", name)
@@ -76,9 +76,17 @@ func (r *Repo) Tag(t testing.TB, name string) {
 	r.git(t, r.dir, "tag", "-a", "-m", name, name)
 }
 
+// testLog writes what git http-backend says (a repository not found) to the test's log.
+type testLog struct{ t testing.TB }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Logf("git http-backend: %s", p)
+	return len(p), nil
+}
+
 func (r *Repo) git(t testing.TB, dir string, args ...string) {
 	t.Helper()
-	cmd := exec.Command("git", args...)
+	cmd := exec.CommandContext(t.Context(), "git", args...) //nolint:gosec // the test's own git commands
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
 	if out, err := cmd.CombinedOutput(); err != nil {
