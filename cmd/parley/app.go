@@ -21,6 +21,7 @@ import (
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/crawl"
 	"github.com/parley-dev/parley/runtime/dashboard"
+	"github.com/parley-dev/parley/runtime/gitsource"
 	"github.com/parley-dev/parley/runtime/ids"
 	"github.com/parley-dev/parley/runtime/issuer"
 	"github.com/parley-dev/parley/runtime/live"
@@ -162,9 +163,11 @@ func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *a
 		return nil, fmt.Errorf("the chat service: %w", err)
 	}
 	a.chat = svc
-	// The crawler reaches the addresses webhooks may: private ones only where the runtime allows them.
+	// The crawler and the Git reader reach the addresses webhooks may: private ones only where the runtime allows
+	// them.
 	syncer, err := chat.NewSyncer(chat.SyncerConfig{Service: svc, Tenants: a.tenants, Logger: log,
-		Crawler: crawl.New(crawl.Config{AllowPrivate: cfg.WebhookAllowPrivate})})
+		Crawler: crawl.New(crawl.Config{AllowPrivate: cfg.WebhookAllowPrivate}),
+		Git:     gitsource.New(gitsource.Config{AllowPrivate: cfg.WebhookAllowPrivate})})
 	if err != nil {
 		return nil, fmt.Errorf("the knowledge source syncer: %w", err)
 	}

@@ -49,7 +49,9 @@ func (e *FileError) Unwrap() error { return e.Err }
 var ErrNoFiles = errors.New("the upload has no files")
 
 // ImportFiles makes knowledge items of the sections of files (runtime/ingest) and adds them to the merchant's
-// knowledge base in one transaction: all of them, or none. The files together hold at most the plan's bytes of
+// knowledge base in one transaction: all of them, or none. A file uploaded again under the same name replaces
+// the items its earlier upload made (edited ones too), so that a changed file does not leave its old text beside
+// the new; items typed by hand or made by a source are never touched. The files together hold at most the plan's bytes of
 // one import, and make at most its items of one import (ImportLimitError); a file that cannot be read, holds no
 // text or makes an invalid item is FileError; past the plan's item or characters ceiling, ImportCeilingError.
 // Each item is titled with its section's title (with its page for a PDF), tagged with its file's name, and
@@ -59,7 +61,11 @@ func (s *Service) ImportFiles(ctx context.Context, m *tenant.Bundle, files []Kno
 	if err != nil {
 		return nil, fmt.Errorf("reading the files uploaded by merchant %s: %w", m.MerchantID, err)
 	}
-	if err := s.addImported(ctx, m, items); err != nil {
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = f.Name
+	}
+	if err := s.addImported(ctx, m, items, names); err != nil {
 		return nil, err
 	}
 	return items, nil
@@ -134,6 +140,7 @@ func fileItems(ctx context.Context, f KnowledgeFile) ([]store.Knowledge, error) 
 		if problems != nil {
 			return nil, fmt.Errorf("section %q: %s", sec.Title, problems[0].Error())
 		}
+		k.File = f.Name
 		items = append(items, k)
 	}
 	return items, nil

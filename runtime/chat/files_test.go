@@ -138,8 +138,12 @@ func TestImportFilesBounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ceiling *chat.ImportCeilingError
-	if _, err := f.svc.ImportFiles(t.Context(), m, []chat.KnowledgeFile{fixtureFile(t, "faq.csv", "")}); !errors.As(err, &ceiling) || !errors.Is(err, store.ErrKnowledgeLimit) {
+	if _, err := f.svc.ImportFiles(t.Context(), m, []chat.KnowledgeFile{html}); !errors.As(err, &ceiling) || !errors.Is(err, store.ErrKnowledgeLimit) {
 		t.Errorf("past the ceiling: %v", err)
+	}
+	// A file uploaded again takes its earlier items' place: within the ceiling however near it is.
+	if _, err := f.svc.ImportFiles(t.Context(), m, []chat.KnowledgeFile{fixtureFile(t, "faq.csv", "")}); err != nil {
+		t.Errorf("faq.csv again, at the ceiling: %v", err)
 	}
 	if all, _ := f.store.AllKnowledge(t.Context(), m.MerchantID); len(all) != 5 {
 		t.Errorf("%d items, want the 5 of the first upload", len(all))

@@ -94,15 +94,16 @@ func (s *Service) ImportKnowledge(ctx context.Context, m *tenant.Bundle, file io
 	if err != nil {
 		return nil, fmt.Errorf("reading the knowledge import of merchant %s: %w", m.MerchantID, err)
 	}
-	if err := s.addImported(ctx, m, items); err != nil {
+	if err := s.addImported(ctx, m, items, nil); err != nil {
 		return nil, err
 	}
 	return items, nil
 }
 
 // addImported gives the items of an import their IDs and times, in their order, and stores them in one
-// transaction within the plan's item and characters ceilings (ImportCeilingError).
-func (s *Service) addImported(ctx context.Context, m *tenant.Bundle, items []store.Knowledge) error {
+// transaction within the plan's item and characters ceilings (ImportCeilingError), after deleting the items
+// earlier uploads of the files named replace made, so that the ceilings count the new items in their place.
+func (s *Service) addImported(ctx context.Context, m *tenant.Bundle, items []store.Knowledge, replace []string) error {
 	now := s.now().UTC().Truncate(time.Millisecond)
 	for i := range items {
 		created := now.Add(time.Duration(i) * time.Millisecond) // keeps the file's order in listings
@@ -110,6 +111,9 @@ func (s *Service) addImported(ctx context.Context, m *tenant.Bundle, items []sto
 	}
 	lim := KnowledgeLimitsOf(m.Plan)
 	err := s.store.Write(ctx, func(tx store.Tx) error {
+		if err := replaceFiles(ctx, tx, m.MerchantID, replace); err != nil {
+			return err
+		}
 		for _, k := range items {
 			claimed, err := tx.ClaimKnowledgeSlot(ctx, m.MerchantID, lim.MaxItems)
 			if err != nil {
@@ -132,6 +136,29 @@ func (s *Service) addImported(ctx context.Context, m *tenant.Bundle, items []sto
 	}
 	s.indexes.reload(ctx, m.MerchantID)
 	return nil
+}
+
+// replaceFiles deletes the items of the files by these names, after the statement that serialises the merchant's
+// knowledge writes, and counts them out.
+func replaceFiles(ctx context.Context, tx store.Tx, merchantID string, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	if err := touchKnowledge(ctx, tx, merchantID, 0); err != nil {
+		return err
+	}
+	deleted := 0
+	for _, name := range names {
+		n, err := tx.DeleteFileKnowledge(ctx, merchantID, name)
+		if err != nil {
+			return err
+		}
+		deleted += n
+	}
+	if deleted == 0 {
+		return nil
+	}
+	return tx.TouchKnowledge(ctx, merchantID, -deleted)
 }
 
 // readImport reads at most maxBytes of file and maxItems rows with parse, and returns the rows as items to

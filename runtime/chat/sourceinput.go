@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/parley-dev/parley/runtime/crawl"
 	"github.com/parley-dev/parley/runtime/store"
@@ -12,10 +13,11 @@ import (
 
 // SourceInput is a knowledge source as a merchant asks for it, through the API or the dashboard.
 type SourceInput struct {
-	// Type is store.SourceWebsite, the default and for now the only type a sync reads.
+	// Type is store.SourceWebsite (the default) or store.SourceGit.
 	Type string
-	URL  string
-	// Ref is a Git source's branch or tag.
+	// URL is the website's start address or sitemap, or the Git repository's HTTPS address.
+	URL string
+	// Ref is a Git source's branch or tag (the default branch when empty); a website has none.
 	Ref              string
 	Include, Exclude []string
 	// MaxPages is 0 for the plan's pages per source.
@@ -51,8 +53,10 @@ const (
 
 // The problems SourceInput.Validate reports besides Validate's.
 const (
-	// ProblemNotSourceType is a type other than website: Git sources (store.SourceGit) are not read yet.
+	// ProblemNotSourceType is a type other than website and git.
 	ProblemNotSourceType Problem = "not_source_type"
+	// ProblemNotGitRef is a ref on a website, or one no Git branch or tag could be named (spaces, "..").
+	ProblemNotGitRef Problem = "not_git_ref"
 	// ProblemNotPattern is a pattern that is not a path pattern (crawl.ValidPattern).
 	ProblemNotPattern Problem = "not_pattern"
 	// ProblemOutOfRange is a number or duration outside [Limit, Length]: for max_pages 1 to the plan's pages,
@@ -74,7 +78,7 @@ func (in SourceInput) Validate(plan tenant.Plan) (store.KnowledgeSource, []Field
 	if src.Type == "" {
 		src.Type = store.SourceWebsite
 	}
-	if src.Type != store.SourceWebsite {
+	if src.Type != store.SourceWebsite && src.Type != store.SourceGit {
 		add(FieldType, -1, ProblemNotSourceType, 0, 0)
 	}
 	switch u, err := url.Parse(src.URL); {
@@ -88,8 +92,10 @@ func (in SourceInput) Validate(plan tenant.Plan) (store.KnowledgeSource, []Field
 		add(FieldURL, -1, ProblemNotHTTPURL, 0, 0)
 	}
 	switch {
-	case !storable(src.Ref):
-		add(FieldRef, -1, ProblemNotText, 0, 0)
+	case src.Ref != "" && src.Type != store.SourceGit:
+		add(FieldRef, -1, ProblemNotGitRef, 0, 0)
+	case !storable(src.Ref) || strings.ContainsFunc(src.Ref, unicode.IsSpace) || strings.Contains(src.Ref, ".."):
+		add(FieldRef, -1, ProblemNotGitRef, 0, 0)
 	case len(src.Ref) > MaxRefBytes:
 		add(FieldRef, -1, ProblemTooLong, MaxRefBytes, len(src.Ref))
 	}

@@ -9,11 +9,13 @@ import (
 	"log/slog"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/parley-dev/parley/runtime/crawl"
+	"github.com/parley-dev/parley/runtime/gitsource"
 	"github.com/parley-dev/parley/runtime/ids"
 	"github.com/parley-dev/parley/runtime/ingest"
 	"github.com/parley-dev/parley/runtime/store"
@@ -62,11 +64,36 @@ func (s *Service) wakeSyncs() {
 	}
 }
 
-// SyncSource reads a claimed source and brings its items in line with what it holds now: a page read becomes
-// its sections' items (replacing the page's old ones at once), an unchanged page keeps its items, a page gone or
-// no longer in scope loses them. Should the sync stop part-way (the site unreachable, a bound, an error of the
-// store), the pages it did not reach keep their items. It ends the source's lease with the sync's outcome.
-func (s *Service) SyncSource(ctx context.Context, m *tenant.Bundle, src store.KnowledgeSource, c *crawl.Crawler, limits crawl.Limits) error {
+// Readers are what syncs read sources with, by their type.
+type Readers struct {
+	// Web reads websites.
+	Web *crawl.Crawler
+	// Git reads Git repositories; without it, a Git source's sync fails saying so.
+	Git *gitsource.Reader
+}
+
+// ErrNoGitReader fails the sync of a Git source in a runtime that reads none.
+var ErrNoGitReader = errors.New("this runtime does not read Git repositories")
+
+// read reads a source's pages (a Git repository's files) within scope and limits, as crawl.Crawler.Crawl does.
+func (r Readers) read(ctx context.Context, src store.KnowledgeSource, limits crawl.Limits, known map[string]crawl.Known,
+	handle func(crawl.Page) error) (crawl.Result, error) {
+	scope := crawl.Scope{Include: src.Include, Exclude: src.Exclude}
+	if src.Type == store.SourceGit {
+		if r.Git == nil {
+			return crawl.Result{}, ErrNoGitReader
+		}
+		return r.Git.Read(ctx, src.URL, src.Ref, scope, limits, known, handle)
+	}
+	return r.Web.Crawl(ctx, src.URL, scope, limits, known, handle)
+}
+
+// SyncSource reads a claimed source and brings its items in line with what it holds now: a page (a file of a
+// Git repository) read becomes its sections' items (replacing the page's old ones at once), an unchanged page
+// keeps its items, a page gone or no longer in scope loses them. Should the sync stop part-way (the site
+// unreachable, a bound, an error of the store), the pages it did not reach keep their items. It ends the source's
+// lease with the sync's outcome.
+func (s *Service) SyncSource(ctx context.Context, m *tenant.Bundle, src store.KnowledgeSource, readers Readers, limits crawl.Limits) error {
 	pages, err := s.store.ListSourcePages(ctx, m.MerchantID, src.ID)
 	if err != nil {
 		return err
@@ -81,7 +108,7 @@ func (s *Service) SyncSource(ctx context.Context, m *tenant.Bundle, src store.Kn
 	}
 	limits.MaxPages = min(src.MaxPages, m.Plan.SourcePagesLimit())
 	sc := &sourceSync{s: s, m: m, src: src, old: old, lastProgress: s.now()}
-	res, err := c.Crawl(ctx, src.URL, crawl.Scope{Include: src.Include, Exclude: src.Exclude}, limits, known, sc.page)
+	res, err := readers.read(ctx, src, limits, known, sc.page)
 	if err == nil && res.Complete() {
 		// Pages the sync did not reach are no longer linked from the site: their items go.
 		for u, p := range old {
@@ -218,6 +245,10 @@ func (sc *sourceSync) items(u *url.URL, sections []ingest.Section) []store.Knowl
 		if r := []rune(title); len(r) > MaxTitleRunes {
 			title = string(r[:MaxTitleRunes-1]) + "…"
 		}
+		if sec.Page > 0 {
+			// A PDF's page, which browsers' PDF viewers open at, as for an uploaded file.
+			link.Fragment, title = "page="+strconv.Itoa(sec.Page), pageTitle(title, sec.Page)
+		}
 		text := sec.Text
 		if r := []rune(text); len(r) > MaxContentRunes {
 			text = string(r[:MaxContentRunes])
@@ -268,6 +299,8 @@ type SyncerConfig struct {
 	Service *Service
 	Tenants Tenants
 	Crawler *crawl.Crawler
+	// Git reads Git sources; optional (ErrNoGitReader).
+	Git *gitsource.Reader
 	// Limits bound each crawl (the pages come from the plan and the source).
 	Limits crawl.Limits
 	// Workers bounds the syncs this process runs at once; PerMerchant one merchant's across the replicas.
@@ -362,7 +395,7 @@ func (y *Syncer) sync(ctx context.Context, src store.KnowledgeSource) {
 		return
 	}
 	start := time.Now()
-	if err := y.cfg.Service.SyncSource(ctx, m, src, y.cfg.Crawler, y.cfg.Limits); err != nil && ctx.Err() == nil {
+	if err := y.cfg.Service.SyncSource(ctx, m, src, Readers{Web: y.cfg.Crawler, Git: y.cfg.Git}, y.cfg.Limits); err != nil && ctx.Err() == nil {
 		log.Error("syncing a knowledge source", "error", err)
 		return
 	}

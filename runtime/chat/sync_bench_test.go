@@ -59,7 +59,7 @@ func BenchmarkSyncWebsite1000(b *testing.B) {
 		if err != nil || len(claimed) != 1 {
 			b.Fatalf("claimed %v, %v", claimed, err)
 		}
-		if err := f.svc.SyncSource(b.Context(), m, claimed[0], c, crawl.Limits{}); err != nil {
+		if err := f.svc.SyncSource(b.Context(), m, claimed[0], chat.Readers{Web: c}, crawl.Limits{}); err != nil {
 			b.Fatal(err)
 		}
 		done, err := f.store.GetSource(b.Context(), m.MerchantID, claimed[0].ID)

@@ -14,10 +14,11 @@ import (
 // ErrForbiddenTarget means a site's address resolved to an address the crawler may not reach.
 var ErrForbiddenTarget = errors.New("the site resolves to a loopback, private or link-local address")
 
-// newTransport returns the crawler's transport: no proxy from the environment, bounded headers, and unless
-// allowPrivate a dialer that checks every address it connects to, after name resolution, as the webhook
-// client's does, so that a source cannot make the runtime read an internal service, DNS rebinding included.
-func newTransport(timeout time.Duration, allowPrivate bool) *http.Transport {
+// NewTransport returns the transport of the crawler and of the Git reader: no proxy from the environment, bounded
+// headers, and unless allowPrivate a dialer that checks every address it connects to, after name resolution, as
+// the webhook client's does, so that a source cannot make the runtime read an internal service, DNS rebinding
+// included.
+func NewTransport(timeout time.Duration, allowPrivate bool) *http.Transport {
 	dialer := &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}
 	if !allowPrivate {
 		dialer.Control = func(_, address string, _ syscall.RawConn) error {

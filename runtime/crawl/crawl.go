@@ -94,7 +94,7 @@ func New(cfg Config) *Crawler {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	return &Crawler{transport: newTransport(cfg.Timeout, cfg.AllowPrivate), timeout: cfg.Timeout, delay: cfg.Delay}
+	return &Crawler{transport: NewTransport(cfg.Timeout, cfg.AllowPrivate), timeout: cfg.Timeout, delay: cfg.Delay}
 }
 
 // Known is what an earlier crawl learned of a page: the validators of its answer, and its links, followed when

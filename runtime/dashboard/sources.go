@@ -20,10 +20,10 @@ type sourceRow struct {
 
 // sources lists the merchant's websites, with each sync's progress and outcome, and the form to add one.
 func (d *Dashboard) sources(w http.ResponseWriter, r *http.Request, v *view) error {
-	return d.sourcesPage(w, r, v, http.StatusOK, nil, "")
+	return d.sourcesPage(w, r, v, http.StatusOK, nil, chat.SourceInput{})
 }
 
-func (d *Dashboard) sourcesPage(w http.ResponseWriter, r *http.Request, v *view, status int, problems []string, url string) error {
+func (d *Dashboard) sourcesPage(w http.ResponseWriter, r *http.Request, v *view, status int, problems []string, in chat.SourceInput) error {
 	list, err := d.store.ListSources(r.Context(), v.merchant.MerchantID)
 	if err != nil {
 		return err
@@ -34,8 +34,8 @@ func (d *Dashboard) sourcesPage(w http.ResponseWriter, r *http.Request, v *view,
 		rows[i] = sourceRow{KnowledgeSource: src, Interval: interval(src.SyncInterval)}
 		syncing = syncing || src.Status == store.SourcePending || src.Status == store.SourceSyncing
 	}
-	d.render(w, r, v, status, "sources", map[string]any{"List": rows, "Problems": problems, "URL": url,
-		"Syncing": syncing, "Limit": v.merchant.Plan.SourcesLimit()})
+	d.render(w, r, v, status, "sources", map[string]any{"List": rows, "Problems": problems, "URL": in.URL,
+		"Git": in.Type == store.SourceGit, "Ref": in.Ref, "Syncing": syncing, "Limit": v.merchant.Plan.SourcesLimit()})
 	return nil
 }
 
@@ -45,21 +45,25 @@ func interval(d time.Duration) string {
 	return strings.Replace(s, "h0m", "h", 1)
 }
 
-// createSource adds a website; its first sync starts at once.
+// createSource adds a website or a Git repository; its first sync starts at once.
 func (d *Dashboard) createSource(w http.ResponseWriter, r *http.Request, v *view) error {
-	url := strings.TrimSpace(r.PostForm.Get("url"))
-	src, problems := chat.SourceInput{URL: url, SyncInterval: r.PostForm.Get("sync_interval")}.Validate(v.merchant.Plan)
+	in := chat.SourceInput{Type: r.PostForm.Get("type"), URL: strings.TrimSpace(r.PostForm.Get("url")),
+		SyncInterval: r.PostForm.Get("sync_interval")}
+	if in.Type == store.SourceGit {
+		in.Ref = strings.TrimSpace(r.PostForm.Get("ref")) // the field is there for either type; a website has none
+	}
+	src, problems := in.Validate(v.merchant.Plan)
 	if problems != nil {
 		msgs := make([]string, len(problems))
 		for i, p := range problems {
 			msgs[i] = sourceProblem(v.lang, p)
 		}
-		return d.sourcesPage(w, r, v, http.StatusUnprocessableEntity, msgs, url)
+		return d.sourcesPage(w, r, v, http.StatusUnprocessableEntity, msgs, in)
 	}
 	if _, err := d.chat.CreateSource(r.Context(), v.merchant, src); err != nil {
 		if errors.Is(err, chat.ErrSourceLimit) {
 			return d.sourcesPage(w, r, v, http.StatusConflict, []string{fmt.Sprintf(translate(v.lang,
-				"Your plan allows %d websites, and all are in use: delete one first."), v.merchant.Plan.SourcesLimit())}, url)
+				"Your plan allows %d websites, and all are in use: delete one first."), v.merchant.Plan.SourcesLimit())}, in)
 		}
 		return err
 	}
@@ -74,6 +78,10 @@ func sourceProblem(lang string, p chat.FieldError) string {
 		return translate(lang, "Enter the website's address.")
 	case p.Field == chat.FieldURL:
 		return translate(lang, "The address must be a whole http or https address, such as https://shop.example/help/.")
+	case p.Field == chat.FieldType:
+		return translate(lang, "Choose a website or a Git repository.")
+	case p.Field == chat.FieldRef:
+		return translate(lang, "The branch or tag must be a Git branch or tag name, such as main or v2.")
 	case p.Problem == chat.ProblemNotDuration:
 		return translate(lang, "The interval must be a duration such as 24h or 90m.")
 	default:

@@ -14,14 +14,17 @@ import (
 	"github.com/parley-dev/parley/internal/testutil/headless"
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/crawl"
+	"github.com/parley-dev/parley/runtime/gitsource"
+	"github.com/parley-dev/parley/runtime/gitsource/gittest"
 )
 
-// TestWebsitesInBrowser adds a website on the websites page as a merchant does, and follows its first sync to
-// the items it made.
+// TestWebsitesInBrowser adds a website and a Git repository on the websites page as a merchant does, and follows
+// their first syncs to the items they made.
 func TestWebsitesInBrowser(t *testing.T) {
 	e := newEnv(t)
 	syncer, err := chat.NewSyncer(chat.SyncerConfig{Service: e.svc, Tenants: e.tenants,
-		Crawler: crawl.New(crawl.Config{AllowPrivate: true}), Poll: 50 * time.Millisecond})
+		Crawler: crawl.New(crawl.Config{AllowPrivate: true}), Git: gitsource.New(gitsource.Config{AllowPrivate: true}),
+		Poll: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,6 +41,8 @@ func TestWebsitesInBrowser(t *testing.T) {
 		}
 	}))
 	t.Cleanup(site.Close)
+	repo := gittest.New(t)
+	repo.Commit(t, map[string]string{"docs/care.md": "# Tent care\n\nDry your tent before you pack it.\n"})
 
 	ctx := headless.Start(t, 1280, 800, 90*time.Second)
 	err = chromedp.Do(ctx,
@@ -50,16 +55,23 @@ func TestWebsitesInBrowser(t *testing.T) {
 		chromedp.SendKeys("#source-url", site.URL+"/"),
 		chromedp.Click(`form[action="/dashboard/sources"] button[type=submit]`),
 		bodyHas("The website was added: its first sync has started."),
+		chromedp.SetValue("#source-type", "git"),
+		chromedp.SendKeys("#source-url", repo.URL),
+		chromedp.SendKeys("#source-ref", "main"),
+		chromedp.Click(`form[action="/dashboard/sources"] button[type=submit]`),
+		bodyHas("The website was added: its first sync has started."),
 	)
 	if err != nil {
-		t.Fatalf("adding a website: %v", err)
+		t.Fatalf("adding a website and a repository: %v", err)
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if err := chromedp.Do(ctx, chromedp.Reload(), waitFor(`document.readyState === 'complete'`)); err != nil {
 			t.Fatal(err)
 		}
-		ready, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.body.innerText.includes('Ready')`))
+		ready, err := chromedp.Run(ctx, chromedp.Evaluate[bool](
+			`[...document.querySelectorAll('#sources tbody tr')].filter(r => r.innerText.includes('Ready')).length === 2 &&
+			!document.body.innerText.includes('left out')`))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,12 +79,12 @@ func TestWebsitesInBrowser(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the website's sync did not finish")
+			t.Fatal("the syncs did not finish")
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	saveScreenshot(ctx, t, "dashboard-websites.png")
-	if n := e.knowledgeCount(t, "alpha"); n != 4 {
-		t.Errorf("alpha has %d items, want its 2 and the site's 2", n)
+	if n := e.knowledgeCount(t, "alpha"); n != 5 {
+		t.Errorf("alpha has %d items, want its 2, the site's 2 and the repository's 1", n)
 	}
 }

@@ -19,6 +19,8 @@ func TestWebsitesForm(t *testing.T) {
 		{url.Values{"url": {""}}, http.StatusUnprocessableEntity, "Enter the website&#39;s address."},
 		{url.Values{"url": {"ftp://alpha.example/"}}, http.StatusUnprocessableEntity, "whole http or https address"},
 		{url.Values{"url": {"https://alpha.example/"}, "sync_interval": {"5m"}}, http.StatusUnprocessableEntity, "The interval must be between 1h and 720h."},
+		{url.Values{"url": {"https://alpha.example/"}, "type": {"svn"}}, http.StatusUnprocessableEntity, "Choose a website or a Git repository."},
+		{url.Values{"url": {"https://git.example/docs.git"}, "type": {"git"}, "ref": {"a b"}}, http.StatusUnprocessableEntity, "must be a Git branch or tag name"},
 	} {
 		tc.form.Set("csrf", c.csrf())
 		if res := c.post("/dashboard/sources", tc.form); res.StatusCode != tc.status || !strings.Contains(res.Body, tc.want) {
@@ -33,7 +35,23 @@ func TestWebsitesForm(t *testing.T) {
 	if !strings.Contains(page.Body, "https://alpha.example/help/") || !strings.Contains(page.Body, "every 24h") {
 		t.Fatalf("the websites page: %s", page.Body)
 	}
+	// A Git repository, with its branch; a website's form keeps no branch.
+	res = c.post("/dashboard/sources", url.Values{"csrf": {c.csrf()}, "type": {"git"}, "url": {"https://git.example/docs.git"},
+		"ref": {"main"}, "sync_interval": {"24h"}})
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("adding a Git repository: %d %s", res.StatusCode, res.Body)
+	}
+	if page := c.get("/dashboard/sources"); !strings.Contains(page.Body, "Git repository · main · every 24h") {
+		t.Fatalf("the Git repository on the page: %s", page.Body)
+	}
 	list, err := e.svc.Store().ListSources(t.Context(), "alpha")
+	if err != nil || len(list) != 2 || list[0].Type != "git" || list[0].Ref != "main" || list[1].Ref != "" {
+		t.Fatalf("alpha's sources: %+v, %v", list, err)
+	}
+	if res := c.post("/dashboard/sources/"+list[0].ID+"/delete", url.Values{"csrf": {c.csrf()}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("deleting the repository: %d", res.StatusCode)
+	}
+	list, err = e.svc.Store().ListSources(t.Context(), "alpha")
 	if err != nil || len(list) != 1 {
 		t.Fatalf("alpha's sources: %v, %v", list, err)
 	}

@@ -151,3 +151,59 @@ func TestUploadKnowledgeFilesRefusesBadInput(t *testing.T) {
 		t.Fatalf("without a token: %d", r.status)
 	}
 }
+
+// TestUploadingAFileAgainReplacesItsItems uploads a file, then a changed version under the same name, on each
+// store: the second upload's items take the place of the first's (not beside them), while another file's items,
+// items typed by hand and another merchant's file of that name stay.
+func TestUploadingAFileAgainReplacesItsItems(t *testing.T) {
+	onEachStore(t, testReupload)
+}
+
+func testReupload(t *testing.T, e *env) {
+	owner := e.ownerOf("alpha")
+	first := "# Returns\n\nYou may return any item within 30 days.\n\n# Refunds\n\nRefunds take five days.\n"
+	for _, u := range []struct {
+		owner string
+		u     upload
+	}{
+		{owner, upload{files: [][3]string{{"returns.md", "text/markdown", first}, {"care.txt", "", testdataFile(t, "care.txt")}}}},
+		{e.ownerOf("beta"), upload{files: [][3]string{{"returns.md", "text/markdown", first}}}},
+	} {
+		if r := e.upload(t, u.owner, u.u); r.status != http.StatusCreated {
+			t.Fatalf("upload: %d %s", r.status, r.body)
+		}
+	}
+	hand := e.do(http.MethodPost, "/api/v1/knowledge", map[string]string{"Authorization": owner, "Content-Type": "application/json"},
+		`{"title":"Returns by hand","content":"Our own words on returns.","tags":["returns.md"]}`)
+	if hand.status != http.StatusCreated {
+		t.Fatalf("an item by hand: %d %s", hand.status, hand.body)
+	}
+	list := func(who string) map[string]int {
+		out := map[string]int{}
+		for _, k := range e.do(http.MethodGet, "/api/v1/knowledge?limit=100", map[string]string{"Authorization": who}, "").json(t)["data"].([]any) {
+			out[k.(map[string]any)["title"].(string)]++
+		}
+		return out
+	}
+	before := list(owner)
+
+	second := "# Returns\n\nYou may return any item within 60 days.\n"
+	r := e.upload(t, owner, upload{files: [][3]string{{"returns.md", "text/markdown", second}}})
+	if r.status != http.StatusCreated || len(r.json(t)["items"].([]any)) != 1 {
+		t.Fatalf("the upload again: %d %s", r.status, r.body)
+	}
+	after := list(owner)
+	if after["Returns"] != 1 || after["Refunds"] != 0 {
+		t.Errorf("after the upload again: %v; want the new Returns item alone of returns.md", after)
+	}
+	if after["Returns by hand"] != 1 || len(after) != len(before)-1 {
+		t.Errorf("items besides the file's changed: before %v, after %v", before, after)
+	}
+	if got := list(e.ownerOf("beta")); got["Returns"] != 1 || got["Refunds"] != 1 {
+		t.Errorf("the other merchant's file of the same name: %v", got)
+	}
+	ans := e.chat(e.keys["alpha-sk"], `{"message": "Within how many days may I return an item?"}`)
+	if !strings.Contains(string(ans.body), "60 days") || strings.Contains(string(ans.body), "30 days") {
+		t.Errorf("the answer after the upload again: %s", ans.body)
+	}
+}

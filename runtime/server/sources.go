@@ -104,7 +104,9 @@ func sourceProblem(p chat.FieldError) string {
 	}
 	switch p.Problem {
 	case chat.ProblemNotSourceType:
-		return name + ` must be "website"`
+		return name + ` must be "website" or "git"`
+	case chat.ProblemNotGitRef:
+		return name + ` must be a Git branch or tag, and only a "git" source has one`
 	case chat.ProblemNotPattern:
 		return name + ` must be a path pattern starting with "/" (wildcards: *, **, ?)`
 	case chat.ProblemNotDuration:

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,7 +17,8 @@ import (
 )
 
 // shopSite is a local shop's website: a few dozen help pages inside navigation and a footer, a sitemap,
-// robots.txt disallowing /internal/, and a redirect from an old address. It counts the answers it gives.
+// robots.txt disallowing /internal/, a redirect from an old address, and a PDF and a Word document linked from
+// its home page. It counts the answers it gives.
 type shopSite struct {
 	*httptest.Server
 	mu          sync.Mutex
@@ -34,7 +37,8 @@ func newShopSite(t *testing.T) *shopSite {
 	t.Helper()
 	s := &shopSite{ok: map[string]int{}, pages: map[string]string{
 		"/": `<h1>Example Shop</h1><p>Welcome to Example Shop, the place for handmade ceramic mugs and plates.</p>` +
-			`<p><a href="/help/shipping">Shipping</a>, <a href="/help/returns">returns</a> and <a href="/old-returns">the old returns page</a>.</p>`,
+			`<p><a href="/help/shipping">Shipping</a>, <a href="/help/returns">returns</a> and <a href="/old-returns">the old returns page</a>.</p>` +
+			`<p>Our <a href="/files/tent-care.pdf">tent care guide</a> and <a href="/files/warranty.docx">warranty conditions</a>.</p>`,
 		"/help/shipping": `<h1>Shipping</h1><h2 id="germany">Shipping within Germany</h2><p>Orders within Germany arrive in two to three working days with DHL and cost 4.90 euros, free above 50 euros.</p>` +
 			`<h2 id="abroad">Shipping abroad</h2><p>We ship to every country of the European Union within five to eight working days for 12 euros.</p>`,
 		"/help/returns":   `<h1>Returns</h1><p>You may return any unused item within 30 days of delivery for a full refund; write to returns@example.com with your order number.</p>`,
@@ -64,6 +68,26 @@ func newShopSite(t *testing.T) *shopSite {
 		w.Header().Set("Content-Type", "application/xml")
 		fmt.Fprint(w, b.String())
 	})
+	for name, media := range map[string]string{"tent-care.pdf": "application/pdf",
+		"warranty.docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document"} {
+		body, err := os.ReadFile(filepath.Join("..", "ingest", "testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mux.HandleFunc("/files/"+name, func(w http.ResponseWriter, r *http.Request) {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			w.Header().Set("ETag", `"`+name+`"`)
+			if r.Header.Get("If-None-Match") == `"`+name+`"` {
+				s.notModified++
+				w.WriteHeader(http.StatusNotModified)
+				return
+			}
+			s.ok[r.URL.Path]++
+			w.Header().Set("Content-Type", media)
+			_, _ = w.Write(body)
+		})
+	}
 	mux.HandleFunc("/old-returns", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/help/returns", http.StatusMovedPermanently)
 	})
@@ -137,8 +161,8 @@ func TestWebsiteSourceEndToEnd(t *testing.T) {
 	}
 
 	items := sourceItems(t, e)
-	if len(items) < 27 {
-		t.Errorf("%d items from the site, want one a section of its 27 pages at least", len(items))
+	if len(items) < 29 {
+		t.Errorf("%d items from the site, want one a section of its 27 pages and 2 documents at least", len(items))
 	}
 	for url, k := range items {
 		content := k["title"].(string) + " " + k["content"].(string)
@@ -150,6 +174,20 @@ func TestWebsiteSourceEndToEnd(t *testing.T) {
 		if k["source_id"] != id {
 			t.Errorf("item %s has source %v", url, k["source_id"])
 		}
+	}
+	if k := items[site.URL+"/files/warranty.docx"]; k == nil || !strings.Contains(k["content"].(string), "defects in materials") {
+		t.Errorf("no item of the linked Word document: %v", keysOf(items))
+	}
+	// A question only the linked PDF answers is answered citing the PDF at its page.
+	answer := e.chat(e.keys["alpha-sk"], `{"message":"How should I store my tent so it does not grow mould?"}`)
+	if answer.status != http.StatusOK {
+		t.Fatalf("chat: %d %s", answer.status, answer.body)
+	}
+	pdfPage := site.URL + "/files/tent-care.pdf#page=2"
+	if cited := answer.json(t)["sources"].([]any); len(cited) == 0 || cited[0].(map[string]any)["url"] != pdfPage {
+		t.Errorf("the answer cites %v; want %s first\n%s", cited, pdfPage, answer.body)
+	} else if title := cited[0].(map[string]any)["title"]; title != "Tent care guide (page 2)" {
+		t.Errorf("the cited page's title: %v", title)
 	}
 	germany := items[site.URL+"/help/shipping#germany"]
 	if germany == nil || !strings.Contains(germany["content"].(string), "two to three working days") {
@@ -203,7 +241,7 @@ func TestWebsiteSourceEndToEnd(t *testing.T) {
 	if len(ok) != 1 || ok["/help/returns"] == 0 { // read through its old address too, which redirects to it
 		t.Errorf("full answers on re-sync: %v; want the changed page only", ok)
 	}
-	if want := 25; notModified != want { // "/", /help/shipping and 23 articles
+	if want := 27; notModified != want { // "/", /help/shipping, 23 articles, the PDF and the Word document
 		t.Errorf("%d pages answered 304, want %d", notModified, want)
 	}
 	after := sourceItems(t, e)
@@ -237,11 +275,13 @@ func TestSourceBadInput(t *testing.T) {
 	for body, want := range map[string]string{
 		`{}`:                            "url is required",
 		`{"url":"ftp://shop.example/"}`: "http or https",
-		`{"url":"https://shop.example/","type":"git"}`:            "must be",
-		`{"url":"https://shop.example/","include":["help"]}`:      "path pattern",
-		`{"url":"https://shop.example/","sync_interval":"5m"}`:    "plan's floor",
-		`{"url":"https://shop.example/","sync_interval":"daily"}`: "duration",
-		`{"url":"https://shop.example/","max_pages":100000}`:      "pages per source",
+		`{"url":"https://shop.example/","type":"svn"}`:             "must be",
+		`{"url":"https://shop.example/","ref":"main"}`:             `only a \"git\" source`,
+		`{"url":"https://shop.example/","type":"git","ref":"a b"}`: "Git branch or tag",
+		`{"url":"https://shop.example/","include":["help"]}`:       "path pattern",
+		`{"url":"https://shop.example/","sync_interval":"5m"}`:     "plan's floor",
+		`{"url":"https://shop.example/","sync_interval":"daily"}`:  "duration",
+		`{"url":"https://shop.example/","max_pages":100000}`:       "pages per source",
 	} {
 		res := e.do(http.MethodPost, "/api/v1/knowledge/sources", owner, body)
 		if res.status != http.StatusUnprocessableEntity || !strings.Contains(string(res.body), want) {

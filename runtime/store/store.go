@@ -272,6 +272,10 @@ type Tx interface {
 	// InsertKnowledge stores a new item.
 	InsertKnowledge(ctx context.Context, k Knowledge) error
 
+	// DeleteFileKnowledge deletes the items made of the uploaded file by that name (Knowledge.File) and returns
+	// how many it deleted.
+	DeleteFileKnowledge(ctx context.Context, merchantID, file string) (int, error)
+
 	// UpdateKnowledge replaces an item's title, content, URL, tags, questions, draft and curated status and
 	// UpdatedAt, or returns ErrNotFound.
 	UpdateKnowledge(ctx context.Context, k Knowledge) error
@@ -719,7 +723,10 @@ type Knowledge struct {
 	// offline and with a model alike.
 	Curated bool
 	// SourceID is the knowledge source that made the item and keeps it in sync; empty for an item typed by hand.
-	SourceID  string
+	SourceID string
+	// File is the name of the uploaded file the item was made of: an upload of a file by the same name replaces
+	// the items it made (DeleteFileKnowledge). Empty for any other item.
+	File      string
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	// UseCount is how many answers cited the item.

@@ -50,10 +50,10 @@ func (tx writeTx) KnowledgeCharacters(ctx context.Context, merchantID, except st
 func (tx writeTx) InsertKnowledge(ctx context.Context, k store.Knowledge) error {
 	_, err := tx.Exec(ctx, `
 		INSERT INTO knowledge (merchant_id, id, title, content, url, tags, questions, draft, curated, source_id,
-			created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+			file, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
 		k.MerchantID, k.ID, k.Title, k.Content, k.URL, tags(k.Tags), store.JoinQuestions(k.Questions), k.Draft, k.Curated, k.SourceID,
-		stamp(k.CreatedAt), stamp(k.UpdatedAt))
+		k.File, stamp(k.CreatedAt), stamp(k.UpdatedAt))
 	if err != nil {
 		return fmt.Errorf("inserting: %w", err)
 	}
@@ -93,6 +93,15 @@ func (tx writeTx) DeleteKnowledge(ctx context.Context, merchantID, id string) er
 		return fmt.Errorf("deleting: %w", err)
 	}
 	return nil
+}
+
+// DeleteFileKnowledge deletes the items made of the uploaded file by that name.
+func (tx writeTx) DeleteFileKnowledge(ctx context.Context, merchantID, file string) (int, error) {
+	tag, err := tx.Exec(ctx, `DELETE FROM knowledge WHERE merchant_id = $1 AND file = $2 AND file <> ''`, merchantID, file)
+	if err != nil {
+		return 0, fmt.Errorf("deleting the items of file %s: %w", file, err)
+	}
+	return int(tag.RowsAffected()), nil
 }
 
 // KnowledgeRevision returns the merchant's knowledge revision, 0 if it never had knowledge. It reads the

@@ -57,7 +57,8 @@ func scanKnowledge(row storeutil.Scanner) (store.Knowledge, error) {
 		k         store.Knowledge
 		questions string
 	)
-	err := row.Scan(&k.MerchantID, &k.ID, &k.Title, &k.Content, &k.URL, &k.Tags, &questions, &k.Draft, &k.Curated, &k.SourceID, &k.CreatedAt, &k.UpdatedAt,
+	err := row.Scan(&k.MerchantID, &k.ID, &k.Title, &k.Content, &k.URL, &k.Tags, &questions, &k.Draft, &k.Curated, &k.SourceID, &k.File,
+		&k.CreatedAt, &k.UpdatedAt,
 		&k.UseCount)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Knowledge{}, store.ErrNotFound

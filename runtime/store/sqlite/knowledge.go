@@ -53,10 +53,10 @@ func (tx writeTx) InsertKnowledge(ctx context.Context, k store.Knowledge) error 
 	}
 	_, err = tx.ExecContext(ctx, `
 		INSERT INTO knowledge (merchant_id, id, title, content, url, tags, questions, draft, curated, source_id,
-			created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			file, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		k.MerchantID, k.ID, k.Title, k.Content, k.URL, tags, store.JoinQuestions(k.Questions), k.Draft, k.Curated, k.SourceID,
-		storeutil.Millis(k.CreatedAt), storeutil.Millis(k.UpdatedAt))
+		k.File, storeutil.Millis(k.CreatedAt), storeutil.Millis(k.UpdatedAt))
 	if err != nil {
 		return fmt.Errorf("inserting: %w", err)
 	}
@@ -92,6 +92,16 @@ func (tx writeTx) UpdateKnowledge(ctx context.Context, k store.Knowledge) error 
 // DeleteKnowledge removes an item, or returns store.ErrNotFound.
 func (tx writeTx) DeleteKnowledge(ctx context.Context, merchantID, id string) error {
 	return mustAffect(tx.ExecContext(ctx, `DELETE FROM knowledge WHERE merchant_id = ? AND id = ?`, merchantID, id))
+}
+
+// DeleteFileKnowledge deletes the items made of the uploaded file by that name.
+func (tx writeTx) DeleteFileKnowledge(ctx context.Context, merchantID, file string) (int, error) {
+	n, err := affected(tx.ExecContext(ctx, `DELETE FROM knowledge WHERE merchant_id = ? AND file = ? AND file != ''`,
+		merchantID, file))
+	if err != nil {
+		return 0, fmt.Errorf("deleting the items of file %s: %w", file, err)
+	}
+	return int(n), nil
 }
 
 // mustAffect turns a statement that changed no row into store.ErrNotFound.

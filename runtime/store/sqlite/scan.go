@@ -53,7 +53,8 @@ func scanKnowledge(row storeutil.Scanner) (store.Knowledge, error) {
 		tags, questions  string
 		created, updated int64
 	)
-	err := row.Scan(&k.MerchantID, &k.ID, &k.Title, &k.Content, &k.URL, &tags, &questions, &k.Draft, &k.Curated, &k.SourceID, &created, &updated,
+	err := row.Scan(&k.MerchantID, &k.ID, &k.Title, &k.Content, &k.URL, &tags, &questions, &k.Draft, &k.Curated, &k.SourceID, &k.File,
+		&created, &updated,
 		&k.UseCount)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Knowledge{}, store.ErrNotFound

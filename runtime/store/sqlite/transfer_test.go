@@ -27,7 +27,7 @@ func seedEveryTable(t *testing.T, path, merchantID string) {
 	}
 	seedMarked(t, s, merchantID, "SEED"+merchantID, 3)
 	if err := chat.CreateKnowledge(ctx, s, store.Knowledge{ID: "k1", MerchantID: merchantID, Title: "Returns", Content: "30 days, «free»",
-		Tags: []string{"returns"}, CreatedAt: at, UpdatedAt: at}, chat.KnowledgeLimits{}); err != nil {
+		Tags: []string{"returns"}, File: "returns.pdf", CreatedAt: at, UpdatedAt: at}, chat.KnowledgeLimits{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -154,7 +154,7 @@ func TestMerchantRoundTrip(t *testing.T) {
 	if err != nil || c.MessageCount != 2 || len(msgs) != 2 || msgs[0].Role != store.RoleVisitor {
 		t.Errorf("the imported conversation: %+v %+v %v", c, msgs, err)
 	}
-	if k, err := s.GetKnowledge(ctx, "m1", "k1"); err != nil || k.Content != "30 days, «free»" {
+	if k, err := s.GetKnowledge(ctx, "m1", "k1"); err != nil || k.Content != "30 days, «free»" || k.File != "returns.pdf" {
 		t.Errorf("the imported knowledge: %+v %v", k, err)
 	}
 	// Not twice, and not while in use.

@@ -23,6 +23,45 @@ func (h harness) knowledge(t *testing.T) {
 	t.Run("UseCount", h.knowledgeUseCount)
 	t.Run("Characters", h.knowledgeCharacters)
 	t.Run("CharactersConcurrent", h.knowledgeCharactersConcurrent)
+	t.Run("File", h.knowledgeFile)
+}
+
+// knowledgeFile keeps the file an item was made of, and deletes a file's items alone: not another file's, not
+// another merchant's, not those of no file.
+func (h harness) knowledgeFile(t *testing.T) {
+	s := h.store(t)
+	var want []store.Knowledge
+	for _, k := range []struct{ merchant, id, file string }{
+		{"m1", "k1", "returns.pdf"}, {"m1", "k2", "returns.pdf"}, {"m1", "k3", "Returns.pdf"}, {"m1", "k4", ""},
+		{"m2", "k5", "returns.pdf"},
+	} {
+		item := item(k.merchant, k.id, base)
+		item.File = k.file
+		mustCreateKnowledge(t, s, item, 0)
+		want = append(want, item)
+	}
+	checkKnowledge(t, mustGetKnowledge(t, s, "m1", "k1"), want[0])
+	deleted := map[string]int{}
+	err := s.Write(t.Context(), func(tx store.Tx) error {
+		for _, name := range []string{"returns.pdf", "", "other.pdf"} {
+			n, err := tx.DeleteFileKnowledge(t.Context(), "m1", name)
+			if err != nil {
+				return err
+			}
+			deleted[name] = n
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("DeleteFileKnowledge: %v", err)
+	}
+	if deleted["returns.pdf"] != 2 || deleted[""] != 0 || deleted["other.pdf"] != 0 {
+		t.Errorf("deleted %v; want the two items of returns.pdf alone", deleted)
+	}
+	left := allKnowledgeIDs(t, s, "m1")
+	slices.Sort(left)
+	checkIDs(t, "m1's items left", left, []string{"k3", "k4"})
+	checkIDs(t, "m2's items left", allKnowledgeIDs(t, s, "m2"), []string{"k5"})
 }
 
 // knowledgeCharacters counts characters, not bytes, of titles, contents and questions, per merchant and
@@ -120,7 +159,7 @@ func checkKnowledge(t *testing.T, got, want store.Knowledge) {
 	t.Helper()
 	if got.ID != want.ID || got.MerchantID != want.MerchantID || got.Title != want.Title ||
 		got.Content != want.Content || got.URL != want.URL || got.Draft != want.Draft || got.Curated != want.Curated ||
-		got.UseCount != want.UseCount {
+		got.UseCount != want.UseCount || got.SourceID != want.SourceID || got.File != want.File {
 		t.Errorf("item = %+v, want %+v", got, want)
 	}
 	if len(got.Tags) != 0 || len(want.Tags) != 0 {

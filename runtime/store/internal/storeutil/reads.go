@@ -102,7 +102,7 @@ const (
 	// KnowledgeColumns are a knowledge item's columns, of the table alias k, and its use count, kept apart in
 	// knowledge_uses (see CountCitations) and 0 when it has no row there.
 	KnowledgeColumns = `k.merchant_id, k.id, k.title, k.content, k.url, k.tags, k.questions, k.draft, k.curated,
-	k.source_id, k.created_at, k.updated_at, COALESCE((SELECT u.uses FROM knowledge_uses u WHERE u.merchant_id = k.merchant_id AND u.id = k.id), 0)`
+	k.source_id, k.file, k.created_at, k.updated_at, COALESCE((SELECT u.uses FROM knowledge_uses u WHERE u.merchant_id = k.merchant_id AND u.id = k.id), 0)`
 	// LeadColumns are a lead's columns, of the table alias l.
 	LeadColumns = `l.merchant_id, l.id, l.conversation_id, l.visitor_id, l.name, l.email, l.phone, l.message, l.consent,
 	l.source, l.created_at, l.updated_at`
