@@ -94,7 +94,9 @@ func TestProfiles(t *testing.T) {
 			p.MaxBatch, p.NoUsage = 3, true
 			p.BatchRefusal = fakeembed.Refusal{Status: http.StatusBadRequest, Message: "input length exceeds the context length"}
 		},
-		cfg:  func(p *fakeembed.Provider) Config { return Config{BaseURL: p.URL(), Model: "nomic-embed-text", BatchSize: 10} },
+		cfg: func(p *fakeembed.Provider) Config {
+			return Config{BaseURL: p.URL(), Model: "nomic-embed-text", BatchSize: 10}
+		},
 		// 10 refused, 5 refused, then five batches of 2.
 		dims: fakeembed.DefaultDimensions, requests: 7,
 		check: func(t *testing.T, p *fakeembed.Provider) {
