@@ -15,6 +15,9 @@ type Item struct {
 	// asks one of them is answered from the item before anything else (see asked), and their words count for
 	// the item as its title's do.
 	Questions []string
+	// Vectors are the embeddings of the item's EmbeddingTexts, one per passage, in order, all of one model; nil
+	// for words alone. The index keeps them quantised and the item none of them.
+	Vectors [][]float32
 }
 
 // Source is an item an answer was drawn from, with its relevance score.
@@ -66,6 +69,9 @@ type Request struct {
 	// reply's final text (a model that fails midway is replaced by the offline answer), so a reader takes
 	// Reply.Text as the answer once it is returned. Responders that answer at once do not call it.
 	Delta func(piece string)
+	// QueryVector is the embedding of the message made standalone (StandaloneQuestion), by the model of the
+	// index's vectors; nil searches by words alone.
+	QueryVector []float32
 }
 
 // Turn is one earlier message of the conversation.

@@ -28,6 +28,10 @@ type Retrieval struct {
 	// half of it when the question names the item's whole title (see confident); zero means
 	// DefaultMinConfidence.
 	MinConfidence float64
+	// MinSimilarity is the cosine between the question's embedding and the best item's at which it is answered
+	// from whatever words they share (see answerable); zero means DefaultMinSimilarity. It depends on the
+	// embedding model: each spreads its cosines differently.
+	MinSimilarity float64
 }
 
 var _ Responder = Retrieval{}
@@ -46,7 +50,7 @@ func (r Retrieval) Respond(ctx context.Context, req Request) (Reply, error) {
 	}
 	ix := req.Index
 	q := ix.parseQuery(searchText(req))
-	matches := ix.rank(q, candidates)
+	matches := ix.search(q, req.QueryVector, candidates)
 	if !r.answerable(ix, q, matches) {
 		reply := fallback(req, texts)
 		reply.Sources = r.suggestions(ix, q, matches)
@@ -57,7 +61,13 @@ func (r Retrieval) Respond(ctx context.Context, req Request) (Reply, error) {
 
 // answerable reports whether the best match is good enough to answer q from.
 func (r Retrieval) answerable(ix *Index, q query, matches []match) bool {
-	if len(matches) == 0 || !matches[0].wordMatched || !ix.quotable(matches[0].doc) {
+	if len(matches) == 0 || !ix.quotable(matches[0].doc) {
+		return false
+	}
+	if matches[0].similarity >= r.similarityThreshold() {
+		return true // near in meaning, whatever words it shares: a paraphrase, or another language
+	}
+	if !matches[0].wordMatched {
 		return false
 	}
 	if matches[0].asked {
@@ -75,6 +85,14 @@ func (r Retrieval) threshold() float64 {
 	return r.MinConfidence
 }
 
+// similarityThreshold is the cosine an answer by meaning needs.
+func (r Retrieval) similarityThreshold() float64 {
+	if r.MinSimilarity <= 0 {
+		return DefaultMinSimilarity
+	}
+	return r.MinSimilarity
+}
+
 // maxSuggestions is the most items a reply that has no answer suggests.
 const maxSuggestions = 3
 
@@ -86,7 +104,8 @@ const maxSuggestions = 3
 func (r Retrieval) suggestions(ix *Index, q query, matches []match) []Source {
 	var out []Source
 	for _, m := range matches[:min(len(matches), maxSuggestions)] {
-		if !m.wordMatched || ix.confidence(m) < titleFloor*r.threshold() {
+		byWords := m.wordMatched && ix.confidence(m) >= titleFloor*r.threshold()
+		if !byWords && m.similarity < titleFloor*r.similarityThreshold() {
 			break
 		}
 		out = append(out, ix.source(m, ix.bestSentences(m.doc, q)[0]))

@@ -111,6 +111,18 @@ const (
 	listedCoverage = 0.5
 )
 
+// Retrieval by meaning: fusing the word ranking with the embeddings' (see vectors.go).
+const (
+	// rrfK is reciprocal rank fusion's constant: an item's share from a list is 1/(rrfK + rank). 60 is Cormack,
+	// Clarke and Büttcher's value, which keeps a first place in one list from outweighing good places in both.
+	rrfK = 60
+	// fuseDepth is how many items of each list are fused.
+	fuseDepth = 20
+	// DefaultMinSimilarity is the cosine with the question at which an item is answered from by meaning alone,
+	// when Retrieval.MinSimilarity is zero.
+	DefaultMinSimilarity = 0.6
+)
+
 // Replying: what an answer quotes and cites.
 const (
 	// closeScore is the share of the best score another hit needs to be cited as well.

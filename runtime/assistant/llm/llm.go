@@ -152,7 +152,7 @@ func (r *Responder) Respond(ctx context.Context, req assistant.Request) (assista
 	}
 	var hits []assistant.Hit
 	if req.Index.Len() > 0 {
-		hits = req.Index.Search(retrievalQuery(req), r.cfg.ContextItems)
+		hits = req.Index.SearchWith(retrievalQuery(req), req.QueryVector, r.cfg.ContextItems)
 	}
 	reply, err := r.ask(ctx, req, hits)
 	if err == nil {
