@@ -23,6 +23,7 @@ func (h harness) knowledge(t *testing.T) {
 	t.Run("UseCount", h.knowledgeUseCount)
 	t.Run("Characters", h.knowledgeCharacters)
 	t.Run("CharactersConcurrent", h.knowledgeCharactersConcurrent)
+	t.Run("Vectors", h.knowledgeVectors)
 }
 
 // knowledgeCharacters counts characters, not bytes, of titles, contents and questions, per merchant and
