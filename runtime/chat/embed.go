@@ -104,8 +104,8 @@ type KnowledgeEmbedderConfig struct {
 	// RetryWait is the wait before a merchant's failed batch is tried again, doubled for each failure after it
 	// up to ten minutes; DefaultEmbedRetryWait when 0.
 	RetryWait time.Duration
-	Logger   *slog.Logger
-	Registry prometheus.Registerer
+	Logger    *slog.Logger
+	Registry  prometheus.Registerer
 }
 
 // Defaults and bounds of the KnowledgeEmbedder.
