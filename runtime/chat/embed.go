@@ -96,9 +96,10 @@ type KnowledgeEmbedderConfig struct {
 	Service  *Service
 	Embedder Embedder
 	Tenants  Tenants
-	// Merchants lists the merchants served, each embedded once when the embedder starts: a new model, or items
-	// written while no replica embedded, are then embedded in the background.
-	Merchants func() []string
+	// Merchants returns the served merchants' bundles, each merchant's knowledge looked at once when the
+	// embedder starts: a new model, or items written while no replica embedded, are then embedded in the
+	// background.
+	Merchants func() []*tenant.Bundle
 	// Workers is how many batches are embedded at once; DefaultEmbedWorkers when 0.
 	Workers int
 	// RetryWait is the wait before a merchant's failed batch is tried again, doubled for each failure after it
@@ -185,8 +186,8 @@ func (e *KnowledgeEmbedder) Enqueue(merchantID string) {
 
 // Run embeds until ctx ends, then waits for the batches in flight.
 func (e *KnowledgeEmbedder) Run(ctx context.Context) {
-	for _, id := range e.cfg.Merchants() {
-		e.Enqueue(id)
+	for _, m := range e.cfg.Merchants() {
+		e.Enqueue(m.MerchantID)
 	}
 	var wg sync.WaitGroup
 	for range e.cfg.Workers {

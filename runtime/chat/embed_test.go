@@ -44,12 +44,12 @@ func (ts tenants) Retirements() []tenant.Retirement { return nil }
 
 func (ts tenants) Merchant(id string) (*tenant.Bundle, bool) { m, ok := ts[id]; return m, ok }
 
-func (ts tenants) ids() []string {
-	var out []string
-	for id := range ts {
-		out = append(out, id)
+func (ts tenants) all() []*tenant.Bundle {
+	var out []*tenant.Bundle
+	for _, m := range ts {
+		out = append(out, m)
 	}
-	slices.Sort(out)
+	slices.SortFunc(out, func(a, b *tenant.Bundle) int { return strings.Compare(a.MerchantID, b.MerchantID) })
 	return out
 }
 
@@ -83,7 +83,7 @@ func newEmbedWorld(t *testing.T, st store.Store, p *fakeembed.Provider, model st
 		t.Fatal(err)
 	}
 	w.embedder, err = chat.NewKnowledgeEmbedder(chat.KnowledgeEmbedderConfig{Service: w.svc, Embedder: c, Tenants: w.tenants,
-		Merchants: w.tenants.ids, Workers: 1, RetryWait: 20 * time.Millisecond, Registry: w.reg})
+		Merchants: w.tenants.all, Workers: 1, RetryWait: 20 * time.Millisecond, Registry: w.reg})
 	if err != nil {
 		t.Fatal(err)
 	}
