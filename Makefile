@@ -69,7 +69,7 @@ verify-lexicon: ## Fail when a word table differs from its checksum or (word vec
 # Tests come in two tiers, chosen by a build tag, never by a list of names. A test file that starts a server
 # (envtest's kube-apiserver and etcd, PostgreSQL, Redis, headless Chromium) or builds and runs the binaries begins
 # with `//go:build integration`, and so do the helpers that start those servers (internal/testutil/pgtest,
-# redistest, headless, runtimeproc): a fast test that reaches for one does not compile. Shared fixtures and pure
+# redistest, headless, runtimeproc, embedserver): a fast test that reaches for one does not compile. Shared fixtures and pure
 # helpers stay untagged (controllers/fixtures_test.go). Every untagged test is in the fast tier, `make test-unit`,
 # run with -race; `make test` adds the tag and runs both tiers. vet and lint build with the tag, so they see both.
 TEST_TAGS = integration

@@ -14,6 +14,7 @@ import (
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
 	"github.com/parley-dev/parley/internal/contract"
+	"github.com/parley-dev/parley/internal/render"
 )
 
 // maxBackupReport bounds the backup report read from a runtime, a few hundred bytes.
@@ -76,6 +77,19 @@ func (p *BackupPoller) poll(ctx context.Context) {
 // takesBackups reports whether the runtime takes scheduled backups.
 func takesBackups(rt *chatv1alpha1.ChatRuntime) bool {
 	return rt.Spec.Backup != nil && rt.Spec.Storage.Type != chatv1alpha1.StoragePostgres
+}
+
+// backupScheduleProblem says why the runtime could not run with its backup schedule, or "" when it can or takes
+// no backups. The schema checks each cron field's values; this is the runtime's own parse (contract.ParseSchedule),
+// which also sees a range that runs backwards and a time zone the zone database does not know.
+func backupScheduleProblem(rt *chatv1alpha1.ChatRuntime) string {
+	if !takesBackups(rt) {
+		return ""
+	}
+	if _, err := contract.ParseSchedule(render.BackupSchedule(rt.Spec.Backup)); err != nil {
+		return fmt.Sprintf("spec.backup.schedule: %v", err)
+	}
+	return ""
 }
 
 // setBackupStatus writes the runtime's report into status: status.backup and the LastBackupSucceeded condition,

@@ -108,6 +108,12 @@ func (r *ChatRuntimeReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, patchStatus(ctx, r.Client, before, &rt, runtimeStatus)
 	}
 
+	if problem := backupScheduleProblem(&rt); problem != "" {
+		// Applied, the schedule would stop the runtime's new pods at their start; the running ones keep serving.
+		setReady(r.Recorder, &rt, &rt.Status.Conditions,
+			ready(rt.Generation, metav1.ConditionFalse, chatv1alpha1.ReasonInvalidBackupSchedule, problem))
+		return ctrl.Result{}, patchStatus(ctx, r.Client, before, &rt, runtimeStatus)
+	}
 	if err := r.apply(ctx, &rt); err != nil {
 		reason, message := applyProblem(err, target, r.Namespace)
 		setReady(r.Recorder, &rt, &rt.Status.Conditions,

@@ -14,12 +14,19 @@ type BackupSpec struct {
 	// Schedule says when backups are taken, as a Kubernetes CronJob's schedule: five cron fields ("0 3 * * *",
 	// in UTC unless it starts with CRON_TZ=<zone>), a descriptor (@hourly, @daily, @weekly) or @every <duration>
 	// of at least 1m. A runtime that starts after a scheduled time it missed takes a backup at once. Defaults
-	// to @daily.
+	// to @daily. The API server checks each field's values; what only a parse sees (a range that runs backwards,
+	// an unknown zone) the operator reports as Ready=False, InvalidBackupSchedule, leaving the running runtime as
+	// it was.
 	// +optional
 	// +kubebuilder:default="@daily"
 	// +kubebuilder:validation:MaxLength=128
 	// +kubebuilder:validation:Pattern=`^((CRON_)?TZ=[^ ]+ )?(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|@every [^ ]+|[^ @]+ [^ ]+ [^ ]+ [^ ]+ [^ ]+)$`
-	// +kubebuilder:validation:XValidation:rule="!self.startsWith('@every ') || duration(self.substring(7)) >= duration('1m')",message="backups at most every minute"
+	// +kubebuilder:validation:XValidation:rule="!self.contains('@every ') || duration(self.substring(self.indexOf('@every ') + 7)) >= duration('1m')",message="backups at most every minute"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([^ ]+ )?[^ ]+ [^ ]+ [^ ]+ [^ ]+ [^ ]+$') || self.matches('^([^ ]+ )?(([*?]|[0-5]?[0-9](-[0-5]?[0-9])?)(/[1-9][0-9]*)?(,([*?]|[0-5]?[0-9](-[0-5]?[0-9])?)(/[1-9][0-9]*)?)*)( [^ ]+){4}$')",message="the schedule's minute field takes 0-59, *, ranges a-b, lists a,b and steps /n"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([^ ]+ )?[^ ]+ [^ ]+ [^ ]+ [^ ]+ [^ ]+$') || self.matches('^([^ ]+ )?[^ ]+ (([*?]|([01]?[0-9]|2[0-3])(-([01]?[0-9]|2[0-3]))?)(/[1-9][0-9]*)?(,([*?]|([01]?[0-9]|2[0-3])(-([01]?[0-9]|2[0-3]))?)(/[1-9][0-9]*)?)*)( [^ ]+){3}$')",message="the schedule's hour field takes 0-23, *, ranges a-b, lists a,b and steps /n"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([^ ]+ )?[^ ]+ [^ ]+ [^ ]+ [^ ]+ [^ ]+$') || self.matches('^([^ ]+ )?[^ ]+ [^ ]+ (([*?]|(0?[1-9]|[12][0-9]|3[01])(-(0?[1-9]|[12][0-9]|3[01]))?)(/[1-9][0-9]*)?(,([*?]|(0?[1-9]|[12][0-9]|3[01])(-(0?[1-9]|[12][0-9]|3[01]))?)(/[1-9][0-9]*)?)*)( [^ ]+){2}$')",message="the schedule's day-of-month field takes 1-31, *, ranges a-b, lists a,b and steps /n"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([^ ]+ )?[^ ]+ [^ ]+ [^ ]+ [^ ]+ [^ ]+$') || self.matches('^([^ ]+ )?[^ ]+ [^ ]+ [^ ]+ (?i:([*?]|(0?[1-9]|1[0-2]|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)(-(0?[1-9]|1[0-2]|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))?)(/[1-9][0-9]*)?(,([*?]|(0?[1-9]|1[0-2]|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)(-(0?[1-9]|1[0-2]|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))?)(/[1-9][0-9]*)?)*)( [^ ]+){1}$')",message="the schedule's month field takes 1-12 or jan-dec, *, ranges a-b, lists a,b and steps /n"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([^ ]+ )?[^ ]+ [^ ]+ [^ ]+ [^ ]+ [^ ]+$') || self.matches('^([^ ]+ )?[^ ]+ [^ ]+ [^ ]+ [^ ]+ (?i:([*?]|(0?[0-6]|sun|mon|tue|wed|thu|fri|sat)(-(0?[0-6]|sun|mon|tue|wed|thu|fri|sat))?)(/[1-9][0-9]*)?(,([*?]|(0?[0-6]|sun|mon|tue|wed|thu|fri|sat)(-(0?[0-6]|sun|mon|tue|wed|thu|fri|sat))?)(/[1-9][0-9]*)?)*)$')",message="the schedule's day-of-week field takes 0-6 or sun-sat, *, ranges a-b, lists a,b and steps /n"
 	Schedule string `json:"schedule,omitempty"`
 
 	// ClaimName is a PersistentVolumeClaim in the runtime's namespace (spec.targetNamespace) the backups are
@@ -30,21 +37,43 @@ type BackupSpec struct {
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
 	ClaimName string `json:"claimName,omitempty"`
 
-	// Volume is any other writable volume source of a pod the backups are written to, such as an NFS share
-	// ({nfs: {server: nfs.example, path: /exports/parley}}) or a CSI volume. Its fields are those of a pod's
-	// volume without the name (kubectl explain pod.spec.volumes); they are checked when the operator applies the
-	// runtime's Deployment, which a wrong one fails (Ready=False, ApplyFailed), not in this schema, whose size
-	// every client of the CRD would otherwise carry. Exactly one of claimName and volume.
+	// Volume is a volume other than a claim the backups are written to: an NFS share, a CSI driver's volume or a
+	// directory of the node. Exactly one of claimName and volume.
 	// +optional
-	// +kubebuilder:validation:Schemaless
-	// +kubebuilder:validation:Type=object
-	// +kubebuilder:pruning:PreserveUnknownFields
-	Volume *corev1.VolumeSource `json:"volume,omitempty"`
+	Volume *BackupVolumeSource `json:"volume,omitempty"`
 
 	// Retention says which backups the runtime keeps.
 	// +optional
 	// +kubebuilder:default={}
 	Retention BackupRetention `json:"retention,omitempty"`
+}
+
+// BackupVolumeSource is where backups are written when not on a PersistentVolumeClaim: exactly one of an NFS
+// share, a CSI driver's volume or a directory of the node, each as in a pod's volume (kubectl explain
+// pod.spec.volumes.nfs), writable. Sources that do not outlive the pod (emptyDir, ephemeral) or are read-only
+// (configMap, secret, image) have no place here; other network storage is reached through its CSI driver.
+// +kubebuilder:validation:XValidation:rule="[has(self.nfs), has(self.csi), has(self.hostPath)].filter(x, x).size() == 1",message="volume needs exactly one of nfs, csi and hostPath"
+type BackupVolumeSource struct {
+	// NFS is a share of an NFS server, writable by user and group 65532.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="!has(self.readOnly) || !self.readOnly",message="backups need a writable share: readOnly must not be true"
+	// +kubebuilder:validation:XValidation:rule="self.server != ''",message="nfs.server must be set"
+	// +kubebuilder:validation:XValidation:rule="self.path.startsWith('/')",message="nfs.path must be absolute"
+	NFS *corev1.NFSVolumeSource `json:"nfs,omitempty"`
+
+	// CSI is a volume of a CSI driver that supports inline (ephemeral) volumes, such as an SMB or object-store
+	// driver.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="!has(self.readOnly) || !self.readOnly",message="backups need a writable volume: readOnly must not be true"
+	// +kubebuilder:validation:XValidation:rule="self.driver != ''",message="csi.driver must be set"
+	CSI *corev1.CSIVolumeSource `json:"csi,omitempty"`
+
+	// HostPath is a directory of the node the runtime runs on, for a single-node cluster or a node's own backup
+	// disk; it holds the backups only as long as that node does.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self.path.startsWith('/')",message="hostPath.path must be absolute"
+	// +kubebuilder:validation:XValidation:rule="!has(self.type) || self.type in ['', 'Directory', 'DirectoryOrCreate']",message="hostPath.type must be Directory or DirectoryOrCreate"
+	HostPath *corev1.HostPathVolumeSource `json:"hostPath,omitempty"`
 }
 
 // BackupRetention says which backups are kept after each new one: the newest keep, of which those older than

@@ -114,6 +114,10 @@ const (
 	// ReasonNamespaceNotGranted means the operator may not write the runtime's objects in its target namespace:
 	// the platform team has not bound the ClusterRole parley-runtime-namespace there. ChatRuntime.
 	ReasonNamespaceNotGranted = "NamespaceNotGranted"
+	// ReasonInvalidBackupSchedule means spec.backup.schedule passes the schema but not the parse the runtime
+	// makes of it (a range that runs backwards, an unknown time zone): the operator applies nothing until it is
+	// changed, so a runtime already running keeps its settings instead of failing at its start. ChatRuntime.
+	ReasonInvalidBackupSchedule = "InvalidBackupSchedule"
 )
 
 // ReasonResolvesItself says whether a Ready=False reason resolves without anyone's change: a referenced object

@@ -27,16 +27,21 @@ func backupArgs(rt *chatv1alpha1.ChatRuntime) []string {
 	if b == nil {
 		return nil
 	}
-	schedule := b.Schedule
-	if schedule == "" {
-		schedule = contract.DefaultBackupSchedule
-	}
-	args := []string{contract.Arg(contract.FlagBackupDir, backupDir), contract.Arg(contract.FlagBackupSchedule, schedule),
+	args := []string{contract.Arg(contract.FlagBackupDir, backupDir), contract.Arg(contract.FlagBackupSchedule, BackupSchedule(b)),
 		contract.Arg(contract.FlagBackupKeep, strconv.Itoa(int(b.Retention.Keeps())))}
 	if a := b.Retention.MaxAge; a != nil {
 		args = append(args, contract.Arg(contract.FlagBackupMaxAge, a.Duration.String()))
 	}
 	return args
+}
+
+// BackupSchedule is the schedule the runtime is given: spec.backup.schedule, or the runtime's default where the
+// API server has not defaulted it (an object stored before the field had a default).
+func BackupSchedule(b *chatv1alpha1.BackupSpec) string {
+	if b.Schedule == "" {
+		return contract.DefaultBackupSchedule
+	}
+	return b.Schedule
 }
 
 // backupVolume is the pod's volume the backups are written to, or nil without backups.
@@ -50,8 +55,8 @@ func backupVolume(rt *chatv1alpha1.ChatRuntime) *corev1ac.VolumeApplyConfigurati
 		return v.WithPersistentVolumeClaim(corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(b.ClaimName))
 	}
 	if b.Volume != nil {
-		// A volume source and its apply configuration have the same JSON form; neither step can fail on a
-		// value of the type.
+		// The backup volume's sources are a pod's, with the same JSON form as a pod volume's apply
+		// configuration; neither step can fail on a value of the type.
 		raw, _ := json.Marshal(b.Volume)
 		_ = json.Unmarshal(raw, &v.VolumeSourceApplyConfiguration)
 	}

@@ -14,6 +14,10 @@ import (
 // The backup volume is the one spec.backup names, mounted where --backup-dir points, and only on SQLite runtimes.
 func TestBackupVolume(t *testing.T) {
 	nfs := corev1.VolumeSource{NFS: &corev1.NFSVolumeSource{Server: "nfs.example", Path: "/exports/parley"}}
+	csi := corev1.VolumeSource{CSI: &corev1.CSIVolumeSource{Driver: "smb.csi.k8s.io", VolumeAttributes: map[string]string{"source": "//smb.example/backups"},
+		NodePublishSecretRef: &corev1.LocalObjectReference{Name: "smb-credentials"}}}
+	directory := corev1.HostPathDirectoryOrCreate
+	hostPath := corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/srv/parley-backups", Type: &directory}}
 	claim := corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "parley-backups"}}
 	for _, tc := range []struct {
 		name    string
@@ -23,7 +27,9 @@ func TestBackupVolume(t *testing.T) {
 	}{
 		{"none", chatv1alpha1.StorageSQLite, nil, nil},
 		{"a claim", chatv1alpha1.StorageSQLite, &chatv1alpha1.BackupSpec{ClaimName: "parley-backups"}, &claim},
-		{"a volume source", chatv1alpha1.StorageSQLite, &chatv1alpha1.BackupSpec{Volume: nfs.DeepCopy()}, &nfs},
+		{"an NFS share", chatv1alpha1.StorageSQLite, &chatv1alpha1.BackupSpec{Volume: &chatv1alpha1.BackupVolumeSource{NFS: nfs.NFS.DeepCopy()}}, &nfs},
+		{"a CSI volume", chatv1alpha1.StorageSQLite, &chatv1alpha1.BackupSpec{Volume: &chatv1alpha1.BackupVolumeSource{CSI: csi.CSI.DeepCopy()}}, &csi},
+		{"a node's directory", chatv1alpha1.StorageSQLite, &chatv1alpha1.BackupSpec{Volume: &chatv1alpha1.BackupVolumeSource{HostPath: hostPath.HostPath.DeepCopy()}}, &hostPath},
 		{"postgres", chatv1alpha1.StoragePostgres, &chatv1alpha1.BackupSpec{ClaimName: "parley-backups"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -264,7 +264,7 @@ func runtimeShapes(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) 
 	add("backups to NFS on a schedule, with retention", func(s *chatv1alpha1.ChatRuntimeSpec) {
 		keep := int32(14)
 		s.Backup = &chatv1alpha1.BackupSpec{Schedule: "CRON_TZ=Europe/Berlin 30 2 * * *",
-			Volume:    &corev1.VolumeSource{NFS: &corev1.NFSVolumeSource{Server: "nfs.example", Path: "/exports/parley"}},
+			Volume:    &chatv1alpha1.BackupVolumeSource{NFS: &corev1.NFSVolumeSource{Server: "nfs.example", Path: "/exports/parley"}},
 			Retention: chatv1alpha1.BackupRetention{Keep: &keep, MaxAge: &metav1.Duration{Duration: 30 * 24 * time.Hour}}}
 	}, base)
 	add("backups every six hours", func(s *chatv1alpha1.ChatRuntimeSpec) {

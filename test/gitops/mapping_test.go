@@ -81,6 +81,7 @@ var readyHealth = map[string]struct{ ready, health string }{
 	chatv1alpha1.ReasonTargetNamespaceInUse:       {"False", degraded},
 	chatv1alpha1.ReasonApplyFailed:                {"False", degraded},
 	chatv1alpha1.ReasonNamespaceNotGranted:        {"False", degraded},
+	chatv1alpha1.ReasonInvalidBackupSchedule:      {"False", degraded},
 }
 
 // object is a Parley object at generation 2 with a status and Ready condition of that generation.
