@@ -160,6 +160,10 @@ bench-live: ## Hold idle live streams (memory per stream) and fan a team message
 quality: ## Print the offline assistant's top-1, declines, ranking, recall@5 and wrong answers on the demo shop and each evaluation base (tuning and held-out parts, as written, with listed questions and with the tuning misses fixed from the review queue), and every tuning miss.
 	go test ./runtime/assistant -run '^$$' -bench 'Quality|Fixture' -benchtime 1x -count=1 -v
 
+.PHONY: quality-embeddings
+quality-embeddings: ## Print each evaluation base's top-1, recall@5 and declines with words alone and fused with a real sentence encoder's embeddings (hack/embedserver; needs Node).
+	go test -tags integration ./runtime/assistant -run '^$$' -bench QualityEmbeddings -benchtime 1x -count=1 -v -timeout 20m
+
 .PHONY: wrk
 wrk: ## Install wrk from Debian's packages if missing.
 	@command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends wrk; }
