@@ -41,8 +41,7 @@ func TestSizeMatchesHeapGrowth(t *testing.T) {
 			for i := range items {
 				items[i].Vectors = unitVectors(len(EmbeddingTexts(items[i])), tt.dims, int64(i))
 			}
-			ix := NewIndex(items)
-			items = nil // the floats are garbage once quantised
+			ix := NewIndex(items) // items, and their floats, are garbage once it is built
 			grown := heapInUse() - before
 			size := ix.Size()
 			runtime.KeepAlive(ix)

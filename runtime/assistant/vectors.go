@@ -142,7 +142,7 @@ func (ix *Index) nearest(q probe, k int) []match {
 	vx := ix.vectors
 	top := make([]match, 0, k+1)
 	for d := range ix.docs {
-		sim := vx.similarity(int32(d), q) //nolint:gosec // far fewer than 2^31 passages
+		sim := vx.similarity(int32(d), q)
 		if vx.scales[d] == 0 || (len(top) == k && sim <= top[k-1].similarity) {
 			continue
 		}
@@ -156,7 +156,7 @@ func (ix *Index) nearest(q probe, k int) []match {
 		for i > 0 && sim > top[i-1].similarity {
 			i--
 		}
-		top = slices.Insert(top, i, match{doc: int32(d), similarity: sim}) //nolint:gosec // as above
+		top = slices.Insert(top, i, match{doc: int32(d), similarity: sim})
 		if len(top) > k {
 			top = top[:k]
 		}

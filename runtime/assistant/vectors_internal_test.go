@@ -13,7 +13,7 @@ func unitVectors(n, dims int, seed int64) [][]float32 {
 	if dims == 0 {
 		return nil
 	}
-	r := rand.New(rand.NewPCG(uint64(seed), 1)) //nolint:gosec // test data
+	r := rand.New(rand.NewPCG(uint64(seed), 1))
 	out := make([][]float32, n)
 	for i := range out {
 		v := make([]float32, dims)
