@@ -163,6 +163,9 @@ quality: ## Print the offline assistant's top-1, declines, ranking, recall@5 and
 .PHONY: ablation
 ablation: ## Print what each of the offline assistant's lexical resources and heuristics earns on the held-out questions of every base (docs/assistant.md).
 	go test ./runtime/assistant -run '^$$' -bench Ablation -benchtime 1x -count=1 -v
+.PHONY: quality-embeddings
+quality-embeddings: ## Print each evaluation base's top-1, recall@5 and declines with words alone and fused with a real sentence encoder's embeddings (hack/embedserver; needs Node).
+	go test -tags integration ./runtime/assistant -run '^$$' -bench QualityEmbeddings -benchtime 1x -count=1 -v -timeout 20m
 
 .PHONY: wrk
 wrk: ## Install wrk from Debian's packages if missing.

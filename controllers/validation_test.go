@@ -86,6 +86,19 @@ func TestSchemaRejectsBadObjects(t *testing.T) {
 				BaseURL: "http://ollama:11434/v1", Model: "llama3.2", ContextWindow: &window, MaxTokens: &maxTokens}}
 			return r
 		}, "contextWindow must be larger than maxTokens"},
+		{"embeddings without a model", func() client.Object {
+			r := runtimeObj("bad-embed-model")
+			r.Spec.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantOpenAI, OpenAI: &chatv1alpha1.OpenAISpec{
+				BaseURL: "http://ollama:11434/v1", Model: "llama3.2", Embeddings: &chatv1alpha1.EmbeddingsSpec{}}}
+			return r
+		}, "spec.assistant.openai.embeddings.model"},
+		{"embeddings in batches of none", func() client.Object {
+			r := runtimeObj("bad-embed-batch")
+			batch := int32(0)
+			r.Spec.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantOpenAI, OpenAI: &chatv1alpha1.OpenAISpec{
+				BaseURL: "http://ollama:11434/v1", Model: "llama3.2", Embeddings: &chatv1alpha1.EmbeddingsSpec{Model: "bge-m3", BatchSize: &batch}}}
+			return r
+		}, "spec.assistant.openai.embeddings.batchSize"},
 		{"openai Azure api-version not a date", func() client.Object {
 			r := runtimeObj("bad-ai-azure")
 			r.Spec.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantOpenAI, OpenAI: &chatv1alpha1.OpenAISpec{

@@ -411,6 +411,40 @@ type OpenAISpec struct {
 	// +kubebuilder:validation:Minimum=1024
 	// +kubebuilder:validation:Maximum=2000000
 	ContextWindow *int32 `json:"contextWindow,omitempty"`
+
+	// Embeddings searches the knowledge by meaning as well as by words, with an embedding model of the same
+	// server (its /v1/embeddings endpoint): the knowledge is embedded in the background when it is written or
+	// synced, each question once per turn, and the two rankings fused, so that paraphrases and questions in
+	// another language than the knowledge's find their items. The embeddings' tokens count against the plans'
+	// monthly tokens. Unset, the knowledge is searched by words alone.
+	// +optional
+	Embeddings *EmbeddingsSpec `json:"embeddings,omitempty"`
+}
+
+// EmbeddingsSpec is the embedding model of an OpenAI-compatible server: OpenAI's text-embedding-3, an Azure
+// OpenAI deployment of one, Ollama's nomic-embed-text or bge-m3, vLLM, or llama.cpp's server started with
+// --embeddings and a pooling other than none.
+type EmbeddingsSpec struct {
+	// Model is the embedding model's name, or the Azure deployment's. Changing it embeds the knowledge again in
+	// the background; until then, questions are searched by words.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	Model string `json:"model"`
+
+	// Dimensions asks the model for vectors of this length, for models that can shorten theirs (OpenAI's
+	// text-embedding-3, Matryoshka models): shorter vectors take less of the runtime's memory. Unset, the
+	// model's own length; a server that refuses it is answered with the model's own.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=8192
+	Dimensions *int32 `json:"dimensions,omitempty"`
+
+	// BatchSize is the most texts one request carries. Defaults to 64; a server that refuses a batch (llama.cpp
+	// past its physical batch, Ollama past its context) is sent smaller ones.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2048
+	BatchSize *int32 `json:"batchSize,omitempty"`
 }
 
 // OIDCSpec names the identity provider whose ID tokens the dashboard endpoints accept.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/parley-dev/parley/internal/contract"
 	"github.com/parley-dev/parley/runtime/assistant"
+	"github.com/parley-dev/parley/runtime/assistant/embeddings"
 	"github.com/parley-dev/parley/runtime/assistant/llm"
 	"github.com/parley-dev/parley/runtime/backup"
 	"github.com/parley-dev/parley/runtime/chat"
@@ -156,13 +157,35 @@ func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *a
 	if err != nil {
 		return nil, err
 	}
+	embedder, err := newEmbedder(cfg, log)
+	if err != nil {
+		return nil, err
+	}
 	hub := live.NewHub(server.DefaultMaxStreams, server.DefaultMaxStreamsPerMerchant)
-	svc, err := chat.New(chat.Config{Store: a.store, Responder: responder, Notify: hooks.Notify, Logger: log,
-		IndexCacheBytes: cfg.IndexCacheBytes, Registry: reg, Published: hub.Publish})
+	ccfg := chat.Config{Store: a.store, Responder: responder, Notify: hooks.Notify, Logger: log,
+		IndexCacheBytes: cfg.IndexCacheBytes, Registry: reg, Published: hub.Publish}
+	if embedder != nil {
+		ccfg.Embedder = embedder // a nil *embeddings.Client in the interface would not be nil
+	}
+	svc, err := chat.New(ccfg)
 	if err != nil {
 		return nil, fmt.Errorf("the chat service: %w", err)
 	}
 	a.chat = svc
+	if embedder != nil {
+		ke, err := chat.NewKnowledgeEmbedder(chat.KnowledgeEmbedderConfig{Service: svc, Embedder: embedder, Tenants: a.tenants,
+			Merchants: a.tenants.All, Logger: log, Registry: reg})
+		if err != nil {
+			return nil, fmt.Errorf("the knowledge embedder: %w", err)
+		}
+		embedsDone := make(chan struct{})
+		go func() {
+			defer close(embedsDone)
+			ke.Run(ctx) // returns when ctx ends
+		}()
+		// Waits until the batches in flight are written, before the store closes.
+		a.closers = append(a.closers, func() { <-embedsDone })
+	}
 	// The crawler and the Git reader reach the addresses webhooks may: private ones only where the runtime allows
 	// them.
 	syncer, err := chat.NewSyncer(chat.SyncerConfig{Service: svc, Tenants: a.tenants, Logger: log,
@@ -212,6 +235,22 @@ func newResponder(cfg contract.Runtime, log *slog.Logger, reg prometheus.Registe
 	}
 	log.Info("answering with a model", "base_url", o.BaseURL, "model", o.Model, "api_key_set", o.APIKey != "")
 	return r, nil
+}
+
+// newEmbedder builds the client of the openai assistant's embedding model, or returns nil when none is
+// configured: the knowledge is then searched by words alone.
+func newEmbedder(cfg contract.Runtime, log *slog.Logger) (*embeddings.Client, error) {
+	o := cfg.OpenAI
+	if cfg.Assistant != contract.AssistantOpenAI || o.Embeddings.Model == "" {
+		return nil, nil
+	}
+	c, err := embeddings.New(embeddings.Config{BaseURL: o.BaseURL, Model: o.Embeddings.Model, APIKey: o.APIKey,
+		AzureAPIVersion: o.AzureAPIVersion, Dimensions: o.Embeddings.Dimensions, BatchSize: o.Embeddings.BatchSize})
+	if err != nil {
+		return nil, fmt.Errorf("the embeddings client: %w", err)
+	}
+	log.Info("searching the knowledge by meaning too", "model", c.Model())
+	return c, nil
 }
 
 // newDashboard builds the merchants' dashboard, or returns nil when there is no public URL to send the identity

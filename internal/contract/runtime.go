@@ -263,7 +263,28 @@ type OpenAI struct {
 	ContextWindow int
 	// APIKey is sent as a bearer token ($PARLEY_OPENAI_API_KEY): never a flag, which the process list shows.
 	APIKey string
+	// Embeddings configures the search by meaning with the same server's embedding model.
+	Embeddings Embeddings
 }
+
+// Embeddings configures the search by meaning: the knowledge and each question embedded by a model of the
+// openai assistant's server (/v1/embeddings), fused with the word ranking. Off when Model is empty.
+type Embeddings struct {
+	// Model is the embedding model, or the Azure deployment's name (--openai-embeddings-model).
+	Model string
+	// Dimensions asks the model for vectors of this length; 0 takes the model's own
+	// (--openai-embeddings-dimensions).
+	Dimensions int
+	// BatchSize is the most texts one request carries (--openai-embeddings-batch-size).
+	BatchSize int
+}
+
+// The bounds of the embeddings flags.
+const (
+	DefaultEmbeddingsBatchSize = 64
+	MaxEmbeddingsBatchSize     = 2048
+	MaxEmbeddingsDimensions    = 8192
+)
 
 // The defaults of the openai flags.
 const (
@@ -298,6 +319,10 @@ func BindAssistantFlags(fs *flag.FlagSet, assistant *string, o *OpenAI) {
 	fs.IntVar(&o.HistoryTokens, FlagOpenAIHistoryTokens, DefaultOpenAIHistoryTokens, "estimated tokens of earlier turns the prompt carries")
 	fs.IntVar(&o.ContextWindow, FlagOpenAIContextWindow, 0, "the model's context window in tokens, which the prompt and --"+
 		FlagOpenAIMaxTokens+" share: earlier turns, then the least relevant items, are cut to fit (0: none)")
+	fs.StringVar(&o.Embeddings.Model, FlagOpenAIEmbeddingsModel, "", "the embedding model that searches the knowledge by meaning, "+
+		"such as text-embedding-3-small or nomic-embed-text (empty: by words alone)")
+	fs.IntVar(&o.Embeddings.Dimensions, FlagOpenAIEmbeddingsDims, 0, "the length of the vectors asked of the embedding model (0: the model's own)")
+	fs.IntVar(&o.Embeddings.BatchSize, FlagOpenAIEmbeddingsBatchSize, DefaultEmbeddingsBatchSize, "the most texts one embeddings request carries")
 }
 
 // isAzureAPIVersion reports whether v names an Azure OpenAI API version: a date, or a date and -preview.
@@ -328,6 +353,10 @@ func (o OpenAI) Validate() error {
 		return fmt.Errorf("--%s must not be negative", FlagOpenAIHistoryTokens)
 	case o.ContextWindow < 0 || o.ContextWindow > 0 && o.ContextWindow <= o.MaxTokens:
 		return fmt.Errorf("--%s must be 0 or more than --%s", FlagOpenAIContextWindow, FlagOpenAIMaxTokens)
+	case o.Embeddings.Dimensions < 0 || o.Embeddings.Dimensions > MaxEmbeddingsDimensions:
+		return fmt.Errorf("--%s must be between 0 and %d", FlagOpenAIEmbeddingsDims, MaxEmbeddingsDimensions)
+	case o.Embeddings.BatchSize < 1 || o.Embeddings.BatchSize > MaxEmbeddingsBatchSize:
+		return fmt.Errorf("--%s must be between 1 and %d", FlagOpenAIEmbeddingsBatchSize, MaxEmbeddingsBatchSize)
 	}
 	return nil
 }

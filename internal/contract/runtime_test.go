@@ -22,7 +22,8 @@ func TestParseRuntimeDefaults(t *testing.T) {
 		RedisKeyPrefix: DefaultRedisKeyPrefix, DeletedMerchantRetention: DefaultDeletedMerchantRetention,
 		IndexCacheBytes: DefaultIndexCacheBytes, Backup: Backup{Schedule: DefaultBackupSchedule, Keep: DefaultBackupKeep}, OpenAI: OpenAI{BaseURL: "https://api.openai.com/v1",
 			Timeout: DefaultOpenAITimeout, Temperature: DefaultOpenAITemperature, MaxTokens: DefaultOpenAIMaxTokens,
-			ContextItems: DefaultOpenAIContextItems, HistoryTokens: DefaultOpenAIHistoryTokens}}
+			ContextItems: DefaultOpenAIContextItems, HistoryTokens: DefaultOpenAIHistoryTokens,
+			Embeddings: Embeddings{BatchSize: DefaultEmbeddingsBatchSize}}}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("got %+v\nwant %+v", c, want)
 	}
@@ -57,6 +58,10 @@ func TestParseRuntimeRefuses(t *testing.T) {
 		{"openai with a bad timeout", []string{"--assistant=openai", "--openai-model=m", "--openai-timeout=0s"}, nil, "--openai-timeout must be positive"},
 		{"openai with a window no larger than its answers", []string{"--assistant=openai", "--openai-model=m", "--openai-context-window=512"}, nil,
 			"--openai-context-window must be 0 or more than --openai-max-tokens"},
+		{"openai with a batch of no texts", []string{"--assistant=openai", "--openai-model=m", "--openai-embeddings-model=e",
+			"--openai-embeddings-batch-size=0"}, nil, "--openai-embeddings-batch-size must be between 1 and 2048"},
+		{"openai with vectors too long", []string{"--assistant=openai", "--openai-model=m", "--openai-embeddings-model=e",
+			"--openai-embeddings-dimensions=9000"}, nil, "--openai-embeddings-dimensions must be between 0 and 8192"},
 		{"certificate without key", []string{"--tls-cert-file=c"}, nil, "go together"},
 		{"issuer without audience", []string{"--oidc-issuer=https://idp"}, nil, "go together"},
 		{"no namespace", nil, nil, "--namespace is required"},

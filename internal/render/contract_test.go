@@ -111,6 +111,19 @@ func checkOpenAI(t *testing.T, rt *chatv1alpha1.ChatRuntime, got contract.OpenAI
 		t.Errorf("max tokens %d, context items %d, history tokens %d, context window %d", got.MaxTokens, got.ContextItems,
 			got.HistoryTokens, got.ContextWindow)
 	}
+	want := contract.Embeddings{BatchSize: contract.DefaultEmbeddingsBatchSize}
+	if e := o.Embeddings; e != nil {
+		want.Model = e.Model
+		if e.Dimensions != nil {
+			want.Dimensions = int(*e.Dimensions)
+		}
+		if e.BatchSize != nil {
+			want.BatchSize = int(*e.BatchSize)
+		}
+	}
+	if got.Embeddings != want {
+		t.Errorf("embeddings %+v, want %+v", got.Embeddings, want)
+	}
 }
 
 // checkBackup checks that the runtime takes the backups the ChatRuntime asks for, and none it does not.
@@ -210,6 +223,17 @@ func runtimeShapes(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) 
 			BaseURL: "http://ollama.ai.svc:11434/v1", Model: "llama3.2", APIKeySecretRef: &chatv1alpha1.SecretKeySelector{Name: "llm"},
 			Timeout: &metav1.Duration{Duration: 8 * time.Second}, Temperature: "0.7", MaxTokens: &maxTokens,
 			ContextItems: &items, HistoryTokens: &history, ContextWindow: &window}}
+	}, base)
+	add("openai with embeddings of its own length", func(s *chatv1alpha1.ChatRuntimeSpec) {
+		s.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantOpenAI, OpenAI: &chatv1alpha1.OpenAISpec{
+			BaseURL: "http://ollama.ai.svc:11434/v1", Model: "llama3.2",
+			Embeddings: &chatv1alpha1.EmbeddingsSpec{Model: "bge-m3"}}}
+	}, base)
+	add("openai with shortened embeddings in small batches", func(s *chatv1alpha1.ChatRuntimeSpec) {
+		dims, batch := int32(256), int32(16)
+		s.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantOpenAI, OpenAI: &chatv1alpha1.OpenAISpec{
+			BaseURL: "https://api.openai.com/v1", Model: "gpt-4o-mini", APIKeySecretRef: &chatv1alpha1.SecretKeySelector{Name: "llm"},
+			Embeddings: &chatv1alpha1.EmbeddingsSpec{Model: "text-embedding-3-small", Dimensions: &dims, BatchSize: &batch}}}
 	}, base)
 	add("openai reasoning model", func(s *chatv1alpha1.ChatRuntimeSpec) {
 		s.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantOpenAI, OpenAI: &chatv1alpha1.OpenAISpec{

@@ -278,6 +278,17 @@ func openAIArgs(rt *chatv1alpha1.ChatRuntime) []string {
 			args = append(args, contract.Arg(f.flag, strconv.Itoa(int(*f.value))))
 		}
 	}
+	if e := o.Embeddings; e != nil {
+		args = append(args, contract.Arg(contract.FlagOpenAIEmbeddingsModel, e.Model))
+		for _, f := range []struct {
+			flag  string
+			value *int32
+		}{{contract.FlagOpenAIEmbeddingsDims, e.Dimensions}, {contract.FlagOpenAIEmbeddingsBatchSize, e.BatchSize}} {
+			if f.value != nil {
+				args = append(args, contract.Arg(f.flag, strconv.Itoa(int(*f.value))))
+			}
+		}
+	}
 	return args
 }
 

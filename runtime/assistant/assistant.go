@@ -18,6 +18,9 @@ type Item struct {
 	// Curated makes Content the answer to Questions: a question that asks one of them, or that the item matches
 	// with at least CuratedConfidence, is answered with Content as written, first of all (see CuratedReply).
 	Curated bool
+	// Vectors are the embeddings of the item's EmbeddingTexts, one per passage, in order, all of one model; nil
+	// for words alone. The index keeps them quantised and the item none of them.
+	Vectors [][]float32
 }
 
 // Source is an item an answer was drawn from, with its relevance score.
@@ -69,6 +72,9 @@ type Request struct {
 	// reply's final text (a model that fails midway is replaced by the offline answer), so a reader takes
 	// Reply.Text as the answer once it is returned. Responders that answer at once do not call it.
 	Delta func(piece string)
+	// QueryVector is the embedding of the message made standalone (StandaloneQuestion), by the model of the
+	// index's vectors; nil searches by words alone.
+	QueryVector []float32
 }
 
 // Turn is one earlier message of the conversation.

@@ -65,6 +65,8 @@ type Index struct {
 	questionOnly [][]int32
 	// without are the heuristics the index does without (Options).
 	without []Heuristic
+	// vectors are the passages' embeddings, quantised; nil without any.
+	vectors *vectorIndex
 	// size is what Size returns, estimated once the index is built.
 	size int64
 	// scratch holds rank's per-document buffers between questions, so that a question allocates nothing per
@@ -132,6 +134,7 @@ func (b *Builder) Build(items []Item, locale string) *Index {
 	c.pairs = slices.Grow(c.pairs, textBytes(items)/bytesPerPair)
 	// The vocabulary grows in the builder's buffers; the index gets arrays of the exact size once it is complete.
 	ix.cache.words, ix.cache.wordIDs, ix.cache.stems = c.words[:0], c.wordIDs[:0], c.stems[:0]
+	passages := make([]int, len(ix.items))
 	for i, it := range ix.items {
 		if len(it.Questions) > 0 {
 			if ix.questions == nil {
@@ -144,6 +147,7 @@ func (b *Builder) Build(items []Item, locale string) *Index {
 			text = string([]rune(text)) // each invalid byte becomes U+FFFD, as tokenizing does
 		}
 		c.passages = appendPassages(c.passages[:0], text)
+		passages[i] = len(c.passages)
 		for p, passage := range c.passages {
 			if p == 1 {
 				// The listed questions are the item's, indexed with its first passage only: copied into each,
@@ -154,6 +158,7 @@ func (b *Builder) Build(items []Item, locale string) *Index {
 		}
 	}
 	ix.computeWeights(c)
+	ix.quantize(passages)
 	ix.collectPairs(c.pairs)
 	ix.alphabet = typoAlphabet(ix.cache.words)
 	if ix.cache.language().WritesCompounds() {

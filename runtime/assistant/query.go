@@ -63,6 +63,8 @@ type match struct {
 	wordMatched bool
 	// asked is set when the query asks one of the questions listed for the document's item (see askedShare).
 	asked bool
+	// similarity is the cosine of the document's vector with the question's, when both have one; 0 otherwise.
+	similarity float64
 }
 
 // parseQuery turns text into query terms, resolving each to index terms. Repeated stems count once.

@@ -28,6 +28,10 @@ type Retrieval struct {
 	// half of it when the question names the item's whole title (see confident); zero means
 	// DefaultMinConfidence.
 	MinConfidence float64
+	// MinSimilarity is the cosine between the question's embedding and the best item's at which it is answered
+	// from whatever words they share (see answerable); zero means DefaultMinSimilarity. It depends on the
+	// embedding model: each spreads its cosines differently.
+	MinSimilarity float64
 }
 
 var _ Responder = Retrieval{}
@@ -50,6 +54,12 @@ func (r Retrieval) Respond(ctx context.Context, req Request) (Reply, error) {
 	if m, ok := ix.curatedMatch(searchText(req), matches); ok {
 		return ix.curatedReply(m), nil
 	}
+	if !r.answerable(ix, q, matches) && req.QueryVector != nil {
+		// What the words answer confidently stays theirs: fused, a paraphrase's nearer item moved a right answer
+		// from its first place on the tuning parts as often as it mended a wrong one. What they decline is
+		// searched by meaning as well, and answered when an item is near enough.
+		matches = ix.search(q, req.QueryVector, candidates)
+	}
 	if !r.answerable(ix, q, matches) {
 		reply := fallback(req, texts)
 		reply.Sources = r.suggestions(ix, q, matches)
@@ -60,7 +70,13 @@ func (r Retrieval) Respond(ctx context.Context, req Request) (Reply, error) {
 
 // answerable reports whether the best match is good enough to answer q from.
 func (r Retrieval) answerable(ix *Index, q query, matches []match) bool {
-	if len(matches) == 0 || !matches[0].wordMatched || !ix.quotable(matches[0].doc) {
+	if len(matches) == 0 || !ix.quotable(matches[0].doc) {
+		return false
+	}
+	if matches[0].similarity >= r.similarityThreshold() {
+		return true // near in meaning, whatever words it shares: a paraphrase, or another language
+	}
+	if !matches[0].wordMatched {
 		return false
 	}
 	if matches[0].asked {
@@ -78,6 +94,14 @@ func (r Retrieval) threshold() float64 {
 	return r.MinConfidence
 }
 
+// similarityThreshold is the cosine an answer by meaning needs.
+func (r Retrieval) similarityThreshold() float64 {
+	if r.MinSimilarity <= 0 {
+		return DefaultMinSimilarity
+	}
+	return r.MinSimilarity
+}
+
 // maxSuggestions is the most items a reply that has no answer suggests.
 const maxSuggestions = 3
 
@@ -89,7 +113,8 @@ const maxSuggestions = 3
 func (r Retrieval) suggestions(ix *Index, q query, matches []match) []Source {
 	var out []Source
 	for _, m := range matches[:min(len(matches), maxSuggestions)] {
-		if !m.wordMatched || ix.confidence(m) < titleFloor*r.threshold() {
+		byWords := m.wordMatched && ix.confidence(m) >= titleFloor*r.threshold()
+		if !byWords && m.similarity < titleFloor*r.similarityThreshold() {
 			break
 		}
 		out = append(out, ix.source(m, ix.bestSentences(m.doc, q)[0]))

@@ -78,6 +78,9 @@ func (ix *Index) estimateSize() int64 {
 	}
 	n += alloc(int64(cap(ix.idf))*8) + alloc(int64(cap(ix.postingDocs))*4) + alloc(int64(cap(ix.postingWeights))*8) + alloc(int64(cap(ix.postingsAt))*4)
 	n += alloc(int64(cap(ix.alphabet)) * 4)
+	if vx := ix.vectors; vx != nil {
+		n += alloc(int64(unsafe.Sizeof(*vx))) + alloc(int64(cap(vx.values))) + alloc(int64(cap(vx.scales))*4)
+	}
 	n += alloc(int64(cap(ix.pairKeys))*8) + alloc(int64(cap(ix.pairAt))*4) + alloc(int64(cap(ix.pairDocs))*4)
 	return n
 }

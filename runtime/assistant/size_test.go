@@ -16,18 +16,19 @@ func TestSizeMatchesHeapGrowth(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a 2,000,000-character index; not in -short")
 	}
-	tests := []struct{ items, chars, questions int }{
+	tests := []struct{ items, chars, questions, dims int }{
 		{items: 100, chars: 400},
 		{items: 500, chars: 2000},
 		{items: 100, chars: 20000}, // 2,000,000 characters: the default knowledgeCharacters
 		{items: 500, chars: 400, questions: 5},
 		{items: 100, chars: 20000, questions: 20}, // questions of items of many passages, counted once
+		{items: 1000, chars: 400, dims: 512},      // embedded, quantised vectors
 	}
 	// The word tables are decoded once per process, not per index: decode them before measuring.
 	lang.English.Rarity("the") // the frequency list
 	lang.English.Stem("spent") // the irregular forms
 	for _, tt := range tests {
-		t.Run(fmt.Sprintf("%dx%d+%d", tt.items, tt.chars, tt.questions), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%dx%d+%d@%d", tt.items, tt.chars, tt.questions, tt.dims), func(t *testing.T) {
 			before := heapInUse() // the items' text is the index's too
 			items := synthItems(1, tt.items, tt.chars)
 			g := synthkb.New(2)
@@ -36,7 +37,10 @@ func TestSizeMatchesHeapGrowth(t *testing.T) {
 					items[i].Questions = append(items[i].Questions, g.Item(120).Content)
 				}
 			}
-			ix := NewIndex(items)
+			for i := range items {
+				items[i].Vectors = unitVectors(len(EmbeddingTexts(items[i])), tt.dims, int64(i))
+			}
+			ix := NewIndex(items) // items, and their floats, are garbage once it is built
 			grown := heapInUse() - before
 			size := ix.Size()
 			runtime.KeepAlive(ix)

@@ -39,6 +39,12 @@ type Config struct {
 	// Published is called with a merchant's ID after a use case wrote to its live-stream log, to wake the
 	// merchant's streams; may be nil (streams then find the events when they next poll).
 	Published func(merchantID string)
+	// Embedder, when set, embeds the question of each turn for a search by meaning, fused with the words', over
+	// the knowledge's vectors a KnowledgeEmbedder stores; nil searches by words alone.
+	Embedder Embedder
+	// QuestionTimeout bounds the embedding of a question, past which it is searched by words alone;
+	// DefaultQuestionTimeout when 0.
+	QuestionTimeout time.Duration
 	// IndexCacheBytes bounds the estimated bytes of the retrieval indexes kept in memory, least recently used
 	// evicted first; 0 keeps every index.
 	IndexCacheBytes int64
@@ -54,6 +60,13 @@ type Service struct {
 	responder assistant.Responder
 	offline   assistant.Responder
 	indexes   *indexCache
+	// embedder embeds questions (nil: words alone), within questionTimeout; wordsOnly counts the questions
+	// searched by words alone because embedding them failed.
+	embedder        Embedder
+	questionTimeout time.Duration
+	wordsOnly       *prometheus.CounterVec
+	// embedWake gives a merchant a turn of the KnowledgeEmbedder of this process, when one runs.
+	embedWake func(merchantID string)
 	keys      keyCache
 	exports   *running // exports running, per merchant
 	refused   *refusals
@@ -73,7 +86,11 @@ func New(cfg Config) (*Service, error) {
 	if cfg.IndexCacheBytes < 0 {
 		return nil, errors.New("chat: the index cache's budget must not be negative")
 	}
-	indexes, err := newIndexCache(cfg.Store, cfg.IndexCacheBytes, cfg.Registry)
+	model := ""
+	if cfg.Embedder != nil {
+		model = cfg.Embedder.Model()
+	}
+	indexes, err := newIndexCache(cfg.Store, cfg.IndexCacheBytes, model, cfg.Registry)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +98,12 @@ func New(cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	wordsOnly, err := newWordsOnlyCounter(cfg.Registry)
+	if err != nil {
+		return nil, err
+	}
 	s := &Service{store: cfg.Store, responder: cfg.Responder, offline: cfg.Offline, indexes: indexes,
+		embedder: cfg.Embedder, questionTimeout: cmp.Or(cfg.QuestionTimeout, DefaultQuestionTimeout), wordsOnly: wordsOnly,
 		exports: &running{max: MaxExportsPerMerchant}, refused: refused, log: cfg.Logger, now: cfg.Now, notify: cfg.Notify,
 		published: cfg.Published}
 	if s.log == nil {
@@ -171,7 +193,7 @@ var ErrConversationFull = store.ErrConversationFull
 // When ctx is cancelled while the model writes, the model's request is closed, the question is stored with the
 // part of the answer written and its tokens counted, and an *assistant.InterruptedError is returned.
 func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Reply, error) {
-	responder, err := s.responderFor(ctx, m)
+	responder, metered, err := s.responderFor(ctx, m)
 	if err != nil {
 		return Reply{}, err
 	}
@@ -227,10 +249,11 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 	if err != nil {
 		return Reply{}, err
 	}
+	vector, embedTokens := s.questionVector(ctx, index, metered, assistant.StandaloneQuestion(q.Message, history))
 	reply, err := responder.Respond(ctx, assistant.Request{
 		Message: q.Message, Index: index, FallbackMessage: m.Assistant.FallbackMessage,
 		Instructions: m.Assistant.Instructions, Locale: m.Widget.Locale, Language: q.Language, History: history,
-		Delta: q.Delta,
+		Delta: q.Delta, QueryVector: vector,
 	})
 	var interrupted *assistant.InterruptedError
 	switch {
@@ -251,7 +274,7 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 			Answered: reply.Answered, Sources: storeSources(reply.Sources), Confidence: reply.Confidence},
 		Contact: chatContact(q.Message),
 		Outbox:  Route(m),
-		Tokens:  reply.Usage.PromptTokens + reply.Usage.CompletionTokens,
+		Tokens:  reply.Usage.PromptTokens + reply.Usage.CompletionTokens + embedTokens,
 	}
 	if ex.Contact != nil {
 		ex.LeadID = ids.New("lead_")
@@ -277,12 +300,13 @@ func (s *Service) Preview(ctx context.Context, m *tenant.Bundle, message string)
 	if err != nil {
 		return assistant.Reply{}, err
 	}
-	responder, err := s.responderFor(ctx, m)
+	responder, metered, err := s.responderFor(ctx, m)
 	if err != nil {
 		return assistant.Reply{}, err
 	}
+	vector, embedTokens := s.questionVector(ctx, index, metered, message)
 	reply, err := responder.Respond(ctx, assistant.Request{Message: message, Index: index, FallbackMessage: m.Assistant.FallbackMessage,
-		Instructions: m.Assistant.Instructions, Locale: m.Widget.Locale})
+		Instructions: m.Assistant.Instructions, Locale: m.Widget.Locale, QueryVector: vector})
 	var interrupted *assistant.InterruptedError
 	switch {
 	case errors.As(err, &interrupted):
@@ -290,7 +314,7 @@ func (s *Service) Preview(ctx context.Context, m *tenant.Bundle, message string)
 	case err != nil:
 		return assistant.Reply{}, fmt.Errorf("answering the preview: %w", err)
 	}
-	if n := reply.Usage.PromptTokens + reply.Usage.CompletionTokens; n > 0 {
+	if n := reply.Usage.PromptTokens + reply.Usage.CompletionTokens + embedTokens; n > 0 {
 		at, ctx := s.now().UTC(), context.WithoutCancel(ctx)
 		err := s.store.Write(ctx, func(tx store.Tx) error { return tx.AddMonthlyTokens(ctx, m.MerchantID, at, n) })
 		if err != nil {
@@ -335,19 +359,20 @@ func turns(latest []store.Turn) []assistant.Turn {
 }
 
 // responderFor is the service's responder, or the offline one once the merchant's answers took the plan's monthly
-// model tokens. The ceiling is checked before answering, so the answer that crosses it is given whole.
-func (s *Service) responderFor(ctx context.Context, m *tenant.Bundle) (assistant.Responder, error) {
+// model tokens, and whether the provider may be asked (for the question's embedding too). The ceiling is checked
+// before answering, so the answer that crosses it is given whole.
+func (s *Service) responderFor(ctx context.Context, m *tenant.Bundle) (assistant.Responder, bool, error) {
 	if m.Plan.MonthlyTokens == 0 {
-		return s.responder, nil
+		return s.responder, true, nil
 	}
 	used, err := s.store.TokensThisMonth(ctx, m.MerchantID, s.now())
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if used >= m.Plan.MonthlyTokens {
-		return s.offline, nil
+		return s.offline, false, nil
 	}
-	return s.responder, nil
+	return s.responder, true, nil
 }
 
 // ErrConversationLimit refuses a turn of a conversation that has had the answers, or taken the model tokens, its
@@ -454,7 +479,7 @@ func (s *Service) CreateKnowledge(ctx context.Context, m *tenant.Bundle, k store
 	if err := CreateKnowledge(ctx, s.store, k, KnowledgeLimitsOf(m.Plan)); err != nil {
 		return store.Knowledge{}, err
 	}
-	s.indexes.reload(ctx, m.MerchantID)
+	s.knowledgeChanged(ctx, m.MerchantID)
 	return k, nil
 }
 
@@ -466,7 +491,7 @@ func (s *Service) UpdateKnowledge(ctx context.Context, m *tenant.Bundle, old, k 
 	if err := UpdateKnowledge(ctx, s.store, k, int(m.Plan.KnowledgeCharacters)); err != nil {
 		return store.Knowledge{}, err
 	}
-	s.indexes.reload(ctx, m.MerchantID)
+	s.knowledgeChanged(ctx, m.MerchantID)
 	return k, nil
 }
 
@@ -475,7 +500,7 @@ func (s *Service) DeleteKnowledge(ctx context.Context, m *tenant.Bundle, id stri
 	if err := DeleteKnowledge(ctx, s.store, m.MerchantID, id); err != nil {
 		return err
 	}
-	s.indexes.reload(ctx, m.MerchantID)
+	s.knowledgeChanged(ctx, m.MerchantID)
 	return nil
 }
 

@@ -134,7 +134,7 @@ func (s *Service) addImported(ctx context.Context, m *tenant.Bundle, items []sto
 	if err != nil {
 		return fmt.Errorf("importing %d knowledge items: %w", len(items), err)
 	}
-	s.indexes.reload(ctx, m.MerchantID)
+	s.knowledgeChanged(ctx, m.MerchantID)
 	return nil
 }
 

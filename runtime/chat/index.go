@@ -34,7 +34,9 @@ const rebuildTimeout = time.Minute
 type indexCache struct {
 	store knowledgeSource
 	// budget is the most bytes of indexes kept; 0 keeps every index.
-	budget  int64
+	budget int64
+	// model names the embeddings the indexes take in (Embedder.Model); "" for words alone.
+	model   string
 	metrics *indexMetrics
 	// builders holds a Builder per processor, taken for each build, so that a build reuses the buffers of those
 	// before it. Builds are CPU-bound, so more of them than processors only adds the garbage of each to the heap
@@ -77,9 +79,10 @@ type build struct {
 type knowledgeSource interface {
 	KnowledgeRevision(ctx context.Context, merchantID string) (int64, error)
 	AllKnowledge(ctx context.Context, merchantID string) ([]store.Knowledge, error)
+	KnowledgeVectors(ctx context.Context, merchantID string) ([]store.KnowledgeVector, error)
 }
 
-func newIndexCache(s knowledgeSource, budget int64, reg prometheus.Registerer) (*indexCache, error) {
+func newIndexCache(s knowledgeSource, budget int64, model string, reg prometheus.Registerer) (*indexCache, error) {
 	m, err := newIndexMetrics(reg)
 	if err != nil {
 		return nil, err
@@ -89,7 +92,7 @@ func newIndexCache(s knowledgeSource, budget int64, reg prometheus.Registerer) (
 	for range cap(builders) {
 		builders <- new(assistant.Builder)
 	}
-	return &indexCache{store: s, budget: budget, metrics: m, builders: builders, entries: map[string]*indexEntry{}}, nil
+	return &indexCache{store: s, budget: budget, model: model, metrics: m, builders: builders, entries: map[string]*indexEntry{}}, nil
 }
 
 // entry returns the merchant's entry, made when new; c.mu must be held.
@@ -245,13 +248,21 @@ func (c *indexCache) build(ctx context.Context, merchantID string, have int64, l
 	if err != nil {
 		return nil, 0, fmt.Errorf("loading knowledge: %w", err)
 	}
+	var vectors map[string][][]float32
+	if c.model != "" {
+		stored, err := c.store.KnowledgeVectors(ctx, merchantID)
+		if err != nil {
+			return nil, 0, fmt.Errorf("loading knowledge vectors: %w", err)
+		}
+		vectors = currentVectors(items, stored, c.model)
+	}
 	ai := make([]assistant.Item, 0, len(items))
 	for _, k := range items {
 		if k.Draft { // kept, not answered from
 			continue
 		}
 		ai = append(ai, assistant.Item{ID: k.ID, Title: k.Title, Content: k.Content, URL: k.URL, Tags: k.Tags, Questions: k.Questions,
-			Curated: k.Curated})
+			Curated: k.Curated, Vectors: vectors[k.ID]})
 	}
 	c.metrics.rebuilds.Inc()
 	return builder.Build(ai, locale), rev, nil

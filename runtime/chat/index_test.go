@@ -38,7 +38,7 @@ func cacheStore(t *testing.T, items int, merchants ...string) store.Store {
 func newTestCache(t *testing.T, st store.Store, budget int64) (*indexCache, *prometheus.Registry) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	c, err := newIndexCache(st, budget, reg)
+	c, err := newIndexCache(st, budget, "", reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func BenchmarkIndexCacheOversizedIndex(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	c, err := newIndexCache(st, 1024, nil) // far below the merchant's index
+	c, err := newIndexCache(st, 1024, "", nil) // far below the merchant's index
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func (s *Service) DeleteSource(ctx context.Context, m *tenant.Bundle, id string)
 	if err := DeleteSource(ctx, s.store, m.MerchantID, id); err != nil {
 		return err
 	}
-	s.indexes.reload(ctx, m.MerchantID)
+	s.knowledgeChanged(ctx, m.MerchantID)
 	return nil
 }
 
@@ -134,7 +134,7 @@ func (s *Service) SyncSource(ctx context.Context, m *tenant.Bundle, src store.Kn
 		o.Error = truncateError(sc.refused.Error())
 	}
 	if sc.changed {
-		s.indexes.reload(ctx, m.MerchantID)
+		s.knowledgeChanged(ctx, m.MerchantID)
 	}
 	ctx = context.WithoutCancel(ctx)
 	if err := s.store.Write(ctx, func(tx store.Tx) error { return tx.FinishSync(ctx, m.MerchantID, src.ID, o) }); err != nil &&

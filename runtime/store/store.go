@@ -134,6 +134,10 @@ type Reader interface {
 	// AllKnowledge returns every item of the merchant, for building the retrieval index.
 	AllKnowledge(ctx context.Context, merchantID string) ([]Knowledge, error)
 
+	// KnowledgeVectors returns the stored embeddings of the merchant's items' passages, of every model, by item
+	// and passage.
+	KnowledgeVectors(ctx context.Context, merchantID string) ([]KnowledgeVector, error)
+
 	// KnowledgeRevision returns a number that changes whenever the merchant's knowledge changes, so that
 	// replicas can tell when their index is stale. It is 0 for a merchant that never had knowledge.
 	KnowledgeRevision(ctx context.Context, merchantID string) (int64, error)
@@ -282,6 +286,11 @@ type Tx interface {
 
 	// DeleteKnowledge removes an item, or returns ErrNotFound.
 	DeleteKnowledge(ctx context.Context, merchantID, id string) error
+
+	// ReplaceKnowledgeVectors replaces the embeddings of an item's passages with vs (each of the item), or
+	// returns ErrNotFound, changing nothing, when the item is gone. An item's vectors go with it when it is
+	// deleted.
+	ReplaceKnowledgeVectors(ctx context.Context, merchantID, knowledgeID string, vs []KnowledgeVector) error
 
 	// ConversationForUpdate returns a conversation, kept from other writers' changes until the transaction ends,
 	// or ErrNotFound: what a status change reads first.
@@ -731,6 +740,20 @@ type Knowledge struct {
 	UpdatedAt time.Time
 	// UseCount is how many answers cited the item.
 	UseCount int
+}
+
+// KnowledgeVector is the embedding of one passage of a knowledge item (assistant.EmbeddingTexts) by an embedding
+// model. Knowledge items are the merchant's published text, not visitors' data, and so are their vectors.
+type KnowledgeVector struct {
+	KnowledgeID string
+	// Passage is the passage's number in its item, from 0.
+	Passage int
+	// Model names the model and the vectors' length (embeddings.Client.Model): vectors of another are not
+	// comparable.
+	Model string
+	// TextHash is the hex SHA-256 of the text embedded: an item whose text changed is embedded again.
+	TextHash string
+	Vector   []float32
 }
 
 // Characters is what the item counts for towards a plan's characters ceiling: the characters of its title, its

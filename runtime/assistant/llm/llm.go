@@ -102,7 +102,7 @@ func New(cfg Config) (*Responder, error) {
 	}
 	r := &Responder{cfg: cfg, log: cfg.Logger, counter: newCounter(),
 		accepts: newLearned(wire{completionTokens: cfg.MaxCompletionTokens, defaultTemperature: cfg.OmitTemperature})}
-	r.client = openai.NewClient(append(endpoint(cfg), option.WithHTTPClient(httpClient), option.WithMaxRetries(0),
+	r.client = openai.NewClient(append(Endpoint(cfg.BaseURL, cfg.Model, cfg.APIKey, cfg.AzureAPIVersion), option.WithHTTPClient(httpClient), option.WithMaxRetries(0),
 		option.WithMiddleware(streamOneShots))...)
 	r.offline = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "parley_runtime_assistant_offline_answers_total",
@@ -126,18 +126,20 @@ func New(cfg Config) (*Responder, error) {
 	return r, nil
 }
 
-// endpoint are the options that address cfg's server and give it the key. They are explicit, so that no OPENAI_*
-// variable of the environment changes where the key goes.
-func endpoint(cfg Config) []option.RequestOption {
-	if cfg.AzureAPIVersion == "" {
-		return []option.RequestOption{option.WithBaseURL(cfg.BaseURL), option.WithAPIKey(cfg.APIKey)}
+// Endpoint are the options that address an OpenAI-compatible server at baseURL for model and give it apiKey:
+// the chat client's and the embeddings client's. They are explicit, so that no OPENAI_* variable of the
+// environment changes where the key goes. A non-empty azureAPIVersion speaks to Azure OpenAI's classic
+// deployments endpoint, baseURL being the resource's endpoint and model the deployment's name.
+func Endpoint(baseURL, model, apiKey, azureAPIVersion string) []option.RequestOption {
+	if azureAPIVersion == "" {
+		return []option.RequestOption{option.WithBaseURL(baseURL), option.WithAPIKey(apiKey)}
 	}
 	// Azure's classic endpoint names the deployment in the path and the API version in the query, and takes the
 	// key in its own header; the model in the body is ignored.
-	opts := []option.RequestOption{option.WithAPIKey(""), option.WithQuery("api-version", cfg.AzureAPIVersion),
-		option.WithBaseURL(strings.TrimSuffix(cfg.BaseURL, "/") + "/openai/deployments/" + url.PathEscape(cfg.Model))}
-	if cfg.APIKey != "" {
-		opts = append(opts, option.WithHeader("api-key", cfg.APIKey))
+	opts := []option.RequestOption{option.WithAPIKey(""), option.WithQuery("api-version", azureAPIVersion),
+		option.WithBaseURL(strings.TrimSuffix(baseURL, "/") + "/openai/deployments/" + url.PathEscape(model))}
+	if apiKey != "" {
+		opts = append(opts, option.WithHeader("api-key", apiKey))
 	}
 	return opts
 }
@@ -154,7 +156,7 @@ func (r *Responder) Respond(ctx context.Context, req assistant.Request) (assista
 	}
 	var hits []assistant.Hit
 	if req.Index.Len() > 0 {
-		hits = req.Index.Search(retrievalQuery(req), r.cfg.ContextItems)
+		hits = req.Index.SearchWith(retrievalQuery(req), req.QueryVector, r.cfg.ContextItems)
 	}
 	reply, err := r.ask(ctx, req, hits)
 	if err == nil {

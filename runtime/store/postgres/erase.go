@@ -70,6 +70,7 @@ var personalData = []personalTable{
 	{name: "monthly_conversations"},
 	{name: "monthly_tokens"},
 	{name: "knowledge_uses"},
+	{name: "knowledge_vectors"},
 	{name: "knowledge"},
 	{name: "source_pages"},
 	{name: "knowledge_sources"},

@@ -122,3 +122,24 @@ func tags(t []string) []string {
 	}
 	return t
 }
+
+// ReplaceKnowledgeVectors replaces the embeddings of an item's passages, or returns store.ErrNotFound when the
+// item is gone. The item's row is locked first, so that it is not deleted before the vectors are written.
+func (tx writeTx) ReplaceKnowledgeVectors(ctx context.Context, merchantID, knowledgeID string, vs []store.KnowledgeVector) error {
+	var one int
+	err := tx.QueryRow(ctx, `SELECT 1 FROM knowledge WHERE merchant_id = $1 AND id = $2 FOR SHARE`, merchantID, knowledgeID).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("finding item %s: %w", knowledgeID, err)
+	}
+	tx.queue("deleting the vectors of item "+knowledgeID, `DELETE FROM knowledge_vectors WHERE merchant_id = $1 AND knowledge_id = $2`,
+		merchantID, knowledgeID)
+	for _, v := range vs {
+		tx.queue("inserting a vector of item "+knowledgeID, `INSERT INTO knowledge_vectors (merchant_id, knowledge_id,
+			passage, model, text_hash, vector) VALUES ($1, $2, $3, $4, $5, $6)`, merchantID, knowledgeID, v.Passage,
+			v.Model, v.TextHash, storeutil.EncodeVector(v.Vector))
+	}
+	return nil
+}

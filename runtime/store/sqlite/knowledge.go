@@ -142,3 +142,28 @@ func encodeTags(tags []string) (string, error) {
 	}
 	return string(b), nil
 }
+
+// ReplaceKnowledgeVectors replaces the embeddings of an item's passages, or returns store.ErrNotFound when the
+// item is gone.
+func (tx writeTx) ReplaceKnowledgeVectors(ctx context.Context, merchantID, knowledgeID string, vs []store.KnowledgeVector) error {
+	var one int
+	err := tx.QueryRowContext(ctx, `SELECT 1 FROM knowledge WHERE merchant_id = ? AND id = ?`, merchantID, knowledgeID).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("finding item %s: %w", knowledgeID, err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM knowledge_vectors WHERE merchant_id = ? AND knowledge_id = ?`,
+		merchantID, knowledgeID); err != nil {
+		return fmt.Errorf("deleting the vectors of item %s: %w", knowledgeID, err)
+	}
+	for _, v := range vs {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO knowledge_vectors (merchant_id, knowledge_id, passage, model,
+			text_hash, vector) VALUES (?, ?, ?, ?, ?, ?)`, merchantID, knowledgeID, v.Passage, v.Model, v.TextHash,
+			storeutil.EncodeVector(v.Vector)); err != nil {
+			return fmt.Errorf("inserting a vector of item %s: %w", knowledgeID, err)
+		}
+	}
+	return nil
+}

@@ -30,6 +30,12 @@ func seedEveryTable(t *testing.T, path, merchantID string) {
 		Tags: []string{"returns"}, File: "returns.pdf", CreatedAt: at, UpdatedAt: at}, chat.KnowledgeLimits{}); err != nil {
 		t.Fatal(err)
 	}
+	if err := s.Write(ctx, func(tx store.Tx) error {
+		return tx.ReplaceKnowledgeVectors(ctx, merchantID, "k1", []store.KnowledgeVector{
+			{KnowledgeID: "k1", Model: "text-embedding-3-small@4", TextHash: "hash", Vector: []float32{0.5, -0.5, 0.5, -0.5}}})
+	}); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}

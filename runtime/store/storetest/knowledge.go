@@ -24,6 +24,7 @@ func (h harness) knowledge(t *testing.T) {
 	t.Run("Characters", h.knowledgeCharacters)
 	t.Run("CharactersConcurrent", h.knowledgeCharactersConcurrent)
 	t.Run("File", h.knowledgeFile)
+	t.Run("Vectors", h.knowledgeVectors)
 }
 
 // knowledgeFile keeps the file an item was made of, and deletes a file's items alone: not another file's, not

@@ -2,6 +2,7 @@ package storeutil
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -599,3 +600,46 @@ type prefixed struct {
 }
 
 func (p prefixed) Scan(dest ...any) error { return p.Scanner.Scan(append([]any{p.first}, dest...)...) }
+
+// KnowledgeVectors returns the stored embeddings of the merchant's items' passages, by item and passage.
+func (l Reads) KnowledgeVectors(ctx context.Context, merchantID string) ([]store.KnowledgeVector, error) {
+	vs, err := QueryList(ctx, l.Query, `SELECT knowledge_id, passage, model, text_hash, vector FROM knowledge_vectors
+		WHERE merchant_id = `+l.Dialect.Placeholder(1, "text")+` ORDER BY knowledge_id, passage`, []any{merchantID},
+		scanKnowledgeVector)
+	if err != nil {
+		return nil, fmt.Errorf("reading knowledge vectors: %w", err)
+	}
+	return vs, nil
+}
+
+func scanKnowledgeVector(s Scanner) (store.KnowledgeVector, error) {
+	var v store.KnowledgeVector
+	var raw []byte
+	if err := s.Scan(&v.KnowledgeID, &v.Passage, &v.Model, &v.TextHash, &raw); err != nil {
+		return v, err
+	}
+	var err error
+	v.Vector, err = DecodeVector(raw)
+	return v, err
+}
+
+// EncodeVector is a vector as the stores keep it: its values as little-endian IEEE 754 float32s.
+func EncodeVector(v []float32) []byte {
+	out := make([]byte, 0, 4*len(v))
+	for _, x := range v {
+		out = binary.LittleEndian.AppendUint32(out, math.Float32bits(x))
+	}
+	return out
+}
+
+// DecodeVector reads a vector EncodeVector wrote.
+func DecodeVector(b []byte) ([]float32, error) {
+	if len(b)%4 != 0 {
+		return nil, fmt.Errorf("a stored vector of %d bytes, not a multiple of 4", len(b))
+	}
+	out := make([]float32, len(b)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out, nil
+}

@@ -1,0 +1,472 @@
+package chat
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/parley-dev/parley/runtime/assistant"
+	"github.com/parley-dev/parley/runtime/assistant/embeddings"
+	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/tenant"
+)
+
+// Embedder turns texts into vectors: the model provider's embedding model (embeddings.Client).
+type Embedder interface {
+	// Model names the vectors it makes; vectors of another name are embedded again.
+	Model() string
+	// BatchSize is the most texts worth sending at once.
+	BatchSize() int
+	Embed(ctx context.Context, texts []string) (embeddings.Result, error)
+}
+
+// embeddingTexts are the texts an item's vectors are made of, one per passage of the index, and their hashes,
+// by which stored vectors are known to be of the item as it is now.
+func embeddingTexts(k store.Knowledge) (texts, hashes []string) {
+	texts = assistant.EmbeddingTexts(assistant.Item{Title: k.Title, Content: k.Content, Questions: k.Questions})
+	hashes = make([]string, len(texts))
+	for i, t := range texts {
+		sum := sha256.Sum256([]byte(t))
+		hashes[i] = hex.EncodeToString(sum[:])
+	}
+	return texts, hashes
+}
+
+// currentVectors returns, by item, the stored vectors of model that are of each item's passages as they are now:
+// one per passage, of its text. An item without them is answered from by its words until it is embedded again.
+func currentVectors(items []store.Knowledge, stored []store.KnowledgeVector, model string) map[string][][]float32 {
+	byItem := map[string][]store.KnowledgeVector{}
+	for _, v := range stored {
+		if v.Model == model {
+			byItem[v.KnowledgeID] = append(byItem[v.KnowledgeID], v)
+		}
+	}
+	out := make(map[string][][]float32, len(byItem))
+	for _, k := range items {
+		vs := byItem[k.ID]
+		if len(vs) == 0 {
+			continue
+		}
+		if _, hashes := embeddingTexts(k); fresh(vs, hashes) {
+			vectors := make([][]float32, len(vs))
+			for i, v := range vs {
+				vectors[i] = v.Vector
+			}
+			out[k.ID] = vectors
+		}
+	}
+	return out
+}
+
+// fresh reports whether vs, an item's vectors by passage, are of the passages whose texts have hashes.
+func fresh(vs []store.KnowledgeVector, hashes []string) bool {
+	if len(vs) != len(hashes) {
+		return false
+	}
+	for i, v := range vs {
+		if v.Passage != i || v.TextHash != hashes[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// staleItems are the items of a merchant that have no current vectors of model, drafts aside (they are not
+// answered from).
+func staleItems(items []store.Knowledge, stored []store.KnowledgeVector, model string) []store.Knowledge {
+	current := currentVectors(items, stored, model)
+	var out []store.Knowledge
+	for _, k := range items {
+		if _, ok := current[k.ID]; !ok && !k.Draft {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// KnowledgeEmbedderConfig wires a KnowledgeEmbedder.
+type KnowledgeEmbedderConfig struct {
+	Service  *Service
+	Embedder Embedder
+	Tenants  Tenants
+	// Merchants returns the served merchants' bundles, each merchant's knowledge looked at once when the
+	// embedder starts: a new model, or items written while no replica embedded, are then embedded in the
+	// background.
+	Merchants func() []*tenant.Bundle
+	// Workers is how many batches are embedded at once; DefaultEmbedWorkers when 0.
+	Workers int
+	// RetryWait is the wait before a merchant's failed batch is tried again, doubled for each failure after it
+	// up to ten minutes; DefaultEmbedRetryWait when 0.
+	RetryWait time.Duration
+	Logger    *slog.Logger
+	Registry  prometheus.Registerer
+}
+
+// Defaults and bounds of the KnowledgeEmbedder.
+const (
+	DefaultEmbedWorkers   = 2
+	DefaultEmbedRetryWait = 10 * time.Second
+	// embedRetryMax bounds the wait before a merchant's failed batch is tried again.
+	embedRetryMax = 10 * time.Minute
+	// embedBatchTimeout bounds one batch: its requests, with their retries, and its write.
+	embedBatchTimeout = 2 * time.Minute
+)
+
+// KnowledgeEmbedder embeds the merchants' knowledge in the background, never on the chat's path: the items
+// written or synced through this replica, and at start every merchant's that has no current vectors (a model
+// changed, or items written while no replica embedded). Merchants take turns, one batch each, so that one
+// merchant re-embedding thousands of items holds another's new item up by a batch at most. The tokens are counted
+// against each merchant's monthly tokens; past its ceiling, its items are not embedded, and are answered from by
+// their words. Chat keeps answering from the index it has meanwhile, words alone for the items not embedded yet.
+type KnowledgeEmbedder struct {
+	cfg     KnowledgeEmbedderConfig
+	metrics *embedMetrics
+	wake    chan struct{}
+
+	mu sync.Mutex
+	// queue holds the merchants waiting for their turn, in order; queued says which are in it or being
+	// embedded, and pending what a merchant's pass has left of its stale items.
+	queue   []string
+	queued  map[string]bool
+	pending map[string][]store.Knowledge
+	// retry holds the merchants whose last batch failed, with when to try again and the wait after that.
+	retry map[string]retryAt
+}
+
+type retryAt struct {
+	at   time.Time
+	wait time.Duration
+}
+
+// NewKnowledgeEmbedder builds the embedder and has the service tell it of knowledge writes.
+func NewKnowledgeEmbedder(cfg KnowledgeEmbedderConfig) (*KnowledgeEmbedder, error) {
+	if cfg.Service == nil || cfg.Embedder == nil || cfg.Tenants == nil || cfg.Merchants == nil {
+		return nil, errors.New("chat: the knowledge embedder needs the service, the embedder, the tenants and the merchants")
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = DefaultEmbedWorkers
+	}
+	if cfg.RetryWait <= 0 {
+		cfg.RetryWait = DefaultEmbedRetryWait
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	m, err := newEmbedMetrics(cfg.Registry)
+	if err != nil {
+		return nil, err
+	}
+	e := &KnowledgeEmbedder{cfg: cfg, metrics: m, wake: make(chan struct{}, 1), queued: map[string]bool{},
+		pending: map[string][]store.Knowledge{}, retry: map[string]retryAt{}}
+	cfg.Service.embedWake = e.Enqueue
+	return e, nil
+}
+
+// Enqueue gives a merchant a turn, unless it has one.
+func (e *KnowledgeEmbedder) Enqueue(merchantID string) {
+	e.mu.Lock()
+	if !e.queued[merchantID] {
+		e.queued[merchantID] = true
+		e.queue = append(e.queue, merchantID)
+		e.metrics.queued.Set(float64(len(e.queue)))
+	}
+	e.mu.Unlock()
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run embeds until ctx ends, then waits for the batches in flight.
+func (e *KnowledgeEmbedder) Run(ctx context.Context) {
+	for _, m := range e.cfg.Merchants() {
+		e.Enqueue(m.MerchantID)
+	}
+	var wg sync.WaitGroup
+	for range e.cfg.Workers {
+		wg.Go(func() { e.work(ctx) })
+	}
+	wg.Wait()
+}
+
+// work takes turns from the queue until ctx ends.
+func (e *KnowledgeEmbedder) work(ctx context.Context) {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		id, wait := e.next(time.Now())
+		if id == "" {
+			timer.Reset(wait)
+			select {
+			case <-ctx.Done():
+				return
+			case <-e.wake:
+			case <-timer.C:
+			}
+			continue
+		}
+		more, err := e.turn(ctx, id)
+		if ctx.Err() != nil {
+			return
+		}
+		e.done(id, more, err)
+	}
+}
+
+// next takes the first merchant of the queue whose retry is due, or returns how long until one may be.
+func (e *KnowledgeEmbedder) next(now time.Time) (string, time.Duration) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	wait := time.Minute
+	for i, id := range e.queue {
+		r, failed := e.retry[id]
+		if failed && now.Before(r.at) {
+			wait = min(wait, r.at.Sub(now))
+			continue
+		}
+		e.queue = append(e.queue[:i:i], e.queue[i+1:]...)
+		e.metrics.queued.Set(float64(len(e.queue)))
+		return id, 0
+	}
+	return "", wait
+}
+
+// done puts a merchant back at the end of the queue when it has more to embed or its batch failed, and lets it go
+// otherwise.
+func (e *KnowledgeEmbedder) done(id string, more bool, err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err != nil {
+		r := e.retry[id]
+		r.wait = min(max(2*r.wait, e.cfg.RetryWait), embedRetryMax)
+		r.at = time.Now().Add(r.wait)
+		e.retry[id] = r
+	} else {
+		delete(e.retry, id)
+	}
+	if more || err != nil {
+		e.queue = append(e.queue, id)
+		e.metrics.queued.Set(float64(len(e.queue)))
+		return
+	}
+	delete(e.queued, id)
+	delete(e.pending, id)
+}
+
+// turn embeds one batch of a merchant's stale items and reports whether it may have more. A merchant's pass
+// starts with a read of its items and vectors, and ends with another that finds nothing stale: items written
+// during the pass are found by it.
+func (e *KnowledgeEmbedder) turn(ctx context.Context, merchantID string) (more bool, err error) {
+	m, ok := e.cfg.Tenants.Merchant(merchantID)
+	if !ok || m.Suspended {
+		return false, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, embedBatchTimeout)
+	defer cancel()
+	log := e.cfg.Logger.With("merchant", merchantID)
+	e.mu.Lock()
+	todo, started := e.pending[merchantID]
+	e.mu.Unlock()
+	if len(todo) == 0 {
+		if todo, err = e.stale(ctx, merchantID); err != nil {
+			log.Error("reading the knowledge to embed", "error", err)
+			return false, err
+		}
+		if len(todo) == 0 {
+			return false, nil
+		}
+		if !started {
+			log.Info("embedding the knowledge", "items", len(todo), "model", e.cfg.Embedder.Model())
+		}
+	}
+	if over, err := e.overCeiling(ctx, m); err != nil || over {
+		if over {
+			log.Info("not embedding the knowledge: the plan's monthly tokens are spent; answering from words")
+		}
+		return false, err
+	}
+	batch, texts, hashes := takeBatch(todo, e.cfg.Embedder.BatchSize())
+	res, err := e.cfg.Embedder.Embed(ctx, texts)
+	if err == nil && len(res.Vectors) != len(texts) {
+		err = fmt.Errorf("%d vectors for %d texts", len(res.Vectors), len(texts))
+	}
+	if err != nil {
+		e.metrics.failures.Inc()
+		// The error names the server and its status, never the key.
+		log.Warn("embedding the knowledge failed; trying again later, answering from words meanwhile",
+			"items", len(batch), "error", err.Error())
+		return true, err
+	}
+	if err := e.write(ctx, merchantID, batch, hashes, res); err != nil {
+		log.Error("storing the knowledge's vectors", "error", err)
+		return true, err
+	}
+	e.metrics.passages.Add(float64(len(texts)))
+	e.metrics.tokens.Add(float64(res.Tokens))
+	e.mu.Lock()
+	e.pending[merchantID] = todo[len(batch):]
+	e.mu.Unlock()
+	return true, nil
+}
+
+// stale reads the merchant's items that need embedding.
+func (e *KnowledgeEmbedder) stale(ctx context.Context, merchantID string) ([]store.Knowledge, error) {
+	s := e.cfg.Service.store
+	items, err := s.AllKnowledge(ctx, merchantID)
+	if err != nil {
+		return nil, err
+	}
+	stored, err := s.KnowledgeVectors(ctx, merchantID)
+	if err != nil {
+		return nil, err
+	}
+	return staleItems(items, stored, e.cfg.Embedder.Model()), nil
+}
+
+// overCeiling reports whether the merchant's answers and embeddings took the plan's monthly tokens.
+func (e *KnowledgeEmbedder) overCeiling(ctx context.Context, m *tenant.Bundle) (bool, error) {
+	if m.Plan.MonthlyTokens == 0 {
+		return false, nil
+	}
+	used, err := e.cfg.Service.store.TokensThisMonth(ctx, m.MerchantID, e.cfg.Service.now())
+	if err != nil {
+		return false, err
+	}
+	return used >= m.Plan.MonthlyTokens, nil
+}
+
+// takeBatch takes the first items of todo whose passages fit in size texts, at least one item, and returns
+// them with their texts and hashes, item after item.
+func takeBatch(todo []store.Knowledge, size int) (batch []store.Knowledge, texts []string, hashes [][]string) {
+	for _, k := range todo {
+		t, h := embeddingTexts(k)
+		if len(batch) > 0 && len(texts)+len(t) > size {
+			break
+		}
+		batch, texts, hashes = append(batch, k), append(texts, t...), append(hashes, h)
+	}
+	return batch, texts, hashes
+}
+
+// write stores the batch's vectors and counts its tokens, in one transaction that changes the merchant's
+// knowledge revision, so that every replica's index takes them in. An item deleted meanwhile is skipped; one
+// changed meanwhile gets vectors of its old text, which its hashes tell, and is embedded again.
+func (e *KnowledgeEmbedder) write(ctx context.Context, merchantID string, batch []store.Knowledge, hashes [][]string, res embeddings.Result) error {
+	model, at := e.cfg.Embedder.Model(), e.cfg.Service.now().UTC()
+	return e.cfg.Service.store.Write(ctx, func(tx store.Tx) error {
+		if err := tx.TouchKnowledge(ctx, merchantID, 0); err != nil {
+			return err
+		}
+		next := 0
+		for i, k := range batch {
+			vs := make([]store.KnowledgeVector, len(hashes[i]))
+			for p, h := range hashes[i] {
+				vs[p] = store.KnowledgeVector{KnowledgeID: k.ID, Passage: p, Model: model, TextHash: h, Vector: res.Vectors[next+p]}
+			}
+			next += len(vs)
+			if err := tx.ReplaceKnowledgeVectors(ctx, merchantID, k.ID, vs); err != nil && !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+		}
+		if res.Tokens > 0 {
+			return tx.AddMonthlyTokens(ctx, merchantID, at, res.Tokens)
+		}
+		return nil
+	})
+}
+
+type embedMetrics struct {
+	queued                     prometheus.Gauge
+	passages, tokens, failures prometheus.Counter
+}
+
+func newEmbedMetrics(reg prometheus.Registerer) (*embedMetrics, error) {
+	m := &embedMetrics{
+		queued: prometheus.NewGauge(prometheus.GaugeOpts{Name: "parley_runtime_embedding_queue_merchants",
+			Help: "Merchants waiting for their turn to have their knowledge embedded."}),
+		passages: prometheus.NewCounter(prometheus.CounterOpts{Name: "parley_runtime_embedding_passages_total",
+			Help: "Knowledge passages embedded by the model provider."}),
+		tokens: prometheus.NewCounter(prometheus.CounterOpts{Name: "parley_runtime_embedding_tokens_total",
+			Help: "Tokens the model provider counted for embedding knowledge, counted against the merchants' monthly tokens."}),
+		failures: prometheus.NewCounter(prometheus.CounterOpts{Name: "parley_runtime_embedding_failures_total",
+			Help: "Batches of knowledge the model provider failed to embed, tried again later."}),
+	}
+	if reg != nil {
+		for _, c := range []prometheus.Collector{m.queued, m.passages, m.tokens, m.failures} {
+			if err := reg.Register(c); err != nil {
+				return nil, fmt.Errorf("registering the embedder's metrics: %w", err)
+			}
+		}
+	}
+	return m, nil
+}
+
+// DefaultQuestionTimeout bounds the embedding of a question: past it, the question is searched by words alone
+// rather than keep the visitor waiting on the provider.
+const DefaultQuestionTimeout = 3 * time.Second
+
+// The reasons a question was searched by words alone although its index has vectors, the values of the
+// words-only counter's label.
+const (
+	wordsOnlyTimeout = "timeout"
+	wordsOnlyError   = "error"
+)
+
+func newWordsOnlyCounter(reg prometheus.Registerer) (*prometheus.CounterVec, error) {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "parley_runtime_retrieval_words_only_total",
+		Help: "Questions searched by words alone because embedding them failed, by reason (timeout, error)."}, []string{"reason"})
+	for _, r := range []string{wordsOnlyTimeout, wordsOnlyError} {
+		c.WithLabelValues(r)
+	}
+	if reg != nil {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("registering the words-only counter: %w", err)
+		}
+	}
+	return c, nil
+}
+
+// questionVector embeds a turn's question, made standalone, once, for a search by meaning over index, and
+// returns the vector and the tokens it took. It embeds nothing, and the question is searched by words alone,
+// when there is no embedder, the index has no vectors yet, or the merchant's answers are past the plan's monthly
+// tokens (metered is false); and when the provider fails or is slow, which is counted.
+func (s *Service) questionVector(ctx context.Context, index *assistant.Index, metered bool, question string) ([]float32, int64) {
+	if s.embedder == nil || !metered {
+		return nil, 0
+	}
+	if _, ok := index.HasVectors(); !ok {
+		return nil, 0
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.questionTimeout)
+	defer cancel()
+	res, err := s.embedder.Embed(ctx, []string{question})
+	if err == nil && len(res.Vectors) != 1 {
+		err = fmt.Errorf("%d vectors for one question", len(res.Vectors))
+	}
+	if err != nil {
+		reason := wordsOnlyError
+		if errors.Is(err, context.DeadlineExceeded) {
+			reason = wordsOnlyTimeout
+		}
+		s.wordsOnly.WithLabelValues(reason).Inc()
+		s.log.WarnContext(ctx, "embedding the question failed; searching by words alone", "reason", reason, "error", err.Error())
+		return nil, 0
+	}
+	return res.Vectors[0], res.Tokens
+}
+
+// knowledgeChanged makes the merchant's index reflect a knowledge write this replica just made (see
+// indexCache.reload), and gives the merchant a turn of the embedder, which embeds what the write changed.
+func (s *Service) knowledgeChanged(ctx context.Context, merchantID string) {
+	s.indexes.reload(ctx, merchantID)
+	if s.embedWake != nil {
+		s.embedWake(merchantID)
+	}
+}

@@ -1,0 +1,338 @@
+package chat_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/parley-dev/parley/internal/testutil/fakeembed"
+	"github.com/parley-dev/parley/runtime/assistant"
+	"github.com/parley-dev/parley/runtime/assistant/embeddings"
+	"github.com/parley-dev/parley/runtime/chat"
+	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/store/sqlite"
+	"github.com/parley-dev/parley/runtime/tenant"
+)
+
+// The fake model's multilingual dictionary (see fakeembed): German words and English paraphrases mapped to the
+// English concept they name, function words of both left out.
+var (
+	concepts = map[string]string{"gutschein": "gift card", "voucher": "gift card", "gift cards": "gift card",
+		"gift card": "gift card", "geschenk": "gift", "present": "gift", "kaufen": "buy", "purchase": "buy",
+		"versand": "ship", "shipping": "ship", "lieferung": "ship", "delivery": "ship", "kanada": "canada",
+		"dauert": "take", "takes": "take", "lange": "long"}
+	ignored = func() map[string]bool {
+		m := map[string]bool{}
+		for _, w := range strings.Fields(`a an the and or of to in on for with as at by is are be can i you we do does
+			how it what ich kann einen eine ein der die das und oder wie als zu mit von es wir sie`) {
+			m[w] = true
+		}
+		return m
+	}()
+)
+
+// tenants serves bundles from a map.
+type tenants map[string]*tenant.Bundle
+
+func (ts tenants) Retirements() []tenant.Retirement { return nil }
+
+func (ts tenants) Merchant(id string) (*tenant.Bundle, bool) { m, ok := ts[id]; return m, ok }
+
+func (ts tenants) all() []*tenant.Bundle {
+	var out []*tenant.Bundle
+	for _, m := range ts {
+		out = append(out, m)
+	}
+	slices.SortFunc(out, func(a, b *tenant.Bundle) int { return strings.Compare(a.MerchantID, b.MerchantID) })
+	return out
+}
+
+// embedWorld is a chat service whose questions and knowledge are embedded by a fake provider, through the real
+// client, over a SQLite store.
+type embedWorld struct {
+	svc      *chat.Service
+	store    store.Store
+	provider *fakeembed.Provider
+	client   *embeddings.Client
+	embedder *chat.KnowledgeEmbedder
+	tenants  tenants
+	reg      *prometheus.Registry
+}
+
+// newEmbedWorld builds the world over st with a client of model and batch size, and the merchants ms.
+func newEmbedWorld(t *testing.T, st store.Store, p *fakeembed.Provider, model string, batch int, ms ...*tenant.Bundle) *embedWorld {
+	t.Helper()
+	c, err := embeddings.New(embeddings.Config{BaseURL: p.URL(), Model: model, BatchSize: batch, Attempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &embedWorld{store: st, provider: p, client: c, tenants: tenants{}, reg: prometheus.NewRegistry()}
+	for _, m := range ms {
+		w.tenants[m.MerchantID] = m
+	}
+	// The fake's cosines for a match are lower than a real model's (an item's concepts other than the question's
+	// each pull its vector away): a lower bar for an answer by meaning.
+	w.svc, err = chat.New(chat.Config{Store: st, Responder: assistant.Retrieval{MinSimilarity: 0.25}, Embedder: c, Registry: w.reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.embedder, err = chat.NewKnowledgeEmbedder(chat.KnowledgeEmbedderConfig{Service: w.svc, Embedder: c, Tenants: w.tenants,
+		Merchants: w.tenants.all, Workers: 1, RetryWait: 20 * time.Millisecond, Registry: w.reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// run runs the embedder until the test ends.
+func (w *embedWorld) run(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); w.embedder.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+// waitEmbedded waits until every item of the merchant has a vector of model for each passage.
+func (w *embedWorld) waitEmbedded(t *testing.T, merchantID, model string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		items, err := w.store.AllKnowledge(t.Context(), merchantID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs, err := w.store.KnowledgeVectors(t.Context(), merchantID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		embedded := map[string]bool{}
+		for _, v := range vs {
+			if v.Model == model {
+				embedded[v.KnowledgeID] = true
+			}
+		}
+		if len(embedded) == len(items) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d of %d items embedded with %s", merchantID, len(embedded), len(items), model)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func openStore(t *testing.T) store.Store {
+	t.Helper()
+	st, err := sqlite.Open(t.Context(), t.TempDir()+"/parley.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+func shop(id string) *tenant.Bundle {
+	return &tenant.Bundle{MerchantID: id, Plan: tenant.Plan{KnowledgeItems: 1000}}
+}
+
+// seedShop writes a few items of an English shop.
+func seedShop(t *testing.T, svc *chat.Service, m *tenant.Bundle) map[string]string {
+	t.Helper()
+	ids := map[string]string{}
+	for _, k := range []store.Knowledge{
+		{Title: "Gift cards", Content: "Gift cards are sold in the shop and online, from 10 to 200 euros. They never expire."},
+		{Title: "Shipping to Canada", Content: "We ship to Canada with Canada Post. Delivery takes 5 to 8 business days."},
+		{Title: "Opening hours", Content: "The shop opens from 9 am to 6 pm, Monday to Saturday."},
+	} {
+		k, err := svc.CreateKnowledge(t.Context(), m, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[k.Title] = k.ID
+	}
+	return ids
+}
+
+// TestAGermanQuestionFindsTheEnglishItem embeds a shop's English knowledge in the background and answers a German
+// question from the item it means, which shares no word with it.
+func TestAGermanQuestionFindsTheEnglishItem(t *testing.T) {
+	p := fakeembed.New(t)
+	p.Concepts, p.Ignore = concepts, ignored
+	m := shop("acme")
+	w := newEmbedWorld(t, openStore(t), p, "multilingual", 16, m)
+	ids := seedShop(t, w.svc, m)
+	// Before the knowledge is embedded the question is searched by words, and not embedded at all.
+	const question = "Kann ich einen Gutschein als Geschenk kaufen?"
+	r, err := w.svc.Answer(t.Context(), m, chat.Question{Message: question})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Message.Answered || slices.Contains(p.Inputs(), question) {
+		t.Fatalf("before the knowledge is embedded: answered %v, question embedded %v", r.Message.Answered, slices.Contains(p.Inputs(), question))
+	}
+	w.run(t)
+	w.waitEmbedded(t, "acme", "multilingual")
+	waitFor(t, func() bool {
+		r, err = w.svc.Answer(t.Context(), m, chat.Question{Message: question})
+		return err == nil && r.Message.Answered
+	})
+	if r.Message.Sources[0].KnowledgeID != ids["Gift cards"] {
+		t.Errorf("answered from %+v, want the gift cards", r.Message.Sources)
+	}
+	used, err := w.store.TokensThisMonth(t.Context(), "acme", time.Now())
+	if err != nil || used == 0 {
+		t.Errorf("tokens this month %d (%v): the embeddings' tokens are not counted", used, err)
+	}
+}
+
+// TestAFollowUpIsEmbeddedStandalone checks that the provider is asked to embed a follow-up with the question it
+// follows, and only once for the turn.
+func TestAFollowUpIsEmbeddedStandalone(t *testing.T) {
+	p := fakeembed.New(t)
+	p.Concepts, p.Ignore = concepts, ignored
+	m := shop("acme")
+	w := newEmbedWorld(t, openStore(t), p, "multilingual", 16, m)
+	ids := seedShop(t, w.svc, m)
+	w.run(t)
+	w.waitEmbedded(t, "acme", "multilingual")
+	var r chat.Reply
+	waitFor(t, func() bool { // the index takes the vectors in at its next revision check
+		var err error
+		r, err = w.svc.Answer(t.Context(), m, chat.Question{Message: "Do you ship to Canada?"})
+		return err == nil && slices.Contains(p.Inputs(), "Do you ship to Canada?")
+	})
+	before := len(p.Requests())
+	r, err := w.svc.Answer(t.Context(), m, chat.Question{Message: "and how long does it take?", ConversationID: r.ConversationID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := p.Requests()[before:]
+	if len(asked) != 1 || !slices.Equal(asked[0].Input, []string{"and how long does it take?\nDo you ship to Canada?"}) {
+		t.Errorf("the turn embedded %+v, want the follow-up with its question, once", asked)
+	}
+	if len(r.Message.Sources) == 0 || r.Message.Sources[0].KnowledgeID != ids["Shipping to Canada"] {
+		t.Errorf("the follow-up cited %+v", r.Message.Sources)
+	}
+}
+
+// TestAModelChangeReembedsWhileChatAnswersFromWords starts a runtime with another embedding model over knowledge
+// embedded by the first: chat answers from words at once, the knowledge is embedded again in the background, and
+// then the new model's vectors answer.
+func TestAModelChangeReembedsWhileChatAnswersFromWords(t *testing.T) {
+	st := openStore(t)
+	p := fakeembed.New(t)
+	p.Concepts, p.Ignore = concepts, ignored
+	m := shop("acme")
+	first := newEmbedWorld(t, st, p, "model-a", 16, m)
+	seedShop(t, first.svc, m)
+	first.run(t)
+	first.waitEmbedded(t, "acme", "model-a")
+
+	slow := fakeembed.New(t)
+	slow.Concepts, slow.Ignore = concepts, ignored
+	// The new model's server refuses at first, as one still starting does: the knowledge waits to be embedded.
+	slow.Failures = []fakeembed.Refusal{{Status: http.StatusServiceUnavailable, Message: "loading model"}}
+	second := newEmbedWorld(t, st, slow, "model-b", 16, m)
+	r, err := second.svc.Answer(t.Context(), m, chat.Question{Message: "Do you ship to Canada?"})
+	if err != nil || !r.Message.Answered {
+		t.Fatalf("chat did not answer from words while the new model embeds (%v): %+v", err, r.Message)
+	}
+	if got := slow.Inputs(); slices.Contains(got, "Do you ship to Canada?") {
+		t.Errorf("the question was embedded with no vectors of the new model to search")
+	}
+	second.run(t)
+	second.waitEmbedded(t, "acme", "model-b")
+	if got := counterValue(t, second.reg, "parley_runtime_embedding_failures_total"); got != 1 {
+		t.Errorf("failures counted %v, want 1", got)
+	}
+}
+
+// TestAMerchantsReembeddingDoesNotStarveAnother gives one merchant 40 items to embed and another one: the other's
+// item is embedded within the first turns, not after the 40.
+func TestAMerchantsReembeddingDoesNotStarveAnother(t *testing.T) {
+	st := openStore(t)
+	p := fakeembed.New(t)
+	big, small := shop("big"), shop("small")
+	w := newEmbedWorld(t, st, p, "m", 4, big, small)
+	for i := range 40 {
+		if _, err := w.svc.CreateKnowledge(t.Context(), big, store.Knowledge{Title: fmt.Sprintf("Item %d", i), Content: "Text."}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.svc.CreateKnowledge(t.Context(), small, store.Knowledge{Title: "The only item", Content: "Small text."}); err != nil {
+		t.Fatal(err)
+	}
+	w.run(t)
+	w.waitEmbedded(t, "big", "m")
+	w.waitEmbedded(t, "small", "m")
+	for i, r := range p.Requests() {
+		if slices.ContainsFunc(r.Input, func(s string) bool { return strings.HasPrefix(s, "The only item") }) {
+			if i > 1 {
+				t.Errorf("the small merchant's item was embedded by request %d of %d", i+1, len(p.Requests()))
+			}
+			return
+		}
+	}
+	t.Fatal("the small merchant's item was never embedded")
+}
+
+// TestPastTheMonthlyTokensNothingIsEmbedded checks that a merchant whose plan's tokens are spent has neither its
+// knowledge nor its questions embedded.
+func TestPastTheMonthlyTokensNothingIsEmbedded(t *testing.T) {
+	st := openStore(t)
+	p := fakeembed.New(t)
+	m := shop("acme")
+	m.Plan.MonthlyTokens = 100
+	w := newEmbedWorld(t, st, p, "m", 16, m)
+	seedShop(t, w.svc, m)
+	if err := st.Write(t.Context(), func(tx store.Tx) error { return tx.AddMonthlyTokens(t.Context(), "acme", time.Now(), 100) }); err != nil {
+		t.Fatal(err)
+	}
+	w.run(t)
+	time.Sleep(200 * time.Millisecond) // the embedder's turn at start
+	if n := len(p.Requests()); n != 0 {
+		t.Errorf("%d requests to the provider past the plan's tokens", n)
+	}
+}
+
+// TestAFailingProviderFallsBackToWords answers from words when the question cannot be embedded, and counts it.
+func TestAFailingProviderFallsBackToWords(t *testing.T) {
+	p := fakeembed.New(t)
+	m := shop("acme")
+	w := newEmbedWorld(t, openStore(t), p, "m", 16, m)
+	ids := seedShop(t, w.svc, m)
+	w.run(t)
+	w.waitEmbedded(t, "acme", "m")
+	waitFor(t, func() bool { // the index has taken the vectors in once a question is embedded
+		_, err := w.svc.Answer(t.Context(), m, chat.Question{Message: "opening hours?"})
+		return err == nil && slices.Contains(p.Inputs(), "opening hours?")
+	})
+	p.Set(func(p *fakeembed.Provider) {
+		p.Failures = []fakeembed.Refusal{{Status: http.StatusInternalServerError, Message: "boom"}}
+	})
+	r, err := w.svc.Answer(t.Context(), m, chat.Question{Message: "Do you ship to Canada?"})
+	if err != nil || !r.Message.Answered || r.Message.Sources[0].KnowledgeID != ids["Shipping to Canada"] {
+		t.Fatalf("answer with the provider failing (%v): %+v", err, r.Message)
+	}
+	if got := counterValue(t, w.reg, "parley_runtime_retrieval_words_only_total"); got != 1 {
+		t.Errorf("words-only questions counted %v, want 1", got)
+	}
+}
+
+// waitFor polls cond for up to 10 seconds.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
