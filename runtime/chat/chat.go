@@ -230,7 +230,7 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 	reply, err := responder.Respond(ctx, assistant.Request{
 		Message: q.Message, Index: index, FallbackMessage: m.Assistant.FallbackMessage,
 		Instructions: m.Assistant.Instructions, Locale: m.Widget.Locale, Language: q.Language, History: history,
-		Delta: q.Delta,
+		Provider: m.Assistant.Provider, Model: m.Assistant.Model, APIKey: m.Assistant.APIKey, Delta: q.Delta,
 	})
 	var interrupted *assistant.InterruptedError
 	switch {
@@ -282,7 +282,8 @@ func (s *Service) Preview(ctx context.Context, m *tenant.Bundle, message string)
 		return assistant.Reply{}, err
 	}
 	reply, err := responder.Respond(ctx, assistant.Request{Message: message, Index: index, FallbackMessage: m.Assistant.FallbackMessage,
-		Instructions: m.Assistant.Instructions, Locale: m.Widget.Locale})
+		Instructions: m.Assistant.Instructions, Locale: m.Widget.Locale, Provider: m.Assistant.Provider, Model: m.Assistant.Model,
+		APIKey: m.Assistant.APIKey})
 	var interrupted *assistant.InterruptedError
 	switch {
 	case errors.As(err, &interrupted):
