@@ -80,11 +80,21 @@ type Request struct {
 // New starts a provider that answers with the pieces of answer, until the test ends.
 func New(t testing.TB, answer ...string) *Provider {
 	t.Helper()
-	f := &Provider{Answer: answer, Status: http.StatusOK, abandoned: make(chan struct{})}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.srv.Close)
+	f := Start(answer...)
+	t.Cleanup(f.Close)
 	return f
 }
+
+// Start starts a provider that answers with the pieces of answer, for a TestMain that starts it before its
+// tests, until Close.
+func Start(answer ...string) *Provider {
+	f := &Provider{Answer: answer, Status: http.StatusOK, abandoned: make(chan struct{})}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	return f
+}
+
+// Close stops the provider.
+func (f *Provider) Close() { f.srv.Close() }
 
 // URL is the base URL to configure, like https://api.openai.com/v1.
 func (f *Provider) URL() string { return f.srv.URL + "/v1" }
