@@ -24,10 +24,10 @@ import (
 func TestEachPlansMerchantsAreAnsweredByItsModel(t *testing.T) {
 	const ownKey = "sk-merchant-own-0123456789"
 	for _, p := range []*chatv1alpha1.Plan{
-		{ObjectMeta: metav1.ObjectMeta{Name: "e2e-starter"}, Spec: chatv1alpha1.PlanSpec{RequestsPerSecond: 50, Burst: ptr.To[int32](50),
+		{ObjectMeta: metav1.ObjectMeta{Name: "e2e-model-starter"}, Spec: chatv1alpha1.PlanSpec{RequestsPerSecond: 50, Burst: ptr.To[int32](50),
 			Features:  chatv1alpha1.PlanFeatures{APIAccess: ptr.To(true)},
 			Assistant: chatv1alpha1.PlanAssistantSpec{Provider: "small", Model: "small-b"}}},
-		{ObjectMeta: metav1.ObjectMeta{Name: "e2e-enterprise"}, Spec: chatv1alpha1.PlanSpec{RequestsPerSecond: 50, Burst: ptr.To[int32](50),
+		{ObjectMeta: metav1.ObjectMeta{Name: "e2e-model-enterprise"}, Spec: chatv1alpha1.PlanSpec{RequestsPerSecond: 50, Burst: ptr.To[int32](50),
 			Features:  chatv1alpha1.PlanFeatures{APIAccess: ptr.To(true)},
 			Assistant: chatv1alpha1.PlanAssistantSpec{Provider: "large", AllowOwnKey: true}}},
 	} {
@@ -35,7 +35,7 @@ func TestEachPlansMerchantsAreAnsweredByItsModel(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	starter, enterprise := tenant(t, "e2e-starter", "e2e-starter"), tenant(t, "e2e-enterprise", "e2e-enterprise")
+	starter, enterprise := tenant(t, "e2e-model-starter", "e2e-model-starter"), tenant(t, "e2e-model-enterprise", "e2e-model-enterprise")
 
 	answeredBy := func(key, want string, provider *fakellm.Provider, model, auth string) {
 		t.Helper()
@@ -55,17 +55,18 @@ func TestEachPlansMerchantsAreAnsweredByItsModel(t *testing.T) {
 
 	// The enterprise merchant brings its own key, from a Secret of its namespace.
 	c := cluster.client
-	if err := c.Create(t.Context(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "my-llm-key", Namespace: "e2e-enterprise",
+	if err := c.Create(t.Context(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "my-llm-key", Namespace: "e2e-model-enterprise",
 		Labels: map[string]string{chatv1alpha1.SecretLabel: chatv1alpha1.SecretLabelProviderKey}},
 		Data: map[string][]byte{chatv1alpha1.DefaultAPIKeySecretKey: []byte(ownKey)}}); err != nil {
 		t.Fatal(err)
 	}
 	var m chatv1alpha1.Merchant
-	if err := c.Get(t.Context(), client.ObjectKey{Namespace: "e2e-enterprise", Name: "shop"}, &m); err != nil {
+	if err := c.Get(t.Context(), client.ObjectKey{Namespace: "e2e-model-enterprise", Name: "shop"}, &m); err != nil {
 		t.Fatal(err)
 	}
+	before := m.DeepCopy()
 	m.Spec.Assistant.APIKeySecretRef = &chatv1alpha1.SecretKeySelector{Name: "my-llm-key"}
-	if err := c.Update(t.Context(), &m); err != nil {
+	if err := c.Patch(t.Context(), &m, client.MergeFrom(before)); err != nil { // the operator writes its status meanwhile
 		t.Fatal(err)
 	}
 	answeredBy(enterprise, largeAnswer, cluster.large, "large-a", "Bearer "+ownKey)
