@@ -698,3 +698,40 @@ func TestSelectorProblem(t *testing.T) {
 		}
 	}
 }
+
+func TestAssistantProblem(t *testing.T) {
+	rt := &chatv1alpha1.ChatRuntime{ObjectMeta: metav1.ObjectMeta{Name: "rt"}, Spec: chatv1alpha1.ChatRuntimeSpec{
+		Assistant: chatv1alpha1.AssistantSpec{Providers: []chatv1alpha1.ModelProviderSpec{
+			{Name: "small", Models: []chatv1alpha1.ProviderModelSpec{{Name: "llama3.2:1b"}, {Name: "llama3.2:3b"}}}}}}}
+	ownKey := &chatv1alpha1.SecretKeySelector{Name: "my-key"}
+	for _, tc := range []struct {
+		name string
+		plan chatv1alpha1.PlanAssistantSpec
+		key  *chatv1alpha1.SecretKeySelector
+		want string // the reason, "" for none
+	}{
+		{"the runtime's default", chatv1alpha1.PlanAssistantSpec{}, nil, ""},
+		{"a provider alone", chatv1alpha1.PlanAssistantSpec{Provider: "small"}, nil, ""},
+		{"a provider's model", chatv1alpha1.PlanAssistantSpec{Provider: "small", Model: "llama3.2:3b"}, nil, ""},
+		{"an unknown provider", chatv1alpha1.PlanAssistantSpec{Provider: "large"}, nil, chatv1alpha1.ReasonProviderNotFound},
+		{"an unknown model", chatv1alpha1.PlanAssistantSpec{Provider: "small", Model: "gpt-5"}, nil, chatv1alpha1.ReasonModelNotFound},
+		{"an own key the plan allows", chatv1alpha1.PlanAssistantSpec{Provider: "small", AllowOwnKey: true}, ownKey, ""},
+		{"an own key the plan does not allow", chatv1alpha1.PlanAssistantSpec{Provider: "small"}, ownKey, chatv1alpha1.ReasonOwnKeyNotAllowed},
+		{"an own key to the default", chatv1alpha1.PlanAssistantSpec{AllowOwnKey: true}, ownKey, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &chatv1alpha1.Plan{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: chatv1alpha1.PlanSpec{Assistant: tc.plan}}
+			m := &chatv1alpha1.Merchant{Spec: chatv1alpha1.MerchantSpec{Assistant: chatv1alpha1.MerchantAssistantSpec{APIKeySecretRef: tc.key}}}
+			got := ""
+			if pr := assistantProblem(p, rt, m); pr != nil {
+				got = pr.reason
+				if strings.Contains(pr.message, "my-key") {
+					t.Errorf("the message names the key's Secret: %s", pr.message)
+				}
+			}
+			if got != tc.want {
+				t.Errorf("assistantProblem = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -18,6 +18,7 @@ const (
 	apiKeySecretIndex    = ".keySecretName"
 	webhookMerchantIndex = "spec.merchantRef.name"
 	webhookSecretIndex   = ".signingSecretName"
+	merchantOwnKeyIndex  = ".ownKeySecretName"
 )
 
 func setupIndexes(ctx context.Context, mgr manager.Manager) error {
@@ -32,6 +33,12 @@ func setupIndexes(ctx context.Context, mgr manager.Manager) error {
 		}},
 		{&chatv1alpha1.Merchant{}, merchantRuntimeIndex, func(o client.Object) []string {
 			return []string{o.(*chatv1alpha1.Merchant).Spec.RuntimeRef.Name}
+		}},
+		{&chatv1alpha1.Merchant{}, merchantOwnKeyIndex, func(o client.Object) []string {
+			if ref := o.(*chatv1alpha1.Merchant).Spec.Assistant.APIKeySecretRef; ref != nil {
+				return []string{ref.Name}
+			}
+			return nil
 		}},
 		{&chatv1alpha1.APIKey{}, apiKeyMerchantIndex, func(o client.Object) []string {
 			return []string{o.(*chatv1alpha1.APIKey).Spec.MerchantRef.Name}

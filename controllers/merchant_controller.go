@@ -172,7 +172,14 @@ func (r *MerchantReconciler) publish(ctx context.Context, m *chatv1alpha1.Mercha
 		return published{}, newProblem(chatv1alpha1.ReasonTargetNamespaceInUse,
 			"ChatRuntime %s shares its target namespace with another runtime, which could read the bundle; ask the platform team", rt.Name)
 	}
+	if p := assistantProblem(&plan, &rt, m); p != nil {
+		return published{}, p
+	}
 	if err := merchantPastLimit(ctx, r.Client, m, rt.Spec.TenantLimits); err != nil {
+		return published{}, err
+	}
+	ownKey, err := r.ownKey(ctx, m)
+	if err != nil {
 		return published{}, err
 	}
 	keys, keysPending, err := r.usableKeys(ctx, m, rt.Spec.TenantLimits)
@@ -192,6 +199,7 @@ func (r *MerchantReconciler) publish(ctx context.Context, m *chatv1alpha1.Mercha
 	now := r.Now()
 	bundle := render.Bundle(m, id, &plan, keys, hooks, now)
 	bundle.Suspended = suspended(m, nsLabels)
+	bundle.Assistant.APIKey = ownKey
 	var out published
 	bundle.Owners, out.ownersLeftOut = grantedOwners(bundle.Owners, ns.Annotations)
 	doc, err := tenant.Marshal(bundle)
@@ -232,6 +240,45 @@ func (r *MerchantReconciler) publish(ctx context.Context, m *chatv1alpha1.Mercha
 	return out, nil
 }
 
+// assistantProblem decides whether the runtime serves the model the merchant's plan names, and whether the
+// merchant may send its own key to it.
+func assistantProblem(plan *chatv1alpha1.Plan, rt *chatv1alpha1.ChatRuntime, m *chatv1alpha1.Merchant) *problem {
+	a := plan.Spec.Assistant
+	if m.Spec.Assistant.APIKeySecretRef != nil && !a.AllowOwnKey {
+		return newProblem(chatv1alpha1.ReasonOwnKeyNotAllowed,
+			"Plan %s does not let its merchants send their own model provider key (spec.assistant.allowOwnKey); "+
+				"remove spec.assistant.apiKeySecretRef or ask the platform team", plan.Name)
+	}
+	if a.Provider == "" {
+		return nil
+	}
+	i := slices.IndexFunc(rt.Spec.Assistant.Providers, func(p chatv1alpha1.ModelProviderSpec) bool { return p.Name == a.Provider })
+	if i < 0 {
+		return newProblem(chatv1alpha1.ReasonProviderNotFound,
+			"Plan %s names the model provider %q, which ChatRuntime %s does not declare (spec.assistant.providers); ask the platform team",
+			plan.Name, a.Provider, rt.Name)
+	}
+	models := rt.Spec.Assistant.Providers[i].Models
+	if a.Model != "" && !slices.ContainsFunc(models, func(m chatv1alpha1.ProviderModelSpec) bool { return m.Name == a.Model }) {
+		return newProblem(chatv1alpha1.ReasonModelNotFound,
+			"Plan %s names the model %q, which provider %s of ChatRuntime %s does not list; ask the platform team",
+			plan.Name, a.Model, a.Provider, rt.Name)
+	}
+	return nil
+}
+
+// ownKey reads the merchant's own model provider key from its Secret, in the Merchant's namespace only; "" when
+// it names none.
+func (r *MerchantReconciler) ownKey(ctx context.Context, m *chatv1alpha1.Merchant) (string, error) {
+	ref := m.Spec.Assistant.APIKeySecretRef
+	if ref == nil {
+		return "", nil
+	}
+	sel := chatv1alpha1.SecretKeySelector{Name: ref.Name, Key: ref.KeyOr(chatv1alpha1.DefaultAPIKeySecretKey)}
+	key, _, err := r.Secrets.value(ctx, m.Namespace, sel, chatv1alpha1.SecretLabelProviderKey)
+	return key, err
+}
+
 // withdrawRevoked keeps revocation in effect while the merchant's bundle cannot be rendered (p says why): the
 // last published bundle stays, without the keys that are no longer usable (deleted, expired, refused), and with
 // chat stopped when the platform's grant no longer covers it or the merchant is suspended now. The problem
@@ -267,8 +314,13 @@ func (r *MerchantReconciler) withdrawRevoked(ctx context.Context, m *chatv1alpha
 		withdrawn = newProblem(p.reason, "%s; chat is stopped in the last published bundle", p.message)
 	}
 	kept, changed := withoutRevokedKeys(published.APIKeys, usable)
-	if !changed && (!stop || published.Suspended) {
+	// A plan that no longer allows the merchant's own provider key takes it back: the platform's key answers.
+	dropOwnKey := p.reason == chatv1alpha1.ReasonOwnKeyNotAllowed && published.Assistant.APIKey != ""
+	if !changed && !dropOwnKey && (!stop || published.Suspended) {
 		return withdrawn, nil
+	}
+	if dropOwnKey {
+		published.Assistant.APIKey = ""
 	}
 	published.APIKeys = kept
 	published.Suspended = published.Suspended || stop
@@ -637,6 +689,9 @@ func (r *MerchantReconciler) SetupWithManager(mgr ctrl.Manager, workers int) err
 			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelAPIKey))).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.merchantsOfSigningSecret),
 			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelSigningSecret))).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+			return requestsFor(ctx, r.Client, &chatv1alpha1.MerchantList{}, o.GetNamespace(), merchantOwnKeyIndex, o.GetName())
+		}), builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelProviderKey))).
 		// A bundle's creation is the Merchant's own write (or a rival's, which its create finds): only a bundle
 		// edited or deleted brings it back. Woken by its own create, it would find its status patch not cached
 		// yet, and write it and its first Ready event again.

@@ -60,22 +60,58 @@ func TestSchemaRejectsBadObjects(t *testing.T) {
 			r.Spec.Assistant.Provider = chatv1alpha1.AssistantOpenAI
 			return r
 		}, "assistant.openai is required with provider openai"},
-		{"openai timeout over a minute", func() client.Object {
+		{"openai timeout over five minutes", func() client.Object {
 			r := runtimeObj("bad-ai-timeout")
 			r.Spec.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantOpenAI, OpenAI: &chatv1alpha1.OpenAISpec{
-				BaseURL: "http://vllm:8000/v1", Model: "llama", Timeout: &metav1.Duration{Duration: 2 * time.Minute}}}
+				BaseURL: "http://vllm:8000/v1", Model: "llama", ModelSettings: chatv1alpha1.ModelSettings{Timeout: &metav1.Duration{Duration: 6 * time.Minute}}}}
 			return r
-		}, "timeout must be between 0s and 30s"},
+		}, "timeout must be between 0s and 300s"},
+		{"openai first-token timeout of nothing", func() client.Object {
+			r := runtimeObj("bad-ai-first-token")
+			r.Spec.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantOpenAI, OpenAI: &chatv1alpha1.OpenAISpec{
+				BaseURL: "http://vllm:8000/v1", Model: "llama", ModelSettings: chatv1alpha1.ModelSettings{FirstTokenTimeout: &metav1.Duration{}}}}
+			return r
+		}, "firstTokenTimeout must be between 0s and 300s"},
+		{"a provider without models", func() client.Object {
+			r := runtimeObj("bad-provider-models")
+			r.Spec.Assistant.Providers = []chatv1alpha1.ModelProviderSpec{{Name: "small", BaseURL: "http://ollama:11434/v1"}}
+			return r
+		}, "spec.assistant.providers[0].models"},
+		{"a provider name that is no DNS label", func() client.Object {
+			r := runtimeObj("bad-provider-name")
+			r.Spec.Assistant.Providers = []chatv1alpha1.ModelProviderSpec{{Name: "Small_1", BaseURL: "http://ollama:11434/v1",
+				Models: []chatv1alpha1.ProviderModelSpec{{Name: "llama3.2"}}}}
+			return r
+		}, "spec.assistant.providers[0].name"},
+		{"a provider's model idle timeout over five minutes", func() client.Object {
+			r := runtimeObj("bad-provider-idle")
+			r.Spec.Assistant.Providers = []chatv1alpha1.ModelProviderSpec{{Name: "small", BaseURL: "http://ollama:11434/v1",
+				Models: []chatv1alpha1.ProviderModelSpec{{Name: "llama3.2", ModelSettings: chatv1alpha1.ModelSettings{
+					IdleTimeout: &metav1.Duration{Duration: time.Hour}}}}}}
+			return r
+		}, "idleTimeout must be between 0s and 300s"},
+		{"a provider's model with temperature omitted and set", func() client.Object {
+			r := runtimeObj("bad-provider-temperature")
+			r.Spec.Assistant.Providers = []chatv1alpha1.ModelProviderSpec{{Name: "large", BaseURL: "https://api.openai.com/v1",
+				Models: []chatv1alpha1.ProviderModelSpec{{Name: "o4-mini", ModelSettings: chatv1alpha1.ModelSettings{
+					Temperature: "0.2", OmitTemperature: true}}}}}
+			return r
+		}, "temperature is not sent when omitTemperature is set"},
+		{"a plan's model without its provider", func() client.Object {
+			p := &chatv1alpha1.Plan{ObjectMeta: metav1.ObjectMeta{Name: "bad-plan-model"}}
+			p.Spec.Assistant.Model = "llama3.2"
+			return p
+		}, "assistant.model needs assistant.provider"},
 		{"openai temperature out of range", func() client.Object {
 			r := runtimeObj("bad-ai-temperature")
 			r.Spec.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantOpenAI, OpenAI: &chatv1alpha1.OpenAISpec{
-				BaseURL: "http://vllm:8000/v1", Model: "llama", Temperature: "2.5"}}
+				BaseURL: "http://vllm:8000/v1", Model: "llama", ModelSettings: chatv1alpha1.ModelSettings{Temperature: "2.5"}}}
 			return r
 		}, "spec.assistant.openai.temperature"},
 		{"openai temperature omitted and set", func() client.Object {
 			r := runtimeObj("bad-ai-omitted-temperature")
 			r.Spec.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantOpenAI, OpenAI: &chatv1alpha1.OpenAISpec{
-				BaseURL: "https://api.openai.com/v1", Model: "o4-mini", Temperature: "0.2", OmitTemperature: true}}
+				BaseURL: "https://api.openai.com/v1", Model: "o4-mini", ModelSettings: chatv1alpha1.ModelSettings{Temperature: "0.2", OmitTemperature: true}}}
 			return r
 		}, "temperature is not sent when omitTemperature is set"},
 		{"openai context window within the default max tokens", func() client.Object {
@@ -83,7 +119,7 @@ func TestSchemaRejectsBadObjects(t *testing.T) {
 			window := int32(1024)
 			maxTokens := int32(2048)
 			r.Spec.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantOpenAI, OpenAI: &chatv1alpha1.OpenAISpec{
-				BaseURL: "http://ollama:11434/v1", Model: "llama3.2", ContextWindow: &window, MaxTokens: &maxTokens}}
+				BaseURL: "http://ollama:11434/v1", Model: "llama3.2", ModelSettings: chatv1alpha1.ModelSettings{ContextWindow: &window, MaxTokens: &maxTokens}}}
 			return r
 		}, "contextWindow must be larger than maxTokens"},
 		{"embeddings without a model", func() client.Object {
@@ -187,8 +223,8 @@ func TestSchemaRejectsBadObjects(t *testing.T) {
 	t.Run("an openai runtime is accepted", func(t *testing.T) {
 		r := runtimeObj("ai")
 		r.Spec.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantOpenAI, OpenAI: &chatv1alpha1.OpenAISpec{
-			BaseURL: "http://ollama.ai.svc:11434/v1", Model: "llama3.2", Timeout: &metav1.Duration{Duration: 10 * time.Second},
-			Temperature: "0.7", APIKeySecretRef: &chatv1alpha1.SecretKeySelector{Name: "llm"}}}
+			BaseURL: "http://ollama.ai.svc:11434/v1", Model: "llama3.2", APIKeySecretRef: &chatv1alpha1.SecretKeySelector{Name: "llm"},
+			ModelSettings: chatv1alpha1.ModelSettings{Timeout: &metav1.Duration{Duration: 10 * time.Second}, Temperature: "0.7"}}}
 		r.Namespace = ns
 		create(t, r)
 	})

@@ -321,16 +321,70 @@ type PostgresStorage struct {
 // AssistantSpec chooses and configures the answer provider.
 // +kubebuilder:validation:XValidation:rule="!has(self.provider) || self.provider != 'openai' || has(self.openai)",message="assistant.openai is required with provider openai"
 type AssistantSpec struct {
-	// Provider writes the answers: retrieval (from the knowledge base, no network) or openai (a model behind any
-	// OpenAI-compatible chat completions endpoint, grounded in the knowledge base, falling back to retrieval when
-	// it fails).
+	// Provider writes the answers of merchants whose Plan names no provider: retrieval (from the knowledge
+	// base, no network) or openai (a model behind any OpenAI-compatible chat completions endpoint, grounded in
+	// the knowledge base, falling back to retrieval when it fails).
 	// +optional
 	// +kubebuilder:default=retrieval
 	Provider AssistantProvider `json:"provider,omitempty"`
 
-	// OpenAI configures the openai provider.
+	// OpenAI configures the openai provider, the default one.
 	// +optional
 	OpenAI *OpenAISpec `json:"openai,omitempty"`
+
+	// Providers are further model servers, each with the models it serves, that a Plan names
+	// (spec.assistant.provider and model) so that its merchants are answered by that model: a small model for
+	// one plan, a large one for another. A merchant whose plan names none is answered as provider says.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	Providers []ModelProviderSpec `json:"providers,omitempty"`
+}
+
+// ModelProviderSpec is a named OpenAI-compatible chat completions server and the models plans may use on it.
+type ModelProviderSpec struct {
+	// Name is how Plans name the provider (spec.assistant.provider).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=40
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// BaseURL of the API, for example https://api.openai.com/v1 or http://ollama.ai.svc:11434/v1.
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getScheme() in ['http', 'https']",message="baseURL must be an http or https URL"
+	BaseURL string `json:"baseURL"`
+
+	// APIKeySecretRef selects the provider's API key, a Secret in the runtime's namespace; none is sent when
+	// empty. The key defaults to "apiKey". A merchant whose plan allows it may send its own instead.
+	// +optional
+	APIKeySecretRef *SecretKeySelector `json:"apiKeySecretRef,omitempty"`
+
+	// AzureAPIVersion, such as "2024-10-21", speaks to an Azure OpenAI classic endpoint, as in
+	// spec.assistant.openai: baseURL is the resource's endpoint and each model's name a deployment's.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9]{4}-[0-9]{2}-[0-9]{2}(-preview)?$`
+	AzureAPIVersion string `json:"azureAPIVersion,omitempty"`
+
+	// Models are the models plans may choose on this provider, with how each is asked; the first answers the
+	// plans that name the provider alone.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	Models []ProviderModelSpec `json:"models"`
+}
+
+// ProviderModelSpec is one model of a provider and how it is asked.
+// +kubebuilder:validation:XValidation:rule="!(has(self.omitTemperature) && self.omitTemperature && has(self.temperature))",message="temperature is not sent when omitTemperature is set"
+// +kubebuilder:validation:XValidation:rule="!has(self.contextWindow) || self.contextWindow > (has(self.maxTokens) ? self.maxTokens : 512)",message="contextWindow must be larger than maxTokens (default 512)"
+type ProviderModelSpec struct {
+	// Name is the model name sent with each request, or the Azure deployment's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	Name string `json:"name"`
+
+	ModelSettings `json:",inline"`
 }
 
 // OpenAISpec configures an OpenAI-compatible chat completions endpoint for the openai provider.
@@ -360,11 +414,54 @@ type OpenAISpec struct {
 	// +kubebuilder:validation:Pattern=`^[0-9]{4}-[0-9]{2}-[0-9]{2}(-preview)?$`
 	AzureAPIVersion string `json:"azureAPIVersion,omitempty"`
 
-	// Timeout bounds one answer; past it the visitor gets the offline answer. Defaults to 12s; at most 30s, well
-	// within the runtime's 60 s write timeout, which a streamed answer must finish in.
+	ModelSettings `json:",inline"`
+
+	// ContextItems is how many retrieved knowledge items the prompt carries, for every provider's models.
+	// Defaults to 5.
 	// +optional
-	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s') && duration(self) <= duration('30s')",message="timeout must be between 0s and 30s"
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=20
+	ContextItems *int32 `json:"contextItems,omitempty"`
+
+	// HistoryTokens bounds the conversation's earlier turns in the prompt, in estimated tokens, for every
+	// provider's models. Defaults to 1500.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=32000
+	HistoryTokens *int32 `json:"historyTokens,omitempty"`
+
+	// Embeddings searches the knowledge by meaning as well as by words, with an embedding model of the same
+	// server (its /v1/embeddings endpoint): the knowledge is embedded in the background when it is written or
+	// synced, each question once per turn, and the two rankings fused, so that paraphrases and questions in
+	// another language than the knowledge's find their items. The embeddings' tokens count against the plans'
+	// monthly tokens. Unset, the knowledge is searched by words alone.
+	// +optional
+	Embeddings *EmbeddingsSpec `json:"embeddings,omitempty"`
+}
+
+// ModelSettings are how one model is asked and how long it is waited for. Past any of the three timeouts the
+// visitor gets the offline answer, counted in parley_runtime_assistant_offline_answers_total by reason.
+type ModelSettings struct {
+	// Timeout bounds one whole answer. Defaults to 120s: a 512-token answer from a small model on a CPU-only
+	// server (5 to 15 tokens a second) ends within it. At most 300s.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s') && duration(self) <= duration('300s')",message="timeout must be between 0s and 300s"
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
+
+	// FirstTokenTimeout bounds the wait for the answer's first text (or reasoning), which a server writes once
+	// it has read the whole prompt. Defaults to 30s: a CPU-only server reads the prompt of five knowledge items
+	// and some history (about 2,000 tokens) at 100 tokens a second or more. A server that ignores streaming
+	// sends its whole answer at once, and must do so within it. At most 300s.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s') && duration(self) <= duration('300s')",message="firstTokenTimeout must be between 0s and 300s"
+	FirstTokenTimeout *metav1.Duration `json:"firstTokenTimeout,omitempty"`
+
+	// IdleTimeout bounds the wait between two pieces of the answer once it started. Defaults to 10s: a server
+	// still writing sends a token every fraction of a second, so a longer silence is a stalled server. At most
+	// 300s.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s') && duration(self) <= duration('300s')",message="idleTimeout must be between 0s and 300s"
+	IdleTimeout *metav1.Duration `json:"idleTimeout,omitempty"`
 
 	// Temperature is the sampling temperature, from 0 to 2, as a decimal string such as "0.2". Defaults to 0.2.
 	// +optional
@@ -390,18 +487,6 @@ type OpenAISpec struct {
 	// +optional
 	OmitTemperature bool `json:"omitTemperature,omitempty"`
 
-	// ContextItems is how many retrieved knowledge items the prompt carries. Defaults to 5.
-	// +optional
-	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=20
-	ContextItems *int32 `json:"contextItems,omitempty"`
-
-	// HistoryTokens bounds the conversation's earlier turns in the prompt, in estimated tokens. Defaults to 1500.
-	// +optional
-	// +kubebuilder:validation:Minimum=0
-	// +kubebuilder:validation:Maximum=32000
-	HistoryTokens *int32 `json:"historyTokens,omitempty"`
-
 	// ContextWindow is the model's context window in tokens, which the prompt and maxTokens share: a longer
 	// prompt loses the conversation's oldest turns, then its least relevant knowledge items (down to one), each
 	// cut counted in parley_runtime_assistant_prompt_cuts_total. Set it for servers that serve less than the
@@ -411,14 +496,6 @@ type OpenAISpec struct {
 	// +kubebuilder:validation:Minimum=1024
 	// +kubebuilder:validation:Maximum=2000000
 	ContextWindow *int32 `json:"contextWindow,omitempty"`
-
-	// Embeddings searches the knowledge by meaning as well as by words, with an embedding model of the same
-	// server (its /v1/embeddings endpoint): the knowledge is embedded in the background when it is written or
-	// synced, each question once per turn, and the two rankings fused, so that paraphrases and questions in
-	// another language than the knowledge's find their items. The embeddings' tokens count against the plans'
-	// monthly tokens. Unset, the knowledge is searched by words alone.
-	// +optional
-	Embeddings *EmbeddingsSpec `json:"embeddings,omitempty"`
 }
 
 // EmbeddingsSpec is the embedding model of an OpenAI-compatible server: OpenAI's text-embedding-3, an Azure

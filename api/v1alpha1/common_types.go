@@ -12,6 +12,8 @@ const (
 	SecretLabelAPIKey = "api-key"
 	// SecretLabelSigningSecret is the SecretLabel value of a Secret holding a webhook signing secret.
 	SecretLabelSigningSecret = "signing-secret"
+	// SecretLabelProviderKey is the SecretLabel value of a Secret holding a merchant's own model provider key.
+	SecretLabelProviderKey = "provider-key"
 	// SecretLabelTenant is the SecretLabel value of a tenant bundle.
 	SecretLabelTenant = "tenant"
 

@@ -105,6 +105,15 @@ const (
 	ReasonWrongNamespace = "WrongNamespace"
 	// ReasonDeploymentNotReady means the runtime Deployment has fewer ready replicas than desired. ChatRuntime.
 	ReasonDeploymentNotReady = "DeploymentNotReady"
+	// ReasonProviderNotFound means the Merchant's Plan names a model provider (spec.assistant.provider) its
+	// ChatRuntime does not declare. Merchant.
+	ReasonProviderNotFound = "ProviderNotFound"
+	// ReasonModelNotFound means the Merchant's Plan names a model (spec.assistant.model) its provider does not
+	// list. Merchant.
+	ReasonModelNotFound = "ModelNotFound"
+	// ReasonOwnKeyNotAllowed means the Merchant names its own provider key (spec.assistant.apiKeySecretRef) on a
+	// Plan without spec.assistant.allowOwnKey. Merchant.
+	ReasonOwnKeyNotAllowed = "OwnKeyNotAllowed"
 	// ReasonTargetNamespaceInUse means another, older ChatRuntime already has the same target namespace; this
 	// one renders nothing, as its runtime could read the other's bundles, and its Merchants publish none (chat
 	// stops in a bundle published before). ChatRuntime, Merchant.

@@ -139,6 +139,14 @@ type MerchantAssistantSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=1000
 	FallbackMessage string `json:"fallbackMessage,omitempty"`
+
+	// APIKeySecretRef selects the merchant's own API key for the model provider its plan names, a Secret in the
+	// Merchant's namespace labelled chat.parley.dev/secret; the key defaults to "apiKey". The merchant's answers
+	// are then billed to it. Only where the plan allows it (spec.assistant.allowOwnKey): otherwise the Merchant
+	// is Ready=False with reason OwnKeyNotAllowed. The key travels to the runtime in the tenant bundle Secret,
+	// never in a status, event or log.
+	// +optional
+	APIKeySecretRef *SecretKeySelector `json:"apiKeySecretRef,omitempty"`
 }
 
 // MerchantStatus is the observed state of a Merchant.

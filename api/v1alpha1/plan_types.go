@@ -161,6 +161,33 @@ type PlanSpec struct {
 	// ("90d"); a Merchant may keep its own shorter. Unset kinds are kept until deleted.
 	// +optional
 	Retention Retention `json:"retention,omitzero"`
+
+	// Assistant chooses the model that answers the plan's merchants, of those their ChatRuntime declares.
+	// +optional
+	Assistant PlanAssistantSpec `json:"assistant,omitzero"`
+}
+
+// PlanAssistantSpec chooses the model that answers a plan's merchants. A Merchant whose ChatRuntime declares no
+// such provider or model is Ready=False with reason ProviderNotFound or ModelNotFound, and publishes no bundle.
+// +kubebuilder:validation:XValidation:rule="!has(self.model) || has(self.provider)",message="assistant.model needs assistant.provider"
+type PlanAssistantSpec struct {
+	// Provider names one of the ChatRuntime's spec.assistant.providers. Unset, the runtime's default answers
+	// (its spec.assistant.provider).
+	// +optional
+	// +kubebuilder:validation:MaxLength=40
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Provider string `json:"provider,omitempty"`
+
+	// Model names one of the provider's models. Unset, the provider's first.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Model string `json:"model,omitempty"`
+
+	// AllowOwnKey lets the plan's merchants send their own API key to the provider (a Merchant's
+	// spec.assistant.apiKeySecretRef) instead of the platform's. A Merchant that names one on a plan without it
+	// is Ready=False with reason OwnKeyNotAllowed.
+	// +optional
+	AllowOwnKey bool `json:"allowOwnKey,omitempty"`
 }
 
 // Retention is how long each kind of personal data is kept, as a number of days followed by "d", from 1d to

@@ -219,21 +219,34 @@ func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *a
 }
 
 // newResponder builds the answer provider cfg names: the offline retrieval assistant, or a model that falls back
-// to it.
+// to it; with --providers, the models that merchants' plans name, beside the default.
 func newResponder(cfg contract.Runtime, log *slog.Logger, reg prometheus.Registerer) (assistant.Responder, error) {
-	if cfg.Assistant != contract.AssistantOpenAI {
+	if cfg.Assistant != contract.AssistantOpenAI && len(cfg.Providers) == 0 {
 		return assistant.Retrieval{}, nil
 	}
+	lc := llm.Config{ContextItems: contract.DefaultOpenAIContextItems, HistoryTokens: contract.DefaultOpenAIHistoryTokens,
+		Providers: providers(cfg.Providers), Offline: assistant.Retrieval{}, Logger: log, Registry: reg}
 	o := cfg.OpenAI
-	r, err := llm.New(llm.Config{BaseURL: o.BaseURL, Model: o.Model, APIKey: o.APIKey, AzureAPIVersion: o.AzureAPIVersion,
-		Timeout: o.Timeout, Temperature: o.Temperature, OmitTemperature: o.OmitTemperature, MaxTokens: o.MaxTokens,
-		MaxCompletionTokens: o.MaxCompletionTokens, ContextItems: o.ContextItems, HistoryTokens: o.HistoryTokens,
-		ContextWindow: o.ContextWindow,
-		Offline:       assistant.Retrieval{}, Logger: log, Registry: reg})
+	if o.ContextItems > 0 { // the prompt's bounds are the openai flags', whichever provider answers
+		lc.ContextItems, lc.HistoryTokens = o.ContextItems, o.HistoryTokens
+	}
+	if cfg.Assistant == contract.AssistantOpenAI {
+		lc.BaseURL, lc.Model, lc.APIKey, lc.AzureAPIVersion = o.BaseURL, o.Model, o.APIKey, o.AzureAPIVersion
+		lc.Timeout, lc.FirstTokenTimeout, lc.IdleTimeout = o.Timeout, o.FirstTokenTimeout, o.IdleTimeout
+		lc.Temperature, lc.OmitTemperature, lc.MaxTokens = o.Temperature, o.OmitTemperature, o.MaxTokens
+		lc.MaxCompletionTokens, lc.ContextWindow = o.MaxCompletionTokens, o.ContextWindow
+	}
+	r, err := llm.New(lc)
 	if err != nil {
 		return nil, fmt.Errorf("the openai assistant: %w", err)
 	}
-	log.Info("answering with a model", "base_url", o.BaseURL, "model", o.Model, "api_key_set", o.APIKey != "")
+	if cfg.Assistant == contract.AssistantOpenAI {
+		log.Info("answering with a model", "base_url", o.BaseURL, "model", o.Model, "api_key_set", o.APIKey != "")
+	}
+	for _, p := range cfg.Providers {
+		log.Info("answering the plans that name it with a provider's models", "provider", p.Name, "base_url", p.BaseURL,
+			"models", len(p.Models), "api_key_set", p.APIKey != "")
+	}
 	return r, nil
 }
 
@@ -251,6 +264,22 @@ func newEmbedder(cfg contract.Runtime, log *slog.Logger) (*embeddings.Client, er
 	}
 	log.Info("searching the knowledge by meaning too", "model", c.Model())
 	return c, nil
+}
+
+// providers are the runtime's --providers as the model client takes them, the defaults filled in.
+func providers(ps contract.Providers) []llm.Provider {
+	out := make([]llm.Provider, 0, len(ps))
+	for _, p := range ps {
+		lp := llm.Provider{Name: p.Name, BaseURL: p.BaseURL, APIKey: p.APIKey, AzureAPIVersion: p.AzureAPIVersion}
+		for _, m := range p.Models {
+			t := m.Timeouts()
+			lp.Models = append(lp.Models, llm.Model{Name: m.Name, Temperature: m.TemperatureOrDefault(), OmitTemperature: m.OmitTemperature,
+				MaxTokens: m.MaxTokensOrDefault(), MaxCompletionTokens: m.MaxCompletionTokens, ContextWindow: m.ContextWindow,
+				Timeouts: llm.Timeouts{FirstToken: t.FirstToken, Idle: t.Idle, Overall: t.Overall}})
+		}
+		out = append(out, lp)
+	}
+	return out
 }
 
 // newDashboard builds the merchants' dashboard, or returns nil when there is no public URL to send the identity

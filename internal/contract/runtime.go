@@ -54,6 +54,9 @@ type Runtime struct {
 	Assistant string
 	// OpenAI configures --assistant=openai.
 	OpenAI OpenAI
+	// Providers are the named model servers tenant bundles may name (--providers), each key from
+	// $PARLEY_PROVIDER_API_KEY_<NAME>.
+	Providers Providers
 	// OIDCIssuer and OIDCAudience check dashboard ID tokens (--oidc-issuer, --oidc-audience); without them
 	// the dashboard endpoints answer 401.
 	OIDCIssuer, OIDCAudience string
@@ -107,6 +110,9 @@ func ParseRuntime(args []string, getenv func(string) string, output io.Writer) (
 	c.DatabaseURL = getenv(EnvDatabaseURL)
 	c.RedisPassword = getenv(EnvRedisPassword)
 	c.OpenAI.APIKey = getenv(EnvOpenAIAPIKey)
+	for i := range c.Providers {
+		c.Providers[i].APIKey = getenv(EnvProviderAPIKey(c.Providers[i].Name))
+	}
 	c.SessionKey = getenv(EnvSessionKey)
 	return c, c.Validate()
 }
@@ -126,6 +132,9 @@ func (c *Runtime) flagSet(getenv func(string) string) *flag.FlagSet {
 		" (shared by replicas; the connection URL is read from $"+EnvDatabaseURL+")")
 	fs.StringVar(&c.SQLitePath, FlagSQLitePath, "parley.db", "SQLite database file")
 	BindAssistantFlags(fs, &c.Assistant, &c.OpenAI)
+	fs.Var(&c.Providers, FlagProviders, "further model servers tenant bundles name, as a JSON array of {name, baseURL, azureAPIVersion, "+
+		"models: [{name, timeout, firstTokenTimeout, idleTimeout, temperature, maxTokens, maxCompletionTokens, omitTemperature, contextWindow}]}; "+
+		"each key from $"+EnvProviderAPIKeyPrefix+"<NAME>")
 	fs.StringVar(&c.OIDCIssuer, FlagOIDCIssuer, "", "OIDC issuer of dashboard ID tokens; without it the dashboard endpoints answer 401")
 	fs.StringVar(&c.OIDCAudience, FlagOIDCAudience, "", "the client ID dashboard ID tokens must be issued for")
 	fs.StringVar(&c.TLSCertFile, FlagTLSCertFile, "", "serve HTTPS (TLS 1.3) with this certificate")
@@ -192,6 +201,9 @@ func (c Runtime) Validate() error {
 			return err
 		}
 	}
+	if err := c.Providers.Validate(); err != nil {
+		return err
+	}
 	if c.RedisAddress != "" {
 		if host, _, err := net.SplitHostPort(c.RedisAddress); err != nil || host == "" {
 			return fmt.Errorf("--%s=%s is not host:port", FlagRedisAddress, c.RedisAddress)
@@ -243,6 +255,10 @@ type OpenAI struct {
 	AzureAPIVersion string
 	// Timeout bounds one answer, after which the offline answer is given (--openai-timeout).
 	Timeout time.Duration
+	// FirstTokenTimeout bounds the wait for the answer's first text (--openai-first-token-timeout).
+	FirstTokenTimeout time.Duration
+	// IdleTimeout bounds the wait between two pieces of the answer (--openai-idle-timeout).
+	IdleTimeout time.Duration
 	// Temperature is the sampling temperature (--openai-temperature).
 	Temperature float64
 	// MaxTokens caps the tokens of one answer (--openai-max-tokens).
@@ -288,10 +304,6 @@ const (
 
 // The defaults of the openai flags.
 const (
-	// DefaultOpenAITimeout leaves the visitor time for the offline answer within a browser's patience.
-	DefaultOpenAITimeout = 12 * time.Second
-	// MaxOpenAITimeout keeps a streamed answer within the HTTP server's write timeout.
-	MaxOpenAITimeout           = 30 * time.Second
 	DefaultOpenAITemperature   = 0.2
 	DefaultOpenAIMaxTokens     = 512
 	DefaultOpenAIContextItems  = 5
@@ -308,7 +320,11 @@ func BindAssistantFlags(fs *flag.FlagSet, assistant *string, o *OpenAI) {
 	fs.StringVar(&o.Model, FlagOpenAIModel, "", "the model that answers, such as gpt-4o-mini")
 	fs.StringVar(&o.AzureAPIVersion, FlagOpenAIAzureAPIVersion, "", "the api-version of an Azure OpenAI classic endpoint, such as 2024-10-21: "+
 		"--"+FlagOpenAIBaseURL+" is then the resource's endpoint and --"+FlagOpenAIModel+" the deployment's name")
-	fs.DurationVar(&o.Timeout, FlagOpenAITimeout, DefaultOpenAITimeout, "how long an answer may take before the offline answer is given")
+	fs.DurationVar(&o.Timeout, FlagOpenAITimeout, DefaultModelTimeout, "how long an answer may take before the offline answer is given")
+	fs.DurationVar(&o.FirstTokenTimeout, FlagOpenAIFirstTokenTimeout, DefaultFirstTokenTimeout,
+		"how long the model may take to start its answer (to read the prompt) before the offline answer is given")
+	fs.DurationVar(&o.IdleTimeout, FlagOpenAIIdleTimeout, DefaultIdleTimeout,
+		"how long the model may stop writing midway before the offline answer is given")
 	fs.Float64Var(&o.Temperature, FlagOpenAITemperature, DefaultOpenAITemperature, "sampling temperature, 0 to 2")
 	fs.IntVar(&o.MaxTokens, FlagOpenAIMaxTokens, DefaultOpenAIMaxTokens, "the most tokens of one answer")
 	fs.BoolVar(&o.MaxCompletionTokens, FlagOpenAIMaxCompletionTokens, false, "send --"+FlagOpenAIMaxTokens+
@@ -341,8 +357,9 @@ func (o OpenAI) Validate() error {
 		return fmt.Errorf("--%s=%s needs --%s", FlagAssistant, AssistantOpenAI, FlagOpenAIModel)
 	case o.AzureAPIVersion != "" && !isAzureAPIVersion(o.AzureAPIVersion):
 		return fmt.Errorf("--%s must be a date such as 2024-10-21, with -preview for a preview version", FlagOpenAIAzureAPIVersion)
-	case o.Timeout <= 0 || o.Timeout > MaxOpenAITimeout:
-		return fmt.Errorf("--%s must be positive and at most %s", FlagOpenAITimeout, MaxOpenAITimeout)
+	case Timeouts{FirstToken: o.FirstTokenTimeout, Idle: o.IdleTimeout, Overall: o.Timeout}.validate("") != nil:
+		return fmt.Errorf("--%s, --%s and --%s must be positive and at most %s", FlagOpenAITimeout, FlagOpenAIFirstTokenTimeout,
+			FlagOpenAIIdleTimeout, MaxModelTimeout)
 	case o.Temperature < 0 || o.Temperature > 2:
 		return fmt.Errorf("--%s must be between 0 and 2", FlagOpenAITemperature)
 	case o.MaxTokens < 1:

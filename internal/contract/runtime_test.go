@@ -21,7 +21,7 @@ func TestParseRuntimeDefaults(t *testing.T) {
 		SQLitePath: "parley.db", Assistant: AssistantRetrieval, LogLevel: slog.LevelInfo, LogFormat: "json",
 		RedisKeyPrefix: DefaultRedisKeyPrefix, DeletedMerchantRetention: DefaultDeletedMerchantRetention,
 		IndexCacheBytes: DefaultIndexCacheBytes, Backup: Backup{Schedule: DefaultBackupSchedule, Keep: DefaultBackupKeep}, OpenAI: OpenAI{BaseURL: "https://api.openai.com/v1",
-			Timeout: DefaultOpenAITimeout, Temperature: DefaultOpenAITemperature, MaxTokens: DefaultOpenAIMaxTokens,
+			Timeout: DefaultModelTimeout, FirstTokenTimeout: DefaultFirstTokenTimeout, IdleTimeout: DefaultIdleTimeout, Temperature: DefaultOpenAITemperature, MaxTokens: DefaultOpenAIMaxTokens,
 			ContextItems: DefaultOpenAIContextItems, HistoryTokens: DefaultOpenAIHistoryTokens,
 			Embeddings: Embeddings{BatchSize: DefaultEmbeddingsBatchSize}}}
 	if !reflect.DeepEqual(c, want) {
@@ -55,7 +55,25 @@ func TestParseRuntimeRefuses(t *testing.T) {
 		{"openai with a bad URL", []string{"--assistant=openai", "--openai-model=m", "--openai-base-url=localhost:11434"}, nil, "absolute http or https URL"},
 		{"openai with a bad Azure api-version", []string{"--assistant=openai", "--openai-model=m", "--openai-azure-api-version=latest"}, nil,
 			"--openai-azure-api-version must be a date"},
-		{"openai with a bad timeout", []string{"--assistant=openai", "--openai-model=m", "--openai-timeout=0s"}, nil, "--openai-timeout must be positive"},
+		{"openai with a bad timeout", []string{"--assistant=openai", "--openai-model=m", "--openai-timeout=0s"}, nil, "--openai-timeout, --openai-first-token-timeout and --openai-idle-timeout must be positive"},
+		{"openai with a first-token timeout past the most", []string{"--assistant=openai", "--openai-model=m", "--openai-first-token-timeout=301s"}, nil,
+			"at most 5m0s"},
+		{"providers that are no JSON", []string{"--providers=small"}, nil, "not a JSON array of providers"},
+		{"a provider field the runtime does not know", []string{`--providers=[{"name":"a","baseURL":"http://a/v1","models":[{"name":"m"}],"style":"x"}]`}, nil,
+			"unknown field"},
+		{"a provider name that is no DNS label", []string{`--providers=[{"name":"A_1","baseURL":"http://a/v1","models":[{"name":"m"}]}]`}, nil,
+			"must be a DNS label"},
+		{"a provider twice", []string{`--providers=[{"name":"a","baseURL":"http://a/v1","models":[{"name":"m"}]},{"name":"a","baseURL":"http://b/v1","models":[{"name":"m"}]}]`}, nil,
+			"listed twice"},
+		{"a provider without models", []string{`--providers=[{"name":"a","baseURL":"http://a/v1","models":[]}]`}, nil, "has no models"},
+		{"a provider with a relative URL", []string{`--providers=[{"name":"a","baseURL":"a:11434","models":[{"name":"m"}]}]`}, nil, "absolute http"},
+		{"a model twice", []string{`--providers=[{"name":"a","baseURL":"http://a/v1","models":[{"name":"m"},{"name":"m"}]}]`}, nil, "listed twice"},
+		{"a model with a bad timeout", []string{`--providers=[{"name":"a","baseURL":"http://a/v1","models":[{"name":"m","idleTimeout":"10m"}]}]`}, nil,
+			"every timeout must be positive and at most 5m0s"},
+		{"a model with a bad temperature", []string{`--providers=[{"name":"a","baseURL":"http://a/v1","models":[{"name":"m","temperature":3}]}]`}, nil,
+			"temperature must be between 0 and 2"},
+		{"a model with a small window", []string{`--providers=[{"name":"a","baseURL":"http://a/v1","models":[{"name":"m","maxTokens":2048,"contextWindow":2048}]}]`}, nil,
+			"contextWindow must be 0 or more than maxTokens"},
 		{"openai with a window no larger than its answers", []string{"--assistant=openai", "--openai-model=m", "--openai-context-window=512"}, nil,
 			"--openai-context-window must be 0 or more than --openai-max-tokens"},
 		{"openai with a batch of no texts", []string{"--assistant=openai", "--openai-model=m", "--openai-embeddings-model=e",
@@ -116,6 +134,40 @@ func TestParseRuntimeReadsTheOpenAIKeyFromEnv(t *testing.T) {
 	if c.OpenAI.APIKey != "sk-test" || c.OpenAI.Model != "llama3.2" || c.OpenAI.BaseURL != "http://localhost:11434/v1" ||
 		c.OpenAI.Timeout != 5*time.Second {
 		t.Errorf("got %+v", c.OpenAI)
+	}
+}
+
+// Each provider's key comes from its own variable, and each model's settings from the flag, the defaults where
+// it sets none.
+func TestParseRuntimeReadsProviders(t *testing.T) {
+	env := map[string]string{EnvProviderAPIKey("large-gpu"): "sk-large"}
+	c, err := ParseRuntime([]string{"--namespace=ns", `--providers=[{"name":"small","baseURL":"http://ollama:11434/v1","models":[{"name":"llama3.2"}]},` +
+		`{"name":"large-gpu","baseURL":"https://large.example/v1","models":[{"name":"big","timeout":"1m","firstTokenTimeout":"5s","idleTimeout":"2s",` +
+		`"temperature":0,"maxTokens":1024,"omitTemperature":true,"maxCompletionTokens":true,"contextWindow":8192}]}]`},
+		func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if EnvProviderAPIKey("large-gpu") != "PARLEY_PROVIDER_API_KEY_LARGE_GPU" || !RuntimeReadsEnv("PARLEY_PROVIDER_API_KEY_LARGE_GPU") ||
+		RuntimeReadsEnv(EnvProviderAPIKeyPrefix) || RuntimeReadsEnv("PARLEY_OTHER") {
+		t.Errorf("the providers' key variables are not what the runtime reads")
+	}
+	if len(c.Providers) != 2 || c.Providers[0].APIKey != "" || c.Providers[1].APIKey != "sk-large" {
+		t.Fatalf("providers %+v", c.Providers)
+	}
+	small, big := c.Providers[0].Models[0], c.Providers[1].Models[0]
+	if got := small.Timeouts(); got != (Timeouts{FirstToken: DefaultFirstTokenTimeout, Idle: DefaultIdleTimeout, Overall: DefaultModelTimeout}) ||
+		small.TemperatureOrDefault() != DefaultOpenAITemperature || small.MaxTokensOrDefault() != DefaultOpenAIMaxTokens {
+		t.Errorf("a model with no settings: %+v, timeouts %+v", small, got)
+	}
+	if got := big.Timeouts(); got != (Timeouts{FirstToken: 5 * time.Second, Idle: 2 * time.Second, Overall: time.Minute}) ||
+		big.TemperatureOrDefault() != 0 || big.MaxTokensOrDefault() != 1024 || !big.OmitTemperature || !big.MaxCompletionTokens ||
+		big.ContextWindow != 8192 {
+		t.Errorf("a model with every setting: %+v, timeouts %+v", big, got)
+	}
+	var again Providers
+	if err := again.Set(c.Providers.String()); err != nil || again.String() != c.Providers.String() {
+		t.Errorf("the flag does not read what it writes: %v", err)
 	}
 }
 

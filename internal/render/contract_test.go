@@ -62,6 +62,7 @@ func TestRenderedRuntimeStarts(t *testing.T) {
 				t.Errorf("deleted merchants' data kept %s, want %s", got.DeletedMerchantRetention, wantRetention)
 			}
 			checkOpenAI(t, rt, got.OpenAI)
+			checkProviders(t, rt, got.Providers)
 			checkBackup(t, rt, got.Backup)
 			r := redisRateLimiter(rt)
 			switch {
@@ -93,8 +94,13 @@ func checkOpenAI(t *testing.T, rt *chatv1alpha1.ChatRuntime, got contract.OpenAI
 	if (o.APIKeySecretRef != nil) != (got.APIKey != "") {
 		t.Errorf("the API key reaches the runtime: %v, for %v", got.APIKey != "", o.APIKeySecretRef)
 	}
-	if o.Timeout != nil && got.Timeout != o.Timeout.Duration {
-		t.Errorf("timeout %v", got.Timeout)
+	for _, d := range []struct {
+		spec *metav1.Duration
+		got  time.Duration
+	}{{o.Timeout, got.Timeout}, {o.FirstTokenTimeout, got.FirstTokenTimeout}, {o.IdleTimeout, got.IdleTimeout}} {
+		if d.spec != nil && d.got != d.spec.Duration {
+			t.Errorf("timeouts %v, %v, %v", got.Timeout, got.FirstTokenTimeout, got.IdleTimeout)
+		}
 	}
 	if o.Temperature != "" && strconv.FormatFloat(got.Temperature, 'f', -1, 64) != o.Temperature {
 		t.Errorf("temperature %v", got.Temperature)
@@ -123,6 +129,53 @@ func checkOpenAI(t *testing.T, rt *chatv1alpha1.ChatRuntime, got contract.OpenAI
 	}
 	if got.Embeddings != want {
 		t.Errorf("embeddings %+v, want %+v", got.Embeddings, want)
+	}
+}
+
+// checkProviders checks that the runtime declares the ChatRuntime's providers, each model asked as it says and
+// each key from its Secret.
+func checkProviders(t *testing.T, rt *chatv1alpha1.ChatRuntime, got contract.Providers) {
+	t.Helper()
+	specs := rt.Spec.Assistant.Providers
+	if len(got) != len(specs) {
+		t.Fatalf("the runtime declares %d providers, the ChatRuntime %d", len(got), len(specs))
+	}
+	for i, s := range specs {
+		p := got[i]
+		if p.Name != s.Name || p.BaseURL != s.BaseURL || p.AzureAPIVersion != s.AzureAPIVersion || len(p.Models) != len(s.Models) {
+			t.Errorf("provider %+v for %+v", p, s)
+			continue
+		}
+		if want := "from-secret-"; s.APIKeySecretRef != nil && !strings.HasPrefix(p.APIKey, want+s.APIKeySecretRef.Name+"-") ||
+			s.APIKeySecretRef == nil && p.APIKey != "" {
+			t.Errorf("provider %s's key %q for %+v", s.Name, p.APIKey, s.APIKeySecretRef)
+		}
+		for j, ms := range s.Models {
+			m, timeouts := p.Models[j], p.Models[j].Timeouts()
+			want := contract.Timeouts{FirstToken: contract.DefaultFirstTokenTimeout, Idle: contract.DefaultIdleTimeout, Overall: contract.DefaultModelTimeout}
+			for _, d := range []struct {
+				spec *metav1.Duration
+				to   *time.Duration
+			}{{ms.Timeout, &want.Overall}, {ms.FirstTokenTimeout, &want.FirstToken}, {ms.IdleTimeout, &want.Idle}} {
+				if d.spec != nil {
+					*d.to = d.spec.Duration
+				}
+			}
+			wantTemperature, wantMax, wantWindow := contract.DefaultOpenAITemperature, contract.DefaultOpenAIMaxTokens, 0
+			if ms.Temperature != "" {
+				wantTemperature, _ = strconv.ParseFloat(ms.Temperature, 64)
+			}
+			if ms.MaxTokens != nil {
+				wantMax = int(*ms.MaxTokens)
+			}
+			if ms.ContextWindow != nil {
+				wantWindow = int(*ms.ContextWindow)
+			}
+			if m.Name != ms.Name || timeouts != want || m.TemperatureOrDefault() != wantTemperature || m.MaxTokensOrDefault() != wantMax ||
+				m.ContextWindow != wantWindow || m.MaxCompletionTokens != ms.MaxCompletionTokens || m.OmitTemperature != ms.OmitTemperature {
+				t.Errorf("provider %s's model %+v (timeouts %+v) for %+v", s.Name, m, timeouts, ms)
+			}
+		}
 	}
 }
 
@@ -221,8 +274,10 @@ func runtimeShapes(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) 
 		maxTokens, items, history, window := int32(300), int32(8), int32(0), int32(4096)
 		s.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantOpenAI, OpenAI: &chatv1alpha1.OpenAISpec{
 			BaseURL: "http://ollama.ai.svc:11434/v1", Model: "llama3.2", APIKeySecretRef: &chatv1alpha1.SecretKeySelector{Name: "llm"},
-			Timeout: &metav1.Duration{Duration: 8 * time.Second}, Temperature: "0.7", MaxTokens: &maxTokens,
-			ContextItems: &items, HistoryTokens: &history, ContextWindow: &window}}
+			ModelSettings: chatv1alpha1.ModelSettings{Timeout: &metav1.Duration{Duration: 8 * time.Second},
+				FirstTokenTimeout: &metav1.Duration{Duration: 45 * time.Second}, IdleTimeout: &metav1.Duration{Duration: 4 * time.Second},
+				Temperature: "0.7", MaxTokens: &maxTokens, ContextWindow: &window},
+			ContextItems: &items, HistoryTokens: &history}}
 	}, base)
 	add("openai with embeddings of its own length", func(s *chatv1alpha1.ChatRuntimeSpec) {
 		s.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantOpenAI, OpenAI: &chatv1alpha1.OpenAISpec{
@@ -237,12 +292,34 @@ func runtimeShapes(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) 
 	}, base)
 	add("openai reasoning model", func(s *chatv1alpha1.ChatRuntimeSpec) {
 		s.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantOpenAI, OpenAI: &chatv1alpha1.OpenAISpec{
-			BaseURL: "https://api.openai.com/v1", Model: "o4-mini", MaxCompletionTokens: true, OmitTemperature: true}}
+			BaseURL: "https://api.openai.com/v1", Model: "o4-mini",
+			ModelSettings: chatv1alpha1.ModelSettings{MaxCompletionTokens: true, OmitTemperature: true}}}
 	}, base)
 	add("openai on an Azure classic deployment", func(s *chatv1alpha1.ChatRuntimeSpec) {
 		s.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantOpenAI, OpenAI: &chatv1alpha1.OpenAISpec{
 			BaseURL: "https://shop-ai.openai.azure.com", Model: "gpt-4o-mini-prod", AzureAPIVersion: "2024-10-21",
 			APIKeySecretRef: &chatv1alpha1.SecretKeySelector{Name: "azure-openai"}}}
+	}, base)
+	add("providers for plans, beside retrieval", func(s *chatv1alpha1.ChatRuntimeSpec) {
+		maxTokens, window := int32(1024), int32(8192)
+		s.Assistant.Providers = []chatv1alpha1.ModelProviderSpec{
+			{Name: "small-cpu", BaseURL: "http://ollama.ai.svc:11434/v1", Models: []chatv1alpha1.ProviderModelSpec{
+				{Name: "llama3.2:1b"},
+				{Name: "qwen3:4b", ModelSettings: chatv1alpha1.ModelSettings{Timeout: &metav1.Duration{Duration: 4 * time.Minute},
+					FirstTokenTimeout: &metav1.Duration{Duration: time.Minute}, IdleTimeout: &metav1.Duration{Duration: 20 * time.Second},
+					Temperature: "0", MaxTokens: &maxTokens, ContextWindow: &window}},
+			}},
+			{Name: "large", BaseURL: "https://shop-ai.openai.azure.com", AzureAPIVersion: "2024-10-21",
+				APIKeySecretRef: &chatv1alpha1.SecretKeySelector{Name: "azure-openai", Key: "key"},
+				Models: []chatv1alpha1.ProviderModelSpec{{Name: "gpt-5-prod", ModelSettings: chatv1alpha1.ModelSettings{
+					MaxCompletionTokens: true, OmitTemperature: true}}}},
+		}
+	}, base)
+	add("providers for plans, beside openai", func(s *chatv1alpha1.ChatRuntimeSpec) {
+		s.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantOpenAI,
+			OpenAI: &chatv1alpha1.OpenAISpec{BaseURL: "https://api.openai.com/v1", Model: "gpt-4o-mini"},
+			Providers: []chatv1alpha1.ModelProviderSpec{{Name: "gpu", BaseURL: "http://vllm.ai.svc:8000/v1",
+				APIKeySecretRef: &chatv1alpha1.SecretKeySelector{Name: "vllm"}, Models: []chatv1alpha1.ProviderModelSpec{{Name: "llama3.1:70b"}}}}}
 	}, base)
 	add("OIDC with a shared session key", func(s *chatv1alpha1.ChatRuntimeSpec) {
 		s.OIDC = &chatv1alpha1.OIDCSpec{IssuerURL: "https://login.example.com", Audience: "parley",
@@ -291,7 +368,7 @@ func parseRendered(t *testing.T, rt *chatv1alpha1.ChatRuntime) contract.Runtime 
 	}
 	env := map[string]string{}
 	for _, e := range c.Env {
-		if !slices.Contains(contract.RuntimeEnv(), *e.Name) {
+		if !contract.RuntimeReadsEnv(*e.Name) {
 			t.Errorf("the Deployment sets $%s, which parley runtime does not read", *e.Name)
 		}
 		switch {

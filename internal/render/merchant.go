@@ -122,6 +122,9 @@ func Bundle(m *chatv1alpha1.Merchant, merchantID string, plan *chatv1alpha1.Plan
 		Assistant: tenant.Assistant{
 			Instructions:    m.Spec.Assistant.Instructions,
 			FallbackMessage: m.Spec.Assistant.FallbackMessage,
+			// The operator checked that the merchant's runtime declares them (controllers' assistantProblem).
+			Provider: plan.Spec.Assistant.Provider,
+			Model:    plan.Spec.Assistant.Model,
 		},
 		Suspended: m.Spec.Suspended, SelfServiceKeysDisabled: m.Spec.DisableSelfServiceKeys,
 	}

@@ -231,6 +231,9 @@ func RuntimeArgs(rt *chatv1alpha1.ChatRuntime) []string {
 		args = append(args, contract.Arg(contract.FlagDeletedMerchantRetention, d.Duration.String()))
 	}
 	args = append(args, openAIArgs(rt)...)
+	if ps := rt.Spec.Assistant.Providers; len(ps) > 0 {
+		args = append(args, contract.Arg(contract.FlagProviders, providersArg(ps)))
+	}
 	if r := redisRateLimiter(rt); r != nil {
 		args = append(args, contract.Arg(contract.FlagRedisAddress, r.Address))
 		if r.TLS {
@@ -250,8 +253,17 @@ func openAIArgs(rt *chatv1alpha1.ChatRuntime) []string {
 		return nil
 	}
 	args := []string{contract.Arg(contract.FlagOpenAIBaseURL, o.BaseURL), contract.Arg(contract.FlagOpenAIModel, o.Model)}
-	if o.Timeout != nil {
-		args = append(args, contract.Arg(contract.FlagOpenAITimeout, o.Timeout.Duration.String()))
+	for _, f := range []struct {
+		flag  string
+		value *metav1.Duration
+	}{
+		{contract.FlagOpenAITimeout, o.Timeout},
+		{contract.FlagOpenAIFirstTokenTimeout, o.FirstTokenTimeout},
+		{contract.FlagOpenAIIdleTimeout, o.IdleTimeout},
+	} {
+		if f.value != nil {
+			args = append(args, contract.Arg(f.flag, f.value.Duration.String()))
+		}
 	}
 	if o.Temperature != "" {
 		args = append(args, contract.Arg(contract.FlagOpenAITemperature, o.Temperature))
@@ -292,6 +304,43 @@ func openAIArgs(rt *chatv1alpha1.ChatRuntime) []string {
 	return args
 }
 
+// providersArg is --providers for the ChatRuntime's providers; the runtime's defaults stand for the settings
+// left out, and the keys go by environment (runtimeEnv).
+func providersArg(specs []chatv1alpha1.ModelProviderSpec) string {
+	ps := make(contract.Providers, 0, len(specs))
+	for _, s := range specs {
+		p := contract.Provider{Name: s.Name, BaseURL: s.BaseURL, AzureAPIVersion: s.AzureAPIVersion}
+		for _, m := range s.Models {
+			p.Models = append(p.Models, providerModel(m))
+		}
+		ps = append(ps, p)
+	}
+	return ps.String()
+}
+
+// providerModel is a model's settings as --providers takes them.
+func providerModel(m chatv1alpha1.ProviderModelSpec) contract.Model {
+	out := contract.Model{Name: m.Name, MaxCompletionTokens: m.MaxCompletionTokens, OmitTemperature: m.OmitTemperature}
+	for _, d := range []struct {
+		to   *contract.Duration
+		from *metav1.Duration
+	}{{&out.Timeout, m.Timeout}, {&out.FirstTokenTimeout, m.FirstTokenTimeout}, {&out.IdleTimeout, m.IdleTimeout}} {
+		if d.from != nil {
+			d.to.Duration = d.from.Duration
+		}
+	}
+	if t, err := strconv.ParseFloat(m.Temperature, 64); err == nil { // the CRD's pattern makes it a number, or empty
+		out.Temperature = &t
+	}
+	if m.MaxTokens != nil {
+		out.MaxTokens = int(*m.MaxTokens)
+	}
+	if m.ContextWindow != nil {
+		out.ContextWindow = int(*m.ContextWindow)
+	}
+	return out
+}
+
 // openAISpec is the openai provider's configuration when the runtime answers with it, or nil.
 func openAISpec(rt *chatv1alpha1.ChatRuntime) *chatv1alpha1.OpenAISpec {
 	if rt.Spec.Assistant.Provider != chatv1alpha1.AssistantOpenAI {
@@ -325,6 +374,11 @@ func runtimeEnv(rt *chatv1alpha1.ChatRuntime) []*corev1ac.EnvVarApplyConfigurati
 	}
 	if o := openAISpec(rt); o != nil && o.APIKeySecretRef != nil {
 		fromSecret(contract.EnvOpenAIAPIKey, *o.APIKeySecretRef, chatv1alpha1.DefaultOpenAIAPIKeyKey)
+	}
+	for _, p := range rt.Spec.Assistant.Providers {
+		if p.APIKeySecretRef != nil {
+			fromSecret(contract.EnvProviderAPIKey(p.Name), *p.APIKeySecretRef, chatv1alpha1.DefaultOpenAIAPIKeyKey)
+		}
 	}
 	if o := rt.Spec.OIDC; o != nil && o.SessionKeySecretRef != nil {
 		fromSecret(contract.EnvSessionKey, *o.SessionKeySecretRef, chatv1alpha1.DefaultSessionKeyKey)

@@ -68,6 +68,12 @@ type Request struct {
 	Language string
 	// History holds the conversation's earlier turns, oldest first.
 	History []Turn
+	// Provider and Model name the model that answers, of those the runtime declares, as the merchant's plan
+	// chose; empty for the runtime's default. Responders without models ignore them.
+	Provider, Model string
+	// APIKey is the merchant's own key for the provider, sent instead of the provider's; empty for the
+	// provider's. Never logged.
+	APIKey string
 	// Delta, when set, is given the answer's text in pieces as a model writes it. The pieces may differ from the
 	// reply's final text (a model that fails midway is replaced by the offline answer), so a reader takes
 	// Reply.Text as the answer once it is returned. Responders that answer at once do not call it.

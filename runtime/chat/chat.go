@@ -253,7 +253,8 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 	reply, err := responder.Respond(ctx, assistant.Request{
 		Message: q.Message, Index: index, FallbackMessage: m.Assistant.FallbackMessage,
 		Instructions: m.Assistant.Instructions, Locale: m.Widget.Locale, Language: q.Language, History: history,
-		Delta: q.Delta, QueryVector: vector,
+		Provider: m.Assistant.Provider, Model: m.Assistant.Model, APIKey: m.Assistant.APIKey, Delta: q.Delta,
+		QueryVector: vector,
 	})
 	var interrupted *assistant.InterruptedError
 	switch {
@@ -306,7 +307,8 @@ func (s *Service) Preview(ctx context.Context, m *tenant.Bundle, message string)
 	}
 	vector, embedTokens := s.questionVector(ctx, index, metered, message)
 	reply, err := responder.Respond(ctx, assistant.Request{Message: message, Index: index, FallbackMessage: m.Assistant.FallbackMessage,
-		Instructions: m.Assistant.Instructions, Locale: m.Widget.Locale, QueryVector: vector})
+		Instructions: m.Assistant.Instructions, Locale: m.Widget.Locale, Provider: m.Assistant.Provider, Model: m.Assistant.Model,
+		APIKey: m.Assistant.APIKey, QueryVector: vector})
 	var interrupted *assistant.InterruptedError
 	switch {
 	case errors.As(err, &interrupted):

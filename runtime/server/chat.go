@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/parley-dev/parley/internal/contract"
 	"github.com/parley-dev/parley/internal/jsonenc"
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
@@ -57,6 +58,9 @@ type chatResponse struct {
 	CreatedAt       time.Time `json:"created_at"`
 }
 
+// answerWriteMargin is how long past the slowest model's timeout an answer's response stays writable.
+const answerWriteMargin = 15 * time.Second
+
 // answer answers a visitor's message (the key checked and the rate applied by s.visitor).
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
 	var req chatRequest
@@ -86,6 +90,9 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, m *tenant.Bundle
 		q.VisitorOnly = true
 		q.AdmitNew = func() error { return s.admitConversation(w, r, m, visitor) }
 	}
+	// A model may take up to its overall timeout, past the server's write timeout: the answer's response stays
+	// writable as long, and a little longer for the offline answer that follows a timeout.
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(contract.MaxModelTimeout + answerWriteMargin)) // best effort: not every writer has a deadline
 	if wantsEventStream(r) {
 		return s.answerStream(w, r, m, q)
 	}

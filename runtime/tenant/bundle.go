@@ -287,6 +287,14 @@ type Widget struct {
 type Assistant struct {
 	Instructions    string `json:"instructions,omitempty"`
 	FallbackMessage string `json:"fallbackMessage,omitempty"`
+	// Provider names the runtime's model provider (--providers) that answers the merchant, as its plan chose;
+	// empty for the runtime's default (--assistant).
+	Provider string `json:"provider,omitempty"`
+	// Model is the provider's model that answers; empty for the provider's first.
+	Model string `json:"model,omitempty"`
+	// APIKey is the merchant's own key for the provider, sent instead of the provider's; empty for the
+	// provider's. Like the webhooks' signing secrets, it is why a bundle travels in a Secret.
+	APIKey string `json:"apiKey,omitempty"`
 }
 
 // APIKey is a usable key, known only by its hash.
@@ -387,6 +395,9 @@ func (b *Bundle) Validate() error {
 		if d < 0 || d > MaxRetentionDays {
 			fail("retention days must be 0 to %d", MaxRetentionDays)
 		}
+	}
+	if a := b.Assistant; a.Provider != "" && !dnsLabel.MatchString(a.Provider) || a.Model != "" && a.Provider == "" {
+		fail("assistant.provider %q is not a DNS label, or a model is named without it", a.Provider)
 	}
 	for _, o := range b.AllowedOrigins {
 		if !origin.MatchString(o) {

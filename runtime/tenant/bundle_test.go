@@ -18,6 +18,7 @@ func validBundle() *Bundle {
 		AllowedOrigins: []string{"https://acme.example", "http://localhost:3000", "http://[::1]:8080"},
 		Owners:         []Owner{{Email: "owner@acme.example"}, {Subject: "1234"}},
 		Widget:         Widget{Title: "Acme", Color: "#0f766e"},
+		Assistant:      Assistant{Provider: "large", Model: "llama3.1:70b", APIKey: "sk-own-key"},
 		APIKeys: []APIKey{
 			{ID: "k1", Type: KeyPublishable, SHA256: strings.Repeat("ab", 32)},
 			{ID: "k2", Type: KeySecret, SHA256: strings.Repeat("cd", 32), ExpiresAt: &exp},
@@ -68,6 +69,8 @@ func TestValidateRejects(t *testing.T) {
 		{"duplicate key id", func(b *Bundle) { b.APIKeys[1].ID = "k1" }, "duplicated"},
 		{"key type", func(b *Bundle) { b.APIKeys[0].Type = "admin" }, "apiKeys[0].type"},
 		{"key hash", func(b *Bundle) { b.APIKeys[0].SHA256 = "pk_plaintext" }, "sha256"},
+		{"provider", func(b *Bundle) { b.Assistant.Provider = "Large_1" }, "assistant.provider"},
+		{"model without provider", func(b *Bundle) { b.Assistant.Provider = "" }, "assistant.provider"},
 		{"webhook url", func(b *Bundle) { b.Webhooks[0].URL = "ftp://x" }, "url"},
 		{"webhook no events", func(b *Bundle) { b.Webhooks[0].Events = nil }, "no event"},
 		{"webhook unknown event", func(b *Bundle) { b.Webhooks[0].Events = []Event{"order.paid"} }, "unknown event"},

@@ -33,6 +33,7 @@ import (
 	"github.com/parley-dev/parley/controllers"
 	"github.com/parley-dev/parley/internal/contract"
 	"github.com/parley-dev/parley/internal/render"
+	"github.com/parley-dev/parley/internal/testutil/fakellm"
 )
 
 const operatorNS = "parley-system"
@@ -44,7 +45,16 @@ var cluster struct {
 	runtimeURL string
 	// sqlitePath is the runtime's database, which tests read to see what the runtime keeps.
 	sqlitePath string
+	// small and large are the model providers the ChatRuntime declares for plans (spec.assistant.providers).
+	small, large *fakellm.Provider
 }
+
+// The runtime's providers for plans: small with two models and no key, large with one model and the
+// platform's key from a Secret.
+const (
+	smallAnswer, largeAnswer = "Answered by the small model.", "Answered by the large model."
+	largePlatformKey         = "sk-platform-large-0123456789"
+)
 
 func TestMain(m *testing.M) {
 	code, err := run(m)
@@ -90,11 +100,25 @@ func run(m *testing.M) (int, error) {
 	if err := cluster.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNS}}); err != nil {
 		return 1, err
 	}
+	cluster.small, cluster.large = fakellm.Start(smallAnswer), fakellm.Start(largeAnswer)
+	defer cluster.small.Close()
+	defer cluster.large.Close()
+	if err := cluster.client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "large-llm", Namespace: operatorNS},
+		Data: map[string][]byte{chatv1alpha1.DefaultOpenAIAPIKeyKey: []byte(largePlatformKey)}}); err != nil {
+		return 1, err
+	}
 	if err := cluster.client.Create(ctx, &chatv1alpha1.ChatRuntime{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: operatorNS},
-		// The tests' webhook receivers are on loopback; deleted merchants' data is erased at once.
+		// The tests' webhook receivers are on loopback; deleted merchants' data is erased at once. Merchants
+		// whose plans name no provider are answered offline (retrieval), the others by the fake providers.
 		Spec: chatv1alpha1.ChatRuntimeSpec{PublicURL: "https://chat.example.com",
 			Webhooks:                 chatv1alpha1.ChatRuntimeWebhooks{AllowPrivateAddresses: true},
-			DeletedMerchantRetention: &metav1.Duration{}}}); err != nil {
+			DeletedMerchantRetention: &metav1.Duration{},
+			Assistant: chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantRetrieval, Providers: []chatv1alpha1.ModelProviderSpec{
+				{Name: "small", BaseURL: cluster.small.URL(), Models: []chatv1alpha1.ProviderModelSpec{{Name: "small-a"}, {Name: "small-b"}}},
+				{Name: "large", BaseURL: cluster.large.URL(), APIKeySecretRef: &chatv1alpha1.SecretKeySelector{Name: "large-llm"},
+					Models: []chatv1alpha1.ProviderModelSpec{{Name: "large-a", ModelSettings: chatv1alpha1.ModelSettings{
+						FirstTokenTimeout: &metav1.Duration{Duration: 20 * time.Second}}}}},
+			}}}}); err != nil {
 		return 1, err
 	}
 

@@ -82,6 +82,9 @@ var readyHealth = map[string]struct{ ready, health string }{
 	chatv1alpha1.ReasonApplyFailed:                {"False", degraded},
 	chatv1alpha1.ReasonNamespaceNotGranted:        {"False", degraded},
 	chatv1alpha1.ReasonInvalidBackupSchedule:      {"False", degraded},
+	chatv1alpha1.ReasonProviderNotFound:           {"False", degraded},
+	chatv1alpha1.ReasonModelNotFound:              {"False", degraded},
+	chatv1alpha1.ReasonOwnKeyNotAllowed:           {"False", degraded},
 }
 
 // object is a Parley object at generation 2 with a status and Ready condition of that generation.

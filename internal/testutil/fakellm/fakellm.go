@@ -30,6 +30,8 @@ type Provider struct {
 	Delay time.Duration
 	// PieceDelay is waited before each piece of the answer.
 	PieceDelay time.Duration
+	// Stall is waited after the first piece of the answer, as a server does that stops writing midway.
+	Stall time.Duration
 	// Garbage, when set, is sent as the body instead of a well-formed answer.
 	Garbage string
 	// Finish is the answer's finish_reason: "stop" when empty, or "length" or "content_filter" for one cut short.
@@ -78,11 +80,21 @@ type Request struct {
 // New starts a provider that answers with the pieces of answer, until the test ends.
 func New(t testing.TB, answer ...string) *Provider {
 	t.Helper()
-	f := &Provider{Answer: answer, Status: http.StatusOK, abandoned: make(chan struct{})}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.srv.Close)
+	f := Start(answer...)
+	t.Cleanup(f.Close)
 	return f
 }
+
+// Start starts a provider that answers with the pieces of answer, for a TestMain that starts it before its
+// tests, until Close.
+func Start(answer ...string) *Provider {
+	f := &Provider{Answer: answer, Status: http.StatusOK, abandoned: make(chan struct{})}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	return f
+}
+
+// Close stops the provider.
+func (f *Provider) Close() { f.srv.Close() }
 
 // URL is the base URL to configure, like https://api.openai.com/v1.
 func (f *Provider) URL() string { return f.srv.URL + "/v1" }
@@ -137,7 +149,7 @@ func (f *Provider) serve(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.requests = append(f.requests, Recorded{Auth: r.Header.Get("Authorization"), Path: r.URL.RequestURI(),
 		APIKey: r.Header.Get("api-key"), Body: body, Params: slices.Sorted(maps.Keys(params))})
-	answer, status, delay, pieceDelay, garbage, finish := f.Answer, f.Status, f.Delay, f.PieceDelay, f.Garbage, f.Finish
+	answer, status, delay, pieceDelay, stall, garbage, finish := f.Answer, f.Status, f.Delay, f.PieceDelay, f.Stall, f.Garbage, f.Finish
 	f.mu.Unlock()
 
 	select {
@@ -168,9 +180,13 @@ func (f *Provider) serve(w http.ResponseWriter, r *http.Request) {
 			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}, "usage": nil}
 	}
 	send(chunk(map[string]any{"role": "assistant", "content": ""}, nil))
-	for _, piece := range answer {
+	for i, piece := range answer {
+		wait := pieceDelay
+		if i == 1 {
+			wait += stall
+		}
 		select {
-		case <-time.After(pieceDelay):
+		case <-time.After(wait):
 		case <-r.Context().Done():
 			f.abandonedOnce.Do(func() { close(f.abandoned) })
 			return

@@ -11,19 +11,18 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 	"unicode"
 
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/parley-dev/parley/runtime/assistant"
 )
 
-// Config wires a Responder.
+// Config wires a Responder. Its BaseURL, Model and their settings are the default provider's, which answers the
+// requests that name no provider; without a BaseURL those get the offline answer.
 type Config struct {
 	// BaseURL is the API's address, such as https://api.openai.com/v1.
 	BaseURL string
@@ -37,6 +36,9 @@ type Config struct {
 	AzureAPIVersion string
 	// Timeout bounds one answer, from the request to the last piece.
 	Timeout time.Duration
+	// FirstTokenTimeout bounds the wait for the answer's first text or reasoning, IdleTimeout the wait between
+	// two pieces of it; zero bounds neither.
+	FirstTokenTimeout, IdleTimeout time.Duration
 	// Temperature is the sampling temperature.
 	Temperature float64
 	// OmitTemperature sends no temperature, for models that accept only their default (OpenAI's reasoning
@@ -54,6 +56,8 @@ type Config struct {
 	// ContextWindow is the model's context window in tokens, which the prompt and MaxTokens share; 0 cuts the
 	// prompt no further than ContextItems and HistoryTokens do.
 	ContextWindow int
+	// Providers are further servers, which requests name.
+	Providers []Provider
 	// Offline answers when the model cannot, and answers greetings and thanks without asking it.
 	Offline assistant.Responder
 	// HTTPClient sends the requests; http.DefaultClient's transport when nil.
@@ -64,7 +68,7 @@ type Config struct {
 
 // Responder answers with the model. It is safe for concurrent use.
 type Responder struct {
-	client  openai.Client
+	targets targets
 	cfg     Config
 	log     *slog.Logger
 	offline *prometheus.CounterVec
@@ -79,34 +83,47 @@ var _ assistant.Responder = (*Responder)(nil)
 
 // The reasons an answer came from the offline assistant, the values of the fallback counter's label.
 const (
-	reasonTimeout = "timeout"
-	reasonError   = "error"
-	reasonEmpty   = "empty"
+	reasonTimeout    = "timeout"
+	reasonFirstToken = "first_token"
+	reasonIdle       = "idle"
+	reasonError      = "error"
+	reasonEmpty      = "empty"
+	// reasonUnknownModel is a bundle naming a provider or model the runtime does not declare: the operator
+	// checks it, but a ChatRuntime's change may reach the runtime before the bundles that follow it.
+	reasonUnknownModel = "unknown_model"
 )
 
 // New builds a Responder from cfg.
 func New(cfg Config) (*Responder, error) {
+	providers := cfg.Providers
+	if cfg.BaseURL != "" || cfg.Model != "" {
+		providers = append([]Provider{cfg.defaultProvider()}, providers...)
+	}
 	switch {
-	case cfg.BaseURL == "" || cfg.Model == "":
-		return nil, errors.New("llm: the base URL and the model are required")
+	case len(providers) == 0:
+		return nil, errors.New("llm: a provider is required")
 	case cfg.Offline == nil || cfg.Logger == nil || cfg.Registry == nil:
 		return nil, errors.New("llm: the offline responder, logger and registry are required")
-	case cfg.Timeout <= 0 || cfg.MaxTokens <= 0 || cfg.ContextItems <= 0:
-		return nil, errors.New("llm: the timeout, max tokens and context items must be positive")
-	case cfg.ContextWindow != 0 && cfg.ContextWindow <= cfg.MaxTokens:
-		return nil, errors.New("llm: the context window must hold more than the answer's max tokens")
+	case cfg.ContextItems <= 0:
+		return nil, errors.New("llm: the context items must be positive")
+	}
+	for _, p := range providers {
+		if err := p.validate(); err != nil {
+			return nil, err
+		}
 	}
 	httpClient := cfg.HTTPClient
 	if httpClient == nil {
 		httpClient = &http.Client{}
 	}
-	r := &Responder{cfg: cfg, log: cfg.Logger, counter: newCounter(),
-		accepts: newLearned(wire{completionTokens: cfg.MaxCompletionTokens, defaultTemperature: cfg.OmitTemperature})}
-	r.client = openai.NewClient(append(Endpoint(cfg.BaseURL, cfg.Model, cfg.APIKey, cfg.AzureAPIVersion), option.WithHTTPClient(httpClient), option.WithMaxRetries(0),
-		option.WithMiddleware(streamOneShots))...)
+	r := &Responder{cfg: cfg, log: cfg.Logger, counter: newCounter(), targets: newTargets(providers, httpClient),
+		accepts: newLearned(wire{})}
+	for _, t := range r.targets.byName {
+		r.accepts.learn(t.key, wire{completionTokens: t.model.MaxCompletionTokens, defaultTemperature: t.model.OmitTemperature})
+	}
 	r.offline = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "parley_runtime_assistant_offline_answers_total",
-		Help: "Answers given by the offline assistant because the model failed, by reason (timeout, error, empty).",
+		Help: "Answers given by the offline assistant because the model failed, by reason (timeout, first_token, idle, error, empty, unknown_model).",
 	}, []string{"reason"})
 	r.cuts = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "parley_runtime_assistant_prompt_cuts_total",
@@ -117,7 +134,7 @@ func New(cfg Config) (*Responder, error) {
 			return nil, fmt.Errorf("registering the assistant's metrics: %w", err)
 		}
 	}
-	for _, reason := range []string{reasonTimeout, reasonError, reasonEmpty} {
+	for _, reason := range []string{reasonTimeout, reasonFirstToken, reasonIdle, reasonError, reasonEmpty, reasonUnknownModel} {
 		r.offline.WithLabelValues(reason)
 	}
 	for _, part := range []string{cutHistory, cutItems} {
@@ -126,22 +143,30 @@ func New(cfg Config) (*Responder, error) {
 	return r, nil
 }
 
-// Endpoint are the options that address an OpenAI-compatible server at baseURL for model and give it apiKey:
-// the chat client's and the embeddings client's. They are explicit, so that no OPENAI_* variable of the
-// environment changes where the key goes. A non-empty azureAPIVersion speaks to Azure OpenAI's classic
-// deployments endpoint, baseURL being the resource's endpoint and model the deployment's name.
-func Endpoint(baseURL, model, apiKey, azureAPIVersion string) []option.RequestOption {
-	if azureAPIVersion == "" {
-		return []option.RequestOption{option.WithBaseURL(baseURL), option.WithAPIKey(apiKey)}
+// defaultProvider is the provider Config's own fields describe, named "".
+func (cfg Config) defaultProvider() Provider {
+	return Provider{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, AzureAPIVersion: cfg.AzureAPIVersion, Models: []Model{{
+		Name: cfg.Model, Temperature: cfg.Temperature, OmitTemperature: cfg.OmitTemperature, MaxTokens: cfg.MaxTokens,
+		MaxCompletionTokens: cfg.MaxCompletionTokens, ContextWindow: cfg.ContextWindow,
+		Timeouts: Timeouts{FirstToken: cfg.FirstTokenTimeout, Idle: cfg.IdleTimeout, Overall: cfg.Timeout}}}}
+}
+
+// validate reports what of p a Responder cannot ask.
+func (p Provider) validate() error {
+	if p.BaseURL == "" || len(p.Models) == 0 {
+		return fmt.Errorf("llm: provider %q needs a base URL and a model", p.Name)
 	}
-	// Azure's classic endpoint names the deployment in the path and the API version in the query, and takes the
-	// key in its own header; the model in the body is ignored.
-	opts := []option.RequestOption{option.WithAPIKey(""), option.WithQuery("api-version", azureAPIVersion),
-		option.WithBaseURL(strings.TrimSuffix(baseURL, "/") + "/openai/deployments/" + url.PathEscape(model))}
-	if apiKey != "" {
-		opts = append(opts, option.WithHeader("api-key", apiKey))
+	for _, m := range p.Models {
+		switch {
+		case m.Name == "":
+			return fmt.Errorf("llm: provider %q has a model without a name", p.Name)
+		case m.Timeouts.Overall <= 0 || m.Timeouts.FirstToken < 0 || m.Timeouts.Idle < 0 || m.MaxTokens <= 0:
+			return fmt.Errorf("llm: model %q of provider %q: the timeout and max tokens must be positive", m.Name, p.Name)
+		case m.ContextWindow != 0 && m.ContextWindow <= m.MaxTokens:
+			return fmt.Errorf("llm: model %q of provider %q: the context window must hold more than the answer's max tokens", m.Name, p.Name)
+		}
 	}
-	return opts
+	return nil
 }
 
 // Respond answers req with the model over the retrieved items, or with the offline assistant when the message is
@@ -154,11 +179,21 @@ func (r *Responder) Respond(ctx context.Context, req assistant.Request) (assista
 	if reply, ok := assistant.CuratedReply(req); ok {
 		return reply, nil
 	}
+	t, ok := r.targets.get(req.Provider, req.Model)
+	if !ok {
+		if req.Provider == "" && req.Model == "" {
+			return r.cfg.Offline.Respond(ctx, req) // the runtime's default answers offline
+		}
+		r.offline.WithLabelValues(reasonUnknownModel).Inc()
+		r.log.WarnContext(ctx, "the merchant's bundle names a model this runtime does not declare; giving the offline answer",
+			"provider", req.Provider, "model", req.Model)
+		return r.cfg.Offline.Respond(ctx, req)
+	}
 	var hits []assistant.Hit
 	if req.Index.Len() > 0 {
 		hits = req.Index.SearchWith(retrievalQuery(req), req.QueryVector, r.cfg.ContextItems)
 	}
-	reply, err := r.ask(ctx, req, hits)
+	reply, err := r.ask(ctx, req, t, hits)
 	if err == nil {
 		if reply.Answered && len(hits) > 0 {
 			reply.Confidence = hits[0].Confidence // how well the items the model was given match the question
@@ -176,13 +211,17 @@ func (r *Responder) Respond(ctx context.Context, req assistant.Request) (assista
 	switch {
 	case errors.Is(err, errEmpty):
 		reason = reasonEmpty
+	case errors.Is(err, errFirstToken):
+		reason = reasonFirstToken
+	case errors.Is(err, errIdle):
+		reason = reasonIdle
 	case errors.Is(err, context.DeadlineExceeded):
 		reason = reasonTimeout
 	}
 	r.offline.WithLabelValues(reason).Inc()
 	// err carries the status and the provider's URL, never the key: openai-go's errors omit the request headers.
-	r.log.WarnContext(ctx, "the model did not answer; giving the offline answer", "reason", reason, "model", r.cfg.Model,
-		"error", err.Error())
+	r.log.WarnContext(ctx, "the model did not answer; giving the offline answer", "reason", reason, "provider", t.provider,
+		"model", t.model.Name, "error", err.Error())
 	return r.cfg.Offline.Respond(ctx, req)
 }
 
@@ -220,20 +259,20 @@ func reportedTokens(n int64) int64 { return min(max(n, 0), maxReportedTokens) }
 
 // ask streams the model's answer to req and reads it into a reply. A request the model refuses for a parameter
 // it does not accept is asked again without it, and the model's answer remembered.
-func (r *Responder) ask(ctx context.Context, req assistant.Request, hits []assistant.Hit) (assistant.Reply, error) {
-	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+func (r *Responder) ask(ctx context.Context, req assistant.Request, t *target, hits []assistant.Hit) (assistant.Reply, error) {
+	ctx, cancel := context.WithTimeout(ctx, t.model.Timeouts.Overall)
 	defer cancel()
-	msgs, hits := r.fit(ctx, req, hits)
-	w := r.accepts.get(r.cfg.Model)
+	msgs, hits := r.fit(ctx, req, t, hits)
+	w := r.accepts.get(t.key)
 	for {
-		reply, err := r.stream(ctx, req, hits, msgs, w)
+		reply, err := r.stream(ctx, req, t, hits, msgs, w)
 		next, ok := corrected(w, err)
 		if !ok {
 			return reply, err
 		}
-		r.log.InfoContext(ctx, "the model refused a parameter; asking without it from now on", "model", r.cfg.Model,
-			"error", err.Error())
-		r.accepts.learn(r.cfg.Model, next)
+		r.log.InfoContext(ctx, "the model refused a parameter; asking without it from now on", "provider", t.provider,
+			"model", t.model.Name, "error", err.Error())
+		r.accepts.learn(t.key, next)
 		w = next
 	}
 }
@@ -249,13 +288,13 @@ const (
 // whatever the model takes and cuts a longer prompt silently, losing the rules at its start; a prompt that does
 // not fit even so is sent as it is, for the server to refuse or cut. It returns the prompt and the items it
 // numbers.
-func (r *Responder) fit(ctx context.Context, req assistant.Request, hits []assistant.Hit) ([]openai.ChatCompletionMessageParamUnion, []assistant.Hit) {
+func (r *Responder) fit(ctx context.Context, req assistant.Request, t *target, hits []assistant.Hit) ([]openai.ChatCompletionMessageParamUnion, []assistant.Hit) {
 	history := recent(req.History, r.cfg.HistoryTokens)
 	msgs := prompt(req, hits, history)
-	if r.cfg.ContextWindow == 0 {
+	if t.model.ContextWindow == 0 {
 		return msgs, hits
 	}
-	budget := int64(r.cfg.ContextWindow - r.cfg.MaxTokens)
+	budget := int64(t.model.ContextWindow - t.model.MaxTokens)
 	cut := map[string]bool{}
 	for r.counter.usage(msgs, "").PromptTokens > budget {
 		switch {
@@ -272,8 +311,8 @@ func (r *Responder) fit(ctx context.Context, req assistant.Request, hits []assis
 		r.cuts.WithLabelValues(part).Inc()
 	}
 	if len(cut) > 0 {
-		r.log.DebugContext(ctx, "the prompt was cut to fit the context window", "model", r.cfg.Model,
-			"window", r.cfg.ContextWindow, "items", len(hits), "turns", len(history))
+		r.log.DebugContext(ctx, "the prompt was cut to fit the context window", "provider", t.provider, "model", t.model.Name,
+			"window", t.model.ContextWindow, "items", len(hits), "turns", len(history))
 	}
 	return msgs, hits
 }
@@ -281,13 +320,17 @@ func (r *Responder) fit(ctx context.Context, req assistant.Request, hits []assis
 // stream asks the model once with the parameters w and reads its answer into a reply. The model's reasoning,
 // in reasoning_content (vLLM, DeepSeek), reasoning (Ollama, OpenRouter) or <think> blocks of its content
 // (llama.cpp, vLLM without a reasoning parser), is counted but never passed on, stored or read as the answer.
-func (r *Responder) stream(ctx context.Context, req assistant.Request, hits []assistant.Hit, msgs []openai.ChatCompletionMessageParamUnion, w wire) (assistant.Reply, error) {
-	stream := r.client.Chat.Completions.NewStreaming(ctx, w.params(r.cfg.Model, msgs, r.cfg.Temperature, r.cfg.MaxTokens))
+// A watchdog ends the request when the model is slow to start or stalls (t's timeouts).
+func (r *Responder) stream(ctx context.Context, req assistant.Request, t *target, hits []assistant.Hit, msgs []openai.ChatCompletionMessageParamUnion, w wire) (assistant.Reply, error) {
+	m := t.model
+	ctx, dog, stop := watch(ctx, m.Timeouts)
+	defer stop()
+	stream := t.client.Chat.Completions.NewStreaming(ctx, w.params(m.Name, msgs, m.Temperature, m.MaxTokens), t.ownKey(req.APIKey)...)
 	defer func() { _ = stream.Close() }()
 	var completion strings.Builder
 	var usage assistant.Usage
 	think, cite := thoughts{inside: w.thinksUnopened}, newCiter(len(hits))
-	reported, sent, lone, finish, limit := false, 0, 0, "", r.cfg.MaxTokens*maxAnswerBytesPerToken
+	reported, sent, lone, finish, limit := false, 0, 0, "", m.MaxTokens*maxAnswerBytesPerToken
 	for stream.Next() {
 		chunk := stream.Current()
 		if chunk.JSON.Usage.Valid() {
@@ -299,7 +342,11 @@ func (r *Responder) stream(ctx context.Context, req assistant.Request, hits []as
 			if c.Index != 0 {
 				continue
 			}
-			completion.WriteString(reasoning(c.Delta))
+			thought := reasoning(c.Delta)
+			if thought != "" || c.Delta.Content != "" {
+				dog.wrote()
+			}
+			completion.WriteString(thought)
 			completion.WriteString(c.Delta.Content)
 			think.add(c.Delta.Content)
 			if c.FinishReason != "" && finish == "" {
@@ -308,7 +355,7 @@ func (r *Responder) stream(ctx context.Context, req assistant.Request, hits []as
 			}
 		}
 		if completion.Len() > limit {
-			return assistant.Reply{}, fmt.Errorf("the chat completion from %s is longer than %d bytes, %d tokens' worth", r.cfg.BaseURL, limit, r.cfg.MaxTokens)
+			return assistant.Reply{}, fmt.Errorf("the chat completion from %s is longer than %d bytes, %d tokens' worth", t.baseURL, limit, m.MaxTokens)
 		}
 		if think.lone != lone {
 			// What was passed on was a thought: the answer starts again. The stored reply, which the widget shows
@@ -319,9 +366,9 @@ func (r *Responder) stream(ctx context.Context, req assistant.Request, hits []as
 	}
 	if think.lone > 0 && !w.thinksUnopened {
 		r.log.InfoContext(ctx, "the model's thoughts start without <think>; holding its answers back until </think> from now on",
-			"model", r.cfg.Model)
+			"provider", t.provider, "model", m.Name)
 		w.thinksUnopened = true
-		r.accepts.learn(r.cfg.Model, w)
+		r.accepts.learn(t.key, w)
 	}
 	if err := stream.Err(); err != nil {
 		// With the caller's cancellation, what was written, and what it cost: the provider bills the prompt whole
@@ -329,10 +376,13 @@ func (r *Responder) stream(ctx context.Context, req assistant.Request, hits []as
 		text := cite.text(strings.TrimLeftFunc(think.answer(), unicode.IsSpace), true)
 		partial := assistant.Reply{Text: text, Sources: cited(cite, hits), Kind: assistant.KindAnswer, Answered: text != "",
 			Usage: assistant.Usage{PromptTokens: int64(promptTokens(msgs)), CompletionTokens: int64(tokens(text))}}
-		return partial, fmt.Errorf("the chat completion from %s: %w", r.cfg.BaseURL, err)
+		if cause := context.Cause(ctx); errors.Is(cause, errFirstToken) || errors.Is(cause, errIdle) {
+			err = cause // the watchdog's, not the cancellation it caused
+		}
+		return partial, fmt.Errorf("the chat completion from %s: %w", t.baseURL, err)
 	}
 	if finish == "" {
-		return assistant.Reply{}, fmt.Errorf("the chat completion from %s: %w", r.cfg.BaseURL, errCutShort)
+		return assistant.Reply{}, fmt.Errorf("the chat completion from %s: %w", t.baseURL, errCutShort)
 	}
 	answer := strings.TrimSpace(cite.text(strings.TrimLeftFunc(think.answer(), unicode.IsSpace), true))
 	if answer == "" {

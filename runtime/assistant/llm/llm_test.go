@@ -467,3 +467,118 @@ func TestACuratedAnswerIsGivenAsWrittenWithoutTheModel(t *testing.T) {
 		t.Errorf("another question: reply %+v after %d requests", reply, len(f.Requests()))
 	}
 }
+
+// A model slow to start its answer, or stalled midway, gives the offline answer at its own timeout, counted by
+// which timeout tripped; a slow model that keeps writing is waited for, however long its whole answer takes.
+func TestASlowOrStalledModelGivesTheOfflineAnswer(t *testing.T) {
+	const first, idle, overall = 300 * time.Millisecond, 300 * time.Millisecond, 10 * time.Second
+	for _, tc := range []struct {
+		name   string
+		setup  func(f *fakellm.Provider)
+		reason string // "" for the model's answer
+	}{
+		{"slow first token", func(f *fakellm.Provider) { f.Delay = 5 * time.Second }, reasonFirstToken},
+		// The role chunk comes at once, as vLLM sends it; the text is what counts.
+		{"slow first text", func(f *fakellm.Provider) { f.PieceDelay = 5 * time.Second }, reasonFirstToken},
+		{"stalled", func(f *fakellm.Provider) { f.Stall = 5 * time.Second }, reasonIdle},
+		{"slow but steady", func(f *fakellm.Provider) { f.PieceDelay = 150 * time.Millisecond }, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := fakellm.New(t, "We ship ", "to Canada ", "in 5 to 8 ", "business ", "days [1].")
+			f.Set(tc.setup)
+			h := newResponder(t, f.URL(), overall, func(c *Config) { c.FirstTokenTimeout, c.IdleTimeout = first, idle })
+			start := time.Now()
+			reply, err := h.r.Respond(context.Background(), question("How long does delivery to Canada take?"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			took := time.Since(start)
+			if tc.reason == "" {
+				if reply.Text != "We ship to Canada in 5 to 8 business days [1]." || took < 5*150*time.Millisecond {
+					t.Errorf("a steady model's answer %q after %s", reply.Text, took)
+				}
+				return
+			}
+			if took > first+idle+2*time.Second {
+				t.Errorf("the offline answer took %s", took)
+			}
+			want, _ := assistant.Retrieval{}.Respond(context.Background(), question("How long does delivery to Canada take?"))
+			if reply.Text != want.Text {
+				t.Errorf("reply %q, want the offline %q", reply.Text, want.Text)
+			}
+			if n := testutil.ToFloat64(h.r.offline.WithLabelValues(tc.reason)); n != 1 {
+				t.Errorf("offline answers for %s: %v", tc.reason, n)
+			}
+			if !strings.Contains(h.logs.String(), "reason="+tc.reason) {
+				t.Errorf("logs %s", h.logs)
+			}
+		})
+	}
+}
+
+// Each request is answered by the model its merchant's plan names, on that provider's server, with the
+// merchant's own key where it has one; a request naming no provider by the default one.
+func TestEachRequestIsAnsweredByItsProvidersModel(t *testing.T) {
+	def, small, azure := fakellm.New(t, "From the default."), fakellm.New(t, "From the small model."), fakellm.New(t, "From Azure.")
+	h := newResponder(t, def.URL(), 5*time.Second, func(c *Config) {
+		c.Providers = []Provider{
+			{Name: "small", BaseURL: small.URL(), APIKey: "sk-small-platform", Models: []Model{
+				{Name: "llama3.2:1b", MaxTokens: 100, Temperature: 0.5, Timeouts: Timeouts{Overall: 5 * time.Second}},
+				{Name: "llama3.2:3b", MaxTokens: 200, OmitTemperature: true, MaxCompletionTokens: true, Timeouts: Timeouts{Overall: 5 * time.Second}},
+			}},
+			{Name: "azure", BaseURL: azure.AzureEndpoint(), AzureAPIVersion: "2024-10-21", APIKey: "azure-platform", Models: []Model{
+				{Name: "gpt-4o-deployment", MaxTokens: 300, Timeouts: Timeouts{Overall: 5 * time.Second}}}},
+		}
+	})
+	ask := func(provider, model, key string) string {
+		t.Helper()
+		req := question("How long does delivery to Canada take?")
+		req.Provider, req.Model, req.APIKey = provider, model, key
+		reply, err := h.r.Respond(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return reply.Text
+	}
+	if got := ask("", "", ""); got != "From the default." || def.Last(t).Body.Model != "test-model" || def.Last(t).Auth != "Bearer "+testKey {
+		t.Errorf("the default provider: %q, %+v", got, def.Last(t))
+	}
+	if got := ask("small", "", ""); got != "From the small model." {
+		t.Errorf("the small provider's first model: %q", got)
+	}
+	if r := small.Last(t); r.Body.Model != "llama3.2:1b" || r.Body.MaxTokens != 100 || r.Body.Temperature != 0.5 || r.Auth != "Bearer sk-small-platform" {
+		t.Errorf("the small provider's first model was asked %+v", r)
+	}
+	if got := ask("small", "llama3.2:3b", "sk-merchant-own"); got != "From the small model." {
+		t.Errorf("the small provider's second model: %q", got)
+	}
+	if r := small.Last(t); r.Body.Model != "llama3.2:3b" || r.Auth != "Bearer sk-merchant-own" ||
+		!slices.Contains(r.Params, paramMaxCompletionTokens) || slices.Contains(r.Params, paramTemperature) {
+		t.Errorf("the second model, with the merchant's key, was asked %+v", r)
+	}
+	if got := ask("azure", "", "azure-merchant-own"); got != "From Azure." {
+		t.Errorf("the Azure provider: %q", got)
+	}
+	if r := azure.Last(t); r.APIKey != "azure-merchant-own" || r.Auth != "" ||
+		!strings.HasPrefix(r.Path, "/openai/deployments/gpt-4o-deployment/chat/completions?api-version=2024-10-21") {
+		t.Errorf("the Azure provider, with the merchant's key, was asked %+v", r)
+	}
+	// A bundle naming what the runtime does not declare (a ChatRuntime changed before its bundles) is answered
+	// offline, counted, and sent nowhere.
+	before := len(def.Requests()) + len(small.Requests()) + len(azure.Requests())
+	want, _ := assistant.Retrieval{}.Respond(context.Background(), question("How long does delivery to Canada take?"))
+	for _, named := range [][2]string{{"large", ""}, {"small", "gpt-5"}} {
+		if got := ask(named[0], named[1], "sk-merchant-own"); got != want.Text {
+			t.Errorf("%v: %q, want the offline answer", named, got)
+		}
+	}
+	if n := testutil.ToFloat64(h.r.offline.WithLabelValues(reasonUnknownModel)); n != 2 {
+		t.Errorf("offline answers for an unknown model: %v", n)
+	}
+	if after := len(def.Requests()) + len(small.Requests()) + len(azure.Requests()); after != before {
+		t.Errorf("an unknown model's request reached a provider")
+	}
+	if logs := h.logs.String(); strings.Contains(logs, "sk-merchant-own") || strings.Contains(logs, "sk-small-platform") {
+		t.Errorf("a key is in the logs: %s", logs)
+	}
+}
