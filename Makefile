@@ -138,6 +138,10 @@ bench: wrk ## Load POST /api/v1/chat (parley dev on SQLite; parley runtime on Po
 bench-many: ## One runtime, 10,000 merchants x 100 items: bundle load time, uniform and Zipf throughput and p99, evicted p99, peak RSS.
 	go test -tags $(TEST_TAGS) ./test/bench -run '^$$' -bench BenchmarkManyMerchants -benchtime 1x -count=1 -timeout 30m -v
 
+.PHONY: bench-crawl
+bench-crawl: ## Sync a declared source of 1,000 local pages beside another merchant's chat at 100 req/s; report crawl time, peak RSS, chat p99 quiet and during the crawl.
+	go test -tags $(TEST_TAGS) ./test/bench -run '^$$' -bench BenchmarkCrawlBesideChat -benchtime 1x -count=1 -timeout 10m -v
+
 .PHONY: bench-profile
 bench-profile: wrk ## make bench with CPU and allocation profiles of the runtime during the chat run, in $(PROFILE_DIR) (PROFILE_BENCH=BenchmarkChatHTTPScaleOut: the scale-out set-up's).
 	PARLEY_BENCH_PROFILE="$(PROFILE_DIR)" go test -tags $(TEST_TAGS) ./test/bench -run '^$$' -bench '^$(PROFILE_BENCH)$$' -benchtime 1x -count=1 -timeout 10m -v

@@ -19,6 +19,7 @@ const (
 	webhookMerchantIndex = "spec.merchantRef.name"
 	webhookSecretIndex   = ".signingSecretName"
 	merchantOwnKeyIndex  = ".ownKeySecretName"
+	sourceMerchantIndex  = "spec.merchantRef.name"
 )
 
 func setupIndexes(ctx context.Context, mgr manager.Manager) error {
@@ -51,6 +52,9 @@ func setupIndexes(ctx context.Context, mgr manager.Manager) error {
 		}},
 		{&chatv1alpha1.Webhook{}, webhookSecretIndex, func(o client.Object) []string {
 			return []string{o.(*chatv1alpha1.Webhook).SigningSecretRef().Name}
+		}},
+		{&chatv1alpha1.KnowledgeSource{}, sourceMerchantIndex, func(o client.Object) []string {
+			return []string{o.(*chatv1alpha1.KnowledgeSource).Spec.MerchantRef.Name}
 		}},
 		{&corev1.Secret{}, bundleKeyHashIndex, bundleKeyHashes},
 		{&corev1.Secret{}, bundleMerchantIDIndex, bundleMerchantID},

@@ -180,13 +180,18 @@ func setup(mgr manager.Manager, opts Options) error {
 		Now: time.Now, Namespace: opts.Namespace}).SetupWithManager(mgr, workers); err != nil {
 		return fmt.Errorf("setting up the Webhook controller: %w", err)
 	}
+	reports := NewSourceReports()
+	if err := (&KnowledgeSourceReconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("parley-knowledgesource"),
+		Reports: reports, Now: time.Now}).SetupWithManager(mgr, workers); err != nil {
+		return fmt.Errorf("setting up the KnowledgeSource controller: %w", err)
+	}
 	if opts.UsageInterval > 0 {
 		address := render.MetricsAddress
 		if opts.UsageAddress != "" {
 			address = func(*chatv1alpha1.ChatRuntime) string { return opts.UsageAddress }
 		}
 		if err := mgr.Add(&UsagePoller{Client: c, Namespace: opts.Namespace, Interval: opts.UsageInterval, Address: address,
-			HTTP: &http.Client{}, Log: mgr.GetLogger().WithName("usage")}); err != nil {
+			HTTP: &http.Client{}, Log: mgr.GetLogger().WithName("usage"), Sources: reports}); err != nil {
 			return fmt.Errorf("setting up the usage poller: %w", err)
 		}
 		if err := mgr.Add(&BackupPoller{Client: c, Namespace: opts.Namespace, Interval: opts.UsageInterval, Address: address,

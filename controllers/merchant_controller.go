@@ -196,8 +196,13 @@ func (r *MerchantReconciler) publish(ctx context.Context, m *chatv1alpha1.Mercha
 	if keysPending || hooksPending {
 		return published{}, errPending
 	}
+	var sources chatv1alpha1.KnowledgeSourceList
+	if err := r.List(ctx, &sources, client.InNamespace(m.Namespace), client.MatchingFields{sourceMerchantIndex: m.Name}); err != nil {
+		return published{}, fmt.Errorf("listing knowledge sources: %w", err)
+	}
 	now := r.Now()
 	bundle := render.Bundle(m, id, &plan, keys, hooks, now)
+	bundle.Sources = render.Sources(sources.Items)
 	bundle.Suspended = suspended(m, nsLabels)
 	bundle.Assistant.APIKey = ownKey
 	var out published
@@ -685,6 +690,8 @@ func (r *MerchantReconciler) SetupWithManager(mgr ctrl.Manager, workers int) err
 			return r.merchantsOfNamespace(ctx, &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: o.GetNamespace()}})
 		}), onlyDeletes()).
 		Watches(&chatv1alpha1.Webhook{}, handler.EnqueueRequestsFromMapFunc(merchantOf)).
+		// A knowledge source's status changes with every report of its runtime; only its spec is in the bundle.
+		Watches(&chatv1alpha1.KnowledgeSource{}, handler.EnqueueRequestsFromMapFunc(merchantOf), specChanges()).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.merchantsOfSecret),
 			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelAPIKey))).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.merchantsOfSigningSecret),
@@ -757,6 +764,8 @@ func merchantOf(_ context.Context, o client.Object) []reconcile.Request {
 	case *chatv1alpha1.APIKey:
 		name = obj.Spec.MerchantRef.Name
 	case *chatv1alpha1.Webhook:
+		name = obj.Spec.MerchantRef.Name
+	case *chatv1alpha1.KnowledgeSource:
 		name = obj.Spec.MerchantRef.Name
 	default:
 		return nil

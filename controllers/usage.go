@@ -21,7 +21,8 @@ import (
 const maxUsageReport = 16 << 20
 
 // UsagePoller copies each merchant's usage and keys in use, which only its runtime knows, into the Merchant's
-// status, where the APIKey reconciler reads the keys in use: every Interval it reads each ChatRuntime's report
+// status, where the APIKey reconciler reads the keys in use, and hands its knowledge sources' syncs to the
+// KnowledgeSource reconciler: every Interval it reads each ChatRuntime's report
 // from the runtime's metrics listener (never its public port) and patches the Merchants whose figures changed.
 type UsagePoller struct {
 	Client client.Client
@@ -33,6 +34,8 @@ type UsagePoller struct {
 	Address func(rt *chatv1alpha1.ChatRuntime) string
 	HTTP    *http.Client
 	Log     logr.Logger
+	// Sources receives each merchant's report of its declared knowledge sources; nil drops them.
+	Sources *SourceReports
 }
 
 // NeedLeaderElection makes only the leader poll, as only it writes status.
@@ -70,6 +73,9 @@ func (p *UsagePoller) update(ctx context.Context, rt *chatv1alpha1.ChatRuntime, 
 	}
 	for i := range merchants.Items {
 		m := &merchants.Items[i]
+		if p.Sources != nil && m.Status.MerchantID != "" {
+			p.Sources.put(ctx, m.Namespace, m.Status.MerchantID, report.Merchants[m.Status.MerchantID].Sources, report.ObservedAt)
+		}
 		next, ok := usageFrom(report, m.Status.MerchantID)
 		keys := keysInUseFrom(report, m.Status.MerchantID)
 		if !ok || (!usageChanged(m.Status.Usage, next) && slices.Equal(m.Status.KeysInUse, keys)) {

@@ -200,6 +200,30 @@ func TestSchemaRejectsBadObjects(t *testing.T) {
 			w.Spec.Events = nil
 			return w
 		}, "spec.events"},
+		{"knowledge source file url", func() client.Object { return knowledgeSource(ns, "bad-file", "m", "file:///etc/passwd") },
+			"url must be an absolute http or https URL"},
+		{"knowledge source relative url", func() client.Object { return knowledgeSource(ns, "bad-relative", "m", "/help") },
+			"url must be an absolute http or https URL"},
+		{"knowledge source ref of a website", func() client.Object {
+			ks := knowledgeSource(ns, "bad-ref", "m", "https://shop.example/")
+			ks.Spec.Ref = "main"
+			return ks
+		}, "ref is for git sources only"},
+		{"knowledge source type", func() client.Object {
+			ks := knowledgeSource(ns, "bad-type", "m", "https://shop.example/")
+			ks.Spec.Type = "ftp"
+			return ks
+		}, "spec.type"},
+		{"knowledge source interval too short", func() client.Object {
+			ks := knowledgeSource(ns, "bad-interval", "m", "https://shop.example/")
+			ks.Spec.SyncInterval = &metav1.Duration{Duration: 30 * time.Second}
+			return ks
+		}, "syncInterval must be between 1m and 720h"},
+		{"knowledge source no pages", func() client.Object {
+			ks := knowledgeSource(ns, "bad-pages", "m", "https://shop.example/")
+			ks.Spec.MaxPages = -1
+			return ks
+		}, "spec.maxPages"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -218,6 +242,15 @@ func TestSchemaRejectsBadObjects(t *testing.T) {
 			w := webhook(ns, "ok-http-"+string(rune('a'+i)), "m")
 			w.Spec.URL = u
 			create(t, w)
+		}
+	})
+	t.Run("a git knowledge source with a ref is accepted, its type defaulted otherwise", func(t *testing.T) {
+		git := knowledgeSource(ns, "ok-git", "m", "https://git.example/docs.git")
+		git.Spec.Type, git.Spec.Ref = chatv1alpha1.KnowledgeSourceGit, "v2"
+		site := knowledgeSource(ns, "ok-site", "m", "https://shop.example/help/")
+		create(t, git, site)
+		if site.Spec.Type != chatv1alpha1.KnowledgeSourceWebsite || site.Status.ObservedGeneration != -1 {
+			t.Errorf("a new source's type %q and observedGeneration %d", site.Spec.Type, site.Status.ObservedGeneration)
 		}
 	})
 	t.Run("an openai runtime is accepted", func(t *testing.T) {
@@ -256,10 +289,11 @@ func TestSchemaRejectsBadUpdates(t *testing.T) {
 	named := apiKey(ns, "named", "fixed", chatv1alpha1.APIKeyPublishable)
 	named.Spec.SecretName = "named-key"
 	w := webhook(ns, "hook", "fixed")
+	ks := knowledgeSource(ns, "source", "fixed", "https://shop.example/")
 	r := runtimeObj("immutable-" + ns)
 	r.Namespace = ns
 	r.Spec.Storage.SQLite = &chatv1alpha1.SQLiteStorage{Size: new(resource.MustParse("1Gi"))}
-	create(t, m, free, k, named, w, r)
+	create(t, m, free, k, named, w, ks, r)
 
 	cases := []struct {
 		name   string
@@ -277,6 +311,8 @@ func TestSchemaRejectsBadUpdates(t *testing.T) {
 		{"key secretName added", k, func() { k.Spec.SecretName = "renamed" }, "secretName is immutable: it cannot be added or removed"},
 		{"key secretName removed", named, func() { named.Spec.SecretName = "" }, "secretName is immutable: it cannot be added or removed"},
 		{"webhook merchantRef changed", w, func() { w.Spec.MerchantRef.Name = "other" }, "merchantRef is immutable"},
+		{"knowledge source merchantRef changed", ks, func() { ks.Spec.MerchantRef.Name = "other" }, "merchantRef is immutable"},
+		{"knowledge source type changed", ks, func() { ks.Spec.Type = chatv1alpha1.KnowledgeSourceGit }, "type is immutable"},
 		{"runtime scaled on sqlite", r, func() { r.Spec.Replicas = new(int32(3)) }, "sqlite storage supports one replica only"},
 	}
 	for _, tc := range cases {
@@ -302,4 +338,10 @@ func TestSchemaRejectsBadUpdates(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "subject") {
 		t.Errorf("an owner with an empty subject: %v", err)
 	}
+}
+
+// knowledgeSource is a website source of the merchant named merchantName.
+func knowledgeSource(ns, name, merchantName, url string) *chatv1alpha1.KnowledgeSource {
+	return &chatv1alpha1.KnowledgeSource{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: chatv1alpha1.KnowledgeSourceSpec{MerchantRef: chatv1alpha1.LocalObjectReference{Name: merchantName}, URL: url}}
 }

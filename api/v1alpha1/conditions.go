@@ -41,7 +41,8 @@ const (
 	// ReasonRuntimeNotAllowed means the referenced ChatRuntime's allowedNamespaces does not select the
 	// Merchant's namespace. Chat stops in a bundle published before. Merchant.
 	ReasonRuntimeNotAllowed = "RuntimeNotAllowed"
-	// ReasonMerchantNotFound means the referenced Merchant does not exist (yet). APIKey, Webhook.
+	// ReasonMerchantNotFound means the referenced Merchant does not exist (yet) in the object's namespace.
+	// APIKey, Webhook, KnowledgeSource.
 	ReasonMerchantNotFound = "MerchantNotFound"
 
 	// ReasonSecretNotFound means a referenced Secret, or the key in it, does not exist. APIKey, Webhook.
@@ -100,6 +101,14 @@ const (
 	// ReasonPlanDoesNotIncludeWebhooks means the merchant's plan has no webhooks feature. Webhook.
 	ReasonPlanDoesNotIncludeWebhooks = "PlanDoesNotIncludeWebhooks"
 
+	// ReasonSyncing means the runtime has not finished a sync of the KnowledgeSource's current spec yet: the
+	// bundle is on its way to the runtime, or the sync is due or running. KnowledgeSource.
+	ReasonSyncing = "Syncing"
+	// ReasonSyncFailed means the runtime's last sync of the KnowledgeSource failed (the site unreachable, a
+	// spec the merchant's plan refuses, a type the runtime does not read); the message is the runtime's error,
+	// and the items of earlier syncs stay. KnowledgeSource.
+	ReasonSyncFailed = "SyncFailed"
+
 	// ReasonWrongNamespace means a ChatRuntime is outside the operator's namespace, where Merchants cannot use
 	// it. ChatRuntime.
 	ReasonWrongNamespace = "WrongNamespace"
@@ -131,12 +140,12 @@ const (
 
 // ReasonResolvesItself says whether a Ready=False reason resolves without anyone's change: a referenced object
 // that does not exist yet (GitOps creates it in a later wave, External Secrets writes a Secret later), or a
-// runtime's pods that are starting. Every other reason, one added later included, needs someone to change a
+// runtime's pods that are starting, or a knowledge source's sync that is running. Every other reason, one added later included, needs someone to change a
 // spec, a grant or a Secret. Argo CD's health check (charts/parley/argocd/health.lua) lists the same reasons.
 func ReasonResolvesItself(reason string) bool {
 	switch reason {
 	case ReasonPlanNotFound, ReasonRuntimeNotFound, ReasonMerchantNotFound, ReasonSecretNotFound,
-		ReasonDeploymentNotReady:
+		ReasonDeploymentNotReady, ReasonSyncing:
 		return true
 	}
 	return false

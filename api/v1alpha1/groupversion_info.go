@@ -1,5 +1,5 @@
-// Package v1alpha1 contains the API of Parley: merchants, the plans they are on, their API keys and webhooks,
-// and the chat runtime that serves them all.
+// Package v1alpha1 contains the API of Parley: merchants, the plans they are on, their API keys, webhooks and
+// knowledge sources, and the chat runtime that serves them all.
 // +kubebuilder:object:generate=true
 // +groupName=chat.parley.dev
 package v1alpha1
@@ -28,6 +28,7 @@ func addKnownTypes(s *runtime.Scheme) error {
 		&Merchant{}, &MerchantList{},
 		&APIKey{}, &APIKeyList{},
 		&Webhook{}, &WebhookList{},
+		&KnowledgeSource{}, &KnowledgeSourceList{},
 	)
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil

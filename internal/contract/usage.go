@@ -26,4 +26,27 @@ type MerchantUsage struct {
 	// KeysInUse are the IDs of the merchant's bundle keys the runtime refuses because another merchant's
 	// self-service key (created in the dashboard) holds their hash; the operator reports them on their APIKeys.
 	KeysInUse []string `json:"keys_in_use,omitempty"`
+	// Sources are the merchant's declared knowledge sources (its KnowledgeSources), by ID: the object's name.
+	Sources map[string]SourceReport `json:"sources,omitempty"`
+}
+
+// SourceReport is what the runtime knows of a declared knowledge source's syncs.
+type SourceReport struct {
+	// Generation is the KnowledgeSource generation the runtime holds; SyncedGeneration the one its last finished
+	// sync read (0 before the first).
+	Generation       int64 `json:"generation"`
+	SyncedGeneration int64 `json:"synced_generation"`
+	// Status is pending, syncing, ready or failed, as the REST API shows it; LastOutcome is how the last finished
+	// sync ended (ready or failed), kept while the next one runs.
+	Status      string `json:"status"`
+	LastOutcome string `json:"last_outcome,omitempty"`
+	// PagesFound and Pages are the running or last sync's counts; Items the source's items.
+	PagesFound int `json:"pages_found"`
+	Pages      int `json:"pages"`
+	Items      int `json:"items"`
+	// LastSyncedAt is when the last sync ended; NextSyncAt when the next is due.
+	LastSyncedAt *time.Time `json:"last_synced_at,omitempty"`
+	NextSyncAt   *time.Time `json:"next_sync_at,omitempty"`
+	// Error says why the last sync failed, or what it left out, or why the runtime refuses the source.
+	Error string `json:"error,omitempty"`
 }

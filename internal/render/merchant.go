@@ -281,3 +281,31 @@ func EmbedSnippet(runtime *chatv1alpha1.ChatRuntime, merchantID string) string {
 	return fmt.Sprintf(`<script src="%s/widget.js" data-api-key="<API_KEY>" data-merchant-id="%s" async></script>`,
 		html.EscapeString(strings.TrimRight(base, "/")), html.EscapeString(merchantID))
 }
+
+// Sources are the merchant's KnowledgeSources as its bundle declares them, sorted by name so that the document
+// only changes when a source does. Sources being deleted are left out: the runtime deletes them with their items.
+func Sources(list []chatv1alpha1.KnowledgeSource) []tenant.Source {
+	out := make([]tenant.Source, 0, len(list))
+	for i := range list {
+		ks := &list[i]
+		if !ks.DeletionTimestamp.IsZero() {
+			continue
+		}
+		typ := ks.Spec.Type
+		if typ == "" {
+			typ = chatv1alpha1.KnowledgeSourceWebsite
+		}
+		src := tenant.Source{ID: ks.Name, Generation: max(ks.Generation, 1), Type: string(typ), URL: ks.Spec.URL,
+			Ref: ks.Spec.Ref, Include: slices.Clone(ks.Spec.Include), Exclude: slices.Clone(ks.Spec.Exclude),
+			MaxPages: ks.Spec.MaxPages}
+		if d := ks.Spec.SyncInterval; d != nil && d.Duration > 0 {
+			src.SyncIntervalSeconds = max(1, int64(d.Duration/time.Second))
+		}
+		out = append(out, src)
+	}
+	slices.SortFunc(out, func(a, b tenant.Source) int { return strings.Compare(a.ID, b.ID) })
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}

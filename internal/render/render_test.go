@@ -469,3 +469,38 @@ func TestRuntimeNetworkPolicy(t *testing.T) {
 		})
 	}
 }
+
+// TestSources: every field of a KnowledgeSource reaches its bundle, in name order; the defaults are the runtime's
+// (0), a source being deleted is left out, and the bundle with them is one the runtime accepts.
+func TestSources(t *testing.T) {
+	deleting := metav1.Now()
+	list := []chatv1alpha1.KnowledgeSource{
+		{ObjectMeta: metav1.ObjectMeta{Name: "help", Generation: 3}, Spec: chatv1alpha1.KnowledgeSourceSpec{
+			Type: chatv1alpha1.KnowledgeSourceWebsite, URL: "https://shop.example/help/", Include: []string{"/help/*"},
+			Exclude: []string{"/help/old/*"}, MaxPages: 200, SyncInterval: &metav1.Duration{Duration: 6 * time.Hour}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "docs", Generation: 1}, Spec: chatv1alpha1.KnowledgeSourceSpec{
+			Type: chatv1alpha1.KnowledgeSourceGit, URL: "https://git.example/docs.git", Ref: "v2"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "blog", Generation: 1}, Spec: chatv1alpha1.KnowledgeSourceSpec{URL: "https://shop.example/blog/"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "gone", Generation: 1, DeletionTimestamp: &deleting, Finalizers: []string{"x"}},
+			Spec: chatv1alpha1.KnowledgeSourceSpec{URL: "https://shop.example/"}},
+	}
+	got := Sources(list)
+	want := []tenant.Source{
+		{ID: "blog", Generation: 1, Type: tenant.SourceWebsite, URL: "https://shop.example/blog/"},
+		{ID: "docs", Generation: 1, Type: tenant.SourceGit, URL: "https://git.example/docs.git", Ref: "v2"},
+		{ID: "help", Generation: 3, Type: tenant.SourceWebsite, URL: "https://shop.example/help/", Include: []string{"/help/*"},
+			Exclude: []string{"/help/old/*"}, MaxPages: 200, SyncIntervalSeconds: 6 * 3600},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Sources:\n got %+v\nwant %+v", got, want)
+	}
+	if Sources(nil) != nil {
+		t.Error("no KnowledgeSources render sources")
+	}
+	m := &chatv1alpha1.Merchant{ObjectMeta: metav1.ObjectMeta{Namespace: "acme", Name: "shop"}, Spec: chatv1alpha1.MerchantSpec{DisplayName: "Acme"}}
+	b := Bundle(m, "acme", &chatv1alpha1.Plan{Spec: chatv1alpha1.PlanSpec{RequestsPerSecond: 1}}, nil, nil, time.Now())
+	b.Sources = got
+	if _, err := tenant.Marshal(b); err != nil {
+		t.Errorf("the runtime refuses the bundle with its sources: %v", err)
+	}
+}

@@ -74,7 +74,9 @@ type Service struct {
 	now       func() time.Time
 	notify    func()
 	// syncWake wakes the Syncer of this process, when one runs (NewSyncer).
-	syncWake  chan struct{}
+	syncWake chan struct{}
+	// declared are the declared knowledge sources this process could not store, for the operator's report.
+	declared  declaredRefusals
 	published func(merchantID string)
 }
 

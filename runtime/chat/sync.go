@@ -34,8 +34,16 @@ func (s *Service) CreateSource(ctx context.Context, m *tenant.Bundle, src store.
 	return src, nil
 }
 
-// DeleteSource deletes a source and its items, or returns store.ErrNotFound.
+// DeleteSource deletes a source and its items, or returns store.ErrNotFound, or ErrSourceDeclared for a source
+// a KnowledgeSource object declares.
 func (s *Service) DeleteSource(ctx context.Context, m *tenant.Bundle, id string) error {
+	src, err := s.store.GetSource(ctx, m.MerchantID, id)
+	if err != nil {
+		return fmt.Errorf("deleting knowledge source %s: %w", id, err)
+	}
+	if src.Declared() {
+		return ErrSourceDeclared
+	}
 	if err := DeleteSource(ctx, s.store, m.MerchantID, id); err != nil {
 		return err
 	}
@@ -121,7 +129,7 @@ func (s *Service) SyncSource(ctx context.Context, m *tenant.Bundle, src store.Kn
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
 	o := store.SyncOutcome{Status: store.SourceReady, PagesFound: res.Found, Pages: res.Read, At: now,
-		Next: now.Add(max(src.SyncInterval, m.Plan.MinSourceSync()))}
+		Next: now.Add(max(src.SyncInterval, m.Plan.MinSourceSync())), Generation: src.Generation}
 	switch {
 	case ctx.Err() != nil:
 		// The runtime is stopping: the sync is due again at once, for another replica or this one restarted.
@@ -294,10 +302,16 @@ func ingestReason(err error) string {
 	return "could not be read: " + truncateError(err.Error())
 }
 
+// SyncTenants are the merchants a Syncer serves: the runtime's registry of bundles.
+type SyncTenants interface {
+	Merchant(id string) (*tenant.Bundle, bool)
+	All() []*tenant.Bundle
+}
+
 // SyncerConfig wires a Syncer.
 type SyncerConfig struct {
 	Service *Service
-	Tenants Tenants
+	Tenants SyncTenants
 	Crawler *crawl.Crawler
 	// Git reads Git sources; optional (ErrNoGitReader).
 	Git *gitsource.Reader
@@ -319,7 +333,8 @@ const (
 // Syncer runs the due syncs of every merchant's sources, claimed from the store so that on several replicas each
 // runs once, with a bounded pool of workers of which one merchant holds at most PerMerchant.
 type Syncer struct {
-	cfg SyncerConfig
+	cfg      SyncerConfig
+	declared *DeclaredApplier
 }
 
 // NewSyncer builds a Syncer and has the service wake it when a source becomes due.
@@ -343,10 +358,12 @@ func NewSyncer(cfg SyncerConfig) (*Syncer, error) {
 		cfg.Limits.MaxDuration = crawl.DefaultMaxDuration
 	}
 	cfg.Service.syncWake = make(chan struct{}, 1)
-	return &Syncer{cfg: cfg}, nil
+	return &Syncer{cfg: cfg, declared: NewDeclaredApplier(cfg.Service)}, nil
 }
 
-// Run syncs due sources until ctx ends, then waits for the syncs in flight, which stop at their next page.
+// Run syncs due sources until ctx ends, then waits for the syncs in flight, which stop at their next page. Before
+// it looks for due syncs it applies the sources the merchants' bundles declare, whose changes reach the runtime
+// within a poll.
 func (y *Syncer) Run(ctx context.Context) {
 	svc := y.cfg.Service
 	sem := make(chan struct{}, y.cfg.Workers)
@@ -362,6 +379,9 @@ func (y *Syncer) Run(ctx context.Context) {
 			return
 		case <-timer.C:
 		case <-svc.syncWake:
+		}
+		if err := y.declared.Apply(ctx, y.cfg.Tenants.All()); err != nil && ctx.Err() == nil {
+			y.cfg.Logger.Error("applying declared knowledge sources", "error", err)
 		}
 		if free := y.cfg.Workers - len(sem); free > 0 {
 			claimed, err := svc.store.ClaimSources(ctx, svc.now(), lease, free, y.cfg.PerMerchant)
@@ -390,7 +410,7 @@ func (y *Syncer) sync(ctx context.Context, src store.KnowledgeSource) {
 		now := y.cfg.Service.now()
 		_ = y.cfg.Service.store.Write(ctx, func(tx store.Tx) error {
 			return tx.FinishSync(ctx, src.MerchantID, src.ID, store.SyncOutcome{Status: store.SourceFailed,
-				Error: "the merchant is not served or is suspended", At: now, Next: now.Add(time.Hour)})
+				Error: "the merchant is not served or is suspended", At: now, Next: now.Add(time.Hour), Generation: src.Generation})
 		})
 		return
 	}

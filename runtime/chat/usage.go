@@ -19,8 +19,9 @@ type Usage struct {
 	KnowledgeLimit       int
 }
 
-// UsageReport counts each merchant's conversations this month against its plan's ceiling, and names the keys of
-// its bundle that another merchant holds (refusedBundleKeys), for the operator.
+// UsageReport counts each merchant's conversations this month against its plan's ceiling, names the keys of its
+// bundle that another merchant holds (refusedBundleKeys), and reports its declared sources' syncs, for the
+// operator.
 func (s *Service) UsageReport(ctx context.Context, merchants []*tenant.Bundle) (contract.UsageReport, error) {
 	refused, err := s.refusedBundleKeys(ctx, merchants)
 	if err != nil {
@@ -34,8 +35,12 @@ func (s *Service) UsageReport(ctx context.Context, merchants []*tenant.Bundle) (
 		if err != nil {
 			return contract.UsageReport{}, fmt.Errorf("counting %s's conversations: %w", m.MerchantID, err)
 		}
+		sources, err := s.declaredReports(ctx, m)
+		if err != nil {
+			return contract.UsageReport{}, err
+		}
 		out.Merchants[m.MerchantID] = contract.MerchantUsage{Conversations: n, ConversationLimit: int(m.Plan.MonthlyConversations),
-			KeysInUse: refused[m.MerchantID]}
+			KeysInUse: refused[m.MerchantID], Sources: sources}
 	}
 	return out, nil
 }

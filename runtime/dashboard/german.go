@@ -326,6 +326,8 @@ var german = map[string]string{
 	"not yet":                            "noch nicht",
 	"Sync now":                           "Jetzt abgleichen",
 	"Delete this website and its items?": "Diese Website und ihre Einträge löschen?",
+	"Kept in Git":                        "In Git verwaltet",
+	"Declared in the cluster as a KnowledgeSource: change or delete it there.":               "Im Cluster als KnowledgeSource angelegt: dort ändern oder löschen.",
 	"A sync is running: reload the page to follow it.":                                       "Ein Abgleich läuft: Laden Sie die Seite neu, um ihn zu verfolgen.",
 	"No websites yet. Your plan allows %d.":                                                  "Noch keine Websites. Ihr Tarif erlaubt %d.",
 	"Your plan allows %d websites, and all are in use: delete one first.":                    "Ihr Tarif erlaubt %d Websites, und alle sind belegt: Löschen Sie zuerst eine.",

@@ -16,6 +16,7 @@ import (
 	"github.com/parley-dev/parley/runtime/crawl"
 	"github.com/parley-dev/parley/runtime/gitsource"
 	"github.com/parley-dev/parley/runtime/gitsource/gittest"
+	"github.com/parley-dev/parley/runtime/tenant"
 )
 
 // TestWebsitesInBrowser adds a website and a Git repository on the websites page as a merchant does, and follows
@@ -87,4 +88,39 @@ func TestWebsitesInBrowser(t *testing.T) {
 	if n := e.knowledgeCount(t, "alpha"); n != 5 {
 		t.Errorf("alpha has %d items, want its 2, the site's 2 and the repository's 1", n)
 	}
+}
+
+// TestDeclaredWebsiteInBrowser shows a website declared as a KnowledgeSource as an owner sees it: kept in Git,
+// with a sync button and no delete button.
+func TestDeclaredWebsiteInBrowser(t *testing.T) {
+	e := newEnv(t)
+	m, ok := e.tenants.Merchant("alpha")
+	if !ok {
+		t.Fatal("no merchant alpha")
+	}
+	decl := *m
+	decl.Sources = []tenant.Source{{ID: "help-centre", Generation: 1, Type: tenant.SourceWebsite, URL: "https://alpha.example/help/"}}
+	if err := e.svc.ApplyDeclaredSources(t.Context(), &decl); err != nil {
+		t.Fatal(err)
+	}
+	ctx := headless.Start(t, 1280, 800, 60*time.Second)
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(e.url+"/dashboard/sources"),
+		waitFor(`location.href.startsWith(`+fmt.Sprintf("%q", e.idp)+`) && !!document.querySelector('#email')`),
+		chromedp.SendKeys("#email", "alpha@owners.example"),
+		chromedp.Click("button[type=submit]"),
+		waitFor(`location.pathname === '/dashboard/sources'`),
+		bodyHas("Kept in Git"),
+	)
+	if err != nil {
+		t.Fatalf("the websites page: %v", err)
+	}
+	deletes, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('form[action$="/delete"]').length`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if deletes != 0 {
+		t.Errorf("the declared website has %d delete buttons", deletes)
+	}
+	headless.Screenshot(ctx, t, "dashboard-declared-website.png")
 }

@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/parley-dev/parley/runtime/tenant"
 )
 
 func TestWebsitesForm(t *testing.T) {
@@ -69,5 +71,34 @@ func TestWebsitesForm(t *testing.T) {
 	}
 	if list, _ := e.svc.Store().ListSources(t.Context(), "alpha"); len(list) != 0 {
 		t.Errorf("alpha still has %d websites", len(list))
+	}
+}
+
+// TestDeclaredWebsite: a website declared as a KnowledgeSource (through the bundle) is listed as kept in Git,
+// without a Delete button, and a delete posted anyway is refused with 409 and left in place.
+func TestDeclaredWebsite(t *testing.T) {
+	e := newEnv(t)
+	m, ok := e.tenants.Merchant("alpha")
+	if !ok {
+		t.Fatal("no merchant alpha")
+	}
+	decl := *m
+	decl.Sources = []tenant.Source{{ID: "help-centre", Generation: 1, Type: tenant.SourceWebsite, URL: "https://alpha.example/help/"}}
+	if err := e.svc.ApplyDeclaredSources(t.Context(), &decl); err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, e.url)
+	c.signIn("alpha@owners.example")
+	page := c.get("/dashboard/sources")
+	if !strings.Contains(page.Body, "https://alpha.example/help/") || !strings.Contains(page.Body, "Kept in Git") ||
+		strings.Contains(page.Body, "/dashboard/sources/help-centre/delete") {
+		t.Fatalf("the websites page with a declared website: %s", page.Body)
+	}
+	if res := c.post("/dashboard/sources/help-centre/delete", url.Values{"csrf": {c.csrf()}}); res.StatusCode != http.StatusConflict ||
+		!strings.Contains(res.Body, "KnowledgeSource") {
+		t.Errorf("deleting a declared website: %d %s", res.StatusCode, res.Body)
+	}
+	if _, err := e.svc.Store().GetSource(t.Context(), "alpha", "help-centre"); err != nil {
+		t.Errorf("the declared website after the refused delete: %v", err)
 	}
 }

@@ -192,6 +192,8 @@ func (d *Dashboard) run(w http.ResponseWriter, r *http.Request, v *view, h handl
 		d.renderErrorView(w, r, v, http.StatusConflict, "Your plan's knowledge characters limit is reached: shorten or delete items, or upgrade the plan.")
 	case errors.Is(err, chat.ErrConversationClosed):
 		d.renderErrorView(w, r, v, http.StatusConflict, "This conversation is closed: it takes no more messages.")
+	case errors.Is(err, chat.ErrSourceDeclared):
+		d.renderErrorView(w, r, v, http.StatusConflict, "Declared in the cluster as a KnowledgeSource: change or delete it there.")
 	case errors.Is(err, store.ErrNotReplayable):
 		d.renderErrorView(w, r, v, http.StatusConflict, "This delivery is still being attempted; it can be replayed once it has finished.")
 	case errors.As(err, &mbe):

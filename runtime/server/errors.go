@@ -36,6 +36,8 @@ const (
 	codeConversationQuota       = "conversation_quota_exceeded"
 	codeConversationFull        = "conversation_full"
 	codeConversationClosed      = "conversation_closed"
+	// codeSourceDeclared refuses to change a knowledge source a KnowledgeSource object declares.
+	codeSourceDeclared = "source_declared"
 	// codeConversationLimit and codeVisitorLimit refuse a turn past the plan's bounds per conversation and per
 	// visitor.
 	codeConversationLimit = "conversation_limit_reached"
@@ -100,6 +102,7 @@ var domainErrors = []struct {
 	{chat.ErrConversationLimit, http.StatusTooManyRequests, codeConversationLimit, "the conversation has had the answers or model tokens the merchant's plan allows; go on in a new one: leave conversation_id out"},
 	{chat.ErrVisitorLimit, http.StatusTooManyRequests, codeVisitorLimit, "this visitor has had the answers or model tokens the merchant's plan allows in a day"},
 	{chat.ErrSourceLimit, http.StatusForbidden, codeKnowledgeLimit, "the merchant's plan's knowledge sources are all used"},
+	{chat.ErrSourceDeclared, http.StatusConflict, codeSourceDeclared, "the knowledge source is declared by a KnowledgeSource object; change or delete that object instead"},
 	{chat.ErrWebhooksNotInPlan, http.StatusForbidden, codeWebhooksNotInPlan, "the merchant's plan does not include webhooks"},
 	{chat.ErrTooManyExports, http.StatusTooManyRequests, codeRateLimited, "this merchant runs as many exports as it may at once; retry shortly"},
 	{store.ErrNotReplayable, http.StatusConflict, codeDeliveryPending, "the delivery is still pending; replay it once it has succeeded, failed or been cancelled"},

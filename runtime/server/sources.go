@@ -42,6 +42,8 @@ type knowledgeSourceJSON struct {
 	NextSyncAt   time.Time  `json:"next_sync_at"`
 	Error        string     `json:"error"`
 	CreatedAt    time.Time  `json:"created_at"`
+	// Declared says a KnowledgeSource object declares the source, which only that object changes.
+	Declared bool `json:"declared"`
 	// PagesRead is the source's pages, read and skipped, in GET /api/v1/knowledge/sources/{id} only.
 	PagesRead []sourcePageJSON `json:"pages_read,omitempty"`
 }
@@ -58,7 +60,7 @@ func toKnowledgeSourceJSON(src store.KnowledgeSource) knowledgeSourceJSON {
 	out := knowledgeSourceJSON{ID: src.ID, Type: src.Type, URL: src.URL, Ref: src.Ref, Include: orEmpty(src.Include),
 		Exclude: orEmpty(src.Exclude), MaxPages: src.MaxPages, SyncInterval: formatInterval(src.SyncInterval),
 		Status: src.Status, PagesFound: src.PagesFound, Pages: src.Pages, Items: src.Items, NextSyncAt: src.NextSyncAt.UTC(),
-		Error: src.Error, CreatedAt: src.CreatedAt.UTC()}
+		Error: src.Error, CreatedAt: src.CreatedAt.UTC(), Declared: src.Declared()}
 	if !src.LastSyncedAt.IsZero() {
 		t := src.LastSyncedAt.UTC()
 		out.LastSyncedAt = &t

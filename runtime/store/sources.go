@@ -55,10 +55,20 @@ type KnowledgeSource struct {
 	// NextSyncAt is when the next sync is due.
 	NextSyncAt time.Time
 	// Error says why the last sync failed; empty when it did not.
-	Error     string
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	Error string
+	// Generation is the generation of the KnowledgeSource object a declared source stands for (the tenant
+	// bundle's), and 0 for a source made through the API or the dashboard, which alone may edit or delete it.
+	Generation int64
+	// SyncedGeneration is the Generation the last finished sync read; LastOutcome how it ended (SourceReady or
+	// SourceFailed), empty before the first. They stay while the next sync runs, for the operator's report.
+	SyncedGeneration int64
+	LastOutcome      string
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
 }
+
+// Declared says whether a source stands for a KnowledgeSource object, which only its tenant bundle changes.
+func (s KnowledgeSource) Declared() bool { return s.Generation > 0 }
 
 // The outcomes of a page of a source.
 const (
@@ -100,6 +110,8 @@ type SyncOutcome struct {
 	PagesFound, Pages int
 	// At is when it ended; Next when the next one is due.
 	At, Next time.Time
+	// Generation is the source's Generation when the sync was claimed: the spec it read.
+	Generation int64
 }
 
 // SourceReader reads a merchant's knowledge sources.
@@ -119,6 +131,10 @@ type SourceTx interface {
 	CountSources(ctx context.Context, merchantID string) (int, error)
 	// InsertSource stores a new source.
 	InsertSource(ctx context.Context, s KnowledgeSource) error
+	// PutDeclaredSource stores a declared source (s.Generation > 0) as new, due at s.NextSyncAt, or, when one
+	// with its ID is stored at another generation, replaces its type, address, ref, patterns, pages and interval,
+	// makes it declared and due at s.NextSyncAt (a sync running keeps its lease). It reports whether it wrote.
+	PutDeclaredSource(ctx context.Context, s KnowledgeSource) (bool, error)
 	// RequestSync makes the source due at at, or returns ErrNotFound. A sync running keeps its lease.
 	RequestSync(ctx context.Context, merchantID, id string, at time.Time) error
 	// RecordSyncProgress records the pages the running sync found and read so far, or returns ErrNotFound.

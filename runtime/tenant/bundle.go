@@ -90,6 +90,42 @@ type Bundle struct {
 	SelfServiceKeysDisabled bool `json:"selfServiceKeysDisabled,omitempty"`
 	// Retention is how long the merchant's personal data is kept; none is kept for ever.
 	Retention Retention `json:"retention,omitzero"`
+	// Sources are the knowledge sources declared as KnowledgeSource objects, which the runtime creates, keeps in
+	// step and syncs; the REST API and the dashboard cannot edit or delete them.
+	Sources []Source `json:"sources,omitempty"`
+}
+
+// The types of a declared knowledge source.
+const (
+	SourceWebsite = "website"
+	SourceGit     = "git"
+)
+
+// MaxSources bounds the declared sources of a bundle, whatever the plan: each may take a few KiB of patterns.
+const MaxSources = 50
+
+// Source is a knowledge source declared by a KnowledgeSource object. Its fields are the REST API's; the runtime
+// validates them against the plan as it does the API's, and reports what it refuses as a failed sync.
+type Source struct {
+	// ID is the KnowledgeSource's name, which is also the source's ID in the runtime's store and API: a DNS
+	// subdomain, never like the IDs the API makes ("src_…").
+	ID string `json:"id"`
+	// Generation is the KnowledgeSource's metadata.generation, reported back with each sync so that the operator
+	// knows which spec a sync read.
+	Generation int64 `json:"generation"`
+	// Type is website or git.
+	Type string `json:"type"`
+	// URL is the website's start address or sitemap, or the repository's.
+	URL string `json:"url"`
+	// Ref is a Git source's branch or tag.
+	Ref string `json:"ref,omitempty"`
+	// Include and Exclude are path patterns.
+	Include []string `json:"include,omitempty"`
+	Exclude []string `json:"exclude,omitempty"`
+	// MaxPages bounds the pages of a sync; 0 is the plan's.
+	MaxPages int32 `json:"maxPages,omitempty"`
+	// SyncIntervalSeconds is the time between syncs; 0 is the runtime's default.
+	SyncIntervalSeconds int64 `json:"syncIntervalSeconds,omitempty"`
 }
 
 // MaxRetentionDays bounds a retention: a hundred years.
@@ -323,9 +359,11 @@ type Webhook struct {
 }
 
 var (
-	dnsLabel  = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-	sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
-	origin    = regexp.MustCompile(`^https?://(\[[0-9a-f:.]+\]|[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)(:[0-9]{1,5})?$`)
+	dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	// dnsSubdomain is a Kubernetes object's name.
+	dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+	sha256Hex    = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	origin       = regexp.MustCompile(`^https?://(\[[0-9a-f:.]+\]|[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)(:[0-9]{1,5})?$`)
 )
 
 // Parse decodes and validates a bundle document. Unknown fields and unknown versions are rejected, so that a
@@ -422,6 +460,27 @@ func (b *Bundle) Validate() error {
 		}
 		if !sha256Hex.MatchString(k.SHA256) {
 			fail("apiKeys[%d].sha256 is not 64 lowercase hex digits", i)
+		}
+	}
+	if len(b.Sources) > MaxSources {
+		fail("sources: %d, more than the %d a bundle may hold", len(b.Sources), MaxSources)
+	}
+	sourceIDs := map[string]bool{}
+	for i, s := range b.Sources {
+		if len(s.ID) > 253 || !dnsSubdomain.MatchString(s.ID) {
+			fail("sources[%d].id %q is not a DNS subdomain", i, s.ID)
+		} else if sourceIDs[s.ID] {
+			fail("sources[%d].id %q is duplicated", i, s.ID)
+		}
+		sourceIDs[s.ID] = true
+		if s.Type != SourceWebsite && s.Type != SourceGit {
+			fail("sources[%d].type %q is neither website nor git", i, s.Type)
+		}
+		if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			fail("sources[%d].url is not an absolute http(s) URL", i)
+		}
+		if s.Generation < 1 || s.MaxPages < 0 || s.SyncIntervalSeconds < 0 {
+			fail("sources[%d]: generation must be positive, maxPages and syncIntervalSeconds not negative", i)
 		}
 	}
 	hookIDs := map[string]bool{}

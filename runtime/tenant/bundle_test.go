@@ -2,6 +2,7 @@ package tenant
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +28,11 @@ func validBundle() *Bundle {
 			ID: "crm", URL: "https://crm.acme.example/hooks", Events: []Event{EventLeadCreated},
 			SigningSecrets: []string{"whsec_" + strings.Repeat("A", 43)},
 		}},
+		Sources: []Source{
+			{ID: "help-centre", Generation: 2, Type: SourceWebsite, URL: "https://acme.example/help/", Include: []string{"/help/*"},
+				Exclude: []string{"/help/internal/*"}, MaxPages: 300, SyncIntervalSeconds: 86400},
+			{ID: "docs.v2", Generation: 1, Type: SourceGit, URL: "https://git.acme.example/docs.git", Ref: "main"},
+		},
 	}
 }
 
@@ -76,6 +82,18 @@ func TestValidateRejects(t *testing.T) {
 		{"webhook unknown event", func(b *Bundle) { b.Webhooks[0].Events = []Event{"order.paid"} }, "unknown event"},
 		{"webhook no secret", func(b *Bundle) { b.Webhooks[0].SigningSecrets = nil }, "signing secrets"},
 		{"webhook three secrets", func(b *Bundle) { b.Webhooks[0].SigningSecrets = []string{secret, secret, secret} }, "signing secrets"},
+		{"source id", func(b *Bundle) { b.Sources[0].ID = "src_1" }, "sources[0].id"},
+		{"duplicate source id", func(b *Bundle) { b.Sources[1].ID = "help-centre" }, "duplicated"},
+		{"source type", func(b *Bundle) { b.Sources[0].Type = "ftp" }, "sources[0].type"},
+		{"source url", func(b *Bundle) { b.Sources[0].URL = "file:///etc/passwd" }, "sources[0].url"},
+		{"source generation", func(b *Bundle) { b.Sources[0].Generation = 0 }, "generation"},
+		{"source pages", func(b *Bundle) { b.Sources[0].MaxPages = -1 }, "maxPages"},
+		{"too many sources", func(b *Bundle) {
+			b.Sources = make([]Source, MaxSources+1)
+			for i := range b.Sources {
+				b.Sources[i] = Source{ID: fmt.Sprintf("s%d", i), Generation: 1, Type: SourceWebsite, URL: "https://a.example/"}
+			}
+		}, "more than"},
 		{"webhook bad secret", func(b *Bundle) { b.Webhooks[0].SigningSecrets = []string{"hunter2-plaintext"} }, "signing secret"},
 	}
 	for _, tc := range cases {

@@ -329,10 +329,10 @@ func TestBehindTheOperator(t *testing.T) {
 	expectHealth(t, fresh, progressing, chatv1alpha1.ReasonRuntimeNotFound)
 }
 
-// TestEveryKindHasTheCheck: the chart renders the one script for all five kinds.
+// TestEveryKindHasTheCheck: the chart renders the one script for all six kinds.
 func TestEveryKindHasTheCheck(t *testing.T) {
 	var first string
-	for _, kind := range []string{"Plan", "ChatRuntime", "Merchant", "APIKey", "Webhook"} {
+	for _, kind := range []string{"Plan", "ChatRuntime", "Merchant", "APIKey", "Webhook", "KnowledgeSource"} {
 		script, ok := scripts[healthKey(kind)]
 		switch {
 		case !ok:
@@ -343,8 +343,8 @@ func TestEveryKindHasTheCheck(t *testing.T) {
 			t.Errorf("%s: the script differs from the other kinds'", kind)
 		}
 	}
-	if len(scripts) != 5 {
-		t.Errorf("the ConfigMap has %d keys, want 5", len(scripts))
+	if len(scripts) != 6 {
+		t.Errorf("the ConfigMap has %d keys, want 6", len(scripts))
 	}
 	if first == "" {
 		t.Fatal(errors.New("no script rendered"))

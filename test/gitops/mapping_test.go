@@ -61,6 +61,8 @@ var readyHealth = map[string]struct{ ready, health string }{
 	chatv1alpha1.ReasonMerchantNotFound:           {"False", progressing},
 	chatv1alpha1.ReasonSecretNotFound:             {"False", progressing},
 	chatv1alpha1.ReasonDeploymentNotReady:         {"False", progressing},
+	chatv1alpha1.ReasonSyncing:                    {"False", progressing},
+	chatv1alpha1.ReasonSyncFailed:                 {"False", degraded},
 	chatv1alpha1.ReasonPlanNotAllowed:             {"False", degraded},
 	chatv1alpha1.ReasonRuntimeNotAllowed:          {"False", degraded},
 	chatv1alpha1.ReasonSecretNotLabelled:          {"False", degraded},

@@ -1,6 +1,7 @@
--- Argo CD health of Parley's custom resources (chat.parley.dev: Plan, ChatRuntime, Merchant, APIKey, Webhook).
+-- Argo CD health of Parley's custom resources (chat.parley.dev: Plan, ChatRuntime, Merchant, APIKey, Webhook,
+-- KnowledgeSource).
 -- The operator reports every kind through one Ready condition, whose reason says why it is not Ready; this
--- script maps them, the same for all five kinds (docs/operating.md, "Argo CD"):
+-- script maps them, the same for all six kinds (docs/operating.md, "Argo CD"):
 --   no status yet, or status or Ready behind metadata.generation   Progressing
 --   Ready=True (Reconciled, and Suspended, OwnersNotAllowed, Disabled, which stay Ready)   Healthy
 --   Ready=False with a reason that resolves without anyone's change   Progressing
@@ -10,7 +11,7 @@
 -- standard libraries: only the base functions are used here, no string or os.
 
 -- A referenced object that does not exist yet (GitOps creates it in another sync or wave, External Secrets
--- writes a Secret later), or a runtime's pods that are starting: the reasons of the operator's
+-- writes a Secret later), a runtime's pods that are starting, or a knowledge source's first sync: the reasons of the operator's
 -- ReasonResolvesItself (api/v1alpha1/conditions.go), which sets Reconciling for them and Stalled for the others
 -- (test/gitops checks that the two lists agree).
 local transient = {
@@ -19,6 +20,7 @@ local transient = {
   MerchantNotFound = true,
   SecretNotFound = true,
   DeploymentNotReady = true,
+  Syncing = true,
 }
 
 local function progressing(message)

@@ -16,7 +16,8 @@ import (
 
 // sourceColumns are a knowledge source's columns, read by scanSource.
 const sourceColumns = `merchant_id, id, type, url, ref, include, exclude, max_pages, sync_interval_s, status,
-	pages_found, pages, items, last_synced_at, next_sync_at, error, created_at, updated_at`
+	pages_found, pages, items, last_synced_at, next_sync_at, error, generation, synced_generation, last_outcome,
+	created_at, updated_at`
 
 // pageColumns are a source page's columns, read by scanPage.
 const pageColumns = `merchant_id, source_id, url, status, reason, etag, last_modified, content_hash, links, items,
@@ -109,6 +110,24 @@ func (tx writeTx) InsertSource(ctx context.Context, src store.KnowledgeSource) e
 	return nil
 }
 
+// PutDeclaredSource inserts a declared source, or updates one stored at another generation.
+func (tx writeTx) PutDeclaredSource(ctx context.Context, src store.KnowledgeSource) (bool, error) {
+	tag, err := tx.Exec(ctx, `INSERT INTO knowledge_sources (merchant_id, id, type, url, ref, include,
+		exclude, max_pages, sync_interval_s, status, next_sync_at, generation, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, $11, $12, $12)
+		ON CONFLICT (merchant_id, id) DO UPDATE SET type = excluded.type, url = excluded.url, ref = excluded.ref,
+			include = excluded.include, exclude = excluded.exclude, max_pages = excluded.max_pages,
+			sync_interval_s = excluded.sync_interval_s, next_sync_at = excluded.next_sync_at,
+			generation = excluded.generation, updated_at = excluded.updated_at
+		WHERE knowledge_sources.generation != excluded.generation`,
+		src.MerchantID, src.ID, src.Type, src.URL, src.Ref, strings.Join(src.Include, "\n"), strings.Join(src.Exclude, "\n"),
+		src.MaxPages, int64(src.SyncInterval/time.Second), stamp(src.NextSyncAt), src.Generation, stamp(src.UpdatedAt))
+	if err != nil {
+		return false, fmt.Errorf("storing declared knowledge source %s: %w", src.ID, err)
+	}
+	return tag.RowsAffected() > 0, nil
+}
+
 // RequestSync makes the source due at at.
 func (tx writeTx) RequestSync(ctx context.Context, merchantID, id string, at time.Time) error {
 	return mustAffect(tx.Exec(ctx, `UPDATE knowledge_sources SET next_sync_at = $1, updated_at = $1
@@ -126,9 +145,10 @@ func (tx writeTx) RecordSyncProgress(ctx context.Context, merchantID, id string,
 func (tx writeTx) FinishSync(ctx context.Context, merchantID, id string, o store.SyncOutcome) error {
 	return mustAffect(tx.Exec(ctx, `UPDATE knowledge_sources SET status = $1, error = $2, pages_found = $3,
 		pages = $4, last_synced_at = $5, next_sync_at = CASE WHEN next_sync_at < lease_until THEN next_sync_at ELSE $6 END, lease_until = 'epoch',
-		updated_at = $5, items = (SELECT COUNT(*) FROM knowledge k WHERE k.merchant_id = $7 AND k.source_id = $8)
+		updated_at = $5, items = (SELECT COUNT(*) FROM knowledge k WHERE k.merchant_id = $7 AND k.source_id = $8),
+		synced_generation = $9, last_outcome = $1
 		WHERE merchant_id = $7 AND id = $8`,
-		o.Status, o.Error, o.PagesFound, o.Pages, stamp(o.At), stamp(o.Next), merchantID, id))
+		o.Status, o.Error, o.PagesFound, o.Pages, stamp(o.At), stamp(o.Next), merchantID, id, o.Generation))
 }
 
 // DeleteSource deletes a source, its pages and its items.
@@ -189,7 +209,7 @@ func scanSource(row storeutil.Scanner) (store.KnowledgeSource, error) {
 	)
 	err := row.Scan(&src.MerchantID, &src.ID, &src.Type, &src.URL, &src.Ref, &include, &exclude, &src.MaxPages,
 		&interval, &src.Status, &src.PagesFound, &src.Pages, &src.Items, &src.LastSyncedAt, &src.NextSyncAt, &src.Error,
-		&src.CreatedAt, &src.UpdatedAt)
+		&src.Generation, &src.SyncedGeneration, &src.LastOutcome, &src.CreatedAt, &src.UpdatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.KnowledgeSource{}, store.ErrNotFound
 	}

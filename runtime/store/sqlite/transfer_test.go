@@ -53,9 +53,9 @@ func seedEveryTable(t *testing.T, path, merchantID string) {
 		`INSERT INTO api_keys (merchant_id, id, type, sha256, created_at, last_used_at, revoked_at)
 			VALUES (?1, 'key1', 'secret', 'sha-' || ?1, 1700000000000, NULL, 1700000360000)`,
 		`INSERT INTO knowledge_sources (merchant_id, id, type, url, include, max_pages, sync_interval_s, status, pages,
-			items, last_synced_at, next_sync_at, created_at, updated_at)
+			items, last_synced_at, next_sync_at, generation, synced_generation, last_outcome, created_at, updated_at)
 			VALUES (?1, 'src1', 'website', 'https://shop.example/', '/help/*', 500, 86400, 'ready', 1, 1,
-				1700000000000, 1700086400000, 1700000000000, 1700000000000)`,
+				1700000000000, 1700086400000, 3, 3, 'ready', 1700000000000, 1700000000000)`,
 		`INSERT INTO source_pages (merchant_id, source_id, url, status, etag, content_hash, links, items, fetched_at)
 			VALUES (?1, 'src1', 'https://shop.example/help', 'read', '"v1"', 'hash', 'https://shop.example/', 1, 1700000000000)`,
 		`INSERT INTO stream_events (merchant_id, seq, conversation_id, type, payload, created_at)

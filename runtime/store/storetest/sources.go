@@ -248,3 +248,72 @@ func (h harness) sourceClaims(t *testing.T) {
 		t.Errorf("after the leases ended: %v", got)
 	}
 }
+
+// declaredSources: a declared source is stored once however often its bundle is applied (each replica applies
+// it), its spec replaced only by another generation, which makes it due at once; the generation a sync read and
+// its outcome are kept for the operator; another merchant's source of the same ID stays apart.
+func (h harness) declaredSources(t *testing.T) {
+	s := h.store(t)
+	ctx := t.Context()
+	put := func(src store.KnowledgeSource) bool {
+		t.Helper()
+		var wrote bool
+		if err := s.Write(ctx, func(tx store.Tx) error {
+			var err error
+			wrote, err = tx.PutDeclaredSource(ctx, src)
+			return err
+		}); err != nil {
+			t.Fatalf("PutDeclaredSource %s/%s: %v", src.MerchantID, src.ID, err)
+		}
+		return wrote
+	}
+	decl := source("alpha", "help-centre", base)
+	decl.Generation = 1
+	if !put(decl) {
+		t.Error("a new declared source was not written")
+	}
+	if put(decl) {
+		t.Error("the same generation was written again")
+	}
+	other := source("beta", "help-centre", base)
+	other.Generation, other.URL = 5, "https://beta.example/"
+	put(other)
+	got, err := s.GetSource(ctx, "alpha", "help-centre")
+	if err != nil || !reflect.DeepEqual(got, decl) || !got.Declared() {
+		t.Fatalf("GetSource:\n got %+v, %v\nwant %+v", got, err, decl)
+	}
+
+	// A sync of generation 1 ends; generation 2 arrives, due at once, and its counts and outcome stay until its sync.
+	claimed, err := s.ClaimSources(ctx, base, time.Hour, 10, 10)
+	if err != nil || len(claimed) != 2 {
+		t.Fatalf("ClaimSources: %+v, %v", claimed, err)
+	}
+	if err := s.Write(ctx, func(tx store.Tx) error {
+		return tx.FinishSync(ctx, "alpha", "help-centre", store.SyncOutcome{Status: store.SourceFailed, Error: "unreachable",
+			At: base.Add(time.Minute), Next: base.Add(25 * time.Hour), Generation: 1})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	next := decl
+	next.Generation, next.URL, next.Include, next.MaxPages = 2, "https://shop.example/faq/", nil, 20
+	next.NextSyncAt, next.UpdatedAt = base.Add(2*time.Minute), base.Add(2*time.Minute)
+	if !put(next) {
+		t.Error("a new generation was not written")
+	}
+	got, err = s.GetSource(ctx, "alpha", "help-centre")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.URL != next.URL || got.Include != nil || got.MaxPages != 20 || got.Generation != 2 || !got.NextSyncAt.Equal(next.NextSyncAt) {
+		t.Errorf("after generation 2: %+v", got)
+	}
+	if got.SyncedGeneration != 1 || got.LastOutcome != store.SourceFailed || got.Error != "unreachable" || !got.CreatedAt.Equal(base) {
+		t.Errorf("generation 2 lost the last sync's report or the creation time: %+v", got)
+	}
+	if b, err := s.GetSource(ctx, "beta", "help-centre"); err != nil || b.URL != other.URL || b.Generation != 5 {
+		t.Errorf("beta's source of the same ID: %+v, %v", b, err)
+	}
+	if api := source("alpha", "src_1", base); api.Declared() {
+		t.Error("a source made through the API reads as declared")
+	}
+}

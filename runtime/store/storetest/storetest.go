@@ -28,6 +28,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Knowledge", h.knowledge)
 	t.Run("ListKnowledge", h.listKnowledge)
 	t.Run("Sources", h.sources)
+	t.Run("DeclaredSources", h.declaredSources)
 	t.Run("SourcePages", h.sourcePages)
 	t.Run("SourceClaims", h.sourceClaims)
 	t.Run("Overview", h.overview)
