@@ -17,13 +17,13 @@ import (
 type Succession int
 
 const (
-	// SuccessionKeep: the data is this Merchant's already.
+	// SuccessionKeep means the data is this Merchant's already.
 	SuccessionKeep Succession = iota
-	// SuccessionAdopt: no Merchant is recorded for the data (there is none, or it was written before UIDs were
-	// recorded): the Merchant takes it.
+	// SuccessionAdopt means no Merchant is recorded for the data (there is none, or it was written before UIDs
+	// were recorded): the Merchant takes it.
 	SuccessionAdopt
-	// SuccessionReplace: the data is an earlier Merchant's under the same ID (deleted and created again, perhaps
-	// while the runtime was down): it is erased before the new one is served.
+	// SuccessionReplace means the data is an earlier Merchant's under the same ID (deleted and created again,
+	// perhaps while the runtime was down): it is erased before the new one is served.
 	SuccessionReplace
 )
 
