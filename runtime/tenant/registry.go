@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 	"time"
 
@@ -69,7 +70,8 @@ type Admission func(*Bundle) error
 // again. Set it before the first bundle arrives.
 func (r *Registry) SetAdmission(a Admission) { r.admission = a }
 
-// Set parses a bundle document from source and puts it in effect. On error nothing changes.
+// Set parses a bundle document from source and puts it in effect. On error nothing changes, but for a bundle
+// held back by its admission (SetAdmission).
 func (r *Registry) Set(source string, data []byte) error {
 	r.changing.Lock()
 	defer r.changing.Unlock()
@@ -138,7 +140,7 @@ func (r *Registry) RetryHeld(ctx context.Context, interval time.Duration) {
 		case <-t.C:
 		}
 		r.changing.Lock()
-		for source, data := range r.held {
+		for source, data := range maps.Clone(r.held) { // set changes r.held
 			_ = r.set(source, data) // logged and counted by set
 		}
 		r.changing.Unlock()
