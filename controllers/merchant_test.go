@@ -528,6 +528,33 @@ func TestDeletingMerchantRetiresBundle(t *testing.T) {
 	deleteMerchant(t, f)
 }
 
+// TestRecreatedMerchantBundleCarriesItsUID: the bundle names the Merchant's UID, and a Merchant deleted and created
+// again under the same namespace and name takes its retired bundle back with its own, new UID, by which the
+// runtime tells it from its predecessor and erases the predecessor's data (test/e2e TestRecreatedMerchantStartsEmpty).
+func TestRecreatedMerchantBundleCarriesItsUID(t *testing.T) {
+	f := newTenant(t, false)
+	first := f.merchant.UID
+	waitBundle(t, f.id, func(b *tenant.Bundle) error {
+		if b.UID != string(first) {
+			return fmt.Errorf("the bundle carries UID %q, want %s", b.UID, first)
+		}
+		return nil
+	})
+	deleteMerchant(t, f)
+	again := merchant(f.ns, "shop", f.plan.Name, f.runtime.Name)
+	create(t, again)
+	waitReady(t, again, metav1.ConditionTrue, chatv1alpha1.ReasonReconciled)
+	if again.UID == first || again.Status.MerchantID != f.id {
+		t.Fatalf("the new Merchant has UID %s (the old one's %s) and ID %q (want %q)", again.UID, first, again.Status.MerchantID, f.id)
+	}
+	waitBundle(t, f.id, func(b *tenant.Bundle) error {
+		if b.UID != string(again.UID) {
+			return fmt.Errorf("the bundle carries UID %q, want the new Merchant's %s", b.UID, again.UID)
+		}
+		return nil
+	})
+}
+
 func TestBundleIsRestoredWhenDeleted(t *testing.T) {
 	f := newTenant(t, false)
 	s, err := bundleSecret(t, f.id)

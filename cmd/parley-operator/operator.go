@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -44,6 +45,9 @@ func runOperator(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&opts.PprofAddr, "pprof-bind-address", "0", `address of net/http/pprof's /debug/pprof/; "0" disables it`)
 	fs.BoolVar(&opts.LeaderElection, "leader-elect", false, "elect a leader, so that several operator replicas can run")
 	fs.IntVar(&opts.Workers, "workers", 32, "Merchants, APIKeys and Webhooks reconciled at once")
+	qps := fs.Float64("kube-api-qps", 0,
+		"requests a second the operator sends the API server, on average; 0 sets no limit of its own and leaves the pace to the API server's priority and fairness")
+	burst := fs.Int("kube-api-burst", 0, "requests the operator may send at once beyond --kube-api-qps (default: twice the QPS)")
 	fs.DurationVar(&opts.UsageInterval, "usage-interval", time.Minute,
 		"how often each runtime's usage (conversations this month) is copied into its Merchants' status, and its backups' state into its ChatRuntime's; 0 turns both off")
 	fs.StringVar(&opts.UsageAddress, "usage-address", "",
@@ -56,6 +60,10 @@ func runOperator(ctx context.Context, args []string, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
+	clientQPS, clientBurst, err := clientRate(*qps, *burst)
+	if err != nil {
+		return err
+	}
 
 	logger := logging.New(stderr, level, *logFormat)
 	ctrl.SetLogger(logr.FromSlogHandler(logger.Handler()))
@@ -63,6 +71,7 @@ func runOperator(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("finding the cluster: %w", err)
 	}
+	cfg.QPS, cfg.Burst = clientQPS, clientBurst
 	mgr, err := controllers.NewManager(cfg, opts)
 	if err != nil {
 		return err
@@ -70,4 +79,24 @@ func runOperator(ctx context.Context, args []string, stderr io.Writer) error {
 	logger.Info("starting the operator", "version", version, "namespace", opts.Namespace, "watchNamespaces", opts.WatchNamespaces,
 		"runtimeImage", opts.RuntimeImage)
 	return mgr.Start(ctx)
+}
+
+// clientRate is the rest client's QPS and burst for the --kube-api-qps and --kube-api-burst flags. Without a QPS
+// the client throttles nothing (a negative QPS, as controller-runtime sets by default): the API server's priority
+// and fairness queues the operator's requests with everyone else's, and a client-side limit would only hold back
+// merchants on an idle server. A platform that shares its API server sets one.
+func clientRate(qps float64, burst int) (float32, int, error) {
+	switch {
+	case qps < 0 || burst < 0:
+		return 0, 0, fmt.Errorf("--kube-api-qps (%g) and --kube-api-burst (%d) must not be negative", qps, burst)
+	case qps == 0 && burst > 0:
+		return 0, 0, errors.New("--kube-api-burst needs --kube-api-qps")
+	case qps == 0:
+		return -1, 0, nil
+	case burst == 0:
+		return float32(qps), max(int(2*qps), 1), nil
+	case float64(burst) < qps:
+		return 0, 0, fmt.Errorf("--kube-api-burst (%d) must be at least --kube-api-qps (%g)", burst, qps)
+	}
+	return float32(qps), burst, nil
 }

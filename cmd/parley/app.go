@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -74,15 +75,6 @@ func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *a
 	if a.tenants, err = tenant.NewRegistry(log, reg); err != nil {
 		return nil, fmt.Errorf("the tenant registry: %w", err)
 	}
-	if cfg.TenantsDir != "" {
-		err = tenant.WatchDir(ctx, cfg.TenantsDir, a.tenants)
-	} else {
-		err = watchSecrets(ctx, cfg, a.tenants)
-	}
-	if err != nil {
-		return nil, err
-	}
-
 	st, err := openStore(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -93,6 +85,23 @@ func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *a
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering the store's metrics: %w", err)
 		}
+	}
+
+	// The store is open before the first bundle arrives: a merchant is served only once the store knows it as its
+	// Merchant's (a Merchant created again under a deleted one's name finds the predecessor's data erased).
+	identities, err := chat.NewIdentities(ctx, chat.IdentitiesConfig{Store: a.store, Logger: log, Registry: reg})
+	if err != nil {
+		return nil, fmt.Errorf("the merchants' identities: %w", err)
+	}
+	a.tenants.SetAdmission(func(b *tenant.Bundle) error { return identities.Admit(ctx, b.MerchantID, b.UID) })
+	go a.tenants.RetryHeld(ctx, 10*time.Second)
+	if cfg.TenantsDir != "" {
+		err = tenant.WatchDir(ctx, cfg.TenantsDir, a.tenants)
+	} else {
+		err = watchSecrets(ctx, cfg, a.tenants)
+	}
+	if err != nil {
+		return nil, err
 	}
 
 	hooks, err := webhook.New(webhook.Config{Outbox: chat.Outbox{Store: a.store}, Tenants: a.tenants, Logger: log, Registry: reg,

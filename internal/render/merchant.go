@@ -28,7 +28,8 @@ const SourceAnnotation = "chat.parley.dev/source"
 // RetiredAnnotation on a tenant bundle records when its Merchant was deleted. A retired bundle is empty and
 // labelled retired, so no runtime serves it; the runtime that served it erases the merchant's data once the
 // ChatRuntime's deletedMerchantRetention has passed. The bundle stays after that too: it keeps the merchant ID
-// from being claimed by another Merchant. The same Merchant, created again, takes it back.
+// from being claimed by another Merchant. A Merchant of the same namespace and name, created again, takes it
+// back; its bundle carries its own UID, and the runtime erases its predecessor's data before serving it.
 const RetiredAnnotation = contract.AnnotationRetiredAt
 
 // WithdrawnKeysAnnotation on a tenant bundle lists, space-separated and newest first, the SHA-256 hashes of the
@@ -62,8 +63,8 @@ func WithdrawnKeys(earlier string, before, now []string) string {
 const FieldOwner = "parley-operator"
 
 // MerchantID returns the merchant's public identifier: spec.merchantID, or one derived from namespace and name.
-// The derivation is stable, so deleting and re-creating a Merchant keeps its ID. A Merchant named like its
-// namespace gets just that name.
+// The derivation is stable, so deleting and re-creating a Merchant keeps its ID (not its data: the bundle carries
+// the Merchant's UID too). A Merchant named like its namespace gets just that name.
 func MerchantID(m *chatv1alpha1.Merchant) string {
 	if m.Spec.MerchantID != "" {
 		return m.Spec.MerchantID
@@ -105,6 +106,7 @@ func Bundle(m *chatv1alpha1.Merchant, merchantID string, plan *chatv1alpha1.Plan
 	b := &tenant.Bundle{
 		APIVersion:     tenant.APIVersion,
 		MerchantID:     merchantID,
+		UID:            string(m.UID),
 		DisplayName:    m.Spec.DisplayName,
 		Source:         Source(m),
 		Plan:           bundlePlan(plan),

@@ -61,7 +61,7 @@ func TestBundle(t *testing.T) {
 	past := metav1.NewTime(now.Add(-time.Minute))
 	soon := metav1.NewTime(now.Add(time.Hour))
 	m := &chatv1alpha1.Merchant{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "acme", Name: "shop"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "acme", Name: "shop", UID: "6f1c2b0e-5d1a-4f3e-9a57-0c9b1d2e3f40"},
 		Spec: chatv1alpha1.MerchantSpec{
 			DisplayName:    "Acme",
 			AllowedOrigins: []string{"https://b.example", "https://a.example"},
@@ -93,6 +93,9 @@ func TestBundle(t *testing.T) {
 	}
 	if got := []string{b.APIKeys[0].ID, b.APIKeys[1].ID}; len(b.APIKeys) != 2 || !slices.Equal(got, []string{"aa", "zz"}) {
 		t.Errorf("keys: want aa, zz (sorted, expired one left out), got %+v", b.APIKeys)
+	}
+	if b.UID != string(m.UID) {
+		t.Errorf("the bundle carries UID %q, want the Merchant's: the runtime tells a recreated Merchant by it", b.UID)
 	}
 	if b.Plan.Burst != 5 || !b.Plan.APIAccess {
 		t.Errorf("plan defaults: %+v", b.Plan)

@@ -15,8 +15,9 @@ import (
 )
 
 // ErasureDue decides whether a retired merchant's data is erased at now: once the retention has passed since its
-// Merchant was deleted, and never while its merchant ID is served again (the same Merchant, created again within
-// the retention, keeps its data). A retirement without a time is never due.
+// Merchant was deleted, and never while its merchant ID is served again (by a Merchant created again under the
+// same name, whose admission erased its predecessor's data already: Identities). A retirement without a time is
+// never due.
 func ErasureDue(retiredAt time.Time, retention time.Duration, served bool, now time.Time) bool {
 	return !served && !retiredAt.IsZero() && !retiredAt.Add(retention).After(now)
 }

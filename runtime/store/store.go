@@ -218,6 +218,10 @@ type Reader interface {
 	// SignedOutAt returns when the dashboard user of the identity provider's subject last signed out, or the
 	// zero time. A user is no merchant's: they may own several.
 	SignedOutAt(ctx context.Context, subject string) (time.Time, error)
+
+	// MerchantUIDs returns the UID of the Merchant whose data each merchant ID holds, for every merchant ID that
+	// has one recorded.
+	MerchantUIDs(ctx context.Context) (map[string]string, error)
 }
 
 // Tx is one write transaction's statements. Each is a single step; the rules that combine them are package
@@ -371,6 +375,13 @@ type Tx interface {
 	// disabled endpoints and self-service keys. It returns how many rows it deleted; erasing a merchant without
 	// data deletes none.
 	EraseMerchant(ctx context.Context, merchantID string) (rows int64, err error)
+
+	// MerchantUID returns the UID of the Merchant whose data the merchant ID holds, "" when none is recorded,
+	// and holds it for the rest of the transaction: another transaction reading it waits for this one to end.
+	MerchantUID(ctx context.Context, merchantID string) (string, error)
+
+	// SetMerchantUID records that the merchant ID's data is the Merchant uid's, since at.
+	SetMerchantUID(ctx context.Context, merchantID, uid string, at time.Time) error
 
 	// DeleteConversation deletes one of the merchant's conversations and everything that belongs to it, in every
 	// table that holds some: its messages (with their citations), its leads, and the outbox events of both with

@@ -66,6 +66,10 @@ type Bundle struct {
 	APIVersion string `json:"apiVersion"`
 	// MerchantID is the merchant's public identifier, a DNS label.
 	MerchantID string `json:"merchantID"`
+	// UID is the UID of the Merchant object the bundle was rendered from: one deleted and created again under the
+	// same name keeps the merchant ID but not the UID, and the runtime erases its predecessor's data before
+	// serving it. Empty in a bundle from a file, which has no object behind it.
+	UID string `json:"uid,omitempty"`
 	// DisplayName is the merchant's name.
 	DisplayName string `json:"displayName"`
 	// Source names the Merchant object the bundle was rendered from, as namespace/name, for diagnostics.
@@ -363,7 +367,10 @@ var (
 	// dnsSubdomain is a Kubernetes object's name.
 	dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
 	sha256Hex    = regexp.MustCompile(`^[0-9a-f]{64}$`)
-	origin       = regexp.MustCompile(`^https?://(\[[0-9a-f:.]+\]|[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)(:[0-9]{1,5})?$`)
+	// uidPattern admits what the API server issues (a UUID) and what a test or another tool may: no spaces or
+	// controls, since it is logged.
+	uidPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]*$`)
+	origin     = regexp.MustCompile(`^https?://(\[[0-9a-f:.]+\]|[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)(:[0-9]{1,5})?$`)
 )
 
 // Parse decodes and validates a bundle document. Unknown fields and unknown versions are rejected, so that a
@@ -411,6 +418,9 @@ func (b *Bundle) Validate() error {
 	}
 	if len(b.MerchantID) > 63 || !dnsLabel.MatchString(b.MerchantID) {
 		fail("merchantID %q is not a DNS label", b.MerchantID)
+	}
+	if len(b.UID) > 128 || !uidPattern.MatchString(b.UID) {
+		fail("uid %q is not an object UID", b.UID)
 	}
 	if b.Plan.RequestsPerSecond < 1 {
 		fail("plan.requestsPerSecond must be positive")

@@ -13,6 +13,7 @@ func validBundle() *Bundle {
 	return &Bundle{
 		APIVersion:     APIVersion,
 		MerchantID:     "acme",
+		UID:            "6f1c2b0e-5d1a-4f3e-9a57-0c9b1d2e3f40",
 		DisplayName:    "Acme Outdoor",
 		Source:         "acme/acme",
 		Plan:           Plan{Name: "enterprise", RequestsPerSecond: 10, Burst: 20, MonthlyConversations: 100, APIAccess: true, Webhooks: true},
@@ -62,6 +63,9 @@ func TestValidateRejects(t *testing.T) {
 		{"version", func(b *Bundle) { b.APIVersion = "v0" }, "apiVersion"},
 		{"merchant id", func(b *Bundle) { b.MerchantID = "Acme_1" }, "merchantID"},
 		{"merchant id too long", func(b *Bundle) { b.MerchantID = strings.Repeat("a", 64) }, "merchantID"},
+		{"uid with a space", func(b *Bundle) { b.UID = "6f1c2b0e 5d1a" }, "uid"},
+		{"uid with a line break", func(b *Bundle) { b.UID = "a\nlevel=ERROR" }, "uid"},
+		{"uid too long", func(b *Bundle) { b.UID = strings.Repeat("a", 129) }, "uid"},
 		{"rate", func(b *Bundle) { b.Plan.RequestsPerSecond = 0 }, "requestsPerSecond"},
 		{"burst", func(b *Bundle) { b.Plan.Burst = 0 }, "burst"},
 		{"negative ceiling", func(b *Bundle) { b.Plan.MonthlyConversations = -1 }, "ceilings"},

@@ -1,9 +1,11 @@
 package tenant
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 	"time"
 
@@ -16,8 +18,14 @@ import (
 // from the same source stays. A key hash belongs to the first merchant served with it: a later bundle carrying it
 // is served without that key, and the conflict is logged and counted.
 type Registry struct {
-	log     *slog.Logger
-	metrics *registryMetrics
+	log       *slog.Logger
+	metrics   *registryMetrics
+	admission Admission
+
+	// changing serialises the changes (Set, Delete, Retire, RetryHeld), admissions included, so that a retry
+	// never puts back a bundle that a later change replaced; mu guards the maps for the readers.
+	changing sync.Mutex
+	held     map[string][]byte // source -> a bundle document held back because its admission failed
 
 	mu       sync.RWMutex
 	bySource map[string]*Bundle    // source (Secret name or file) -> bundle
@@ -49,14 +57,38 @@ func NewRegistry(log *slog.Logger, reg prometheus.Registerer) (*Registry, error)
 	return &Registry{
 		log: log, metrics: m,
 		bySource: map[string]*Bundle{}, byID: map[string]entry{}, byKey: map[string]keyRef{},
-		retired: map[string]Retirement{},
+		retired: map[string]Retirement{}, held: map[string][]byte{},
 	}, nil
 }
 
-// Set parses a bundle document from source and puts it in effect. On error nothing changes.
+// Admission is asked before a bundle's merchant is served under a UID it is not served under yet (a new
+// merchant, or a new Merchant object under the same ID); an error holds the bundle back. See SetAdmission.
+type Admission func(*Bundle) error
+
+// SetAdmission makes the registry ask a before serving a merchant under a new UID. A bundle held back is not
+// served, and neither is the earlier bundle of its source when that was another Merchant's; RetryHeld tries it
+// again. Set it before the first bundle arrives.
+func (r *Registry) SetAdmission(a Admission) { r.admission = a }
+
+// Set parses a bundle document from source and puts it in effect. On error nothing changes, but for a bundle
+// held back by its admission (SetAdmission).
 func (r *Registry) Set(source string, data []byte) error {
+	r.changing.Lock()
+	defer r.changing.Unlock()
+	return r.set(source, data)
+}
+
+func (r *Registry) set(source string, data []byte) error {
+	delete(r.held, source)
 	b, err := Parse(data)
 	if err == nil {
+		if err = r.admit(source, b); err != nil {
+			r.held[source] = data
+			r.metrics.held.Inc()
+			r.log.Error("tenant bundle held back: its merchant could not be admitted; it is tried again",
+				"source", source, "merchant", b.MerchantID, "error", err)
+			return fmt.Errorf("tenant bundle %s: %w", source, err)
+		}
 		err = r.put(source, b)
 	}
 	if err != nil {
@@ -65,6 +97,61 @@ func (r *Registry) Set(source string, data []byte) error {
 		return fmt.Errorf("tenant bundle %s: %w", source, err)
 	}
 	return nil
+}
+
+// admit asks the admission, if any, about a bundle whose merchant its source does not serve under its UID yet.
+// A bundle that put would refuse (its ID served from another source) is not asked about: its admission could
+// erase the data of the merchant served. When the admission fails, the source's earlier bundle is taken out of
+// effect if it was another Merchant's, whose keys must not serve the new one's data.
+func (r *Registry) admit(source string, b *Bundle) error {
+	if r.admission == nil {
+		return nil
+	}
+	r.mu.RLock()
+	e, served := r.byID[b.MerchantID]
+	earlier, ok := r.bySource[source]
+	r.mu.RUnlock()
+	if served && e.source != source {
+		return nil // put refuses it
+	}
+	if served && e.bundle.UID == b.UID {
+		return nil
+	}
+	if err := r.admission(b); err != nil {
+		if ok && earlier.UID != b.UID {
+			r.mu.Lock()
+			r.removeLocked(source)
+			r.metrics.tenants.Set(float64(len(r.byID)))
+			r.mu.Unlock()
+		}
+		return err
+	}
+	return nil
+}
+
+// RetryHeld tries the bundles held back again every interval, until ctx ends.
+func (r *Registry) RetryHeld(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		r.changing.Lock()
+		for source, data := range maps.Clone(r.held) { // set changes r.held
+			_ = r.set(source, data) // logged and counted by set
+		}
+		r.changing.Unlock()
+	}
+}
+
+// Held reports how many bundles are held back, waiting for their admission.
+func (r *Registry) Held() int {
+	r.changing.Lock()
+	defer r.changing.Unlock()
+	return len(r.held)
 }
 
 func (r *Registry) put(source string, b *Bundle) error {
@@ -105,6 +192,9 @@ func (r *Registry) withoutTakenKeysLocked(source string, b *Bundle) []APIKey {
 
 // Delete takes the bundle of source out of effect, revoking its keys at once, and forgets a retirement there.
 func (r *Registry) Delete(source string) {
+	r.changing.Lock()
+	defer r.changing.Unlock()
+	delete(r.held, source)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.removeLocked(source)
@@ -122,6 +212,9 @@ type Retirement struct {
 // Retire takes the bundle of source out of effect, revoking its keys at once, and records the retirement of its
 // merchant.
 func (r *Registry) Retire(source string, ret Retirement) {
+	r.changing.Lock()
+	defer r.changing.Unlock()
+	delete(r.held, source)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.removeLocked(source)
@@ -250,6 +343,7 @@ type registryMetrics struct {
 	tenants      prometheus.Gauge
 	rejected     prometheus.Counter
 	keyConflicts prometheus.Counter
+	held         prometheus.Counter
 }
 
 func newRegistryMetrics(reg prometheus.Registerer) (*registryMetrics, error) {
@@ -264,9 +358,13 @@ func newRegistryMetrics(reg prometheus.Registerer) (*registryMetrics, error) {
 			Name: "parley_runtime_tenant_key_conflicts_total",
 			Help: "API keys left out of a tenant bundle because another merchant already holds their hash.",
 		}),
+		held: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "parley_runtime_tenant_bundles_held_total",
+			Help: "Tenant bundles held back, and tried again, because their merchant could not be admitted (the store failed).",
+		}),
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.tenants, m.rejected, m.keyConflicts} {
+		for _, c := range []prometheus.Collector{m.tenants, m.rejected, m.keyConflicts, m.held} {
 			if err := reg.Register(c); err != nil {
 				return nil, fmt.Errorf("registering tenant metrics: %w", err)
 			}

@@ -50,7 +50,8 @@ const operatorNS = "parley-system"
 // in its bundle, and the operator's peak memory. The operator runs as its own process (`parley-operator`), so its
 // memory is its own: its peak resident set (VmHWM), and the peaks of its two parts, sampled: anonymous memory
 // (the Go heap and runtime, which a Go memory limit bounds) and file pages (the executable's, which it does not).
-// With PARLEY_BENCH_PPROF set to an address, the operator serves net/http/pprof there while the benchmark runs.
+// With PARLEY_BENCH_PPROF set to an address, the operator serves net/http/pprof there while the benchmark runs;
+// PARLEY_BENCH_OPERATOR_ARGS adds flags to its command line.
 // What the merchants cost the control plane is reported too: the CPU time of envtest's kube-apiserver and etcd
 // and the API server's requests by verb and resource; with PARLEY_BENCH_CONTROL_PLANE_PPROF set to a directory,
 // profiles of both are saved there (profileControlPlane).
@@ -120,6 +121,8 @@ func BenchmarkOperatorScale(b *testing.B) {
 	if addr := os.Getenv("PARLEY_BENCH_PPROF"); addr != "" {
 		args = append(args, "--pprof-bind-address="+addr)
 	}
+	// PARLEY_BENCH_OPERATOR_ARGS adds flags, to compare settings such as --workers or --kube-api-qps.
+	args = append(args, strings.Fields(os.Getenv("PARLEY_BENCH_OPERATOR_ARGS"))...)
 	op := exec.CommandContext(ctx, bin, args...)
 	op.Env = append(os.Environ(), "KUBECONFIG="+kcPath)
 	op.Stderr = os.Stderr

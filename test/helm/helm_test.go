@@ -66,6 +66,8 @@ func tryHelm(t *testing.T, args ...string) (string, error) {
 func TestSchemaRefusesBadValues(t *testing.T) {
 	for _, set := range []string{
 		"operator.workers=0",
+		"operator.kubeAPI.qps=-1",
+		"operator.kubeAPI.burst=1.5",
 		"operator.logLevel=loud",
 		"operator.resources.limits.memory=lots",
 		"operator.resourses.limits.memory=1Gi",
@@ -85,6 +87,24 @@ func TestSchemaRefusesBadValues(t *testing.T) {
 		}
 	}
 	helm(t, "lint", "--strict", chart, "--set", "operator.resources.limits.memory=512Mi,operator.resources.requests.cpu=0.5,watchNamespaces={shop-a}")
+}
+
+// operator.kubeAPI reaches the operator's flags; by default the operator sets no pace of its own.
+func TestTemplateKubeAPI(t *testing.T) {
+	args := func(set ...string) []any {
+		t.Helper()
+		all := objects(t, helm(t, append([]string{"template", "parley", chart, "--kube-version", "1.37.0", "-n", "parley-system"}, set...)...))
+		spec := all["Deployment/parley-operator"]["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+		return spec["containers"].([]any)[0].(map[string]any)["args"].([]any)
+	}
+	for _, a := range args() {
+		if strings.HasPrefix(a.(string), "--kube-api-") {
+			t.Errorf("the default install paces the operator: %s", a)
+		}
+	}
+	if got := args("--set", "operator.kubeAPI.qps=50,operator.kubeAPI.burst=100"); !contains(got, "--kube-api-qps=50") || !contains(got, "--kube-api-burst=100") {
+		t.Errorf("operator.kubeAPI is not passed on: %v", got)
+	}
 }
 
 // A namespaced install grants the operator its ClusterRole in the watched namespaces only, and tells it which.

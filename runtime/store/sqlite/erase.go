@@ -82,6 +82,7 @@ var personalData = []personalTable{
 	{name: "api_keys"},
 	{name: "stream_heads"},
 	{name: "team_presence"},
+	{name: "merchant_uids"}, // whose Merchant the rest is
 }
 
 // merchantTables are the names of the tables of personalData.

@@ -62,6 +62,7 @@ func seedEveryTable(t *testing.T, path, merchantID string) {
 			VALUES (?1, 1, 'SEED' || ?1 || '000', 'conversation.waiting', '{"status":"waiting"}', 1700000000000)`,
 		`INSERT INTO stream_heads (merchant_id, seq) VALUES (?1, 1)`,
 		`INSERT INTO team_presence (merchant_id, seen_at) VALUES (?1, 1700000000000)`,
+		`INSERT INTO merchant_uids (merchant_id, uid, since) VALUES (?1, 'uid-' || ?1, 1700000000000)`,
 		`INSERT INTO answer_ratings (merchant_id, conversation_id, message_id, visitor_id, rating, comment, created_at, updated_at)
 			SELECT merchant_id, conversation_id, id, 'v1', 'down', 'out of date', 1700000000000, 1700000000000
 			FROM messages WHERE merchant_id = ?1 AND role = 'assistant' LIMIT 1`,

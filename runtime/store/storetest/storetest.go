@@ -46,6 +46,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Lifecycle", h.lifecycle)
 	t.Run("PanicInWrite", h.panicInWrite)
 	t.Run("Erase", h.erase)
+	t.Run("Identities", h.identities)
 	t.Run("Handoff", h.handoff)
 	t.Run("EachConversation", h.eachConversation)
 	t.Run("Leases", h.leases)
