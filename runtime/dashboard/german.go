@@ -335,6 +335,7 @@ var german = map[string]string{
 	"The address must be a whole http or https address, such as https://shop.example/help/.": "Die Adresse muss eine vollständige http- oder https-Adresse sein, etwa https://shop.example/help/.",
 	"The interval must be a duration such as 24h or 90m.":                                    "Das Intervall muss eine Dauer wie 24h oder 90m sein.",
 	"The interval must be between %s and %s.":                                                "Das Intervall muss zwischen %s und %s liegen.",
+	"The repository was added: its first sync has started.":                                  "Das Repository wurde hinzugefügt: Sein erster Abgleich hat begonnen.",
 	"The website was added: its first sync has started.":                                     "Die Website wurde hinzugefügt: Ihr erster Abgleich hat begonnen.",
 	"The website will be synced now.":                                                        "Die Website wird jetzt abgeglichen.",
 	"The website was deleted with its items.":                                                "Die Website wurde mit ihren Einträgen gelöscht.",

@@ -67,7 +67,11 @@ func (d *Dashboard) createSource(w http.ResponseWriter, r *http.Request, v *view
 		}
 		return err
 	}
-	http.Redirect(w, r, prefix+"sources?ok=source-added", http.StatusSeeOther)
+	notice := "source-added"
+	if src.Type == store.SourceGit {
+		notice = "repository-added"
+	}
+	http.Redirect(w, r, prefix+"sources?ok="+notice, http.StatusSeeOther)
 	return nil
 }
 

@@ -60,7 +60,7 @@ func TestWebsitesInBrowser(t *testing.T) {
 		chromedp.SendKeys("#source-url", repo.URL),
 		chromedp.SendKeys("#source-ref", "main"),
 		chromedp.Click(`form[action="/dashboard/sources"] button[type=submit]`),
-		bodyHas("The website was added: its first sync has started."),
+		bodyHas("The repository was added: its first sync has started."),
 	)
 	if err != nil {
 		t.Fatalf("adding a website and a repository: %v", err)

@@ -268,17 +268,18 @@ func (d *Dashboard) renderErrorView(w http.ResponseWriter, r *http.Request, v *v
 
 // notices are the confirmations a change's redirect can ask for (?ok=...).
 var notices = map[string]string{
-	"created":        "The item was added.",
-	"updated":        "The item was saved.",
-	"deleted":        "The item was deleted.",
-	"imported":       "The items were imported.",
-	"uploaded":       "The files' items were added.",
-	"replayed":       "The delivery was queued to be sent again.",
-	"test-sent":      "A test event was queued for the endpoint; its delivery is in the log below.",
-	"revoked":        "The key was revoked: it stops working within seconds.",
-	"source-added":   "The website was added: its first sync has started.",
-	"sync-requested": "The website will be synced now.",
-	"source-deleted": "The website was deleted with its items.",
+	"created":          "The item was added.",
+	"updated":          "The item was saved.",
+	"deleted":          "The item was deleted.",
+	"imported":         "The items were imported.",
+	"uploaded":         "The files' items were added.",
+	"replayed":         "The delivery was queued to be sent again.",
+	"test-sent":        "A test event was queued for the endpoint; its delivery is in the log below.",
+	"revoked":          "The key was revoked: it stops working within seconds.",
+	"source-added":     "The website was added: its first sync has started.",
+	"repository-added": "The repository was added: its first sync has started.",
+	"sync-requested":   "The website will be synced now.",
+	"source-deleted":   "The website was deleted with its items.",
 	// The review queue.
 	"review-fixed": "Done: the question left the review list. It comes back only if it is missed again.",
 	// The deletions of personal data.
