@@ -47,7 +47,13 @@ type ReviewGroup struct {
 	Latest store.Miss
 	// Comments are the visitors' reasons for rating the group's answers down, newest first.
 	Comments []string
+	// Conversations are the conversations of the latest misses, newest first, each once, at most
+	// maxGroupConversations: where a drafted answer reads how the question was asked.
+	Conversations []string
 }
+
+// maxGroupConversations bounds a review group's Conversations.
+const maxGroupConversations = 3
 
 // Review returns the merchant's review queue: the answers of the last ReviewWindow the assistant could not give, its
 // visitors rated down or it gave with a confidence below LowConfidence, grouped when their questions ask the same thing, most missed first. A question dealt with
@@ -102,6 +108,9 @@ func reviewGroup(keys []string, byKey map[string][]store.Miss) ReviewGroup {
 	slices.SortStableFunc(all, func(a, b store.Miss) int { return b.CreatedAt.Compare(a.CreatedAt) })
 	g.Asked, g.Latest = len(all), all[0]
 	for _, miss := range all {
+		if len(g.Conversations) < maxGroupConversations && miss.ConversationID != "" && !slices.Contains(g.Conversations, miss.ConversationID) {
+			g.Conversations = append(g.Conversations, miss.ConversationID)
+		}
 		if !miss.Answered {
 			g.Unanswered++
 		}
@@ -196,13 +205,8 @@ var ErrInvalidFix = errors.New("invalid fix")
 // records, for each of the group's questions, that it was dealt with now. The group leaves the queue, and comes
 // back when one of its questions is missed again. An item that is not the merchant's is store.ErrNotFound.
 func (s *Service) RecordFix(ctx context.Context, m *tenant.Bundle, f Fix) (store.Knowledge, error) {
-	if len(f.Questions) == 0 || len(f.Questions) > maxFixQuestions {
-		return store.Knowledge{}, fmt.Errorf("%w: name 1 to %d questions", ErrInvalidFix, maxFixQuestions)
-	}
-	for _, q := range f.Questions {
-		if q == "" || !storable(q) || utf8.RuneCountInString(q) > MaxQuestionRunes*5 {
-			return store.Knowledge{}, fmt.Errorf("%w: a question is empty, not text or too long", ErrInvalidFix)
-		}
+	if err := checkGroupQuestions(f.Questions); err != nil {
+		return store.Knowledge{}, err
 	}
 	var item store.Knowledge
 	if f.KnowledgeID != "" {
@@ -241,6 +245,20 @@ func (s *Service) RecordFix(ctx context.Context, m *tenant.Bundle, f Fix) (store
 		return store.Knowledge{}, fmt.Errorf("recording a fix: %w", err)
 	}
 	return item, nil
+}
+
+// checkGroupQuestions refuses, with ErrInvalidFix, questions that cannot name a review group: none, too many, or
+// one empty, not text or too long.
+func checkGroupQuestions(questions []string) error {
+	if len(questions) == 0 || len(questions) > maxFixQuestions {
+		return fmt.Errorf("%w: name 1 to %d questions", ErrInvalidFix, maxFixQuestions)
+	}
+	for _, q := range questions {
+		if q == "" || !storable(q) || utf8.RuneCountInString(q) > MaxQuestionRunes*5 {
+			return fmt.Errorf("%w: a question is empty, not text or too long", ErrInvalidFix)
+		}
+	}
+	return nil
 }
 
 // Progress is whether the answers get better: the last weeks' answers and ratings, and what each fix did.

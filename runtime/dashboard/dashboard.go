@@ -187,6 +187,7 @@ func (d *Dashboard) routes() *http.ServeMux {
 	mux.Handle("GET /dashboard/review", d.page(d.review))
 	mux.Handle("GET /dashboard/review.csv", d.page(d.exportReview))
 	mux.Handle("POST /dashboard/review/fix", d.change(d.merchantChange(d.fixReview)))
+	mux.Handle("POST /dashboard/review/draft", d.change(d.merchantChange(d.draftReview)))
 	mux.Handle("GET /dashboard/leads", d.page(d.leads))
 	mux.Handle("GET /dashboard/leads.csv", d.page(d.exportLeads))
 	mux.Handle("POST /dashboard/leads/{id}/delete", d.change(d.merchantChange(d.deleteLead)))

@@ -2,6 +2,16 @@ package dashboard
 
 // german translates the dashboard's English texts; a test checks that every text of the templates is here.
 var german = map[string]string{
+	"Draft an answer": "Antwort entwerfen",
+	"“Draft an answer” has your model write an item from your knowledge and the conversations where it was asked, for you to check and save.": "„Antwort entwerfen“ lässt Ihr Modell einen Eintrag aus Ihrem Wissen und den Unterhaltungen schreiben, in denen gefragt wurde, damit Sie ihn prüfen und speichern.",
+	"Your model's draft": "Der Entwurf Ihres Modells",
+	"Check it, fill in what stands in [square brackets], and save it. Nothing is saved until you do; then mark the question as dealt with in the review queue.": "Prüfen Sie ihn, ergänzen Sie, was in [eckigen Klammern] steht, und speichern Sie ihn. Bis dahin wird nichts gespeichert; markieren Sie die Frage danach in der Überprüfungsliste als erledigt.",
+	"Edit your model's draft above.":                                                  "Bearbeiten Sie den Entwurf Ihres Modells oben.",
+	"That question is no longer in the review queue.":                                 "Diese Frage steht nicht mehr in der Überprüfungsliste.",
+	"No model answers for you: your plan names none. Write the answer yourself.":      "Für Sie antwortet kein Modell: Ihr Tarif nennt keines. Schreiben Sie die Antwort selbst.",
+	"Your plan's model tokens for this month are used up. Write the answer yourself.": "Die Modell-Tokens Ihres Tarifs für diesen Monat sind aufgebraucht. Schreiben Sie die Antwort selbst.",
+	"Your model did not answer in time. Try again.":                                   "Ihr Modell hat nicht rechtzeitig geantwortet. Versuchen Sie es erneut.",
+	"Your model could not draft an answer. Try again.":                                "Ihr Modell konnte keine Antwort entwerfen. Versuchen Sie es erneut.",
 	"Add files": "Dateien hinzufügen",
 	"Make items of your PDF, Word (DOCX), HTML, Markdown, text or CSV files: each is split at its headings, a PDF at its pages, and every item is tagged with its file's name. A scanned PDF needs text recognition first. If one file cannot be used, nothing is added.": "Machen Sie Einträge aus Ihren PDF-, Word- (DOCX), HTML-, Markdown-, Text- oder CSV-Dateien: Jede wird an ihren Überschriften geteilt, ein PDF an seinen Seiten, und jeder Eintrag erhält den Dateinamen als Schlagwort. Ein gescanntes PDF braucht zuerst eine Texterkennung. Kann eine Datei nicht verwendet werden, wird nichts hinzugefügt.",
 	"Files": "Dateien",

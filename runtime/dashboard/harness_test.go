@@ -74,6 +74,12 @@ func newEnv(t *testing.T) *env {
 // newEnvOn is newEnv with the runtime's data in st.
 func newEnvOn(t *testing.T, st store.Store) *env {
 	t.Helper()
+	return newEnvAnswering(t, st, assistant.Retrieval{})
+}
+
+// newEnvAnswering is newEnvOn with the runtime's answers given by responder.
+func newEnvAnswering(t *testing.T, st store.Store, responder assistant.Responder) *env {
+	t.Helper()
 	e := &env{secret: map[string]string{}, store: st}
 	log := slog.New(slog.DiscardHandler)
 	reg := prometheus.NewRegistry()
@@ -103,7 +109,7 @@ func newEnvOn(t *testing.T, st store.Store) *env {
 	go func() { defer close(done); _ = hooks.Run(t.Context()) }()
 	t.Cleanup(func() { <-done })
 
-	svc, err := chat.New(chat.Config{Store: e.store, Responder: assistant.Retrieval{}, Notify: hooks.Notify})
+	svc, err := chat.New(chat.Config{Store: e.store, Responder: responder, Notify: hooks.Notify})
 	if err != nil {
 		t.Fatal(err)
 	}

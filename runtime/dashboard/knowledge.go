@@ -141,11 +141,17 @@ func (d *Dashboard) knowledge(w http.ResponseWriter, r *http.Request, v *view) e
 }
 
 func (d *Dashboard) knowledgePage(w http.ResponseWriter, r *http.Request, v *view, status int, importErrors []string) error {
+	return d.renderKnowledge(w, r, v, status, map[string]any{"ImportErrors": importErrors})
+}
+
+// renderKnowledge renders the knowledge page with data, to which it adds the list and the plan's use. A data
+// that holds New, the add form's item (a drafted answer), is not changed by the question parameter.
+func (d *Dashboard) renderKnowledge(w http.ResponseWriter, r *http.Request, v *view, status int, data map[string]any) error {
 	q := r.URL.Query()
-	data := map[string]any{"Query": q.Get("q"), "Status": q.Get("status"), "ImportErrors": importErrors}
+	data["Query"], data["Status"] = q.Get("q"), q.Get("status")
 	// A question to answer (from the overview's unanswered questions): the items that may answer it, to list it
 	// under, and the add form with it as the new item's question.
-	if question := askedQuestion(r); question != "" {
+	if question := askedQuestion(r); question != "" && data["New"] == nil {
 		hits, err := d.chat.Candidates(r.Context(), v.merchant, question, maxCandidates)
 		if err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/parley-dev/parley/runtime/assistant"
 	"github.com/parley-dev/parley/runtime/chat"
+	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/transcript"
 )
 
@@ -32,7 +33,7 @@ func (d *Dashboard) review(w http.ResponseWriter, r *http.Request, v *view) erro
 		}
 		list[i] = reviewGroup{ReviewGroup: g, Candidates: hits}
 	}
-	d.render(w, r, v, http.StatusOK, "review", map[string]any{"List": list})
+	d.render(w, r, v, http.StatusOK, "review", map[string]any{"List": list, "CanDraft": d.chat.CanDraft(v.merchant)})
 	return nil
 }
 
@@ -61,6 +62,38 @@ func (d *Dashboard) fixReview(w http.ResponseWriter, r *http.Request, v *view) e
 	}
 	http.Redirect(w, r, prefix+"review?ok=review-fixed", http.StatusSeeOther)
 	return nil
+}
+
+// draftReview asks the merchant's model to draft an answer for a group of the queue and shows it in the
+// knowledge page's add form, to edit and save; nothing is stored until then.
+func (d *Dashboard) draftReview(w http.ResponseWriter, r *http.Request, v *view) error {
+	draft, err := d.chat.DraftAnswer(r.Context(), v.merchant, r.PostForm["questions"])
+	if status, message := draftFailure(err); status != 0 {
+		d.renderErrorView(w, r, v, status, message)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return d.renderKnowledge(w, r, v, http.StatusOK, map[string]any{"Drafted": true,
+		"New": knowledgeInput{Title: draft.Title, Content: draft.Content, Questions: draft.Questions, Tags: []string{}}})
+}
+
+// draftFailure is the status and message of a draft that failed in a way the owner can act on, or 0.
+func draftFailure(err error) (int, string) {
+	switch {
+	case errors.Is(err, chat.ErrInvalidFix), errors.Is(err, store.ErrNotFound):
+		return http.StatusNotFound, "That question is no longer in the review queue."
+	case errors.Is(err, assistant.ErrNoModel):
+		return http.StatusConflict, "No model answers for you: your plan names none. Write the answer yourself."
+	case errors.Is(err, chat.ErrTokensUsedUp):
+		return http.StatusTooManyRequests, "Your plan's model tokens for this month are used up. Write the answer yourself."
+	case errors.Is(err, assistant.ErrModelTimedOut):
+		return http.StatusGatewayTimeout, "Your model did not answer in time. Try again."
+	case errors.Is(err, assistant.ErrModelFailed):
+		return http.StatusBadGateway, "Your model could not draft an answer. Try again."
+	}
+	return 0, ""
 }
 
 // cannotList says why a question could not be listed under an item.

@@ -4,12 +4,14 @@ package dashboard_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/parley-dev/parley/internal/testutil/fakellm"
 	"github.com/parley-dev/parley/internal/testutil/headless"
 )
 
@@ -105,5 +107,57 @@ func TestReviewQueueInBrowser(t *testing.T) {
 	saveScreenshot(ctx, t, "dashboard-did-it-work.png")
 	if err != nil {
 		t.Fatalf("the overview after the fix: %v", err)
+	}
+}
+
+// A drafted answer in a real browser: the owner asks the model for a draft from the review queue, edits it in the
+// add form and saves it as an item listing the question.
+func TestDraftAnswerInBrowser(t *testing.T) {
+	provider := fakellm.New(t)
+	e := newModelEnv(t, provider)
+	e.chat(t, "alpha", draftQuestion)
+	provider.Set(func(p *fakellm.Provider) { p.Answer = []string{draftText} })
+	ctx := headless.Start(t, 1280, 900, 90*time.Second)
+
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(e.url+"/dashboard/review"),
+		waitFor(`location.href.startsWith(`+fmt.Sprintf("%q", e.idp)+`) && !!document.querySelector('#email')`),
+		chromedp.SendKeys("#email", "alpha@owners.example"),
+		chromedp.Click("button[type=submit]"),
+		waitFor(`location.pathname === '/dashboard/review'`),
+		bodyHas(draftQuestion),
+	)
+	if err != nil {
+		t.Fatalf("the review queue: %v", err)
+	}
+	saveScreenshot(ctx, t, "dashboard-review-draft-button.png")
+	err = chromedp.Do(ctx,
+		chromedp.Click(`.review form.draft button`),
+		waitFor(`!!document.querySelector('#drafted #k-title') && document.querySelector('#k-title').value === 'Changing the delivery address'`),
+		bodyHas("Your model's draft"),
+	)
+	if err != nil {
+		t.Fatalf("drafting: %v", err)
+	}
+	saveScreenshot(ctx, t, "dashboard-review-drafted.png")
+	err = chromedp.Do(ctx,
+		run(`(() => { const c = document.querySelector('#k-content'); c.value = c.value.replace('[hours]', '12 hours'); })()`),
+		chromedp.Click(`#drafted form button[type=submit]`),
+		waitFor(`location.pathname === '/dashboard/knowledge' && location.search === '?ok=created'`),
+	)
+	if err != nil {
+		t.Fatalf("saving the draft: %v", err)
+	}
+	items, err := e.store.AllKnowledge(t.Context(), "alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var saved bool
+	for _, k := range items {
+		saved = saved || k.Title == "Changing the delivery address" && strings.Contains(k.Content, "within 12 hours") &&
+			len(k.Questions) == 1 && k.Questions[0] == draftQuestion
+	}
+	if !saved {
+		t.Errorf("the saved draft is not among alpha's items: %+v", items)
 	}
 }

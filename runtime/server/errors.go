@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/parley-dev/parley/runtime/assistant"
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
 )
@@ -42,8 +43,15 @@ const (
 	// visitor.
 	codeConversationLimit = "conversation_limit_reached"
 	codeVisitorLimit      = "visitor_limit_reached"
-	codeInternal          = "internal_error"
-	codeUnavailable       = "unavailable"
+	// codeModelNotConfigured refuses what needs a model of a merchant no model answers; codeTokenQuota what
+	// needs one once the plan's monthly model tokens are used up; codeModelFailed and codeModelTimeout are a
+	// model that failed or did not answer in time.
+	codeModelNotConfigured = "model_not_configured"
+	codeTokenQuota         = "token_quota_exceeded"
+	codeModelFailed        = "model_failed"
+	codeModelTimeout       = "model_timeout"
+	codeInternal           = "internal_error"
+	codeUnavailable        = "unavailable"
 )
 
 // apiError is an error with the status and code the client gets. Its message is safe to show: it never holds a
@@ -105,6 +113,10 @@ var domainErrors = []struct {
 	{chat.ErrSourceDeclared, http.StatusConflict, codeSourceDeclared, "the knowledge source is declared by a KnowledgeSource object; change or delete that object instead"},
 	{chat.ErrWebhooksNotInPlan, http.StatusForbidden, codeWebhooksNotInPlan, "the merchant's plan does not include webhooks"},
 	{chat.ErrTooManyExports, http.StatusTooManyRequests, codeRateLimited, "this merchant runs as many exports as it may at once; retry shortly"},
+	{assistant.ErrNoModel, http.StatusConflict, codeModelNotConfigured, "no model answers this merchant: its plan names none, or the runtime declares none"},
+	{chat.ErrTokensUsedUp, http.StatusTooManyRequests, codeTokenQuota, "the merchant's plan's model tokens for this month are used up"},
+	{assistant.ErrModelTimedOut, http.StatusGatewayTimeout, codeModelTimeout, "the model did not answer in time; try again"},
+	{assistant.ErrModelFailed, http.StatusBadGateway, codeModelFailed, "the model failed to answer; try again"},
 	{store.ErrNotReplayable, http.StatusConflict, codeDeliveryPending, "the delivery is still pending; replay it once it has succeeded, failed or been cancelled"},
 }
 

@@ -90,6 +90,35 @@ func (s *Server) fixReview(w http.ResponseWriter, r *http.Request, m *tenant.Bun
 	return nil
 }
 
+type draftRequest struct {
+	Questions []string `json:"questions"`
+}
+
+type draftJSON struct {
+	Title     string       `json:"title"`
+	Content   string       `json:"content"`
+	Questions []string     `json:"questions"`
+	Sources   []sourceJSON `json:"sources"`
+}
+
+// draftReview answers the article the merchant's model drafted for a group of the review queue. Nothing is
+// stored: the merchant saves it, edited, as a knowledge item.
+func (s *Server) draftReview(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
+	var req draftRequest
+	if err := decodeJSON(w, r, maxFixBody, &req); err != nil {
+		return err
+	}
+	d, err := s.chat.DraftAnswer(r.Context(), m, req.Questions)
+	if errors.Is(err, chat.ErrInvalidFix) {
+		return newError(http.StatusUnprocessableEntity, codeValidationFailed, "%s", strings.TrimPrefix(err.Error(), chat.ErrInvalidFix.Error()+": "))
+	}
+	if err != nil {
+		return explain(err, store.ErrNotFound, "no review group asks those questions")
+	}
+	writeJSON(w, http.StatusOK, draftJSON{Title: d.Title, Content: d.Content, Questions: d.Questions, Sources: sourcesJSON(d.Sources)})
+	return nil
+}
+
 type weekJSON struct {
 	Start      string `json:"week_start"`
 	Answered   int    `json:"answered"`

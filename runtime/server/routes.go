@@ -52,6 +52,7 @@ func (s *Server) routes() http.Handler {
 	rt.handle("usage", "GET /api/v1/usage", s.owner(s.usage))
 	rt.handle("review", "GET /api/v1/review", s.owner(s.review))
 	rt.handle("review_fixes", "POST /api/v1/review/fixes", s.owner(s.fixReview))
+	rt.handle("review_draft", "POST /api/v1/review/draft", s.ownerOrServer(s.draftReview))
 	rt.handle("leads", "POST /api/v1/leads", s.visitor(s.createLead))
 	rt.handle("leads", "GET /api/v1/leads", s.owner(s.listLeads))
 	rt.handle("leads", "OPTIONS /api/v1/leads", http.HandlerFunc(preflight))
