@@ -138,6 +138,10 @@ bench: wrk ## Load POST /api/v1/chat (parley dev on SQLite; parley runtime on Po
 bench-many: ## One runtime, 10,000 merchants x 100 items: bundle load time, uniform and Zipf throughput and p99, evicted p99, peak RSS.
 	go test -tags $(TEST_TAGS) ./test/bench -run '^$$' -bench BenchmarkManyMerchants -benchtime 1x -count=1 -timeout 30m -v
 
+.PHONY: bench-many-vectors
+bench-many-vectors: ## make bench-many answering with a (fake) model and searching by meaning: 512-dimensional vectors of every item; also counts the provider's calls per question.
+	PARLEY_BENCH_VECTORS=512 go test -tags $(TEST_TAGS) ./test/bench -run '^$$' -bench BenchmarkManyMerchants -benchtime 1x -count=1 -timeout 60m -v
+
 .PHONY: bench-crawl
 bench-crawl: ## Sync a declared source of 1,000 local pages beside another merchant's chat at 100 req/s; report crawl time, peak RSS, chat p99 quiet and during the crawl.
 	go test -tags $(TEST_TAGS) ./test/bench -run '^$$' -bench BenchmarkCrawlBesideChat -benchtime 1x -count=1 -timeout 10m -v

@@ -46,7 +46,7 @@ func BenchmarkCrawlBesideChat(b *testing.B) {
 	dir := b.TempDir()
 	tenants, db := filepath.Join(dir, "tenants"), filepath.Join(dir, "parley.db")
 	keys := writeBundles(b, tenants, 1)
-	seedMerchants(b, db, 1)
+	seedMerchants(b, db, 1, nil)
 	bin := runtimeproc.Build(b)
 	// The site is on loopback, which only a runtime allowed private targets crawls.
 	p := runtimeproc.Start(b, bin, nil, "--tenants-dir="+tenants, "--sqlite-path="+db, "--log-level=error",

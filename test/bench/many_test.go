@@ -5,6 +5,8 @@ package bench
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -20,8 +22,11 @@ import (
 
 	"github.com/parley-dev/parley/internal/contract"
 	"github.com/parley-dev/parley/internal/credentials"
+	"github.com/parley-dev/parley/internal/testutil/fakeopenai"
 	"github.com/parley-dev/parley/internal/testutil/runtimeproc"
 	"github.com/parley-dev/parley/internal/testutil/synthkb"
+	"github.com/parley-dev/parley/runtime/assistant"
+	"github.com/parley-dev/parley/runtime/assistant/embeddings"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/sqlite"
 	"github.com/parley-dev/parley/runtime/tenant"
@@ -38,6 +43,12 @@ const (
 	manyZipfExponent  = 1.1
 	manyMerchantsEnv  = "PARLEY_BENCH_MERCHANTS" // a smaller run, for trying the benchmark out
 	manyCacheBytesEnv = "PARLEY_BENCH_INDEX_CACHE_BYTES"
+	// manyVectorsEnv, set to a length such as 512, runs the runtime with an embedding model of vectors that long
+	// and every item's vectors in the store (make bench-many-vectors).
+	manyVectorsEnv = "PARLEY_BENCH_VECTORS"
+	// The models the runtime is configured with when it searches by meaning; the fake server answers any.
+	manyChatModel  = "bench-chat"
+	manyEmbedModel = "bench-embed"
 )
 
 // BenchmarkManyMerchants runs one `parley runtime` for 10,000 merchants of 100 knowledge items each (1,000,000
@@ -50,6 +61,12 @@ const (
 // file-backed parts. Run it with `make bench-many`; the runtime inherits the environment, so PARLEY_MEMORY_LIMIT
 // set for it gives the runtime a container's memory limit, as the operator's Deployment does. With
 // PARLEY_BENCH_PPROF set to an address, the runtime serves net/http/pprof there while the benchmark runs.
+//
+// With PARLEY_BENCH_VECTORS set to a length (`make bench-many-vectors`: 512), the runtime answers with a model and
+// searches by meaning: --assistant=openai against one fake OpenAI server (fakeopenai) for the answers and the
+// embeddings, every item's vectors of that length seeded in the store as the knowledge embedder writes them. It
+// then also counts the provider's calls per question: exactly one embedding, of the question, and at most one
+// answer; the knowledge is never embedded again on the chat's path.
 func BenchmarkManyMerchants(b *testing.B) {
 	merchants := manyMerchants
 	if v := os.Getenv(manyMerchantsEnv); v != "" {
@@ -63,11 +80,19 @@ func BenchmarkManyMerchants(b *testing.B) {
 	if v := os.Getenv(manyCacheBytesEnv); v != "" {
 		cacheBytes = v
 	}
+	var vectors *manyVectors
+	if v := os.Getenv(manyVectorsEnv); v != "" {
+		dims, err := strconv.Atoi(v)
+		if err != nil || dims < 1 || dims > contract.MaxEmbeddingsDimensions {
+			b.Fatalf("$%s=%q: want the vectors' length, 1 to %d", manyVectorsEnv, v, contract.MaxEmbeddingsDimensions)
+		}
+		vectors = newManyVectors(b, dims)
+	}
 	dir := b.TempDir()
 	tenants, db := filepath.Join(dir, "tenants"), filepath.Join(dir, "parley.db")
 	start := time.Now()
 	keys := writeBundles(b, tenants, merchants)
-	seedMerchants(b, db, merchants)
+	seedMerchants(b, db, merchants, vectors)
 	b.Logf("%d bundles and %d knowledge items written in %s", merchants, merchants*itemsPerMerchant, time.Since(start).Round(time.Second))
 
 	bin := runtimeproc.Build(b)
@@ -78,7 +103,12 @@ func BenchmarkManyMerchants(b *testing.B) {
 	if addr := os.Getenv("PARLEY_BENCH_PPROF"); addr != "" {
 		args = append(args, contract.Arg(contract.FlagPprofListen, addr))
 	}
-	p := runtimeproc.Start(b, bin, nil, args...)
+	var env []string
+	if vectors != nil {
+		args = append(args, vectors.args()...)
+		env = append(env, contract.EnvOpenAIAPIKey+"=sk-bench")
+	}
+	p := runtimeproc.Start(b, bin, env, args...)
 	loaded := time.Since(start)
 	sampleCtx, stopSampling := context.WithCancel(b.Context())
 	parts := make(chan rssParts, 1)
@@ -93,6 +123,20 @@ func BenchmarkManyMerchants(b *testing.B) {
 	for i := range questions {
 		questions[i] = g.Question()
 	}
+	asked := 0
+	if vectors != nil {
+		// The runtime starts by reading every merchant's items and vectors for those to embed again: evicted
+		// merchants' questions during that check, then the phases below after it, as a runtime serves once
+		// started.
+		during := askEvicted(b, p.URL, keys, questions)
+		asked += len(during)
+		checked := vectors.awaitCheck(b, p.MetricsURL, start)
+		ev := summarise(during, 0)
+		b.ReportMetric(checked.Seconds(), "vector-check-s")
+		b.ReportMetric(ms(ev.p99), "evicted-during-check-p99-ms")
+		b.Logf("the start's check of every merchant's vectors took %s; evicted merchants during it: p50 %s, p99 %s",
+			checked.Round(time.Second), ev.p50, ev.p99)
+	}
 	rnd := rand.New(rand.NewPCG(1, 2))
 	uniform := load(p.URL, keys, questions, func() int { return rnd.IntN(merchants) })
 	zipf := rand.NewZipf(rnd, manyZipfExponent, 1, uint64(merchants-1))
@@ -100,15 +144,12 @@ func BenchmarkManyMerchants(b *testing.B) {
 
 	// Merchants last asked long ago, one at a time: each waits for its index to be built.
 	misses := metric(b, p.MetricsURL, "parley_runtime_index_cache_misses_total")
-	var evicted []time.Duration
-	for i := range evictedQuestions {
-		m := (i*7919 + 13) % merchants
-		t0 := time.Now()
-		ask(b, p.URL, keys[m], questions)
-		evicted = append(evicted, time.Since(t0))
-	}
+	evicted := askEvicted(b, p.URL, keys, questions)
 	missed := metric(b, p.MetricsURL, "parley_runtime_index_cache_misses_total") - misses
 	b.StopTimer()
+	if vectors != nil {
+		vectors.report(b, asked+uniform.n+skewed.n+len(evicted), questions)
+	}
 
 	stopSampling()
 	peak, peakParts := p.PeakRSS(b), <-parts
@@ -168,7 +209,7 @@ func writeBundles(b *testing.B, dir string, merchants int) []string {
 
 // seedMerchants writes each merchant's items in one transaction of the store's own statements, as an import
 // through the API does.
-func seedMerchants(b *testing.B, path string, merchants int) {
+func seedMerchants(b *testing.B, path string, merchants int, vectors *manyVectors) {
 	st, err := sqlite.Open(b.Context(), path)
 	if err != nil {
 		b.Fatal(err)
@@ -193,6 +234,12 @@ func seedMerchants(b *testing.B, path string, merchants int) {
 				if err := tx.InsertKnowledge(b.Context(), k); err != nil {
 					return err
 				}
+				if vectors == nil {
+					continue
+				}
+				if err := tx.ReplaceKnowledgeVectors(b.Context(), id, k.ID, vectors.of(k)); err != nil {
+					return err
+				}
 			}
 			return nil
 		})
@@ -202,10 +249,95 @@ func seedMerchants(b *testing.B, path string, merchants int) {
 	}
 }
 
+// askEvicted asks evictedQuestions merchants spread over all of them one question each, one at a time, and
+// returns how long each took.
+func askEvicted(b *testing.B, base string, keys, questions []string) []time.Duration {
+	var took []time.Duration
+	for i := range evictedQuestions {
+		m := (i*7919 + 13) % len(keys)
+		t0 := time.Now()
+		ask(b, base, keys[m], questions)
+		took = append(took, time.Since(t0))
+	}
+	return took
+}
+
+// manyVectors is the search by meaning of a BenchmarkManyMerchants run: the fake provider and the vectors' length.
+type manyVectors struct {
+	fake *fakeopenai.Server
+	dims int
+	// model names the vectors as the runtime's embeddings client does, so that it takes the seeded ones as
+	// current and embeds nothing again.
+	model string
+}
+
+func newManyVectors(b *testing.B, dims int) *manyVectors {
+	fake := fakeopenai.New(b, "The answer, ", "from the knowledge.")
+	c, err := embeddings.New(embeddings.Config{BaseURL: fake.URL(), Model: manyEmbedModel, Dimensions: dims})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return &manyVectors{fake: fake, dims: dims, model: c.Model()}
+}
+
+// args are the runtime's flags that answer with the fake's model and embed with its embedding model.
+func (v *manyVectors) args() []string {
+	return []string{contract.Arg(contract.FlagAssistant, contract.AssistantOpenAI), contract.Arg(contract.FlagOpenAIBaseURL, v.fake.URL()),
+		contract.Arg(contract.FlagOpenAIModel, manyChatModel), contract.Arg(contract.FlagOpenAIEmbeddingsModel, manyEmbedModel),
+		contract.Arg(contract.FlagOpenAIEmbeddingsDims, strconv.Itoa(v.dims))}
+}
+
+// of returns the item's vectors as the knowledge embedder stores them: one per passage, of the fake model.
+func (v *manyVectors) of(k store.Knowledge) []store.KnowledgeVector {
+	texts := assistant.EmbeddingTexts(assistant.Item{Title: k.Title, Content: k.Content, Questions: k.Questions})
+	out := make([]store.KnowledgeVector, len(texts))
+	for i, vec := range v.fake.Embed.Embed(texts, v.dims) {
+		sum := sha256.Sum256([]byte(texts[i]))
+		out[i] = store.KnowledgeVector{KnowledgeID: k.ID, Passage: i, Model: v.model, TextHash: hex.EncodeToString(sum[:]), Vector: vec}
+	}
+	return out
+}
+
+// awaitCheck waits until the runtime's knowledge embedder has had every merchant's turn, the check at its start of
+// which items to embed again, and returns how long since the runtime started it took.
+func (v *manyVectors) awaitCheck(b *testing.B, metricsURL string, started time.Time) time.Duration {
+	for metric(b, metricsURL, "parley_runtime_embedding_queue_merchants") > 0 {
+		if time.Since(started) > 20*time.Minute {
+			b.Fatal("the runtime's knowledge embedder still has merchants queued after 20 minutes")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return time.Since(started)
+}
+
+// report counts the provider's calls for the asked questions: each must have been embedded once, alone, and
+// nothing else embedded; the model answers each at most once.
+func (v *manyVectors) report(b *testing.B, asked int, questions []string) {
+	embeds, answers := v.fake.Embed.Requests(), len(v.fake.Chat.Requests())
+	inputs := 0
+	for _, r := range embeds {
+		inputs += len(r.Input)
+		if len(r.Input) != 1 || !slices.Contains(questions, r.Input[0]) {
+			b.Errorf("the provider was asked to embed %d texts, not one question: %.80q", len(r.Input), r.Input)
+		}
+	}
+	b.ReportMetric(float64(len(embeds))/float64(asked), "embed-calls/question")
+	b.ReportMetric(float64(answers)/float64(asked), "model-calls/question")
+	b.Logf("%d-dimensional vectors (%s): %d questions, %d embedding calls of %d texts, %d answers by the model",
+		v.dims, v.model, asked, len(embeds), inputs, answers)
+	if len(embeds) != asked {
+		b.Errorf("%d embedding calls for %d questions, want one each", len(embeds), asked)
+	}
+	if answers > asked {
+		b.Errorf("%d calls to the model for %d questions, want at most one each", answers, asked)
+	}
+}
+
 func merchantID(i int) string { return fmt.Sprintf("shop%05d", i) }
 
 // latencies summarises one load phase.
 type latencies struct {
+	n        int
 	rps      float64
 	p50, p99 time.Duration
 	errors   int
@@ -248,7 +380,7 @@ func load(base string, keys, questions []string, pick func() int) latencies {
 
 func summarise(d []time.Duration, took time.Duration) latencies {
 	slices.Sort(d)
-	l := latencies{p50: d[len(d)/2], p99: d[len(d)*99/100]}
+	l := latencies{n: len(d), p50: d[len(d)/2], p99: d[len(d)*99/100]}
 	if took > 0 {
 		l.rps = float64(len(d)) / took.Seconds()
 	}

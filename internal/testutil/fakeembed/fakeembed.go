@@ -51,6 +51,16 @@ type Provider struct {
 	// Failures are answered, one per request, before the server answers normally.
 	Failures []Refusal
 	requests []Recorded
+
+	// directions caches the concepts' directions by concept and length: drawing one takes as long as embedding
+	// a short text, and a benchmark embeds a million items over one vocabulary.
+	dirMu      sync.Mutex
+	directions map[directionKey][]float64
+}
+
+type directionKey struct {
+	concept string
+	dims    int
 }
 
 // Refusal is an error answer: a status and OpenAI's error body with message, and a Retry-After in
@@ -77,8 +87,8 @@ type Recorded struct {
 // New starts a provider, closed when the test ends.
 func New(t testing.TB) *Provider {
 	t.Helper()
-	p := &Provider{BatchRefusal: LlamaCppBatchRefusal}
-	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
+	p := &Provider{BatchRefusal: LlamaCppBatchRefusal, directions: map[directionKey][]float64{}}
+	p.srv = httptest.NewServer(p)
 	t.Cleanup(p.srv.Close)
 	return p
 }
@@ -119,7 +129,41 @@ type request struct {
 	EncodingFormat string          `json:"encoding_format"`
 }
 
-func (p *Provider) serve(w http.ResponseWriter, r *http.Request) {
+// Embed returns the vectors the provider answers for texts with dims values, without a request: for a store
+// seeded as if the provider had embedded its knowledge.
+func (p *Provider) Embed(texts []string, dims int) [][]float32 {
+	p.mu.Lock()
+	concepts, ignore := p.Concepts, p.Ignore
+	p.mu.Unlock()
+	out := make([][]float32, len(texts))
+	for i, text := range texts {
+		v := vector(text, concepts, ignore, dims, p.direction)
+		out[i] = make([]float32, dims)
+		for j, x := range v {
+			out[i][j] = float32(x)
+		}
+	}
+	return out
+}
+
+// direction is the concept's direction of dims values, drawn once.
+func (p *Provider) direction(concept string, dims int) []float64 {
+	k := directionKey{concept, dims}
+	p.dirMu.Lock()
+	d, ok := p.directions[k]
+	p.dirMu.Unlock()
+	if !ok {
+		d = direction(concept, dims)
+		p.dirMu.Lock()
+		p.directions[k] = d
+		p.dirMu.Unlock()
+	}
+	return d
+}
+
+// ServeHTTP answers POST .../embeddings, so that the provider can also be mounted beside other handlers on one
+// server (fakeopenai).
+func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/embeddings") {
 		http.NotFound(w, r)
 		return
@@ -175,7 +219,7 @@ func (p *Provider) serve(w http.ResponseWriter, r *http.Request) {
 	data := make([]datum, len(input))
 	tokens := 0
 	for i, text := range input {
-		v := Vector(text, concepts, ignore, dims)
+		v := vector(text, concepts, ignore, dims, p.direction)
 		if unnormalised {
 			for j := range v {
 				v[j] *= 3
@@ -207,6 +251,11 @@ func refuse(w http.ResponseWriter, r Refusal) {
 // Vector is the fake model's vector of text with dims values: the sum of its concepts' directions, of length 1
 // (or zero for a text without a concept).
 func Vector(text string, concepts map[string]string, ignore map[string]bool, dims int) []float64 {
+	return vector(text, concepts, ignore, dims, direction)
+}
+
+// vector is Vector with the concepts' directions from direction.
+func vector(text string, concepts map[string]string, ignore map[string]bool, dims int, direction func(string, int) []float64) []float64 {
 	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 	v := make([]float64, dims)
 	for i := 0; i < len(words); i++ {

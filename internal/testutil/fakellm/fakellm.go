@@ -89,7 +89,7 @@ func New(t testing.TB, answer ...string) *Provider {
 // tests, until Close.
 func Start(answer ...string) *Provider {
 	f := &Provider{Answer: answer, Status: http.StatusOK, abandoned: make(chan struct{})}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	f.srv = httptest.NewServer(f)
 	return f
 }
 
@@ -131,7 +131,9 @@ func (f *Provider) Last(t testing.TB) Recorded {
 	return reqs[len(reqs)-1]
 }
 
-func (f *Provider) serve(w http.ResponseWriter, r *http.Request) {
+// ServeHTTP answers POST /v1/chat/completions (and Azure's classic path), so that the provider can also be
+// mounted beside other handlers on one server (fakeopenai).
+func (f *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	azure := strings.HasPrefix(r.URL.Path, "/openai/deployments/") && strings.HasSuffix(r.URL.Path, "/chat/completions") &&
 		r.URL.Query().Get("api-version") != ""
 	if r.Method != http.MethodPost || (r.URL.Path != "/v1/chat/completions" && !azure) {
