@@ -48,10 +48,12 @@ func TestWebsitesInBrowser(t *testing.T) {
 	ctx := headless.Start(t, 1280, 800, 90*time.Second)
 	err = chromedp.Do(ctx,
 		chromedp.Navigate(e.url+"/dashboard/sources"),
-		waitFor(`location.href.startsWith(`+fmt.Sprintf("%q", e.idp)+`) && !!document.querySelector('#email')`),
+		// Each page is waited for until it has loaded: a node found while a redirect replaces the document is
+		// gone by the time it is typed into ("Could not find node with given id", seen once in CI).
+		waitFor(`location.href.startsWith(`+fmt.Sprintf("%q", e.idp)+`) && !!document.querySelector('#email') && document.readyState === 'complete'`),
 		chromedp.SendKeys("#email", "alpha@owners.example"),
 		chromedp.Click("button[type=submit]"),
-		waitFor(`location.pathname === '/dashboard/sources'`),
+		waitFor(`location.pathname === '/dashboard/sources' && document.readyState === 'complete'`),
 		bodyHas("No websites yet."),
 		chromedp.SendKeys("#source-url", site.URL+"/"),
 		chromedp.Click(`form[action="/dashboard/sources"] button[type=submit]`),
