@@ -89,30 +89,29 @@ func (ix *Index) quantize(passages []int) {
 // pair: the sum of the cosines of all pairs of unit vectors is half of |sum|^2 less the vectors' own squares,
 // and the pairs within an item are taken out the same way, item by item.
 type meanCosine struct {
-	total []float64
+	// total is the sum of all the unit vectors, item the sum of the current item's.
+	total, item []float64
 	// within is the sum of |item's sum|^2 over the items; n the vectors, nn the sum of each item's count squared.
 	within float64
 	n, nn  int
 }
 
+// addItem adds the vectors of an item's passages, all of one length; a vector of no length counts for nothing.
 func (mc *meanCosine) addItem(vs [][]float32) {
 	if len(vs) == 0 {
 		return
 	}
 	if mc.total == nil {
-		mc.total = make([]float64, len(vs[0]))
+		mc.total, mc.item = make([]float64, len(vs[0])), make([]float64, len(vs[0]))
 	}
-	sum := make([]float64, len(mc.total))
+	sum := mc.item
+	clear(sum)
 	k := 0
 	for _, v := range vs {
-		var norm float64
-		for _, x := range v {
-			norm += float64(x) * float64(x)
-		}
-		if norm == 0 || math.IsNaN(norm) || math.IsInf(norm, 0) {
+		norm := length(v)
+		if norm == 0 {
 			continue
 		}
-		norm = math.Sqrt(norm)
 		for j, x := range v {
 			sum[j] += float64(x) / norm
 		}
@@ -233,19 +232,27 @@ func (ix *Index) unitQuery(v []float32) []float32 {
 	if !ok || len(v) != dims {
 		return nil
 	}
-	var sum float64
-	for _, x := range v {
-		sum += float64(x) * float64(x)
-	}
-	if sum == 0 || math.IsNaN(sum) || math.IsInf(sum, 0) {
+	norm := float32(length(v))
+	if norm == 0 {
 		return nil
 	}
-	norm := float32(math.Sqrt(sum))
 	out := make([]float32, len(v))
 	for i, x := range v {
 		out[i] = x / norm
 	}
 	return out
+}
+
+// length is v's Euclidean length, 0 when it has none: all zeros, or a NaN or infinite value.
+func length(v []float32) float64 {
+	var sum float64
+	for _, x := range v {
+		sum += float64(x) * float64(x)
+	}
+	if math.IsNaN(sum) || math.IsInf(sum, 0) {
+		return 0
+	}
+	return math.Sqrt(sum)
 }
 
 // search ranks the documents for q, and when vector is the question's embedding, fuses that ranking with the
