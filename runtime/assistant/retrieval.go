@@ -28,9 +28,9 @@ type Retrieval struct {
 	// half of it when the question names the item's whole title (see confident); zero means
 	// DefaultMinConfidence.
 	MinConfidence float64
-	// MinSimilarity is the cosine between the question's embedding and the best item's at which it is answered
-	// from whatever words they share (see answerable); zero means DefaultMinSimilarity. It depends on the
-	// embedding model: each spreads its cosines differently.
+	// MinSimilarity is the least cosine between the question's embedding and the best item's at which it is
+	// answered from whatever words they share (see answerable); zero means DefaultMinSimilarity. An answer needs
+	// more when the knowledge base's items are nearer each other than that on average (see similarityThreshold).
 	MinSimilarity float64
 }
 
@@ -73,7 +73,7 @@ func (r Retrieval) answerable(ix *Index, q query, matches []match) bool {
 	if len(matches) == 0 || !ix.quotable(matches[0].doc) {
 		return false
 	}
-	if matches[0].similarity >= r.similarityThreshold() {
+	if matches[0].similarity >= r.similarityThreshold(ix) {
 		return true // near in meaning, whatever words it shares: a paraphrase, or another language
 	}
 	if !matches[0].wordMatched {
@@ -94,12 +94,19 @@ func (r Retrieval) threshold() float64 {
 	return r.MinConfidence
 }
 
-// similarityThreshold is the cosine an answer by meaning needs.
-func (r Retrieval) similarityThreshold() float64 {
-	if r.MinSimilarity <= 0 {
-		return DefaultMinSimilarity
+// similarityThreshold is the cosine an answer by meaning needs from ix: MinSimilarity, or the mean cosine between
+// ix's items when that is higher. A cosine means nothing on its own: a model that puts every text of a base near
+// every other (an English model on German, where any two items have a cosine of 0.9) would answer every
+// question; the question must be nearer its item than the base's items are to each other.
+func (r Retrieval) similarityThreshold(ix *Index) float64 {
+	floor := r.MinSimilarity
+	if floor <= 0 {
+		floor = DefaultMinSimilarity
 	}
-	return r.MinSimilarity
+	if ix.vectors == nil {
+		return floor
+	}
+	return max(floor, ix.vectors.mean)
 }
 
 // maxSuggestions is the most items a reply that has no answer suggests.
@@ -114,7 +121,7 @@ func (r Retrieval) suggestions(ix *Index, q query, matches []match) []Source {
 	var out []Source
 	for _, m := range matches[:min(len(matches), maxSuggestions)] {
 		byWords := m.wordMatched && ix.confidence(m) >= titleFloor*r.threshold()
-		if !byWords && m.similarity < titleFloor*r.similarityThreshold() {
+		if !byWords && m.similarity < titleFloor*r.similarityThreshold(ix) {
 			break
 		}
 		out = append(out, ix.source(m, ix.bestSentences(m.doc, q)[0]))

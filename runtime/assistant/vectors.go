@@ -1,6 +1,7 @@
 package assistant
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strings"
@@ -46,6 +47,9 @@ type vectorIndex struct {
 	values []int8
 	// scales are the docs' factors back to unit length; 0 for a doc without a vector.
 	scales []float32
+	// mean is the mean cosine between passages of different items: how near the model puts any two texts of
+	// this knowledge base. An answer by meaning needs more (see Retrieval.similarityThreshold).
+	mean float64
 }
 
 // quantize adds the vectors of ix's documents from their items' Vectors: an item's vectors are used when there is
@@ -63,6 +67,7 @@ func (ix *Index) quantize(passages []int) {
 		return
 	}
 	vx := &vectorIndex{dims: dims, values: make([]int8, len(ix.docs)*dims), scales: make([]float32, len(ix.docs))}
+	var mean meanCosine
 	d := 0
 	for i := range ix.items {
 		vs := ix.items[i].Vectors
@@ -72,10 +77,67 @@ func (ix *Index) quantize(passages []int) {
 			for p, v := range vs {
 				vx.scales[d+p] = quantizeInto(vx.values[(d+p)*dims:(d+p+1)*dims], v)
 			}
+			mean.addItem(vs)
 		}
 		d += n
 	}
+	vx.mean = mean.value()
 	ix.vectors = vx
+}
+
+// meanCosine computes the mean cosine between vectors of different items in one pass, without comparing each
+// pair: the sum of the cosines of all pairs of unit vectors is half of |sum|^2 less the vectors' own squares,
+// and the pairs within an item are taken out the same way, item by item.
+type meanCosine struct {
+	// total is the sum of all the unit vectors, item the sum of the current item's.
+	total, item []float64
+	// within is the sum of |item's sum|^2 over the items; n the vectors, nn the sum of each item's count squared.
+	within float64
+	n, nn  int
+}
+
+// addItem adds the vectors of an item's passages, all of one length; a vector of no length counts for nothing.
+func (mc *meanCosine) addItem(vs [][]float32) {
+	if len(vs) == 0 {
+		return
+	}
+	if mc.total == nil {
+		mc.total, mc.item = make([]float64, len(vs[0])), make([]float64, len(vs[0]))
+	}
+	sum := mc.item
+	clear(sum)
+	k := 0
+	for _, v := range vs {
+		norm := length(v)
+		if norm == 0 {
+			continue
+		}
+		for j, x := range v {
+			sum[j] += float64(x) / norm
+		}
+		k++
+	}
+	var sq float64
+	for j, x := range sum {
+		mc.total[j] += x
+		sq += x * x
+	}
+	mc.within += sq
+	mc.n += k
+	mc.nn += k * k
+}
+
+// value is the mean, 0 when fewer than two items have vectors.
+func (mc *meanCosine) value() float64 {
+	pairs := mc.n*mc.n - mc.nn
+	if pairs <= 0 {
+		return 0
+	}
+	var sq float64
+	for _, x := range mc.total {
+		sq += x * x
+	}
+	return (sq - mc.within) / float64(pairs)
 }
 
 // quantizeInto writes v, scaled to a largest value of 127, into out and returns the factor back to v.
@@ -170,19 +232,27 @@ func (ix *Index) unitQuery(v []float32) []float32 {
 	if !ok || len(v) != dims {
 		return nil
 	}
-	var sum float64
-	for _, x := range v {
-		sum += float64(x) * float64(x)
-	}
-	if sum == 0 || math.IsNaN(sum) || math.IsInf(sum, 0) {
+	norm := float32(length(v))
+	if norm == 0 {
 		return nil
 	}
-	norm := float32(math.Sqrt(sum))
 	out := make([]float32, len(v))
 	for i, x := range v {
 		out[i] = x / norm
 	}
 	return out
+}
+
+// length is v's Euclidean length, 0 when it has none: all zeros, or a NaN or infinite value.
+func length(v []float32) float64 {
+	var sum float64
+	for _, x := range v {
+		sum += float64(x) * float64(x)
+	}
+	if math.IsNaN(sum) || math.IsInf(sum, 0) {
+		return 0
+	}
+	return math.Sqrt(sum)
 }
 
 // search ranks the documents for q, and when vector is the question's embedding, fuses that ranking with the
@@ -201,38 +271,47 @@ func (ix *Index) search(q query, vector []float32, k int) []match {
 	return fuse(words, ix.nearest(p, fuseDepth), func(d int32) int32 { return ix.docs[d].item }, k)
 }
 
-// fuse merges the word ranking and the vector ranking by reciprocal rank fusion: each item scores
-// 1/(rrfK + rank) in each list it is in, and the best k of the sums are returned. Ranks, not scores, are added:
-// BM25 scores and cosines have no common scale, and RRF needs no weight learnt per knowledge base. A match found
-// by words keeps what words said of it (its score, coverage), with its similarity; one found by meaning alone has
-// only its similarity. Ties go to the word ranking's order.
+// fuse merges the word ranking and the vector ranking by a convex combination of their scores, each normalised
+// by its theoretical range (Bruch, Gai and Ingber, "An Analysis of Fusion Functions for Hybrid Retrieval", 2022):
+// an item scores fusionWordsWeight times its BM25 score over the best one's, plus the rest times its cosine with
+// the question, the nearest of its passages'. Scores, not ranks, are combined, so that a model that puts every
+// text near every other (an English model on a German knowledge base) moves the word ranking little, while one
+// that tells an item from the others clearly moves it much. A match found by words keeps what words said of it
+// (its score, coverage); one found by meaning alone has only its similarity. Ties go to the word ranking's order.
 func fuse(words, vectors []match, item func(int32) int32, k int) []match {
 	type fused struct {
 		m     match
-		score float64
+		words float64
 		order int
+	}
+	var best float64
+	for _, m := range words {
+		best = max(best, m.score)
 	}
 	var all []fused
 	at := map[int32]int{} // item to its place in all
 	for r, m := range words {
+		f := fused{m: m, order: r}
+		if best > 0 {
+			f.words = m.score / best
+		}
 		at[item(m.doc)] = len(all)
-		all = append(all, fused{m: m, score: 1 / float64(rrfK+r+1), order: r})
+		all = append(all, f)
 	}
 	for r, m := range vectors {
 		if i, ok := at[item(m.doc)]; ok {
-			all[i].score += 1 / float64(rrfK+r+1)
 			all[i].m.similarity = max(all[i].m.similarity, m.similarity)
 			continue
 		}
 		at[item(m.doc)] = len(all)
-		all = append(all, fused{m: m, score: 1 / float64(rrfK+r+1), order: len(words) + r})
+		all = append(all, fused{m: m, order: len(words) + r})
+	}
+	score := func(f fused) float64 {
+		return fusionWordsWeight*f.words + (1-fusionWordsWeight)*f.m.similarity
 	}
 	slices.SortStableFunc(all, func(a, b fused) int {
-		switch {
-		case a.score > b.score:
-			return -1
-		case a.score < b.score:
-			return 1
+		if c := cmp.Compare(score(b), score(a)); c != 0 {
+			return c
 		}
 		return a.order - b.order
 	})

@@ -52,40 +52,140 @@ func TestQuantizedCosine(t *testing.T) {
 	}
 }
 
-// TestFuse checks reciprocal rank fusion on small lists of documents, each its own item but 4 and 5 (item 4).
+// TestFuse checks the convex combination of the words' and the vectors' scores on small lists of documents, each
+// its own item but 4 and 5 (item 4). A document is written d/score/cosine; fusionWordsWeight is 0.25.
 func TestFuse(t *testing.T) {
 	item := func(d int32) int32 { return min(d, 4) }
-	m := func(docs ...int32) []match {
+	m := func(docs ...[3]float64) []match {
 		out := make([]match, len(docs))
 		for i, d := range docs {
-			out[i] = match{doc: d, wordMatched: true}
+			out[i] = match{doc: int32(d[0]), score: d[1], similarity: d[2], wordMatched: d[1] > 0}
 		}
 		return out
 	}
+	type doc = [3]float64
 	for _, tt := range []struct {
 		name           string
 		words, vectors []match
 		want           []int32
+		// similarity is what the first fused match keeps.
+		similarity float64
 	}{
-		{"vectors alone", nil, m(3, 1, 2), []int32{3, 1, 2}},
-		{"words alone", m(2, 1), nil, []int32{2, 1}},
-		{"the same lists", m(1, 2, 3), m(1, 2, 3), []int32{1, 2, 3}},
-		// 2 is second in both: 2/(60+2) beats 1/(60+1) for either first.
-		{"second in both beats first in one", m(1, 2), m(3, 2), []int32{2, 1, 3}},
-		// A tie goes to the word ranking's order.
-		{"first in one each", m(1), m(3), []int32{1, 3}},
-		// Another passage of an item found by words counts for the item.
-		{"passages of one item", m(4, 1), m(5, 2), []int32{4, 1, 2}},
-		// 1 and 0 tie, first and fourth in each, ahead of 2 and 3, second and third.
-		{"cut to k", m(1, 2, 3, 0), m(0, 3, 2, 1), []int32{1, 0, 2}},
+		{"vectors alone", nil, m(doc{3, 0, 0.9}, doc{1, 0, 0.8}, doc{2, 0, 0.7}), []int32{3, 1, 2}, 0.9},
+		{"words alone", m(doc{2, 4, 0}, doc{1, 2, 0}), nil, []int32{2, 1}, 0},
+		// 3: 0.75*0.7 = 0.525 beats 1: 0.25 + 0.75*0.2 = 0.4 and 2: 0.125 + 0.15.
+		{"a near item passes weak word matches", m(doc{1, 10, 0.2}, doc{2, 5, 0.2}), m(doc{3, 0, 0.7}), []int32{3, 1, 2}, 0.7},
+		// Equally near, the words tell them apart: 1: 0.25 + 0.375, 2: 0.05 + 0.375.
+		{"words decide between equally near items", m(doc{2, 2, 0.5}, doc{1, 10, 0.5}), nil, []int32{1, 2}, 0.5},
+		// Item 4's nearest passage is 5: 0.25 + 0.75*0.6 beats 1: 0.225 + 0.225.
+		{"an item is as near as its nearest passage", m(doc{4, 10, 0.1}, doc{1, 9, 0.3}), m(doc{5, 0, 0.6}), []int32{4, 1}, 0.6},
+		{"a tie goes to the word ranking's order", m(doc{2, 2, 0.4}, doc{1, 2, 0.4}), nil, []int32{2, 1}, 0.4},
+		{"cut to k", m(doc{1, 4, 0.1}, doc{2, 3, 0.1}), m(doc{3, 0, 0.9}, doc{0, 0, 0.8}), []int32{3, 0, 1}, 0.9},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			fused := fuse(tt.words, tt.vectors, item, 3)
 			var got []int32
-			for _, f := range fuse(tt.words, tt.vectors, item, 3) {
+			for _, f := range fused {
 				got = append(got, f.doc)
 			}
 			if !slices.Equal(got, tt.want) {
-				t.Errorf("fused %v, want %v", got, tt.want)
+				t.Fatalf("fused %v, want %v", got, tt.want)
+			}
+			if fused[0].similarity != tt.similarity {
+				t.Errorf("first match's similarity %v, want %v", fused[0].similarity, tt.similarity)
+			}
+		})
+	}
+}
+
+// TestMeanCosine checks the mean cosine between passages of different items, computed from sums, against the
+// mean over every pair; vectors need not be of unit length, and a zero vector counts for nothing.
+func TestMeanCosine(t *testing.T) {
+	const dims = 16
+	items := [][][]float32{unitVectors(1, dims, 1), unitVectors(3, dims, 2), unitVectors(2, dims, 3), unitVectors(1, dims, 4)}
+	for j := range items[2][1] {
+		items[2][1][j] *= 3
+	}
+	items = append(items, [][]float32{make([]float32, dims)})
+	var mc meanCosine
+	for _, vs := range items {
+		mc.addItem(vs)
+	}
+	var sum float64
+	pairs := 0
+	for a := range items {
+		for b := range items {
+			if a == b || len(items[b]) == 0 || b == len(items)-1 || a == len(items)-1 {
+				continue
+			}
+			for _, u := range items[a] {
+				for _, v := range items[b] {
+					sum += cosine(u, v)
+					pairs++
+				}
+			}
+		}
+	}
+	if want := sum / float64(pairs); math.Abs(mc.value()-want) > 1e-9 {
+		t.Errorf("mean %v, want %v", mc.value(), want)
+	}
+	var one meanCosine
+	one.addItem(unitVectors(3, dims, 5))
+	if one.value() != 0 {
+		t.Errorf("one item: mean %v, want 0", one.value())
+	}
+}
+
+func cosine(u, v []float32) float64 {
+	var dot, uu, vv float64
+	for i := range u {
+		dot += float64(u[i]) * float64(v[i])
+		uu += float64(u[i]) * float64(u[i])
+		vv += float64(v[i]) * float64(v[i])
+	}
+	return dot / math.Sqrt(uu*vv)
+}
+
+// TestNearBaseRaisesThreshold checks that a knowledge base whose items are all near each other (as a model of
+// another language sees them) answers by meaning only a question nearer its item than the items are to each
+// other: a question at a cosine of 0.8 with every item, above DefaultMinSimilarity, is declined.
+func TestNearBaseRaisesThreshold(t *testing.T) {
+	const dims = 64
+	// Each item is mostly a shared direction, so that any two have a cosine of about 0.9.
+	shared := unitVectors(1, dims, 1)[0]
+	own := unitVectors(3, dims, 2)
+	near := func(weight float32, v []float32) []float32 {
+		out := make([]float32, dims)
+		for j := range out {
+			out[j] = shared[j]*weight + v[j]*float32(math.Sqrt(float64(1-weight*weight)))
+		}
+		return out
+	}
+	items := []Item{{ID: "a", Title: "Anmeldung", Content: "Die Anmeldung ist online."},
+		{ID: "b", Title: "Preise", Content: "Die Preise stehen hier."},
+		{ID: "c", Title: "Zeiten", Content: "Wir sind immer da."}}
+	for i := range items {
+		items[i].Vectors = [][]float32{near(0.95, own[i])}
+	}
+	ix := NewIndexForLocale(items, "de")
+	if mean := ix.vectors.mean; mean < 0.85 || mean > 0.95 {
+		t.Fatalf("mean cosine %.3f, want about 0.9", mean)
+	}
+	for _, tt := range []struct {
+		name   string
+		vector []float32
+		want   Kind
+	}{
+		{"as near as the items to each other", near(0.84, unitVectors(1, dims, 3)[0]), KindFallback},
+		{"nearer one item", near(0.5, near(0.99, own[1])), KindAnswer},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			reply, err := Retrieval{}.Respond(t.Context(), Request{Message: "Kann ich mein Pferd mitbringen?", Index: ix, QueryVector: tt.vector})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if reply.Kind != tt.want {
+				t.Errorf("kind %v, want %v", reply.Kind, tt.want)
 			}
 		})
 	}
