@@ -157,6 +157,8 @@ func (d *Dashboard) renderKnowledge(w http.ResponseWriter, r *http.Request, v *v
 			return err
 		}
 		data["Question"], data["Candidates"], data["New"] = question, hits, knowledgeInput{Questions: []string{question}}
+		// From the review queue, the group's questions: saving the new item deals with the group.
+		data["Review"] = q["review"]
 	}
 	// A status parameter that names no status lists every item, as the form's "All" does, not an error page.
 	draft, _ := chat.ParseStatus(q.Get("status"))
@@ -219,19 +221,36 @@ func (d *Dashboard) editKnowledge(w http.ResponseWriter, r *http.Request, v *vie
 // createKnowledge adds an item from the form, or shows the form again with what is wrong.
 func (d *Dashboard) createKnowledge(w http.ResponseWriter, r *http.Request, v *view) error {
 	in := formInput(r)
+	// From the review queue, and not unticked: the item deals with the group of these questions as it is saved.
+	var review []string
+	if r.PostFormValue("dealt_with") == "on" {
+		review = r.PostForm["review"]
+	}
 	k, problem := in.check(v.lang)
 	if problem != "" {
-		d.render(w, r, v, http.StatusUnprocessableEntity, "knowledge_edit", map[string]any{"Item": in, "Problem": problem})
+		d.render(w, r, v, http.StatusUnprocessableEntity, "knowledge_edit", map[string]any{"Item": in, "Problem": problem, "Review": review})
 		return nil
 	}
-	if _, err := d.chat.CreateKnowledge(r.Context(), v.merchant, k); err != nil {
-		if errors.Is(err, store.ErrKnowledgeSizeLimit) {
-			d.render(w, r, v, http.StatusConflict, "knowledge_edit", map[string]any{"Item": in, "Problem": sizeLimit(v)})
-			return nil
-		}
-		return err
+	var err error
+	if review != nil {
+		_, err = d.chat.RecordFix(r.Context(), v.merchant, chat.Fix{Questions: review, New: &k})
+	} else {
+		_, err = d.chat.CreateKnowledge(r.Context(), v.merchant, k)
 	}
-	http.Redirect(w, r, prefix+"knowledge?ok=created", http.StatusSeeOther)
+	switch {
+	case errors.Is(err, chat.ErrInvalidFix):
+		d.renderErrorView(w, r, v, http.StatusUnprocessableEntity, "That question is no longer in the review queue.")
+		return nil
+	case errors.Is(err, store.ErrKnowledgeSizeLimit):
+		d.render(w, r, v, http.StatusConflict, "knowledge_edit", map[string]any{"Item": in, "Problem": sizeLimit(v), "Review": review})
+		return nil
+	case err != nil:
+		return err
+	case review != nil:
+		http.Redirect(w, r, prefix+"review?ok=answer-saved", http.StatusSeeOther)
+	default:
+		http.Redirect(w, r, prefix+"knowledge?ok=created", http.StatusSeeOther)
+	}
 	return nil
 }
 
