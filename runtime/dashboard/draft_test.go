@@ -92,8 +92,8 @@ func TestDraftAnswerInDashboard(t *testing.T) {
 	}
 }
 
-// Saving the answer written for a group of the review queue (a draft, or an item written from the queue's link)
-// takes the group out of the queue in the same request, unless the owner unticks the box; a tampered group
+// Saving the answer written for a group of the review queue (a draft, or an item written or edited from the
+// queue's links) takes the group out of the queue in the same request, unless the owner unticks the box; a tampered group
 // saves nothing.
 func TestSavingAnAnswerDealsWithItsGroup(t *testing.T) {
 	provider := fakellm.New(t)
@@ -156,5 +156,21 @@ func TestSavingAnAnswerDealsWithItsGroup(t *testing.T) {
 	}
 	if body := alpha.get("/dashboard/review?ok=answer-saved").Body; strings.Contains(body, draftQuestion) || !strings.Contains(body, "Nothing to review") {
 		t.Errorf("the question is still in the queue:\n%s", body)
+	}
+
+	// An item edited from the queue's link deals with its group as it is saved too.
+	const wrap = "Do you gift wrap?"
+	e.chat(t, "alpha", wrap)
+	edit := html.UnescapeString(alpha.get("/dashboard/knowledge/kn_alpha_0?review=" + url.QueryEscape("do you gift wrap")).Body)
+	if !strings.Contains(edit, `name="review" value="do you gift wrap"`) || !strings.Contains(edit, `name="dealt_with" value="on" checked`) {
+		t.Fatalf("the edit form from the queue does not carry the group:\n%s", edit)
+	}
+	res = alpha.post("/dashboard/knowledge/kn_alpha_0", url.Values{"csrf": {alpha.csrf()}, "title": {"Shipping alpha"},
+		"content": {"Orders ship within 2 days. Every order can be gift wrapped for free."}, "review": {"do you gift wrap"}, "dealt_with": {"on"}})
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/dashboard/review?ok=answer-saved" {
+		t.Fatalf("saving the edited item: %d %s", res.StatusCode, res.Header.Get("Location"))
+	}
+	if body := alpha.get("/dashboard/review").Body; strings.Contains(body, wrap) {
+		t.Errorf("the edited item's question is still in the queue:\n%s", body)
 	}
 }

@@ -146,7 +146,7 @@ func TestDraftAnswerInBrowser(t *testing.T) {
 		run(`(() => { const c = document.querySelector('#k-content'); c.value = c.value.replace('[hours]', '12 hours'); })()`),
 		chromedp.Click(`#drafted form button[type=submit]`),
 		waitFor(`location.pathname === '/dashboard/review' && location.search === '?ok=answer-saved'`),
-		bodyHas("The item was added and the question left the review list."),
+		bodyHas("The item was saved and the question left the review list."),
 		bodyHas("Nothing to review"),
 	)
 	if err != nil {
