@@ -43,14 +43,21 @@ const (
 	draftText     = "Changing the delivery address\n\nWrite to us before your order ships, within [hours], and we change the address."
 )
 
-// The review queue offers a drafted answer when a model answers the merchant: the draft fills the add form,
-// nothing is stored until the owner saves it, and a model that fails says so.
-func TestDraftAnswerInDashboard(t *testing.T) {
+// draftEnv is newModelEnv in which a visitor asked alpha draftQuestion, and a client signed in as alpha's owner.
+func draftEnv(t *testing.T) (*fakellm.Provider, *env, *client) {
+	t.Helper()
 	provider := fakellm.New(t)
 	e := newModelEnv(t, provider)
 	e.chat(t, "alpha", draftQuestion)
 	alpha := newClient(t, e.url)
 	alpha.signIn("alpha@owners.example")
+	return provider, e, alpha
+}
+
+// The review queue offers a drafted answer when a model answers the merchant: the draft fills the add form,
+// nothing is stored until the owner saves it, and a model that fails says so.
+func TestDraftAnswerInDashboard(t *testing.T) {
+	provider, e, alpha := draftEnv(t)
 	if body := alpha.get("/dashboard/review").Body; !strings.Contains(body, `action="/dashboard/review/draft"`) {
 		t.Fatalf("no draft button with a model:\n%s", body)
 	}
@@ -93,14 +100,10 @@ func TestDraftAnswerInDashboard(t *testing.T) {
 }
 
 // Saving the answer written for a group of the review queue (a draft, or an item written or edited from the
-// queue's links) takes the group out of the queue in the same request, unless the owner unticks the box; a tampered group
-// saves nothing.
+// queue's links) takes the group out of the queue in the same request, unless the owner unticks the box; a
+// tampered group saves nothing.
 func TestSavingAnAnswerDealsWithItsGroup(t *testing.T) {
-	provider := fakellm.New(t)
-	e := newModelEnv(t, provider)
-	e.chat(t, "alpha", draftQuestion)
-	alpha := newClient(t, e.url)
-	alpha.signIn("alpha@owners.example")
+	provider, e, alpha := draftEnv(t)
 	group := []string{"can i change my delivery address"}
 	provider.Set(func(p *fakellm.Provider) { p.Answer = []string{draftText} })
 	drafted := html.UnescapeString(alpha.post("/dashboard/review/draft", url.Values{"csrf": {alpha.csrf()}, "questions": group}).Body)
