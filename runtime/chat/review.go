@@ -193,14 +193,19 @@ type Fix struct {
 	Questions []string
 	// KnowledgeID is the item the merchant listed the question under, edited or wrote; may be empty.
 	KnowledgeID string
+	// New is an item the merchant wrote for the group (a drafted answer, edited), to add with the fix in one
+	// request, so that saving it deals with the group; KnowledgeID is then left empty and becomes its ID.
+	New *store.Knowledge
 	// List, when set with KnowledgeID, is the question to list under the item, as a visitor would ask it.
 	List string
 }
 
-// ErrInvalidFix refuses a fix that names no questions, too many, or lists a question under no item.
+// ErrInvalidFix refuses a fix that names no questions, too many, lists a question under no item, or both names
+// an item and writes one.
 var ErrInvalidFix = errors.New("invalid fix")
 
-// RecordFix deals with a group of the review queue: with Fix.List, it first lists that question under the item
+// RecordFix deals with a group of the review queue: with Fix.New, it first adds that item, within the plan's
+// ceilings (as CreateKnowledge); with Fix.List, it first lists that question under the item
 // (kept once, within the item's and the plan's limits), so that the retriever answers it from the item; then it
 // records, for each of the group's questions, that it was dealt with now. The group leaves the queue, and comes
 // back when one of its questions is missed again. An item that is not the merchant's is store.ErrNotFound.
@@ -209,7 +214,16 @@ func (s *Service) RecordFix(ctx context.Context, m *tenant.Bundle, f Fix) (store
 		return store.Knowledge{}, err
 	}
 	var item store.Knowledge
-	if f.KnowledgeID != "" {
+	switch {
+	case f.New != nil && f.KnowledgeID != "":
+		return store.Knowledge{}, fmt.Errorf("%w: name an item or write one, not both", ErrInvalidFix)
+	case f.New != nil:
+		var err error
+		if item, err = s.CreateKnowledge(ctx, m, *f.New); err != nil {
+			return store.Knowledge{}, err
+		}
+		f.KnowledgeID = item.ID
+	case f.KnowledgeID != "":
 		var err error
 		if item, err = s.store.GetKnowledge(ctx, m.MerchantID, f.KnowledgeID); err != nil {
 			return store.Knowledge{}, fmt.Errorf("fixing with item %s: %w", f.KnowledgeID, err)

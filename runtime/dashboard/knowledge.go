@@ -157,6 +157,8 @@ func (d *Dashboard) renderKnowledge(w http.ResponseWriter, r *http.Request, v *v
 			return err
 		}
 		data["Question"], data["Candidates"], data["New"] = question, hits, knowledgeInput{Questions: []string{question}}
+		// From the review queue, the group's questions: saving the new item deals with the group.
+		data["Review"] = q["review"]
 	}
 	// A status parameter that names no status lists every item, as the form's "All" does, not an error page.
 	draft, _ := chat.ParseStatus(q.Get("status"))
@@ -202,7 +204,8 @@ func (d *Dashboard) editKnowledge(w http.ResponseWriter, r *http.Request, v *vie
 		return err
 	}
 	item := inputOf(k)
-	data := map[string]any{"ID": k.ID, "Item": item}
+	// From the review queue, the group's questions: saving the item deals with the group.
+	data := map[string]any{"ID": k.ID, "Item": item, "Review": r.URL.Query()["review"]}
 	// A question to list under the item (from the knowledge page's candidates): in the form, for the owner to save.
 	switch question := askedQuestion(r); {
 	case question == "" || slices.ContainsFunc(k.Questions, func(q string) bool { return strings.EqualFold(q, question) }):
@@ -218,21 +221,21 @@ func (d *Dashboard) editKnowledge(w http.ResponseWriter, r *http.Request, v *vie
 
 // createKnowledge adds an item from the form, or shows the form again with what is wrong.
 func (d *Dashboard) createKnowledge(w http.ResponseWriter, r *http.Request, v *view) error {
-	in := formInput(r)
+	in, review := formInput(r), reviewed(r)
+	form := map[string]any{"Item": in, "Review": review}
 	k, problem := in.check(v.lang)
 	if problem != "" {
-		d.render(w, r, v, http.StatusUnprocessableEntity, "knowledge_edit", map[string]any{"Item": in, "Problem": problem})
+		form["Problem"] = problem
+		d.render(w, r, v, http.StatusUnprocessableEntity, "knowledge_edit", form)
 		return nil
 	}
-	if _, err := d.chat.CreateKnowledge(r.Context(), v.merchant, k); err != nil {
-		if errors.Is(err, store.ErrKnowledgeSizeLimit) {
-			d.render(w, r, v, http.StatusConflict, "knowledge_edit", map[string]any{"Item": in, "Problem": sizeLimit(v)})
-			return nil
-		}
-		return err
+	var err error
+	if review != nil {
+		_, err = d.chat.RecordFix(r.Context(), v.merchant, chat.Fix{Questions: review, New: &k})
+	} else {
+		_, err = d.chat.CreateKnowledge(r.Context(), v.merchant, k)
 	}
-	http.Redirect(w, r, prefix+"knowledge?ok=created", http.StatusSeeOther)
-	return nil
+	return d.saved(w, r, v, err, review, "created", form)
 }
 
 // updateKnowledge saves an item from the form.
@@ -241,20 +244,46 @@ func (d *Dashboard) updateKnowledge(w http.ResponseWriter, r *http.Request, v *v
 	if err != nil {
 		return err
 	}
-	in := formInput(r)
+	in, review := formInput(r), reviewed(r)
+	form := map[string]any{"ID": old.ID, "Item": in, "Review": review}
 	k, problem := in.check(v.lang)
 	if problem != "" {
-		d.render(w, r, v, http.StatusUnprocessableEntity, "knowledge_edit", map[string]any{"ID": old.ID, "Item": in, "Problem": problem})
+		form["Problem"] = problem
+		d.render(w, r, v, http.StatusUnprocessableEntity, "knowledge_edit", form)
 		return nil
 	}
-	if _, err := d.chat.UpdateKnowledge(r.Context(), v.merchant, old, k); err != nil {
-		if errors.Is(err, store.ErrKnowledgeSizeLimit) {
-			d.render(w, r, v, http.StatusConflict, "knowledge_edit", map[string]any{"ID": old.ID, "Item": in, "Problem": sizeLimit(v)})
-			return nil
-		}
-		return err
+	_, err = d.chat.UpdateKnowledge(r.Context(), v.merchant, old, k)
+	if err == nil && review != nil {
+		_, err = d.chat.RecordFix(r.Context(), v.merchant, chat.Fix{Questions: review, KnowledgeID: old.ID})
 	}
-	http.Redirect(w, r, prefix+"knowledge?ok=updated", http.StatusSeeOther)
+	return d.saved(w, r, v, err, review, "updated", form)
+}
+
+// reviewed is the group of the review queue an item saved from the form deals with: the questions the form
+// carries from the queue, unless the owner unticked the box; nil otherwise.
+func reviewed(r *http.Request) []string {
+	if r.PostFormValue("dealt_with") != "on" {
+		return nil
+	}
+	return r.PostForm["review"]
+}
+
+// saved answers the save of an item's form, whose error is err: back to the review queue when the item dealt
+// with the group review, else to the knowledge page saying ok; the form again past the plan's characters ceiling.
+func (d *Dashboard) saved(w http.ResponseWriter, r *http.Request, v *view, err error, review []string, ok string, form map[string]any) error {
+	switch {
+	case errors.Is(err, chat.ErrInvalidFix):
+		d.renderErrorView(w, r, v, http.StatusUnprocessableEntity, "That question is no longer in the review queue.")
+	case errors.Is(err, store.ErrKnowledgeSizeLimit):
+		form["Problem"] = sizeLimit(v)
+		d.render(w, r, v, http.StatusConflict, "knowledge_edit", form)
+	case err != nil:
+		return err
+	case review != nil:
+		http.Redirect(w, r, prefix+"review?ok=answer-saved", http.StatusSeeOther)
+	default:
+		http.Redirect(w, r, prefix+"knowledge?ok="+ok, http.StatusSeeOther)
+	}
 	return nil
 }
 

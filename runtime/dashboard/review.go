@@ -75,7 +75,7 @@ func (d *Dashboard) draftReview(w http.ResponseWriter, r *http.Request, v *view)
 	if err != nil {
 		return err
 	}
-	return d.renderKnowledge(w, r, v, http.StatusOK, map[string]any{"Drafted": true,
+	return d.renderKnowledge(w, r, v, http.StatusOK, map[string]any{"Drafted": true, "Review": r.PostForm["questions"],
 		"New": knowledgeInput{Title: draft.Title, Content: draft.Content, Questions: draft.Questions, Tags: []string{}}})
 }
 

@@ -111,7 +111,7 @@ func TestReviewQueueInBrowser(t *testing.T) {
 }
 
 // A drafted answer in a real browser: the owner asks the model for a draft from the review queue, edits it in the
-// add form and saves it as an item listing the question.
+// add form and saves it as an item listing the question, which takes the question out of the queue at once.
 func TestDraftAnswerInBrowser(t *testing.T) {
 	provider := fakellm.New(t)
 	e := newModelEnv(t, provider)
@@ -135,6 +135,8 @@ func TestDraftAnswerInBrowser(t *testing.T) {
 		chromedp.Click(`.review form.draft button`),
 		waitFor(`!!document.querySelector('#drafted #k-title') && document.querySelector('#k-title').value === 'Changing the delivery address'`),
 		bodyHas("Your model's draft"),
+		waitFor(`document.querySelector('#drafted #k-dealt').checked`),
+		bodyHas("Take the question out of the review list"),
 	)
 	if err != nil {
 		t.Fatalf("drafting: %v", err)
@@ -143,11 +145,14 @@ func TestDraftAnswerInBrowser(t *testing.T) {
 	err = chromedp.Do(ctx,
 		run(`(() => { const c = document.querySelector('#k-content'); c.value = c.value.replace('[hours]', '12 hours'); })()`),
 		chromedp.Click(`#drafted form button[type=submit]`),
-		waitFor(`location.pathname === '/dashboard/knowledge' && location.search === '?ok=created'`),
+		waitFor(`location.pathname === '/dashboard/review' && location.search === '?ok=answer-saved'`),
+		bodyHas("The item was saved and the question left the review list."),
+		bodyHas("Nothing to review"),
 	)
 	if err != nil {
 		t.Fatalf("saving the draft: %v", err)
 	}
+	saveScreenshot(ctx, t, "dashboard-review-answer-saved.png")
 	items, err := e.store.AllKnowledge(t.Context(), "alpha")
 	if err != nil {
 		t.Fatal(err)

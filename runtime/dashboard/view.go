@@ -282,6 +282,7 @@ var notices = map[string]string{
 	"source-deleted":   "The website was deleted with its items.",
 	// The review queue.
 	"review-fixed": "Done: the question left the review list. It comes back only if it is missed again.",
+	"answer-saved": "The item was saved and the question left the review list. It comes back only if it is missed again.",
 	// The deletions of personal data.
 	"conversation-deleted": "The conversation was deleted with its messages, leads and webhook deliveries.",
 	"lead-deleted":         "The lead was deleted with its webhook deliveries.",

@@ -11,6 +11,9 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/parser"
 )
 
 // maxUnpackedBytes bounds what one part of a DOCX decompresses to, so that a zip bomb costs bounded time and
@@ -39,7 +42,7 @@ func extractDOCX(ctx context.Context, body []byte, name string) ([]part, error) 
 		return nil, err
 	}
 	defer doc.Close()
-	d := &docxReader{b: newBuilder(name), levels: levels}
+	d := &docxReader{b: newBuilder(name), levels: levels, ids: parser.NewContext().IDs()}
 	if err := d.read(ctx, xml.NewDecoder(doc)); err != nil {
 		return nil, err
 	}
@@ -160,8 +163,9 @@ func styleLevels(z *zip.Reader) (map[string]int, error) {
 type docxReader struct {
 	b      *builder
 	levels map[string]int
-	title  bool     // whether the document has a Title paragraph: its headings sit one level below
-	list   []string // the running list's items
+	title  bool       // whether the document has a Title paragraph: its headings sit one level below
+	ids    parser.IDs // the headings' slugs, unique within the document
+	list   []string   // the running list's items
 	// the running paragraph
 	text    strings.Builder
 	style   string
@@ -287,7 +291,7 @@ func (d *docxReader) paragraph() {
 		}
 		if level <= maxHeadingLevel {
 			d.endList()
-			d.b.heading(level, text, "")
+			d.b.heading(level, text, sectionAnchor(d.ids, text))
 			return
 		}
 	}
@@ -297,6 +301,14 @@ func (d *docxReader) paragraph() {
 	}
 	d.endList()
 	d.b.para(text)
+}
+
+// sectionAnchor is the fragment of a Word document's section, which has no anchor of its own: "section=" and
+// its heading's slug, as Markdown's heading ids are made (the second "Returns" is returns-1), so that the
+// sections' citations differ and a file uploaded again links each section as before. Like PDF's "page=3", it
+// names a place rather than an element of a page.
+func sectionAnchor(ids parser.IDs, heading string) string {
+	return "section=" + string(ids.Generate([]byte(clean(heading)), ast.KindHeading))
 }
 
 func (d *docxReader) endList() {

@@ -19,8 +19,9 @@ type Section struct {
 	// Title is the section's heading path in the document ("Returns › Damaged items"), or the document's title
 	// for the text before its first heading.
 	Title string
-	// Anchor is the fragment id of the section's heading ("damaged-items") in an HTML or Markdown document, so
-	// that a citation links to the place; empty when the heading has none.
+	// Anchor is the fragment of the section's place, so that a citation links to it: its heading's id
+	// ("damaged-items") in an HTML or Markdown document, "section=" and its heading's slug in a Word document
+	// ("section=damaged-items"); empty when there is none, as for the text before a document's first heading.
 	Anchor string
 	// Text is the section's text: paragraphs separated by blank lines, list items as "- " lines.
 	Text string

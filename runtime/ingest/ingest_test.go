@@ -277,9 +277,10 @@ func TestKindOf(t *testing.T) {
 
 func TestExtractFiles(t *testing.T) {
 	type want struct {
-		title string
-		page  int
-		text  string
+		title  string
+		page   int
+		anchor string
+		text   string
 	}
 	tests := []struct {
 		file, contentType string
@@ -288,17 +289,17 @@ func TestExtractFiles(t *testing.T) {
 		{
 			file: "tent-care.pdf", contentType: "application/pdf",
 			want: []want{ // a section per page with text, the blank third page none; the heading a paragraph
-				{"Tent care guide", 1, "Tent care guide\n\nLook after your tent and it lasts for a decade of trips.\n\nClean it with lukewarm water and a sponge. Never use detergent or a washing machine: both strip the coating."},
-				{"Tent care guide", 2, "Storing your tent\n\nStore the tent dry and loosely packed, in a cool place away from sunlight. Packed wet, it grows mould within two days."},
+				{"Tent care guide", 1, "", "Tent care guide\n\nLook after your tent and it lasts for a decade of trips.\n\nClean it with lukewarm water and a sponge. Never use detergent or a washing machine: both strip the coating."},
+				{"Tent care guide", 2, "", "Storing your tent\n\nStore the tent dry and loosely packed, in a cool place away from sunlight. Packed wet, it grows mould within two days."},
 			},
 		},
 		{
 			file: "warranty.docx", contentType: "application/octet-stream",
 			want: []want{ // Title, then headings by their localised style IDs, which styles.xml names
 				// the tiny introduction takes in the subsection that follows, its heading kept in the text
-				{"Warranty conditions", 0, "Every Acme product carries a warranty against defects in materials and workmanship.\n\nWhat the warranty covers\n\nSeams, zips, poles and buckles that fail in normal use, for two years from delivery.\n\n- Tents and shelters\n- Backpacks"},
-				{"Warranty conditions › What the warranty covers › Stoves", 0, "Stoves are covered for three years.\nKeep the receipt.\n\nPart | Years\nBurner | 3"},
-				{"Warranty conditions › What it does not cover", 0, "Wear and tear, damage from misuse, and repairs made by others than Acme."},
+				{"Warranty conditions", 0, "section=warranty-conditions", "Every Acme product carries a warranty against defects in materials and workmanship.\n\nWhat the warranty covers\n\nSeams, zips, poles and buckles that fail in normal use, for two years from delivery.\n\n- Tents and shelters\n- Backpacks"},
+				{"Warranty conditions › What the warranty covers › Stoves", 0, "section=stoves", "Stoves are covered for three years.\nKeep the receipt.\n\nPart | Years\nBurner | 3"},
+				{"Warranty conditions › What it does not cover", 0, "section=what-it-does-not-cover", "Wear and tear, damage from misuse, and repairs made by others than Acme."},
 			},
 		},
 	}
@@ -312,8 +313,8 @@ func TestExtractFiles(t *testing.T) {
 				t.Fatalf("got %d sections, want %d: %#v", len(got), len(tt.want), got)
 			}
 			for i, w := range tt.want {
-				if g := got[i]; g.Title != w.title || g.Page != w.page || g.Text != w.text || g.Anchor != "" {
-					t.Errorf("section %d = %q p%d %q, want %q p%d %q", i, g.Title, g.Page, g.Text, w.title, w.page, w.text)
+				if g := got[i]; g.Title != w.title || g.Page != w.page || g.Text != w.text || g.Anchor != w.anchor {
+					t.Errorf("section %d = %q p%d #%s %q, want %q p%d #%s %q", i, g.Title, g.Page, g.Anchor, g.Text, w.title, w.page, w.anchor, w.text)
 				}
 			}
 		})
@@ -347,6 +348,37 @@ func TestExtractRefusesFiles(t *testing.T) {
 }
 
 // zipOf is a zip file of the files, deflated.
+// TestWordSectionAnchors: each section of a Word document has a fragment of its own, even under a heading the
+// document repeats or one without a letter of ASCII, and the same file gives the same fragments again, so
+// that citations of a file uploaded again link as before.
+func TestWordSectionAnchors(t *testing.T) {
+	p := func(style, text string) string {
+		return `<w:p><w:pPr><w:pStyle w:val="` + style + `"/></w:pPr><w:r><w:t>` + text + `</w:t></w:r></w:p>`
+	}
+	long := strings.Repeat("Pack the tent dry and keep it away from the sun. ", 5)
+	doc := zipOf(t, map[string]string{"word/document.xml": `<w:document xmlns:w="` + wordNS + `"><w:body>` +
+		p("Normal", "Read this first.") +
+		p("Heading1", "Tents") + p("Heading2", "Care &amp; storage") + p("Normal", long) +
+		p("Heading1", "Stoves") + p("Heading2", "Care &amp; storage") + p("Normal", long) +
+		p("Heading1", "Zelte") + p("Heading2", "Pflege") + p("Normal", long) +
+		p("Heading1", "テント") + p("Normal", long) + p("Heading1", "ストーブ") + p("Normal", long) +
+		`</w:body></w:document>`})
+	want := []string{"", "section=care--storage", "section=care--storage-1", "section=pflege", "section=heading", "section=heading-1"}
+	for range 2 {
+		got, err := Extract(t.Context(), "gear.docx", "", doc, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var anchors []string
+		for _, sec := range got {
+			anchors = append(anchors, sec.Anchor)
+		}
+		if !slices.Equal(anchors, want) {
+			t.Errorf("anchors %q, want %q", anchors, want)
+		}
+	}
+}
+
 func zipOf(t *testing.T, files map[string]string) []byte {
 	t.Helper()
 	var b bytes.Buffer

@@ -25,6 +25,21 @@ const (
 
 var conversationIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$`)
 
+// reservedConversationID reports whether id is the word of a literal path beside /api/v1/conversations/{id}
+// (routes.go): a conversation of that ID could never be read there, so a caller may not name one so.
+func reservedConversationID(id string) bool {
+	return id == "events" || id == "export"
+}
+
+// refuseReserved refuses a conversation ID a caller names when it is reserved.
+func refuseReserved(id string) error {
+	if reservedConversationID(id) {
+		return newError(http.StatusBadRequest, codeConversationIDReserved,
+			"conversation_id %q is reserved (/api/v1/conversations/%s is another endpoint); name the conversation otherwise or leave conversation_id out", id, id)
+	}
+	return nil
+}
+
 type chatRequest struct {
 	Message        *string `json:"message"`
 	ConversationID *string `json:"conversation_id"`
@@ -123,6 +138,9 @@ func (s *Server) requestPerson(w http.ResponseWriter, r *http.Request, m *tenant
 	if req.ConversationID == nil || !conversationIDPattern.MatchString(*req.ConversationID) {
 		return newError(http.StatusUnprocessableEntity, codeValidationFailed,
 			"handoff without a message needs the conversation_id of the conversation to hand over")
+	}
+	if err := refuseReserved(*req.ConversationID); err != nil {
+		return err
 	}
 	language, err := validateLanguage(req.Language)
 	if err != nil {
@@ -256,6 +274,9 @@ func validateChat(req chatRequest) (message, conversationID string, err error) {
 		if !conversationIDPattern.MatchString(conversationID) {
 			return "", "", newError(http.StatusUnprocessableEntity, codeValidationFailed,
 				"conversation_id must be 1 to 128 letters, digits, '_', '-', '.' or ':', starting with a letter or digit")
+		}
+		if err := refuseReserved(conversationID); err != nil {
+			return "", "", err
 		}
 	}
 	return message, conversationID, nil

@@ -85,6 +85,34 @@ func TestCallerNamedConversation(t *testing.T) {
 	}
 }
 
+// TestReservedConversationIDs: the words of the literal paths beside /api/v1/conversations/{id} ("events",
+// "export") would name a conversation GET /api/v1/conversations/{id} can never read, so a caller may not name one
+// so: 400 conversation_id_reserved, and nothing stored. Another case of the word is another identifier.
+func TestReservedConversationIDs(t *testing.T) {
+	e := newEnv(t)
+	owner := map[string]string{"Authorization": e.ownerOf("alpha")}
+	for _, id := range []string{"events", "export"} {
+		r := e.chat(e.keys["alpha-sk"], `{"message": "hello", "conversation_id": "`+id+`"}`)
+		if r.status != http.StatusBadRequest || r.errorCode(t) != codeConversationIDReserved || !strings.Contains(r.json(t)["error"].(map[string]any)["message"].(string), id) {
+			t.Errorf("naming a conversation %q: %d %s", id, r.status, r.body)
+		}
+		r = e.chat(e.keys["alpha-sk"], `{"handoff": true, "conversation_id": "`+id+`"}`)
+		if r.status != http.StatusBadRequest || r.errorCode(t) != codeConversationIDReserved {
+			t.Errorf("handing over a conversation %q: %d %s", id, r.status, r.body)
+		}
+	}
+	if r := e.do(http.MethodGet, "/api/v1/conversations", owner, ""); len(r.json(t)["data"].([]any)) != 0 {
+		t.Errorf("a refused name stored a conversation: %s", r.body)
+	}
+	r := e.chat(e.keys["alpha-sk"], `{"message": "hello", "conversation_id": "Events"}`)
+	if r.status != http.StatusOK {
+		t.Fatalf("naming a conversation Events: %d %s", r.status, r.body)
+	}
+	if r := e.do(http.MethodGet, "/api/v1/conversations/Events", owner, ""); r.status != http.StatusOK || r.json(t)["id"] != "Events" {
+		t.Errorf("reading conversation Events: %d %s", r.status, r.body)
+	}
+}
+
 func TestUnansweredQuestionFallsBack(t *testing.T) {
 	e := newEnv(t)
 	e.addKnowledge("alpha", "Returns", "You can return unworn items within 60 days for a full refund.")

@@ -216,6 +216,11 @@ func readKnowledge(w http.ResponseWriter, r *http.Request) (store.Knowledge, err
 	if err := decodeJSON(w, r, maxKnowledgeBody, &in); err != nil {
 		return store.Knowledge{}, err
 	}
+	return validKnowledge(in)
+}
+
+// validKnowledge validates a decoded knowledge item with chat's rules, in the API's words.
+func validKnowledge(in knowledgeInput) (store.Knowledge, error) {
 	k, problems := chat.KnowledgeInput{Title: deref(in.Title), Content: deref(in.Content), URL: in.URL, Tags: in.Tags,
 		Questions: in.Questions, Status: in.Status, Curated: in.Curated}.Validate()
 	if problems != nil {
@@ -256,6 +261,11 @@ func knowledgeProblem(p chat.FieldError) string {
 	}
 }
 
+// knowledgeLimit explains a new item refused past the plan's items ceiling; other errors pass as they are.
+func knowledgeLimit(err error, m *tenant.Bundle) error {
+	return explain(err, store.ErrKnowledgeLimit, "the merchant's plan allows %d knowledge items and all are used", m.Plan.KnowledgeItems)
+}
+
 func deref(s *string) string {
 	if s == nil {
 		return ""
@@ -269,7 +279,7 @@ func (s *Server) createKnowledge(w http.ResponseWriter, r *http.Request, m *tena
 		return err
 	}
 	if k, err = s.chat.CreateKnowledge(r.Context(), m, k); err != nil {
-		return explain(err, store.ErrKnowledgeLimit, "the merchant's plan allows %d knowledge items and all are used", m.Plan.KnowledgeItems)
+		return knowledgeLimit(err, m)
 	}
 	w.Header().Set("Location", "/api/v1/knowledge/"+k.ID)
 	writeJSON(w, http.StatusCreated, toKnowledgeJSON(k))

@@ -39,6 +39,8 @@ const (
 	codeConversationClosed      = "conversation_closed"
 	// codeSourceDeclared refuses to change a knowledge source a KnowledgeSource object declares.
 	codeSourceDeclared = "source_declared"
+	// codeConversationIDReserved refuses a conversation ID a caller names that is the word of another endpoint.
+	codeConversationIDReserved = "conversation_id_reserved"
 	// codeConversationLimit and codeVisitorLimit refuse a turn past the plan's bounds per conversation and per
 	// visitor.
 	codeConversationLimit = "conversation_limit_reached"

@@ -103,6 +103,42 @@ func TestUploadKnowledgeFiles(t *testing.T) {
 	}
 }
 
+// TestUploadedWordSectionsCiteTheirPlace: each section of a Word document links to a place of its own in the
+// file, as a PDF's pages do, and the file uploaded again links its sections as before, so that citations
+// already given still point at the same sections.
+func TestUploadedWordSectionsCiteTheirPlace(t *testing.T) {
+	e := newEnv(t)
+	urls := func() []string {
+		t.Helper()
+		r := e.upload(t, e.ownerOf("alpha"), upload{
+			files:  [][3]string{{"warranty.docx", "", testdataFile(t, "warranty.docx")}},
+			fields: [][2]string{{"url", "https://alpha.example/files/warranty.docx"}},
+		})
+		if r.status != http.StatusCreated {
+			t.Fatalf("upload: %d %s", r.status, r.body)
+		}
+		var out []string
+		for _, it := range r.json(t)["items"].([]any) {
+			out = append(out, it.(map[string]any)["url"].(string))
+		}
+		return out
+	}
+	first := urls()
+	want := []string{"https://alpha.example/files/warranty.docx#section=warranty-conditions",
+		"https://alpha.example/files/warranty.docx#section=stoves",
+		"https://alpha.example/files/warranty.docx#section=what-it-does-not-cover"}
+	if !slices.Equal(first, want) {
+		t.Errorf("the sections link %q, want %q", first, want)
+	}
+	if again := urls(); !slices.Equal(again, first) {
+		t.Errorf("uploaded again, the sections link %q, want %q as before", again, first)
+	}
+	ans := e.chat(e.keys["alpha-sk"], `{"message": "How long are stoves covered?"}`)
+	if !strings.Contains(string(ans.body), "warranty.docx#section=stoves") {
+		t.Errorf("the answer does not cite the stoves section: %s", ans.body)
+	}
+}
+
 func TestUploadKnowledgeFilesRefusesBadInput(t *testing.T) {
 	e := newEnv(t)
 	e.addMerchant("small", func(b *tenant.Bundle) { b.Plan.ImportBytes = 2000 })

@@ -35,6 +35,9 @@ type fixRequest struct {
 	Questions   []string `json:"questions"`
 	KnowledgeID string   `json:"knowledge_id"`
 	List        string   `json:"list_question"`
+	// Knowledge is a new item written for the group, a drafted answer edited: added, and the group dealt with
+	// by it, in one request.
+	Knowledge *knowledgeInput `json:"knowledge"`
 }
 
 // review answers the merchant's review queue, in JSON or, with format=csv, as a CSV file.
@@ -68,19 +71,27 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request, m *tenant.Bundle
 	return nil
 }
 
-// fixReview deals with a group of the review queue: lists its question under an item, or records that the
-// merchant dealt with it otherwise.
+// fixReview deals with a group of the review queue: adds the item written for it, lists its question under an
+// item, or records that the merchant dealt with it otherwise.
 func (s *Server) fixReview(w http.ResponseWriter, r *http.Request, m *tenant.Bundle) error {
 	var req fixRequest
 	if err := decodeJSON(w, r, maxFixBody, &req); err != nil {
 		return err
 	}
-	item, err := s.chat.RecordFix(r.Context(), m, chat.Fix{Questions: req.Questions, KnowledgeID: req.KnowledgeID, List: req.List})
+	f := chat.Fix{Questions: req.Questions, KnowledgeID: req.KnowledgeID, List: req.List}
+	if req.Knowledge != nil {
+		k, err := validKnowledge(*req.Knowledge)
+		if err != nil {
+			return err
+		}
+		f.New = &k
+	}
+	item, err := s.chat.RecordFix(r.Context(), m, f)
 	if errors.Is(err, chat.ErrInvalidFix) {
 		return newError(http.StatusUnprocessableEntity, codeValidationFailed, "%s", strings.TrimPrefix(err.Error(), chat.ErrInvalidFix.Error()+": "))
 	}
 	if err != nil {
-		return explain(err, store.ErrNotFound, "no such knowledge item")
+		return knowledgeLimit(explain(err, store.ErrNotFound, "no such knowledge item"), m)
 	}
 	out := map[string]any{"questions": req.Questions}
 	if item.ID != "" {

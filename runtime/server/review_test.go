@@ -149,6 +149,58 @@ func TestReviewFixBadInput(t *testing.T) {
 	}
 }
 
+// TestReviewFixWithANewItem: the item a merchant writes for a group (a drafted answer, edited) is saved with the
+// fix in one request: the item is added, the group leaves the queue, and its next ask is answered from the item.
+// A bad item, or an item both named and written, changes nothing.
+func TestReviewFixWithANewItem(t *testing.T) {
+	e := newEnv(t)
+	owner := map[string]string{"Authorization": e.ownerOf("alpha")}
+	if res := e.startFor("alpha", "v1", `{"message": "Can I pay with a voucher code?", "conversation_id": "c1"}`); res.status != http.StatusOK || res.json(t)["answered"] != false {
+		t.Fatalf("chat: %d %s", res.status, res.body)
+	}
+	queue := e.review(owner)
+	if len(queue) != 1 {
+		t.Fatalf("the queue is %+v, want one group", queue)
+	}
+	keys, _ := json.Marshal([]string{queue[0].Questions[0].Question})
+	for name, body := range map[string]string{
+		"an item without content":      `{"questions": ` + string(keys) + `, "knowledge": {"title": "Vouchers"}}`,
+		"an item named and written":    `{"questions": ` + string(keys) + `, "knowledge_id": "kn_x", "knowledge": {"title": "Vouchers", "content": "c"}}`,
+		"a written item, no questions": `{"questions": [], "knowledge": {"title": "Vouchers", "content": "c"}}`,
+	} {
+		if res := e.do(http.MethodPost, "/api/v1/review/fixes", owner, body); res.status != http.StatusUnprocessableEntity || res.errorCode(t) != codeValidationFailed {
+			t.Errorf("%s: %d %s, want 422", name, res.status, res.body)
+		}
+	}
+	if res := e.do(http.MethodPost, "/api/v1/review/fixes", owner, `{"questions": `+string(keys)+`, "knowledge": {"title": 1}}`); res.status != http.StatusBadRequest || res.errorCode(t) != codeInvalidRequest {
+		t.Errorf("a title of the wrong type: %d %s, want 400", res.status, res.body)
+	}
+	if list := e.do(http.MethodGet, "/api/v1/knowledge", owner, "").json(t)["data"].([]any); len(list) != 0 || len(e.review(owner)) != 1 {
+		t.Fatalf("a refused fix changed something: items %v, queue %+v", list, e.review(owner))
+	}
+
+	res := e.do(http.MethodPost, "/api/v1/review/fixes", owner, `{"questions": `+string(keys)+`, "knowledge": {"title": "Vouchers",
+		"content": "Yes: enter the voucher code at checkout, and its amount is taken off the order.", "questions": ["Can I pay with a voucher code?"]}}`)
+	if res.status != http.StatusOK {
+		t.Fatalf("fixing with a new item: %d %s", res.status, res.body)
+	}
+	item, _ := res.json(t)["knowledge"].(map[string]any)
+	if item == nil || item["title"] != "Vouchers" {
+		t.Fatalf("the fix answered no item: %s", res.body)
+	}
+	if got := e.do(http.MethodGet, "/api/v1/knowledge/"+item["id"].(string), owner, ""); got.status != http.StatusOK {
+		t.Errorf("the new item: %d %s", got.status, got.body)
+	}
+	if queue := e.review(owner); len(queue) != 0 {
+		t.Errorf("after the fix the queue is %+v, want it empty", queue)
+	}
+	e.clock.Advance(time.Second)
+	again := e.startFor("alpha", "v2", `{"message": "Can I pay with a voucher code?", "conversation_id": "c2"}`).json(t)
+	if sources, _ := again["sources"].([]any); again["answered"] != true || len(sources) == 0 || sources[0].(map[string]any)["knowledge_id"] != item["id"] {
+		t.Errorf("asked again after the fix: %v", again)
+	}
+}
+
 type reviewGroup struct {
 	Question  string
 	Questions []struct {

@@ -15,9 +15,13 @@ import (
 	"github.com/parley-dev/parley/runtime/widget"
 )
 
-// routes is the runtime's HTTP interface: one line per method and path, under a name that labels the route's
-// metrics and logs.
-func (s *Server) routes() http.Handler {
+// routes is the runtime's HTTP interface.
+func (s *Server) routes() http.Handler { return s.router().mux() }
+
+// router holds the routes: one line per method and path, under a name that labels the route's metrics and logs.
+// A literal path beside an {id} path ("/conversations/export" beside "/conversations/{id}") takes its word from
+// the IDs the {id} path can read: the server makes those IDs, or reservedConversationID refuses the word as one.
+func (s *Server) router() *router {
 	rt := newRouter()
 	rt.handle("chat", "POST /api/v1/chat", s.visitor(s.answer))
 	rt.handle("chat", "OPTIONS /api/v1/chat", http.HandlerFunc(preflight))
@@ -80,7 +84,7 @@ func (s *Server) routes() http.Handler {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	}))
 	rt.handleGetHead("readyz", "/readyz", http.HandlerFunc(s.ready))
-	return rt.mux()
+	return rt
 }
 
 // MetricsHandler serves the runtime's Prometheus metrics at GET /metrics and, with svc, every merchant's usage at
@@ -163,7 +167,7 @@ func (rt *router) mux() http.Handler {
 	for _, path := range rt.paths {
 		methods := slices.Sorted(slices.Values(rt.allow[path]))
 		refuse := named(rt.names[path], methodNotAllowed(strings.Join(methods, ", ")))
-		if rt.shadowed(path) {
+		if len(rt.wildcardsMatching(path)) > 0 {
 			// A path a wildcard path matches too ("/knowledge/files", "/knowledge/{id}") cannot have a pattern
 			// without a method: the ServeMux finds it in conflict with the wildcard's method patterns. It refuses
 			// the standard methods it does not serve one by one instead.
@@ -193,9 +197,10 @@ func (rt *router) mux() http.Handler {
 var standardMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
 	http.MethodDelete, http.MethodOptions}
 
-// shadowed reports whether another path, with wildcards, also matches the literal path p.
-func (rt *router) shadowed(p string) bool {
+// wildcardsMatching returns the other paths, with wildcards, that also match the literal path p.
+func (rt *router) wildcardsMatching(p string) []string {
 	segs := strings.Split(p, "/")
+	var out []string
 	for _, q := range rt.paths {
 		qsegs := strings.Split(q, "/")
 		if q == p || !strings.Contains(q, "{") || len(qsegs) != len(segs) {
@@ -209,10 +214,10 @@ func (rt *router) shadowed(p string) bool {
 			}
 		}
 		if match {
-			return true
+			out = append(out, q)
 		}
 	}
-	return false
+	return out
 }
 
 // isCleanPath reports whether p is a path the ServeMux serves as it is, rather than redirecting it: the cleaned

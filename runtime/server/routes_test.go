@@ -111,3 +111,35 @@ func TestPublicDocumentsAnswerHead(t *testing.T) {
 		}
 	}
 }
+
+// TestLiteralPathsBesideIDs checks each literal path that an {id} path also matches ("/conversations/export"
+// beside "/conversations/{id}"): the ServeMux gives the literal path the word, so no ID the {id} path reads may
+// be that word. Either the server makes the IDs, with a prefix the word lacks, or the word is reserved and
+// refused as an ID a client names.
+func TestLiteralPathsBesideIDs(t *testing.T) {
+	canBe := map[string]func(word string) bool{ // a wildcard path → whether an ID it reads can be word
+		"/api/v1/conversations/{id}": func(w string) bool { return !reservedConversationID(w) },
+		"/api/v1/knowledge/{id}":     func(w string) bool { return strings.HasPrefix(w, "kn_") },
+	}
+	rt := (&Server{}).router()
+	checked := 0
+	for _, p := range rt.paths {
+		for _, q := range rt.wildcardsMatching(p) {
+			ok, known := canBe[q]
+			if !known {
+				t.Errorf("%s is beside %s, whose IDs are not known to stay clear of it", p, q)
+				continue
+			}
+			qsegs, psegs := strings.Split(q, "/"), strings.Split(p, "/")
+			for i, s := range qsegs {
+				if strings.HasPrefix(s, "{") && ok(psegs[i]) {
+					t.Errorf("%s takes %q from the IDs of %s", p, psegs[i], q)
+				}
+			}
+			checked++
+		}
+	}
+	if checked < 4 { // conversations/events, conversations/export, knowledge/files, knowledge/sources
+		t.Errorf("checked %d literal paths beside an {id} path; want at least 4", checked)
+	}
+}

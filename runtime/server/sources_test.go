@@ -175,7 +175,7 @@ func TestWebsiteSourceEndToEnd(t *testing.T) {
 			t.Errorf("item %s has source %v", url, k["source_id"])
 		}
 	}
-	if k := items[site.URL+"/files/warranty.docx"]; k == nil || !strings.Contains(k["content"].(string), "defects in materials") {
+	if k := items[site.URL+"/files/warranty.docx#section=warranty-conditions"]; k == nil || !strings.Contains(k["content"].(string), "defects in materials") {
 		t.Errorf("no item of the linked Word document: %v", keysOf(items))
 	}
 	// A question only the linked PDF answers is answered citing the PDF at its page.
