@@ -42,24 +42,35 @@ func embeddingTexts(k store.Knowledge) (texts, hashes []string) {
 // currentVectors returns, by item, the stored vectors of model that are of each item's passages as they are now:
 // one per passage, of its text. An item without them is answered from by its words until it is embedded again.
 func currentVectors(items []store.Knowledge, stored []store.KnowledgeVector, model string) map[string][][]float32 {
+	current := currentStored(items, stored, model)
+	out := make(map[string][][]float32, len(current))
+	for id, vs := range current {
+		vectors := make([][]float32, len(vs))
+		for i, v := range vs {
+			vectors[i] = v.Vector
+		}
+		out[id] = vectors
+	}
+	return out
+}
+
+// currentStored returns, by item, those of stored (with or without their vectors) that are of model and of
+// each item's passages as they are now.
+func currentStored(items []store.Knowledge, stored []store.KnowledgeVector, model string) map[string][]store.KnowledgeVector {
 	byItem := map[string][]store.KnowledgeVector{}
 	for _, v := range stored {
 		if v.Model == model {
 			byItem[v.KnowledgeID] = append(byItem[v.KnowledgeID], v)
 		}
 	}
-	out := make(map[string][][]float32, len(byItem))
+	out := make(map[string][]store.KnowledgeVector, len(byItem))
 	for _, k := range items {
 		vs := byItem[k.ID]
 		if len(vs) == 0 {
 			continue
 		}
 		if _, hashes := embeddingTexts(k); fresh(vs, hashes) {
-			vectors := make([][]float32, len(vs))
-			for i, v := range vs {
-				vectors[i] = v.Vector
-			}
-			out[k.ID] = vectors
+			out[k.ID] = vs
 		}
 	}
 	return out
@@ -79,9 +90,9 @@ func fresh(vs []store.KnowledgeVector, hashes []string) bool {
 }
 
 // staleItems are the items of a merchant that have no current vectors of model, drafts aside (they are not
-// answered from).
+// answered from). Stored need not hold the vectors themselves (store.KnowledgeVectorStamps).
 func staleItems(items []store.Knowledge, stored []store.KnowledgeVector, model string) []store.Knowledge {
-	current := currentVectors(items, stored, model)
+	current := currentStored(items, stored, model)
 	var out []store.Knowledge
 	for _, k := range items {
 		if _, ok := current[k.ID]; !ok && !k.Draft {
@@ -316,14 +327,15 @@ func (e *KnowledgeEmbedder) turn(ctx context.Context, merchantID string) (more b
 	return true, nil
 }
 
-// stale reads the merchant's items that need embedding.
+// stale reads the merchant's items that need embedding. It reads what the stored vectors are of, not the vectors:
+// at start it reads every merchant's, beside the chat.
 func (e *KnowledgeEmbedder) stale(ctx context.Context, merchantID string) ([]store.Knowledge, error) {
 	s := e.cfg.Service.store
 	items, err := s.AllKnowledge(ctx, merchantID)
 	if err != nil {
 		return nil, err
 	}
-	stored, err := s.KnowledgeVectors(ctx, merchantID)
+	stored, err := s.KnowledgeVectorStamps(ctx, merchantID)
 	if err != nil {
 		return nil, err
 	}
