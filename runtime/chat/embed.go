@@ -352,8 +352,7 @@ func (e *KnowledgeEmbedder) turn(ctx context.Context, merchantID string) (more b
 	todo, started := e.pending[merchantID]
 	e.mu.Unlock()
 	if len(todo) == 0 {
-		if todo, err = e.stale(ctx, merchantID); err != nil {
-			log.Error("reading the knowledge to embed", "error", err)
+		if todo, err = e.stale(ctx, log, merchantID); err != nil {
 			return false, err
 		}
 		if len(todo) == 0 {
@@ -378,7 +377,7 @@ func (e *KnowledgeEmbedder) turn(ctx context.Context, merchantID string) (more b
 	}
 	if !started {
 		// Another replica may have embedded the items between the first read and the claim.
-		if todo, err = e.stale(ctx, merchantID); err != nil || len(todo) == 0 {
+		if todo, err = e.stale(ctx, log, merchantID); err != nil || len(todo) == 0 {
 			e.release(ctx, log, merchantID, true)
 			return false, err
 		}
@@ -432,15 +431,16 @@ func (e *KnowledgeEmbedder) release(ctx context.Context, log *slog.Logger, merch
 }
 
 // stale reads the merchant's items that need embedding. It reads what the stored vectors are of, not the vectors:
-// at start it reads every merchant's, beside the chat.
-func (e *KnowledgeEmbedder) stale(ctx context.Context, merchantID string) ([]store.Knowledge, error) {
+// at start it reads every merchant's, beside the chat. It logs its failure.
+func (e *KnowledgeEmbedder) stale(ctx context.Context, log *slog.Logger, merchantID string) ([]store.Knowledge, error) {
 	s := e.cfg.Service.store
 	items, err := s.AllKnowledge(ctx, merchantID)
-	if err != nil {
-		return nil, err
+	var stored []store.KnowledgeVector
+	if err == nil {
+		stored, err = s.KnowledgeVectorStamps(ctx, merchantID)
 	}
-	stored, err := s.KnowledgeVectorStamps(ctx, merchantID)
 	if err != nil {
+		log.Error("reading the knowledge to embed", "error", err)
 		return nil, err
 	}
 	return staleItems(items, stored, e.cfg.Embedder.Model()), nil
