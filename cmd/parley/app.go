@@ -183,6 +183,7 @@ func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *a
 	a.chat = svc
 	if embedder != nil {
 		ke, err := chat.NewKnowledgeEmbedder(chat.KnowledgeEmbedderConfig{Service: svc, Embedder: embedder, Tenants: a.tenants,
+			Holder:    host + "/" + ids.New("embedder_"),
 			Merchants: a.tenants.All, Logger: log, Registry: reg})
 		if err != nil {
 			return nil, fmt.Errorf("the knowledge embedder: %w", err)

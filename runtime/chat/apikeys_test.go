@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/parley-dev/parley/internal/credentials"
 	"github.com/parley-dev/parley/runtime/assistant"
@@ -173,15 +174,35 @@ func TestCreateAPIKeyDrawsAgainPastABundlesHash(t *testing.T) {
 // counterValue is the value of the registered counter name.
 func counterValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	t.Helper()
+	return family(t, reg, name).GetMetric()[0].GetCounter().GetValue()
+}
+
+// counterWith is the value of the series of the counter name whose label is value.
+func counterWith(t *testing.T, reg *prometheus.Registry, name, value string) float64 {
+	t.Helper()
+	for _, m := range family(t, reg, name).GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetValue() == value {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	t.Fatalf("no series %s of %s", value, name)
+	return 0
+}
+
+// family is the metric family name of reg.
+func family(t *testing.T, reg *prometheus.Registry, name string) *dto.MetricFamily {
+	t.Helper()
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range families {
 		if f.GetName() == name {
-			return f.GetMetric()[0].GetCounter().GetValue()
+			return f
 		}
 	}
 	t.Fatalf("no metric %s", name)
-	return 0
+	return nil
 }

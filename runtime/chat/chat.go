@@ -251,7 +251,7 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 	if err != nil {
 		return Reply{}, err
 	}
-	vector, embedTokens := s.questionVector(ctx, index, metered, assistant.StandaloneQuestion(q.Message, history))
+	vector, embedTokens := s.questionVector(ctx, m, index, metered, assistant.StandaloneQuestion(q.Message, history))
 	reply, err := responder.Respond(ctx, assistant.Request{
 		Message: q.Message, Index: index, FallbackMessage: m.Assistant.FallbackMessage,
 		Instructions: m.Assistant.Instructions, Locale: m.Widget.Locale, Language: q.Language, History: history,
@@ -307,7 +307,7 @@ func (s *Service) Preview(ctx context.Context, m *tenant.Bundle, message string)
 	if err != nil {
 		return assistant.Reply{}, err
 	}
-	vector, embedTokens := s.questionVector(ctx, index, metered, message)
+	vector, embedTokens := s.questionVector(ctx, m, index, metered, message)
 	reply, err := responder.Respond(ctx, assistant.Request{Message: message, Index: index, FallbackMessage: m.Assistant.FallbackMessage,
 		Instructions: m.Assistant.Instructions, Locale: m.Widget.Locale, Provider: m.Assistant.Provider, Model: m.Assistant.Model,
 		APIKey: m.Assistant.APIKey, QueryVector: vector})

@@ -42,24 +42,35 @@ func embeddingTexts(k store.Knowledge) (texts, hashes []string) {
 // currentVectors returns, by item, the stored vectors of model that are of each item's passages as they are now:
 // one per passage, of its text. An item without them is answered from by its words until it is embedded again.
 func currentVectors(items []store.Knowledge, stored []store.KnowledgeVector, model string) map[string][][]float32 {
+	current := currentStored(items, stored, model)
+	out := make(map[string][][]float32, len(current))
+	for id, vs := range current {
+		vectors := make([][]float32, len(vs))
+		for i, v := range vs {
+			vectors[i] = v.Vector
+		}
+		out[id] = vectors
+	}
+	return out
+}
+
+// currentStored returns, by item, those of stored (with or without their vectors) that are of model and of
+// each item's passages as they are now.
+func currentStored(items []store.Knowledge, stored []store.KnowledgeVector, model string) map[string][]store.KnowledgeVector {
 	byItem := map[string][]store.KnowledgeVector{}
 	for _, v := range stored {
 		if v.Model == model {
 			byItem[v.KnowledgeID] = append(byItem[v.KnowledgeID], v)
 		}
 	}
-	out := make(map[string][][]float32, len(byItem))
+	out := make(map[string][]store.KnowledgeVector, len(byItem))
 	for _, k := range items {
 		vs := byItem[k.ID]
 		if len(vs) == 0 {
 			continue
 		}
 		if _, hashes := embeddingTexts(k); fresh(vs, hashes) {
-			vectors := make([][]float32, len(vs))
-			for i, v := range vs {
-				vectors[i] = v.Vector
-			}
-			out[k.ID] = vectors
+			out[k.ID] = vs
 		}
 	}
 	return out
@@ -79,9 +90,9 @@ func fresh(vs []store.KnowledgeVector, hashes []string) bool {
 }
 
 // staleItems are the items of a merchant that have no current vectors of model, drafts aside (they are not
-// answered from).
+// answered from). Stored need not hold the vectors themselves (store.KnowledgeVectorStamps).
 func staleItems(items []store.Knowledge, stored []store.KnowledgeVector, model string) []store.Knowledge {
-	current := currentVectors(items, stored, model)
+	current := currentStored(items, stored, model)
 	var out []store.Knowledge
 	for _, k := range items {
 		if _, ok := current[k.ID]; !ok && !k.Draft {
@@ -103,28 +114,46 @@ type KnowledgeEmbedderConfig struct {
 	// Workers is how many batches are embedded at once; DefaultEmbedWorkers when 0.
 	Workers int
 	// RetryWait is the wait before a merchant's failed batch is tried again, doubled for each failure after it
-	// up to ten minutes; DefaultEmbedRetryWait when 0.
+	// up to ten minutes; DefaultEmbedRetryWait when 0. A merchant another replica is embedding is tried again
+	// likewise.
 	RetryWait time.Duration
-	Logger    *slog.Logger
-	Registry  prometheus.Registerer
+	// Holder names this replica in the merchants' embedding leases (its pod name and a random ID): one replica
+	// embeds a merchant at a time.
+	Holder string
+	// SpentCheck is how often the merchants past their plan's monthly tokens are looked at again, to embed
+	// their items once the month turns or the plan's ceiling rises; DefaultEmbedSpentCheck when 0.
+	SpentCheck time.Duration
+	Logger     *slog.Logger
+	Registry   prometheus.Registerer
 }
 
 // Defaults and bounds of the KnowledgeEmbedder.
 const (
-	DefaultEmbedWorkers   = 2
-	DefaultEmbedRetryWait = 10 * time.Second
+	DefaultEmbedWorkers    = 2
+	DefaultEmbedRetryWait  = 10 * time.Second
+	DefaultEmbedSpentCheck = time.Minute
 	// embedRetryMax bounds the wait before a merchant's failed batch is tried again.
 	embedRetryMax = 10 * time.Minute
 	// embedBatchTimeout bounds one batch: its requests, with their retries, and its write.
 	embedBatchTimeout = 2 * time.Minute
+	// embedLeaseTTL is how long a merchant's embedding lease lasts past its holder's last batch: longer than a
+	// batch, so that a live holder keeps it from turn to turn, and short enough that another replica takes over
+	// soon from one that died.
+	embedLeaseTTL = 5 * time.Minute
 )
+
+// errEmbeddedElsewhere is a turn that found another replica embedding the merchant: it is tried again later, by
+// when the other has embedded the items or given up its lease.
+var errEmbeddedElsewhere = errors.New("another replica holds the merchant's embedding lease")
 
 // KnowledgeEmbedder embeds the merchants' knowledge in the background, never on the chat's path: the items
 // written or synced through this replica, and at start every merchant's that has no current vectors (a model
 // changed, or items written while no replica embedded). Merchants take turns, one batch each, so that one
 // merchant re-embedding thousands of items holds another's new item up by a batch at most. The tokens are counted
 // against each merchant's monthly tokens; past its ceiling, its items are not embedded, and are answered from by
-// their words. Chat keeps answering from the index it has meanwhile, words alone for the items not embedded yet.
+// their words, until the month turns or the plan's ceiling rises. Chat keeps answering from the index it has
+// meanwhile, words alone for the items not embedded yet. Replicas embed a merchant one at a time, under a lease in
+// the store.
 type KnowledgeEmbedder struct {
 	cfg     KnowledgeEmbedderConfig
 	metrics *embedMetrics
@@ -138,6 +167,15 @@ type KnowledgeEmbedder struct {
 	pending map[string][]store.Knowledge
 	// retry holds the merchants whose last batch failed, with when to try again and the wait after that.
 	retry map[string]retryAt
+	// spent holds the merchants whose items wait for their plan's monthly tokens, with the month and ceiling
+	// they were spent at; checked is when they were last looked at.
+	spent   map[string]spentAt
+	checked time.Time
+}
+
+type spentAt struct {
+	month   string
+	ceiling int64
 }
 
 type retryAt struct {
@@ -147,14 +185,17 @@ type retryAt struct {
 
 // NewKnowledgeEmbedder builds the embedder and has the service tell it of knowledge writes.
 func NewKnowledgeEmbedder(cfg KnowledgeEmbedderConfig) (*KnowledgeEmbedder, error) {
-	if cfg.Service == nil || cfg.Embedder == nil || cfg.Tenants == nil || cfg.Merchants == nil {
-		return nil, errors.New("chat: the knowledge embedder needs the service, the embedder, the tenants and the merchants")
+	if cfg.Service == nil || cfg.Embedder == nil || cfg.Tenants == nil || cfg.Merchants == nil || cfg.Holder == "" {
+		return nil, errors.New("chat: the knowledge embedder needs the service, the embedder, the tenants, the merchants and a holder")
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = DefaultEmbedWorkers
 	}
 	if cfg.RetryWait <= 0 {
 		cfg.RetryWait = DefaultEmbedRetryWait
+	}
+	if cfg.SpentCheck <= 0 {
+		cfg.SpentCheck = DefaultEmbedSpentCheck
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -164,7 +205,7 @@ func NewKnowledgeEmbedder(cfg KnowledgeEmbedderConfig) (*KnowledgeEmbedder, erro
 		return nil, err
 	}
 	e := &KnowledgeEmbedder{cfg: cfg, metrics: m, wake: make(chan struct{}, 1), queued: map[string]bool{},
-		pending: map[string][]store.Knowledge{}, retry: map[string]retryAt{}}
+		pending: map[string][]store.Knowledge{}, retry: map[string]retryAt{}, spent: map[string]spentAt{}}
 	cfg.Service.embedWake = e.Enqueue
 	return e, nil
 }
@@ -224,7 +265,8 @@ func (e *KnowledgeEmbedder) work(ctx context.Context) {
 func (e *KnowledgeEmbedder) next(now time.Time) (string, time.Duration) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	wait := time.Minute
+	e.requeueUnspentLocked(now)
+	wait := e.cfg.SpentCheck
 	for i, id := range e.queue {
 		r, failed := e.retry[id]
 		if failed && now.Before(r.at) {
@@ -236,6 +278,40 @@ func (e *KnowledgeEmbedder) next(now time.Time) (string, time.Duration) {
 		return id, 0
 	}
 	return "", wait
+}
+
+// requeueUnspentLocked gives a turn, once every SpentCheck, to the merchants past their plan's monthly tokens
+// whose month has turned or whose plan's ceiling rose since.
+func (e *KnowledgeEmbedder) requeueUnspentLocked(now time.Time) {
+	if len(e.spent) == 0 || now.Sub(e.checked) < e.cfg.SpentCheck {
+		return
+	}
+	e.checked = now
+	month := monthOf(e.cfg.Service.now())
+	for id, at := range e.spent {
+		m, ok := e.cfg.Tenants.Merchant(id)
+		switch {
+		case !ok:
+			delete(e.spent, id)
+		case at.month != month || m.Plan.MonthlyTokens == 0 || m.Plan.MonthlyTokens > at.ceiling:
+			delete(e.spent, id)
+			if !e.queued[id] {
+				e.queued[id] = true
+				e.queue = append(e.queue, id)
+			}
+		}
+	}
+	e.metrics.queued.Set(float64(len(e.queue)))
+}
+
+// monthOf is the UTC month of t, in which the plans' monthly tokens are counted (store.Store.TokensThisMonth).
+func monthOf(t time.Time) string { return t.UTC().Format("2006-01") }
+
+// spend notes that the merchant's items wait for its plan's monthly tokens.
+func (e *KnowledgeEmbedder) spend(m *tenant.Bundle) {
+	e.mu.Lock()
+	e.spent[m.MerchantID] = spentAt{month: monthOf(e.cfg.Service.now()), ceiling: m.Plan.MonthlyTokens}
+	e.mu.Unlock()
 }
 
 // done puts a merchant back at the end of the queue when it has more to embed or its batch failed, and lets it go
@@ -262,10 +338,11 @@ func (e *KnowledgeEmbedder) done(id string, more bool, err error) {
 
 // turn embeds one batch of a merchant's stale items and reports whether it may have more. A merchant's pass
 // starts with a read of its items and vectors, and ends with another that finds nothing stale: items written
-// during the pass are found by it.
+// during the pass are found by it. The pass holds the merchant's lease from its first batch to its end, so that
+// replicas embed each item once; a merchant with nothing stale is looked at without it, as most are at start.
 func (e *KnowledgeEmbedder) turn(ctx context.Context, merchantID string) (more bool, err error) {
 	m, ok := e.cfg.Tenants.Merchant(merchantID)
-	if !ok || m.Suspended {
+	if !ok || m.Suspended || !embedsWithDefault(m) {
 		return false, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, embedBatchTimeout)
@@ -275,22 +352,36 @@ func (e *KnowledgeEmbedder) turn(ctx context.Context, merchantID string) (more b
 	todo, started := e.pending[merchantID]
 	e.mu.Unlock()
 	if len(todo) == 0 {
-		if todo, err = e.stale(ctx, merchantID); err != nil {
-			log.Error("reading the knowledge to embed", "error", err)
+		if todo, err = e.stale(ctx, log, merchantID); err != nil {
 			return false, err
 		}
 		if len(todo) == 0 {
+			e.release(ctx, log, merchantID, started)
 			return false, nil
-		}
-		if !started {
-			log.Info("embedding the knowledge", "items", len(todo), "model", e.cfg.Embedder.Model())
 		}
 	}
 	if over, err := e.overCeiling(ctx, m); err != nil || over {
 		if over {
-			log.Info("not embedding the knowledge: the plan's monthly tokens are spent; answering from words")
+			e.spend(m)
+			e.release(ctx, log, merchantID, started)
+			log.Info("not embedding the knowledge until the month turns: the plan's monthly tokens are spent; answering from words")
 		}
 		return false, err
+	}
+	if leased, err := e.claim(ctx, merchantID, embedLeaseTTL); err != nil || !leased {
+		if err != nil {
+			log.Error("claiming the merchant's embedding lease", "error", err)
+			return true, err
+		}
+		return true, errEmbeddedElsewhere
+	}
+	if !started {
+		// Another replica may have embedded the items between the first read and the claim.
+		if todo, err = e.stale(ctx, log, merchantID); err != nil || len(todo) == 0 {
+			e.release(ctx, log, merchantID, true)
+			return false, err
+		}
+		log.Info("embedding the knowledge", "items", len(todo), "model", e.cfg.Embedder.Model())
 	}
 	batch, texts, hashes := takeBatch(todo, e.cfg.Embedder.BatchSize())
 	res, err := e.cfg.Embedder.Embed(ctx, texts)
@@ -316,15 +407,40 @@ func (e *KnowledgeEmbedder) turn(ctx context.Context, merchantID string) (more b
 	return true, nil
 }
 
-// stale reads the merchant's items that need embedding.
-func (e *KnowledgeEmbedder) stale(ctx context.Context, merchantID string) ([]store.Knowledge, error) {
+// embedLeaseName names the lease of a merchant's embedding.
+func embedLeaseName(merchantID string) string { return "embed/" + merchantID }
+
+// claim takes or renews the merchant's embedding lease for ttl, and reports whether this replica holds it.
+func (e *KnowledgeEmbedder) claim(ctx context.Context, merchantID string, ttl time.Duration) (leased bool, err error) {
+	err = e.cfg.Service.store.Write(ctx, func(tx store.Tx) error {
+		leased, err = tx.ClaimLease(ctx, embedLeaseName(merchantID), e.cfg.Holder, e.cfg.Service.now(), ttl)
+		return err
+	})
+	return leased, err
+}
+
+// release ends the merchant's embedding lease at the end of a pass that held it (held), so that another replica
+// need not wait for it to run out.
+func (e *KnowledgeEmbedder) release(ctx context.Context, log *slog.Logger, merchantID string, held bool) {
+	if !held {
+		return
+	}
+	if _, err := e.claim(ctx, merchantID, 0); err != nil {
+		log.Warn("releasing the merchant's embedding lease; it runs out by itself", "error", err)
+	}
+}
+
+// stale reads the merchant's items that need embedding. It reads what the stored vectors are of, not the vectors:
+// at start it reads every merchant's, beside the chat. It logs its failure.
+func (e *KnowledgeEmbedder) stale(ctx context.Context, log *slog.Logger, merchantID string) ([]store.Knowledge, error) {
 	s := e.cfg.Service.store
 	items, err := s.AllKnowledge(ctx, merchantID)
-	if err != nil {
-		return nil, err
+	var stored []store.KnowledgeVector
+	if err == nil {
+		stored, err = s.KnowledgeVectorStamps(ctx, merchantID)
 	}
-	stored, err := s.KnowledgeVectors(ctx, merchantID)
 	if err != nil {
+		log.Error("reading the knowledge to embed", "error", err)
 		return nil, err
 	}
 	return staleItems(items, stored, e.cfg.Embedder.Model()), nil
@@ -412,17 +528,27 @@ func newEmbedMetrics(reg prometheus.Registerer) (*embedMetrics, error) {
 // rather than keep the visitor waiting on the provider.
 const DefaultQuestionTimeout = 3 * time.Second
 
-// The reasons a question was searched by words alone although its index has vectors, the values of the
-// words-only counter's label.
+// The reasons a question was searched by words alone, the values of the words-only counter's label: embedding
+// it failed although its index has vectors, or the merchant's provider has no embedding model here.
 const (
-	wordsOnlyTimeout = "timeout"
-	wordsOnlyError   = "error"
+	wordsOnlyTimeout  = "timeout"
+	wordsOnlyError    = "error"
+	wordsOnlyProvider = "provider"
 )
+
+// embedsWithDefault reports whether the merchant's knowledge and questions are embedded by the runtime's embedding
+// model, the default provider's with its key. A merchant whose plan names another provider, or that brings its
+// own key, is searched by words alone: its knowledge goes to no provider its plan did not choose, and is not
+// embedded on the default provider's key.
+func embedsWithDefault(m *tenant.Bundle) bool {
+	return m.Assistant.Provider == "" && m.Assistant.APIKey == ""
+}
 
 func newWordsOnlyCounter(reg prometheus.Registerer) (*prometheus.CounterVec, error) {
 	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "parley_runtime_retrieval_words_only_total",
-		Help: "Questions searched by words alone because embedding them failed, by reason (timeout, error)."}, []string{"reason"})
-	for _, r := range []string{wordsOnlyTimeout, wordsOnlyError} {
+		Help: "Questions searched by words alone because embedding them failed (timeout, error) or the merchant's provider has no embedding model (provider), by reason."},
+		[]string{"reason"})
+	for _, r := range []string{wordsOnlyTimeout, wordsOnlyError, wordsOnlyProvider} {
 		c.WithLabelValues(r)
 	}
 	if reg != nil {
@@ -436,9 +562,14 @@ func newWordsOnlyCounter(reg prometheus.Registerer) (*prometheus.CounterVec, err
 // questionVector embeds a turn's question, made standalone, once, for a search by meaning over index, and
 // returns the vector and the tokens it took. It embeds nothing, and the question is searched by words alone,
 // when there is no embedder, the index has no vectors yet, or the merchant's answers are past the plan's monthly
-// tokens (metered is false); and when the provider fails or is slow, which is counted.
-func (s *Service) questionVector(ctx context.Context, index *assistant.Index, metered bool, question string) ([]float32, int64) {
+// tokens (metered is false); and, counted, when the merchant's provider is not the embedder's, or the provider
+// fails or is slow.
+func (s *Service) questionVector(ctx context.Context, m *tenant.Bundle, index *assistant.Index, metered bool, question string) ([]float32, int64) {
 	if s.embedder == nil || !metered {
+		return nil, 0
+	}
+	if !embedsWithDefault(m) {
+		s.wordsOnly.WithLabelValues(wordsOnlyProvider).Inc()
 		return nil, 0
 	}
 	if _, ok := index.HasVectors(); !ok {

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/parley-dev/parley/runtime/assistant"
 	"github.com/parley-dev/parley/runtime/assistant/embeddings"
 	"github.com/parley-dev/parley/runtime/chat"
+	"github.com/parley-dev/parley/runtime/ids"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/sqlite"
 	"github.com/parley-dev/parley/runtime/tenant"
@@ -37,21 +40,51 @@ var (
 	}()
 )
 
-// tenants serves bundles from a map.
-type tenants map[string]*tenant.Bundle
+// tenants serves bundles from a map, which a test may change while the embedder reads it, as a registry's.
+type tenants struct {
+	mu sync.Mutex
+	m  map[string]*tenant.Bundle
+}
 
-func (ts tenants) Retirements() []tenant.Retirement { return nil }
+func (ts *tenants) Retirements() []tenant.Retirement { return nil }
 
-func (ts tenants) Merchant(id string) (*tenant.Bundle, bool) { m, ok := ts[id]; return m, ok }
+func (ts *tenants) Merchant(id string) (*tenant.Bundle, bool) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	m, ok := ts.m[id]
+	return m, ok
+}
 
-func (ts tenants) all() []*tenant.Bundle {
+// set serves m, in place of the merchant's bundle before.
+func (ts *tenants) set(m *tenant.Bundle) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	ts.m[m.MerchantID] = m
+}
+
+func (ts *tenants) all() []*tenant.Bundle {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
 	var out []*tenant.Bundle
-	for _, m := range ts {
+	for _, m := range ts.m {
 		out = append(out, m)
 	}
 	slices.SortFunc(out, func(a, b *tenant.Bundle) int { return strings.Compare(a.MerchantID, b.MerchantID) })
 	return out
 }
+
+// clock is a test's time, which it may move on while the service and the embedder read it.
+type clock struct{ at atomic.Int64 }
+
+func newClock() *clock {
+	c := &clock{}
+	c.at.Store(time.Now().UnixNano())
+	return c
+}
+
+func (c *clock) now() time.Time { return time.Unix(0, c.at.Load()) }
+
+func (c *clock) set(t time.Time) { c.at.Store(t.UnixNano()) }
 
 // embedWorld is a chat service whose questions and knowledge are embedded by a fake provider, through the real
 // client, over a SQLite store.
@@ -61,7 +94,8 @@ type embedWorld struct {
 	provider *fakeembed.Provider
 	client   *embeddings.Client
 	embedder *chat.KnowledgeEmbedder
-	tenants  tenants
+	tenants  *tenants
+	clock    *clock
 	reg      *prometheus.Registry
 }
 
@@ -72,30 +106,35 @@ func newEmbedWorld(t *testing.T, st store.Store, p *fakeembed.Provider, model st
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &embedWorld{store: st, provider: p, client: c, tenants: tenants{}, reg: prometheus.NewRegistry()}
+	w := &embedWorld{store: st, provider: p, client: c, tenants: &tenants{m: map[string]*tenant.Bundle{}}, clock: newClock(),
+		reg: prometheus.NewRegistry()}
 	for _, m := range ms {
-		w.tenants[m.MerchantID] = m
+		w.tenants.set(m)
 	}
 	// The fake's cosines for a match are lower than a real model's (an item's concepts other than the question's
 	// each pull its vector away): a lower bar for an answer by meaning.
-	w.svc, err = chat.New(chat.Config{Store: st, Responder: assistant.Retrieval{MinSimilarity: 0.25}, Embedder: c, Registry: w.reg})
+	w.svc, err = chat.New(chat.Config{Store: st, Responder: assistant.Retrieval{MinSimilarity: 0.25}, Embedder: c, Registry: w.reg,
+		Now: w.clock.now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.embedder, err = chat.NewKnowledgeEmbedder(chat.KnowledgeEmbedderConfig{Service: w.svc, Embedder: c, Tenants: w.tenants,
-		Merchants: w.tenants.all, Workers: 1, RetryWait: 20 * time.Millisecond, Registry: w.reg})
+		Merchants: w.tenants.all, Workers: 1, RetryWait: 20 * time.Millisecond, SpentCheck: 10 * time.Millisecond,
+		Holder: ids.New("replica_"), Registry: w.reg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return w
 }
 
-// run runs the embedder until the test ends.
-func (w *embedWorld) run(t *testing.T) {
+// run runs the embedder until the test ends, or until the function it returns stops it.
+func (w *embedWorld) run(t *testing.T) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); w.embedder.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	stop = sync.OnceFunc(func() { cancel(); <-done })
+	t.Cleanup(stop)
+	return stop
 }
 
 // waitEmbedded waits until every item of the merchant has a vector of model for each passage.
@@ -282,22 +321,66 @@ func TestAMerchantsReembeddingDoesNotStarveAnother(t *testing.T) {
 	t.Fatal("the small merchant's item was never embedded")
 }
 
-// TestPastTheMonthlyTokensNothingIsEmbedded checks that a merchant whose plan's tokens are spent has neither its
-// knowledge nor its questions embedded.
-func TestPastTheMonthlyTokensNothingIsEmbedded(t *testing.T) {
+// TestSpentTokensHoldTheEmbeddingUntilTheCeilingRisesOrTheMonthTurns checks that a merchant whose plan's tokens
+// are spent has nothing embedded, and that its items are embedded without a restart or a write once its plan's
+// ceiling rises, or once the month turns.
+func TestSpentTokensHoldTheEmbeddingUntilTheCeilingRisesOrTheMonthTurns(t *testing.T) {
 	st := openStore(t)
 	p := fakeembed.New(t)
-	m := shop("acme")
-	m.Plan.MonthlyTokens = 100
-	w := newEmbedWorld(t, st, p, "m", 16, m)
-	seedShop(t, w.svc, m)
-	if err := st.Write(t.Context(), func(tx store.Tx) error { return tx.AddMonthlyTokens(t.Context(), "acme", time.Now(), 100) }); err != nil {
-		t.Fatal(err)
+	raised, waiting := shop("raised"), shop("waiting")
+	raised.Plan.MonthlyTokens, waiting.Plan.MonthlyTokens = 100, 100
+	w := newEmbedWorld(t, st, p, "m", 16, raised, waiting)
+	march := time.Date(2026, time.March, 31, 23, 0, 0, 0, time.UTC)
+	w.clock.set(march)
+	for _, m := range []*tenant.Bundle{raised, waiting} {
+		seedShop(t, w.svc, m)
+		if err := st.Write(t.Context(), func(tx store.Tx) error { return tx.AddMonthlyTokens(t.Context(), m.MerchantID, march, 100) }); err != nil {
+			t.Fatal(err)
+		}
 	}
 	w.run(t)
-	time.Sleep(200 * time.Millisecond) // the embedder's turn at start
+	time.Sleep(200 * time.Millisecond) // the embedder's turns at start, and many checks of the spent merchants
 	if n := len(p.Requests()); n != 0 {
-		t.Errorf("%d requests to the provider past the plan's tokens", n)
+		t.Fatalf("%d requests to the provider past the plans' tokens", n)
+	}
+	more := *raised
+	more.Plan.MonthlyTokens = 1000
+	w.tenants.set(&more)
+	w.waitEmbedded(t, "raised", "m")
+	if vs, err := st.KnowledgeVectors(t.Context(), "waiting"); err != nil || len(vs) != 0 {
+		t.Fatalf("the merchant whose ceiling stayed has %d vectors (%v)", len(vs), err)
+	}
+	w.clock.set(march.Add(2 * time.Hour)) // April
+	w.waitEmbedded(t, "waiting", "m")
+}
+
+// TestMerchantsOfOtherProvidersAreSearchedByWords checks that the default provider's embedding model embeds
+// neither the knowledge nor the questions of a merchant whose plan names another provider, nor of one that brings
+// its own key: they are searched by words alone, counted.
+func TestMerchantsOfOtherProvidersAreSearchedByWords(t *testing.T) {
+	p := fakeembed.New(t)
+	house, other, own := shop("house"), shop("other"), shop("own")
+	other.Assistant.Provider = "small-models"
+	own.Assistant.APIKey = "sk-merchants-own"
+	w := newEmbedWorld(t, openStore(t), p, "m", 16, house, other, own)
+	for _, m := range []*tenant.Bundle{other, own, house} {
+		if _, err := w.svc.CreateKnowledge(t.Context(), m, store.Knowledge{Title: m.MerchantID + " hours", Content: "Open from 9 to 6."}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.run(t)
+	w.waitEmbedded(t, "house", "m")
+	for _, m := range []*tenant.Bundle{other, own} {
+		r, err := w.svc.Answer(t.Context(), m, chat.Question{Message: "When are you open?"})
+		if err != nil || !r.Message.Answered {
+			t.Fatalf("%s: no answer from words (%v): %+v", m.MerchantID, err, r.Message)
+		}
+	}
+	if got := p.Inputs(); !slices.Equal(got, []string{"house hours\nOpen from 9 to 6."}) {
+		t.Errorf("the provider embedded %q, want the house merchant's item alone", got)
+	}
+	if got := counterWith(t, w.reg, "parley_runtime_retrieval_words_only_total", "provider"); got != 2 {
+		t.Errorf("words-only questions counted %v, want 2", got)
 	}
 }
 
@@ -320,7 +403,7 @@ func TestAFailingProviderFallsBackToWords(t *testing.T) {
 	if err != nil || !r.Message.Answered || r.Message.Sources[0].KnowledgeID != ids["Shipping to Canada"] {
 		t.Fatalf("answer with the provider failing (%v): %+v", err, r.Message)
 	}
-	if got := counterValue(t, w.reg, "parley_runtime_retrieval_words_only_total"); got != 1 {
+	if got := counterWith(t, w.reg, "parley_runtime_retrieval_words_only_total", "error"); got != 1 {
 		t.Errorf("words-only questions counted %v, want 1", got)
 	}
 }

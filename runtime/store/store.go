@@ -138,6 +138,10 @@ type Reader interface {
 	// and passage.
 	KnowledgeVectors(ctx context.Context, merchantID string) ([]KnowledgeVector, error)
 
+	// KnowledgeVectorStamps returns the same as KnowledgeVectors without the vectors (Vector nil): what each
+	// stored embedding is of, for telling which items need embedding without reading every vector.
+	KnowledgeVectorStamps(ctx context.Context, merchantID string) ([]KnowledgeVector, error)
+
 	// KnowledgeRevision returns a number that changes whenever the merchant's knowledge changes, so that
 	// replicas can tell when their index is stale. It is 0 for a merchant that never had knowledge.
 	KnowledgeRevision(ctx context.Context, merchantID string) (int64, error)

@@ -10,7 +10,7 @@ import (
 )
 
 // knowledgeVectors checks the embeddings of items' passages: replaced whole per item, read back exactly, kept
-// to their merchant, and gone with their item.
+// to their merchant, and gone with their item; and that their stamps are read as they are, without the vectors.
 func (h harness) knowledgeVectors(t *testing.T) {
 	s := h.store(t)
 	ctx := t.Context()
@@ -25,6 +25,18 @@ func (h harness) knowledgeVectors(t *testing.T) {
 		vs, err := s.KnowledgeVectors(ctx, merchantID)
 		if err != nil {
 			t.Fatal(err)
+		}
+		stamps, err := s.KnowledgeVectorStamps(ctx, merchantID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := make([]store.KnowledgeVector, len(vs))
+		for i, v := range vs {
+			v.Vector = nil
+			want[i] = v
+		}
+		if (len(stamps) > 0 || len(want) > 0) && !reflect.DeepEqual(stamps, want) {
+			t.Errorf("KnowledgeVectorStamps(%s) = %+v, want %+v", merchantID, stamps, want)
 		}
 		return vs
 	}

@@ -612,6 +612,21 @@ func (l Reads) KnowledgeVectors(ctx context.Context, merchantID string) ([]store
 	return vs, nil
 }
 
+// KnowledgeVectorStamps returns what the stored embeddings of the merchant's items' passages are of, by item and
+// passage, without their vectors: a check of which items need embedding reads no vector.
+func (l Reads) KnowledgeVectorStamps(ctx context.Context, merchantID string) ([]store.KnowledgeVector, error) {
+	vs, err := QueryList(ctx, l.Query, `SELECT knowledge_id, passage, model, text_hash FROM knowledge_vectors
+		WHERE merchant_id = `+l.Dialect.Placeholder(1, "text")+` ORDER BY knowledge_id, passage`, []any{merchantID},
+		func(s Scanner) (store.KnowledgeVector, error) {
+			var v store.KnowledgeVector
+			return v, s.Scan(&v.KnowledgeID, &v.Passage, &v.Model, &v.TextHash)
+		})
+	if err != nil {
+		return nil, fmt.Errorf("reading knowledge vector stamps: %w", err)
+	}
+	return vs, nil
+}
+
 func scanKnowledgeVector(s Scanner) (store.KnowledgeVector, error) {
 	var v store.KnowledgeVector
 	var raw []byte
