@@ -171,7 +171,7 @@ func TestCreateAPIKeyDrawsAgainPastABundlesHash(t *testing.T) {
 }
 
 // counterValue is the value of the registered counter name.
-func counterValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
+func counterValue(t *testing.T, reg prometheus.Gatherer, name string) float64 {
 	t.Helper()
 	families, err := reg.Gather()
 	if err != nil {

@@ -37,17 +37,3 @@ func BenchmarkConversationTail(b *testing.B) {
 		return s
 	})
 }
-
-// BenchmarkSweepUnderChat measures chat's p99 while the retention sweep deletes 1,000,000 old messages:
-//
-//	go test ./runtime/store/sqlite -run '^$' -bench SweepUnderChat -benchtime 1x -timeout 30m
-func BenchmarkSweepUnderChat(b *testing.B) {
-	storetest.BenchmarkSweepUnderChat(b, func(b *testing.B) store.Store {
-		s, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "parley.db"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { _ = s.Close() })
-		return s
-	})
-}
