@@ -9,7 +9,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -325,23 +324,18 @@ func TestExchangeAndFormTakeLocksInOneOrder(t *testing.T) {
 	}
 }
 
-// replicas opens n stores on one database, as n replicas of the runtime would, opened at once so that their
-// migrations race too.
+// replicas opens n stores on one database, as n replicas of the runtime would.
 func replicas(t *testing.T, n int) []store.Store {
 	t.Helper()
 	url := pg.Server(t).Database(t)
 	stores := make([]store.Store, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() { stores[i], errs[i] = postgres.Open(t.Context(), url) })
-	}
-	wg.Wait()
-	for i, err := range errs {
+	for i := range stores {
+		s, err := postgres.Open(t.Context(), url)
 		if err != nil {
 			t.Fatalf("opening replica %d: %v", i, err)
 		}
-		t.Cleanup(func() { _ = stores[i].Close() })
+		t.Cleanup(func() { _ = s.Close() })
+		stores[i] = s
 	}
 	return stores
 }
