@@ -11,10 +11,11 @@ import (
 	"github.com/parley-dev/parley/runtime/store"
 )
 
-// BenchmarkRecordExchange measures the chat path's write with the store's statements (WriteExchange), a new conversation with both
-// messages and three citations, from one caller (serial) and from 16 per CPU at once (parallel, where a store
-// can share commits or connections); and, from 16 per CPU at once, the next exchange of one of 256 conversations
-// (continued), the commonest write of a store in use. open must return a new, empty store, closed when b ends.
+// BenchmarkRecordExchange measures the chat path's write in the store's statements (WriteExchange): a new
+// conversation with both messages and three citations, from one caller (serial) and from 16 per CPU at once
+// (parallel, where a store can share commits or connections); and, from 16 per CPU at once, the next exchange
+// of one of 256 conversations (continued), the commonest write of a store in use. open must return a new, empty
+// store, closed when b ends.
 func BenchmarkRecordExchange(b *testing.B, open func(b *testing.B) store.Store) {
 	for _, run := range []string{"serial", "parallel", "continued"} {
 		b.Run(run, func(b *testing.B) {
