@@ -26,7 +26,6 @@ import (
 	"github.com/parley-dev/parley/internal/dev/demo"
 	"github.com/parley-dev/parley/internal/dev/devidp"
 	"github.com/parley-dev/parley/internal/logging"
-	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/server"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/tenant"
@@ -117,7 +116,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer a.close()
-	if err := seedDemoKnowledge(ctx, a.store); err != nil {
+	if err := seedDemoKnowledge(ctx, a); err != nil {
 		return err
 	}
 	token, err := idp.Token(devAudience, "dev-user", devOwner, 24*time.Hour)
@@ -230,18 +229,20 @@ func writeDemoBundle(dir string, c devCredentials, base string, rate int32, hook
 	return os.WriteFile(filepath.Join(dir, devMerchantID+".json"), doc, 0o600)
 }
 
-// seedDemoKnowledge fills an empty demo knowledge base with the demo shop's items.
-func seedDemoKnowledge(ctx context.Context, st store.Store) error {
-	existing, err := st.AllKnowledge(ctx, devMerchantID)
+// seedDemoKnowledge fills an empty demo knowledge base with the demo shop's items, through chat as the dashboard
+// would, within the demo merchant's plan.
+func seedDemoKnowledge(ctx context.Context, a *app) error {
+	existing, err := a.store.AllKnowledge(ctx, devMerchantID)
 	if err != nil || len(existing) > 0 {
 		return err
 	}
-	now := time.Now().UTC().Truncate(time.Millisecond)
-	for i, item := range demo.Knowledge() {
-		created := now.Add(time.Duration(i) * time.Millisecond) // keeps the fixture's order in listings
-		k := store.Knowledge{ID: "kn_demo_" + item.ID, MerchantID: devMerchantID, Title: item.Title, Content: item.Content,
-			URL: item.URL, Tags: item.Tags, CreatedAt: created, UpdatedAt: created}
-		if err := chat.CreateKnowledge(ctx, st, k, chat.KnowledgeLimits{}); err != nil {
+	m, ok := a.tenants.Merchant(devMerchantID)
+	if !ok {
+		return fmt.Errorf("seeding demo knowledge: no merchant %s", devMerchantID)
+	}
+	for _, item := range demo.Knowledge() {
+		k := store.Knowledge{Title: item.Title, Content: item.Content, URL: item.URL, Tags: item.Tags}
+		if _, err := a.chat.CreateKnowledge(ctx, m, k); err != nil {
 			return fmt.Errorf("seeding demo knowledge: %w", err)
 		}
 	}

@@ -172,13 +172,13 @@ func TestCreateAPIKeyDrawsAgainPastABundlesHash(t *testing.T) {
 }
 
 // counterValue is the value of the registered counter name.
-func counterValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
+func counterValue(t *testing.T, reg prometheus.Gatherer, name string) float64 {
 	t.Helper()
 	return family(t, reg, name).GetMetric()[0].GetCounter().GetValue()
 }
 
 // counterWith is the value of the series of the counter name whose label is value.
-func counterWith(t *testing.T, reg *prometheus.Registry, name, value string) float64 {
+func counterWith(t *testing.T, reg prometheus.Gatherer, name, value string) float64 {
 	t.Helper()
 	for _, m := range family(t, reg, name).GetMetric() {
 		for _, l := range m.GetLabel() {
@@ -192,7 +192,7 @@ func counterWith(t *testing.T, reg *prometheus.Registry, name, value string) flo
 }
 
 // family is the metric family name of reg.
-func family(t *testing.T, reg *prometheus.Registry, name string) *dto.MetricFamily {
+func family(t *testing.T, reg prometheus.Gatherer, name string) *dto.MetricFamily {
 	t.Helper()
 	families, err := reg.Gather()
 	if err != nil {

@@ -448,7 +448,7 @@ type LeadForm struct {
 	VisitorID      string
 }
 
-// SaveLead stores a contact form's lead: a new one, or the visitor's lead of the conversation completed. Only the
+// saveFormLead stores a contact form's lead: a new one, or the visitor's lead of the conversation completed. Only the
 // visitor who started the conversation, named by a non-empty visitor ID, can attach a lead to it: a form naming
 // another visitor's conversation, one started without a visitor ID, or one that does not exist yet (the form
 // before the first message) leaves the lead on its own, so that it neither reads nor changes anyone else's lead
@@ -464,7 +464,7 @@ func (s *Service) SaveLead(ctx context.Context, m *tenant.Bundle, f LeadForm) (s
 			conversationID = ""
 		}
 	}
-	res, err := SaveLead(ctx, s.store, store.LeadInput{MerchantID: m.MerchantID, ConversationID: conversationID,
+	res, err := saveFormLead(ctx, s.store, store.LeadInput{MerchantID: m.MerchantID, ConversationID: conversationID,
 		VisitorID: f.VisitorID, ID: ids.New("lead_"), Contact: f.Contact, At: s.now().UTC().Truncate(time.Millisecond),
 		Outbox: Route(m)})
 	if err != nil {
@@ -474,43 +474,43 @@ func (s *Service) SaveLead(ctx context.Context, m *tenant.Bundle, f LeadForm) (s
 	return res, nil
 }
 
-// CreateKnowledge adds an item to the merchant's knowledge base, within the plan's item ceiling
+// createKnowledge adds an item to the merchant's knowledge base, within the plan's item ceiling
 // (store.ErrKnowledgeLimit) and characters ceiling (store.ErrKnowledgeSizeLimit), and returns it with its ID and
 // times.
 func (s *Service) CreateKnowledge(ctx context.Context, m *tenant.Bundle, k store.Knowledge) (store.Knowledge, error) {
 	now := s.now().UTC().Truncate(time.Millisecond)
 	k.ID, k.MerchantID, k.CreatedAt, k.UpdatedAt, k.UseCount = ids.New("kn_"), m.MerchantID, now, now, 0
-	if err := CreateKnowledge(ctx, s.store, k, KnowledgeLimitsOf(m.Plan)); err != nil {
+	if err := createKnowledge(ctx, s.store, k, KnowledgeLimitsOf(m.Plan)); err != nil {
 		return store.Knowledge{}, err
 	}
 	s.knowledgeChanged(ctx, m.MerchantID)
 	return k, nil
 }
 
-// UpdateKnowledge replaces the title, content, URL, tags, questions and draft status of the item old with k's,
+// updateKnowledge replaces the title, content, URL, tags, questions and draft status of the item old with k's,
 // within the plan's characters ceiling (store.ErrKnowledgeSizeLimit), or returns store.ErrNotFound when it is gone.
 func (s *Service) UpdateKnowledge(ctx context.Context, m *tenant.Bundle, old, k store.Knowledge) (store.Knowledge, error) {
 	k.ID, k.MerchantID, k.CreatedAt, k.UseCount = old.ID, m.MerchantID, old.CreatedAt, old.UseCount
 	k.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
-	if err := UpdateKnowledge(ctx, s.store, k, int(m.Plan.KnowledgeCharacters)); err != nil {
+	if err := updateKnowledge(ctx, s.store, k, int(m.Plan.KnowledgeCharacters)); err != nil {
 		return store.Knowledge{}, err
 	}
 	s.knowledgeChanged(ctx, m.MerchantID)
 	return k, nil
 }
 
-// DeleteKnowledge removes an item, or returns store.ErrNotFound.
+// deleteKnowledge removes an item, or returns store.ErrNotFound.
 func (s *Service) DeleteKnowledge(ctx context.Context, m *tenant.Bundle, id string) error {
-	if err := DeleteKnowledge(ctx, s.store, m.MerchantID, id); err != nil {
+	if err := deleteKnowledge(ctx, s.store, m.MerchantID, id); err != nil {
 		return err
 	}
 	s.knowledgeChanged(ctx, m.MerchantID)
 	return nil
 }
 
-// ReplayDelivery sends a finished delivery again; see the function ReplayDelivery.
+// replayDelivery sends a finished delivery again; see the function replayDelivery.
 func (s *Service) ReplayDelivery(ctx context.Context, m *tenant.Bundle, id string) (store.Delivery, error) {
-	d, err := ReplayDelivery(ctx, s.store, m.MerchantID, id, s.now())
+	d, err := replayDelivery(ctx, s.store, m.MerchantID, id, s.now())
 	if err != nil {
 		return store.Delivery{}, err
 	}

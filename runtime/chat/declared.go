@@ -123,7 +123,7 @@ func (s *Service) ApplyDeclaredSources(ctx context.Context, m *tenant.Bundle) er
 	}
 	for _, src := range stored {
 		if src.Declared() && !declared[src.ID] {
-			if err := DeleteSource(ctx, s.store, m.MerchantID, src.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+			if err := deleteSource(ctx, s.store, m.MerchantID, src.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
 				return err
 			}
 			s.indexes.reload(ctx, m.MerchantID)

@@ -10,18 +10,18 @@ import (
 	"github.com/parley-dev/parley/runtime/tenant"
 )
 
-// DeleteConversation deletes one of the merchant's conversations with everything that belongs to it (its
+// deleteConversation deletes one of the merchant's conversations with everything that belongs to it (its
 // messages and their citations, its leads, and the outbox events, delivery payloads and attempts of both), in
 // one write, and returns how many rows it deleted. Another merchant's conversation, or one that does not exist,
 // is store.ErrNotFound, and nothing is deleted.
-func DeleteConversation(ctx context.Context, st store.Store, merchantID, id string) (int64, error) {
+func deleteConversation(ctx context.Context, st store.Store, merchantID, id string) (int64, error) {
 	return deleteRecord(ctx, st, "conversation", merchantID, id, store.Tx.DeleteConversation)
 }
 
-// DeleteLead deletes one of the merchant's leads with its outbox events, delivery payloads and attempts, in one
+// deleteLead deletes one of the merchant's leads with its outbox events, delivery payloads and attempts, in one
 // write, and returns how many rows it deleted; its conversation stays. Another merchant's lead, or one that does
 // not exist, is store.ErrNotFound, and nothing is deleted.
-func DeleteLead(ctx context.Context, st store.Store, merchantID, id string) (int64, error) {
+func deleteLead(ctx context.Context, st store.Store, merchantID, id string) (int64, error) {
 	return deleteRecord(ctx, st, "lead", merchantID, id, store.Tx.DeleteLead)
 }
 
@@ -48,10 +48,10 @@ func deleteRecord(ctx context.Context, st store.Store, what, merchantID, id stri
 	return rows, nil
 }
 
-// DeleteConversation deletes one of the merchant's conversations; see the function DeleteConversation. The log
+// deleteConversation deletes one of the merchant's conversations; see the function deleteConversation. The log
 // line counts the rows and names no content.
 func (s *Service) DeleteConversation(ctx context.Context, m *tenant.Bundle, id string) error {
-	rows, err := DeleteConversation(ctx, s.store, m.MerchantID, id)
+	rows, err := deleteConversation(ctx, s.store, m.MerchantID, id)
 	if err != nil {
 		return err
 	}
@@ -59,10 +59,10 @@ func (s *Service) DeleteConversation(ctx context.Context, m *tenant.Bundle, id s
 	return nil
 }
 
-// DeleteLead deletes one of the merchant's leads; see the function DeleteLead. The log line counts the rows and
+// deleteLead deletes one of the merchant's leads; see the function deleteLead. The log line counts the rows and
 // names no content.
 func (s *Service) DeleteLead(ctx context.Context, m *tenant.Bundle, id string) error {
-	rows, err := DeleteLead(ctx, s.store, m.MerchantID, id)
+	rows, err := deleteLead(ctx, s.store, m.MerchantID, id)
 	if err != nil {
 		return err
 	}

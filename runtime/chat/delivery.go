@@ -8,11 +8,11 @@ import (
 	"github.com/parley-dev/parley/runtime/store"
 )
 
-// RecordAttempt logs one delivery attempt and moves the delivery to the attempt's outcome, ending its lease. An
+// recordAttempt logs one delivery attempt and moves the delivery to the attempt's outcome, ending its lease. An
 // attempt that disables the endpoint also cancels the endpoint's other pending deliveries, and marks the
 // endpoint so that later deliveries to it are cancelled until a replay re-enables it. An attempt with status
 // store.DeliveryCancelled was never sent: it ends the delivery without counting or logging an attempt.
-func RecordAttempt(ctx context.Context, st store.Store, a store.Attempt) error {
+func recordAttempt(ctx context.Context, st store.Store, a store.Attempt) error {
 	err := st.Write(ctx, func(tx store.Tx) error {
 		if a.Status == store.DeliveryCancelled {
 			return tx.CancelDelivery(ctx, a.MerchantID, a.DeliveryID, a.Error, a.At)
@@ -32,10 +32,10 @@ func RecordAttempt(ctx context.Context, st store.Store, a store.Attempt) error {
 	return nil
 }
 
-// ReplayDelivery makes a finished delivery pending again, due at now, with its event unchanged (the same
+// replayDelivery makes a finished delivery pending again, due at now, with its event unchanged (the same
 // webhook-id), and re-enables its endpoint. It returns store.ErrNotFound, or store.ErrNotReplayable for a
 // delivery that is still pending.
-func ReplayDelivery(ctx context.Context, st store.Store, merchantID, id string, now time.Time) (store.Delivery, error) {
+func replayDelivery(ctx context.Context, st store.Store, merchantID, id string, now time.Time) (store.Delivery, error) {
 	now = now.UTC().Truncate(time.Millisecond)
 	var d store.Delivery
 	err := st.Write(ctx, func(tx store.Tx) error {
@@ -68,7 +68,7 @@ func (o Outbox) ClaimDeliveries(ctx context.Context, now time.Time, lease time.D
 	return o.Store.ClaimDeliveries(ctx, now, lease, limit, perMerchant)
 }
 
-// RecordAttempt records an attempt's outcome; see the function RecordAttempt.
+// recordAttempt records an attempt's outcome; see the function recordAttempt.
 func (o Outbox) RecordAttempt(ctx context.Context, a store.Attempt) error {
-	return RecordAttempt(ctx, o.Store, a)
+	return recordAttempt(ctx, o.Store, a)
 }

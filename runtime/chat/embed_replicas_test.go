@@ -4,22 +4,15 @@ package chat_test
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"testing"
 
 	"github.com/parley-dev/parley/internal/testutil/fakeembed"
-	"github.com/parley-dev/parley/internal/testutil/pgtest"
 	"github.com/parley-dev/parley/runtime/assistant"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/postgres"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
-
-// pg is the package's throwaway PostgreSQL, started by the first test that needs it.
-var pg pgtest.Lazy
-
-func TestMain(m *testing.M) { os.Exit(pg.Main(m)) }
 
 // TestTwoReplicasEmbedEachPassageOnce starts two runtimes on one PostgreSQL store, both finding at start the same
 // merchants' knowledge to embed: under each merchant's lease one of them embeds it, each passage once.

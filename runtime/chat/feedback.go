@@ -64,7 +64,7 @@ func (s *Service) RateAnswer(ctx context.Context, m *tenant.Bundle, f AnswerFeed
 	now := s.now().UTC().Truncate(time.Millisecond)
 	r := store.Rating{MerchantID: m.MerchantID, ConversationID: conversationID, MessageID: f.MessageID,
 		VisitorID: f.VisitorID, Rating: f.Rating, Comment: comment, CreatedAt: now, UpdatedAt: now}
-	deliveries, err := SaveRating(ctx, s.store, r, Route(m))
+	deliveries, err := saveRating(ctx, s.store, r, Route(m))
 	if err != nil {
 		return store.Rating{}, err
 	}
@@ -94,7 +94,7 @@ func (s *Service) RateConversation(ctx context.Context, m *tenant.Bundle, f Conv
 	now := s.now().UTC().Truncate(time.Millisecond)
 	sat := store.Satisfaction{MerchantID: m.MerchantID, ConversationID: f.ConversationID, VisitorID: f.VisitorID,
 		Score: f.Score, Comment: comment, CreatedAt: now, UpdatedAt: now}
-	deliveries, err := SaveSatisfaction(ctx, s.store, sat, Route(m))
+	deliveries, err := saveSatisfaction(ctx, s.store, sat, Route(m))
 	if err != nil {
 		return store.Satisfaction{}, err
 	}
@@ -102,9 +102,9 @@ func (s *Service) RateConversation(ctx context.Context, m *tenant.Bundle, f Conv
 	return sat, nil
 }
 
-// SaveRating stores a rating of an answer, the last one counting, and when it changed anything writes its
+// saveRating stores a rating of an answer, the last one counting, and when it changed anything writes its
 // feedback.created event to the outbox in the same transaction. It returns the deliveries written.
-func SaveRating(ctx context.Context, st store.Store, r store.Rating, o store.Outbox) (int, error) {
+func saveRating(ctx context.Context, st store.Store, r store.Rating, o store.Outbox) (int, error) {
 	var deliveries int
 	err := st.Write(ctx, func(tx store.Tx) error {
 		deliveries = 0
@@ -123,9 +123,9 @@ func SaveRating(ctx context.Context, st store.Store, r store.Rating, o store.Out
 	return deliveries, nil
 }
 
-// SaveSatisfaction stores a rating of a conversation, the last one counting, and when it changed anything writes
+// saveSatisfaction stores a rating of a conversation, the last one counting, and when it changed anything writes
 // its feedback.created event to the outbox in the same transaction. It returns the deliveries written.
-func SaveSatisfaction(ctx context.Context, st store.Store, sat store.Satisfaction, o store.Outbox) (int, error) {
+func saveSatisfaction(ctx context.Context, st store.Store, sat store.Satisfaction, o store.Outbox) (int, error) {
 	var deliveries int
 	err := st.Write(ctx, func(tx store.Tx) error {
 		deliveries = 0

@@ -27,7 +27,7 @@ func cacheStore(t *testing.T, items int, merchants ...string) store.Store {
 		for j := range items {
 			it := g.Item(400)
 			k := store.Knowledge{ID: fmt.Sprintf("kn_%s_%d", m, j), MerchantID: m, Title: it.Title, Content: it.Content, Tags: it.Tags}
-			if err := CreateKnowledge(t.Context(), st, k, KnowledgeLimits{}); err != nil {
+			if err := createKnowledge(t.Context(), st, k, KnowledgeLimits{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -205,7 +205,7 @@ func BenchmarkIndexCacheOversizedIndex(b *testing.B) {
 	for j := range 500 {
 		it := g.Item(1000)
 		k := store.Knowledge{ID: fmt.Sprintf("kn_%d", j), MerchantID: "big", Title: it.Title, Content: it.Content, Tags: it.Tags}
-		if err := CreateKnowledge(b.Context(), st, k, KnowledgeLimits{}); err != nil {
+		if err := createKnowledge(b.Context(), st, k, KnowledgeLimits{}); err != nil {
 			b.Fatal(err)
 		}
 	}

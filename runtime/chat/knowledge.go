@@ -37,10 +37,10 @@ func KnowledgeLimitsOf(plan tenant.Plan) KnowledgeLimits {
 	return KnowledgeLimits{MaxItems: int(plan.KnowledgeItems), MaxChars: int(plan.KnowledgeCharacters)}
 }
 
-// CreateKnowledge stores a new item within both of the plan's ceilings, checked in the write's transaction (exact
+// createKnowledge stores a new item within both of the plan's ceilings, checked in the write's transaction (exact
 // under concurrency): past lim.MaxItems items, store.ErrKnowledgeLimit; past lim.MaxChars characters,
 // store.ErrKnowledgeSizeLimit; nothing is written then.
-func CreateKnowledge(ctx context.Context, st store.Store, k store.Knowledge, lim KnowledgeLimits) error {
+func createKnowledge(ctx context.Context, st store.Store, k store.Knowledge, lim KnowledgeLimits) error {
 	if err := validateKnowledge(k); err != nil {
 		return fmt.Errorf("creating knowledge item: %w", err)
 	}
@@ -63,10 +63,10 @@ func CreateKnowledge(ctx context.Context, st store.Store, k store.Knowledge, lim
 	return nil
 }
 
-// UpdateKnowledge replaces an item's title, content, URL, tags, questions, draft status and UpdatedAt, or returns
+// updateKnowledge replaces an item's title, content, URL, tags, questions, draft status and UpdatedAt, or returns
 // store.ErrNotFound. With maxChars > 0 and the merchant's items holding more characters with the new text, nothing
 // is written and store.ErrKnowledgeSizeLimit is returned (exact under concurrency).
-func UpdateKnowledge(ctx context.Context, st store.Store, k store.Knowledge, maxChars int) error {
+func updateKnowledge(ctx context.Context, st store.Store, k store.Knowledge, maxChars int) error {
 	err := st.Write(ctx, func(tx store.Tx) error {
 		if err := tx.TouchKnowledge(ctx, k.MerchantID, 0); err != nil {
 			return err
@@ -82,8 +82,8 @@ func UpdateKnowledge(ctx context.Context, st store.Store, k store.Knowledge, max
 	return nil
 }
 
-// DeleteKnowledge removes an item, or returns store.ErrNotFound.
-func DeleteKnowledge(ctx context.Context, st store.Store, merchantID, id string) error {
+// deleteKnowledge removes an item, or returns store.ErrNotFound.
+func deleteKnowledge(ctx context.Context, st store.Store, merchantID, id string) error {
 	err := st.Write(ctx, func(tx store.Tx) error {
 		if err := tx.TouchKnowledge(ctx, merchantID, -1); err != nil {
 			return err

@@ -10,11 +10,11 @@ import (
 	"github.com/parley-dev/parley/runtime/store"
 )
 
-// SaveLead stores contact details a visitor sent through the contact form. With a conversation ID, it completes
+// saveFormLead stores contact details a visitor sent through the contact form. With a conversation ID, it completes
 // the lead of that visitor and conversation if there is one (fields given replace those stored, empty ones keep
 // them) and marks the conversation as having a lead; without one it creates a new lead. The lead's event
 // (lead.created or lead.updated) goes to the outbox in the same transaction, when anything changed.
-func SaveLead(ctx context.Context, st store.Store, in store.LeadInput) (store.LeadResult, error) {
+func saveFormLead(ctx context.Context, st store.Store, in store.LeadInput) (store.LeadResult, error) {
 	if err := validateLeadInput(in); err != nil {
 		return store.LeadResult{}, fmt.Errorf("saving lead: %w", err)
 	}

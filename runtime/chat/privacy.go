@@ -131,12 +131,12 @@ type Erasure struct {
 // maxErasureRounds bounds how often EraseSubject looks again for records written while it erased.
 const maxErasureRounds = 3
 
-// EraseSubject deletes everything the merchant holds about a data subject (store.Reader.SubjectRecords): its
+// eraseSubject deletes everything the merchant holds about a data subject (store.Reader.SubjectRecords): its
 // leads, and its conversations with everything that belongs to them (DeleteConversation), in one write with a
 // privacy.erased event of the counts to the outbox. A record the subject wrote while it ran is looked for again,
 // and erased in a write of its own with an event of its own, up to maxErasureRounds. Another merchant's records
 // are never found.
-func EraseSubject(ctx context.Context, st store.Store, merchantID string, subject store.Subject, erasureID string,
+func eraseSubject(ctx context.Context, st store.Store, merchantID string, subject store.Subject, erasureID string,
 	o store.Outbox, at time.Time) (Erasure, int, error) {
 	if merchantID == "" {
 		return Erasure{}, 0, errors.New("erasing a data subject: no merchant ID")
@@ -215,10 +215,10 @@ func freshEventIDs(o store.Outbox) store.Outbox {
 	return o
 }
 
-// EraseSubject erases a data subject's records; see the function EraseSubject. The log line counts what was
+// eraseSubject erases a data subject's records; see the function eraseSubject. The log line counts what was
 // erased and names neither the subject nor any content.
 func (s *Service) EraseSubject(ctx context.Context, m *tenant.Bundle, subject store.Subject) (Erasure, error) {
-	e, deliveries, err := EraseSubject(ctx, s.store, m.MerchantID, subject, ids.New("era_"), Route(m),
+	e, deliveries, err := eraseSubject(ctx, s.store, m.MerchantID, subject, ids.New("era_"), Route(m),
 		s.now().UTC().Truncate(time.Millisecond))
 	if err != nil {
 		return Erasure{}, err

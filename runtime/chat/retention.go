@@ -57,10 +57,10 @@ type SweepConfig struct {
 	Pause time.Duration
 }
 
-// SweepExpired deletes the merchant's records past its retention at now, kind by kind (store.ExpiringKinds), a
+// sweepExpired deletes the merchant's records past its retention at now, kind by kind (store.ExpiringKinds), a
 // batch of cfg.Batch records a write with cfg.Pause between writes, so that no write holds the store long, until
 // none is left or ctx ends. It returns what it deleted, also when it fails part way.
-func SweepExpired(ctx context.Context, st store.Store, merchantID string, r Retention, now time.Time, cfg SweepConfig) (Swept, error) {
+func sweepExpired(ctx context.Context, st store.Store, merchantID string, r Retention, now time.Time, cfg SweepConfig) (Swept, error) {
 	if merchantID == "" {
 		return Swept{}, errors.New("sweeping expired records: no merchant ID")
 	}
@@ -198,7 +198,7 @@ func (s *Sweeper) SweepOnce(ctx context.Context) error {
 		if r == (Retention{}) {
 			continue
 		}
-		swept, err := SweepExpired(ctx, s.cfg.Store, m.MerchantID, r, s.cfg.Now(), s.cfg.Sweep)
+		swept, err := sweepExpired(ctx, s.cfg.Store, m.MerchantID, r, s.cfg.Now(), s.cfg.Sweep)
 		for kind, n := range swept.Records {
 			s.deleted.WithLabelValues(string(kind)).Add(float64(n))
 		}

@@ -11,9 +11,9 @@ import (
 // ErrSourceLimit means a new knowledge source would pass the plan's ceiling of sources; nothing was written.
 var ErrSourceLimit = errors.New("knowledge source limit reached")
 
-// CreateSource stores a new knowledge source, due at once. With maxSources > 0 and the merchant already holding
+// createSource stores a new knowledge source, due at once. With maxSources > 0 and the merchant already holding
 // maxSources sources, nothing is written and ErrSourceLimit is returned.
-func CreateSource(ctx context.Context, st store.Store, src store.KnowledgeSource, maxSources int) error {
+func createSource(ctx context.Context, st store.Store, src store.KnowledgeSource, maxSources int) error {
 	err := st.Write(ctx, func(tx store.Tx) error {
 		if maxSources > 0 {
 			n, err := tx.CountSources(ctx, src.MerchantID)
@@ -32,9 +32,9 @@ func CreateSource(ctx context.Context, st store.Store, src store.KnowledgeSource
 	return nil
 }
 
-// DeleteSource deletes a source with its pages and its items, or returns store.ErrNotFound. Items typed by hand
+// deleteSource deletes a source with its pages and its items, or returns store.ErrNotFound. Items typed by hand
 // stay.
-func DeleteSource(ctx context.Context, st store.Store, merchantID, id string) error {
+func deleteSource(ctx context.Context, st store.Store, merchantID, id string) error {
 	err := st.Write(ctx, func(tx store.Tx) error {
 		if err := touchKnowledge(ctx, tx, merchantID, 0); err != nil {
 			return err
@@ -51,11 +51,11 @@ func DeleteSource(ctx context.Context, st store.Store, merchantID, id string) er
 	return nil
 }
 
-// ReplacePage replaces the items the source made of a page with items (each with its ID, times and the
+// replacePage replaces the items the source made of a page with items (each with its ID, times and the
 // source's ID) and records the page, in one transaction: a sync that stops part-way leaves every page with its
 // old items or its new ones. Past the plan's item or characters ceiling, store.ErrKnowledgeLimit or
 // store.ErrKnowledgeSizeLimit, and nothing changes.
-func ReplacePage(ctx context.Context, st store.Store, page store.SourcePage, items []store.Knowledge, lim KnowledgeLimits) error {
+func replacePage(ctx context.Context, st store.Store, page store.SourcePage, items []store.Knowledge, lim KnowledgeLimits) error {
 	err := st.Write(ctx, func(tx store.Tx) error {
 		if err := clearPage(ctx, tx, page.MerchantID, page.SourceID, page.URL); err != nil {
 			return err
@@ -86,17 +86,17 @@ func ReplacePage(ctx context.Context, st store.Store, page store.SourcePage, ite
 	return nil
 }
 
-// RecordPage records what a sync knows of a page without changing its items: an unchanged page, or a page
+// recordPage records what a sync knows of a page without changing its items: an unchanged page, or a page
 // skipped before it ever made items.
-func RecordPage(ctx context.Context, st store.Store, page store.SourcePage) error {
+func recordPage(ctx context.Context, st store.Store, page store.SourcePage) error {
 	if err := st.Write(ctx, func(tx store.Tx) error { return tx.PutSourcePage(ctx, page) }); err != nil {
 		return fmt.Errorf("recording page %s: %w", page.URL, err)
 	}
 	return nil
 }
 
-// RemovePage deletes a page that is gone from its source, with its items.
-func RemovePage(ctx context.Context, st store.Store, merchantID, sourceID, url string) error {
+// removePage deletes a page that is gone from its source, with its items.
+func removePage(ctx context.Context, st store.Store, merchantID, sourceID, url string) error {
 	err := st.Write(ctx, func(tx store.Tx) error {
 		if err := clearPage(ctx, tx, merchantID, sourceID, url); err != nil {
 			return err

@@ -22,19 +22,19 @@ import (
 	"github.com/parley-dev/parley/runtime/tenant"
 )
 
-// CreateSource adds a knowledge source to the merchant, due at once, within the plan's sources (ErrSourceLimit).
+// createSource adds a knowledge source to the merchant, due at once, within the plan's sources (ErrSourceLimit).
 func (s *Service) CreateSource(ctx context.Context, m *tenant.Bundle, src store.KnowledgeSource) (store.KnowledgeSource, error) {
 	now := s.now().UTC().Truncate(time.Millisecond)
 	src.ID, src.MerchantID, src.Status = ids.New("src_"), m.MerchantID, store.SourcePending
 	src.CreatedAt, src.UpdatedAt, src.NextSyncAt = now, now, now
-	if err := CreateSource(ctx, s.store, src, m.Plan.SourcesLimit()); err != nil {
+	if err := createSource(ctx, s.store, src, m.Plan.SourcesLimit()); err != nil {
 		return store.KnowledgeSource{}, err
 	}
 	s.wakeSyncs()
 	return src, nil
 }
 
-// DeleteSource deletes a source and its items, or returns store.ErrNotFound, or ErrSourceDeclared for a source
+// deleteSource deletes a source and its items, or returns store.ErrNotFound, or ErrSourceDeclared for a source
 // a KnowledgeSource object declares.
 func (s *Service) DeleteSource(ctx context.Context, m *tenant.Bundle, id string) error {
 	src, err := s.store.GetSource(ctx, m.MerchantID, id)
@@ -44,7 +44,7 @@ func (s *Service) DeleteSource(ctx context.Context, m *tenant.Bundle, id string)
 	if src.Declared() {
 		return ErrSourceDeclared
 	}
-	if err := DeleteSource(ctx, s.store, m.MerchantID, id); err != nil {
+	if err := deleteSource(ctx, s.store, m.MerchantID, id); err != nil {
 		return err
 	}
 	s.knowledgeChanged(ctx, m.MerchantID)
@@ -121,7 +121,7 @@ func (s *Service) SyncSource(ctx context.Context, m *tenant.Bundle, src store.Kn
 		// Pages the sync did not reach are no longer linked from the site: their items go.
 		for u, p := range old {
 			if !res.Reached[u] {
-				if err = RemovePage(ctx, s.store, p.MerchantID, p.SourceID, u); err != nil {
+				if err = removePage(ctx, s.store, p.MerchantID, p.SourceID, u); err != nil {
 					break
 				}
 			}
@@ -198,7 +198,7 @@ func (sc *sourceSync) page(p crawl.Page) error {
 	case p.NotModified:
 		sc.read++
 		rec.ContentHash, rec.Items = prev.ContentHash, prev.Items
-		err = RecordPage(ctx, st, rec)
+		err = recordPage(ctx, st, rec)
 	default:
 		sc.read++
 		err = sc.ingest(ctx, p, rec, prev, seen)
@@ -233,7 +233,7 @@ func (sc *sourceSync) ingest(ctx context.Context, p crawl.Page, rec, prev store.
 	rec.ContentHash = hex.EncodeToString(sum.Sum(nil))
 	if seen && prev.Status == store.PageRead && prev.ContentHash == rec.ContentHash {
 		rec.Items = prev.Items
-		return RecordPage(ctx, sc.s.store, rec)
+		return recordPage(ctx, sc.s.store, rec)
 	}
 	return sc.replace(ctx, rec, sc.items(u, sections))
 }
@@ -275,13 +275,13 @@ func (sc *sourceSync) items(u *url.URL, sections []ingest.Section) []store.Knowl
 // recorded as skipped, and the sync goes on with the other pages.
 func (sc *sourceSync) replace(ctx context.Context, rec store.SourcePage, items []store.Knowledge) error {
 	lim := KnowledgeLimitsOf(sc.m.Plan)
-	err := ReplacePage(ctx, sc.s.store, rec, items, lim)
+	err := replacePage(ctx, sc.s.store, rec, items, lim)
 	if errors.Is(err, store.ErrKnowledgeLimit) || errors.Is(err, store.ErrKnowledgeSizeLimit) {
 		if sc.refused == nil {
 			sc.refused = fmt.Errorf("some pages were left out: %w", err)
 		}
 		rec.Status, rec.Reason, rec.Items = store.PageSkipped, "past the plan's knowledge ceiling: "+err.Error(), 0
-		return RecordPage(ctx, sc.s.store, rec)
+		return recordPage(ctx, sc.s.store, rec)
 	}
 	if err == nil {
 		sc.changed = true

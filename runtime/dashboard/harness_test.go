@@ -30,6 +30,7 @@ import (
 	"github.com/parley-dev/parley/runtime/server"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/sqlite"
+	"github.com/parley-dev/parley/runtime/store/storetest"
 	"github.com/parley-dev/parley/runtime/tenant"
 	"github.com/parley-dev/parley/runtime/webhook"
 )
@@ -200,8 +201,8 @@ func (e *env) merchant(t *testing.T, id, origin string) string {
 		{"Shipping " + id, "Orders from " + id + " ship within 2 business days. Delivery to Canada takes 5 to 8 business days."},
 		{"Returns " + id, "You can return unworn items to " + id + " within 60 days for a full refund."},
 	} {
-		err := chat.CreateKnowledge(t.Context(), e.store, store.Knowledge{ID: fmt.Sprintf("kn_%s_%d", id, i), MerchantID: id,
-			Title: k[0], Content: k[1], CreatedAt: now.Add(time.Duration(i) * time.Millisecond), UpdatedAt: now}, chat.KnowledgeLimits{})
+		err := storetest.WriteKnowledge(t.Context(), e.store, store.Knowledge{ID: fmt.Sprintf("kn_%s_%d", id, i), MerchantID: id,
+			Title: k[0], Content: k[1], CreatedAt: now.Add(time.Duration(i) * time.Millisecond), UpdatedAt: now})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -410,7 +410,7 @@ func TestKnowledgeCharactersCeilingInDashboard(t *testing.T) {
 	if err := e.tenants.Set("test/alpha", doc); err != nil {
 		t.Fatal(err)
 	}
-	if err := chat.UpdateKnowledge(t.Context(), e.store, k, 0); err != nil {
+	if _, err := e.svc.UpdateKnowledge(t.Context(), &capped, k, k); err != nil {
 		t.Fatal(err)
 	}
 	form := c.get("/dashboard/knowledge/kn_alpha_0?question=" + url.QueryEscape("do parcels reach toronto"))

@@ -143,9 +143,11 @@ func TestLeadsExportsAtOnceAreBounded(t *testing.T) {
 func TestLeadsMailtoLinksAddNoRecipient(t *testing.T) {
 	e := newEnv(t)
 	const injected = "x?cc=evil%40attacker.example&body=hi@shop.example"
-	_, err := chat.SaveLead(t.Context(), e.store, store.LeadInput{MerchantID: "alpha", ID: "lead_injected",
-		Contact: store.Contact{Email: injected, Consent: true}, At: time.Now().UTC().Truncate(time.Millisecond)})
-	if err != nil {
+	at := time.Now().UTC().Truncate(time.Millisecond)
+	lead := store.Lead{ID: "lead_injected", MerchantID: "alpha", Contact: store.Contact{Email: injected, Consent: true},
+		Source: store.LeadFromForm, CreatedAt: at, UpdatedAt: at}
+	// Written past chat, which would refuse the address today.
+	if err := e.store.Write(t.Context(), func(tx store.Tx) error { return tx.InsertLead(t.Context(), lead) }); err != nil {
 		t.Fatal(err)
 	}
 	c := newClient(t, e.url)

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/parley-dev/parley/internal/dev/demo"
-	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/store/storetest"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
 
@@ -32,7 +32,7 @@ func BenchmarkChat(b *testing.B) {
 		it := items[i%len(items)]
 		k := store.Knowledge{ID: fmt.Sprintf("kn_bench_%04d", i), MerchantID: "alpha", Title: fmt.Sprintf("%s (range %d)", it.Title, i),
 			Content: it.Content, URL: it.URL, Tags: it.Tags, CreatedAt: now, UpdatedAt: now}
-		if err := chat.CreateKnowledge(b.Context(), e.store, k, chat.KnowledgeLimits{}); err != nil {
+		if err := storetest.WriteKnowledge(b.Context(), e.store, k); err != nil {
 			b.Fatal(err)
 		}
 	}

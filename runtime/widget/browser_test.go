@@ -28,6 +28,7 @@ import (
 	"github.com/parley-dev/parley/runtime/server"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/sqlite"
+	"github.com/parley-dev/parley/runtime/store/storetest"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
 
@@ -107,8 +108,8 @@ func (rt *runtimeEnv) merchant(t *testing.T, id, origin string, rate int32, opti
 		{"Shipping", "Orders ship within 2 business days. Delivery to Canada takes 5 to 8 business days.", "https://shop.example/shipping"},
 		{"Returns", "You can return unworn items within 60 days for a full refund.", "https://shop.example/returns"},
 	} {
-		err := chat.CreateKnowledge(t.Context(), rt.store, store.Knowledge{ID: fmt.Sprintf("kn_%s_%d", id, i), MerchantID: id,
-			Title: k[0], Content: k[1], URL: k[2], CreatedAt: now, UpdatedAt: now}, chat.KnowledgeLimits{})
+		err := storetest.WriteKnowledge(t.Context(), rt.store, store.Knowledge{ID: fmt.Sprintf("kn_%s_%d", id, i), MerchantID: id,
+			Title: k[0], Content: k[1], URL: k[2], CreatedAt: now, UpdatedAt: now})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,9 +20,9 @@ import (
 	"time"
 
 	"github.com/parley-dev/parley/internal/dev/demo"
-	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/sqlite"
+	"github.com/parley-dev/parley/runtime/store/storetest"
 )
 
 // Load shapes of BenchmarkChatHTTP.
@@ -235,7 +235,7 @@ func seedKnowledge(b *testing.B, st store.Store, merchantID string) {
 		k := store.Knowledge{ID: fmt.Sprintf("kn_bench_%04d", i), MerchantID: merchantID,
 			Title: fmt.Sprintf("%s (range %d)", a.Title, i), Content: a.Content + " " + c.Content,
 			URL: a.URL, Tags: a.Tags, CreatedAt: now, UpdatedAt: now}
-		if err := chat.CreateKnowledge(b.Context(), st, k, chat.KnowledgeLimits{}); err != nil {
+		if err := storetest.WriteKnowledge(b.Context(), st, k); err != nil {
 			b.Fatal(err)
 		}
 	}

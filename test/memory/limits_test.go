@@ -6,7 +6,6 @@ package memory
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -26,6 +25,7 @@ import (
 	"github.com/parley-dev/parley/internal/render"
 	"github.com/parley-dev/parley/internal/testutil/runtimeproc"
 	"github.com/parley-dev/parley/internal/testutil/synthkb"
+	"github.com/parley-dev/parley/runtime/assistant"
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/sqlite"
@@ -75,8 +75,8 @@ func TestMerchantAtItsLimitsStaysWithinTheMemoryRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	old.Content = "Zyzzogeton. " + old.Content[12:] // as many characters as before
-	old.UpdatedAt = time.Now().UTC()
-	if err := chat.UpdateKnowledge(t.Context(), st, old, planCharacters); err != nil {
+	svc, m := knowledgeService(t, st)
+	if _, err := svc.UpdateKnowledge(t.Context(), m, old, old); err != nil {
 		t.Fatal(err)
 	}
 	_ = st.Close()
@@ -111,8 +111,7 @@ func writeBundle(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	doc, err := tenant.Marshal(&tenant.Bundle{APIVersion: tenant.APIVersion, MerchantID: "big", DisplayName: "Big",
-		Plan: tenant.Plan{Name: "pro", RequestsPerSecond: 1000, Burst: 1000, APIAccess: true,
-			KnowledgeItems: planItems, KnowledgeCharacters: planCharacters},
+		Plan:    proPlan(),
 		APIKeys: []tenant.APIKey{{ID: desc.ID, Type: tenant.KeySecret, SHA256: desc.SHA256}}})
 	if err != nil {
 		t.Fatal(err)
@@ -126,6 +125,23 @@ func writeBundle(t *testing.T, dir string) string {
 	return key
 }
 
+// proPlan is merchant "big"'s plan: the pro plan's knowledge limits.
+func proPlan() tenant.Plan {
+	return tenant.Plan{Name: "pro", RequestsPerSecond: 1000, Burst: 1000, APIAccess: true,
+		KnowledgeItems: planItems, KnowledgeCharacters: planCharacters}
+}
+
+// knowledgeService is a chat service over st, as a replica of the runtime would write "big"'s knowledge, and the
+// merchant on its plan.
+func knowledgeService(t *testing.T, st store.Store) (*chat.Service, *tenant.Bundle) {
+	t.Helper()
+	svc, err := chat.New(chat.Config{Store: st, Responder: assistant.Retrieval{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc, &tenant.Bundle{MerchantID: "big", Plan: proPlan()}
+}
+
 // fillKnowledge writes planItems items holding planCharacters characters in all, within the plan's limits as
 // the runtime checks them, and returns their IDs.
 func fillKnowledge(t *testing.T, path string) []string {
@@ -135,20 +151,19 @@ func fillKnowledge(t *testing.T, path string) []string {
 		t.Fatal(err)
 	}
 	defer func() { _ = st.Close() }()
+	svc, m := knowledgeService(t, st)
 	g := synthkb.New(7)
-	now := time.Now().UTC()
 	ids := make([]string, planItems)
 	total := 0
 	for i := range planItems {
 		it := g.Item(planCharacters / planItems)
 		// Each item holds exactly its share of the characters, title included.
 		it.Content = it.Content[:planCharacters/planItems-utf8.RuneCountInString(it.Title)]
-		ids[i] = fmt.Sprintf("kn_%04d", i)
-		k := store.Knowledge{ID: ids[i], MerchantID: "big", Title: it.Title, Content: it.Content, Tags: it.Tags,
-			CreatedAt: now, UpdatedAt: now}
-		if err := chat.CreateKnowledge(t.Context(), st, k, chat.KnowledgeLimits{MaxItems: planItems}); err != nil {
+		k, err := svc.CreateKnowledge(t.Context(), m, store.Knowledge{Title: it.Title, Content: it.Content, Tags: it.Tags})
+		if err != nil {
 			t.Fatal(err)
 		}
+		ids[i] = k.ID
 		total += utf8.RuneCountInString(it.Title) + utf8.RuneCountInString(it.Content)
 	}
 	if total != planCharacters {

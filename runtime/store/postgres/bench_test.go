@@ -36,18 +36,3 @@ func BenchmarkConversationTail(b *testing.B) {
 		return s
 	})
 }
-
-// BenchmarkSweepUnderChat measures chat's p99 while the retention sweep deletes 1,000,000 old messages, as the
-// SQLite store's benchmark of the same name does:
-//
-//	go test -tags integration ./runtime/store/postgres -run '^$' -bench SweepUnderChat -benchtime 1x -timeout 30m
-func BenchmarkSweepUnderChat(b *testing.B) {
-	storetest.BenchmarkSweepUnderChat(b, func(b *testing.B) store.Store {
-		s, err := postgres.Open(b.Context(), server.Database(b))
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { _ = s.Close() })
-		return s
-	})
-}

@@ -16,7 +16,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley-dev/parley/internal/testutil/pgtest"
-	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/postgres"
 	"github.com/parley-dev/parley/runtime/store/storetest"
@@ -118,7 +117,7 @@ func TestMonthlyCeilingAcrossReplicas(t *testing.T) {
 	rs := replicas(t, 2)
 	const limit, before = 25, 20
 	for i := range before {
-		if _, err := chat.RecordExchange(ctx, rs[i%2], exchange("m1", fmt.Sprint("early-", i), "hello", limit)); err != nil {
+		if _, err := storetest.WriteExchange(ctx, rs[i%2], exchange("m1", fmt.Sprint("early-", i), "hello", limit)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -126,7 +125,7 @@ func TestMonthlyCeilingAcrossReplicas(t *testing.T) {
 		ok, refused := race(t, 60, store.ErrQuotaExceeded, func(i int) error {
 			ex := exchange("m1", fmt.Sprintf("late-%d-%d", round, i), "hello", limit)
 			ex.NewConversation = i%4 < 2 // a store writes the conversations the runtime named without an upsert
-			_, err := chat.RecordExchange(context.Background(), rs[i%2], ex)
+			_, err := storetest.WriteExchange(context.Background(), rs[i%2], ex)
 			return err
 		})
 		wantOK := 0
@@ -150,171 +149,13 @@ func TestMonthlyCeilingAcrossReplicas(t *testing.T) {
 	for i, r := range rs {
 		more := exchange("m1", "early-0", "more", limit)
 		more.Question.ID, more.Answer.ID = fmt.Sprint("more-q-", i), fmt.Sprint("more-a-", i)
-		res, err := chat.RecordExchange(ctx, r, more)
+		res, err := storetest.WriteExchange(ctx, r, more)
 		if err != nil || res.Created {
 			t.Errorf("replica %d continuing a conversation: %+v, %v", i, res, err)
 		}
 	}
-	if _, err := chat.RecordExchange(ctx, rs[1], exchange("m2", "c1", "hello", 1)); err != nil {
+	if _, err := storetest.WriteExchange(ctx, rs[1], exchange("m2", "c1", "hello", 1)); err != nil {
 		t.Errorf("another merchant refused: %v", err)
-	}
-}
-
-// TestKnowledgeCeilingAcrossReplicas has two replicas race to create items past the plan's ceiling, and to
-// delete and create at once: the merchant never holds more items than the ceiling.
-func TestKnowledgeCeilingAcrossReplicas(t *testing.T) {
-	ctx := t.Context()
-	rs := replicas(t, 2)
-	const limit = 7
-	item := func(id string) store.Knowledge {
-		return store.Knowledge{ID: id, MerchantID: "m1", Title: "Title " + id, Content: "Content", CreatedAt: at, UpdatedAt: at}
-	}
-	ok, refused := race(t, 40, store.ErrKnowledgeLimit, func(i int) error {
-		return chat.CreateKnowledge(context.Background(), rs[i%2], item(fmt.Sprint("k", i)), chat.KnowledgeLimits{MaxItems: limit})
-	})
-	if ok != limit || refused != 40-limit {
-		t.Errorf("%d created and %d refused, want %d and %d", ok, refused, limit, 40-limit)
-	}
-	all, err := rs[1].AllKnowledge(ctx, "m1")
-	if err != nil || len(all) != limit {
-		t.Fatalf("%d items stored, %v; want %d", len(all), err, limit)
-	}
-	// Deletes free slots that concurrent creations take, never more than were freed.
-	ok, _ = race(t, 30, store.ErrKnowledgeLimit, func(i int) error {
-		if i < 3 {
-			return chat.DeleteKnowledge(context.Background(), rs[i%2], "m1", all[i].ID)
-		}
-		return chat.CreateKnowledge(context.Background(), rs[i%2], item(fmt.Sprint("new", i)), chat.KnowledgeLimits{MaxItems: limit})
-	})
-	all, err = rs[0].AllKnowledge(ctx, "m1")
-	if err != nil || len(all) > limit || ok-3 > 3 {
-		t.Errorf("after deletes and creations: %d items (%v), %d created; want at most %d items", len(all), err, ok-3, limit)
-	}
-	// The count the ceiling is checked against is the real one: the merchant fills up to the ceiling exactly.
-	for i := len(all); i < limit; i++ {
-		if err := chat.CreateKnowledge(ctx, rs[i%2], item(fmt.Sprint("fill", i)), chat.KnowledgeLimits{MaxItems: limit}); err != nil {
-			t.Fatalf("filling slot %d: %v", i, err)
-		}
-	}
-	if err := chat.CreateKnowledge(ctx, rs[0], item("over"), chat.KnowledgeLimits{MaxItems: limit}); !errors.Is(err, store.ErrKnowledgeLimit) {
-		t.Errorf("item past the ceiling: %v, want ErrKnowledgeLimit", err)
-	}
-}
-
-// TestLeadAcrossReplicas has two replicas save the lead of one visitor and conversation at once, from contact
-// forms and from exchanges: one lead is created, every write succeeds, and no field given is lost.
-func TestLeadAcrossReplicas(t *testing.T) {
-	ctx := t.Context()
-	rs := replicas(t, 2)
-	if _, err := chat.RecordExchange(ctx, rs[0], exchange("m1", "c1", "hello", 0)); err != nil {
-		t.Fatal(err)
-	}
-	const n = 24
-	created := make([]bool, n)
-	ok, _ := race(t, n, nil, func(i int) error {
-		c := store.Contact{Email: fmt.Sprintf("v%d@example.com", i)}
-		switch i {
-		case 0:
-			c.Name = "Ana"
-		case 1:
-			c.Phone = "+1 555 0100"
-		case 2:
-			c.Consent = true
-		}
-		if i%2 == 1 { // an exchange carrying the contact
-			ex := exchange("m1", "c1", "reach me", 0)
-			ex.Question.ID, ex.Answer.ID = fmt.Sprint("q", i), fmt.Sprint("a", i)
-			ex.Contact, ex.LeadID = &c, fmt.Sprint("lead", i)
-			res, err := chat.RecordExchange(context.Background(), rs[i%2], ex)
-			if err == nil && res.Lead != nil {
-				created[i] = res.Lead.ID == ex.LeadID
-			}
-			return err
-		}
-		res, err := chat.SaveLead(context.Background(), rs[i%2], store.LeadInput{MerchantID: "m1",
-			ConversationID: "c1", VisitorID: "v1", ID: fmt.Sprint("lead", i), Contact: c, At: at})
-		created[i] = res.Created
-		return err
-	})
-	if ok != n {
-		t.Fatalf("%d of %d writes succeeded", ok, n)
-	}
-	leads, _, err := rs[1].ListLeads(ctx, "m1", store.LeadFilter{})
-	if err != nil || len(leads) != 1 {
-		t.Fatalf("leads = %+v, %v; want one", leads, err)
-	}
-	l := leads[0]
-	if l.Name != "Ana" || l.Phone != "+1 555 0100" || !l.Consent || l.Email == "" {
-		t.Errorf("lead = %+v, want every field given", l)
-	}
-	if c, _, err := rs[0].GetConversation(ctx, "m1", "c1"); err != nil || !c.HasLead {
-		t.Errorf("conversation = %+v, %v; want it marked as having a lead", c, err)
-	}
-	creators := 0
-	for _, c := range created {
-		if c {
-			creators++
-		}
-	}
-	if creators != 1 {
-		t.Errorf("%d writes created the lead, want 1", creators)
-	}
-}
-
-// TestKnowledgeRevisionAcrossReplicas checks that a knowledge write through one replica changes the revision
-// another replica reads, at once, and that the other replica then reads the new knowledge.
-func TestKnowledgeRevisionAcrossReplicas(t *testing.T) {
-	ctx := t.Context()
-	rs := replicas(t, 2)
-	writer, reader := rs[0], rs[1]
-	rev := func() int64 {
-		t.Helper()
-		r, err := reader.KnowledgeRevision(ctx, "m1")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
-	if r := rev(); r != 0 {
-		t.Fatalf("initial revision %d, want 0", r)
-	}
-	k := store.Knowledge{ID: "k1", MerchantID: "m1", Title: "Shipping", Content: "Two days.", CreatedAt: at, UpdatedAt: at}
-	seen := map[int64]bool{0: true}
-	for _, step := range []struct {
-		name  string
-		write func() error
-		check func() bool
-	}{
-		{"create", func() error { return chat.CreateKnowledge(ctx, writer, k, chat.KnowledgeLimits{MaxItems: 10}) }, func() bool {
-			got, err := reader.GetKnowledge(ctx, "m1", "k1")
-			return err == nil && got.Content == "Two days."
-		}},
-		{"update", func() error {
-			k.Content = "Three days."
-			return chat.UpdateKnowledge(ctx, writer, k, 0)
-		}, func() bool {
-			all, err := reader.AllKnowledge(ctx, "m1")
-			return err == nil && len(all) == 1 && all[0].Content == "Three days."
-		}},
-		{"delete", func() error { return chat.DeleteKnowledge(ctx, writer, "m1", "k1") }, func() bool {
-			_, err := reader.GetKnowledge(ctx, "m1", "k1")
-			return errors.Is(err, store.ErrNotFound)
-		}},
-	} {
-		if err := step.write(); err != nil {
-			t.Fatalf("%s: %v", step.name, err)
-		}
-		r := rev()
-		if seen[r] {
-			t.Errorf("after %s through one replica the other reads the revision %d, seen before", step.name, r)
-		}
-		seen[r] = true
-		if !step.check() {
-			t.Errorf("after %s the other replica does not read the change", step.name)
-		}
-	}
-	if r, err := reader.KnowledgeRevision(ctx, "m2"); err != nil || r != 0 {
-		t.Errorf("another merchant's revision = %d, %v; want 0", r, err)
 	}
 }
 
@@ -322,15 +163,15 @@ func TestKnowledgeRevisionAcrossReplicas(t *testing.T) {
 func TestQueryUnicodeCase(t *testing.T) {
 	ctx := t.Context()
 	s := open(t, server.Database(t))
-	if _, err := chat.RecordExchange(ctx, s, exchange("m1", "c1", "ÉTÉ À PARIS", 0)); err != nil {
+	if _, err := storetest.WriteExchange(ctx, s, exchange("m1", "c1", "ÉTÉ À PARIS", 0)); err != nil {
 		t.Fatal(err)
 	}
 	list, _, err := s.ListConversations(ctx, "m1", store.ConversationFilter{Query: "été à"})
 	if err != nil || len(list) != 1 {
 		t.Errorf("ListConversations(été à) = %+v, %v; want c1", list, err)
 	}
-	if err := chat.CreateKnowledge(ctx, s, store.Knowledge{ID: "k1", MerchantID: "m1", Title: "Größe", Content: "x",
-		CreatedAt: at, UpdatedAt: at}, chat.KnowledgeLimits{}); err != nil {
+	if err := storetest.WriteKnowledge(ctx, s, store.Knowledge{ID: "k1", MerchantID: "m1", Title: "Größe", Content: "x",
+		CreatedAt: at, UpdatedAt: at}); err != nil {
 		t.Fatal(err)
 	}
 	items, _, err := s.ListKnowledge(ctx, "m1", store.KnowledgeFilter{Query: "GRÖ"})
@@ -360,7 +201,7 @@ func TestMigrations(t *testing.T) {
 			t.Fatalf("replica %d: %v", i, err)
 		}
 	}
-	if _, err := chat.RecordExchange(ctx, rs[0], exchange("m1", "c1", "hello", 0)); err != nil {
+	if _, err := storetest.WriteExchange(ctx, rs[0], exchange("m1", "c1", "hello", 0)); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range rs {
@@ -422,55 +263,6 @@ func TestOpenErrors(t *testing.T) {
 		if strings.Contains(err.Error(), "s3cr3t-pw") {
 			t.Errorf("the error shows the password: %v", err)
 		}
-	}
-}
-
-// TestExchangeAndFormTakeLocksInOneOrder races, on many conversations, a chat message carrying contact details
-// with the contact form of the same visitor and conversation: both lock the conversation before its lead, so
-// PostgreSQL detects no deadlock at all (a deadlock would be retried, hiding it from the callers, so the test
-// reads the database's deadlock count once the stores' connections are closed and their statistics written).
-func TestExchangeAndFormTakeLocksInOneOrder(t *testing.T) {
-	ctx := t.Context()
-	url := server.Database(t)
-	st, err := postgres.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const conversations = 60
-	for c := range conversations {
-		if _, err := chat.RecordExchange(ctx, st, exchange("m1", fmt.Sprint("c", c), "hello", 0)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ok, _ := race(t, 2*conversations, nil, func(i int) error {
-		conv := fmt.Sprint("c", i/2)
-		c := store.Contact{Email: fmt.Sprintf("v%d@example.com", i), Consent: true}
-		if i%2 == 0 {
-			ex := exchange("m1", conv, "reach me", 0)
-			ex.Question.ID, ex.Answer.ID = fmt.Sprint("q", i), fmt.Sprint("a", i)
-			ex.Contact, ex.LeadID = &c, fmt.Sprint("lead", i)
-			_, err := chat.RecordExchange(context.Background(), st, ex)
-			return err
-		}
-		_, err := chat.SaveLead(context.Background(), st, store.LeadInput{MerchantID: "m1",
-			ConversationID: conv, VisitorID: "v1", ID: fmt.Sprint("lead", i), Contact: c, At: at})
-		return err
-	})
-	if ok != 2*conversations {
-		t.Fatalf("%d of %d writes succeeded", ok, 2*conversations)
-	}
-	_ = st.Close() // a backend writes its statistics when it ends
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = conn.Close(context.Background()) }()
-	var deadlocks int64
-	if err := conn.QueryRow(ctx, `SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()`).Scan(&deadlocks); err != nil {
-		t.Fatal(err)
-	}
-	if deadlocks != 0 {
-		t.Errorf("PostgreSQL detected %d deadlocks", deadlocks)
 	}
 }
 

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/store/storetest"
 )
 
 // TestExchangeRoundTrips counts the round trips an exchange takes, through a proxy between the store and the
@@ -24,7 +24,7 @@ func TestExchangeRoundTrips(t *testing.T) {
 	p := startProxy(t, server.Database(t))
 	s := open(t, p.url)
 	k := store.Knowledge{ID: "k1", MerchantID: "m1", Title: "Shipping", Content: "Two days.", CreatedAt: at, UpdatedAt: at}
-	if err := chat.CreateKnowledge(ctx, s, k, chat.KnowledgeLimits{}); err != nil {
+	if err := storetest.WriteKnowledge(ctx, s, k); err != nil {
 		t.Fatal(err)
 	}
 	ex := func(conversationID string) store.Exchange {
@@ -37,7 +37,7 @@ func TestExchangeRoundTrips(t *testing.T) {
 	named := ex("c0")
 	named.NewConversation = true
 	for _, e := range []store.Exchange{ex("c1"), named} {
-		if _, err := chat.RecordExchange(ctx, s, e); err != nil {
+		if _, err := storetest.WriteExchange(ctx, s, e); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -53,7 +53,7 @@ func TestExchangeRoundTrips(t *testing.T) {
 		{"refused conversation", ex("c3"), store.ErrQuotaExceeded, 3},
 	} {
 		p.reset()
-		_, err := chat.RecordExchange(ctx, s, c.ex)
+		_, err := storetest.WriteExchange(ctx, s, c.ex)
 		if !errors.Is(err, c.err) {
 			t.Fatalf("%s: error %v, want %v", c.name, err, c.err)
 		}

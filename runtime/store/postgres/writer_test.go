@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/postgres"
 	"github.com/parley-dev/parley/runtime/store/storetest"
@@ -72,7 +71,7 @@ func recordAll(t *testing.T, s *postgres.Store, writers int, exchanges []store.E
 	var wg sync.WaitGroup
 	for i, ex := range exchanges {
 		wg.Go(func() {
-			_, errs[i] = chat.RecordExchange(context.Background(), s, ex)
+			_, errs[i] = storetest.WriteExchange(context.Background(), s, ex)
 		})
 	}
 	storetest.AwaitWaitingWrites(t, s.Collectors(), len(exchanges))
@@ -88,8 +87,8 @@ func TestGroupCommit(t *testing.T) {
 	p := startProxy(t, server.Database(t))
 	const writers = 2 // a pool of 4 connections
 	s := open(t, p.url+"&pool_max_conns=4")
-	if err := chat.CreateKnowledge(ctx, s, store.Knowledge{ID: "k1", MerchantID: "m1", Title: "Shipping", Content: "Two days.",
-		CreatedAt: at, UpdatedAt: at}, chat.KnowledgeLimits{}); err != nil {
+	if err := storetest.WriteKnowledge(ctx, s, store.Knowledge{ID: "k1", MerchantID: "m1", Title: "Shipping", Content: "Two days.",
+		CreatedAt: at, UpdatedAt: at}); err != nil {
 		t.Fatal(err)
 	}
 	var exchanges []store.Exchange
@@ -134,12 +133,12 @@ func TestGroupCommit(t *testing.T) {
 func TestGroupFailure(t *testing.T) {
 	ctx := t.Context()
 	s := open(t, server.Database(t)+"&pool_max_conns=4")
-	if err := chat.CreateKnowledge(ctx, s, store.Knowledge{ID: "k1", MerchantID: "m1", Title: "Shipping", Content: "Two days.",
-		CreatedAt: at, UpdatedAt: at}, chat.KnowledgeLimits{}); err != nil {
+	if err := storetest.WriteKnowledge(ctx, s, store.Knowledge{ID: "k1", MerchantID: "m1", Title: "Shipping", Content: "Two days.",
+		CreatedAt: at, UpdatedAt: at}); err != nil {
 		t.Fatal(err)
 	}
 	taken := newExchange("first")
-	if _, err := chat.RecordExchange(ctx, s, taken); err != nil {
+	if _, err := storetest.WriteExchange(ctx, s, taken); err != nil {
 		t.Fatal(err)
 	}
 	var exchanges []store.Exchange
@@ -212,7 +211,7 @@ func TestGroupContinuesConversations(t *testing.T) {
 	s := open(t, p.url+"&pool_max_conns=4")
 	var exchanges []store.Exchange
 	for c := range 3 {
-		if _, err := chat.RecordExchange(ctx, s, newExchange(fmt.Sprint("c", c))); err != nil {
+		if _, err := storetest.WriteExchange(ctx, s, newExchange(fmt.Sprint("c", c))); err != nil {
 			t.Fatal(err)
 		}
 		for i := range 4 {
@@ -256,7 +255,7 @@ func TestLongWritesDoNotHoldExchangesUp(t *testing.T) {
 	defer waitingWrites(t, s.Write, 2)() // as many as the writers
 	for i := range 5 {
 		writeCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		_, err := chat.RecordExchange(writeCtx, s, newExchange(fmt.Sprint("c", i)))
+		_, err := storetest.WriteExchange(writeCtx, s, newExchange(fmt.Sprint("c", i)))
 		cancel()
 		if err != nil {
 			t.Fatalf("exchange %d while two long writes wait: %v", i, err)
@@ -272,14 +271,14 @@ func TestGroupKeepsMerchantsApart(t *testing.T) {
 	sizes := map[string]int{"m1": 10, "m2": 4}
 	var exchanges []store.Exchange
 	for merchant, n := range sizes {
-		if err := chat.CreateKnowledge(ctx, s, store.Knowledge{ID: "k1", MerchantID: merchant, Title: "Shipping",
-			Content: "Two days.", CreatedAt: at, UpdatedAt: at}, chat.KnowledgeLimits{}); err != nil {
+		if err := storetest.WriteKnowledge(ctx, s, store.Knowledge{ID: "k1", MerchantID: merchant, Title: "Shipping",
+			Content: "Two days.", CreatedAt: at, UpdatedAt: at}); err != nil {
 			t.Fatal(err)
 		}
 		started := newExchange("shared")
 		started.MerchantID = merchant
 		started.Question.ID, started.Answer.ID = merchant+"-q", merchant+"-a"
-		if _, err := chat.RecordExchange(ctx, s, started); err != nil {
+		if _, err := storetest.WriteExchange(ctx, s, started); err != nil {
 			t.Fatal(err)
 		}
 		for i := range n {

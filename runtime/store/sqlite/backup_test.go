@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/sqlite"
+	"github.com/parley-dev/parley/runtime/store/storetest"
 )
 
 // dumpAll returns every row of every table of the database at path, sorted.
@@ -73,8 +73,8 @@ func TestBackupChangeRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	seedMarked(t, s, "m1", "KEEP", 5)
-	if err := chat.CreateKnowledge(ctx, s, store.Knowledge{ID: "k1", MerchantID: "m1", Title: "Returns", Content: "30 days",
-		CreatedAt: at, UpdatedAt: at}, chat.KnowledgeLimits{}); err != nil {
+	if err := storetest.WriteKnowledge(ctx, s, store.Knowledge{ID: "k1", MerchantID: "m1", Title: "Returns", Content: "30 days",
+		CreatedAt: at, UpdatedAt: at}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -168,7 +168,7 @@ func TestBackupUnderWrites(t *testing.T) {
 				return
 			default:
 			}
-			if _, err := chat.RecordExchange(ctx, s, exchange(fmt.Sprintf("w%05d", i), "question")); err != nil {
+			if _, err := storetest.WriteExchange(ctx, s, exchange(fmt.Sprintf("w%05d", i), "question")); err != nil {
 				t.Error(err)
 				return
 			}

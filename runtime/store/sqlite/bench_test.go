@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/sqlite"
 	"github.com/parley-dev/parley/runtime/store/storetest"
@@ -41,20 +40,6 @@ func BenchmarkConversationTail(b *testing.B) {
 	})
 }
 
-// BenchmarkSweepUnderChat measures chat's p99 while the retention sweep deletes 1,000,000 old messages:
-//
-//	go test ./runtime/store/sqlite -run '^$' -bench SweepUnderChat -benchtime 1x -timeout 30m
-func BenchmarkSweepUnderChat(b *testing.B) {
-	storetest.BenchmarkSweepUnderChat(b, func(b *testing.B) store.Store {
-		s, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "parley.db"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { _ = s.Close() })
-		return s
-	})
-}
-
 // BenchmarkStaleCheckRead measures the embedder's read of one merchant's stored vectors at start, 100 items of
 // 512 dimensions: the vectors whole, and the stamps alone that the check needs:
 //
@@ -68,8 +53,8 @@ func BenchmarkStaleCheckRead(b *testing.B) {
 	ctx := b.Context()
 	for i := range 100 {
 		id := fmt.Sprintf("k%03d", i)
-		if err := chat.CreateKnowledge(ctx, s, store.Knowledge{ID: id, MerchantID: "m1", Title: "Item " + id, Content: "Text.",
-			CreatedAt: at, UpdatedAt: at}, chat.KnowledgeLimits{}); err != nil {
+		if err := storetest.WriteKnowledge(ctx, s, store.Knowledge{ID: id, MerchantID: "m1", Title: "Item " + id, Content: "Text.",
+			CreatedAt: at, UpdatedAt: at}); err != nil {
 			b.Fatal(err)
 		}
 		v := store.KnowledgeVector{KnowledgeID: id, Model: "m@512", TextHash: id, Vector: make([]float32, 512)}

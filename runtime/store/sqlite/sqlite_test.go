@@ -15,7 +15,6 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/sqlite"
 	"github.com/parley-dev/parley/runtime/store/storetest"
@@ -53,11 +52,11 @@ func TestReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := chat.RecordExchange(ctx, s, exchange("c1", "hello")); err != nil {
+	if _, err := storetest.WriteExchange(ctx, s, exchange("c1", "hello")); err != nil {
 		t.Fatal(err)
 	}
-	if err := chat.CreateKnowledge(ctx, s, store.Knowledge{ID: "k1", MerchantID: "m1", Title: "T", Content: "C",
-		Tags: []string{"a"}, CreatedAt: at, UpdatedAt: at}, chat.KnowledgeLimits{}); err != nil {
+	if err := storetest.WriteKnowledge(ctx, s, store.Knowledge{ID: "k1", MerchantID: "m1", Title: "T", Content: "C",
+		Tags: []string{"a"}, CreatedAt: at, UpdatedAt: at}); err != nil {
 		t.Fatal(err)
 	}
 	rev, err := s.KnowledgeRevision(ctx, "m1")
@@ -153,7 +152,7 @@ func TestTwoHandles(t *testing.T) {
 		go func() {
 			ex := exchange(fmt.Sprint("c", i), "hello")
 			ex.MonthlyLimit = 5
-			_, err := chat.RecordExchange(ctx, handles[i%len(handles)], ex)
+			_, err := storetest.WriteExchange(ctx, handles[i%len(handles)], ex)
 			errs <- err
 		}()
 	}
@@ -179,15 +178,15 @@ func TestQueryUnicodeCase(t *testing.T) {
 	s := openTemp(t)
 	defer s.Close()
 	ctx := t.Context()
-	if _, err := chat.RecordExchange(ctx, s, exchange("c1", "ÉTÉ À PARIS")); err != nil {
+	if _, err := storetest.WriteExchange(ctx, s, exchange("c1", "ÉTÉ À PARIS")); err != nil {
 		t.Fatal(err)
 	}
 	list, _, err := s.ListConversations(ctx, "m1", store.ConversationFilter{Query: "été à"})
 	if err != nil || len(list) != 1 {
 		t.Errorf("ListConversations(été à) = %+v, %v; want c1", list, err)
 	}
-	if err := chat.CreateKnowledge(ctx, s, store.Knowledge{ID: "k1", MerchantID: "m1", Title: "Größe", Content: "x",
-		CreatedAt: at, UpdatedAt: at}, chat.KnowledgeLimits{}); err != nil {
+	if err := storetest.WriteKnowledge(ctx, s, store.Knowledge{ID: "k1", MerchantID: "m1", Title: "Größe", Content: "x",
+		CreatedAt: at, UpdatedAt: at}); err != nil {
 		t.Fatal(err)
 	}
 	items, _, err := s.ListKnowledge(ctx, "m1", store.KnowledgeFilter{Query: "GRÖ"})
@@ -293,7 +292,7 @@ func TestMigrationKeepsMessages(t *testing.T) {
 	ex := store.Exchange{MerchantID: "m1", ConversationID: "c1", VisitorID: "v1",
 		Question: store.Message{ID: "q2", Role: store.RoleVisitor, Text: "Thanks", CreatedAt: at.Add(time.Minute), Answered: true},
 		Answer:   store.Message{ID: "a2", Role: store.RoleAssistant, Text: "You are welcome.", CreatedAt: at.Add(time.Minute), Answered: true}}
-	if _, err := chat.RecordExchange(ctx, s, ex); err != nil {
+	if _, err := storetest.WriteExchange(ctx, s, ex); err != nil {
 		t.Fatal(err)
 	}
 	_, msgs, err := s.GetConversation(ctx, "m1", "c1")
@@ -496,4 +495,22 @@ func openReadOnly(t *testing.T, path string) *sql.DB {
 	}
 	t.Cleanup(func() { _ = db.Close() })
 	return db
+}
+
+// queryStrings runs a query of one text column past the store and returns its rows.
+func queryStrings(db *sql.DB, query string, args ...any) ([]string, error) {
+	rows, err := db.Query(query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = rows.Close() }()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
 }

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/sqlite"
+	"github.com/parley-dev/parley/runtime/store/storetest"
 )
 
 // seedEveryTable gives the merchant rows in every table that holds a merchant's data, through the store where it
@@ -26,8 +26,8 @@ func seedEveryTable(t *testing.T, path, merchantID string) {
 		t.Fatal(err)
 	}
 	seedMarked(t, s, merchantID, "SEED"+merchantID, 3)
-	if err := chat.CreateKnowledge(ctx, s, store.Knowledge{ID: "k1", MerchantID: merchantID, Title: "Returns", Content: "30 days, «free»",
-		Tags: []string{"returns"}, File: "returns.pdf", CreatedAt: at, UpdatedAt: at}, chat.KnowledgeLimits{}); err != nil {
+	if err := storetest.WriteKnowledge(ctx, s, store.Knowledge{ID: "k1", MerchantID: merchantID, Title: "Returns", Content: "30 days, «free»",
+		Tags: []string{"returns"}, File: "returns.pdf", CreatedAt: at, UpdatedAt: at}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Write(ctx, func(tx store.Tx) error {

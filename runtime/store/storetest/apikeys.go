@@ -14,9 +14,9 @@ func (h harness) apiKeys(t *testing.T) {
 	s := h.store(t)
 	ctx := t.Context()
 	write := func(fn func(store.Tx) error) error { return s.Write(ctx, fn) }
-	a1 := store.APIKey{MerchantID: "alpha", ID: "k1", Type: "secret", SHA256: hexOf("a1"), CreatedAt: base}
-	a2 := store.APIKey{MerchantID: "alpha", ID: "k2", Type: "publishable", SHA256: hexOf("a2"), CreatedAt: base.Add(time.Minute)}
-	b1 := store.APIKey{MerchantID: "beta", ID: "k1", Type: "secret", SHA256: hexOf("b1"), CreatedAt: base}
+	a1 := store.APIKey{MerchantID: "alpha", ID: "k1", Type: "secret", SHA256: HashOf("a1"), CreatedAt: Base}
+	a2 := store.APIKey{MerchantID: "alpha", ID: "k2", Type: "publishable", SHA256: HashOf("a2"), CreatedAt: Base.Add(time.Minute)}
+	b1 := store.APIKey{MerchantID: "beta", ID: "k1", Type: "secret", SHA256: HashOf("b1"), CreatedAt: Base}
 	for _, k := range []store.APIKey{a1, a2, b1} {
 		if err := write(func(tx store.Tx) error { return tx.InsertAPIKey(ctx, k) }); err != nil {
 			t.Fatalf("InsertAPIKey %s/%s: %v", k.MerchantID, k.ID, err)
@@ -36,7 +36,7 @@ func (h harness) apiKeys(t *testing.T) {
 		t.Fatalf("ListAPIKeys: %+v %v", list, err)
 	}
 
-	used := base.Add(time.Hour)
+	used := Base.Add(time.Hour)
 	if err := write(func(tx store.Tx) error { return tx.TouchAPIKey(ctx, "alpha", "k1", used) }); err != nil {
 		t.Fatal(err)
 	}
@@ -66,11 +66,11 @@ func (h harness) apiKeys(t *testing.T) {
 	if len(list) != 2 || !list[1].RevokedAt.Equal(used) || !list[0].RevokedAt.IsZero() {
 		t.Errorf("ListAPIKeys after revoking: %+v", list)
 	}
-	if _, err := s.APIKeyByHash(ctx, hexOf("unknown")); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.APIKeyByHash(ctx, HashOf("unknown")); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("an unknown hash: %v", err)
 	}
 
-	many, err := s.APIKeysByHash(ctx, []string{b1.SHA256, hexOf("unknown"), a1.SHA256, a1.SHA256})
+	many, err := s.APIKeysByHash(ctx, []string{b1.SHA256, HashOf("unknown"), a1.SHA256, a1.SHA256})
 	if err != nil {
 		t.Fatalf("APIKeysByHash: %v", err)
 	}
@@ -90,8 +90,8 @@ func (h harness) apiKeys(t *testing.T) {
 	}
 }
 
-// hexOf returns a 64-character hex string standing for a hash.
-func hexOf(s string) string {
+// HashOf returns a 64-character hex string standing for a hash.
+func HashOf(s string) string {
 	const digits = "0123456789abcdef"
 	out := make([]byte, 64)
 	for i := range out {

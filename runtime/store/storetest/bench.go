@@ -7,15 +7,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/ids"
 	"github.com/parley-dev/parley/runtime/store"
 )
 
-// BenchmarkRecordExchange measures the chat path's write as the runtime makes it, a new conversation with both
-// messages and three citations, from one caller (serial) and from 16 per CPU at once (parallel, where a store
-// can share commits or connections); and, from 16 per CPU at once, the next exchange of one of 256 conversations
-// (continued), the commonest write of a store in use. open must return a new, empty store, closed when b ends.
+// BenchmarkRecordExchange measures the chat path's write in the store's statements (WriteExchange): a new
+// conversation with both messages and three citations, from one caller (serial) and from 16 per CPU at once
+// (parallel, where a store can share commits or connections); and, from 16 per CPU at once, the next exchange
+// of one of 256 conversations (continued), the commonest write of a store in use. open must return a new, empty
+// store, closed when b ends.
 func BenchmarkRecordExchange(b *testing.B, open func(b *testing.B) store.Store) {
 	for _, run := range []string{"serial", "parallel", "continued"} {
 		b.Run(run, func(b *testing.B) {
@@ -25,7 +25,7 @@ func BenchmarkRecordExchange(b *testing.B, open func(b *testing.B) store.Store) 
 			for i := range 100 {
 				k := store.Knowledge{ID: fmt.Sprintf("kn_%03d", i), MerchantID: "m1", Title: fmt.Sprintf("Item %d", i),
 					Content: strings.Repeat("Orders to Canada arrive in 5 to 10 business days. ", 12), CreatedAt: now, UpdatedAt: now}
-				if err := chat.CreateKnowledge(b.Context(), s, k, chat.KnowledgeLimits{}); err != nil {
+				if err := WriteKnowledge(b.Context(), s, k); err != nil {
 					b.Fatal(err)
 				}
 				if i%40 == 0 {
@@ -35,7 +35,7 @@ func BenchmarkRecordExchange(b *testing.B, open func(b *testing.B) store.Store) 
 			}
 			var n atomic.Int64
 			// exchange is the next exchange of a conversation, or of a new one ("").
-			exchange := func(conversationID string) store.Exchange {
+			Exchange := func(conversationID string) store.Exchange {
 				at := now.Add(time.Duration(n.Add(1)) * time.Millisecond)
 				started := conversationID == ""
 				if started {
@@ -49,14 +49,14 @@ func BenchmarkRecordExchange(b *testing.B, open func(b *testing.B) store.Store) 
 						CreatedAt: at, Answered: true, Sources: cited}}
 			}
 			write := func(ex store.Exchange) {
-				if _, err := chat.RecordExchange(b.Context(), s, ex); err != nil {
+				if _, err := WriteExchange(b.Context(), s, ex); err != nil {
 					b.Error(err)
 				}
 			}
 			var conversations []string
 			if run == "continued" {
 				for range 256 {
-					ex := exchange("")
+					ex := Exchange("")
 					write(ex)
 					conversations = append(conversations, ex.ConversationID)
 				}
@@ -65,7 +65,7 @@ func BenchmarkRecordExchange(b *testing.B, open func(b *testing.B) store.Store) 
 			b.ResetTimer()
 			if run == "serial" {
 				for b.Loop() {
-					write(exchange(""))
+					write(Exchange(""))
 				}
 				return
 			}
@@ -73,10 +73,10 @@ func BenchmarkRecordExchange(b *testing.B, open func(b *testing.B) store.Store) 
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					if conversations == nil {
-						write(exchange(""))
+						write(Exchange(""))
 						continue
 					}
-					write(exchange(conversations[int(n.Load())%len(conversations)]))
+					write(Exchange(conversations[int(n.Load())%len(conversations)]))
 				}
 			})
 		})
@@ -99,7 +99,7 @@ func BenchmarkConversationTail(b *testing.B, open func(b *testing.B) store.Store
 					Question: store.Message{ID: ids.New("msg_"), Role: store.RoleVisitor, Text: "How long does shipping to Canada take?", CreatedAt: at, Answered: true},
 					Answer: store.Message{ID: ids.New("msg_"), Role: store.RoleAssistant, Text: strings.Repeat("Orders to Canada arrive in 5 to 10 business days. ", 4),
 						CreatedAt: at, Answered: true, Sources: sources}}
-				if _, err := chat.RecordExchange(b.Context(), s, ex); err != nil {
+				if _, err := WriteExchange(b.Context(), s, ex); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -21,16 +21,16 @@ func (h harness) eachConversation(t *testing.T) {
 	const short = 230
 	long := map[int]bool{40: true, 41: true, 42: true}
 	for i := range short {
-		at := base.Add(time.Duration(i) * time.Minute)
+		at := Base.Add(time.Duration(i) * time.Minute)
 		id := fmt.Sprintf("c%03d", i)
-		record(t, s, exchange("m1", id, at, "question "+id, "answer "+id))
+		record(t, s, Exchange("m1", id, at, "question "+id, "answer "+id))
 		if long[i] {
 			for j := 1; j < 400; j++ {
-				record(t, s, exchange("m1", id, at.Add(time.Duration(j)*time.Millisecond), fmt.Sprintf("more %d", j), "ok"))
+				record(t, s, Exchange("m1", id, at.Add(time.Duration(j)*time.Millisecond), fmt.Sprintf("more %d", j), "ok"))
 			}
 		}
 	}
-	record(t, s, exchange("m2", "c000", base, "other merchant", "ok"))
+	record(t, s, Exchange("m2", "c000", Base, "other merchant", "ok"))
 
 	var got []string
 	err := s.EachConversation(ctx, "m1", store.ConversationFilter{Limit: 1, Cursor: "ignored"}, func(c store.Conversation, msgs []store.Message) error {
@@ -60,7 +60,7 @@ func (h harness) eachConversation(t *testing.T) {
 
 	// From and To bound the creation time.
 	got = nil
-	f := store.ConversationFilter{From: base.Add(10 * time.Minute), To: base.Add(20 * time.Minute)}
+	f := store.ConversationFilter{From: Base.Add(10 * time.Minute), To: Base.Add(20 * time.Minute)}
 	if err := s.EachConversation(ctx, "m1", f, func(c store.Conversation, _ []store.Message) error {
 		got = append(got, c.ID)
 		return nil

@@ -20,9 +20,9 @@ func (h harness) listConversations(t *testing.T) {
 	t.Run("InvalidCursor", h.conversationInvalidCursor)
 }
 
-// seedConversations starts n conversations, two per creation time (so that ties are ordered by ID), and
+// SeedConversations starts n conversations, two per creation time (so that ties are ordered by ID), and
 // returns their IDs in listing order: newest first, then by ID descending.
-func seedConversations(t *testing.T, s store.Store, merchantID string, n int) []string {
+func SeedConversations(t *testing.T, s store.Store, merchantID string, n int) []string {
 	t.Helper()
 	type conv struct {
 		id string
@@ -33,7 +33,7 @@ func seedConversations(t *testing.T, s store.Store, merchantID string, n int) []
 		// In every other pair the first conversation has the greater ID, so that neither insertion order nor
 		// reversed insertion order is the listing order.
 		suffix := []string{"a", "b"}[(i+i/2)%2]
-		c := conv{id: fmt.Sprintf("conv-%03d-%s", i/2, suffix), at: base.Add(time.Duration(i/2) * time.Minute)}
+		c := conv{id: fmt.Sprintf("conv-%03d-%s", i/2, suffix), at: Base.Add(time.Duration(i/2) * time.Minute)}
 		startConversation(t, s, merchantID, c.id, c.at)
 		convs = append(convs, c)
 	}
@@ -52,7 +52,7 @@ func seedConversations(t *testing.T, s store.Store, merchantID string, n int) []
 
 func (h harness) conversationPages(t *testing.T) {
 	s := h.store(t)
-	want := seedConversations(t, s, "m1", 23)
+	want := SeedConversations(t, s, "m1", 23)
 	var got []string
 	f := store.ConversationFilter{Limit: 5}
 	for page := 0; ; page++ {
@@ -64,7 +64,7 @@ func (h harness) conversationPages(t *testing.T) {
 		if len(list) != wantLen {
 			t.Fatalf("page %d has %d conversations, want %d", page, len(list), wantLen)
 		}
-		got = append(got, conversationIDs(list)...)
+		got = append(got, ConversationIDs(list)...)
 		if next == "" {
 			break
 		}
@@ -73,8 +73,8 @@ func (h harness) conversationPages(t *testing.T) {
 		}
 		f.Cursor = next
 	}
-	checkIDs(t, "listed conversations", got, want)
-	for _, c := range listAllConversations(t, s, "m1", store.ConversationFilter{}) {
+	CheckIDs(t, "listed conversations", got, want)
+	for _, c := range ListAllConversations(t, s, "m1", store.ConversationFilter{}) {
 		if c.MerchantID != "m1" || c.MessageCount != 2 || c.FirstMessage != "question of "+c.ID {
 			t.Errorf("listed conversation = %+v", c)
 		}
@@ -83,7 +83,7 @@ func (h harness) conversationPages(t *testing.T) {
 
 func (h harness) conversationExactLastPage(t *testing.T) {
 	s := h.store(t)
-	seedConversations(t, s, "m1", 10)
+	SeedConversations(t, s, "m1", 10)
 	first, next, err := s.ListConversations(t.Context(), "m1", store.ConversationFilter{Limit: 5})
 	if err != nil || len(first) != 5 || next == "" {
 		t.Fatalf("first page: %d conversations, cursor %q, error %v", len(first), next, err)
@@ -102,22 +102,22 @@ func (h harness) conversationExactLastPage(t *testing.T) {
 // duplicates or gaps.
 func (h harness) conversationPagesWhileWriting(t *testing.T) {
 	s := h.store(t)
-	want := seedConversations(t, s, "m1", 12)
+	want := SeedConversations(t, s, "m1", 12)
 	list, next, err := s.ListConversations(t.Context(), "m1", store.ConversationFilter{Limit: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := conversationIDs(list)
-	startConversation(t, s, "m1", "newest", base.Add(time.Hour))
-	startConversation(t, s, "m1", "oldest", base.Add(-time.Hour))
+	got := ConversationIDs(list)
+	startConversation(t, s, "m1", "newest", Base.Add(time.Hour))
+	startConversation(t, s, "m1", "oldest", Base.Add(-time.Hour))
 	f := store.ConversationFilter{Limit: 4, Cursor: next}
-	got = append(got, conversationIDs(listAllConversations(t, s, "m1", f))...)
-	checkIDs(t, "listed conversations", got, append(want, "oldest"))
+	got = append(got, ConversationIDs(ListAllConversations(t, s, "m1", f))...)
+	CheckIDs(t, "listed conversations", got, append(want, "oldest"))
 }
 
 func (h harness) conversationLimits(t *testing.T) {
 	s := h.store(t)
-	seedConversations(t, s, "m1", 105)
+	SeedConversations(t, s, "m1", 105)
 	for _, tc := range []struct {
 		limit, want int
 	}{{0, 20}, {-3, 20}, {1, 1}, {100, 100}, {101, 100}, {10000, 100}} {
@@ -133,12 +133,12 @@ func (h harness) conversationLimits(t *testing.T) {
 
 func (h harness) conversationFilters(t *testing.T) {
 	s := h.store(t)
-	record(t, s, exchange("m1", "f1", base.Add(-2*time.Hour), "Where is my ORDER?", "It ships tomorrow."))
-	record(t, s, exchange("m1", "f2", base.Add(-time.Hour), "Do you sell 100% cotton shirts?", "Yes, we do."))
-	record(t, s, exchange("m1", "f3", base, "hello", "Hi, how can I help with your Order?"))
-	record(t, s, exchange("m1", "f4", base.Add(time.Hour), "an under_score", "ok"))
-	record(t, s, exchange("m1", "f4", base.Add(2*time.Hour), "I need an invoice", "Sure."))
-	record(t, s, exchange("m2", "other", base, "order order order", "order"))
+	record(t, s, Exchange("m1", "f1", Base.Add(-2*time.Hour), "Where is my ORDER?", "It ships tomorrow."))
+	record(t, s, Exchange("m1", "f2", Base.Add(-time.Hour), "Do you sell 100% cotton shirts?", "Yes, we do."))
+	record(t, s, Exchange("m1", "f3", Base, "hello", "Hi, how can I help with your Order?"))
+	record(t, s, Exchange("m1", "f4", Base.Add(time.Hour), "an under_score", "ok"))
+	record(t, s, Exchange("m1", "f4", Base.Add(2*time.Hour), "I need an invoice", "Sure."))
+	record(t, s, Exchange("m2", "other", Base, "order order order", "order"))
 	yes, no := true, false
 
 	for _, tc := range []struct {
@@ -147,9 +147,9 @@ func (h harness) conversationFilters(t *testing.T) {
 		want []string
 	}{
 		{"none", store.ConversationFilter{}, []string{"f4", "f3", "f2", "f1"}},
-		{"from inclusive", store.ConversationFilter{From: base.Add(-time.Hour)}, []string{"f4", "f3", "f2"}},
-		{"to exclusive", store.ConversationFilter{To: base}, []string{"f2", "f1"}},
-		{"range", store.ConversationFilter{From: base.Add(-time.Hour), To: base.Add(time.Hour)}, []string{"f3", "f2"}},
+		{"from inclusive", store.ConversationFilter{From: Base.Add(-time.Hour)}, []string{"f4", "f3", "f2"}},
+		{"to exclusive", store.ConversationFilter{To: Base}, []string{"f2", "f1"}},
+		{"range", store.ConversationFilter{From: Base.Add(-time.Hour), To: Base.Add(time.Hour)}, []string{"f3", "f2"}},
 		{"query any message, any case", store.ConversationFilter{Query: "order"}, []string{"f3", "f1"}},
 		{"query upper case", store.ConversationFilter{Query: "ORDER"}, []string{"f3", "f1"}},
 		{"query later message", store.ConversationFilter{Query: "INVOICE"}, []string{"f4"}},
@@ -157,22 +157,26 @@ func (h harness) conversationFilters(t *testing.T) {
 		{"query lone percent", store.ConversationFilter{Query: "%"}, []string{"f2"}},
 		{"query underscore is literal", store.ConversationFilter{Query: "_"}, []string{"f4"}},
 		{"query no match", store.ConversationFilter{Query: "refund"}, nil},
-		{"query and range", store.ConversationFilter{Query: "order", From: base.Add(-time.Hour)}, []string{"f3"}},
+		{"query and range", store.ConversationFilter{Query: "order", From: Base.Add(-time.Hour)}, []string{"f3"}},
 		{"without lead", store.ConversationFilter{HasLead: &no}, []string{"f4", "f3", "f2", "f1"}},
 		{"with lead", store.ConversationFilter{HasLead: &yes}, nil},
 		{"query paginated", store.ConversationFilter{Query: "O", Limit: 1}, []string{"f4", "f3", "f2", "f1"}},
 	} {
-		got := conversationIDs(listAllConversations(t, s, "m1", tc.f))
-		checkIDs(t, tc.name, got, tc.want)
+		got := ConversationIDs(ListAllConversations(t, s, "m1", tc.f))
+		CheckIDs(t, tc.name, got, tc.want)
 	}
 }
 
 func (h harness) conversationInvalidCursor(t *testing.T) {
 	s := h.store(t)
-	seedConversations(t, s, "m1", 3)
-	seedConversations(t, s, "m2", 3)
-	mustCreateKnowledge(t, s, item("m1", "k1", base), 0)
-	mustCreateKnowledge(t, s, item("m1", "k2", base), 0)
+	SeedConversations(t, s, "m1", 3)
+	SeedConversations(t, s, "m2", 3)
+	if err := WriteKnowledge(t.Context(), s, Item("m1", "k1", Base)); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteKnowledge(t.Context(), s, Item("m1", "k2", Base)); err != nil {
+		t.Fatal(err)
+	}
 
 	_, fromM2, err := s.ListConversations(t.Context(), "m2", store.ConversationFilter{Limit: 1})
 	if err != nil || fromM2 == "" {
@@ -191,7 +195,7 @@ func (h harness) conversationInvalidCursor(t *testing.T) {
 		"knowledge cursor":  knowledgeCursor,
 	} {
 		list, _, err := s.ListConversations(t.Context(), "m1", store.ConversationFilter{Cursor: cursor})
-		wantErr(t, name, err, store.ErrInvalidCursor)
+		WantErr(t, name, err, store.ErrInvalidCursor)
 		if len(list) != 0 {
 			t.Errorf("%s: %d conversations returned with the error", name, len(list))
 		}

@@ -17,7 +17,8 @@ func (h harness) overview(t *testing.T) {
 	t.Run("Empty", h.overviewEmpty)
 }
 
-func mustOverview(t *testing.T, s store.Store, merchantID string, from, to time.Time) store.Overview {
+// OverviewOf returns the merchant's analytics for [from, to) and fails the test on error.
+func OverviewOf(t *testing.T, s store.Store, merchantID string, from, to time.Time) store.Overview {
 	t.Helper()
 	o, err := s.Overview(t.Context(), merchantID, from, to)
 	if err != nil {
@@ -44,7 +45,7 @@ func checkRanking(t *testing.T, what string, got []store.QuestionCount, want map
 // ask records a question in the conversation, answered or not.
 func ask(t *testing.T, s store.Store, merchantID, conversationID, visitorID string, at time.Time, question string, answered bool) {
 	t.Helper()
-	ex := exchange(merchantID, conversationID, at, question, "reply")
+	ex := Exchange(merchantID, conversationID, at, question, "reply")
 	ex.VisitorID = visitorID
 	ex.Answer.Answered = answered
 	record(t, s, ex)
@@ -70,7 +71,7 @@ func (h harness) overviewTotals(t *testing.T) {
 	ask(t, s, "m1", "c7", "v4", to, "Do you ship to Canada?", false)
 	ask(t, s, "m2", "c1", "v1", day1.Add(time.Hour), "What are your opening hours?", false)
 
-	o := mustOverview(t, s, "m1", from, to)
+	o := OverviewOf(t, s, "m1", from, to)
 	if o.Conversations != 5 || o.Messages != 16 || o.Visitors != 4 || o.AnsweredMessages != 5 ||
 		o.UnansweredMessages != 3 || o.Leads != 0 {
 		t.Errorf("overview counts = {conversations %d, messages %d, visitors %d, answered %d, unanswered %d, leads %d},"+
@@ -92,7 +93,7 @@ func (h harness) overviewTotals(t *testing.T) {
 	}
 
 	// The second day alone.
-	o = mustOverview(t, s, "m1", day2, to)
+	o = OverviewOf(t, s, "m1", day2, to)
 	if o.Conversations != 3 || o.Messages != 10 || o.Visitors != 3 || len(o.Daily) != 1 {
 		t.Errorf("second day: %+v", o)
 	}
@@ -101,21 +102,21 @@ func (h harness) overviewTotals(t *testing.T) {
 func (h harness) overviewNormalisation(t *testing.T) {
 	s := h.store(t)
 	for i, q := range []string{"What's the price?", "whats the price", "  WHAT'S   the\tprice… ", "¿Qué?", "?!"} {
-		ask(t, s, "m1", fmt.Sprint("c", i), "", base, q, true)
+		ask(t, s, "m1", fmt.Sprint("c", i), "", Base, q, true)
 	}
-	o := mustOverview(t, s, "m1", base, base.Add(time.Hour))
+	o := OverviewOf(t, s, "m1", Base, Base.Add(time.Hour))
 	checkRanking(t, "TopQuestions", o.TopQuestions, map[string]int{"whats the price": 3, "qué": 1})
 }
 
 func (h harness) overviewAtMostTen(t *testing.T) {
 	s := h.store(t)
 	for i := range 3 {
-		ask(t, s, "m1", "popular", "", base.Add(time.Duration(i)*time.Minute), "Question zero", false)
+		ask(t, s, "m1", "popular", "", Base.Add(time.Duration(i)*time.Minute), "Question zero", false)
 	}
 	for i := 1; i <= 11; i++ {
-		ask(t, s, "m1", fmt.Sprint("c", i), "", base, fmt.Sprint("Question ", i), false)
+		ask(t, s, "m1", fmt.Sprint("c", i), "", Base, fmt.Sprint("Question ", i), false)
 	}
-	o := mustOverview(t, s, "m1", base, base.Add(time.Hour))
+	o := OverviewOf(t, s, "m1", Base, Base.Add(time.Hour))
 	for name, ranking := range map[string][]store.QuestionCount{
 		"TopQuestions": o.TopQuestions, "UnansweredQuestions": o.UnansweredQuestions,
 	} {
@@ -136,13 +137,13 @@ func (h harness) overviewAtMostTen(t *testing.T) {
 
 func (h harness) overviewEmpty(t *testing.T) {
 	s := h.store(t)
-	ask(t, s, "m1", "c1", "v1", base, "hello", true)
-	o := mustOverview(t, s, "m1", base.Add(time.Hour), base.Add(2*time.Hour))
+	ask(t, s, "m1", "c1", "v1", Base, "hello", true)
+	o := OverviewOf(t, s, "m1", Base.Add(time.Hour), Base.Add(2*time.Hour))
 	if o.Conversations != 0 || o.Messages != 0 || o.Visitors != 0 || o.AnsweredMessages != 0 ||
 		o.UnansweredMessages != 0 || len(o.TopQuestions) != 0 || len(o.UnansweredQuestions) != 0 || len(o.Daily) != 0 {
 		t.Errorf("overview of an empty range = %+v", o)
 	}
-	if o := mustOverview(t, s, "nobody", base, base.Add(time.Hour)); o.Conversations != 0 {
+	if o := OverviewOf(t, s, "nobody", Base, Base.Add(time.Hour)); o.Conversations != 0 {
 		t.Errorf("overview of an unknown merchant = %+v", o)
 	}
 }

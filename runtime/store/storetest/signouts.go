@@ -18,11 +18,11 @@ func (h harness) signOuts(t *testing.T) {
 			t.Fatalf("RecordSignOut(%s): %v", subject, err)
 		}
 	}
-	record("user-a", base)
-	record("user-a", base.Add(time.Hour))
-	record("user-a", base.Add(time.Minute)) // a sign-out that arrives late
-	record("user-b", base)
-	for subject, want := range map[string]time.Time{"user-a": base.Add(time.Hour), "user-b": base, "user-c": {}} {
+	record("user-a", Base)
+	record("user-a", Base.Add(time.Hour))
+	record("user-a", Base.Add(time.Minute)) // a sign-out that arrives late
+	record("user-b", Base)
+	for subject, want := range map[string]time.Time{"user-a": Base.Add(time.Hour), "user-b": Base, "user-c": {}} {
 		got, err := s.SignedOutAt(ctx, subject)
 		if err != nil || !got.Equal(want) {
 			t.Errorf("SignedOutAt(%s) = %v, %v; want %v", subject, got, err, want)
@@ -47,21 +47,21 @@ func (h harness) signIns(t *testing.T) {
 		}
 		return fresh
 	}
-	expires := base.Add(10 * time.Minute)
+	expires := Base.Add(10 * time.Minute)
 	for _, tt := range []struct {
 		state string
 		now   time.Time
 		want  bool
 	}{
-		{"state-a", base, true},
-		{"state-a", base.Add(time.Minute), false},
-		{"state-b", base.Add(time.Minute), true},
+		{"state-a", Base, true},
+		{"state-a", Base.Add(time.Minute), false},
+		{"state-b", Base.Add(time.Minute), true},
 		{"state-a", expires.Add(-time.Millisecond), false},
 		// Past its expiry the record is forgotten; the sign-in's own cookie has expired by then.
 		{"state-a", expires, true},
 	} {
 		if got := redeem(tt.state, expires, tt.now); got != tt.want {
-			t.Errorf("RedeemSignIn(%s) at %v = %v, want %v", tt.state, tt.now.Sub(base), got, tt.want)
+			t.Errorf("RedeemSignIn(%s) at %v = %v, want %v", tt.state, tt.now.Sub(Base), got, tt.want)
 		}
 	}
 }

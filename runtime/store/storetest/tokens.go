@@ -22,7 +22,7 @@ func (h harness) modelTokens(t *testing.T) {
 		{"m2", march, 7},
 		{"m1", march, 0}, // an offline answer
 	} {
-		ex := exchange(tc.merchant, newID("c"), tc.at, "question", "answer")
+		ex := Exchange(tc.merchant, NewID("c"), tc.at, "question", "answer")
 		ex.Tokens = tc.tokens
 		record(t, s, ex)
 	}
@@ -59,7 +59,7 @@ func (h harness) visitorUse(t *testing.T) {
 		{"m1", "c3", "v2", day, 500},  // another visitor
 		{"m2", "c4", "v1", day, 9000}, // another merchant's visitor of that ID
 	} {
-		ex := exchange(tc.merchant, tc.conversation, tc.at, "question", "answer")
+		ex := Exchange(tc.merchant, tc.conversation, tc.at, "question", "answer")
 		ex.VisitorID, ex.Tokens = tc.visitor, tc.tokens
 		record(t, s, ex)
 	}

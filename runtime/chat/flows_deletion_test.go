@@ -1,4 +1,4 @@
-package storetest
+package chat_test
 
 import (
 	"slices"
@@ -8,18 +8,15 @@ import (
 
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/store/storetest"
 )
 
-// Dump returns every row the merchant has in every table of the store's schema that has a merchant_id column
-// (read from the database's catalogue, so that a table added later is in it), each as "table|field|field|...|".
-type Dump func(t *testing.T, merchantID string) []string
-
-// RunDeletion is the conformance test of the per-record deletions, chat.DeleteConversation and chat.DeleteLead:
+// runDeletion is the conformance test of the per-record deletions, chat.DeleteConversation and chat.DeleteLead:
 // another merchant's records answer store.ErrNotFound and are kept, and after a deletion no row of any table
 // holds anything of the deleted record (its ID, its text, its contact details, its events' and deliveries' IDs),
 // so that a table added later and left out of the store's map of personal data fails it. open returns a new,
 // empty store and the dump of its rows.
-func RunDeletion(t *testing.T, open func(t *testing.T) (store.Store, Dump)) {
+func runDeletion(t *testing.T, open func(t *testing.T) (store.Store, dump)) {
 	s, dump := open(t)
 	t.Cleanup(func() {
 		if err := s.Close(); err != nil {
@@ -28,10 +25,10 @@ func RunDeletion(t *testing.T, open func(t *testing.T) (store.Store, Dump)) {
 	})
 	ctx := t.Context()
 	const merchant, other = "shop", "intruder"
-	mustCreateKnowledge(t, s, item(merchant, "k1", base), 0)
-	mustCreateKnowledge(t, s, item(other, "k1", base), 0)
+	mustCreateKnowledge(t, s, storetest.Item(merchant, "k1", storetest.Base), 0)
+	mustCreateKnowledge(t, s, storetest.Item(other, "k1", storetest.Base), 0)
 	// Each seed claims the deliveries an hour after the last, once the leases of the last claim have ended.
-	claimAt := base
+	claimAt := storetest.Base
 	attempt := func(merchantID, id string) []string {
 		t.Helper()
 		claimAt = claimAt.Add(time.Hour)
@@ -43,22 +40,22 @@ func RunDeletion(t *testing.T, open func(t *testing.T) (store.Store, Dump)) {
 	seedConversation := func(merchantID, id, marker string) []string {
 		t.Helper()
 		email := marker + "@example.com"
-		ex := withContact(citing(exchange(merchantID, id, base, "question "+marker+" mail "+email, "answer "+marker), "k1"),
+		ex := withContact(storetest.Citing(storetest.Exchange(merchantID, id, storetest.Base, "question "+marker+" mail "+email, "answer "+marker), "k1"),
 			store.Contact{Email: email})
 		ex.Outbox = subscribed(hookA)
 		record(t, s, ex)
 		rate(t, s, store.Rating{MerchantID: merchantID, ConversationID: id, MessageID: ex.Answer.ID, VisitorID: ex.VisitorID,
-			Rating: store.RatingDown, Comment: "rated " + marker, CreatedAt: base, UpdatedAt: base}, store.Outbox{})
+			Rating: store.RatingDown, Comment: "rated " + marker, CreatedAt: storetest.Base, UpdatedAt: storetest.Base}, store.Outbox{})
 		if _, err := chat.SaveSatisfaction(ctx, s, store.Satisfaction{MerchantID: merchantID, ConversationID: id,
-			VisitorID: ex.VisitorID, Score: 1, Comment: "scored " + marker, CreatedAt: base, UpdatedAt: base}, store.Outbox{}); err != nil {
+			VisitorID: ex.VisitorID, Score: 1, Comment: "scored " + marker, CreatedAt: storetest.Base, UpdatedAt: storetest.Base}, store.Outbox{}); err != nil {
 			t.Fatal(err)
 		}
 		return append(attempt(merchantID, id), id, marker, email, ex.LeadID, ex.Question.ID, ex.Answer.ID)
 	}
 	seedLead := func(merchantID, marker string) (string, []string) {
 		t.Helper()
-		id := newID("lead")
-		in := store.LeadInput{MerchantID: merchantID, VisitorID: "v-" + marker, ID: id, At: base, Outbox: subscribed(hookA),
+		id := storetest.NewID("lead")
+		in := store.LeadInput{MerchantID: merchantID, VisitorID: "v-" + marker, ID: id, At: storetest.Base, Outbox: subscribed(hookA),
 			Contact: store.Contact{Name: "Name " + marker, Email: marker + "@example.com", Phone: "+3161234" + marker[len(marker)-2:],
 				Message: "call me " + marker}}
 		if _, err := chat.SaveLead(ctx, s, in); err != nil {
@@ -77,11 +74,11 @@ func RunDeletion(t *testing.T, open func(t *testing.T) (store.Store, Dump)) {
 	t.Run("AnotherMerchantsRecordsAreNotFound", func(t *testing.T) {
 		// The intruder names the shop's records: its own of the same ID are the only ones it may delete.
 		_, err := chat.DeleteLead(ctx, s, other, goneLeadID)
-		wantErr(t, "DeleteLead of another merchant's lead", err, store.ErrNotFound)
+		storetest.WantErr(t, "DeleteLead of another merchant's lead", err, store.ErrNotFound)
 		_, err = chat.DeleteConversation(ctx, s, other, "conv-kept")
-		wantErr(t, "DeleteConversation of another merchant's conversation", err, store.ErrNotFound)
+		storetest.WantErr(t, "DeleteConversation of another merchant's conversation", err, store.ErrNotFound)
 		_, err = chat.DeleteLead(ctx, s, merchant, otherLeadID)
-		wantErr(t, "DeleteLead of another merchant's lead", err, store.ErrNotFound)
+		storetest.WantErr(t, "DeleteLead of another merchant's lead", err, store.ErrNotFound)
 		for _, want := range [][]string{goneConv, keptConv, goneLead, keptLead} {
 			checkHeld(t, dump(t, merchant), want)
 		}
@@ -102,9 +99,9 @@ func RunDeletion(t *testing.T, open func(t *testing.T) (store.Store, Dump)) {
 		checkGone(t, dump(t, merchant), goneConv)
 		checkHeld(t, dump(t, merchant), keptConv)
 		_, _, err = s.GetConversation(ctx, merchant, "conv-gone")
-		wantErr(t, "GetConversation after deletion", err, store.ErrNotFound)
+		storetest.WantErr(t, "GetConversation after deletion", err, store.ErrNotFound)
 		_, err = chat.DeleteConversation(ctx, s, merchant, "conv-gone")
-		wantErr(t, "deleting again", err, store.ErrNotFound)
+		storetest.WantErr(t, "deleting again", err, store.ErrNotFound)
 	})
 
 	t.Run("Lead", func(t *testing.T) {
@@ -114,7 +111,7 @@ func RunDeletion(t *testing.T, open func(t *testing.T) (store.Store, Dump)) {
 		checkGone(t, dump(t, merchant), goneLead)
 		checkHeld(t, dump(t, merchant), keptLead)
 		_, err := chat.DeleteLead(ctx, s, merchant, goneLeadID)
-		wantErr(t, "deleting again", err, store.ErrNotFound)
+		storetest.WantErr(t, "deleting again", err, store.ErrNotFound)
 	})
 
 	t.Run("LeadOfAConversation", func(t *testing.T) {
@@ -125,7 +122,7 @@ func RunDeletion(t *testing.T, open func(t *testing.T) (store.Store, Dump)) {
 		if _, err := chat.DeleteLead(ctx, s, merchant, leads[0].ID); err != nil {
 			t.Fatal(err)
 		}
-		c, msgs := getConversation(t, s, merchant, "conv-kept")
+		c, msgs := storetest.GetConversation(t, s, merchant, "conv-kept")
 		if c.HasLead || len(msgs) != 2 {
 			t.Errorf("after its lead's deletion the conversation has HasLead %v and %d messages, want false and 2", c.HasLead, len(msgs))
 		}

@@ -1,4 +1,4 @@
-package storetest
+package chat_test
 
 import (
 	"context"
@@ -11,15 +11,16 @@ import (
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/ids"
 	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/store/storetest"
 )
 
-// BenchmarkSweepUnderChat measures what the retention sweep costs chat: it stores a merchant's 500,000 old
+// sweepUnderChat measures what the retention sweep costs chat: it stores a merchant's 500,000 old
 // conversations of two messages (1,000,000 messages), measures the p99 of the chat path's write (a new
 // conversation, chat.RecordExchange) from 4 callers each writing every 5 ms for 5 s with nothing else running,
 // then again while chat.SweepExpired deletes the old conversations as the runtime's sweeper does (its default
 // batches and pauses), and reports both p99s, their ratio and the sweep's time. Run it once (-benchtime 1x).
 // open must return a new, empty store, closed when b ends.
-func BenchmarkSweepUnderChat(b *testing.B, open func(b *testing.B) store.Store) {
+func sweepUnderChat(b *testing.B, open func(b *testing.B) store.Store) {
 	const (
 		merchant      = "m1"
 		conversations = 500_000
@@ -36,7 +37,7 @@ func BenchmarkSweepUnderChat(b *testing.B, open func(b *testing.B) store.Store) 
 	for first := 0; first < conversations; first += batch {
 		err := s.Write(ctx, func(tx store.Tx) error {
 			for i := first; i < min(first+batch, conversations); i++ {
-				ex := exchange(merchant, fmt.Sprintf("old_%06d", i), old.Add(time.Duration(i)*time.Millisecond),
+				ex := storetest.Exchange(merchant, fmt.Sprintf("old_%06d", i), old.Add(time.Duration(i)*time.Millisecond),
 					"Do you deliver to the Netherlands, and how long does a parcel take in winter?",
 					"We ship to the Netherlands with DHL; parcels usually arrive within three working days.")
 				ex.NewConversation = true
@@ -66,7 +67,7 @@ func BenchmarkSweepUnderChat(b *testing.B, open func(b *testing.B) store.Store) 
 				defer t.Stop()
 				var mine []time.Duration
 				for ctx.Err() == nil {
-					ex := exchange(merchant, ids.New("conv_"), time.Now().UTC(), "Can I pay with PayPal?", "Yes, PayPal is accepted.")
+					ex := storetest.Exchange(merchant, ids.New("conv_"), time.Now().UTC(), "Can I pay with PayPal?", "Yes, PayPal is accepted.")
 					ex.NewConversation = true
 					began := time.Now()
 					if _, err := chat.RecordExchange(context.WithoutCancel(ctx), s, ex); err != nil {

@@ -1,4 +1,4 @@
-package storetest
+package chat_test
 
 import (
 	"slices"
@@ -7,13 +7,14 @@ import (
 
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/store/storetest"
 )
 
-// RunRetention is the conformance test of the retention sweep, store.Tx.DeleteExpired through chat.SweepExpired:
+// runRetention is the conformance test of the retention sweep, store.Tx.DeleteExpired through chat.SweepExpired:
 // what is past its retention goes, in batches, from every table, and nothing of it is left in any row (so that a
 // table added later and left out of the store's map of personal data fails it); what is within its retention,
 // and another merchant's records of any age, stay. open returns a new, empty store and the dump of its rows.
-func RunRetention(t *testing.T, open func(t *testing.T) (store.Store, Dump)) {
+func runRetention(t *testing.T, open func(t *testing.T) (store.Store, dump)) {
 	s, dump := open(t)
 	t.Cleanup(func() {
 		if err := s.Close(); err != nil {
@@ -22,26 +23,26 @@ func RunRetention(t *testing.T, open func(t *testing.T) (store.Store, Dump)) {
 	})
 	ctx := t.Context()
 	const merchant, other = "shop", "neighbour"
-	mustCreateKnowledge(t, s, item(merchant, "k1", base), 0)
-	mustCreateKnowledge(t, s, item(other, "k1", base), 0)
-	claimAt := base.Add(400 * 24 * time.Hour)
+	mustCreateKnowledge(t, s, storetest.Item(merchant, "k1", storetest.Base), 0)
+	mustCreateKnowledge(t, s, storetest.Item(other, "k1", storetest.Base), 0)
+	claimAt := storetest.Base.Add(400 * 24 * time.Hour)
 	conversation := func(merchantID, id, marker string, at time.Time) []string {
 		t.Helper()
-		ex := withContact(citing(exchange(merchantID, id, at, "question "+marker+" mail "+marker+"@example.com", "answer "+marker), "k1"),
+		ex := withContact(storetest.Citing(storetest.Exchange(merchantID, id, at, "question "+marker+" mail "+marker+"@example.com", "answer "+marker), "k1"),
 			store.Contact{Email: marker + "@example.com"})
 		ex.Outbox = subscribed(hookA)
 		record(t, s, ex)
 		claimAt = claimAt.Add(time.Hour)
 		return append(attempted(t, s, merchantID, id, claimAt), id, marker, ex.LeadID, ex.Question.ID, ex.Answer.ID)
 	}
-	now := base.Add(365 * 24 * time.Hour)
+	now := storetest.Base.Add(365 * 24 * time.Hour)
 	// Seven old conversations (a year old), which batches of three delete in three writes, and a recent one.
 	var old [][]string
 	for i := range 7 {
-		old = append(old, conversation(merchant, newID("conv-old"), "markerexpired"+string(rune('a'+i))+"0", base))
+		old = append(old, conversation(merchant, storetest.NewID("conv-old"), "markerexpired"+string(rune('a'+i))+"0", storetest.Base))
 	}
 	recent := conversation(merchant, "conv-recent", "markerrecent001", now.Add(-24*time.Hour))
-	neighbour := conversation(other, "conv-old", "markerneighbour1", base)
+	neighbour := conversation(other, "conv-old", "markerneighbour1", storetest.Base)
 	wantOther := dump(t, other)
 
 	// Everything is kept 30 days: the old records go, whatever their kind.
@@ -83,38 +84,5 @@ func RunRetention(t *testing.T, open func(t *testing.T) (store.Store, Dump)) {
 		return d.CreatedAt.Before(now.Add(-30 * 24 * time.Hour))
 	}) {
 		t.Error("a payload outlived the conversation it repeats")
-	}
-}
-
-// leases: one holder at a time holds a lease until it ends; its holder renews it; another takes it once it ended.
-func (h harness) leases(t *testing.T) {
-	s := h.store(t)
-	claim := func(holder string, at time.Time) bool {
-		t.Helper()
-		var ok bool
-		if err := s.Write(t.Context(), func(tx store.Tx) error {
-			var err error
-			ok, err = tx.ClaimLease(t.Context(), "sweep", holder, at, time.Minute)
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
-		return ok
-	}
-	for _, step := range []struct {
-		holder string
-		at     time.Duration
-		want   bool
-	}{
-		{"a", 0, true},
-		{"b", 30 * time.Second, false},
-		{"a", 50 * time.Second, true}, // renewed until 1m50s
-		{"b", 90 * time.Second, false},
-		{"b", 110 * time.Second, true},
-		{"a", 111 * time.Second, false},
-	} {
-		if got := claim(step.holder, base.Add(step.at)); got != step.want {
-			t.Errorf("%s claiming at %s: %v, want %v", step.holder, step.at, got, step.want)
-		}
 	}
 }

@@ -1,4 +1,4 @@
-package storetest
+package chat_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/parley-dev/parley/runtime/assistant"
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/store/storetest"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
 
@@ -36,7 +37,7 @@ func (h harness) knowledgeFile(t *testing.T) {
 		{"m1", "k1", "returns.pdf"}, {"m1", "k2", "returns.pdf"}, {"m1", "k3", "Returns.pdf"}, {"m1", "k4", ""},
 		{"m2", "k5", "returns.pdf"},
 	} {
-		item := item(k.merchant, k.id, base)
+		item := storetest.Item(k.merchant, k.id, storetest.Base)
 		item.File = k.file
 		mustCreateKnowledge(t, s, item, 0)
 		want = append(want, item)
@@ -61,8 +62,8 @@ func (h harness) knowledgeFile(t *testing.T) {
 	}
 	left := allKnowledgeIDs(t, s, "m1")
 	slices.Sort(left)
-	checkIDs(t, "m1's items left", left, []string{"k3", "k4"})
-	checkIDs(t, "m2's items left", allKnowledgeIDs(t, s, "m2"), []string{"k5"})
+	storetest.CheckIDs(t, "m1's items left", left, []string{"k3", "k4"})
+	storetest.CheckIDs(t, "m2's items left", allKnowledgeIDs(t, s, "m2"), []string{"k5"})
 }
 
 // knowledgeCharacters counts characters, not bytes, of titles, contents and questions, per merchant and
@@ -84,16 +85,16 @@ func (h harness) knowledgeCharacters(t *testing.T) {
 	if n := count(""); n != 0 {
 		t.Errorf("an empty knowledge base holds %d characters", n)
 	}
-	a := item("m1", "k1", base)
+	a := storetest.Item("m1", "k1", storetest.Base)
 	a.Title, a.Content = "Ça va", "Oui 🚀 ✅" // 5 and 7 characters, 6 and 12 bytes
-	b := item("m1", "k2", base)
+	b := storetest.Item("m1", "k2", storetest.Base)
 	b.Title, b.Content = "ab", "cde"
-	c := item("m1", "k4", base)
+	c := storetest.Item("m1", "k4", storetest.Base)
 	c.Title, c.Content, c.Questions = "f", "g", []string{"Où?", "ça"} // 2, and 3 and 2 with the line between
 	mustCreateKnowledge(t, s, a, 0)
 	mustCreateKnowledge(t, s, b, 0)
 	mustCreateKnowledge(t, s, c, 0)
-	mustCreateKnowledge(t, s, item("m2", "k3", base), 0)
+	mustCreateKnowledge(t, s, storetest.Item("m2", "k3", storetest.Base), 0)
 	if n := count(""); n != 25 {
 		t.Errorf("KnowledgeCharacters = %d, want 25", n)
 	}
@@ -105,12 +106,6 @@ func (h harness) knowledgeCharacters(t *testing.T) {
 			t.Errorf("KnowledgeCharacters without %s = %d, but Characters() = %d of 25", k.ID, n, k.Characters())
 		}
 	}
-}
-
-// item builds a knowledge item created and updated at at.
-func item(merchantID, id string, at time.Time) store.Knowledge {
-	return store.Knowledge{ID: id, MerchantID: merchantID, Title: "Title " + id, Content: "Content of " + id,
-		URL: "https://shop.example/" + id, Tags: []string{"faq"}, CreatedAt: at, UpdatedAt: at}
 }
 
 func mustCreateKnowledge(t *testing.T, s store.Store, k store.Knowledge, maxItems int) {
@@ -127,15 +122,6 @@ func mustGetKnowledge(t *testing.T, s store.Store, merchantID, id string) store.
 		t.Fatalf("GetKnowledge(%s, %s): %v", merchantID, id, err)
 	}
 	return k
-}
-
-func revision(t *testing.T, s store.Store, merchantID string) int64 {
-	t.Helper()
-	rev, err := s.KnowledgeRevision(t.Context(), merchantID)
-	if err != nil {
-		t.Fatalf("KnowledgeRevision: %v", err)
-	}
-	return rev
 }
 
 func allKnowledgeIDs(t *testing.T, s store.Store, merchantID string) []string {
@@ -171,13 +157,13 @@ func checkKnowledge(t *testing.T, got, want store.Knowledge) {
 	if !slices.Equal(got.Questions, want.Questions) {
 		t.Errorf("item %s questions = %q, want %q", want.ID, got.Questions, want.Questions)
 	}
-	checkTime(t, "item "+want.ID+" CreatedAt", got.CreatedAt, want.CreatedAt)
-	checkTime(t, "item "+want.ID+" UpdatedAt", got.UpdatedAt, want.UpdatedAt)
+	storetest.CheckTime(t, "item "+want.ID+" CreatedAt", got.CreatedAt, want.CreatedAt)
+	storetest.CheckTime(t, "item "+want.ID+" UpdatedAt", got.UpdatedAt, want.UpdatedAt)
 }
 
 func (h harness) knowledgeCRUD(t *testing.T) {
 	s := h.store(t)
-	k := item("m1", "k1", base.Add(987654321*time.Nanosecond).In(time.FixedZone("UTC+2", 2*60*60)))
+	k := storetest.Item("m1", "k1", storetest.Base.Add(987654321*time.Nanosecond).In(time.FixedZone("UTC+2", 2*60*60)))
 	k.Tags = []string{"shipping", "Ünïcode tag", "faq"}
 	k.Questions = []string{"Do you ship to Zürich?", "How long does delivery take, \"express\" included?"}
 	k.UpdatedAt = k.CreatedAt.Add(30 * time.Minute)
@@ -186,7 +172,7 @@ func (h harness) knowledgeCRUD(t *testing.T) {
 	mustCreateKnowledge(t, s, k, 0)
 	checkKnowledge(t, mustGetKnowledge(t, s, "m1", "k1"), k)
 
-	noTags := item("m1", "k2", base)
+	noTags := storetest.Item("m1", "k2", storetest.Base)
 	noTags.Tags, noTags.URL, noTags.Draft = nil, "", true
 	mustCreateKnowledge(t, s, noTags, 0)
 	checkKnowledge(t, mustGetKnowledge(t, s, "m1", "k2"), noTags)
@@ -195,8 +181,8 @@ func (h harness) knowledgeCRUD(t *testing.T) {
 	updated.Title, updated.Content, updated.URL, updated.Draft, updated.Curated = "New title", "New content", "", true, false
 	updated.Tags = []string{"returns"}
 	updated.Questions = []string{"Can I send it back?"}
-	updated.CreatedAt = base.Add(100 * time.Hour) // ignored: only UpdatedAt changes
-	updated.UpdatedAt = base.Add(time.Hour)
+	updated.CreatedAt = storetest.Base.Add(100 * time.Hour) // ignored: only UpdatedAt changes
+	updated.UpdatedAt = storetest.Base.Add(time.Hour)
 	if err := chat.UpdateKnowledge(t.Context(), s, updated, 0); err != nil {
 		t.Fatalf("UpdateKnowledge: %v", err)
 	}
@@ -208,18 +194,18 @@ func (h harness) knowledgeCRUD(t *testing.T) {
 		t.Fatalf("DeleteKnowledge: %v", err)
 	}
 	_, err := s.GetKnowledge(t.Context(), "m1", "k1")
-	wantErr(t, "GetKnowledge after delete", err, store.ErrNotFound)
-	wantErr(t, "DeleteKnowledge twice", chat.DeleteKnowledge(t.Context(), s, "m1", "k1"), store.ErrNotFound)
-	wantErr(t, "UpdateKnowledge of a deleted item", chat.UpdateKnowledge(t.Context(), s, updated, 0), store.ErrNotFound)
-	checkIDs(t, "remaining items", allKnowledgeIDs(t, s, "m1"), []string{"k2"})
+	storetest.WantErr(t, "GetKnowledge after delete", err, store.ErrNotFound)
+	storetest.WantErr(t, "DeleteKnowledge twice", chat.DeleteKnowledge(t.Context(), s, "m1", "k1"), store.ErrNotFound)
+	storetest.WantErr(t, "UpdateKnowledge of a deleted item", chat.UpdateKnowledge(t.Context(), s, updated, 0), store.ErrNotFound)
+	storetest.CheckIDs(t, "remaining items", allKnowledgeIDs(t, s, "m1"), []string{"k2"})
 
-	if err := chat.CreateKnowledge(t.Context(), s, item("", "k9", base), chat.KnowledgeLimits{}); err == nil {
+	if err := chat.CreateKnowledge(t.Context(), s, storetest.Item("", "k9", storetest.Base), chat.KnowledgeLimits{}); err == nil {
 		t.Error("CreateKnowledge without a merchant succeeded")
 	}
-	if err := chat.CreateKnowledge(t.Context(), s, item("m1", "", base), chat.KnowledgeLimits{}); err == nil {
+	if err := chat.CreateKnowledge(t.Context(), s, storetest.Item("m1", "", storetest.Base), chat.KnowledgeLimits{}); err == nil {
 		t.Error("CreateKnowledge without an ID succeeded")
 	}
-	if err := chat.CreateKnowledge(t.Context(), s, item("m1", "k2", base), chat.KnowledgeLimits{}); err == nil {
+	if err := chat.CreateKnowledge(t.Context(), s, storetest.Item("m1", "k2", storetest.Base), chat.KnowledgeLimits{}); err == nil {
 		t.Error("CreateKnowledge with an existing ID succeeded")
 	}
 	checkKnowledge(t, mustGetKnowledge(t, s, "m1", "k2"), noTags)
@@ -228,25 +214,25 @@ func (h harness) knowledgeCRUD(t *testing.T) {
 func (h harness) knowledgeLimit(t *testing.T) {
 	s := h.store(t)
 	for i := range 3 {
-		mustCreateKnowledge(t, s, item("m1", fmt.Sprint("k", i), base), 3)
+		mustCreateKnowledge(t, s, storetest.Item("m1", fmt.Sprint("k", i), storetest.Base), 3)
 	}
-	rev := revision(t, s, "m1")
-	err := chat.CreateKnowledge(t.Context(), s, item("m1", "k3", base), chat.KnowledgeLimits{MaxItems: 3})
-	wantErr(t, "fourth item with a ceiling of 3", err, store.ErrKnowledgeLimit)
+	rev := storetest.Revision(t, s, "m1")
+	err := chat.CreateKnowledge(t.Context(), s, storetest.Item("m1", "k3", storetest.Base), chat.KnowledgeLimits{MaxItems: 3})
+	storetest.WantErr(t, "fourth item with a ceiling of 3", err, store.ErrKnowledgeLimit)
 	_, err = s.GetKnowledge(t.Context(), "m1", "k3")
-	wantErr(t, "GetKnowledge of the refused item", err, store.ErrNotFound)
-	if got := revision(t, s, "m1"); got != rev {
+	storetest.WantErr(t, "GetKnowledge of the refused item", err, store.ErrNotFound)
+	if got := storetest.Revision(t, s, "m1"); got != rev {
 		t.Errorf("refused item changed the revision from %d to %d", rev, got)
 	}
-	err = chat.CreateKnowledge(t.Context(), s, item("m1", "k3", base), chat.KnowledgeLimits{MaxItems: 2})
-	wantErr(t, "item past a lowered ceiling", err, store.ErrKnowledgeLimit)
+	err = chat.CreateKnowledge(t.Context(), s, storetest.Item("m1", "k3", storetest.Base), chat.KnowledgeLimits{MaxItems: 2})
+	storetest.WantErr(t, "item past a lowered ceiling", err, store.ErrKnowledgeLimit)
 
 	if err := chat.DeleteKnowledge(t.Context(), s, "m1", "k0"); err != nil {
 		t.Fatal(err)
 	}
-	mustCreateKnowledge(t, s, item("m1", "k3", base), 3)
-	mustCreateKnowledge(t, s, item("m1", "k4", base), 0) // 0: no ceiling
-	mustCreateKnowledge(t, s, item("m2", "k0", base), 1) // another merchant counts its own items
+	mustCreateKnowledge(t, s, storetest.Item("m1", "k3", storetest.Base), 3)
+	mustCreateKnowledge(t, s, storetest.Item("m1", "k4", storetest.Base), 0) // 0: no ceiling
+	mustCreateKnowledge(t, s, storetest.Item("m2", "k0", storetest.Base), 1) // another merchant counts its own items
 	if n := len(allKnowledgeIDs(t, s, "m1")); n != 4 {
 		t.Errorf("m1 holds %d items, want 4", n)
 	}
@@ -255,10 +241,10 @@ func (h harness) knowledgeLimit(t *testing.T) {
 // knowledgeLimitConcurrent creates 20 items at once with a ceiling of 5: exactly 5 are stored.
 func (h harness) knowledgeLimitConcurrent(t *testing.T) {
 	s := h.store(t)
-	errs := runConcurrently(20, func(i int) error {
-		return chat.CreateKnowledge(context.Background(), s, item("m1", fmt.Sprint("k", i), base), chat.KnowledgeLimits{MaxItems: 5})
+	errs := storetest.RunConcurrently(20, func(i int) error {
+		return chat.CreateKnowledge(context.Background(), s, storetest.Item("m1", fmt.Sprint("k", i), storetest.Base), chat.KnowledgeLimits{MaxItems: 5})
 	})
-	ok, refused := countErrors(t, errs, store.ErrKnowledgeLimit)
+	ok, refused := storetest.CountErrors(t, errs, store.ErrKnowledgeLimit)
 	if ok != 5 || refused != 15 {
 		t.Errorf("%d created and %d refused, want 5 and 15", ok, refused)
 	}
@@ -279,11 +265,11 @@ func (h harness) knowledgeCharactersConcurrent(t *testing.T) {
 	sized := func(chars int) store.Knowledge { // chars characters of title and content
 		return store.Knowledge{Title: "0123456789", Content: strings.Repeat("x", chars-10)}
 	}
-	errs := runConcurrently(20, func(int) error {
+	errs := storetest.RunConcurrently(20, func(int) error {
 		_, err := svc.CreateKnowledge(context.Background(), m, sized(100))
 		return err
 	})
-	if ok, refused := countErrors(t, errs, store.ErrKnowledgeSizeLimit); ok != 10 || refused != 10 {
+	if ok, refused := storetest.CountErrors(t, errs, store.ErrKnowledgeSizeLimit); ok != 10 || refused != 10 {
 		t.Errorf("creations of 100 characters under a ceiling of 1000: %d created and %d refused, want 10 and 10", ok, refused)
 	}
 
@@ -299,11 +285,11 @@ func (h harness) knowledgeCharactersConcurrent(t *testing.T) {
 		}
 		items[i] = mustGetKnowledge(t, s, "m1", k.ID)
 	}
-	errs = runConcurrently(5, func(i int) error {
+	errs = storetest.RunConcurrently(5, func(i int) error {
 		_, err := svc.UpdateKnowledge(context.Background(), m, items[i], sized(150))
 		return err
 	})
-	if ok, refused := countErrors(t, errs, store.ErrKnowledgeSizeLimit); ok != 2 || refused != 3 {
+	if ok, refused := storetest.CountErrors(t, errs, store.ErrKnowledgeSizeLimit); ok != 2 || refused != 3 {
 		t.Errorf("growths of 100 characters with 250 to spare: %d made and %d refused, want 2 and 3", ok, refused)
 	}
 	err = s.Write(t.Context(), func(tx store.Tx) error {
@@ -326,10 +312,10 @@ func (h harness) allKnowledge(t *testing.T) {
 	want := map[string]bool{}
 	for i := range 130 {
 		id := fmt.Sprintf("k%03d", i)
-		mustCreateKnowledge(t, s, item("m1", id, base.Add(time.Duration(i)*time.Second)), 0)
+		mustCreateKnowledge(t, s, storetest.Item("m1", id, storetest.Base.Add(time.Duration(i)*time.Second)), 0)
 		want[id] = true
 	}
-	mustCreateKnowledge(t, s, item("m2", "other", base), 0)
+	mustCreateKnowledge(t, s, storetest.Item("m2", "other", storetest.Base), 0)
 	items, err := s.AllKnowledge(t.Context(), "m1")
 	if err != nil {
 		t.Fatal(err)
@@ -342,19 +328,19 @@ func (h harness) allKnowledge(t *testing.T) {
 			t.Errorf("unexpected item %s/%s", k.MerchantID, k.ID)
 		}
 		delete(want, k.ID)
-		checkKnowledge(t, k, item("m1", k.ID, k.CreatedAt))
+		checkKnowledge(t, k, storetest.Item("m1", k.ID, k.CreatedAt))
 	}
 }
 
 func (h harness) knowledgeRevision(t *testing.T) {
 	s := h.store(t)
-	if rev := revision(t, s, "m1"); rev != 0 {
+	if rev := storetest.Revision(t, s, "m1"); rev != 0 {
 		t.Errorf("revision of a merchant without knowledge = %d, want 0", rev)
 	}
 	seen := map[int64]string{0: "start"}
 	changed := func(what string) {
 		t.Helper()
-		rev := revision(t, s, "m1")
+		rev := storetest.Revision(t, s, "m1")
 		if prev, ok := seen[rev]; ok {
 			t.Errorf("after %s the revision is %d, as after %s", what, rev, prev)
 		}
@@ -362,29 +348,29 @@ func (h harness) knowledgeRevision(t *testing.T) {
 	}
 	unchanged := func(what string, want int64) {
 		t.Helper()
-		if rev := revision(t, s, "m1"); rev != want {
+		if rev := storetest.Revision(t, s, "m1"); rev != want {
 			t.Errorf("%s changed the revision from %d to %d", what, want, rev)
 		}
 	}
 
-	mustCreateKnowledge(t, s, item("m1", "k1", base), 0)
+	mustCreateKnowledge(t, s, storetest.Item("m1", "k1", storetest.Base), 0)
 	changed("create")
-	mustCreateKnowledge(t, s, item("m1", "k2", base), 0)
+	mustCreateKnowledge(t, s, storetest.Item("m1", "k2", storetest.Base), 0)
 	changed("second create")
-	rev := revision(t, s, "m1")
+	rev := storetest.Revision(t, s, "m1")
 	mustGetKnowledge(t, s, "m1", "k1")
 	if _, _, err := s.ListKnowledge(t.Context(), "m1", store.KnowledgeFilter{}); err != nil {
 		t.Fatal(err)
 	}
 	allKnowledgeIDs(t, s, "m1")
 	unchanged("reading", rev)
-	wantErr(t, "update of a missing item", chat.UpdateKnowledge(t.Context(), s, item("m1", "nope", base), 0), store.ErrNotFound)
-	wantErr(t, "delete of a missing item", chat.DeleteKnowledge(t.Context(), s, "m1", "nope"), store.ErrNotFound)
+	storetest.WantErr(t, "update of a missing item", chat.UpdateKnowledge(t.Context(), s, storetest.Item("m1", "nope", storetest.Base), 0), store.ErrNotFound)
+	storetest.WantErr(t, "delete of a missing item", chat.DeleteKnowledge(t.Context(), s, "m1", "nope"), store.ErrNotFound)
 	unchanged("failed writes", rev)
-	mustCreateKnowledge(t, s, item("m2", "k1", base), 0)
+	mustCreateKnowledge(t, s, storetest.Item("m2", "k1", storetest.Base), 0)
 	unchanged("another merchant's write", rev)
 
-	k := item("m1", "k1", base)
+	k := storetest.Item("m1", "k1", storetest.Base)
 	k.Title = "changed"
 	if err := chat.UpdateKnowledge(t.Context(), s, k, 0); err != nil {
 		t.Fatal(err)
@@ -403,14 +389,14 @@ func (h harness) knowledgeRevision(t *testing.T) {
 func (h harness) knowledgeUseCount(t *testing.T) {
 	s := h.store(t)
 	for _, id := range []string{"k1", "k2", "k3"} {
-		mustCreateKnowledge(t, s, item("m1", id, base), 0)
+		mustCreateKnowledge(t, s, storetest.Item("m1", id, storetest.Base), 0)
 	}
-	mustCreateKnowledge(t, s, item("m2", "k1", base), 0)
-	record(t, s, citing(exchange("m1", "c1", base, "q", "a"), "k1", "k2", "k1"))
-	record(t, s, citing(exchange("m1", "c1", base.Add(time.Minute), "q", "a"), "k1", "missing"))
-	record(t, s, citing(exchange("m1", "c2", base.Add(time.Hour), "q", "a"), "k1"))
+	mustCreateKnowledge(t, s, storetest.Item("m2", "k1", storetest.Base), 0)
+	record(t, s, storetest.Citing(storetest.Exchange("m1", "c1", storetest.Base, "q", "a"), "k1", "k2", "k1"))
+	record(t, s, storetest.Citing(storetest.Exchange("m1", "c1", storetest.Base.Add(time.Minute), "q", "a"), "k1", "missing"))
+	record(t, s, storetest.Citing(storetest.Exchange("m1", "c2", storetest.Base.Add(time.Hour), "q", "a"), "k1"))
 	// A reply without an answer suggests items; that is no use of them.
-	record(t, s, citing(unanswered(exchange("m1", "c3", base.Add(2*time.Hour), "q", "a")), "k1", "k3"))
+	record(t, s, storetest.Citing(storetest.Unanswered(storetest.Exchange("m1", "c3", storetest.Base.Add(2*time.Hour), "q", "a")), "k1", "k3"))
 	for id, want := range map[string]int{"k1": 3, "k2": 1, "k3": 0} {
 		if k := mustGetKnowledge(t, s, "m1", id); k.UseCount != want {
 			t.Errorf("%s UseCount = %d, want %d", id, k.UseCount, want)
@@ -435,8 +421,8 @@ func (h harness) knowledgeUseCount(t *testing.T) {
 
 	// Editing an item keeps its count; deleting it deletes its count, so an item created again under the same
 	// ID starts from 0.
-	edited := item("m1", "k1", base)
-	edited.Content, edited.UpdatedAt = "edited", base.Add(time.Minute)
+	edited := storetest.Item("m1", "k1", storetest.Base)
+	edited.Content, edited.UpdatedAt = "edited", storetest.Base.Add(time.Minute)
 	if err := chat.UpdateKnowledge(t.Context(), s, edited, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -446,8 +432,8 @@ func (h harness) knowledgeUseCount(t *testing.T) {
 	if err := chat.DeleteKnowledge(t.Context(), s, "m1", "k1"); err != nil {
 		t.Fatal(err)
 	}
-	record(t, s, citing(exchange("m1", "c3", base.Add(2*time.Hour), "q", "a"), "k1", "k2"))
-	mustCreateKnowledge(t, s, item("m1", "k1", base), 0)
+	record(t, s, storetest.Citing(storetest.Exchange("m1", "c3", storetest.Base.Add(2*time.Hour), "q", "a"), "k1", "k2"))
+	mustCreateKnowledge(t, s, storetest.Item("m1", "k1", storetest.Base), 0)
 	if k := mustGetKnowledge(t, s, "m1", "k1"); k.UseCount != 0 {
 		t.Errorf("an item created again under a deleted one's ID: UseCount = %d, want 0", k.UseCount)
 	}
@@ -467,11 +453,11 @@ func (h harness) knowledgePages(t *testing.T) {
 	var want []string
 	for i := range 23 {
 		id := fmt.Sprintf("k%02d", i)
-		mustCreateKnowledge(t, s, item("m1", id, base.Add(time.Duration(i/3)*time.Minute)), 0)
+		mustCreateKnowledge(t, s, storetest.Item("m1", id, storetest.Base.Add(time.Duration(i/3)*time.Minute)), 0)
 		want = append(want, id)
 	}
 	slices.Reverse(want) // later items are newer; equal times order by ID, descending too
-	mustCreateKnowledge(t, s, item("m2", "k99", base.Add(time.Hour)), 0)
+	mustCreateKnowledge(t, s, storetest.Item("m2", "k99", storetest.Base.Add(time.Hour)), 0)
 
 	var got []string
 	f := store.KnowledgeFilter{Limit: 6}
@@ -492,7 +478,7 @@ func (h harness) knowledgePages(t *testing.T) {
 		}
 		f.Cursor = next
 	}
-	checkIDs(t, "listed items", got, want)
+	storetest.CheckIDs(t, "listed items", got, want)
 
 	items, next, err := s.ListKnowledge(t.Context(), "m1", store.KnowledgeFilter{})
 	if err != nil || len(items) != 20 || next == "" {
@@ -507,21 +493,21 @@ func (h harness) knowledgePages(t *testing.T) {
 func (h harness) knowledgeFilters(t *testing.T) {
 	s := h.store(t)
 	add := func(id, title, content string, minute int, tags ...string) {
-		k := item("m1", id, base.Add(time.Duration(minute)*time.Minute))
+		k := storetest.Item("m1", id, storetest.Base.Add(time.Duration(minute)*time.Minute))
 		k.Title, k.Content, k.Tags = title, content, tags
 		mustCreateKnowledge(t, s, k, 0)
 	}
 	add("ship", "Shipping times", "We ship within 2 days.", 1, "shipping", "faq")
 	add("ret", "Returns", "Send it back within 30 DAYS for a refund.", 2, "returns", "faq")
 	add("pay", "Payment", "We accept cards; 100% secure.", 3, "payment")
-	draft := item("m1", "draft", base.Add(5*time.Minute))
+	draft := storetest.Item("m1", "draft", storetest.Base.Add(5*time.Minute))
 	draft.Title, draft.Content, draft.Tags, draft.Draft = "Gift cards", "Coming soon: gift cards.", []string{"faq"}, true
 	mustCreateKnowledge(t, s, draft, 0)
-	hours := item("m1", "hours", base.Add(4*time.Minute))
+	hours := storetest.Item("m1", "hours", storetest.Base.Add(4*time.Minute))
 	hours.Title, hours.Content, hours.Tags = "Opening hours", "Mon–Fri, 9 to 5.", nil
 	hours.Questions = []string{"Are you open at Easter?", "When do you close in the EVENING?"}
 	mustCreateKnowledge(t, s, hours, 0)
-	other := item("m2", "other", base)
+	other := storetest.Item("m2", "other", storetest.Base)
 	other.Title, other.Tags = "Shipping", []string{"shipping"}
 	mustCreateKnowledge(t, s, other, 0)
 
@@ -557,17 +543,17 @@ func (h harness) knowledgeFilters(t *testing.T) {
 			}
 			f.Cursor = next
 		}
-		checkIDs(t, tc.name, got, tc.want)
+		storetest.CheckIDs(t, tc.name, got, tc.want)
 	}
 }
 
 func (h harness) knowledgeInvalidCursor(t *testing.T) {
 	s := h.store(t)
 	for i := range 3 {
-		mustCreateKnowledge(t, s, item("m1", fmt.Sprint("k", i), base), 0)
-		mustCreateKnowledge(t, s, item("m2", fmt.Sprint("k", i), base), 0)
+		mustCreateKnowledge(t, s, storetest.Item("m1", fmt.Sprint("k", i), storetest.Base), 0)
+		mustCreateKnowledge(t, s, storetest.Item("m2", fmt.Sprint("k", i), storetest.Base), 0)
 	}
-	seedConversations(t, s, "m1", 3)
+	storetest.SeedConversations(t, s, "m1", 3)
 	_, fromM2, err := s.ListKnowledge(t.Context(), "m2", store.KnowledgeFilter{Limit: 1})
 	if err != nil || fromM2 == "" {
 		t.Fatalf("listing m2: cursor %q, error %v", fromM2, err)
@@ -582,7 +568,7 @@ func (h harness) knowledgeInvalidCursor(t *testing.T) {
 		"conversation cursor": conversationCursor,
 	} {
 		items, _, err := s.ListKnowledge(t.Context(), "m1", store.KnowledgeFilter{Cursor: cursor})
-		wantErr(t, name, err, store.ErrInvalidCursor)
+		storetest.WantErr(t, name, err, store.ErrInvalidCursor)
 		if len(items) != 0 {
 			t.Errorf("%s: %d items returned with the error", name, len(items))
 		}

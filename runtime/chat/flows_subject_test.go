@@ -1,4 +1,4 @@
-package storetest
+package chat_test
 
 import (
 	"encoding/json"
@@ -9,16 +9,17 @@ import (
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/event"
 	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/store/storetest"
 )
 
-// RunSubject is the conformance test of a data subject's requests, store.Reader.SubjectRecords and
+// runSubject is the conformance test of a data subject's requests, store.Reader.SubjectRecords and
 // chat.EraseSubject: a subject is found by its visitor ID, its e-mail address whatever its case, and its phone
 // number whatever its separators, with the conversations and leads of the visitors its leads name; another
 // merchant's records of the same visitor ID and e-mail address are never found nor touched; and after an erasure
 // no row of any table holds anything of the subject's records (so that a table added later and left out of the
 // store's map of personal data fails it), while the privacy.erased event carries counts only. open returns a new,
 // empty store and the dump of its rows.
-func RunSubject(t *testing.T, open func(t *testing.T) (store.Store, Dump)) {
+func runSubject(t *testing.T, open func(t *testing.T) (store.Store, dump)) {
 	s, dump := open(t)
 	t.Cleanup(func() {
 		if err := s.Close(); err != nil {
@@ -27,15 +28,15 @@ func RunSubject(t *testing.T, open func(t *testing.T) (store.Store, Dump)) {
 	})
 	ctx := t.Context()
 	const merchant, other = "shop", "intruder"
-	mustCreateKnowledge(t, s, item(merchant, "k1", base), 0)
-	mustCreateKnowledge(t, s, item(other, "k1", base), 0)
-	claimAt := base
+	mustCreateKnowledge(t, s, storetest.Item(merchant, "k1", storetest.Base), 0)
+	mustCreateKnowledge(t, s, storetest.Item(other, "k1", storetest.Base), 0)
+	claimAt := storetest.Base
 
 	// conversation records a conversation of the visitor whose answer cites k1, with a lead when contact is set,
 	// and events for both, one of whose deliveries was attempted. It returns the strings only its data holds.
 	conversation := func(merchantID, id, visitorID, marker string, contact *store.Contact, at time.Time) []string {
 		t.Helper()
-		ex := citing(exchange(merchantID, id, at, "question "+marker, "answer "+marker), "k1")
+		ex := storetest.Citing(storetest.Exchange(merchantID, id, at, "question "+marker, "answer "+marker), "k1")
 		ex.VisitorID = visitorID
 		if contact != nil {
 			ex = withContact(ex, *contact)
@@ -51,7 +52,7 @@ func RunSubject(t *testing.T, open func(t *testing.T) (store.Store, Dump)) {
 	}
 	formLead := func(merchantID, visitorID string, c store.Contact, at time.Time) []string {
 		t.Helper()
-		id := newID("lead")
+		id := storetest.NewID("lead")
 		in := store.LeadInput{MerchantID: merchantID, VisitorID: visitorID, ID: id, At: at, Outbox: subscribed(hookA), Contact: c}
 		if _, err := chat.SaveLead(ctx, s, in); err != nil {
 			t.Fatal(err)
@@ -62,17 +63,17 @@ func RunSubject(t *testing.T, open func(t *testing.T) (store.Store, Dump)) {
 	// Ana chatted twice as v-ana, leaving her address in the second conversation; later, on another device
 	// (v-ana-phone), she sent the contact form with the address in capitals and chatted once more.
 	anaMail := store.Contact{Email: "ana.subject@example.com"}
-	ana1 := conversation(merchant, "conv-ana-1", "v-ana", "markersubject01", nil, base)
-	ana2 := conversation(merchant, "conv-ana-2", "v-ana", "markersubject02", &anaMail, base.Add(time.Minute))
+	ana1 := conversation(merchant, "conv-ana-1", "v-ana", "markersubject01", nil, storetest.Base)
+	ana2 := conversation(merchant, "conv-ana-2", "v-ana", "markersubject02", &anaMail, storetest.Base.Add(time.Minute))
 	anaForm := formLead(merchant, "v-ana-phone", store.Contact{Email: "ANA.Subject@example.com", Message: "markersubject03 call me",
-		Consent: true}, base.Add(2*time.Minute))
-	ana3 := conversation(merchant, "conv-ana-3", "v-ana-phone", "markersubject04", nil, base.Add(3*time.Minute))
+		Consent: true}, storetest.Base.Add(2*time.Minute))
+	ana3 := conversation(merchant, "conv-ana-3", "v-ana-phone", "markersubject04", nil, storetest.Base.Add(3*time.Minute))
 	// Piet is known by his phone number only, written with other separators than he gave it.
 	pietPhone := store.Contact{Phone: "+31 6 1234 5678"}
-	piet := conversation(merchant, "conv-piet", "v-piet", "markerphone005", &pietPhone, base.Add(4*time.Minute))
-	bob := conversation(merchant, "conv-bob", "v-bob", "markerkeptbob06", &store.Contact{Email: "bob@example.com"}, base.Add(5*time.Minute))
+	piet := conversation(merchant, "conv-piet", "v-piet", "markerphone005", &pietPhone, storetest.Base.Add(4*time.Minute))
+	bob := conversation(merchant, "conv-bob", "v-bob", "markerkeptbob06", &store.Contact{Email: "bob@example.com"}, storetest.Base.Add(5*time.Minute))
 	// The intruder has a visitor of the same ID and a lead of the same address.
-	intruder := conversation(other, "conv-ana-1", "v-ana", "markerintruder07", &anaMail, base)
+	intruder := conversation(other, "conv-ana-1", "v-ana", "markerintruder07", &anaMail, storetest.Base)
 	wantOther := dump(t, other)
 
 	ids := func(d store.SubjectData) (conversations, leads []string) {
@@ -126,7 +127,7 @@ func RunSubject(t *testing.T, open func(t *testing.T) (store.Store, Dump)) {
 	t.Run("Erase", func(t *testing.T) {
 		o := subscribed(hookA)
 		o.Subscribers[event.PrivacyErased] = []store.Endpoint{hookA}
-		e, deliveries, err := chat.EraseSubject(ctx, s, merchant, store.Subject{Email: anaMail.Email}, "era_test", o, base.Add(time.Hour))
+		e, deliveries, err := chat.EraseSubject(ctx, s, merchant, store.Subject{Email: anaMail.Email}, "era_test", o, storetest.Base.Add(time.Hour))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,7 +166,7 @@ func RunSubject(t *testing.T, open func(t *testing.T) (store.Store, Dump)) {
 			}
 		}
 
-		again, _, err := chat.EraseSubject(ctx, s, merchant, store.Subject{VisitorID: "v-ana"}, "era_again", store.Outbox{}, base.Add(time.Hour))
+		again, _, err := chat.EraseSubject(ctx, s, merchant, store.Subject{VisitorID: "v-ana"}, "era_again", store.Outbox{}, storetest.Base.Add(time.Hour))
 		if err != nil || again.Conversations+again.Messages+again.Leads != 0 || again.Rows != 0 {
 			t.Errorf("erasing again: %+v, %v; want nothing erased", again, err)
 		}

@@ -1,4 +1,4 @@
-package storetest
+package chat_test
 
 import (
 	"errors"
@@ -9,18 +9,19 @@ import (
 
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/store/storetest"
 )
 
 // source builds a website source of the merchant, due at base.
 func source(merchantID, id string, created time.Time) store.KnowledgeSource {
 	return store.KnowledgeSource{ID: id, MerchantID: merchantID, Type: store.SourceWebsite, URL: "https://shop.example/",
 		Include: []string{"/help/**"}, Exclude: []string{"/help/old/**", "/cart"}, MaxPages: 50, SyncInterval: 24 * time.Hour,
-		Status: store.SourcePending, NextSyncAt: base, CreatedAt: created, UpdatedAt: created}
+		Status: store.SourcePending, NextSyncAt: storetest.Base, CreatedAt: created, UpdatedAt: created}
 }
 
 // pageItem builds an item the source made of a section of the page at url.
 func pageItem(merchantID, sourceID, id, url string) store.Knowledge {
-	k := item(merchantID, id, base)
+	k := storetest.Item(merchantID, id, storetest.Base)
 	k.URL, k.SourceID, k.Tags = url, sourceID, nil
 	return k
 }
@@ -28,11 +29,11 @@ func pageItem(merchantID, sourceID, id, url string) store.Knowledge {
 // seedSource stores a source of the merchant with one page and its item.
 func seedSource(t *testing.T, s store.Store, merchantID, id string) {
 	t.Helper()
-	if err := chat.CreateSource(t.Context(), s, source(merchantID, id, base), 0); err != nil {
+	if err := chat.CreateSource(t.Context(), s, source(merchantID, id, storetest.Base), 0); err != nil {
 		t.Fatal(err)
 	}
 	page := store.SourcePage{MerchantID: merchantID, SourceID: id, URL: "https://shop.example/help/a", Status: store.PageRead,
-		ETag: `"v1"`, FetchedAt: base}
+		ETag: `"v1"`, FetchedAt: storetest.Base}
 	if err := chat.ReplacePage(t.Context(), s, page, []store.Knowledge{pageItem(merchantID, id, id+"-k", page.URL+"#a")},
 		chat.KnowledgeLimits{}); err != nil {
 		t.Fatal(err)
@@ -44,15 +45,15 @@ func seedSource(t *testing.T, s store.Store, merchantID, id string) {
 func (h harness) sources(t *testing.T) {
 	s := h.store(t)
 	ctx := t.Context()
-	a1, a2 := source("alpha", "s1", base), source("alpha", "s2", base.Add(time.Minute))
+	a1, a2 := source("alpha", "s1", storetest.Base), source("alpha", "s2", storetest.Base.Add(time.Minute))
 	a2.Type, a2.URL, a2.Ref, a2.Include, a2.Exclude = store.SourceGit, "https://git.example/docs.git", "main", nil, nil
-	b1 := source("beta", "s1", base)
+	b1 := source("beta", "s1", storetest.Base)
 	for _, src := range []store.KnowledgeSource{a1, a2, b1} {
 		if err := chat.CreateSource(ctx, s, src, 2); err != nil {
 			t.Fatalf("CreateSource %s/%s: %v", src.MerchantID, src.ID, err)
 		}
 	}
-	if err := chat.CreateSource(ctx, s, source("alpha", "s3", base), 2); !errors.Is(err, chat.ErrSourceLimit) {
+	if err := chat.CreateSource(ctx, s, source("alpha", "s3", storetest.Base), 2); !errors.Is(err, chat.ErrSourceLimit) {
 		t.Errorf("a third source on a plan of two: %v, want ErrSourceLimit", err)
 	}
 	if got, err := s.GetSource(ctx, "alpha", "s1"); err != nil || !reflect.DeepEqual(got, a1) {
@@ -68,7 +69,7 @@ func (h harness) sources(t *testing.T) {
 	if err := chat.DeleteSource(ctx, s, "beta", "s2"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("beta deleting alpha's source: %v", err)
 	}
-	if err := s.Write(ctx, func(tx store.Tx) error { return tx.RequestSync(ctx, "beta", "s2", base) }); !errors.Is(err, store.ErrNotFound) {
+	if err := s.Write(ctx, func(tx store.Tx) error { return tx.RequestSync(ctx, "beta", "s2", storetest.Base) }); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("beta syncing alpha's source: %v", err)
 	}
 	if pages, err := s.ListSourcePages(ctx, "beta", "s2"); err != nil || len(pages) != 0 {
@@ -82,16 +83,16 @@ func (h harness) sources(t *testing.T) {
 func (h harness) sourcePages(t *testing.T) {
 	s := h.store(t)
 	ctx := t.Context()
-	if err := chat.CreateSource(ctx, s, source("alpha", "s1", base), 0); err != nil {
+	if err := chat.CreateSource(ctx, s, source("alpha", "s1", storetest.Base), 0); err != nil {
 		t.Fatal(err)
 	}
 	const a, b = "https://shop.example/help/a", "https://shop.example/help/a%_b"
-	hand := item("alpha", "hand", base)
+	hand := storetest.Item("alpha", "hand", storetest.Base)
 	hand.URL = a
 	mustCreateKnowledge(t, s, hand, 0)
 	page := func(url, hash string) store.SourcePage {
 		return store.SourcePage{MerchantID: "alpha", SourceID: "s1", URL: url, Status: store.PageRead, ETag: `"` + hash + `"`,
-			LastModified: "Tue, 10 Mar 2026 12:00:00 GMT", ContentHash: hash, Links: []string{a, b}, FetchedAt: base}
+			LastModified: "Tue, 10 Mar 2026 12:00:00 GMT", ContentHash: hash, Links: []string{a, b}, FetchedAt: storetest.Base}
 	}
 	replace := func(p store.SourcePage, items ...store.Knowledge) {
 		t.Helper()
@@ -104,14 +105,14 @@ func (h harness) sourcePages(t *testing.T) {
 	if got := allKnowledgeIDs(t, s, "alpha"); len(got) != 5 {
 		t.Fatalf("items %v, want the hand item and 4", got)
 	}
-	rev := revision(t, s, "alpha")
+	rev := storetest.Revision(t, s, "alpha")
 	replace(page(a, "2"), pageItem("alpha", "s1", "a4", a+"#one"))
 	got := allKnowledgeIDs(t, s, "alpha")
 	slices.Sort(got)
 	if want := []string{"a4", "b1", "hand"}; !slices.Equal(got, want) {
 		t.Errorf("after replacing page a: %v, want %v", got, want)
 	}
-	if r := revision(t, s, "alpha"); r <= rev {
+	if r := storetest.Revision(t, s, "alpha"); r <= rev {
 		t.Errorf("revision %d after a page's replacement, want past %d", r, rev)
 	}
 	if k := mustGetKnowledge(t, s, "alpha", "a4"); k.SourceID != "s1" {
@@ -144,13 +145,13 @@ func (h harness) sourcePages(t *testing.T) {
 	}
 	if err := s.Write(ctx, func(tx store.Tx) error {
 		return tx.FinishSync(ctx, "alpha", "s1", store.SyncOutcome{Status: store.SourceReady, PagesFound: 3, Pages: 1,
-			At: base.Add(time.Minute), Next: base.Add(25 * time.Hour)})
+			At: storetest.Base.Add(time.Minute), Next: storetest.Base.Add(25 * time.Hour)})
 	}); err != nil {
 		t.Fatal(err)
 	}
 	src, err := s.GetSource(ctx, "alpha", "s1")
 	if err != nil || src.Status != store.SourceReady || src.Items != 1 || src.Pages != 1 || src.PagesFound != 3 ||
-		!src.LastSyncedAt.Equal(base.Add(time.Minute)) || !src.NextSyncAt.Equal(base.Add(25*time.Hour)) {
+		!src.LastSyncedAt.Equal(storetest.Base.Add(time.Minute)) || !src.NextSyncAt.Equal(storetest.Base.Add(25*time.Hour)) {
 		t.Errorf("after FinishSync: %+v, %v", src, err)
 	}
 
@@ -164,8 +165,8 @@ func (h harness) sourcePages(t *testing.T) {
 		t.Errorf("the deleted source's pages: %+v, %v", pages, err)
 	}
 	// The deleted items are counted out: a plan of two items has room for exactly one more.
-	mustCreateKnowledge(t, s, item("alpha", "k2", base), 2)
-	if err := chat.CreateKnowledge(ctx, s, item("alpha", "k3", base), chat.KnowledgeLimits{MaxItems: 2}); !errors.Is(err, store.ErrKnowledgeLimit) {
+	mustCreateKnowledge(t, s, storetest.Item("alpha", "k2", storetest.Base), 2)
+	if err := chat.CreateKnowledge(ctx, s, storetest.Item("alpha", "k3", storetest.Base), chat.KnowledgeLimits{MaxItems: 2}); !errors.Is(err, store.ErrKnowledgeLimit) {
 		t.Errorf("a third item on a plan of two: %v", err)
 	}
 }
@@ -176,18 +177,18 @@ func (h harness) sourceClaims(t *testing.T) {
 	s := h.store(t)
 	ctx := t.Context()
 	for i, id := range []string{"s1", "s2", "s3"} {
-		src := source("alpha", id, base)
-		src.NextSyncAt = base.Add(time.Duration(i) * time.Second)
+		src := source("alpha", id, storetest.Base)
+		src.NextSyncAt = storetest.Base.Add(time.Duration(i) * time.Second)
 		if err := chat.CreateSource(ctx, s, src, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
-	later := source("beta", "s1", base)
-	later.NextSyncAt = base.Add(time.Hour)
+	later := source("beta", "s1", storetest.Base)
+	later.NextSyncAt = storetest.Base.Add(time.Hour)
 	if err := chat.CreateSource(ctx, s, later, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := chat.CreateSource(ctx, s, source("beta", "s2", base), 0); err != nil {
+	if err := chat.CreateSource(ctx, s, source("beta", "s2", storetest.Base), 0); err != nil {
 		t.Fatal(err)
 	}
 	claim := func(at time.Time, perMerchant int) []string {
@@ -206,7 +207,7 @@ func (h harness) sourceClaims(t *testing.T) {
 		slices.Sort(ids)
 		return ids
 	}
-	now := base.Add(time.Minute)
+	now := storetest.Base.Add(time.Minute)
 	if got := claim(now, 2); !slices.Equal(got, []string{"alpha/s1", "alpha/s2", "beta/s2"}) {
 		t.Errorf("first claim: %v; want alpha's two oldest and beta's due one", got)
 	}
@@ -244,7 +245,7 @@ func (h harness) sourceClaims(t *testing.T) {
 		t.Errorf("after a requested sync: %v; want alpha/s1", got)
 	}
 	// Leases end: the syncs of a replica that died are claimed again, and beta's later one is due.
-	if got := claim(base.Add(2*time.Hour), 5); !slices.Equal(got, []string{"alpha/s1", "alpha/s2", "alpha/s3", "beta/s1", "beta/s2"}) {
+	if got := claim(storetest.Base.Add(2*time.Hour), 5); !slices.Equal(got, []string{"alpha/s1", "alpha/s2", "alpha/s3", "beta/s1", "beta/s2"}) {
 		t.Errorf("after the leases ended: %v", got)
 	}
 }
@@ -267,7 +268,7 @@ func (h harness) declaredSources(t *testing.T) {
 		}
 		return wrote
 	}
-	decl := source("alpha", "help-centre", base)
+	decl := source("alpha", "help-centre", storetest.Base)
 	decl.Generation = 1
 	if !put(decl) {
 		t.Error("a new declared source was not written")
@@ -275,7 +276,7 @@ func (h harness) declaredSources(t *testing.T) {
 	if put(decl) {
 		t.Error("the same generation was written again")
 	}
-	other := source("beta", "help-centre", base)
+	other := source("beta", "help-centre", storetest.Base)
 	other.Generation, other.URL = 5, "https://beta.example/"
 	put(other)
 	got, err := s.GetSource(ctx, "alpha", "help-centre")
@@ -284,19 +285,19 @@ func (h harness) declaredSources(t *testing.T) {
 	}
 
 	// A sync of generation 1 ends; generation 2 arrives, due at once, and its counts and outcome stay until its sync.
-	claimed, err := s.ClaimSources(ctx, base, time.Hour, 10, 10)
+	claimed, err := s.ClaimSources(ctx, storetest.Base, time.Hour, 10, 10)
 	if err != nil || len(claimed) != 2 {
 		t.Fatalf("ClaimSources: %+v, %v", claimed, err)
 	}
 	if err := s.Write(ctx, func(tx store.Tx) error {
 		return tx.FinishSync(ctx, "alpha", "help-centre", store.SyncOutcome{Status: store.SourceFailed, Error: "unreachable",
-			At: base.Add(time.Minute), Next: base.Add(25 * time.Hour), Generation: 1})
+			At: storetest.Base.Add(time.Minute), Next: storetest.Base.Add(25 * time.Hour), Generation: 1})
 	}); err != nil {
 		t.Fatal(err)
 	}
 	next := decl
 	next.Generation, next.URL, next.Include, next.MaxPages = 2, "https://shop.example/faq/", nil, 20
-	next.NextSyncAt, next.UpdatedAt = base.Add(2*time.Minute), base.Add(2*time.Minute)
+	next.NextSyncAt, next.UpdatedAt = storetest.Base.Add(2*time.Minute), storetest.Base.Add(2*time.Minute)
 	if !put(next) {
 		t.Error("a new generation was not written")
 	}
@@ -307,13 +308,13 @@ func (h harness) declaredSources(t *testing.T) {
 	if got.URL != next.URL || got.Include != nil || got.MaxPages != 20 || got.Generation != 2 || !got.NextSyncAt.Equal(next.NextSyncAt) {
 		t.Errorf("after generation 2: %+v", got)
 	}
-	if got.SyncedGeneration != 1 || got.LastOutcome != store.SourceFailed || got.Error != "unreachable" || !got.CreatedAt.Equal(base) {
+	if got.SyncedGeneration != 1 || got.LastOutcome != store.SourceFailed || got.Error != "unreachable" || !got.CreatedAt.Equal(storetest.Base) {
 		t.Errorf("generation 2 lost the last sync's report or the creation time: %+v", got)
 	}
 	if b, err := s.GetSource(ctx, "beta", "help-centre"); err != nil || b.URL != other.URL || b.Generation != 5 {
 		t.Errorf("beta's source of the same ID: %+v, %v", b, err)
 	}
-	if api := source("alpha", "src_1", base); api.Declared() {
+	if api := source("alpha", "src_1", storetest.Base); api.Declared() {
 		t.Error("a source made through the API reads as declared")
 	}
 }

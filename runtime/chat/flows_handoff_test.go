@@ -1,4 +1,4 @@
-package storetest
+package chat_test
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/event"
 	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/store/storetest"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
 
@@ -18,7 +19,7 @@ import (
 func (h harness) handoff(t *testing.T) {
 	s := h.store(t)
 	ctx := t.Context()
-	now := base
+	now := storetest.Base
 	svc, err := chat.New(chat.Config{Store: s, Responder: assistant.Retrieval{}, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
@@ -38,15 +39,15 @@ func (h harness) handoff(t *testing.T) {
 	if err != nil || r.Status != store.StatusWaiting || r.AgentsAvailable == nil || !*r.AgentsAvailable || r.Message.Role != store.RoleAssistant {
 		t.Fatalf("asking for a person: %+v, %v; want the notice, waiting, someone available (a helpdesk)", r, err)
 	}
-	c, msgs := getConversation(t, s, "acme", id)
-	if c.Status != store.StatusWaiting || !c.HandoffAt.Equal(ms(now)) || len(msgs) != 4 {
+	c, msgs := storetest.GetConversation(t, s, "acme", id)
+	if c.Status != store.StatusWaiting || !c.HandoffAt.Equal(storetest.Millis(now)) || len(msgs) != 4 {
 		t.Fatalf("after the request: %+v with %d messages; want waiting since %v with 4", c, len(msgs), now)
 	}
-	if waiting := listAllConversations(t, s, "acme", store.ConversationFilter{Status: store.StatusWaiting}); len(waiting) != 1 || waiting[0].ID != id {
-		t.Errorf("the queue of waiting conversations = %v, want [%s]", conversationIDs(waiting), id)
+	if waiting := storetest.ListAllConversations(t, s, "acme", store.ConversationFilter{Status: store.StatusWaiting}); len(waiting) != 1 || waiting[0].ID != id {
+		t.Errorf("the queue of waiting conversations = %v, want [%s]", storetest.ConversationIDs(waiting), id)
 	}
-	if bots := listAllConversations(t, s, "acme", store.ConversationFilter{Status: store.StatusBot}); len(bots) != 0 {
-		t.Errorf("conversations in status bot = %v, want none", conversationIDs(bots))
+	if bots := storetest.ListAllConversations(t, s, "acme", store.ConversationFilter{Status: store.StatusBot}); len(bots) != 0 {
+		t.Errorf("conversations in status bot = %v, want none", storetest.ConversationIDs(bots))
 	}
 	handoff := deliveryOf(t, s, "acme", event.HandoffRequested)
 	var payload struct {
@@ -70,11 +71,11 @@ func (h harness) handoff(t *testing.T) {
 	}
 	// Another visitor and another merchant reach nothing.
 	_, err = svc.RequestPerson(ctx, acme, chat.HandoffRequest{ConversationID: id, VisitorID: "v2", VisitorOnly: true})
-	wantErr(t, "another visitor asking for a person in the conversation", err, chat.ErrNotVisitorsConversation)
+	storetest.WantErr(t, "another visitor asking for a person in the conversation", err, chat.ErrNotVisitorsConversation)
 	_, err = svc.TakeOver(ctx, other, id)
-	wantErr(t, "another merchant taking the conversation over", err, store.ErrNotFound)
+	storetest.WantErr(t, "another merchant taking the conversation over", err, store.ErrNotFound)
 	_, _, err = svc.PostTeamMessage(ctx, other, id, chat.TeamMessage{Text: "hi"})
-	wantErr(t, "another merchant writing in the conversation", err, store.ErrNotFound)
+	storetest.WantErr(t, "another merchant writing in the conversation", err, store.ErrNotFound)
 	if events, err := s.StreamEvents(ctx, "other", store.StreamFilter{}); err != nil || len(events) != 0 {
 		t.Errorf("another merchant's stream events: %v, %v; want none", events, err)
 	}
@@ -85,9 +86,9 @@ func (h harness) handoff(t *testing.T) {
 	if err != nil || c.Status != store.StatusAgent || msg.Role != store.RoleAgent {
 		t.Fatalf("the team's message: %+v in %+v, %v", msg, c, err)
 	}
-	c, msgs = getConversation(t, s, "acme", id)
+	c, msgs = storetest.GetConversation(t, s, "acme", id)
 	last := msgs[len(msgs)-1]
-	if c.Status != store.StatusAgent || !c.AgentReplyAt.Equal(ms(now)) || len(msgs) != 6 || last.Author != "Anna" || last.Role != store.RoleAgent {
+	if c.Status != store.StatusAgent || !c.AgentReplyAt.Equal(storetest.Millis(now)) || len(msgs) != 6 || last.Author != "Anna" || last.Role != store.RoleAgent {
 		t.Fatalf("after the team's message: %+v, last message %+v of %d", c, last, len(msgs))
 	}
 	deliveryOf(t, s, "acme", event.AgentMessage)
@@ -114,16 +115,16 @@ func (h harness) handoff(t *testing.T) {
 		t.Errorf("closing again: %+v, %v; want no change", c, err)
 	}
 	_, err = svc.Answer(ctx, acme, chat.Question{Message: "Hello?", ConversationID: id, VisitorID: "v1", VisitorOnly: true})
-	wantErr(t, "a visitor's message into a closed conversation", err, chat.ErrConversationClosed)
+	storetest.WantErr(t, "a visitor's message into a closed conversation", err, chat.ErrConversationClosed)
 	_, _, err = svc.PostTeamMessage(ctx, acme, id, chat.TeamMessage{Text: "Still there?"})
-	wantErr(t, "the team's message into a closed conversation", err, chat.ErrConversationClosed)
+	storetest.WantErr(t, "the team's message into a closed conversation", err, chat.ErrConversationClosed)
 	_, err = svc.Release(ctx, acme, id)
-	wantErr(t, "releasing a closed conversation", err, chat.ErrConversationClosed)
+	storetest.WantErr(t, "releasing a closed conversation", err, chat.ErrConversationClosed)
 	_, err = svc.TakeOver(ctx, acme, id)
-	wantErr(t, "taking a closed conversation over", err, chat.ErrConversationClosed)
+	storetest.WantErr(t, "taking a closed conversation over", err, chat.ErrConversationClosed)
 	_, err = svc.RequestPerson(ctx, acme, chat.HandoffRequest{ConversationID: id, VisitorID: "v1", VisitorOnly: true})
-	wantErr(t, "asking for a person in a closed conversation", err, chat.ErrConversationClosed)
-	if _, msgs = getConversation(t, s, "acme", id); len(msgs) != 9 {
+	storetest.WantErr(t, "asking for a person in a closed conversation", err, chat.ErrConversationClosed)
+	if _, msgs = storetest.GetConversation(t, s, "acme", id); len(msgs) != 9 {
 		t.Errorf("the closed conversation has %d messages, want 9", len(msgs))
 	}
 
@@ -143,7 +144,7 @@ func (h harness) handoff(t *testing.T) {
 	}
 	// waiting, its notice, the visitor's message, agent, the team's message, the visitor's, bot, closed.
 	want := []string{"status", "message", "message", "status", "message", "message", "status", "status"}
-	checkIDs(t, "stream event types", types, want)
+	storetest.CheckIDs(t, "stream event types", types, want)
 	head, err := s.StreamHead(ctx, "acme")
 	if err != nil || head != int64(len(events)) {
 		t.Errorf("StreamHead = %d, %v; want %d", head, err, len(events))
@@ -175,7 +176,7 @@ func (h harness) handoff(t *testing.T) {
 		t.Errorf("TeamAvailable of a merchant whose team never came = %v, %v", ok, err)
 	}
 
-	o, err := s.Overview(ctx, "acme", base.Add(-time.Hour), base.Add(time.Hour))
+	o, err := s.Overview(ctx, "acme", storetest.Base.Add(-time.Hour), storetest.Base.Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package storetest
+package chat_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/store/storetest"
 )
 
 // identities: a merchant ID's data is the data of one Merchant, known by its UID. The first Merchant admitted
@@ -22,11 +23,11 @@ func (h harness) identities(t *testing.T) {
 	ctx := t.Context()
 	seed := func(merchantID string) {
 		t.Helper()
-		ex := withContact(exchange(merchantID, "c1", base, "mail me at ana@example.com", "sure"),
+		ex := withContact(storetest.Exchange(merchantID, "c1", storetest.Base, "mail me at ana@example.com", "sure"),
 			store.Contact{Email: "ana@example.com"})
 		ex.MonthlyLimit = 10
 		record(t, s, ex)
-		mustCreateKnowledge(t, s, item(merchantID, "k1", base), 0)
+		mustCreateKnowledge(t, s, storetest.Item(merchantID, "k1", storetest.Base), 0)
 	}
 	seed("shop")
 	seed("other")
@@ -41,7 +42,7 @@ func (h harness) identities(t *testing.T) {
 	open := func(reg prometheus.Registerer) *chat.Identities {
 		t.Helper()
 		ids, err := chat.NewIdentities(ctx, chat.IdentitiesConfig{Store: s, Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
-			Registry: reg, Now: func() time.Time { return base }})
+			Registry: reg, Now: func() time.Time { return storetest.Base }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,20 +113,4 @@ func (h harness) identities(t *testing.T) {
 	if got := uids(); got["shop"] != "" {
 		t.Errorf("erasing the merchant kept its UID %q", got["shop"])
 	}
-}
-
-// counterValue reads a counter without labels from reg.
-func counterValue(t *testing.T, reg prometheus.Gatherer, name string) float64 {
-	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() == name && len(f.GetMetric()) == 1 {
-			return f.GetMetric()[0].GetCounter().GetValue()
-		}
-	}
-	t.Fatalf("no counter %s", name)
-	return 0
 }

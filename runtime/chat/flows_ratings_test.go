@@ -1,4 +1,4 @@
-package storetest
+package chat_test
 
 import (
 	"reflect"
@@ -8,11 +8,12 @@ import (
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/event"
 	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/store/storetest"
 )
 
 // feedbackOutbox subscribes the endpoints to feedback.created alone.
 func feedbackOutbox(endpoints ...store.Endpoint) store.Outbox {
-	return store.Outbox{EventIDs: []string{newID("evt")},
+	return store.Outbox{EventIDs: []string{storetest.NewID("evt")},
 		Subscribers: map[string][]store.Endpoint{event.FeedbackCreated: endpoints}}
 }
 
@@ -33,9 +34,9 @@ func rate(t *testing.T, s store.Store, r store.Rating, o store.Outbox) int {
 func (h harness) ratings(t *testing.T) {
 	s := h.store(t)
 	ctx := t.Context()
-	mine := exchange("m1", "c1", base, "where is my parcel", "it ships in two days")
-	theirs := exchange("m1", "c2", base, "do you ship abroad", "yes")
-	otherMerchant := exchange("m2", "c1", base, "where is my parcel", "it ships in two days")
+	mine := storetest.Exchange("m1", "c1", storetest.Base, "where is my parcel", "it ships in two days")
+	theirs := storetest.Exchange("m1", "c2", storetest.Base, "do you ship abroad", "yes")
+	otherMerchant := storetest.Exchange("m2", "c1", storetest.Base, "where is my parcel", "it ships in two days")
 	otherMerchant.Answer.ID = mine.Answer.ID // the same IDs, another merchant
 	for _, ex := range []store.Exchange{mine, theirs, otherMerchant} {
 		record(t, s, ex)
@@ -54,24 +55,24 @@ func (h harness) ratings(t *testing.T) {
 			"another merchant's answer": {"m3", visitor, mine.Answer.ID},
 		} {
 			_, err := s.VisitorAnswer(ctx, c.merchant, c.visitor, c.message)
-			wantErr(t, "VisitorAnswer of "+name, err, store.ErrNotFound)
+			storetest.WantErr(t, "VisitorAnswer of "+name, err, store.ErrNotFound)
 		}
 	})
 
 	first := store.Rating{MerchantID: "m1", ConversationID: "c1", MessageID: mine.Answer.ID, VisitorID: visitor,
-		Rating: store.RatingUp, CreatedAt: base.Add(time.Minute), UpdatedAt: base.Add(time.Minute)}
+		Rating: store.RatingUp, CreatedAt: storetest.Base.Add(time.Minute), UpdatedAt: storetest.Base.Add(time.Minute)}
 	t.Run("LastRatingCounts", func(t *testing.T) {
 		if n := rate(t, s, first, feedbackOutbox(hookA)); n != 1 {
 			t.Errorf("a new rating wrote %d deliveries, want 1", n)
 		}
 		again := first
-		again.CreatedAt, again.UpdatedAt = base.Add(2*time.Minute), base.Add(2*time.Minute)
+		again.CreatedAt, again.UpdatedAt = storetest.Base.Add(2*time.Minute), storetest.Base.Add(2*time.Minute)
 		if n := rate(t, s, again, feedbackOutbox(hookA)); n != 0 {
 			t.Errorf("the same rating again wrote %d deliveries, want 0", n)
 		}
 		changed := first
 		changed.Rating, changed.Comment = store.RatingDown, "wrong: it took a week"
-		changed.CreatedAt, changed.UpdatedAt = base.Add(3*time.Minute), base.Add(3*time.Minute)
+		changed.CreatedAt, changed.UpdatedAt = storetest.Base.Add(3*time.Minute), storetest.Base.Add(3*time.Minute)
 		if n := rate(t, s, changed, feedbackOutbox(hookA)); n != 1 {
 			t.Errorf("a changed rating wrote %d deliveries, want 1", n)
 		}
@@ -97,14 +98,14 @@ func (h harness) ratings(t *testing.T) {
 
 	t.Run("ConversationRating", func(t *testing.T) {
 		sat := store.Satisfaction{MerchantID: "m1", ConversationID: "c1", VisitorID: visitor, Score: 2,
-			CreatedAt: base.Add(time.Hour), UpdatedAt: base.Add(time.Hour)}
+			CreatedAt: storetest.Base.Add(time.Hour), UpdatedAt: storetest.Base.Add(time.Hour)}
 		for i, want := range []int{1, 0} {
 			if n, err := chat.SaveSatisfaction(ctx, s, sat, feedbackOutbox(hookA)); err != nil || n != want {
 				t.Errorf("SaveSatisfaction #%d: %d deliveries, %v; want %d", i, n, err, want)
 			}
 		}
 		later := sat
-		later.Score, later.Comment, later.UpdatedAt = 5, "sorted in the end", base.Add(2*time.Hour)
+		later.Score, later.Comment, later.UpdatedAt = 5, "sorted in the end", storetest.Base.Add(2*time.Hour)
 		if _, err := chat.SaveSatisfaction(ctx, s, later, store.Outbox{}); err != nil {
 			t.Fatal(err)
 		}
@@ -157,26 +158,26 @@ func (h harness) ratings(t *testing.T) {
 func (h harness) reviewMisses(t *testing.T) {
 	s := h.store(t)
 	ctx := t.Context()
-	unanswered := exchange("m1", "c1", base, "Can I pay by voucher?", "Sorry, I do not know.")
+	unanswered := storetest.Exchange("m1", "c1", storetest.Base, "Can I pay by voucher?", "Sorry, I do not know.")
 	unanswered.Answer.Answered = false
-	rated := exchange("m1", "c2", base.Add(time.Hour), "How long to Canada?", "5 to 8 days.")
-	fine := exchange("m1", "c3", base.Add(2*time.Hour), "Do you ship?", "Yes.")
+	rated := storetest.Exchange("m1", "c2", storetest.Base.Add(time.Hour), "How long to Canada?", "5 to 8 days.")
+	fine := storetest.Exchange("m1", "c3", storetest.Base.Add(2*time.Hour), "Do you ship?", "Yes.")
 	fine.Answer.Confidence = 0.6
-	unsure := exchange("m1", "c4", base.Add(3*time.Hour), "Is the box recyclable?", "The box is cardboard.")
+	unsure := storetest.Exchange("m1", "c4", storetest.Base.Add(3*time.Hour), "Is the box recyclable?", "The box is cardboard.")
 	unsure.Answer.Confidence = 0.375
-	old := exchange("m1", "c0", base.Add(-48*time.Hour), "Old question?", "Sorry.")
+	old := storetest.Exchange("m1", "c0", storetest.Base.Add(-48*time.Hour), "Old question?", "Sorry.")
 	old.Answer.Answered = false
-	other := exchange("m2", "c1", base, "Can I pay by voucher?", "Sorry.")
+	other := storetest.Exchange("m2", "c1", storetest.Base, "Can I pay by voucher?", "Sorry.")
 	other.Answer.Answered = false
 	for _, ex := range []store.Exchange{unanswered, rated, fine, unsure, old, other} {
 		record(t, s, ex)
 	}
 	rate(t, s, store.Rating{MerchantID: "m1", ConversationID: "c2", MessageID: rated.Answer.ID, VisitorID: rated.VisitorID,
-		Rating: store.RatingDown, Comment: "too slow", CreatedAt: base, UpdatedAt: base}, store.Outbox{})
+		Rating: store.RatingDown, Comment: "too slow", CreatedAt: storetest.Base, UpdatedAt: storetest.Base}, store.Outbox{})
 	rate(t, s, store.Rating{MerchantID: "m1", ConversationID: "c3", MessageID: fine.Answer.ID, VisitorID: fine.VisitorID,
-		Rating: store.RatingUp, CreatedAt: base, UpdatedAt: base}, store.Outbox{})
+		Rating: store.RatingUp, CreatedAt: storetest.Base, UpdatedAt: storetest.Base}, store.Outbox{})
 
-	misses, err := s.ReviewMisses(ctx, "m1", base.Add(-time.Hour), 0.6, 10)
+	misses, err := s.ReviewMisses(ctx, "m1", storetest.Base.Add(-time.Hour), 0.6, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,10 +196,10 @@ func (h harness) reviewMisses(t *testing.T) {
 	if m := misses[1]; m.MessageID != unanswered.Answer.ID || m.Answered || m.Rating != "" || m.Normalized != "can i pay by voucher" {
 		t.Errorf("the unanswered miss = %+v", m)
 	}
-	if got, err := s.ReviewMisses(ctx, "m1", base.Add(-time.Hour), 0, 1); err != nil || len(got) != 1 || got[0].MessageID != rated.Answer.ID {
+	if got, err := s.ReviewMisses(ctx, "m1", storetest.Base.Add(-time.Hour), 0, 1); err != nil || len(got) != 1 || got[0].MessageID != rated.Answer.ID {
 		t.Errorf("ReviewMisses limited to 1 = %+v, %v", got, err)
 	}
-	if got, err := s.ReviewMisses(ctx, "m3", base.Add(-72*time.Hour), 0.6, 10); err != nil || len(got) != 0 {
+	if got, err := s.ReviewMisses(ctx, "m3", storetest.Base.Add(-72*time.Hour), 0.6, 10); err != nil || len(got) != 0 {
 		t.Errorf("a merchant without data has misses %+v, %v", got, err)
 	}
 
@@ -208,9 +209,9 @@ func (h harness) reviewMisses(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	fix(store.ReviewFix{MerchantID: "m1", Question: "can i pay by voucher", KnowledgeID: "k1", FixedAt: base})
-	fix(store.ReviewFix{MerchantID: "m1", Question: "can i pay by voucher", KnowledgeID: "k2", FixedAt: base.Add(time.Hour)})
-	want := []store.ReviewFix{{MerchantID: "m1", Question: "can i pay by voucher", KnowledgeID: "k2", FixedAt: base.Add(time.Hour)}}
+	fix(store.ReviewFix{MerchantID: "m1", Question: "can i pay by voucher", KnowledgeID: "k1", FixedAt: storetest.Base})
+	fix(store.ReviewFix{MerchantID: "m1", Question: "can i pay by voucher", KnowledgeID: "k2", FixedAt: storetest.Base.Add(time.Hour)})
+	want := []store.ReviewFix{{MerchantID: "m1", Question: "can i pay by voucher", KnowledgeID: "k2", FixedAt: storetest.Base.Add(time.Hour)}}
 	if got, err := s.ReviewFixes(ctx, "m1"); err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("ReviewFixes = %+v, %v; want %+v", got, err, want)
 	}
@@ -225,21 +226,21 @@ func (h harness) feedbackWeeks(t *testing.T) {
 	s := h.store(t)
 	ctx := t.Context()
 	monday := time.Date(2026, time.March, 9, 0, 0, 0, 0, time.UTC) // base is Tuesday the 10th
-	week1 := exchange("m1", "c1", base, "Can I pay by voucher?", "Sorry.")
+	week1 := storetest.Exchange("m1", "c1", storetest.Base, "Can I pay by voucher?", "Sorry.")
 	week1.Answer.Answered = false
-	week1b := exchange("m1", "c2", base.Add(time.Hour), "How long to Canada?", "5 to 8 days.")
-	week2 := exchange("m1", "c3", base.Add(7*24*time.Hour), "Can I pay by voucher?", "Yes, with a gift card.")
-	other := exchange("m2", "c1", base, "Can I pay by voucher?", "Sorry.")
+	week1b := storetest.Exchange("m1", "c2", storetest.Base.Add(time.Hour), "How long to Canada?", "5 to 8 days.")
+	week2 := storetest.Exchange("m1", "c3", storetest.Base.Add(7*24*time.Hour), "Can I pay by voucher?", "Yes, with a gift card.")
+	other := storetest.Exchange("m2", "c1", storetest.Base, "Can I pay by voucher?", "Sorry.")
 	for _, ex := range []store.Exchange{week1, week1b, week2, other} {
 		record(t, s, ex)
 	}
 	rate(t, s, store.Rating{MerchantID: "m1", ConversationID: "c2", MessageID: week1b.Answer.ID, VisitorID: week1b.VisitorID,
-		Rating: store.RatingDown, CreatedAt: base.Add(2 * time.Hour), UpdatedAt: base.Add(2 * time.Hour)}, store.Outbox{})
+		Rating: store.RatingDown, CreatedAt: storetest.Base.Add(2 * time.Hour), UpdatedAt: storetest.Base.Add(2 * time.Hour)}, store.Outbox{})
 	rate(t, s, store.Rating{MerchantID: "m1", ConversationID: "c3", MessageID: week2.Answer.ID, VisitorID: week2.VisitorID,
-		Rating: store.RatingUp, CreatedAt: base.Add(7 * 24 * time.Hour), UpdatedAt: base.Add(7 * 24 * time.Hour)}, store.Outbox{})
+		Rating: store.RatingUp, CreatedAt: storetest.Base.Add(7 * 24 * time.Hour), UpdatedAt: storetest.Base.Add(7 * 24 * time.Hour)}, store.Outbox{})
 	for _, sat := range []store.Satisfaction{
-		{MerchantID: "m1", ConversationID: "c2", VisitorID: week1b.VisitorID, Score: 2, CreatedAt: base, UpdatedAt: base},
-		{MerchantID: "m1", ConversationID: "c3", VisitorID: week2.VisitorID, Score: 5, CreatedAt: base.Add(170 * time.Hour), UpdatedAt: base.Add(170 * time.Hour)},
+		{MerchantID: "m1", ConversationID: "c2", VisitorID: week1b.VisitorID, Score: 2, CreatedAt: storetest.Base, UpdatedAt: storetest.Base},
+		{MerchantID: "m1", ConversationID: "c3", VisitorID: week2.VisitorID, Score: 5, CreatedAt: storetest.Base.Add(170 * time.Hour), UpdatedAt: storetest.Base.Add(170 * time.Hour)},
 	} {
 		if _, err := chat.SaveSatisfaction(ctx, s, sat, store.Outbox{}); err != nil {
 			t.Fatal(err)
@@ -258,7 +259,7 @@ func (h harness) feedbackWeeks(t *testing.T) {
 	}
 
 	if err := s.Write(ctx, func(tx store.Tx) error {
-		return tx.SaveReviewFix(ctx, store.ReviewFix{MerchantID: "m1", Question: "can i pay by voucher", KnowledgeID: "k1", FixedAt: base.Add(24 * time.Hour)})
+		return tx.SaveReviewFix(ctx, store.ReviewFix{MerchantID: "m1", Question: "can i pay by voucher", KnowledgeID: "k1", FixedAt: storetest.Base.Add(24 * time.Hour)})
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package storetest
+package chat_test
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/store/storetest"
 )
 
 // knowledgeVectors checks the embeddings of items' passages: replaced whole per item, read back exactly, kept
@@ -14,9 +15,9 @@ import (
 func (h harness) knowledgeVectors(t *testing.T) {
 	s := h.store(t)
 	ctx := t.Context()
-	mustCreateKnowledge(t, s, item("m1", "k1", base), 0)
-	mustCreateKnowledge(t, s, item("m1", "k2", base), 0)
-	mustCreateKnowledge(t, s, item("m2", "k1", base), 0)
+	mustCreateKnowledge(t, s, storetest.Item("m1", "k1", storetest.Base), 0)
+	mustCreateKnowledge(t, s, storetest.Item("m1", "k2", storetest.Base), 0)
+	mustCreateKnowledge(t, s, storetest.Item("m2", "k1", storetest.Base), 0)
 	replace := func(merchantID, id string, vs ...store.KnowledgeVector) error {
 		return s.Write(ctx, func(tx store.Tx) error { return tx.ReplaceKnowledgeVectors(ctx, merchantID, id, vs) })
 	}

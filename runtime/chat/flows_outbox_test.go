@@ -1,4 +1,4 @@
-package storetest
+package chat_test
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/event"
 	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/store/storetest"
 )
 
 func (h harness) outbox(t *testing.T) {
@@ -33,7 +34,7 @@ var (
 // subscribed builds an outbox with fresh event IDs where each event type goes to the endpoints.
 func subscribed(endpoints ...store.Endpoint) store.Outbox {
 	return store.Outbox{
-		EventIDs: []string{newID("evt"), newID("evt")},
+		EventIDs: []string{storetest.NewID("evt"), storetest.NewID("evt")},
 		Subscribers: map[string][]store.Endpoint{
 			event.ConversationCreated: endpoints, event.LeadCreated: endpoints, event.LeadUpdated: endpoints,
 		},
@@ -97,23 +98,23 @@ func recordAttempt(t *testing.T, s store.Store, a store.Attempt) {
 // delivery per subscribed endpoint.
 func (h harness) outboxEvents(t *testing.T) {
 	s := h.store(t)
-	ex := withContact(exchange("m1", "c1", base, "I am ana@example.com", "thanks"), store.Contact{Email: "ana@example.com"})
+	ex := withContact(storetest.Exchange("m1", "c1", storetest.Base, "I am ana@example.com", "thanks"), store.Contact{Email: "ana@example.com"})
 	ex.Outbox = subscribed(hookA, hookB)
 	if res := record(t, s, ex); res.Deliveries != 4 {
 		t.Fatalf("%d deliveries, want 4 (two events to two endpoints)", res.Deliveries)
 	}
-	ex = withContact(exchange("m1", "c1", base.Add(time.Minute), "and +1 555 0100", "ok"), store.Contact{Phone: "+1 555 0100"})
+	ex = withContact(storetest.Exchange("m1", "c1", storetest.Base.Add(time.Minute), "and +1 555 0100", "ok"), store.Contact{Phone: "+1 555 0100"})
 	ex.Outbox = subscribed(hookA, hookB)
 	if res := record(t, s, ex); res.Deliveries != 2 {
 		t.Fatalf("%d deliveries for the lead's update, want 2", res.Deliveries)
 	}
-	ex = withContact(exchange("m1", "c1", base.Add(2*time.Minute), "+1 555 0100 again", "ok"), store.Contact{Phone: "+1 555 0100"})
+	ex = withContact(storetest.Exchange("m1", "c1", storetest.Base.Add(2*time.Minute), "+1 555 0100 again", "ok"), store.Contact{Phone: "+1 555 0100"})
 	ex.Outbox = subscribed(hookA, hookB)
 	if res := record(t, s, ex); res.Deliveries != 0 {
 		t.Fatalf("%d deliveries for an unchanged lead, want 0", res.Deliveries)
 	}
 
-	due := claim(t, s, base.Add(time.Hour))
+	due := claim(t, s, storetest.Base.Add(time.Hour))
 	if len(due) != 6 {
 		t.Fatalf("claimed %d deliveries, want 6", len(due))
 	}
@@ -140,7 +141,7 @@ func (h harness) outboxEvents(t *testing.T) {
 		t.Errorf("event types %v, want %v", types, want)
 	}
 
-	res, err := chat.SaveLead(t.Context(), s, store.LeadInput{MerchantID: "m1", ID: newID("lead"), At: base,
+	res, err := chat.SaveLead(t.Context(), s, store.LeadInput{MerchantID: "m1", ID: storetest.NewID("lead"), At: storetest.Base,
 		Contact: store.Contact{Email: "form@example.com"}, Outbox: subscribed(hookA)})
 	if err != nil || res.Deliveries != 1 {
 		t.Fatalf("SaveLead: %d deliveries, %v; want 1", res.Deliveries, err)
@@ -162,8 +163,8 @@ func mapsEqual(a, b map[string]int) bool {
 // outboxWithoutSubscribers writes no event for types nobody subscribed to.
 func (h harness) outboxWithoutSubscribers(t *testing.T) {
 	s := h.store(t)
-	ex := withContact(exchange("m1", "c1", base, "ana@example.com", "ok"), store.Contact{Email: "ana@example.com"})
-	ex.Outbox = store.Outbox{EventIDs: []string{newID("evt"), newID("evt")},
+	ex := withContact(storetest.Exchange("m1", "c1", storetest.Base, "ana@example.com", "ok"), store.Contact{Email: "ana@example.com"})
+	ex.Outbox = store.Outbox{EventIDs: []string{storetest.NewID("evt"), storetest.NewID("evt")},
 		Subscribers: map[string][]store.Endpoint{event.LeadUpdated: {hookA}}}
 	if res := record(t, s, ex); res.Deliveries != 0 {
 		t.Errorf("%d deliveries, want none", res.Deliveries)
@@ -176,35 +177,35 @@ func (h harness) outboxWithoutSubscribers(t *testing.T) {
 // outboxAtomic writes nothing of an exchange whose events cannot be written.
 func (h harness) outboxAtomic(t *testing.T) {
 	s := h.store(t)
-	ex := exchange("m1", "c1", base, "hello", "hi")
+	ex := storetest.Exchange("m1", "c1", storetest.Base, "hello", "hi")
 	ex.Outbox = subscribed(hookA)
 	ex.Outbox.EventIDs = nil
 	if _, err := chat.RecordExchange(t.Context(), s, ex); err == nil {
 		t.Fatal("an exchange whose event has no ID was recorded")
 	}
-	if exists(t, s, "m1", "c1") || thisMonth(t, s, "m1", base) != 0 {
+	if storetest.Exists(t, s, "m1", "c1") || storetest.ThisMonth(t, s, "m1", storetest.Base) != 0 {
 		t.Error("the conversation was written without its event")
 	}
 }
 
 func (h harness) deliveryClaims(t *testing.T) {
 	s := h.store(t)
-	ex := exchange("m1", "c1", base, "hello", "hi")
+	ex := storetest.Exchange("m1", "c1", storetest.Base, "hello", "hi")
 	ex.Outbox = subscribed(hookA)
 	record(t, s, ex)
 
-	if got := claim(t, s, base.Add(-time.Second)); len(got) != 0 {
+	if got := claim(t, s, storetest.Base.Add(-time.Second)); len(got) != 0 {
 		t.Errorf("claimed a delivery before it was due: %+v", got)
 	}
-	first := claim(t, s, base)
+	first := claim(t, s, storetest.Base)
 	if len(first) != 1 {
 		t.Fatalf("claimed %d, want 1", len(first))
 	}
-	if again := claim(t, s, base.Add(10*time.Second)); len(again) != 0 {
+	if again := claim(t, s, storetest.Base.Add(10*time.Second)); len(again) != 0 {
 		t.Errorf("claimed a leased delivery: %+v", again)
 	}
 	// Its holder died: once the lease ends, another claims it.
-	if after := claim(t, s, base.Add(31*time.Second)); len(after) != 1 || after[0].ID != first[0].ID {
+	if after := claim(t, s, storetest.Base.Add(31*time.Second)); len(after) != 1 || after[0].ID != first[0].ID {
 		t.Errorf("after the lease: %+v", after)
 	}
 }
@@ -213,17 +214,17 @@ func (h harness) deliveryClaims(t *testing.T) {
 func (h harness) concurrentClaims(t *testing.T) {
 	s := h.store(t)
 	for range 40 {
-		ex := exchange("m1", newID("c"), base, "hello", "hi")
+		ex := storetest.Exchange("m1", storetest.NewID("c"), storetest.Base, "hello", "hi")
 		ex.Outbox = subscribed(hookA)
 		record(t, s, ex)
 	}
 	claimed := make([][]store.Delivery, 8)
-	errs := runConcurrently(8, func(i int) error {
+	errs := storetest.RunConcurrently(8, func(i int) error {
 		var err error
-		claimed[i], err = s.ClaimDeliveries(t.Context(), base, time.Minute, 10, 100)
+		claimed[i], err = s.ClaimDeliveries(t.Context(), storetest.Base, time.Minute, 10, 100)
 		return err
 	})
-	countErrors(t, errs, nil)
+	storetest.CountErrors(t, errs, nil)
 	seen := map[string]bool{}
 	for _, list := range claimed {
 		for _, d := range list {
@@ -243,14 +244,14 @@ func (h harness) concurrentClaims(t *testing.T) {
 func (h harness) fairClaims(t *testing.T) {
 	s := h.store(t)
 	for i := range 6 {
-		ex := exchange("m1", newID("c"), base.Add(time.Duration(i)*time.Millisecond), "hello", "hi")
+		ex := storetest.Exchange("m1", storetest.NewID("c"), storetest.Base.Add(time.Duration(i)*time.Millisecond), "hello", "hi")
 		ex.Outbox = subscribed(hookA)
 		record(t, s, ex)
 	}
-	ex := exchange("m2", "c-m2", base.Add(time.Second), "hello", "hi")
+	ex := storetest.Exchange("m2", "c-m2", storetest.Base.Add(time.Second), "hello", "hi")
 	ex.Outbox = subscribed(hookA)
 	record(t, s, ex)
-	now := base.Add(2 * time.Second)
+	now := storetest.Base.Add(2 * time.Second)
 	first, err := s.ClaimDeliveries(t.Context(), now, time.Minute, 10, 2)
 	if err != nil {
 		t.Fatal(err)
@@ -277,13 +278,13 @@ func (h harness) fairClaims(t *testing.T) {
 
 func (h harness) deliveryAttempts(t *testing.T) {
 	s := h.store(t)
-	ex := exchange("m1", "c1", base, "hello", "hi")
+	ex := storetest.Exchange("m1", "c1", storetest.Base, "hello", "hi")
 	ex.Outbox = subscribed(hookA)
 	record(t, s, ex)
-	d := claim(t, s, base)[0]
+	d := claim(t, s, storetest.Base)[0]
 
-	retryAt := base.Add(5 * time.Second)
-	recordAttempt(t, s, store.Attempt{MerchantID: "m1", DeliveryID: d.ID, At: base, URL: hookA.URL, StatusCode: 503,
+	retryAt := storetest.Base.Add(5 * time.Second)
+	recordAttempt(t, s, store.Attempt{MerchantID: "m1", DeliveryID: d.ID, At: storetest.Base, URL: hookA.URL, StatusCode: 503,
 		Latency: 120 * time.Millisecond, Error: "503 Service Unavailable", Status: store.DeliveryPending, NextAttemptAt: retryAt})
 	if got := claim(t, s, retryAt.Add(-time.Millisecond)); len(got) != 0 {
 		t.Errorf("claimed before the retry is due: %+v", got)
@@ -305,23 +306,23 @@ func (h harness) deliveryAttempts(t *testing.T) {
 		attempts[0].StatusCode != http.StatusServiceUnavailable || attempts[1].StatusCode != http.StatusNoContent || attempts[0].URL != hookA.URL {
 		t.Errorf("delivery %+v, attempts %+v", got, attempts)
 	}
-	checkTime(t, "first attempt", attempts[0].At, base)
+	storetest.CheckTime(t, "first attempt", attempts[0].At, storetest.Base)
 
 	_, _, err = s.GetDelivery(t.Context(), "other", d.ID)
-	wantErr(t, "another merchant's delivery", err, store.ErrNotFound)
-	err = chat.RecordAttempt(t.Context(), s, store.Attempt{MerchantID: "other", DeliveryID: d.ID, At: base, Status: store.DeliveryFailed})
-	wantErr(t, "an attempt on another merchant's delivery", err, store.ErrNotFound)
+	storetest.WantErr(t, "another merchant's delivery", err, store.ErrNotFound)
+	err = chat.RecordAttempt(t.Context(), s, store.Attempt{MerchantID: "other", DeliveryID: d.ID, At: storetest.Base, Status: store.DeliveryFailed})
+	storetest.WantErr(t, "an attempt on another merchant's delivery", err, store.ErrNotFound)
 }
 
 // disabledEndpoint: a 410 fails the delivery, cancels the endpoint's others and the ones after, until a replay.
 func (h harness) disabledEndpoint(t *testing.T) {
 	s := h.store(t)
 	for _, c := range []string{"c1", "c2"} {
-		ex := exchange("m1", c, base, "hello", "hi")
+		ex := storetest.Exchange("m1", c, storetest.Base, "hello", "hi")
 		ex.Outbox = subscribed(hookA, hookB)
 		record(t, s, ex)
 	}
-	due := claim(t, s, base)
+	due := claim(t, s, storetest.Base)
 	var gone store.Delivery
 	for _, d := range due {
 		if d.WebhookID == hookA.WebhookID {
@@ -329,7 +330,7 @@ func (h harness) disabledEndpoint(t *testing.T) {
 			break
 		}
 	}
-	recordAttempt(t, s, store.Attempt{MerchantID: "m1", DeliveryID: gone.ID, At: base, URL: hookA.URL, StatusCode: 410,
+	recordAttempt(t, s, store.Attempt{MerchantID: "m1", DeliveryID: gone.ID, At: storetest.Base, URL: hookA.URL, StatusCode: 410,
 		Error: "410 Gone", Status: store.DeliveryFailed, DisableEndpoint: true})
 	statuses := func() map[string]int {
 		out := map[string]int{}
@@ -345,8 +346,8 @@ func (h harness) disabledEndpoint(t *testing.T) {
 	// setting it pending again to be retried to the disabled endpoint.
 	for _, d := range due {
 		if d.WebhookID == hookA.WebhookID && d.ID != gone.ID {
-			recordAttempt(t, s, store.Attempt{MerchantID: "m1", DeliveryID: d.ID, At: base, URL: hookA.URL, StatusCode: 503,
-				Error: "503 Service Unavailable", Status: store.DeliveryPending, NextAttemptAt: base.Add(time.Minute)})
+			recordAttempt(t, s, store.Attempt{MerchantID: "m1", DeliveryID: d.ID, At: storetest.Base, URL: hookA.URL, StatusCode: 503,
+				Error: "503 Service Unavailable", Status: store.DeliveryPending, NextAttemptAt: storetest.Base.Add(time.Minute)})
 		}
 	}
 	if got := statuses(); !mapsEqual(got, map[string]int{store.DeliveryFailed: 1, store.DeliveryCancelled: 1}) {
@@ -355,17 +356,17 @@ func (h harness) disabledEndpoint(t *testing.T) {
 	if got := listAllDeliveries(t, s, "m1", store.DeliveryFilter{WebhookID: hookB.WebhookID, Status: store.DeliveryPending}); len(got) != 2 {
 		t.Errorf("hookB's pending deliveries = %d, want 2", len(got))
 	}
-	ex := exchange("m1", "c3", base, "hello", "hi")
+	ex := storetest.Exchange("m1", "c3", storetest.Base, "hello", "hi")
 	ex.Outbox = subscribed(hookA)
 	record(t, s, ex)
 	if got := statuses(); got[store.DeliveryCancelled] != 2 {
 		t.Errorf("a delivery to the disabled endpoint was not cancelled: %v", got)
 	}
 
-	if _, err := chat.ReplayDelivery(t.Context(), s, "m1", gone.ID, base.Add(time.Minute)); err != nil {
+	if _, err := chat.ReplayDelivery(t.Context(), s, "m1", gone.ID, storetest.Base.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	ex = exchange("m1", "c4", base, "hello", "hi")
+	ex = storetest.Exchange("m1", "c4", storetest.Base, "hello", "hi")
 	ex.Outbox = subscribed(hookA)
 	record(t, s, ex)
 	if got := statuses(); got[store.DeliveryPending] != 2 {
@@ -375,21 +376,21 @@ func (h harness) disabledEndpoint(t *testing.T) {
 
 func (h harness) replay(t *testing.T) {
 	s := h.store(t)
-	ex := exchange("m1", "c1", base, "hello", "hi")
+	ex := storetest.Exchange("m1", "c1", storetest.Base, "hello", "hi")
 	ex.Outbox = subscribed(hookA)
 	record(t, s, ex)
-	d := claim(t, s, base)[0]
-	_, err := chat.ReplayDelivery(t.Context(), s, "m1", d.ID, base)
-	wantErr(t, "replaying a pending delivery", err, store.ErrNotReplayable)
-	recordAttempt(t, s, store.Attempt{MerchantID: "m1", DeliveryID: d.ID, At: base, URL: hookA.URL, StatusCode: 200,
+	d := claim(t, s, storetest.Base)[0]
+	_, err := chat.ReplayDelivery(t.Context(), s, "m1", d.ID, storetest.Base)
+	storetest.WantErr(t, "replaying a pending delivery", err, store.ErrNotReplayable)
+	recordAttempt(t, s, store.Attempt{MerchantID: "m1", DeliveryID: d.ID, At: storetest.Base, URL: hookA.URL, StatusCode: 200,
 		Status: store.DeliverySucceeded})
 
-	_, err = chat.ReplayDelivery(t.Context(), s, "other", d.ID, base)
-	wantErr(t, "replaying another merchant's delivery", err, store.ErrNotFound)
-	_, err = chat.ReplayDelivery(t.Context(), s, "m1", "nope", base)
-	wantErr(t, "replaying an unknown delivery", err, store.ErrNotFound)
+	_, err = chat.ReplayDelivery(t.Context(), s, "other", d.ID, storetest.Base)
+	storetest.WantErr(t, "replaying another merchant's delivery", err, store.ErrNotFound)
+	_, err = chat.ReplayDelivery(t.Context(), s, "m1", "nope", storetest.Base)
+	storetest.WantErr(t, "replaying an unknown delivery", err, store.ErrNotFound)
 
-	later := base.Add(time.Hour)
+	later := storetest.Base.Add(time.Hour)
 	r, err := chat.ReplayDelivery(t.Context(), s, "m1", d.ID, later)
 	if err != nil || r.Status != store.DeliveryPending || r.EventID != d.EventID {
 		t.Fatalf("replay = %+v, %v", r, err)
@@ -403,7 +404,7 @@ func (h harness) replay(t *testing.T) {
 func (h harness) listDeliveries(t *testing.T) {
 	s := h.store(t)
 	for i := range 5 {
-		ex := withContact(exchange("m1", newID("c"), base.Add(time.Duration(i)*time.Minute), "a@example.com", "ok"),
+		ex := withContact(storetest.Exchange("m1", storetest.NewID("c"), storetest.Base.Add(time.Duration(i)*time.Minute), "a@example.com", "ok"),
 			store.Contact{Email: "a@example.com"})
 		ex.Outbox = subscribed(hookA)
 		record(t, s, ex)
@@ -418,12 +419,12 @@ func (h harness) listDeliveries(t *testing.T) {
 	if got := listAllDeliveries(t, s, "m1", store.DeliveryFilter{EventType: event.LeadCreated}); len(got) != 5 {
 		t.Errorf("%d lead.created deliveries, want 5", len(got))
 	}
-	if got := listAllDeliveries(t, s, "m1", store.DeliveryFilter{From: base.Add(3 * time.Minute)}); len(got) != 4 {
+	if got := listAllDeliveries(t, s, "m1", store.DeliveryFilter{From: storetest.Base.Add(3 * time.Minute)}); len(got) != 4 {
 		t.Errorf("%d deliveries from 3m, want 4", len(got))
 	}
 	if got := listAllDeliveries(t, s, "other", store.DeliveryFilter{}); len(got) != 0 {
 		t.Errorf("another merchant lists m1's deliveries: %+v", got)
 	}
 	_, _, err := s.ListDeliveries(t.Context(), "m1", store.DeliveryFilter{Cursor: "bad"})
-	wantErr(t, "a bad cursor", err, store.ErrInvalidCursor)
+	storetest.WantErr(t, "a bad cursor", err, store.ErrInvalidCursor)
 }

@@ -1,10 +1,11 @@
-package storetest
+package chat_test
 
 import (
 	"testing"
 
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
+	"github.com/parley-dev/parley/runtime/store/storetest"
 )
 
 // erase: erasing a merchant deletes every kind of data it has (conversations, messages, leads, knowledge, events,
@@ -15,31 +16,31 @@ func (h harness) erase(t *testing.T) {
 	ctx := t.Context()
 	seed := func(merchantID, keyHash string) {
 		t.Helper()
-		ex := withContact(exchange(merchantID, "c1", base, "mail me at ana@example.com", "sure"),
+		ex := withContact(storetest.Exchange(merchantID, "c1", storetest.Base, "mail me at ana@example.com", "sure"),
 			store.Contact{Email: "ana@example.com"})
 		ex.MonthlyLimit, ex.Tokens = 10, 42
 		ex.Outbox = subscribed(hookA, hookB)
 		record(t, s, ex)
-		mustCreateKnowledge(t, s, item(merchantID, "k1", base), 0)
+		mustCreateKnowledge(t, s, storetest.Item(merchantID, "k1", storetest.Base), 0)
 		seedSource(t, s, merchantID, "src1")
 		var gone store.Delivery
-		for _, d := range claim(t, s, base) {
+		for _, d := range claim(t, s, storetest.Base) {
 			if d.MerchantID == merchantID && d.WebhookID == hookA.WebhookID {
 				gone = d
 				break
 			}
 		}
-		recordAttempt(t, s, store.Attempt{MerchantID: merchantID, DeliveryID: gone.ID, At: base, URL: hookA.URL,
+		recordAttempt(t, s, store.Attempt{MerchantID: merchantID, DeliveryID: gone.ID, At: storetest.Base, URL: hookA.URL,
 			StatusCode: 410, Error: "410 Gone", Status: store.DeliveryFailed, DisableEndpoint: true})
 		if err := s.Write(ctx, func(tx store.Tx) error {
-			return tx.InsertAPIKey(ctx, store.APIKey{MerchantID: merchantID, ID: "k1", Type: "secret", SHA256: keyHash, CreatedAt: base})
+			return tx.InsertAPIKey(ctx, store.APIKey{MerchantID: merchantID, ID: "k1", Type: "secret", SHA256: keyHash, CreatedAt: storetest.Base})
 		}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	seed("gone", hexOf("gone"))
-	seed("kept", hexOf("kept"))
-	wantKept := snapshot(t, s, "kept", hexOf("kept"))
+	seed("gone", storetest.HashOf("gone"))
+	seed("kept", storetest.HashOf("kept"))
+	wantKept := snapshot(t, s, "kept", storetest.HashOf("kept"))
 
 	rows, err := chat.EraseMerchant(ctx, s, "gone")
 	if err != nil {
@@ -50,17 +51,17 @@ func (h harness) erase(t *testing.T) {
 	if rows < 17 {
 		t.Errorf("erased %d rows, want at least 17", rows)
 	}
-	if got := snapshot(t, s, "gone", hexOf("gone")); got != (merchantData{}) {
+	if got := snapshot(t, s, "gone", storetest.HashOf("gone")); got != (merchantData{}) {
 		t.Errorf("after erasure the merchant still has %+v", got)
 	}
-	if got := snapshot(t, s, "kept", hexOf("kept")); got != wantKept {
+	if got := snapshot(t, s, "kept", storetest.HashOf("kept")); got != wantKept {
 		t.Errorf("another merchant's data changed: %+v, want %+v", got, wantKept)
 	}
 	if rows, err := chat.EraseMerchant(ctx, s, "gone"); err != nil || rows != 0 {
 		t.Errorf("erasing again: %d rows, %v; want 0, nil", rows, err)
 	}
 	// The ID starts afresh: a new conversation is the first of the month and is delivered to hookA again.
-	ex := exchange("gone", "c1", base, "hello", "hi")
+	ex := storetest.Exchange("gone", "c1", storetest.Base, "hello", "hi")
 	ex.MonthlyLimit = 1
 	ex.Outbox = subscribed(hookA)
 	if res := record(t, s, ex); !res.Created {
@@ -85,13 +86,13 @@ func snapshot(t *testing.T, s store.Store, merchantID, keyHash string) merchantD
 		d    merchantData
 		keys []store.APIKey
 	)
-	for _, c := range listAllConversations(t, s, merchantID, store.ConversationFilter{}) {
+	for _, c := range storetest.ListAllConversations(t, s, merchantID, store.ConversationFilter{}) {
 		d.conversations++
 		d.messages += len(mustMessages(t, s, merchantID, c.ID))
 	}
 	d.leads = len(listAllLeads(t, s, merchantID, store.LeadFilter{}))
 	d.knowledge = len(allKnowledgeIDs(t, s, merchantID))
-	d.revision = revision(t, s, merchantID)
+	d.revision = storetest.Revision(t, s, merchantID)
 	sources, err := s.ListSources(ctx, merchantID)
 	if err != nil {
 		t.Fatal(err)
@@ -119,8 +120,8 @@ func snapshot(t *testing.T, s store.Store, merchantID, keyHash string) merchantD
 	d.keys = len(keys)
 	_, err = s.APIKeyByHash(ctx, keyHash)
 	d.keyByHash = err == nil
-	d.monthConversations = thisMonth(t, s, merchantID, base)
-	if d.tokens, err = s.TokensThisMonth(ctx, merchantID, base); err != nil {
+	d.monthConversations = storetest.ThisMonth(t, s, merchantID, storetest.Base)
+	if d.tokens, err = s.TokensThisMonth(ctx, merchantID, storetest.Base); err != nil {
 		t.Fatal(err)
 	}
 	return d
@@ -128,6 +129,6 @@ func snapshot(t *testing.T, s store.Store, merchantID, keyHash string) merchantD
 
 func mustMessages(t *testing.T, s store.Store, merchantID, id string) []store.Message {
 	t.Helper()
-	_, msgs := getConversation(t, s, merchantID, id)
+	_, msgs := storetest.GetConversation(t, s, merchantID, id)
 	return msgs
 }
