@@ -64,8 +64,7 @@ type EraserConfig struct {
 // Eraser erases the data of deleted merchants once the retention has passed (ErasureDue).
 type Eraser struct {
 	cfg    EraserConfig
-	merchs prometheus.Counter
-	rows   prometheus.Counter
+	counts erasures
 
 	mu sync.Mutex
 	// erased remembers the retirements erased by this process, so that a retired bundle that stays (it reserves
@@ -87,24 +86,17 @@ func NewEraser(cfg EraserConfig) (*Eraser, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	e := &Eraser{cfg: cfg, erased: map[tenant.Retirement]bool{},
-		merchs: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "parley_runtime_merchants_erased_total",
-			Help: "Deleted merchants whose data was erased after the retention.",
-		}),
-		rows: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "parley_runtime_erased_rows_total",
-			Help: "Rows of deleted merchants' data erased after the retention.",
-		}),
+	counts, err := newErasures(cfg.Registry, prometheus.CounterOpts{
+		Name: "parley_runtime_merchants_erased_total",
+		Help: "Deleted merchants whose data was erased after the retention.",
+	}, prometheus.CounterOpts{
+		Name: "parley_runtime_erased_rows_total",
+		Help: "Rows of deleted merchants' data erased after the retention.",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("registering eraser metrics: %w", err)
 	}
-	if cfg.Registry != nil {
-		for _, c := range []prometheus.Collector{e.merchs, e.rows} {
-			if err := cfg.Registry.Register(c); err != nil {
-				return nil, fmt.Errorf("registering eraser metrics: %w", err)
-			}
-		}
-	}
-	return e, nil
+	return &Eraser{cfg: cfg, counts: counts, erased: map[tenant.Retirement]bool{}}, nil
 }
 
 // Run sweeps at once and then every interval, until ctx ends. A failed erasure is logged and tried again at the
@@ -144,8 +136,7 @@ func (e *Eraser) Sweep(ctx context.Context) error {
 			continue
 		}
 		e.erased[ret] = true
-		e.merchs.Inc()
-		e.rows.Add(float64(rows))
+		e.counts.add(rows)
 		e.cfg.Logger.Info("erased a deleted merchant's data", "merchant", ret.MerchantID,
 			"retired_at", ret.At.UTC().Format(time.RFC3339), "retention", e.cfg.Retention.String(), "rows", rows)
 	}
@@ -155,4 +146,26 @@ func (e *Eraser) Sweep(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// erasures counts the merchants whose data was erased and the rows erased with them.
+type erasures struct{ merchants, rows prometheus.Counter }
+
+// newErasures builds the two counters and registers them with reg, unless it is nil.
+func newErasures(reg prometheus.Registerer, merchants, rows prometheus.CounterOpts) (erasures, error) {
+	e := erasures{merchants: prometheus.NewCounter(merchants), rows: prometheus.NewCounter(rows)}
+	if reg != nil {
+		for _, c := range []prometheus.Collector{e.merchants, e.rows} {
+			if err := reg.Register(c); err != nil {
+				return erasures{}, err
+			}
+		}
+	}
+	return e, nil
+}
+
+// add counts one merchant erased, with its rows.
+func (e erasures) add(rows int64) {
+	e.merchants.Inc()
+	e.rows.Add(float64(rows))
 }

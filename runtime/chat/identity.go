@@ -56,8 +56,7 @@ type IdentitiesConfig struct {
 // same merchant ID) starts empty rather than inheriting its predecessor's conversations, leads and knowledge.
 type Identities struct {
 	cfg      IdentitiesConfig
-	replaced prometheus.Counter
-	rows     prometheus.Counter
+	replaced erasures
 
 	mu sync.Mutex
 	// known is the UID recorded for each merchant ID, as far as this process knows: a bundle whose UID it holds
@@ -77,24 +76,17 @@ func NewIdentities(ctx context.Context, cfg IdentitiesConfig) (*Identities, erro
 	if err != nil {
 		return nil, err
 	}
-	i := &Identities{cfg: cfg, known: known,
-		replaced: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "parley_runtime_merchants_replaced_total",
-			Help: "Merchant IDs served for a new Merchant (a new UID), whose predecessor's data was erased first.",
-		}),
-		rows: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "parley_runtime_replaced_rows_total",
-			Help: "Rows of replaced Merchants' data erased before their successors were served.",
-		}),
+	replaced, err := newErasures(cfg.Registry, prometheus.CounterOpts{
+		Name: "parley_runtime_merchants_replaced_total",
+		Help: "Merchant IDs served for a new Merchant (a new UID), whose predecessor's data was erased first.",
+	}, prometheus.CounterOpts{
+		Name: "parley_runtime_replaced_rows_total",
+		Help: "Rows of replaced Merchants' data erased before their successors were served.",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("registering identity metrics: %w", err)
 	}
-	if cfg.Registry != nil {
-		for _, c := range []prometheus.Collector{i.replaced, i.rows} {
-			if err := cfg.Registry.Register(c); err != nil {
-				return nil, fmt.Errorf("registering identity metrics: %w", err)
-			}
-		}
-	}
-	return i, nil
+	return &Identities{cfg: cfg, known: known, replaced: replaced}, nil
 }
 
 // Admit records the Merchant uid as the one whose data merchantID holds, erasing the data of an earlier Merchant
@@ -135,8 +127,7 @@ func (i *Identities) Admit(ctx context.Context, merchantID, uid string) error {
 	i.known[merchantID] = uid
 	switch succession {
 	case SuccessionReplace:
-		i.replaced.Inc()
-		i.rows.Add(float64(rows))
+		i.replaced.add(rows)
 		i.cfg.Logger.Info("erased the data of an earlier Merchant under the same merchant ID before serving its successor",
 			"merchant", merchantID, "previous_uid", held, "uid", uid, "rows", rows)
 	case SuccessionAdopt:

@@ -2,8 +2,6 @@ package chat_test
 
 import (
 	"bufio"
-	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"strconv"
@@ -11,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley-dev/parley/internal/testutil/helpsite"
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/crawl"
 	"github.com/parley-dev/parley/runtime/tenant"
@@ -23,25 +22,7 @@ import (
 //	go test ./runtime/chat/ -run '^$' -bench BenchmarkSyncWebsite1000 -benchtime 1x
 func BenchmarkSyncWebsite1000(b *testing.B) {
 	const pages = 1000
-	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/p/"))
-		if r.URL.Path == "/" {
-			n, err = 0, nil
-		}
-		if err != nil || n >= pages {
-			http.NotFound(w, r)
-			return
-		}
-		var links strings.Builder
-		for i := n + 1; i <= n+10 && i < pages; i++ {
-			fmt.Fprintf(&links, `<a href="/p/%d">Guide %d</a> `, i, i)
-		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprintf(w, `<html><head><title>Guide %d</title></head><body><header><nav>%s</nav></header><main><article><h1>Care guide %d</h1>
-<h2 id="clean">Cleaning</h2><p>Wash piece %d by hand in warm water with a mild soap; it is also dishwasher safe on the gentle programme. Dry it upside down so no water stays in the glaze.</p>
-<h2 id="heat">Heat</h2><p>Piece %d may be heated in a microwave oven for up to three minutes and in an oven up to 220 degrees; avoid sudden changes of temperature, which may crack the glaze.</p>
-</article></main><footer>Copyright Example Shop. Imprint. Privacy.</footer></body></html>`, n, links.String(), n, n, n)
-	}))
+	site := httptest.NewServer(helpsite.Handler(pages))
 	defer site.Close()
 	f := newFixture(b)
 	m := &tenant.Bundle{MerchantID: "acme", Plan: tenant.Plan{KnowledgeSources: 1000, PagesPerSource: pages}}
@@ -63,7 +44,7 @@ func BenchmarkSyncWebsite1000(b *testing.B) {
 			b.Fatal(err)
 		}
 		done, err := f.store.GetSource(b.Context(), m.MerchantID, claimed[0].ID)
-		if err != nil || done.Pages != pages || done.Items != 2*pages {
+		if err != nil || done.Pages != pages || done.Items != helpsite.SectionsPerPage*pages {
 			b.Fatalf("after the sync: %d pages, %d items, %q, %v", done.Pages, done.Items, done.Error, err)
 		}
 	}

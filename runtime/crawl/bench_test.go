@@ -2,11 +2,12 @@ package crawl
 
 import (
 	"fmt"
-	"net/http"
+	"io"
 	"net/http/httptest"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/parley-dev/parley/internal/testutil/helpsite"
 )
 
 // BenchmarkCrawl1000 crawls a local site of 1,000 pages of about 4 KB, each linking to the next ten, found from
@@ -15,25 +16,8 @@ import (
 func BenchmarkCrawl1000(b *testing.B) {
 	const pages = 1000
 	filler := strings.Repeat("<p>Our ceramic mugs are dishwasher safe and handmade in small batches.</p>", 50)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.txt" || r.URL.Path == "/sitemap.xml" {
-			http.NotFound(w, r)
-			return
-		}
-		n, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/p/"))
-		if r.URL.Path == "/" {
-			n, err = 0, nil
-		}
-		if err != nil || n >= pages {
-			http.NotFound(w, r)
-			return
-		}
-		var links strings.Builder
-		for i := n + 1; i <= n+10 && i < pages; i++ {
-			fmt.Fprintf(&links, `<a href="/p/%d">page %d</a> `, i, i)
-		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprintf(w, "<html><body><nav>%s</nav><main><h1>Page %d</h1>%s</main></body></html>", links.String(), n, filler)
+	srv := httptest.NewServer(helpsite.Site(pages, func(w io.Writer, n int, links string) {
+		fmt.Fprintf(w, "<html><body><nav>%s</nav><main><h1>Page %d</h1>%s</main></body></html>", links, n, filler)
 	}))
 	defer srv.Close()
 	c := New(Config{AllowPrivate: true})

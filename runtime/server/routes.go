@@ -248,34 +248,40 @@ func methodNotAllowed(allow string) http.Handler {
 // visitor wraps an API-key handler (the widget's or a merchant's server's) with CORS, key authentication and the
 // merchant's rate limit.
 func (s *Server) visitor(h func(http.ResponseWriter, *http.Request, *tenant.Bundle) error) http.HandlerFunc {
+	keyed := s.keyed(h, "")
 	return func(w http.ResponseWriter, r *http.Request) {
 		allowCORS(w, r)
-		caller, err := s.authenticateKey(r)
-		if err == nil {
-			err = s.limit(w, r, caller.merchant)
-		}
-		if err == nil {
-			err = h(w, withCaller(r, caller), caller.merchant)
-		}
-		if err != nil {
-			fail(w, r, err)
-		}
+		keyed(w, r)
 	}
 }
 
-// ownerOrServer wraps a handler that a merchant's owner calls from the dashboard (a bearer ID token, as owner)
-// or the merchant's own servers call with a secret key in X-API-Key (as visitor, with the merchant's rate
-// limit). A publishable key, which any web page may hold, is refused.
+// ownerOrServer wraps a handler that a merchant's owner calls from the dashboard or the merchant's own servers
+// call (ownerOrSecretKey).
 func (s *Server) ownerOrServer(h func(http.ResponseWriter, *http.Request, *tenant.Bundle) error) http.HandlerFunc {
-	owner := s.owner(h)
+	return s.ownerOrSecretKey(h, "this call needs a secret key or an owner's ID token, not a publishable key")
+}
+
+// ownerOrSecretKey wraps a handler that a merchant's owner calls from the dashboard (a bearer ID token, as owner)
+// or the merchant's own servers call with a secret key in X-API-Key (as visitor, with the merchant's rate
+// limit). A publishable key, which any web page may hold, is refused with the message publishable.
+func (s *Server) ownerOrSecretKey(h func(http.ResponseWriter, *http.Request, *tenant.Bundle) error, publishable string) http.HandlerFunc {
+	owner, keyed := s.owner(h), s.keyed(h, publishable)
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get(headerAPIKey) == "" {
 			owner(w, r)
 			return
 		}
+		keyed(w, r)
+	}
+}
+
+// keyed wraps a handler with API-key authentication and the merchant's rate limit. Unless publishable is empty,
+// a publishable key is refused with that message.
+func (s *Server) keyed(h func(http.ResponseWriter, *http.Request, *tenant.Bundle) error, publishable string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
 		caller, err := s.authenticateKey(r)
-		if err == nil && caller.key.Type != tenant.KeySecret {
-			err = newError(http.StatusForbidden, codeForbidden, "this call needs a secret key or an owner's ID token, not a publishable key")
+		if err == nil && publishable != "" && caller.key.Type != tenant.KeySecret {
+			err = newError(http.StatusForbidden, codeForbidden, "%s", publishable)
 		}
 		if err == nil {
 			err = s.limit(w, r, caller.merchant)

@@ -18,27 +18,7 @@ const maxAuthorRunes = 80
 // or the merchant's secret key (X-API-Key), which a helpdesk's integration holds. A publishable key, which every
 // visitor of the merchant's pages holds, never reaches the team's conversations.
 func (s *Server) team(h func(http.ResponseWriter, *http.Request, *tenant.Bundle) error) http.HandlerFunc {
-	owner := s.owner(h)
-	return func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get(headerAPIKey) == "" {
-			owner(w, r)
-			return
-		}
-		caller, err := s.authenticateKey(r)
-		if err == nil && caller.key.Type != tenant.KeySecret {
-			err = newError(http.StatusForbidden, codeForbidden,
-				"a publishable key cannot reach the team's conversations; use the secret key or an ID token")
-		}
-		if err == nil {
-			err = s.limit(w, r, caller.merchant)
-		}
-		if err == nil {
-			err = h(w, withCaller(r, caller), caller.merchant)
-		}
-		if err != nil {
-			fail(w, r, err)
-		}
-	}
+	return s.ownerOrSecretKey(h, "a publishable key cannot reach the team's conversations; use the secret key or an ID token")
 }
 
 type teamMessageRequest struct {

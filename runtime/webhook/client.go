@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
-	"syscall"
 	"time"
 
 	"github.com/parley-dev/parley/runtime/webhook/target"
@@ -21,25 +19,8 @@ var ErrForbiddenTarget = errors.New("the webhook target resolves to a loopback, 
 // unless allowPrivate, a dialer that checks every address it connects to, after name resolution, so that DNS
 // rebinding cannot reach an internal service either.
 func newClient(timeout time.Duration, allowPrivate bool) *http.Client {
-	dialer := &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}
-	if !allowPrivate {
-		dialer.Control = func(_, address string, _ syscall.RawConn) error {
-			ap, err := netip.ParseAddrPort(address)
-			if err != nil || !target.Public(ap.Addr()) {
-				return ErrForbiddenTarget
-			}
-			return nil
-		}
-	}
-	transport := &http.Transport{
-		DialContext:            dialer.DialContext,
-		ForceAttemptHTTP2:      true,
-		MaxIdleConnsPerHost:    8,
-		IdleConnTimeout:        90 * time.Second,
-		TLSHandshakeTimeout:    timeout,
-		ResponseHeaderTimeout:  timeout,
-		MaxResponseHeaderBytes: maxResponseHeaders,
-	}
+	transport := target.Transport(timeout, allowPrivate, ErrForbiddenTarget)
+	transport.MaxIdleConnsPerHost, transport.IdleConnTimeout = 8, 90*time.Second
 	return &http.Client{
 		Transport: transport,
 		Timeout:   timeout,

@@ -43,9 +43,6 @@ const (
 	MerchantShare = 4
 	// maxResponseBody is how much of an answer is read, so that connections are reused.
 	maxResponseBody = 64 << 10
-	// maxResponseHeaders bounds an answer's headers, which a receiver could otherwise make 10 MB long (Go's
-	// default), every byte of a malformed one quoted in the error.
-	maxResponseHeaders = 64 << 10
 	// maxErrorBytes bounds what the delivery log keeps of a failure's description: it is shared by every
 	// merchant's deliveries, and returned with each in the API's listings.
 	maxErrorBytes = 512

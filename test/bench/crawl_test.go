@@ -4,18 +4,16 @@ package bench
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/parley-dev/parley/internal/contract"
+	"github.com/parley-dev/parley/internal/testutil/helpsite"
 	"github.com/parley-dev/parley/internal/testutil/runtimeproc"
 	"github.com/parley-dev/parley/internal/testutil/synthkb"
 	"github.com/parley-dev/parley/runtime/tenant"
@@ -41,7 +39,7 @@ const (
 // crawl, and the chat's p50 and p99 of the requests sent in the quiet phase and of those sent while the crawl ran.
 // Run it with `make bench-crawl`.
 func BenchmarkCrawlBesideChat(b *testing.B) {
-	site := httptest.NewServer(thousandPages())
+	site := httptest.NewServer(helpsite.Handler(crawlPages))
 	b.Cleanup(site.Close)
 	dir := b.TempDir()
 	tenants, db := filepath.Join(dir, "tenants"), filepath.Join(dir, "parley.db")
@@ -197,28 +195,4 @@ func sourceReport(b *testing.B, metricsURL, merchantID, sourceID string) contrac
 		b.Fatal(err)
 	}
 	return report.Merchants[merchantID].Sources[sourceID]
-}
-
-// thousandPages serves a help centre of crawlPages pages, found by following links from the start page, each with
-// navigation, a footer and two sections of help text.
-func thousandPages() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/p/"))
-		if r.URL.Path == "/" {
-			n, err = 0, nil
-		}
-		if err != nil || n >= crawlPages {
-			http.NotFound(w, r)
-			return
-		}
-		var links strings.Builder
-		for i := n + 1; i <= n+10 && i < crawlPages; i++ {
-			fmt.Fprintf(&links, `<a href="/p/%d">Guide %d</a> `, i, i)
-		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprintf(w, `<html><head><title>Guide %d</title></head><body><header><nav>%s</nav></header><main><article><h1>Care guide %d</h1>
-<h2 id="clean">Cleaning</h2><p>Wash piece %d by hand in warm water with a mild soap; it is also dishwasher safe on the gentle programme. Dry it upside down so no water stays in the glaze.</p>
-<h2 id="heat">Heat</h2><p>Piece %d may be heated in a microwave oven for up to three minutes and in an oven up to 220 degrees; avoid sudden changes of temperature, which may crack the glaze.</p>
-</article></main><footer>Copyright Example Shop. Imprint. Privacy.</footer></body></html>`, n, links.String(), n, n, n)
-	})
 }

@@ -22,18 +22,15 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
 	"github.com/parley-dev/parley/controllers"
 	"github.com/parley-dev/parley/internal/contract"
-	"github.com/parley-dev/parley/internal/render"
 	"github.com/parley-dev/parley/internal/testutil/fakellm"
+	"github.com/parley-dev/parley/internal/testutil/operatortest"
 )
 
 const operatorNS = "parley-system"
@@ -77,7 +74,7 @@ func run(m *testing.M) (int, error) {
 	}
 	defer func() { _ = os.RemoveAll(tmp) }()
 
-	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
+	env := operatortest.Environment()
 	cfg, err := env.Start()
 	if err != nil {
 		return 1, fmt.Errorf("starting envtest: %w", err)
@@ -86,7 +83,7 @@ func run(m *testing.M) (int, error) {
 	if cluster.client, err = client.New(cfg, client.Options{Scheme: controllers.Scheme()}); err != nil {
 		return 1, err
 	}
-	kubeconfig, err := writeKubeconfig(env, tmp)
+	kubeconfig, err := operatortest.WriteKubeconfig(env, tmp)
 	if err != nil {
 		return 1, err
 	}
@@ -142,7 +139,8 @@ func run(m *testing.M) (int, error) {
 	// The runtime runs with the arguments and environment the operator rendered into its Deployment, adapted only
 	// where a process on this machine must differ from a pod.
 	cluster.sqlitePath = filepath.Join(tmp, "parley.db")
-	args, runtimeEnv, err := renderedRuntime(ctx, map[string]string{
+	rt := &chatv1alpha1.ChatRuntime{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: operatorNS}}
+	args, runtimeEnv, err := operatortest.RenderedRuntime(ctx, cluster.client, rt, map[string]string{
 		contract.FlagListen:        "127.0.0.1:0",
 		contract.FlagSQLitePath:    cluster.sqlitePath,
 		contract.FlagMetricsListen: metricsAddr,
@@ -171,66 +169,6 @@ func run(m *testing.M) (int, error) {
 		fmt.Fprintf(os.Stderr, "--- operator and runtime logs ---\n%s", logs)
 	}
 	return code, nil
-}
-
-// renderedRuntime waits for the operator to write the default ChatRuntime's Deployment and returns its container's
-// arguments, with the flags of local set to their local values, and its environment, with values from Secrets
-// read from the API server.
-func renderedRuntime(ctx context.Context, local map[string]string) (args, env []string, err error) {
-	rt := &chatv1alpha1.ChatRuntime{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: operatorNS}}
-	var d appsv1.Deployment
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err = cluster.client.Get(ctx, client.ObjectKey{Namespace: operatorNS, Name: render.ServiceName(rt)}, &d)
-		if err == nil {
-			break
-		}
-		if !apierrors.IsNotFound(err) || time.Now().After(deadline) {
-			return nil, nil, fmt.Errorf("the operator did not render the runtime Deployment: %w", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	c := d.Spec.Template.Spec.Containers[0]
-	replaced := map[string]bool{}
-	for _, arg := range c.Args {
-		name, _, _ := strings.Cut(strings.TrimPrefix(arg, "--"), "=")
-		if v, ok := local[name]; ok {
-			arg = contract.Arg(name, v)
-			replaced[name] = true
-		}
-		args = append(args, arg)
-	}
-	for name := range local {
-		if !replaced[name] {
-			return nil, nil, fmt.Errorf("the rendered arguments %v have no --%s to run locally", c.Args, name)
-		}
-	}
-	for _, e := range c.Env {
-		value := e.Value
-		if ref := e.ValueFrom; ref != nil && ref.SecretKeyRef != nil {
-			var s corev1.Secret
-			if err := cluster.client.Get(ctx, client.ObjectKey{Namespace: operatorNS, Name: ref.SecretKeyRef.Name}, &s); err != nil {
-				return nil, nil, fmt.Errorf("$%s: %w", e.Name, err)
-			}
-			value = string(s.Data[ref.SecretKeyRef.Key])
-		}
-		env = append(env, e.Name+"="+value)
-	}
-	return args, env, nil
-}
-
-// writeKubeconfig writes a kubeconfig for an administrator of the envtest API server and returns its path.
-func writeKubeconfig(env *envtest.Environment, dir string) (string, error) {
-	user, err := env.AddUser(envtest.User{Name: "e2e-admin", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		return "", err
-	}
-	data, err := user.KubeConfig()
-	if err != nil {
-		return "", err
-	}
-	path := filepath.Join(dir, "kubeconfig")
-	return path, os.WriteFile(path, data, 0o600)
 }
 
 // listenAddress reads the runtime's JSON logs until it says where it serves, copying every line to rest.

@@ -6,38 +6,30 @@
 package keyowner
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
 	"github.com/parley-dev/parley/controllers"
 	"github.com/parley-dev/parley/internal/contract"
-	"github.com/parley-dev/parley/internal/render"
 	"github.com/parley-dev/parley/internal/testutil/apiclient"
+	"github.com/parley-dev/parley/internal/testutil/operatortest"
 	"github.com/parley-dev/parley/internal/testutil/pgtest"
 	"github.com/parley-dev/parley/internal/testutil/runtimeproc"
 	"github.com/parley-dev/parley/runtime/assistant"
@@ -169,24 +161,14 @@ type world struct {
 
 func startWorld(t *testing.T, bin string, storage chatv1alpha1.StorageType) *world {
 	ctx := t.Context()
-	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("starting envtest: %v", err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	w := &world{}
-	if w.client, err = client.New(cfg, client.Options{Scheme: controllers.Scheme()}); err != nil {
-		t.Fatal(err)
-	}
-	tmp := t.TempDir()
-	kubeconfig := writeKubeconfig(t, env, tmp)
-
+	cluster := operatortest.Start(t)
+	w := &world{client: cluster.Client}
 	create(t, w.client, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNS}})
 	rt := &chatv1alpha1.ChatRuntime{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: operatorNS},
 		Spec: chatv1alpha1.ChatRuntimeSpec{PublicURL: "https://chat.example.com", Storage: chatv1alpha1.StorageSpec{Type: storage},
 			AllowedNamespaces: &metav1.LabelSelector{MatchLabels: map[string]string{grantLabel: "true"}}}}
 	local := map[string]string{}
+	var err error
 	switch storage {
 	case chatv1alpha1.StoragePostgres:
 		pg, err := pgtest.Start(ctx)
@@ -202,7 +184,7 @@ func startWorld(t *testing.T, bin string, storage chatv1alpha1.StorageType) *wor
 			t.Fatal(err)
 		}
 	default:
-		path := filepath.Join(tmp, "parley.db")
+		path := filepath.Join(t.TempDir(), "parley.db")
 		local[contract.FlagSQLitePath] = path
 		if w.store, err = sqlite.Open(ctx, path); err != nil {
 			t.Fatal(err)
@@ -216,52 +198,13 @@ func startWorld(t *testing.T, bin string, storage chatv1alpha1.StorageType) *wor
 
 	// The operator reads the runtime's usage and keys in use from the runtime's metrics listener, here on a free
 	// loopback port rather than the Service a pod has, and often, so that the test sees them soon.
-	listen, metrics := freeAddress(t), freeAddress(t)
-	mgr, err := controllers.NewManager(cfg, controllers.Options{Namespace: operatorNS, RuntimeImage: "ghcr.io/parley-dev/parley:test", MetricsAddr: "0", ProbeAddr: "0",
+	metrics := runtimeproc.FreeAddress(t)
+	cluster.RunOperator(t, controllers.Options{Namespace: operatorNS, RuntimeImage: "ghcr.io/parley-dev/parley:test", MetricsAddr: "0", ProbeAddr: "0",
 		UsageInterval: 200 * time.Millisecond, UsageAddress: metrics, Registry: prometheus.NewRegistry(), Rebuildable: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	opCtx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(opCtx) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("the operator stopped with %v", err)
-		}
-	})
 
 	// The runtime runs with the arguments and environment the operator rendered, but for its addresses and files.
-	local[contract.FlagListen], local[contract.FlagMetricsListen] = listen, metrics
-	args, runtimeEnv := renderedRuntime(t, w.client, rt, local)
-	logs := &processLogs{}
-	cmd := exec.Command(bin, args...)
-	cmd.Env = slices.Concat(os.Environ(), []string{"KUBECONFIG=" + kubeconfig}, runtimeEnv)
-	cmd.Stderr = logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("runtime logs:\n%s", logs)
-		}
-	})
-	w.runtime = "http://" + listen
-	eventually(t, "the runtime is ready", func() error {
-		resp, err := http.Get(w.runtime + "/readyz")
-		if err != nil {
-			return err
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		_ = resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("/readyz answered %d", resp.StatusCode)
-		}
-		return nil
-	})
+	local[contract.FlagListen], local[contract.FlagMetricsListen] = runtimeproc.FreeAddress(t), metrics
+	w.runtime = cluster.RunRuntime(t, bin, rt, local).URL
 	return w
 }
 
@@ -308,22 +251,11 @@ func (w *world) bundles(t *testing.T) *tenant.Registry {
 // widget asks for the widget's settings with a publishable key from a page of origin, as widget.js does.
 func (w *world) widget(t *testing.T, key, origin string) apiclient.Response {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, w.runtime+"/api/v1/widget", nil)
+	r, err := apiclient.Get(t.Context(), w.runtime+"/api/v1/widget", map[string]string{"X-API-Key": key, "Origin": origin})
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("X-API-Key", key)
-	req.Header.Set("Origin", origin)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return apiclient.Response{Status: resp.StatusCode, Header: resp.Header, Body: string(body)}
+	return r
 }
 
 // answersFor checks that the widget on the victim's page, with key, shows merchant's settings.
@@ -359,116 +291,10 @@ func (w *world) chatFromVictimsPage(t *testing.T, key string) string {
 	return answer.ConversationID
 }
 
-// renderedRuntime waits for the operator to write rt's Deployment and returns its container's arguments, with the
-// flags of local set to their local values, and its environment, with values from Secrets read from the API
-// server.
-func renderedRuntime(t *testing.T, c client.Client, rt *chatv1alpha1.ChatRuntime, local map[string]string) (args, env []string) {
-	t.Helper()
-	ctx := t.Context()
-	var d appsv1.Deployment
-	eventually(t, "the operator renders the runtime's Deployment", func() error {
-		if err := c.Get(ctx, client.ObjectKey{Namespace: operatorNS, Name: render.ServiceName(rt)}, &d); err != nil {
-			current := &chatv1alpha1.ChatRuntime{}
-			_ = c.Get(ctx, client.ObjectKeyFromObject(rt), current)
-			return fmt.Errorf("%w; the ChatRuntime's conditions: %+v", err, current.Status.Conditions)
-		}
-		return nil
-	})
-	container := d.Spec.Template.Spec.Containers[0]
-	replaced := map[string]bool{}
-	for _, arg := range container.Args {
-		name, _, _ := strings.Cut(strings.TrimPrefix(arg, "--"), "=")
-		if v, ok := local[name]; ok {
-			arg = contract.Arg(name, v)
-			replaced[name] = true
-		}
-		args = append(args, arg)
-	}
-	for name := range local {
-		if !replaced[name] {
-			t.Fatalf("the rendered arguments %v have no --%s to run locally", container.Args, name)
-		}
-	}
-	for _, e := range container.Env {
-		value := e.Value
-		if ref := e.ValueFrom; ref != nil && ref.SecretKeyRef != nil {
-			var s corev1.Secret
-			if err := c.Get(ctx, client.ObjectKey{Namespace: operatorNS, Name: ref.SecretKeyRef.Name}, &s); err != nil {
-				t.Fatalf("$%s: %v", e.Name, err)
-			}
-			value = string(s.Data[ref.SecretKeyRef.Key])
-		}
-		env = append(env, e.Name+"="+value)
-	}
-	return args, env
-}
-
-// writeKubeconfig writes a kubeconfig for an administrator of the envtest API server and returns its path.
-func writeKubeconfig(t *testing.T, env *envtest.Environment, dir string) string {
-	t.Helper()
-	user, err := env.AddUser(envtest.User{Name: "keyowner-admin", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := user.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-func create(t *testing.T, c client.Client, o client.Object) {
-	t.Helper()
-	if err := c.Create(t.Context(), o); err != nil {
-		t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
-	}
-}
+func create(t *testing.T, c client.Client, o client.Object) { t.Helper(); operatortest.Create(t, c, o) }
 
 // eventually retries check until it passes or 60 seconds have gone.
 func eventually(t *testing.T, what string, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: still not after 60s: %v", what, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// freeAddress is a loopback address with a port free a moment ago.
-func freeAddress(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = ln.Close() }()
-	return ln.Addr().String()
-}
-
-// processLogs keeps a process's standard error to show when the test fails.
-type processLogs struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (l *processLogs) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *processLogs) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
+	operatortest.Eventually(t, what, 60*time.Second, check)
 }

@@ -6,36 +6,29 @@
 package sources
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
 	"github.com/parley-dev/parley/controllers"
 	"github.com/parley-dev/parley/internal/contract"
-	"github.com/parley-dev/parley/internal/render"
+	"github.com/parley-dev/parley/internal/testutil/operatortest"
 	"github.com/parley-dev/parley/internal/testutil/runtimeproc"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
@@ -71,7 +64,7 @@ func TestKnowledgeSourceBecomesReady(t *testing.T) {
 	create(t, c, &chatv1alpha1.Merchant{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: "shop-b"},
 		Spec: chatv1alpha1.MerchantSpec{DisplayName: "Shop B", PlanRef: chatv1alpha1.LocalObjectReference{Name: plan.Name}}})
 
-	unreachable := freeAddress(t) // nothing listens there
+	unreachable := runtimeproc.FreeAddress(t) // nothing listens there
 	source := func(name, merchant, url string) *chatv1alpha1.KnowledgeSource {
 		return &chatv1alpha1.KnowledgeSource{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "shop-a"},
 			Spec: chatv1alpha1.KnowledgeSourceSpec{MerchantRef: chatv1alpha1.LocalObjectReference{Name: merchant}, URL: url,
@@ -196,18 +189,8 @@ func bundles(t *testing.T, c client.Client) []*tenant.Bundle {
 // startWorld starts an API server, the operator and a SQLite runtime that may crawl loopback sites, run with the
 // arguments the operator rendered, and returns a client of the API server.
 func startWorld(t *testing.T, bin string) client.Client {
-	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("starting envtest: %v", err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	c, err := client.New(cfg, client.Options{Scheme: controllers.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmp := t.TempDir()
-	kubeconfig := writeKubeconfig(t, env, tmp)
+	cluster := operatortest.Start(t)
+	c := cluster.Client
 	create(t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNS}})
 	// The site is on loopback, which the runtime crawls only where the ChatRuntime allows private targets.
 	rt := &chatv1alpha1.ChatRuntime{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: operatorNS},
@@ -216,153 +199,19 @@ func startWorld(t *testing.T, bin string) client.Client {
 			AllowedNamespaces: &metav1.LabelSelector{MatchLabels: map[string]string{grantLabel: "true"}}}}
 	create(t, c, rt)
 
-	listen, metrics := freeAddress(t), freeAddress(t)
-	mgr, err := controllers.NewManager(cfg, controllers.Options{Namespace: operatorNS, RuntimeImage: "ghcr.io/parley-dev/parley:test", MetricsAddr: "0", ProbeAddr: "0",
+	listen, metrics := runtimeproc.FreeAddress(t), runtimeproc.FreeAddress(t)
+	cluster.RunOperator(t, controllers.Options{Namespace: operatorNS, RuntimeImage: "ghcr.io/parley-dev/parley:test", MetricsAddr: "0", ProbeAddr: "0",
 		UsageInterval: 200 * time.Millisecond, UsageAddress: metrics, Registry: prometheus.NewRegistry(), Rebuildable: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	opCtx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(opCtx) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("the operator stopped with %v", err)
-		}
-	})
-
-	local := map[string]string{contract.FlagListen: listen, contract.FlagMetricsListen: metrics,
-		contract.FlagSQLitePath: filepath.Join(tmp, "parley.db")}
-	args, runtimeEnv := renderedRuntime(t, c, rt, local)
-	logs := &processLogs{}
-	cmd := exec.Command(bin, args...)
-	cmd.Env = slices.Concat(os.Environ(), []string{"KUBECONFIG=" + kubeconfig}, runtimeEnv)
-	cmd.Stderr = logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("runtime logs:\n%s", logs)
-		}
-	})
-	eventually(t, "the runtime is ready", func() error {
-		resp, err := http.Get("http://" + listen + "/readyz")
-		if err != nil {
-			return err
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		_ = resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("/readyz answered %d", resp.StatusCode)
-		}
-		return nil
-	})
+	cluster.RunRuntime(t, bin, rt, map[string]string{contract.FlagListen: listen, contract.FlagMetricsListen: metrics,
+		contract.FlagSQLitePath: filepath.Join(t.TempDir(), "parley.db")})
 	return c
 }
 
-// renderedRuntime waits for the operator to write rt's Deployment and returns its container's arguments, with the
-// flags of local set to their local values, and its environment.
-func renderedRuntime(t *testing.T, c client.Client, rt *chatv1alpha1.ChatRuntime, local map[string]string) (args, env []string) {
-	t.Helper()
-	var d appsv1.Deployment
-	eventually(t, "the operator renders the runtime's Deployment", func() error {
-		return c.Get(t.Context(), client.ObjectKey{Namespace: operatorNS, Name: render.ServiceName(rt)}, &d)
-	})
-	container := d.Spec.Template.Spec.Containers[0]
-	replaced := map[string]bool{}
-	for _, arg := range container.Args {
-		name, _, _ := strings.Cut(strings.TrimPrefix(arg, "--"), "=")
-		if v, ok := local[name]; ok {
-			arg = contract.Arg(name, v)
-			replaced[name] = true
-		}
-		args = append(args, arg)
-	}
-	for name := range local {
-		if !replaced[name] {
-			t.Fatalf("the rendered arguments %v have no --%s to run locally", container.Args, name)
-		}
-	}
-	for _, e := range container.Env {
-		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
-			t.Fatalf("$%s comes from a Secret, which a SQLite runtime of this test does not have", e.Name)
-		}
-		env = append(env, e.Name+"="+e.Value) // the downward API's values (the memory limit) are a pod's: none here
-	}
-	return args, env
-}
-
-// writeKubeconfig writes a kubeconfig for an administrator of the envtest API server and returns its path.
-func writeKubeconfig(t *testing.T, env *envtest.Environment, dir string) string {
-	t.Helper()
-	user, err := env.AddUser(envtest.User{Name: "sources-admin", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := user.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-func create(t *testing.T, c client.Client, o client.Object) {
-	t.Helper()
-	if err := c.Create(t.Context(), o); err != nil {
-		t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
-	}
-}
+func create(t *testing.T, c client.Client, o client.Object) { t.Helper(); operatortest.Create(t, c, o) }
 
 // eventually retries check until it passes or 90 seconds have gone: a sync starts within the runtime's poll of
 // 10 seconds after its bundle arrives.
 func eventually(t *testing.T, what string, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: still not after 90s: %v", what, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-// freeAddress is a loopback address with a port free a moment ago.
-func freeAddress(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = ln.Close() }()
-	return ln.Addr().String()
-}
-
-// processLogs keeps a process's standard error to show when the test fails.
-type processLogs struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (l *processLogs) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *processLogs) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
+	operatortest.Eventually(t, what, 90*time.Second, check)
 }

@@ -23,22 +23,34 @@ type Response struct {
 
 // Post sends body, a JSON document, to url with the headers and reads the whole answer.
 func Post(ctx context.Context, url string, headers map[string]string, body string) (Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	return send(ctx, http.MethodPost, url, headers, strings.NewReader(body))
+}
+
+// Get asks for url with the headers and reads the whole answer.
+func Get(ctx context.Context, url string, headers map[string]string) (Response, error) {
+	return send(ctx, http.MethodGet, url, headers, nil)
+}
+
+// send sends a request, a JSON document its body unless nil, and reads the whole answer.
+func send(ctx context.Context, method, url string, headers map[string]string, body io.Reader) (Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, url, body)
 	if err != nil {
-		return Response{}, fmt.Errorf("building POST %s: %w", url, err)
+		return Response{}, fmt.Errorf("building %s %s: %w", method, url, err)
 	}
-	req.Header.Set("Content-Type", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return Response{}, fmt.Errorf("POST %s: %w", url, err)
+		return Response{}, fmt.Errorf("%s %s: %w", method, url, err)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	answer, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return Response{}, fmt.Errorf("reading the answer to POST %s: %w", url, err)
+		return Response{}, fmt.Errorf("reading the answer to %s %s: %w", method, url, err)
 	}
 	return Response{Status: resp.StatusCode, Header: resp.Header, Body: string(answer)}, nil
 }

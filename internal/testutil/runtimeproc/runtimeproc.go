@@ -57,15 +57,30 @@ func Start(t testing.TB, bin string, env []string, args ...string) *Process {
 func StartOn(t testing.TB, addr, bin string, env []string, args ...string) *Process {
 	t.Helper()
 	metricsAddr := FreeAddress(t)
-	p := &Process{URL: "http://" + addr, MetricsURL: "http://" + metricsAddr, logs: &logs{}}
-	p.cmd = exec.Command(bin, append([]string{contract.RuntimeCommand, contract.Arg(contract.FlagListen, addr), //nolint:gosec // the binary Build made, with the test's arguments
+	p := Run(t, "http://"+addr, bin, env, append([]string{contract.RuntimeCommand, contract.Arg(contract.FlagListen, addr),
 		contract.Arg(contract.FlagMetricsListen, metricsAddr)}, args...)...)
+	p.MetricsURL = "http://" + metricsAddr
+	return p
+}
+
+// Run runs bin with exactly args, env added to the test's environment, for a runtime whose arguments name its
+// addresses (url is where it serves), waits until /readyz answers 200, and kills the process when t ends, showing
+// its logs if t failed.
+func Run(t testing.TB, url, bin string, env []string, args ...string) *Process {
+	t.Helper()
+	p := &Process{URL: url, logs: &logs{}}
+	p.cmd = exec.Command(bin, args...) //nolint:gosec // the binary Build made, with the test's arguments
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stderr = p.logs
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { p.Kill() })
+	t.Cleanup(func() {
+		p.Kill()
+		if t.Failed() {
+			t.Logf("runtime logs:\n%s", p.Logs())
+		}
+	})
 	deadline := time.Now().Add(2 * time.Minute) // 10,000 tenant bundles load within it on a busy machine
 	for {
 		resp, err := http.Get(p.URL + "/readyz")

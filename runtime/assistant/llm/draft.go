@@ -73,62 +73,22 @@ func (r *Responder) draftError(ctx context.Context, t *target, err error) error 
 }
 
 // draftOnce asks the model once with the parameters w and reads its article. The model's reasoning is counted but
-// is no part of the article; a watchdog ends the request when the model is slow to start or stalls.
+// is no part of the article.
 func (r *Responder) draftOnce(ctx context.Context, req assistant.DraftRequest, t *target, msgs []openai.ChatCompletionMessageParamUnion, w wire) (assistant.Draft, error) {
-	m := t.model
-	ctx, dog, stop := watch(ctx, m.Timeouts)
-	defer stop()
-	stream := t.client.Chat.Completions.NewStreaming(ctx, w.params(m.Name, msgs, m.Temperature, m.MaxTokens), t.ownKey(req.APIKey)...)
-	defer func() { _ = stream.Close() }()
-	var completion strings.Builder
-	var usage assistant.Usage
-	think := thoughts{inside: w.thinksUnopened}
-	reported, finished, limit := false, false, m.MaxTokens*maxAnswerBytesPerToken
-	for stream.Next() {
-		chunk := stream.Current()
-		if chunk.JSON.Usage.Valid() {
-			reported = true
-			usage = assistant.Usage{PromptTokens: reportedTokens(chunk.Usage.PromptTokens),
-				CompletionTokens: reportedTokens(chunk.Usage.CompletionTokens)}
-		}
-		for _, c := range chunk.Choices {
-			if c.Index != 0 {
-				continue
-			}
-			thought := reasoning(c.Delta)
-			if thought != "" || c.Delta.Content != "" {
-				dog.wrote()
-			}
-			completion.WriteString(thought)
-			completion.WriteString(c.Delta.Content)
-			think.add(c.Delta.Content)
-			if c.FinishReason != "" && !finished {
-				think.end()
-				finished = true
-			}
-		}
-		if completion.Len() > limit {
-			return assistant.Draft{}, fmt.Errorf("the chat completion from %s is longer than %d bytes, %d tokens' worth", t.baseURL, limit, m.MaxTokens)
-		}
+	c, err := r.complete(ctx, t, req.APIKey, msgs, w, nil)
+	if err != nil {
+		return assistant.Draft{}, err
 	}
-	if err := stream.Err(); err != nil {
-		if cause := context.Cause(ctx); errors.Is(cause, errFirstToken) || errors.Is(cause, errIdle) {
-			err = cause // the watchdog's, not the cancellation it caused
-		}
-		return assistant.Draft{}, fmt.Errorf("the chat completion from %s: %w", t.baseURL, err)
-	}
-	if !finished {
-		return assistant.Draft{}, fmt.Errorf("the chat completion from %s: %w", t.baseURL, errCutShort)
-	}
-	title, content := readDraft(think.answer())
+	title, content := readDraft(c.think.answer())
 	if content == "" {
 		return assistant.Draft{}, errEmpty
 	}
 	if title == "" && len(req.Questions) > 0 {
 		title = req.Questions[0]
 	}
-	if !reported {
-		usage = r.counter.usage(msgs, completion.String())
+	usage := c.usage
+	if !c.reported {
+		usage = r.counter.usage(msgs, c.text.String())
 	}
 	return assistant.Draft{Title: cut(title, maxDraftTitleRunes), Content: content, Usage: usage}, nil
 }

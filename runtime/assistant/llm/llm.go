@@ -317,84 +317,116 @@ func (r *Responder) fit(ctx context.Context, req assistant.Request, t *target, h
 	return msgs, hits
 }
 
-// stream asks the model once with the parameters w and reads its answer into a reply. The model's reasoning,
-// in reasoning_content (vLLM, DeepSeek), reasoning (Ollama, OpenRouter) or <think> blocks of its content
-// (llama.cpp, vLLM without a reasoning parser), is counted but never passed on, stored or read as the answer.
-// A watchdog ends the request when the model is slow to start or stalls (t's timeouts).
-func (r *Responder) stream(ctx context.Context, req assistant.Request, t *target, hits []assistant.Hit, msgs []openai.ChatCompletionMessageParamUnion, w wire) (assistant.Reply, error) {
+// completion is what one streamed chat completion returned so far.
+type completion struct {
+	// text is the content and reasoning as they came, which the tokens are counted from when the provider
+	// reports no usage.
+	text  strings.Builder
+	think thoughts
+	// usage is the provider's report, valid when reported.
+	usage    assistant.Usage
+	reported bool
+	// finish is the first choice's finish_reason, empty until it came.
+	finish string
+}
+
+// complete asks the model once with the parameters w and reads its streamed completion, calling each (if not nil)
+// after every chunk. The model's reasoning, in reasoning_content (vLLM, DeepSeek), reasoning (Ollama,
+// OpenRouter) or <think> blocks of its content (llama.cpp, vLLM without a reasoning parser), is counted but kept
+// out of the answer. A watchdog ends the request when the model is slow to start or stalls (t's timeouts). With
+// an error it returns what came before it, or no completion at all for one too long to be read on.
+func (r *Responder) complete(ctx context.Context, t *target, key string, msgs []openai.ChatCompletionMessageParamUnion, w wire, each func(*completion)) (*completion, error) {
 	m := t.model
 	ctx, dog, stop := watch(ctx, m.Timeouts)
 	defer stop()
-	stream := t.client.Chat.Completions.NewStreaming(ctx, w.params(m.Name, msgs, m.Temperature, m.MaxTokens), t.ownKey(req.APIKey)...)
+	stream := t.client.Chat.Completions.NewStreaming(ctx, w.params(m.Name, msgs, m.Temperature, m.MaxTokens), t.ownKey(key)...)
 	defer func() { _ = stream.Close() }()
-	var completion strings.Builder
-	var usage assistant.Usage
-	think, cite := thoughts{inside: w.thinksUnopened}, newCiter(len(hits))
-	reported, sent, lone, finish, limit := false, 0, 0, "", m.MaxTokens*maxAnswerBytesPerToken
+	c := &completion{think: thoughts{inside: w.thinksUnopened}}
+	limit := m.MaxTokens * maxAnswerBytesPerToken
 	for stream.Next() {
 		chunk := stream.Current()
 		if chunk.JSON.Usage.Valid() {
-			reported = true
-			usage = assistant.Usage{PromptTokens: reportedTokens(chunk.Usage.PromptTokens),
+			c.reported = true
+			c.usage = assistant.Usage{PromptTokens: reportedTokens(chunk.Usage.PromptTokens),
 				CompletionTokens: reportedTokens(chunk.Usage.CompletionTokens)}
 		}
-		for _, c := range chunk.Choices {
-			if c.Index != 0 {
+		for _, choice := range chunk.Choices {
+			if choice.Index != 0 {
 				continue
 			}
-			thought := reasoning(c.Delta)
-			if thought != "" || c.Delta.Content != "" {
+			thought := reasoning(choice.Delta)
+			if thought != "" || choice.Delta.Content != "" {
 				dog.wrote()
 			}
-			completion.WriteString(thought)
-			completion.WriteString(c.Delta.Content)
-			think.add(c.Delta.Content)
-			if c.FinishReason != "" && finish == "" {
-				think.end()
-				finish = c.FinishReason
+			c.text.WriteString(thought)
+			c.text.WriteString(choice.Delta.Content)
+			c.think.add(choice.Delta.Content)
+			if choice.FinishReason != "" && c.finish == "" {
+				c.think.end()
+				c.finish = choice.FinishReason
 			}
 		}
-		if completion.Len() > limit {
-			return assistant.Reply{}, fmt.Errorf("the chat completion from %s is longer than %d bytes, %d tokens' worth", t.baseURL, limit, m.MaxTokens)
+		if c.text.Len() > limit {
+			return nil, fmt.Errorf("the chat completion from %s is longer than %d bytes, %d tokens' worth", t.baseURL, limit, m.MaxTokens)
 		}
-		if think.lone != lone {
-			// What was passed on was a thought: the answer starts again. The stored reply, which the widget shows
-			// once it ends, has none of it; the model is learned below, so that it happens once.
-			lone, sent, cite = think.lone, 0, newCiter(len(hits))
+		if each != nil {
+			each(c)
 		}
-		sent = pass(req.Delta, cite.text(strings.TrimLeftFunc(think.answer(), unicode.IsSpace), false), sent)
-	}
-	if think.lone > 0 && !w.thinksUnopened {
-		r.log.InfoContext(ctx, "the model's thoughts start without <think>; holding its answers back until </think> from now on",
-			"provider", t.provider, "model", m.Name)
-		w.thinksUnopened = true
-		r.accepts.learn(t.key, w)
 	}
 	if err := stream.Err(); err != nil {
-		// With the caller's cancellation, what was written, and what it cost: the provider bills the prompt whole
-		// and the completion's tokens so far, and a stream cut short reports no usage of its own.
-		text := cite.text(strings.TrimLeftFunc(think.answer(), unicode.IsSpace), true)
-		partial := assistant.Reply{Text: text, Sources: cited(cite, hits), Kind: assistant.KindAnswer, Answered: text != "",
-			Usage: assistant.Usage{PromptTokens: int64(promptTokens(msgs)), CompletionTokens: int64(tokens(text))}}
 		if cause := context.Cause(ctx); errors.Is(cause, errFirstToken) || errors.Is(cause, errIdle) {
 			err = cause // the watchdog's, not the cancellation it caused
 		}
-		return partial, fmt.Errorf("the chat completion from %s: %w", t.baseURL, err)
+		return c, fmt.Errorf("the chat completion from %s: %w", t.baseURL, err)
 	}
-	if finish == "" {
-		return assistant.Reply{}, fmt.Errorf("the chat completion from %s: %w", t.baseURL, errCutShort)
+	if c.finish == "" {
+		return c, fmt.Errorf("the chat completion from %s: %w", t.baseURL, errCutShort)
 	}
-	answer := strings.TrimSpace(cite.text(strings.TrimLeftFunc(think.answer(), unicode.IsSpace), true))
+	return c, nil
+}
+
+// stream asks the model once with the parameters w and reads its answer into a reply, passing it on as it comes.
+// The model's reasoning is never passed on, stored or read as the answer.
+func (r *Responder) stream(ctx context.Context, req assistant.Request, t *target, hits []assistant.Hit, msgs []openai.ChatCompletionMessageParamUnion, w wire) (assistant.Reply, error) {
+	cite, sent, lone := newCiter(len(hits)), 0, 0
+	c, err := r.complete(ctx, t, req.APIKey, msgs, w, func(c *completion) {
+		if c.think.lone != lone {
+			// What was passed on was a thought: the answer starts again. The stored reply, which the widget shows
+			// once it ends, has none of it; the model is learned below, so that it happens once.
+			lone, sent, cite = c.think.lone, 0, newCiter(len(hits))
+		}
+		sent = pass(req.Delta, cite.text(strings.TrimLeftFunc(c.think.answer(), unicode.IsSpace), false), sent)
+	})
+	if c == nil {
+		return assistant.Reply{}, err
+	}
+	if c.think.lone > 0 && !w.thinksUnopened {
+		r.log.InfoContext(ctx, "the model's thoughts start without <think>; holding its answers back until </think> from now on",
+			"provider", t.provider, "model", t.model.Name)
+		w.thinksUnopened = true
+		r.accepts.learn(t.key, w)
+	}
+	switch {
+	case errors.Is(err, errCutShort):
+		return assistant.Reply{}, err
+	case err != nil:
+		// With the caller's cancellation, what was written, and what it cost: the provider bills the prompt whole
+		// and the completion's tokens so far, and a stream cut short reports no usage of its own.
+		text := cite.text(strings.TrimLeftFunc(c.think.answer(), unicode.IsSpace), true)
+		return assistant.Reply{Text: text, Sources: cited(cite, hits), Kind: assistant.KindAnswer, Answered: text != "",
+			Usage: assistant.Usage{PromptTokens: int64(promptTokens(msgs)), CompletionTokens: int64(tokens(text))}}, err
+	}
+	answer := strings.TrimSpace(cite.text(strings.TrimLeftFunc(c.think.answer(), unicode.IsSpace), true))
 	if answer == "" {
 		return assistant.Reply{}, errEmpty
 	}
 	reply := readAnswer(req, answer, cite, hits)
-	if reply.Kind == assistant.KindAnswer && (finish == assistant.CutLength || finish == assistant.CutContentFilter) {
-		reply.Cut, reply.Answered = finish, false
+	if reply.Kind == assistant.KindAnswer && (c.finish == assistant.CutLength || c.finish == assistant.CutContentFilter) {
+		reply.Cut, reply.Answered = c.finish, false
 	}
-	reply.Usage = usage
-	if !reported {
-		reply.Usage = r.counter.usage(msgs, completion.String())
+	reply.Usage = c.usage
+	if !c.reported {
+		reply.Usage = r.counter.usage(msgs, c.text.String())
 	}
 	return reply, nil
 }

@@ -1,7 +1,7 @@
-// Package target is the rule of which addresses webhook deliveries may reach, shared by the runtime, which
-// checks every address it dials, and the operator, which refuses a Webhook whose URL names a forbidden address
-// before it reaches a bundle. It is a leaf: the operator imports it without linking the runtime's delivery code
-// or its store.
+// Package target is the rule of which addresses webhook deliveries, crawls and Git fetches may reach, and the
+// transport that applies it, shared by the runtime, which checks every address it dials, and the operator, which
+// refuses a Webhook whose URL names a forbidden address before it reaches a bundle. It is a leaf: the operator
+// imports it without linking the runtime's delivery code or its store.
 package target
 
 import "net/netip"
