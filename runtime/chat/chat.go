@@ -448,7 +448,7 @@ type LeadForm struct {
 	VisitorID      string
 }
 
-// saveFormLead stores a contact form's lead: a new one, or the visitor's lead of the conversation completed. Only the
+// SaveLead stores a contact form's lead: a new one, or the visitor's lead of the conversation completed. Only the
 // visitor who started the conversation, named by a non-empty visitor ID, can attach a lead to it: a form naming
 // another visitor's conversation, one started without a visitor ID, or one that does not exist yet (the form
 // before the first message) leaves the lead on its own, so that it neither reads nor changes anyone else's lead
@@ -474,7 +474,7 @@ func (s *Service) SaveLead(ctx context.Context, m *tenant.Bundle, f LeadForm) (s
 	return res, nil
 }
 
-// createKnowledge adds an item to the merchant's knowledge base, within the plan's item ceiling
+// CreateKnowledge adds an item to the merchant's knowledge base, within the plan's item ceiling
 // (store.ErrKnowledgeLimit) and characters ceiling (store.ErrKnowledgeSizeLimit), and returns it with its ID and
 // times.
 func (s *Service) CreateKnowledge(ctx context.Context, m *tenant.Bundle, k store.Knowledge) (store.Knowledge, error) {
@@ -487,7 +487,7 @@ func (s *Service) CreateKnowledge(ctx context.Context, m *tenant.Bundle, k store
 	return k, nil
 }
 
-// updateKnowledge replaces the title, content, URL, tags, questions and draft status of the item old with k's,
+// UpdateKnowledge replaces the title, content, URL, tags, questions and draft status of the item old with k's,
 // within the plan's characters ceiling (store.ErrKnowledgeSizeLimit), or returns store.ErrNotFound when it is gone.
 func (s *Service) UpdateKnowledge(ctx context.Context, m *tenant.Bundle, old, k store.Knowledge) (store.Knowledge, error) {
 	k.ID, k.MerchantID, k.CreatedAt, k.UseCount = old.ID, m.MerchantID, old.CreatedAt, old.UseCount
@@ -499,7 +499,7 @@ func (s *Service) UpdateKnowledge(ctx context.Context, m *tenant.Bundle, old, k 
 	return k, nil
 }
 
-// deleteKnowledge removes an item, or returns store.ErrNotFound.
+// DeleteKnowledge removes an item, or returns store.ErrNotFound.
 func (s *Service) DeleteKnowledge(ctx context.Context, m *tenant.Bundle, id string) error {
 	if err := deleteKnowledge(ctx, s.store, m.MerchantID, id); err != nil {
 		return err
@@ -508,7 +508,7 @@ func (s *Service) DeleteKnowledge(ctx context.Context, m *tenant.Bundle, id stri
 	return nil
 }
 
-// replayDelivery sends a finished delivery again; see the function replayDelivery.
+// ReplayDelivery sends a finished delivery again; see the function replayDelivery.
 func (s *Service) ReplayDelivery(ctx context.Context, m *tenant.Bundle, id string) (store.Delivery, error) {
 	d, err := replayDelivery(ctx, s.store, m.MerchantID, id, s.now())
 	if err != nil {

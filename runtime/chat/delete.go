@@ -48,7 +48,7 @@ func deleteRecord(ctx context.Context, st store.Store, what, merchantID, id stri
 	return rows, nil
 }
 
-// deleteConversation deletes one of the merchant's conversations; see the function deleteConversation. The log
+// DeleteConversation deletes one of the merchant's conversations; see the function deleteConversation. The log
 // line counts the rows and names no content.
 func (s *Service) DeleteConversation(ctx context.Context, m *tenant.Bundle, id string) error {
 	rows, err := deleteConversation(ctx, s.store, m.MerchantID, id)
@@ -59,7 +59,7 @@ func (s *Service) DeleteConversation(ctx context.Context, m *tenant.Bundle, id s
 	return nil
 }
 
-// deleteLead deletes one of the merchant's leads; see the function deleteLead. The log line counts the rows and
+// DeleteLead deletes one of the merchant's leads; see the function deleteLead. The log line counts the rows and
 // names no content.
 func (s *Service) DeleteLead(ctx context.Context, m *tenant.Bundle, id string) error {
 	rows, err := deleteLead(ctx, s.store, m.MerchantID, id)

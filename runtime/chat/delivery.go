@@ -68,7 +68,7 @@ func (o Outbox) ClaimDeliveries(ctx context.Context, now time.Time, lease time.D
 	return o.Store.ClaimDeliveries(ctx, now, lease, limit, perMerchant)
 }
 
-// recordAttempt records an attempt's outcome; see the function recordAttempt.
+// RecordAttempt records an attempt's outcome; see the function recordAttempt.
 func (o Outbox) RecordAttempt(ctx context.Context, a store.Attempt) error {
 	return recordAttempt(ctx, o.Store, a)
 }

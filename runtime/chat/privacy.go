@@ -215,7 +215,7 @@ func freshEventIDs(o store.Outbox) store.Outbox {
 	return o
 }
 
-// eraseSubject erases a data subject's records; see the function eraseSubject. The log line counts what was
+// EraseSubject erases a data subject's records; see the function eraseSubject. The log line counts what was
 // erased and names neither the subject nor any content.
 func (s *Service) EraseSubject(ctx context.Context, m *tenant.Bundle, subject store.Subject) (Erasure, error) {
 	e, deliveries, err := eraseSubject(ctx, s.store, m.MerchantID, subject, ids.New("era_"), Route(m),

@@ -22,7 +22,7 @@ import (
 	"github.com/parley-dev/parley/runtime/tenant"
 )
 
-// createSource adds a knowledge source to the merchant, due at once, within the plan's sources (ErrSourceLimit).
+// CreateSource adds a knowledge source to the merchant, due at once, within the plan's sources (ErrSourceLimit).
 func (s *Service) CreateSource(ctx context.Context, m *tenant.Bundle, src store.KnowledgeSource) (store.KnowledgeSource, error) {
 	now := s.now().UTC().Truncate(time.Millisecond)
 	src.ID, src.MerchantID, src.Status = ids.New("src_"), m.MerchantID, store.SourcePending
@@ -34,7 +34,7 @@ func (s *Service) CreateSource(ctx context.Context, m *tenant.Bundle, src store.
 	return src, nil
 }
 
-// deleteSource deletes a source and its items, or returns store.ErrNotFound, or ErrSourceDeclared for a source
+// DeleteSource deletes a source and its items, or returns store.ErrNotFound, or ErrSourceDeclared for a source
 // a KnowledgeSource object declares.
 func (s *Service) DeleteSource(ctx context.Context, m *tenant.Bundle, id string) error {
 	src, err := s.store.GetSource(ctx, m.MerchantID, id)
