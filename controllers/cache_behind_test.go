@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -93,16 +94,9 @@ func TestBundleCreatedMeanwhile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &MerchantReconciler{Client: c, APIReader: k8s}
+	r := &MerchantReconciler{Client: c, APIReader: k8s, bundles: newOwnSecrets(time.Now)}
 	id := ns + "-shop"
-	bundle := func(source, doc string) *corev1.Secret {
-		return &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: tenant.SecretName(id), Namespace: ns,
-				Labels:      map[string]string{chatv1alpha1.MerchantIDLabel: id},
-				Annotations: map[string]string{render.SourceAnnotation: source}},
-			Data: map[string][]byte{tenant.DataKey: []byte(doc)},
-		}
-	}
+	bundle := func(source, doc string) *corev1.Secret { return testBundle(ns, id, source, doc) }
 	// This Merchant's bundle, written a moment ago: its event has not reached the cache.
 	create(t, bundle(ns+"/shop", "v1"))
 	stored := &corev1.Secret{}
@@ -133,6 +127,62 @@ func TestBundleCreatedMeanwhile(t *testing.T) {
 	}
 	if read(); string(stored.Data[tenant.DataKey]) != "v2" {
 		t.Errorf("another Merchant's bundle was overwritten: %q", stored.Data[tenant.DataKey])
+	}
+}
+
+// testBundle is a tenant bundle of merchant ID id in namespace ns, of the Merchant source, holding doc.
+func testBundle(ns, id, source, doc string) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: tenant.SecretName(id), Namespace: ns,
+			Labels:      map[string]string{chatv1alpha1.MerchantIDLabel: id},
+			Annotations: map[string]string{render.SourceAnnotation: source}},
+		Data: map[string][]byte{tenant.DataKey: []byte(doc)},
+	}
+}
+
+// TestOwnBundleNotCachedYet: a bundle the reconciler created a moment ago, which its cache lacks, is neither
+// created again nor read from the API server when the Merchant renders it unchanged; changed, it is written.
+func TestOwnBundleNotCachedYet(t *testing.T) {
+	ns := newNamespace(t)
+	behind := laggingCache(t, &corev1.Secret{})
+	var creates, reads int
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: Scheme(), Cache: &client.CacheOptions{Reader: behind}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted := interceptor.NewClient(c, interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			creates++
+			return c.Create(ctx, obj, opts...)
+		},
+	})
+	direct, err := client.NewWithWatch(cfg, client.Options{Scheme: Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := interceptor.NewClient(direct, interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			reads++
+			return c.Get(ctx, key, obj, opts...)
+		},
+	})
+	r := &MerchantReconciler{Client: counted, APIReader: api, bundles: newOwnSecrets(time.Now)}
+	id := ns + "-shop"
+	if err := r.applyBundle(ctxT(t), testBundle(ns, id, ns+"/shop", "v1")); err != nil || creates != 1 {
+		t.Fatalf("the first bundle: %v, %d creates", err, creates)
+	}
+	if err := r.applyBundle(ctxT(t), testBundle(ns, id, ns+"/shop", "v1")); err != nil || creates != 1 || reads != 0 {
+		t.Errorf("the same bundle again: %v, %d creates and %d reads, want 1 and 0", err, creates, reads)
+	}
+	if err := r.applyBundle(ctxT(t), testBundle(ns, id, ns+"/shop", "v2")); err != nil {
+		t.Fatalf("a changed bundle: %v", err)
+	}
+	stored := &corev1.Secret{}
+	if err := k8s.Get(ctxT(t), client.ObjectKey{Namespace: ns, Name: tenant.SecretName(id)}, stored); err != nil {
+		t.Fatal(err)
+	}
+	if string(stored.Data[tenant.DataKey]) != "v2" {
+		t.Errorf("the changed bundle was not written: %q", stored.Data[tenant.DataKey])
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
@@ -593,6 +594,45 @@ func TestStatusOnly(t *testing.T) {
 	}
 }
 
+func TestFinalizerAddedOnly(t *testing.T) {
+	base := func() *chatv1alpha1.Merchant {
+		return &chatv1alpha1.Merchant{ObjectMeta: metav1.ObjectMeta{Name: "shop", Generation: 1, ResourceVersion: "10",
+			Finalizers: []string{"example.com/other"}}}
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(*chatv1alpha1.Merchant)
+		want   bool
+	}{
+		{"the finalizer added, with a status", func(m *chatv1alpha1.Merchant) {
+			m.Finalizers = append(m.Finalizers, merchantFinalizer)
+			m.Status.MerchantID, m.ResourceVersion = "shop", "11"
+		}, true},
+		{"nothing but the status", func(m *chatv1alpha1.Merchant) { m.Status.MerchantID = "shop" }, false},
+		{"another finalizer added", func(m *chatv1alpha1.Merchant) { m.Finalizers = append(m.Finalizers, "example.com/more") }, false},
+		{"the finalizer added and another removed", func(m *chatv1alpha1.Merchant) { m.Finalizers = []string{merchantFinalizer} }, false},
+		{"the finalizer added with a spec change", func(m *chatv1alpha1.Merchant) {
+			m.Finalizers, m.Generation = append(m.Finalizers, merchantFinalizer), 2
+		}, false},
+		{"the finalizer added with a label", func(m *chatv1alpha1.Merchant) {
+			m.Finalizers, m.Labels = append(m.Finalizers, merchantFinalizer), map[string]string{"team": "a"}
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			updated := base()
+			tc.change(updated)
+			if got := finalizerAddedOnly(base(), updated, merchantFinalizer); got != tc.want {
+				t.Errorf("finalizerAddedOnly = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	had := base()
+	had.Finalizers = append(had.Finalizers, merchantFinalizer)
+	if finalizerAddedOnly(had, had, merchantFinalizer) {
+		t.Error("an update of a Merchant that had the finalizer already counts as adding it")
+	}
+}
+
 func TestNotGeneratedCreate(t *testing.T) {
 	controlledBy := func(apiVersion, kind string) *corev1.Secret {
 		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "widget-apikey", Namespace: "shop"}}
@@ -625,24 +665,56 @@ func TestNotGeneratedCreate(t *testing.T) {
 }
 
 func TestFirstPublishWait(t *testing.T) {
-	created := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	m := &chatv1alpha1.Merchant{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(created)}}
+	arrived := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	m := &chatv1alpha1.Merchant{}
 	for _, tc := range []struct {
 		name string
 		now  time.Time
 		want time.Duration
 	}{
-		{"just created", created.Add(200 * time.Millisecond), 800 * time.Millisecond},
-		{"old enough", created.Add(2 * time.Second), -time.Second},
-		{"a clock behind the API server's waits no longer than the delay", created.Add(-time.Hour), newMerchantDelay},
+		{"just arrived", arrived.Add(200 * time.Millisecond), 800 * time.Millisecond},
+		{"quiet long enough", arrived.Add(2 * time.Second), -time.Second},
 	} {
-		if got := firstPublishWait(m, tc.now); got != tc.want {
+		if got := firstPublishWait(m, arrived, tc.now); got != tc.want {
 			t.Errorf("%s: wait %s, want %s", tc.name, got, tc.want)
 		}
 	}
 	m.Status.Conditions = []metav1.Condition{{Type: chatv1alpha1.ConditionReady, Status: metav1.ConditionFalse}}
-	if got := firstPublishWait(m, created); got != 0 {
+	if got := firstPublishWait(m, arrived, arrived); got != 0 {
 		t.Errorf("a Merchant reconciled before waits %s", got)
+	}
+}
+
+// TestArrivals shows that a new Merchant waits for the last of its keys and webhooks to arrive, however they are
+// spread, and that a published one does not wait.
+func TestArrivals(t *testing.T) {
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	a := newArrivals(func() time.Time { return now })
+	m := &chatv1alpha1.Merchant{ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: "a"}}
+	key := client.ObjectKeyFromObject(m)
+	if got := a.wait(m); got != newMerchantDelay {
+		t.Errorf("a Merchant reconciled before its arrival was recorded waits %s, want %s", got, newMerchantDelay)
+	}
+	now = now.Add(700 * time.Millisecond)
+	a.saw(key) // its APIKey
+	now = now.Add(700 * time.Millisecond)
+	a.saw(key) // its Webhook, 1.4 s after it
+	now = now.Add(400 * time.Millisecond)
+	if got := a.wait(m); got != 600*time.Millisecond {
+		t.Errorf("0.4 s after its last webhook arrived it waits %s, want 0.6 s", got)
+	}
+	m.Status.Conditions = []metav1.Condition{{Type: chatv1alpha1.ConditionReady, Status: metav1.ConditionTrue}}
+	if got := a.wait(m); got != 0 {
+		t.Errorf("a published Merchant waits %s", got)
+	}
+	a.forget(key)
+	now = now.Add(arrivalTTL)
+	other := types.NamespacedName{Namespace: "b", Name: "shop"}
+	a.saw(other)
+	now = now.Add(arrivalTTL)
+	a.saw(key)
+	if _, ok := a.last[other]; ok || len(a.last) != 1 {
+		t.Errorf("arrivals older than %s are kept: %v", arrivalTTL, a.last)
 	}
 }
 

@@ -33,18 +33,24 @@ import (
 	"github.com/parley-dev/parley/runtime/tenant"
 )
 
-// newMerchantDelay is how long after its creation a Merchant first publishes its bundle: a Merchant is usually
-// created together with its keys and webhooks (one apply of a tenant's manifests), and published at once it
-// would publish a bundle without those not yet in the cache, and then again with each.
+// newMerchantDelay is how long a new Merchant waits, after the last of it and its APIKeys and Webhooks arrived in
+// the cache, before it first publishes its bundle: a Merchant is usually created together with its keys and
+// webhooks (one apply of a tenant's manifests), and published at once it would publish a bundle without those
+// not yet in the cache, and then again with each.
 const newMerchantDelay = time.Second
 
-// firstPublishWait is how long a Merchant never reconciled before (it has no Ready condition) waits until it is
-// newMerchantDelay old, by its creation time; at most newMerchantDelay, whatever the clocks say.
-func firstPublishWait(m *chatv1alpha1.Merchant, now time.Time) time.Duration {
-	if meta.FindStatusCondition(m.Status.Conditions, chatv1alpha1.ConditionReady) != nil {
+// reconciledBefore says whether a Merchant has been reconciled before: it has a Ready condition.
+func reconciledBefore(m *chatv1alpha1.Merchant) bool {
+	return meta.FindStatusCondition(m.Status.Conditions, chatv1alpha1.ConditionReady) != nil
+}
+
+// firstPublishWait is how long a Merchant waits at now before it publishes: a Merchant never reconciled before
+// until newMerchantDelay after lastArrival, the last arrival of it or one of its APIKeys or Webhooks (arrivals).
+func firstPublishWait(m *chatv1alpha1.Merchant, lastArrival, now time.Time) time.Duration {
+	if reconciledBefore(m) {
 		return 0
 	}
-	return min(m.CreationTimestamp.Add(newMerchantDelay).Sub(now), newMerchantDelay)
+	return lastArrival.Add(newMerchantDelay).Sub(now)
 }
 
 // merchantFinalizer removes the tenant bundle, which lives in the runtime's namespace and so cannot be owned by
@@ -63,6 +69,10 @@ type MerchantReconciler struct {
 	Now       func() time.Time
 	// writes holds back a reconcile while the cache is older than the reconciler's own last write.
 	writes *ownWrites
+	// arrivals holds back a new Merchant's first publish while its keys and webhooks are arriving.
+	arrivals *arrivals
+	// bundles remembers the bundles the reconciler created until its cache has them.
+	bundles *ownSecrets
 	// Namespace is where ChatRuntimes live: the operator's namespace. Bundles live in each runtime's target
 	// namespace.
 	Namespace string
@@ -85,7 +95,7 @@ func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if !m.DeletionTimestamp.IsZero() {
 		return retryConflict(r.finalize(ctx, &m))
 	}
-	if wait := firstPublishWait(&m, r.Now()); wait > 0 {
+	if wait := r.arrivals.wait(&m); wait > 0 {
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	before := m.DeepCopy()
@@ -128,6 +138,7 @@ func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 				"granted to namespace %s: %s", m.Namespace, strings.Join(out.ownersLeftOut, ", ")))
 	}
 	news := putReady(&m.Status.Conditions, cond, quietFirstReady)
+	r.arrivals.forget(req.NamespacedName) // it has a Ready condition from now on
 	r.Metrics.set(m.Namespace, m.Name, m.Spec.PlanRef.Name, cond.Status == metav1.ConditionTrue)
 	statusOf := func(m *chatv1alpha1.Merchant) any { return m.Status }
 	return reportStatus(ctx, r.Client, r.writes, r.Recorder, before, &m, statusOf, news, ctrl.Result{RequeueAfter: out.requeue})
@@ -555,10 +566,14 @@ func secretPending(generated bool, p *problem, observedGeneration, generation in
 func (r *MerchantReconciler) applyBundle(ctx context.Context, want *corev1.Secret) error {
 	var got corev1.Secret
 	err := r.Get(ctx, client.ObjectKeyFromObject(want), &got)
+	if apierrors.IsNotFound(err) && r.bundles.hasBundle(want) {
+		return nil // created a moment ago as it is now; its event has not reached the cache yet
+	}
 	if apierrors.IsNotFound(err) {
 		// Create, not apply: of two Merchants racing for one ID, exactly one wins.
 		err = r.Create(ctx, want)
 		if err == nil {
+			r.bundles.addBundle(want)
 			return nil
 		}
 		if !apierrors.IsAlreadyExists(err) {
@@ -674,11 +689,19 @@ func retire(bundle *corev1.Secret, now time.Time) *corev1.Secret {
 // SetupWithManager watches Merchants and everything their bundle is made of.
 func (r *MerchantReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	r.writes = newOwnWrites()
+	r.arrivals = newArrivals(r.Now)
+	r.bundles = newOwnSecrets(r.Now)
+	self := func(_ context.Context, o client.Object) []reconcile.Request {
+		return []reconcile.Request{{NamespacedName: client.ObjectKeyFromObject(o)}}
+	}
 	return ctrl.NewControllerManagedBy(mgr).
-		// Its own status patch must not wake it: the next reconcile could find the bundle it has just created
-		// missing from the cache, and write it again.
-		For(&chatv1alpha1.Merchant{}, notStatusOnly()).
+		// Its own status write and finalizer must not wake it: the next reconcile could find the bundle it has
+		// just created missing from the cache, and write it again.
+		For(&chatv1alpha1.Merchant{}, notOwnFinalizer(merchantFinalizer)).
 		Watches(&chatv1alpha1.Merchant{}, r.writes.forget()).
+		Watches(&chatv1alpha1.Merchant{}, r.arrivals.record(self)).
+		Watches(&chatv1alpha1.APIKey{}, r.arrivals.record(merchantOf)).
+		Watches(&chatv1alpha1.Webhook{}, r.arrivals.record(merchantOf)).
 		// Only a spec change reaches the bundles: a Plan's or ChatRuntime's status changes with every merchant
 		// added, and must not re-render every bundle each time.
 		Watches(&chatv1alpha1.Plan{}, handler.EnqueueRequestsFromMapFunc(r.merchantsOfPlan), specChanges()).
@@ -699,6 +722,7 @@ func (r *MerchantReconciler) SetupWithManager(mgr ctrl.Manager, workers int) err
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
 			return requestsFor(ctx, r.Client, &chatv1alpha1.MerchantList{}, o.GetNamespace(), merchantOwnKeyIndex, o.GetName())
 		}), builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelProviderKey))).
+		Watches(&corev1.Secret{}, r.bundles.forget(), builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelTenant))).
 		// A bundle's creation is the Merchant's own write (or a rival's, which its create finds): only a bundle
 		// edited or deleted brings it back. Woken by its own create, it would find its status patch not cached
 		// yet, and write it and its first Ready event again.

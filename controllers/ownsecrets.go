@@ -2,15 +2,19 @@ package controllers
 
 import (
 	"context"
+	"crypto/sha256"
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/parley-dev/parley/runtime/tenant"
 )
 
 // ownSecretTTL is how long a created Secret is remembered at most. Its event reaches the cache within seconds
@@ -32,6 +36,9 @@ type ownSecrets struct {
 type ownSecret struct {
 	uid types.UID
 	at  time.Time
+	// digest is the SHA-256 of the data a tenant bundle was created with (addBundle), to compare with the bundle
+	// a later reconcile renders; zero for other Secrets.
+	digest [sha256.Size]byte
 }
 
 func newOwnSecrets(now func() time.Time) *ownSecrets {
@@ -40,23 +47,50 @@ func newOwnSecrets(now func() time.Time) *ownSecrets {
 
 // add remembers the Secret key, of the given UID, as just created, and forgets those created too long ago.
 func (o *ownSecrets) add(key types.NamespacedName, uid types.UID) {
+	o.put(key, ownSecret{uid: uid})
+}
+
+// addBundle remembers a tenant bundle as just created, with the digest of its data.
+func (o *ownSecrets) addBundle(s *corev1.Secret) {
+	o.put(client.ObjectKeyFromObject(s), ownSecret{uid: s.UID, digest: bundleDigest(s)})
+}
+
+func (o *ownSecrets) put(key types.NamespacedName, s ownSecret) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	now := o.now()
-	for k, s := range o.created {
-		if now.Sub(s.at) >= ownSecretTTL {
+	for k, c := range o.created {
+		if now.Sub(c.at) >= ownSecretTTL {
 			delete(o.created, k)
 		}
 	}
-	o.created[key] = ownSecret{uid: uid, at: now}
+	s.at = now
+	o.created[key] = s
 }
 
 // has says whether the reconciler created the Secret key and its cache has not shown it yet.
 func (o *ownSecrets) has(key types.NamespacedName) bool {
+	_, ok := o.get(key)
+	return ok
+}
+
+// hasBundle says whether the reconciler created the tenant bundle want, with the same data, and its cache has
+// not shown it yet: then there is nothing to write.
+func (o *ownSecrets) hasBundle(want *corev1.Secret) bool {
+	s, ok := o.get(client.ObjectKeyFromObject(want))
+	return ok && s.digest == bundleDigest(want)
+}
+
+func (o *ownSecrets) get(key types.NamespacedName) (ownSecret, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	s, ok := o.created[key]
-	return ok && o.now().Sub(s.at) < ownSecretTTL
+	return s, ok && o.now().Sub(s.at) < ownSecretTTL
+}
+
+// bundleDigest is the SHA-256 of a tenant bundle's document.
+func bundleDigest(s *corev1.Secret) [sha256.Size]byte {
+	return sha256.Sum256(s.Data[tenant.DataKey])
 }
 
 // seen forgets the Secret key once the cache shows the one created (of that UID), or its deletion.

@@ -95,13 +95,34 @@ func notStatusOnly() builder.Predicates {
 	}})
 }
 
+// notOwnFinalizer is notStatusOnly that also stops an update which only added finalizer (finalizerAddedOnly):
+// the reconciler's own write, made by a reconcile that went on to do the rest of its work. Woken by it, the next
+// reconcile found that work's writes not cached yet (a bundle just created), and wrote them again in vain.
+func notOwnFinalizer(finalizer string) builder.Predicates {
+	return builder.WithPredicates(predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		return !statusOnly(e.ObjectOld, e.ObjectNew) && !finalizerAddedOnly(e.ObjectOld, e.ObjectNew, finalizer)
+	}})
+}
+
 // statusOnly decides whether an update from old to updated changed nothing a reconcile reads but the status: its
 // generation (which the spec and the start of a deletion move), labels, annotations and finalizers are the same.
 func statusOnly(old, updated client.Object) bool {
+	return sameButFinalizers(old, updated) && slices.Equal(old.GetFinalizers(), updated.GetFinalizers())
+}
+
+// finalizerAddedOnly decides whether an update from old to updated changed nothing a reconcile reads but the
+// status and the addition of finalizer at the end of the finalizers.
+func finalizerAddedOnly(old, updated client.Object, finalizer string) bool {
+	return sameButFinalizers(old, updated) && !slices.Contains(old.GetFinalizers(), finalizer) &&
+		slices.Equal(append(slices.Clone(old.GetFinalizers()), finalizer), updated.GetFinalizers())
+}
+
+// sameButFinalizers says whether old and updated have the same generation (which the spec and the start of a
+// deletion move), labels and annotations.
+func sameButFinalizers(old, updated client.Object) bool {
 	return old.GetGeneration() == updated.GetGeneration() &&
 		maps.Equal(old.GetLabels(), updated.GetLabels()) &&
-		maps.Equal(old.GetAnnotations(), updated.GetAnnotations()) &&
-		slices.Equal(old.GetFinalizers(), updated.GetFinalizers())
+		maps.Equal(old.GetAnnotations(), updated.GetAnnotations())
 }
 
 // enqueueAfter enqueues the request of an object after delay; for an update, those of the old and the new

@@ -44,7 +44,7 @@ func runOperator(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081", `address of /healthz and /readyz; "0" disables them`)
 	fs.StringVar(&opts.PprofAddr, "pprof-bind-address", "0", `address of net/http/pprof's /debug/pprof/; "0" disables it`)
 	fs.BoolVar(&opts.LeaderElection, "leader-elect", false, "elect a leader, so that several operator replicas can run")
-	fs.IntVar(&opts.Workers, "workers", 32, "Merchants, APIKeys and Webhooks reconciled at once")
+	fs.IntVar(&opts.Workers, "workers", 64, "Merchants, APIKeys and Webhooks reconciled at once")
 	qps := fs.Float64("kube-api-qps", 0,
 		"requests a second the operator sends the API server, on average; 0 sets no limit of its own and leaves the pace to the API server's priority and fairness")
 	burst := fs.Int("kube-api-burst", 0, "requests the operator may send at once beyond --kube-api-qps (default: twice the QPS)")

@@ -174,7 +174,9 @@ func BenchmarkOperatorScale(b *testing.B) {
 		"(its creates and its informer) %s", apiserverCPU.Round(time.Millisecond), etcdCPU.Round(time.Millisecond),
 		ownCPU.Round(time.Millisecond))
 	b.Logf("the API server's requests meanwhile, from everyone but watches: %s",
-		requestsBetween(apiserverRequests(apiserverBefore), apiserverRequests(apiserverAfter)))
+		requestsBetween(apiserverRequests(apiserverBefore, false), apiserverRequests(apiserverAfter, false)))
+	b.Logf("the operator's writes by verb, resource and response code (the API server's own leases aside): %s",
+		requestsBetween(apiserverRequests(apiserverBefore, true), withoutOwnCreates(apiserverRequests(apiserverAfter, true), n)))
 	// Where a merchant waits: in the operator's workqueues, in its reconciles' requests, in the API server's
 	// priority-and-fairness queues, or on etcd.
 	b.Logf("Events recorded: %s", eventsByReason(b, admin))
@@ -285,11 +287,12 @@ func means(before, after metricFamilies, name string, labelNames ...string) stri
 }
 
 // apiserverRequests reads the API server's count of requests it has served (apiserver_request_total) by verb and
-// resource, such as "PATCH merchants/status".
-func apiserverRequests(families metricFamilies) map[string]float64 {
+// resource, such as "PATCH merchants/status"; with writes, only writes, by response code too, such as
+// "PUT merchants/status 409": a write refused for a conflict costs the API server a request as well.
+func apiserverRequests(families metricFamilies, writes bool) map[string]float64 {
 	counts := map[string]float64{}
 	for _, m := range families["apiserver_request_total"].GetMetric() {
-		var verb, resource, sub string
+		var verb, resource, sub, code string
 		for _, l := range m.GetLabel() {
 			switch l.GetName() {
 			case "verb":
@@ -298,14 +301,32 @@ func apiserverRequests(families metricFamilies) map[string]float64 {
 				resource = l.GetValue()
 			case "subresource":
 				sub = l.GetValue()
+			case "code":
+				code = l.GetValue()
 			}
 		}
 		if sub != "" {
 			resource += "/" + sub
 		}
-		counts[verb+" "+resource] += m.GetCounter().GetValue()
+		key := verb + " " + resource
+		if writes {
+			if slices.Contains([]string{"GET", "LIST", "WATCH"}, verb) {
+				continue
+			}
+			key += " " + code
+		}
+		counts[key] += m.GetCounter().GetValue()
 	}
 	return counts
+}
+
+// withoutOwnCreates takes the benchmark's own creates (createTenants: n namespaces, Merchants, APIKeys and
+// Webhooks) out of writes counted by apiserverRequests, leaving the operator's.
+func withoutOwnCreates(writes map[string]float64, n int) map[string]float64 {
+	for _, resource := range []string{"namespaces", "merchants", "apikeys", "webhooks"} {
+		writes["POST "+resource+" 201"] -= float64(n)
+	}
+	return writes
 }
 
 // requestsBetween describes the requests counted between two apiserverRequests, the most frequent first, without
