@@ -373,6 +373,14 @@ type ModelProviderSpec struct {
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=32
 	Models []ProviderModelSpec `json:"models"`
+
+	// Embeddings searches the knowledge of the merchants this provider answers by meaning as well as by words,
+	// with an embedding model of the same server, as spec.assistant.openai.embeddings does for the default
+	// provider's: their knowledge and questions go to this provider alone, with the merchant's own key where
+	// it brings one. Unset, those merchants are searched by words alone, counted in
+	// parley_runtime_retrieval_words_only_total{reason="provider"}.
+	// +optional
+	Embeddings *EmbeddingsSpec `json:"embeddings,omitempty"`
 }
 
 // ProviderModelSpec is one model of a provider and how it is asked.

@@ -166,23 +166,20 @@ func assemble(ctx context.Context, cfg contract.Runtime, log *slog.Logger) (_ *a
 	if err != nil {
 		return nil, err
 	}
-	embedder, err := newEmbedder(cfg, log)
+	embedders, err := newEmbedders(cfg, log)
 	if err != nil {
 		return nil, err
 	}
 	hub := live.NewHub(server.DefaultMaxStreams, server.DefaultMaxStreamsPerMerchant)
 	ccfg := chat.Config{Store: a.store, Responder: responder, Notify: hooks.Notify, Logger: log,
-		IndexCacheBytes: cfg.IndexCacheBytes, Registry: reg, Published: hub.Publish}
-	if embedder != nil {
-		ccfg.Embedder = embedder // a nil *embeddings.Client in the interface would not be nil
-	}
+		IndexCacheBytes: cfg.IndexCacheBytes, Registry: reg, Published: hub.Publish, Embedders: embedders}
 	svc, err := chat.New(ccfg)
 	if err != nil {
 		return nil, fmt.Errorf("the chat service: %w", err)
 	}
 	a.chat = svc
-	if embedder != nil {
-		ke, err := chat.NewKnowledgeEmbedder(chat.KnowledgeEmbedderConfig{Service: svc, Embedder: embedder, Tenants: a.tenants,
+	if len(embedders) > 0 {
+		ke, err := chat.NewKnowledgeEmbedder(chat.KnowledgeEmbedderConfig{Service: svc, Embedders: embedders, Tenants: a.tenants,
 			Holder:    host + "/" + ids.New("embedder_"),
 			Merchants: a.tenants.All, Logger: log, Registry: reg})
 		if err != nil {
@@ -260,20 +257,33 @@ func newResponder(cfg contract.Runtime, log *slog.Logger, reg prometheus.Registe
 	return r, nil
 }
 
-// newEmbedder builds the client of the openai assistant's embedding model, or returns nil when none is
-// configured: the knowledge is then searched by words alone.
-func newEmbedder(cfg contract.Runtime, log *slog.Logger) (*embeddings.Client, error) {
-	o := cfg.OpenAI
-	if cfg.Assistant != contract.AssistantOpenAI || o.Embeddings.Model == "" {
-		return nil, nil
+// newEmbedders builds a client for each provider's embedding model, the openai assistant's named "" and each of
+// --providers by its name; a merchant whose provider has none is searched by words alone.
+func newEmbedders(cfg contract.Runtime, log *slog.Logger) (chat.Embedders, error) {
+	out := chat.Embedders{}
+	add := func(provider, baseURL, apiKey, azureAPIVersion string, e contract.Embeddings) error {
+		c, err := embeddings.New(embeddings.Config{BaseURL: baseURL, Model: e.Model, APIKey: apiKey,
+			AzureAPIVersion: azureAPIVersion, Dimensions: e.Dimensions, BatchSize: e.BatchSize})
+		if err != nil {
+			return fmt.Errorf("the embeddings client of provider %q: %w", provider, err)
+		}
+		log.Info("searching the knowledge by meaning too", "provider", provider, "model", c.Model())
+		out[provider] = c
+		return nil
 	}
-	c, err := embeddings.New(embeddings.Config{BaseURL: o.BaseURL, Model: o.Embeddings.Model, APIKey: o.APIKey,
-		AzureAPIVersion: o.AzureAPIVersion, Dimensions: o.Embeddings.Dimensions, BatchSize: o.Embeddings.BatchSize})
-	if err != nil {
-		return nil, fmt.Errorf("the embeddings client: %w", err)
+	if o := cfg.OpenAI; cfg.Assistant == contract.AssistantOpenAI && o.Embeddings.Model != "" {
+		if err := add("", o.BaseURL, o.APIKey, o.AzureAPIVersion, o.Embeddings); err != nil {
+			return nil, err
+		}
 	}
-	log.Info("searching the knowledge by meaning too", "model", c.Model())
-	return c, nil
+	for _, p := range cfg.Providers {
+		if p.Embeddings != nil {
+			if err := add(p.Name, p.BaseURL, p.APIKey, p.AzureAPIVersion, *p.Embeddings); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
 }
 
 // providers are the runtime's --providers as the model client takes them, the defaults filled in.

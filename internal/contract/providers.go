@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -77,6 +78,9 @@ type Provider struct {
 	AzureAPIVersion string `json:"azureAPIVersion,omitempty"`
 	// Models are the models bundles may name; the first answers a bundle that names the provider alone.
 	Models []Model `json:"models"`
+	// Embeddings, when set, is the provider's embedding model, which embeds the knowledge and questions of the
+	// merchants it answers.
+	Embeddings *Embeddings `json:"embeddings,omitempty"`
 	// APIKey is read from $PARLEY_PROVIDER_API_KEY_<NAME> (EnvProviderAPIKey), never from the flag.
 	APIKey string `json:"-"`
 }
@@ -188,6 +192,16 @@ func (p Providers) Validate() error {
 			return fmt.Errorf("%s: azureAPIVersion must be a date such as 2024-10-21, with -preview for a preview version", what)
 		case len(v.Models) == 0:
 			return fmt.Errorf("%s has no models", what)
+		}
+		if e := v.Embeddings; e != nil {
+			if e.Model == "" {
+				return fmt.Errorf("%s: embeddings.model is required", what)
+			}
+			withDefault := *e
+			withDefault.BatchSize = cmp.Or(e.BatchSize, DefaultEmbeddingsBatchSize)
+			if err := withDefault.validate(what+": embeddings.dimensions", what+": embeddings.batchSize"); err != nil {
+				return err
+			}
 		}
 		names[v.Name] = true
 		models := map[string]bool{}

@@ -133,7 +133,8 @@ func (c *Runtime) flagSet(getenv func(string) string) *flag.FlagSet {
 	fs.StringVar(&c.SQLitePath, FlagSQLitePath, "parley.db", "SQLite database file")
 	BindAssistantFlags(fs, &c.Assistant, &c.OpenAI)
 	fs.Var(&c.Providers, FlagProviders, "further model servers tenant bundles name, as a JSON array of {name, baseURL, azureAPIVersion, "+
-		"models: [{name, timeout, firstTokenTimeout, idleTimeout, temperature, maxTokens, maxCompletionTokens, omitTemperature, contextWindow}]}; "+
+		"models: [{name, timeout, firstTokenTimeout, idleTimeout, temperature, maxTokens, maxCompletionTokens, omitTemperature, contextWindow}], "+
+		"embeddings: {model, dimensions, batchSize}}; "+
 		"each key from $"+EnvProviderAPIKeyPrefix+"<NAME>")
 	fs.StringVar(&c.OIDCIssuer, FlagOIDCIssuer, "", "OIDC issuer of dashboard ID tokens; without it the dashboard endpoints answer 401")
 	fs.StringVar(&c.OIDCAudience, FlagOIDCAudience, "", "the client ID dashboard ID tokens must be issued for")
@@ -284,15 +285,29 @@ type OpenAI struct {
 }
 
 // Embeddings configures the search by meaning: the knowledge and each question embedded by a model of the
-// openai assistant's server (/v1/embeddings), fused with the word ranking. Off when Model is empty.
+// openai assistant's server, or of a --providers provider's (/v1/embeddings), fused with the word ranking. Off
+// when Model is empty.
 type Embeddings struct {
 	// Model is the embedding model, or the Azure deployment's name (--openai-embeddings-model).
-	Model string
+	Model string `json:"model"`
 	// Dimensions asks the model for vectors of this length; 0 takes the model's own
 	// (--openai-embeddings-dimensions).
-	Dimensions int
-	// BatchSize is the most texts one request carries (--openai-embeddings-batch-size).
-	BatchSize int
+	Dimensions int `json:"dimensions,omitempty"`
+	// BatchSize is the most texts one request carries (--openai-embeddings-batch-size); in --providers,
+	// DefaultEmbeddingsBatchSize when 0.
+	BatchSize int `json:"batchSize,omitempty"`
+}
+
+// validate reports whether the length asked for and the batch size, set as dims and batch say, are within
+// their bounds.
+func (e Embeddings) validate(dims, batch string) error {
+	switch {
+	case e.Dimensions < 0 || e.Dimensions > MaxEmbeddingsDimensions:
+		return fmt.Errorf("%s must be between 0 and %d", dims, MaxEmbeddingsDimensions)
+	case e.BatchSize < 1 || e.BatchSize > MaxEmbeddingsBatchSize:
+		return fmt.Errorf("%s must be between 1 and %d", batch, MaxEmbeddingsBatchSize)
+	}
+	return nil
 }
 
 // The bounds of the embeddings flags.
@@ -370,10 +385,6 @@ func (o OpenAI) Validate() error {
 		return fmt.Errorf("--%s must not be negative", FlagOpenAIHistoryTokens)
 	case o.ContextWindow < 0 || o.ContextWindow > 0 && o.ContextWindow <= o.MaxTokens:
 		return fmt.Errorf("--%s must be 0 or more than --%s", FlagOpenAIContextWindow, FlagOpenAIMaxTokens)
-	case o.Embeddings.Dimensions < 0 || o.Embeddings.Dimensions > MaxEmbeddingsDimensions:
-		return fmt.Errorf("--%s must be between 0 and %d", FlagOpenAIEmbeddingsDims, MaxEmbeddingsDimensions)
-	case o.Embeddings.BatchSize < 1 || o.Embeddings.BatchSize > MaxEmbeddingsBatchSize:
-		return fmt.Errorf("--%s must be between 1 and %d", FlagOpenAIEmbeddingsBatchSize, MaxEmbeddingsBatchSize)
 	}
-	return nil
+	return o.Embeddings.validate("--"+FlagOpenAIEmbeddingsDims, "--"+FlagOpenAIEmbeddingsBatchSize)
 }

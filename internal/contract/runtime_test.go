@@ -72,6 +72,12 @@ func TestParseRuntimeRefuses(t *testing.T) {
 			"every timeout must be positive and at most 5m0s"},
 		{"a model with a bad temperature", []string{`--providers=[{"name":"a","baseURL":"http://a/v1","models":[{"name":"m","temperature":3}]}]`}, nil,
 			"temperature must be between 0 and 2"},
+		{"provider embeddings without a model", []string{`--providers=[{"name":"a","baseURL":"http://a/v1","models":[{"name":"m"}],"embeddings":{"batchSize":8}}]`}, nil,
+			"embeddings.model is required"},
+		{"provider embeddings of too large a batch", []string{`--providers=[{"name":"a","baseURL":"http://a/v1","models":[{"name":"m"}],"embeddings":{"model":"e","batchSize":4096}}]`}, nil,
+			"embeddings.batchSize must be between 1 and 2048"},
+		{"provider embeddings too long", []string{`--providers=[{"name":"a","baseURL":"http://a/v1","models":[{"name":"m"}],"embeddings":{"model":"e","dimensions":-1}}]`}, nil,
+			"embeddings.dimensions must be between 0 and 8192"},
 		{"a model with a small window", []string{`--providers=[{"name":"a","baseURL":"http://a/v1","models":[{"name":"m","maxTokens":2048,"contextWindow":2048}]}]`}, nil,
 			"contextWindow must be 0 or more than maxTokens"},
 		{"openai with a window no larger than its answers", []string{"--assistant=openai", "--openai-model=m", "--openai-context-window=512"}, nil,
@@ -141,7 +147,7 @@ func TestParseRuntimeReadsTheOpenAIKeyFromEnv(t *testing.T) {
 // it sets none.
 func TestParseRuntimeReadsProviders(t *testing.T) {
 	env := map[string]string{EnvProviderAPIKey("large-gpu"): "sk-large"}
-	c, err := ParseRuntime([]string{"--namespace=ns", `--providers=[{"name":"small","baseURL":"http://ollama:11434/v1","models":[{"name":"llama3.2"}]},` +
+	c, err := ParseRuntime([]string{"--namespace=ns", `--providers=[{"name":"small","baseURL":"http://ollama:11434/v1","models":[{"name":"llama3.2"}],"embeddings":{"model":"bge-m3","dimensions":512}},` +
 		`{"name":"large-gpu","baseURL":"https://large.example/v1","models":[{"name":"big","timeout":"1m","firstTokenTimeout":"5s","idleTimeout":"2s",` +
 		`"temperature":0,"maxTokens":1024,"omitTemperature":true,"maxCompletionTokens":true,"contextWindow":8192}]}]`},
 		func(k string) string { return env[k] }, io.Discard)
@@ -154,6 +160,9 @@ func TestParseRuntimeReadsProviders(t *testing.T) {
 	}
 	if len(c.Providers) != 2 || c.Providers[0].APIKey != "" || c.Providers[1].APIKey != "sk-large" {
 		t.Fatalf("providers %+v", c.Providers)
+	}
+	if e := c.Providers[0].Embeddings; e == nil || *e != (Embeddings{Model: "bge-m3", Dimensions: 512}) || c.Providers[1].Embeddings != nil {
+		t.Errorf("the providers' embeddings are %+v and %+v", e, c.Providers[1].Embeddings)
 	}
 	small, big := c.Providers[0].Models[0], c.Providers[1].Models[0]
 	if got := small.Timeouts(); got != (Timeouts{FirstToken: DefaultFirstTokenTimeout, Idle: DefaultIdleTimeout, Overall: DefaultModelTimeout}) ||

@@ -117,8 +117,15 @@ func checkOpenAI(t *testing.T, rt *chatv1alpha1.ChatRuntime, got contract.OpenAI
 		t.Errorf("max tokens %d, context items %d, history tokens %d, context window %d", got.MaxTokens, got.ContextItems,
 			got.HistoryTokens, got.ContextWindow)
 	}
-	want := contract.Embeddings{BatchSize: contract.DefaultEmbeddingsBatchSize}
-	if e := o.Embeddings; e != nil {
+	if want := wantEmbeddings(o.Embeddings, contract.DefaultEmbeddingsBatchSize); got.Embeddings != want {
+		t.Errorf("embeddings %+v, want %+v", got.Embeddings, want)
+	}
+}
+
+// wantEmbeddings is what the runtime takes of e: batchSize, its flag's default, where e sets none.
+func wantEmbeddings(e *chatv1alpha1.EmbeddingsSpec, batchSize int) contract.Embeddings {
+	want := contract.Embeddings{BatchSize: batchSize}
+	if e != nil {
 		want.Model = e.Model
 		if e.Dimensions != nil {
 			want.Dimensions = int(*e.Dimensions)
@@ -127,9 +134,7 @@ func checkOpenAI(t *testing.T, rt *chatv1alpha1.ChatRuntime, got contract.OpenAI
 			want.BatchSize = int(*e.BatchSize)
 		}
 	}
-	if got.Embeddings != want {
-		t.Errorf("embeddings %+v, want %+v", got.Embeddings, want)
-	}
+	return want
 }
 
 // checkProviders checks that the runtime declares the ChatRuntime's providers, each model asked as it says and
@@ -145,6 +150,9 @@ func checkProviders(t *testing.T, rt *chatv1alpha1.ChatRuntime, got contract.Pro
 		if p.Name != s.Name || p.BaseURL != s.BaseURL || p.AzureAPIVersion != s.AzureAPIVersion || len(p.Models) != len(s.Models) {
 			t.Errorf("provider %+v for %+v", p, s)
 			continue
+		}
+		if (p.Embeddings == nil) != (s.Embeddings == nil) || p.Embeddings != nil && *p.Embeddings != wantEmbeddings(s.Embeddings, 0) {
+			t.Errorf("provider %s's embeddings %+v for %+v", s.Name, p.Embeddings, s.Embeddings)
 		}
 		if want := "from-secret-"; s.APIKeySecretRef != nil && !strings.HasPrefix(p.APIKey, want+s.APIKeySecretRef.Name+"-") ||
 			s.APIKeySecretRef == nil && p.APIKey != "" {
@@ -301,14 +309,15 @@ func runtimeShapes(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) 
 			APIKeySecretRef: &chatv1alpha1.SecretKeySelector{Name: "azure-openai"}}}
 	}, base)
 	add("providers for plans, beside retrieval", func(s *chatv1alpha1.ChatRuntimeSpec) {
-		maxTokens, window := int32(1024), int32(8192)
+		maxTokens, window, dims := int32(1024), int32(8192), int32(512)
 		s.Assistant.Providers = []chatv1alpha1.ModelProviderSpec{
-			{Name: "small-cpu", BaseURL: "http://ollama.ai.svc:11434/v1", Models: []chatv1alpha1.ProviderModelSpec{
-				{Name: "llama3.2:1b"},
-				{Name: "qwen3:4b", ModelSettings: chatv1alpha1.ModelSettings{Timeout: &metav1.Duration{Duration: 4 * time.Minute},
-					FirstTokenTimeout: &metav1.Duration{Duration: time.Minute}, IdleTimeout: &metav1.Duration{Duration: 20 * time.Second},
-					Temperature: "0", MaxTokens: &maxTokens, ContextWindow: &window}},
-			}},
+			{Name: "small-cpu", BaseURL: "http://ollama.ai.svc:11434/v1", Embeddings: &chatv1alpha1.EmbeddingsSpec{Model: "bge-m3", Dimensions: &dims},
+				Models: []chatv1alpha1.ProviderModelSpec{
+					{Name: "llama3.2:1b"},
+					{Name: "qwen3:4b", ModelSettings: chatv1alpha1.ModelSettings{Timeout: &metav1.Duration{Duration: 4 * time.Minute},
+						FirstTokenTimeout: &metav1.Duration{Duration: time.Minute}, IdleTimeout: &metav1.Duration{Duration: 20 * time.Second},
+						Temperature: "0", MaxTokens: &maxTokens, ContextWindow: &window}},
+				}},
 			{Name: "large", BaseURL: "https://shop-ai.openai.azure.com", AzureAPIVersion: "2024-10-21",
 				APIKeySecretRef: &chatv1alpha1.SecretKeySelector{Name: "azure-openai", Key: "key"},
 				Models: []chatv1alpha1.ProviderModelSpec{{Name: "gpt-5-prod", ModelSettings: chatv1alpha1.ModelSettings{
@@ -316,10 +325,12 @@ func runtimeShapes(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) 
 		}
 	}, base)
 	add("providers for plans, beside openai", func(s *chatv1alpha1.ChatRuntimeSpec) {
+		batch := int32(32)
 		s.Assistant = chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantOpenAI,
 			OpenAI: &chatv1alpha1.OpenAISpec{BaseURL: "https://api.openai.com/v1", Model: "gpt-4o-mini"},
 			Providers: []chatv1alpha1.ModelProviderSpec{{Name: "gpu", BaseURL: "http://vllm.ai.svc:8000/v1",
-				APIKeySecretRef: &chatv1alpha1.SecretKeySelector{Name: "vllm"}, Models: []chatv1alpha1.ProviderModelSpec{{Name: "llama3.1:70b"}}}}}
+				APIKeySecretRef: &chatv1alpha1.SecretKeySelector{Name: "vllm"}, Models: []chatv1alpha1.ProviderModelSpec{{Name: "llama3.1:70b"}},
+				Embeddings: &chatv1alpha1.EmbeddingsSpec{Model: "intfloat/multilingual-e5-large", BatchSize: &batch}}}}
 	}, base)
 	add("OIDC with a shared session key", func(s *chatv1alpha1.ChatRuntimeSpec) {
 		s.OIDC = &chatv1alpha1.OIDCSpec{IssuerURL: "https://login.example.com", Audience: "parley",

@@ -291,17 +291,28 @@ func openAIArgs(rt *chatv1alpha1.ChatRuntime) []string {
 		}
 	}
 	if e := o.Embeddings; e != nil {
-		args = append(args, contract.Arg(contract.FlagOpenAIEmbeddingsModel, e.Model))
-		for _, f := range []struct {
-			flag  string
-			value *int32
-		}{{contract.FlagOpenAIEmbeddingsDims, e.Dimensions}, {contract.FlagOpenAIEmbeddingsBatchSize, e.BatchSize}} {
-			if f.value != nil {
-				args = append(args, contract.Arg(f.flag, strconv.Itoa(int(*f.value))))
-			}
+		ce := embeddings(e)
+		args = append(args, contract.Arg(contract.FlagOpenAIEmbeddingsModel, ce.Model))
+		if ce.Dimensions != 0 {
+			args = append(args, contract.Arg(contract.FlagOpenAIEmbeddingsDims, strconv.Itoa(ce.Dimensions)))
+		}
+		if ce.BatchSize != 0 {
+			args = append(args, contract.Arg(contract.FlagOpenAIEmbeddingsBatchSize, strconv.Itoa(ce.BatchSize)))
 		}
 	}
 	return args
+}
+
+// embeddings is an embedding model's settings as the runtime takes them, 0 for those left to its defaults.
+func embeddings(e *chatv1alpha1.EmbeddingsSpec) contract.Embeddings {
+	out := contract.Embeddings{Model: e.Model}
+	if e.Dimensions != nil {
+		out.Dimensions = int(*e.Dimensions)
+	}
+	if e.BatchSize != nil {
+		out.BatchSize = int(*e.BatchSize)
+	}
+	return out
 }
 
 // providersArg is --providers for the ChatRuntime's providers; the runtime's defaults stand for the settings
@@ -312,6 +323,10 @@ func providersArg(specs []chatv1alpha1.ModelProviderSpec) string {
 		p := contract.Provider{Name: s.Name, BaseURL: s.BaseURL, AzureAPIVersion: s.AzureAPIVersion}
 		for _, m := range s.Models {
 			p.Models = append(p.Models, providerModel(m))
+		}
+		if s.Embeddings != nil {
+			e := embeddings(s.Embeddings)
+			p.Embeddings = &e
 		}
 		ps = append(ps, p)
 	}

@@ -39,9 +39,10 @@ type Config struct {
 	// Published is called with a merchant's ID after a use case wrote to its live-stream log, to wake the
 	// merchant's streams; may be nil (streams then find the events when they next poll).
 	Published func(merchantID string)
-	// Embedder, when set, embeds the question of each turn for a search by meaning, fused with the words', over
-	// the knowledge's vectors a KnowledgeEmbedder stores; nil searches by words alone.
-	Embedder Embedder
+	// Embedders, by provider, embed the question of each turn for a search by meaning, fused with the words',
+	// over the knowledge's vectors a KnowledgeEmbedder stores; a merchant whose provider has none is searched by
+	// words alone.
+	Embedders Embedders
 	// QuestionTimeout bounds the embedding of a question, past which it is searched by words alone;
 	// DefaultQuestionTimeout when 0.
 	QuestionTimeout time.Duration
@@ -60,9 +61,9 @@ type Service struct {
 	responder assistant.Responder
 	offline   assistant.Responder
 	indexes   *indexCache
-	// embedder embeds questions (nil: words alone), within questionTimeout; wordsOnly counts the questions
+	// embedders embed questions (none: words alone), within questionTimeout; wordsOnly counts the questions
 	// searched by words alone because embedding them failed.
-	embedder        Embedder
+	embedders       Embedders
 	questionTimeout time.Duration
 	wordsOnly       *prometheus.CounterVec
 	// embedWake gives a merchant a turn of the KnowledgeEmbedder of this process, when one runs.
@@ -88,11 +89,7 @@ func New(cfg Config) (*Service, error) {
 	if cfg.IndexCacheBytes < 0 {
 		return nil, errors.New("chat: the index cache's budget must not be negative")
 	}
-	model := ""
-	if cfg.Embedder != nil {
-		model = cfg.Embedder.Model()
-	}
-	indexes, err := newIndexCache(cfg.Store, cfg.IndexCacheBytes, model, cfg.Registry)
+	indexes, err := newIndexCache(cfg.Store, cfg.IndexCacheBytes, cfg.Registry)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +102,7 @@ func New(cfg Config) (*Service, error) {
 		return nil, err
 	}
 	s := &Service{store: cfg.Store, responder: cfg.Responder, offline: cfg.Offline, indexes: indexes,
-		embedder: cfg.Embedder, questionTimeout: cmp.Or(cfg.QuestionTimeout, DefaultQuestionTimeout), wordsOnly: wordsOnly,
+		embedders: cfg.Embedders, questionTimeout: cmp.Or(cfg.QuestionTimeout, DefaultQuestionTimeout), wordsOnly: wordsOnly,
 		exports: &running{max: MaxExportsPerMerchant}, refused: refused, log: cfg.Logger, now: cfg.Now, notify: cfg.Notify,
 		published: cfg.Published}
 	if s.log == nil {
@@ -247,7 +244,7 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 		}
 		return s.handOffInWords(ctx, m, q, exists, made, l)
 	}
-	index, err := s.indexes.get(ctx, m.MerchantID, m.Widget.Locale)
+	index, err := s.index(ctx, m)
 	if err != nil {
 		return Reply{}, err
 	}
@@ -299,7 +296,7 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 // as a visitor's answer's are: counted against the plan's monthlyTokens, past which the preview answers offline,
 // so that the preview is no unmetered way to the platform's model provider.
 func (s *Service) Preview(ctx context.Context, m *tenant.Bundle, message string) (assistant.Reply, error) {
-	index, err := s.indexes.get(ctx, m.MerchantID, m.Widget.Locale)
+	index, err := s.index(ctx, m)
 	if err != nil {
 		return assistant.Reply{}, err
 	}
@@ -334,7 +331,7 @@ func (s *Service) Preview(ctx context.Context, m *tenant.Bundle, message string)
 // Candidates returns up to k of the merchant's items that may answer question, best first: where a merchant
 // looks for the item to list a question under that the assistant did not answer.
 func (s *Service) Candidates(ctx context.Context, m *tenant.Bundle, question string, k int) ([]assistant.Hit, error) {
-	index, err := s.indexes.get(ctx, m.MerchantID, m.Widget.Locale)
+	index, err := s.index(ctx, m)
 	if err != nil {
 		return nil, err
 	}

@@ -83,7 +83,7 @@ func (s *Service) DraftAnswer(ctx context.Context, m *tenant.Bundle, questions [
 		}
 		req.Conversations = append(req.Conversations, turns(latest))
 	}
-	index, err := s.indexes.get(ctx, m.MerchantID, m.Widget.Locale)
+	index, err := s.index(ctx, m)
 	if err != nil {
 		return DraftedAnswer{}, err
 	}

@@ -18,13 +18,48 @@ import (
 	"github.com/parley-dev/parley/runtime/tenant"
 )
 
-// Embedder turns texts into vectors: the model provider's embedding model (embeddings.Client).
+// Embedder turns texts into vectors: a model provider's embedding model (embeddings.Client).
 type Embedder interface {
 	// Model names the vectors it makes; vectors of another name are embedded again.
 	Model() string
 	// BatchSize is the most texts worth sending at once.
 	BatchSize() int
-	Embed(ctx context.Context, texts []string) (embeddings.Result, error)
+	// EmbedWithKey embeds texts, sent with apiKey instead of the provider's own key when it is not empty.
+	EmbedWithKey(ctx context.Context, texts []string, apiKey string) (embeddings.Result, error)
+}
+
+// Embedders are the embedding models by the name of the provider whose server serves them, "" for the default
+// provider's.
+type Embedders map[string]Embedder
+
+// embedding is the embedding model a merchant's knowledge and questions go to, and the merchant's own key they
+// are sent with ("" for the provider's).
+type embedding struct {
+	Embedder
+	apiKey string
+}
+
+// embed embeds texts for the merchant, with its key.
+func (e embedding) embed(ctx context.Context, texts []string) (embeddings.Result, error) {
+	return e.EmbedWithKey(ctx, texts, e.apiKey)
+}
+
+// embeddingFor is the embedding model of the merchant's provider, the one the chat path sends its questions to
+// (the bundle's provider, as assistant.Request.Provider names it), with the merchant's own key when it brings
+// one (as assistant.Request.APIKey): its knowledge goes to no provider its plan did not choose, nor on another
+// key than the one its answers are paid with. ok is false when that provider has no embedding model here.
+func (es Embedders) embeddingFor(m *tenant.Bundle) (e embedding, ok bool) {
+	e.Embedder, ok = es[m.Assistant.Provider]
+	e.apiKey = m.Assistant.APIKey
+	return e, ok
+}
+
+// model names the vectors the merchant's index takes in, "" when its provider has no embedding model.
+func (es Embedders) model(m *tenant.Bundle) string {
+	if e, ok := es.embeddingFor(m); ok {
+		return e.Model()
+	}
+	return ""
 }
 
 // embeddingTexts are the texts an item's vectors are made of, one per passage of the index, and their hashes,
@@ -104,9 +139,11 @@ func staleItems(items []store.Knowledge, stored []store.KnowledgeVector, model s
 
 // KnowledgeEmbedderConfig wires a KnowledgeEmbedder.
 type KnowledgeEmbedderConfig struct {
-	Service  *Service
-	Embedder Embedder
-	Tenants  Tenants
+	Service *Service
+	// Embedders embed each merchant's knowledge with its provider's model (Embedders.embeddingFor); the
+	// merchants of a provider without one are left to their words.
+	Embedders Embedders
+	Tenants   Tenants
 	// Merchants returns the served merchants' bundles, each merchant's knowledge looked at once when the
 	// embedder starts: a new model, or items written while no replica embedded, are then embedded in the
 	// background.
@@ -185,8 +222,8 @@ type retryAt struct {
 
 // NewKnowledgeEmbedder builds the embedder and has the service tell it of knowledge writes.
 func NewKnowledgeEmbedder(cfg KnowledgeEmbedderConfig) (*KnowledgeEmbedder, error) {
-	if cfg.Service == nil || cfg.Embedder == nil || cfg.Tenants == nil || cfg.Merchants == nil || cfg.Holder == "" {
-		return nil, errors.New("chat: the knowledge embedder needs the service, the embedder, the tenants, the merchants and a holder")
+	if cfg.Service == nil || len(cfg.Embedders) == 0 || cfg.Tenants == nil || cfg.Merchants == nil || cfg.Holder == "" {
+		return nil, errors.New("chat: the knowledge embedder needs the service, an embedder, the tenants, the merchants and a holder")
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = DefaultEmbedWorkers
@@ -342,7 +379,11 @@ func (e *KnowledgeEmbedder) done(id string, more bool, err error) {
 // replicas embed each item once; a merchant with nothing stale is looked at without it, as most are at start.
 func (e *KnowledgeEmbedder) turn(ctx context.Context, merchantID string) (more bool, err error) {
 	m, ok := e.cfg.Tenants.Merchant(merchantID)
-	if !ok || m.Suspended || !embedsWithDefault(m) {
+	if !ok || m.Suspended {
+		return false, nil
+	}
+	emb, ok := e.cfg.Embedders.embeddingFor(m)
+	if !ok {
 		return false, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, embedBatchTimeout)
@@ -352,7 +393,7 @@ func (e *KnowledgeEmbedder) turn(ctx context.Context, merchantID string) (more b
 	todo, started := e.pending[merchantID]
 	e.mu.Unlock()
 	if len(todo) == 0 {
-		if todo, err = e.stale(ctx, log, merchantID); err != nil {
+		if todo, err = e.stale(ctx, log, merchantID, emb.Model()); err != nil {
 			return false, err
 		}
 		if len(todo) == 0 {
@@ -377,14 +418,15 @@ func (e *KnowledgeEmbedder) turn(ctx context.Context, merchantID string) (more b
 	}
 	if !started {
 		// Another replica may have embedded the items between the first read and the claim.
-		if todo, err = e.stale(ctx, log, merchantID); err != nil || len(todo) == 0 {
+		if todo, err = e.stale(ctx, log, merchantID, emb.Model()); err != nil || len(todo) == 0 {
 			e.release(ctx, log, merchantID, true)
 			return false, err
 		}
-		log.Info("embedding the knowledge", "items", len(todo), "model", e.cfg.Embedder.Model())
+		log.Info("embedding the knowledge", "items", len(todo), "provider", m.Assistant.Provider, "model", emb.Model(),
+			"own_key", emb.apiKey != "")
 	}
-	batch, texts, hashes := takeBatch(todo, e.cfg.Embedder.BatchSize())
-	res, err := e.cfg.Embedder.Embed(ctx, texts)
+	batch, texts, hashes := takeBatch(todo, emb.BatchSize())
+	res, err := emb.embed(ctx, texts)
 	if err == nil && len(res.Vectors) != len(texts) {
 		err = fmt.Errorf("%d vectors for %d texts", len(res.Vectors), len(texts))
 	}
@@ -395,7 +437,7 @@ func (e *KnowledgeEmbedder) turn(ctx context.Context, merchantID string) (more b
 			"items", len(batch), "error", err.Error())
 		return true, err
 	}
-	if err := e.write(ctx, merchantID, batch, hashes, res); err != nil {
+	if err := e.write(ctx, merchantID, emb.Model(), batch, hashes, res); err != nil {
 		log.Error("storing the knowledge's vectors", "error", err)
 		return true, err
 	}
@@ -430,9 +472,9 @@ func (e *KnowledgeEmbedder) release(ctx context.Context, log *slog.Logger, merch
 	}
 }
 
-// stale reads the merchant's items that need embedding. It reads what the stored vectors are of, not the vectors:
-// at start it reads every merchant's, beside the chat. It logs its failure.
-func (e *KnowledgeEmbedder) stale(ctx context.Context, log *slog.Logger, merchantID string) ([]store.Knowledge, error) {
+// stale reads the merchant's items that need embedding with model. It reads what the stored vectors are of, not
+// the vectors: at start it reads every merchant's, beside the chat. It logs its failure.
+func (e *KnowledgeEmbedder) stale(ctx context.Context, log *slog.Logger, merchantID, model string) ([]store.Knowledge, error) {
 	s := e.cfg.Service.store
 	items, err := s.AllKnowledge(ctx, merchantID)
 	var stored []store.KnowledgeVector
@@ -443,7 +485,7 @@ func (e *KnowledgeEmbedder) stale(ctx context.Context, log *slog.Logger, merchan
 		log.Error("reading the knowledge to embed", "error", err)
 		return nil, err
 	}
-	return staleItems(items, stored, e.cfg.Embedder.Model()), nil
+	return staleItems(items, stored, model), nil
 }
 
 // overCeiling reports whether the merchant's answers and embeddings took the plan's monthly tokens.
@@ -471,11 +513,11 @@ func takeBatch(todo []store.Knowledge, size int) (batch []store.Knowledge, texts
 	return batch, texts, hashes
 }
 
-// write stores the batch's vectors and counts its tokens, in one transaction that changes the merchant's
+// write stores the batch's vectors of model and counts its tokens, in one transaction that changes the merchant's
 // knowledge revision, so that every replica's index takes them in. An item deleted meanwhile is skipped; one
 // changed meanwhile gets vectors of its old text, which its hashes tell, and is embedded again.
-func (e *KnowledgeEmbedder) write(ctx context.Context, merchantID string, batch []store.Knowledge, hashes [][]string, res embeddings.Result) error {
-	model, at := e.cfg.Embedder.Model(), e.cfg.Service.now().UTC()
+func (e *KnowledgeEmbedder) write(ctx context.Context, merchantID, model string, batch []store.Knowledge, hashes [][]string, res embeddings.Result) error {
+	at := e.cfg.Service.now().UTC()
 	return e.cfg.Service.store.Write(ctx, func(tx store.Tx) error {
 		if err := tx.TouchKnowledge(ctx, merchantID, 0); err != nil {
 			return err
@@ -536,14 +578,6 @@ const (
 	wordsOnlyProvider = "provider"
 )
 
-// embedsWithDefault reports whether the merchant's knowledge and questions are embedded by the runtime's embedding
-// model, the default provider's with its key. A merchant whose plan names another provider, or that brings its
-// own key, is searched by words alone: its knowledge goes to no provider its plan did not choose, and is not
-// embedded on the default provider's key.
-func embedsWithDefault(m *tenant.Bundle) bool {
-	return m.Assistant.Provider == "" && m.Assistant.APIKey == ""
-}
-
 func newWordsOnlyCounter(reg prometheus.Registerer) (*prometheus.CounterVec, error) {
 	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "parley_runtime_retrieval_words_only_total",
 		Help: "Questions searched by words alone because embedding them failed (timeout, error) or the merchant's provider has no embedding model (provider), by reason."},
@@ -561,14 +595,15 @@ func newWordsOnlyCounter(reg prometheus.Registerer) (*prometheus.CounterVec, err
 
 // questionVector embeds a turn's question, made standalone, once, for a search by meaning over index, and
 // returns the vector and the tokens it took. It embeds nothing, and the question is searched by words alone,
-// when there is no embedder, the index has no vectors yet, or the merchant's answers are past the plan's monthly
-// tokens (metered is false); and, counted, when the merchant's provider is not the embedder's, or the provider
-// fails or is slow.
+// when the runtime has no embedding model, the index has no vectors yet, or the merchant's answers are past the
+// plan's monthly tokens (metered is false); and, counted, when the merchant's provider has no embedding model, or
+// it fails or is slow. The question goes to the merchant's provider, with its own key when it brings one.
 func (s *Service) questionVector(ctx context.Context, m *tenant.Bundle, index *assistant.Index, metered bool, question string) ([]float32, int64) {
-	if s.embedder == nil || !metered {
+	if len(s.embedders) == 0 || !metered {
 		return nil, 0
 	}
-	if !embedsWithDefault(m) {
+	emb, ok := s.embedders.embeddingFor(m)
+	if !ok {
 		s.wordsOnly.WithLabelValues(wordsOnlyProvider).Inc()
 		return nil, 0
 	}
@@ -577,7 +612,7 @@ func (s *Service) questionVector(ctx context.Context, m *tenant.Bundle, index *a
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.questionTimeout)
 	defer cancel()
-	res, err := s.embedder.Embed(ctx, []string{question})
+	res, err := emb.embed(ctx, []string{question})
 	if err == nil && len(res.Vectors) != 1 {
 		err = fmt.Errorf("%d vectors for one question", len(res.Vectors))
 	}
@@ -591,6 +626,11 @@ func (s *Service) questionVector(ctx context.Context, m *tenant.Bundle, index *a
 		return nil, 0
 	}
 	return res.Vectors[0], res.Tokens
+}
+
+// index is the merchant's index, of its widget's locale and its provider's embedding model.
+func (s *Service) index(ctx context.Context, m *tenant.Bundle) (*assistant.Index, error) {
+	return s.indexes.get(ctx, m.MerchantID, indexKind{locale: m.Widget.Locale, model: s.embedders.model(m)})
 }
 
 // knowledgeChanged makes the merchant's index reflect a knowledge write this replica just made (see

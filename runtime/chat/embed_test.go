@@ -102,23 +102,38 @@ type embedWorld struct {
 // newEmbedWorld builds the world over st with a client of model and batch size, and the merchants ms.
 func newEmbedWorld(t *testing.T, st store.Store, p *fakeembed.Provider, model string, batch int, ms ...*tenant.Bundle) *embedWorld {
 	t.Helper()
+	c := embeddingsClient(t, p, model, batch)
+	w := newEmbedWorldOf(t, st, chat.Embedders{"": c}, ms...)
+	w.provider, w.client = p, c
+	return w
+}
+
+// embeddingsClient is a client of the fake p's model, of batch size, that tries once.
+func embeddingsClient(t *testing.T, p *fakeembed.Provider, model string, batch int) *embeddings.Client {
+	t.Helper()
 	c, err := embeddings.New(embeddings.Config{BaseURL: p.URL(), Model: model, BatchSize: batch, Attempts: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &embedWorld{store: st, provider: p, client: c, tenants: &tenants{m: map[string]*tenant.Bundle{}}, clock: newClock(),
-		reg: prometheus.NewRegistry()}
+	return c
+}
+
+// newEmbedWorldOf builds the world over st with the providers' embedding models es, and the merchants ms.
+func newEmbedWorldOf(t *testing.T, st store.Store, es chat.Embedders, ms ...*tenant.Bundle) *embedWorld {
+	t.Helper()
+	w := &embedWorld{store: st, tenants: &tenants{m: map[string]*tenant.Bundle{}}, clock: newClock(), reg: prometheus.NewRegistry()}
 	for _, m := range ms {
 		w.tenants.set(m)
 	}
 	// The fake's cosines for a match are lower than a real model's (an item's concepts other than the question's
 	// each pull its vector away): a lower bar for an answer by meaning.
-	w.svc, err = chat.New(chat.Config{Store: st, Responder: assistant.Retrieval{MinSimilarity: 0.25}, Embedder: c, Registry: w.reg,
+	var err error
+	w.svc, err = chat.New(chat.Config{Store: st, Responder: assistant.Retrieval{MinSimilarity: 0.25}, Embedders: es, Registry: w.reg,
 		Now: w.clock.now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.embedder, err = chat.NewKnowledgeEmbedder(chat.KnowledgeEmbedderConfig{Service: w.svc, Embedder: c, Tenants: w.tenants,
+	w.embedder, err = chat.NewKnowledgeEmbedder(chat.KnowledgeEmbedderConfig{Service: w.svc, Embedders: es, Tenants: w.tenants,
 		Merchants: w.tenants.all, Workers: 1, RetryWait: 20 * time.Millisecond, SpentCheck: 10 * time.Millisecond,
 		Holder: ids.New("replica_"), Registry: w.reg})
 	if err != nil {
@@ -354,34 +369,62 @@ func TestSpentTokensHoldTheEmbeddingUntilTheCeilingRisesOrTheMonthTurns(t *testi
 	w.waitEmbedded(t, "waiting", "m")
 }
 
-// TestMerchantsOfOtherProvidersAreSearchedByWords checks that the default provider's embedding model embeds
-// neither the knowledge nor the questions of a merchant whose plan names another provider, nor of one that brings
-// its own key: they are searched by words alone, counted.
-func TestMerchantsOfOtherProvidersAreSearchedByWords(t *testing.T) {
-	p := fakeembed.New(t)
-	house, other, own := shop("house"), shop("other"), shop("own")
-	other.Assistant.Provider = "small-models"
-	own.Assistant.APIKey = "sk-merchants-own"
-	w := newEmbedWorld(t, openStore(t), p, "m", 16, house, other, own)
-	for _, m := range []*tenant.Bundle{other, own, house} {
+// TestEachMerchantIsEmbeddedByItsOwnProvider checks that the knowledge and questions of merchants on two plans'
+// providers go to each provider's own embedding model, that a merchant's own key is what its provider sees, and
+// that a merchant whose provider has no embedding model is searched by words alone, counted.
+func TestEachMerchantIsEmbeddedByItsOwnProvider(t *testing.T) {
+	small, large := fakeembed.New(t), fakeembed.New(t)
+	onSmall, onLarge, own, bare := shop("on-small"), shop("on-large"), shop("own"), shop("bare")
+	onSmall.Assistant.Provider, onLarge.Assistant.Provider, bare.Assistant.Provider = "small", "large", "chat-only"
+	own.Assistant.Provider, own.Assistant.APIKey = "large", "sk-merchants-own"
+	w := newEmbedWorldOf(t, openStore(t), chat.Embedders{"small": embeddingsClient(t, small, "mini", 16),
+		"large": embeddingsClient(t, large, "maxi", 16)}, onSmall, onLarge, own, bare)
+	all := []*tenant.Bundle{onSmall, onLarge, own, bare}
+	for _, m := range all {
 		if _, err := w.svc.CreateKnowledge(t.Context(), m, store.Knowledge{Title: m.MerchantID + " hours", Content: "Open from 9 to 6."}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	w.run(t)
-	w.waitEmbedded(t, "house", "m")
-	for _, m := range []*tenant.Bundle{other, own} {
-		r, err := w.svc.Answer(t.Context(), m, chat.Question{Message: "When are you open?"})
-		if err != nil || !r.Message.Answered {
-			t.Fatalf("%s: no answer from words (%v): %+v", m.MerchantID, err, r.Message)
+	w.waitEmbedded(t, "on-small", "mini")
+	w.waitEmbedded(t, "on-large", "maxi")
+	w.waitEmbedded(t, "own", "maxi")
+	for _, m := range all {
+		waitFor(t, func() bool { // the index has taken the vectors in once a question is embedded, or words answer
+			r, err := w.svc.Answer(t.Context(), m, chat.Question{Message: "When is " + m.MerchantID + " open?"})
+			return err == nil && r.Message.Answered && (m == bare || slices.Contains(inputs(small, large), "When is "+m.MerchantID+" open?"))
+		})
+	}
+	if got, want := small.Inputs(), []string{"on-small hours\nOpen from 9 to 6.", "When is on-small open?"}; !slices.Equal(got, want) {
+		t.Errorf("the small provider embedded %q, want %q", got, want)
+	}
+	wantLarge := []string{"on-large hours\nOpen from 9 to 6.", "own hours\nOpen from 9 to 6.", "When is on-large open?", "When is own open?"}
+	if got := large.Inputs(); !sameElements(got, wantLarge) {
+		t.Errorf("the large provider embedded %q, want %q", got, wantLarge)
+	}
+	for _, r := range large.Requests() {
+		own := slices.ContainsFunc(r.Input, func(in string) bool { return strings.Contains(in, "own") })
+		if want := map[bool]string{true: "Bearer sk-merchants-own", false: ""}[own]; r.Auth != want {
+			t.Errorf("a request of %q carried the wrong key (own key expected: %v)", r.Input, own)
 		}
 	}
-	if got := p.Inputs(); !slices.Equal(got, []string{"house hours\nOpen from 9 to 6."}) {
-		t.Errorf("the provider embedded %q, want the house merchant's item alone", got)
+	if got := counterWith(t, w.reg, "parley_runtime_retrieval_words_only_total", "provider"); got != 1 {
+		t.Errorf("words-only questions for want of an embedding model counted %v, want 1", got)
 	}
-	if got := counterWith(t, w.reg, "parley_runtime_retrieval_words_only_total", "provider"); got != 2 {
-		t.Errorf("words-only questions counted %v, want 2", got)
+}
+
+// inputs are the texts the fakes were sent, in each one's order.
+func inputs(ps ...*fakeembed.Provider) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.Inputs()...)
 	}
+	return out
+}
+
+// sameElements reports whether a and b hold the same strings, in any order.
+func sameElements(a, b []string) bool {
+	return slices.Equal(slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b)))
 }
 
 // TestAFailingProviderFallsBackToWords answers from words when the question cannot be embedded, and counts it.

@@ -34,9 +34,7 @@ const rebuildTimeout = time.Minute
 type indexCache struct {
 	store knowledgeSource
 	// budget is the most bytes of indexes kept; 0 keeps every index.
-	budget int64
-	// model names the embeddings the indexes take in (Embedder.Model); "" for words alone.
-	model   string
+	budget  int64
 	metrics *indexMetrics
 	// builders holds a Builder per processor, taken for each build, so that a build reuses the buffers of those
 	// before it. Builds are CPU-bound, so more of them than processors only adds the garbage of each to the heap
@@ -53,9 +51,9 @@ type indexCache struct {
 // indexEntry is one merchant's index and its rebuild; indexCache.mu guards it.
 type indexEntry struct {
 	merchantID string
-	// locale is the merchant's widget locale, the language the index is built for.
-	locale string
-	// revision is the knowledge revision index was built from; -1 without an index, or when the locale changed
+	// kind is what the index is built for: the merchant's widget locale and embedding model.
+	kind indexKind
+	// revision is the knowledge revision index was built from; -1 without an index, or when the kind changed
 	// and the index is rebuilt whatever the revision.
 	revision int64
 	index    *assistant.Index
@@ -82,7 +80,14 @@ type knowledgeSource interface {
 	KnowledgeVectors(ctx context.Context, merchantID string) ([]store.KnowledgeVector, error)
 }
 
-func newIndexCache(s knowledgeSource, budget int64, model string, reg prometheus.Registerer) (*indexCache, error) {
+// indexKind is what a merchant's index is built for: the language of its widget's locale, and the embedding
+// model (Embedder.Model) of its provider, whose vectors it takes in, "" for words alone. Merchants of different
+// providers have different models: vectors of another model than its own are stale for a merchant only.
+type indexKind struct {
+	locale, model string
+}
+
+func newIndexCache(s knowledgeSource, budget int64, reg prometheus.Registerer) (*indexCache, error) {
 	m, err := newIndexMetrics(reg)
 	if err != nil {
 		return nil, err
@@ -92,7 +97,7 @@ func newIndexCache(s knowledgeSource, budget int64, model string, reg prometheus
 	for range cap(builders) {
 		builders <- new(assistant.Builder)
 	}
-	return &indexCache{store: s, budget: budget, model: model, metrics: m, builders: builders, entries: map[string]*indexEntry{}}, nil
+	return &indexCache{store: s, budget: budget, metrics: m, builders: builders, entries: map[string]*indexEntry{}}, nil
 }
 
 // entry returns the merchant's entry, made when new; c.mu must be held.
@@ -105,13 +110,13 @@ func (c *indexCache) entry(merchantID string) *indexEntry {
 	return e
 }
 
-// get returns the merchant's index for its widget locale: the one it has, refreshed in the background once it is
-// older than revisionCheck or was built for another locale, or for a merchant without one, the one built now.
-func (c *indexCache) get(ctx context.Context, merchantID, locale string) (*assistant.Index, error) {
+// get returns the merchant's index of kind: the one it has, refreshed in the background once it is older than
+// revisionCheck or was built for another kind, or for a merchant without one, the one built now.
+func (c *indexCache) get(ctx context.Context, merchantID string, kind indexKind) (*assistant.Index, error) {
 	c.mu.Lock()
 	e := c.entry(merchantID)
-	if e.locale != locale {
-		e.locale, e.revision = locale, -1 // rebuilt whatever the revision
+	if e.kind != kind {
+		e.kind, e.revision = kind, -1 // rebuilt whatever the revision
 	}
 	index := e.index
 	if index != nil {
@@ -161,13 +166,13 @@ func (c *indexCache) refresh(ctx context.Context, e *indexEntry) *build {
 	}
 	b := &build{done: make(chan struct{})}
 	e.building = b
-	revision, locale, current := e.revision, e.locale, e.index
+	revision, kind, current := e.revision, e.kind, e.index
 	go func() {
 		defer close(b.done)
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rebuildTimeout)
 		defer cancel()
 		checked := time.Now()
-		index, rev, err := c.build(ctx, e.merchantID, revision, locale)
+		index, rev, err := c.build(ctx, e.merchantID, revision, kind)
 		if index == nil && err == nil {
 			index = current // the revision has not moved
 		}
@@ -177,7 +182,7 @@ func (c *indexCache) refresh(ctx context.Context, e *indexEntry) *build {
 		e.building = nil
 		switch {
 		case err != nil:
-		case e.locale != locale: // the locale changed meanwhile: the next get rebuilds
+		case e.kind != kind: // the locale or model changed meanwhile: the next get rebuilds
 		case index == e.index:
 			e.checked = checked
 		default: // a new index, or the current one evicted meanwhile: in use, so kept again
@@ -228,8 +233,8 @@ func (c *indexCache) report() {
 }
 
 // build reads the merchant's knowledge revision and, when it differs from have, builds the index of its
-// knowledge in the language of locale; a nil index means have is current.
-func (c *indexCache) build(ctx context.Context, merchantID string, have int64, locale string) (*assistant.Index, int64, error) {
+// knowledge of kind; a nil index means have is current.
+func (c *indexCache) build(ctx context.Context, merchantID string, have int64, kind indexKind) (*assistant.Index, int64, error) {
 	rev, err := c.store.KnowledgeRevision(ctx, merchantID)
 	if err != nil {
 		return nil, 0, fmt.Errorf("reading knowledge revision: %w", err)
@@ -249,12 +254,12 @@ func (c *indexCache) build(ctx context.Context, merchantID string, have int64, l
 		return nil, 0, fmt.Errorf("loading knowledge: %w", err)
 	}
 	var vectors map[string][][]float32
-	if c.model != "" {
+	if kind.model != "" {
 		stored, err := c.store.KnowledgeVectors(ctx, merchantID)
 		if err != nil {
 			return nil, 0, fmt.Errorf("loading knowledge vectors: %w", err)
 		}
-		vectors = currentVectors(items, stored, c.model)
+		vectors = currentVectors(items, stored, kind.model)
 	}
 	ai := make([]assistant.Item, 0, len(items))
 	for _, k := range items {
@@ -265,7 +270,7 @@ func (c *indexCache) build(ctx context.Context, merchantID string, have int64, l
 			Curated: k.Curated, Vectors: vectors[k.ID]})
 	}
 	c.metrics.rebuilds.Inc()
-	return builder.Build(ai, locale), rev, nil
+	return builder.Build(ai, kind.locale), rev, nil
 }
 
 type indexMetrics struct {

@@ -38,7 +38,7 @@ func cacheStore(t *testing.T, items int, merchants ...string) store.Store {
 func newTestCache(t *testing.T, st store.Store, budget int64) (*indexCache, *prometheus.Registry) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	c, err := newIndexCache(st, budget, "", reg)
+	c, err := newIndexCache(st, budget, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestIndexCacheEvictsTheLeastRecentlyUsed(t *testing.T) {
 	probe, _ := newTestCache(t, st, 0)
 	var largest int64
 	for _, m := range []string{"a", "b", "c"} {
-		ix, err := probe.get(t.Context(), m, "")
+		ix, err := probe.get(t.Context(), m, indexKind{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +80,7 @@ func TestIndexCacheEvictsTheLeastRecentlyUsed(t *testing.T) {
 
 	c, _ := newTestCache(t, st, 2*largest+largest/2) // room for two indexes, never three
 	for _, m := range []string{"a", "b", "a", "c"} { // b is the least recently used when c comes
-		if _, err := c.get(t.Context(), m, ""); err != nil {
+		if _, err := c.get(t.Context(), m, indexKind{}); err != nil {
 			t.Fatal(err)
 		}
 		checkAccounts(t, c)
@@ -111,7 +111,7 @@ func TestIndexCacheEvictsTheLeastRecentlyUsed(t *testing.T) {
 	}
 
 	// The evicted merchant is answered again, from an index built for it now.
-	ix, err := c.get(t.Context(), "b", "")
+	ix, err := c.get(t.Context(), "b", indexKind{})
 	if err != nil || ix.Len() != 20 {
 		t.Fatalf("b after its eviction: %d items, %v; want 20", ix.Len(), err)
 	}
@@ -127,7 +127,7 @@ func TestIndexCacheKeepsAnIndexLargerThanItsBudgetAsItsOnlyOne(t *testing.T) {
 	st := cacheStore(t, 20, "a", "b")
 	c, _ := newTestCache(t, st, 1024) // far below one index of 20 items
 	for range 3 {
-		ix, err := c.get(t.Context(), "a", "")
+		ix, err := c.get(t.Context(), "a", indexKind{})
 		if err != nil || ix.Len() != 20 {
 			t.Fatalf("get: %d items, %v; want 20 items", ix.Len(), err)
 		}
@@ -136,7 +136,7 @@ func TestIndexCacheKeepsAnIndexLargerThanItsBudgetAsItsOnlyOne(t *testing.T) {
 	if got := testutil.ToFloat64(c.metrics.rebuilds); got != 1 {
 		t.Errorf("rebuilds after three questions = %v, want 1", got)
 	}
-	if _, err := c.get(t.Context(), "b", ""); err != nil {
+	if _, err := c.get(t.Context(), "b", indexKind{}); err != nil {
 		t.Fatal(err)
 	}
 	checkAccounts(t, c)
@@ -168,7 +168,7 @@ func TestIndexCacheStaysWithinItsBudgetUnderConcurrentUse(t *testing.T) {
 	}
 	st := cacheStore(t, 5, merchants...)
 	probe, _ := newTestCache(t, st, 0)
-	ix, err := probe.get(t.Context(), merchants[0], "")
+	ix, err := probe.get(t.Context(), merchants[0], indexKind{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestIndexCacheStaysWithinItsBudgetUnderConcurrentUse(t *testing.T) {
 		for i := range 48 {
 			wg.Go(func() {
 				m := merchants[i%len(merchants)]
-				if ix, err := c.get(t.Context(), m, ""); err != nil || ix.Len() != 5 {
+				if ix, err := c.get(t.Context(), m, indexKind{}); err != nil || ix.Len() != 5 {
 					t.Errorf("%s: %d items, %v", m, ix.Len(), err)
 				}
 			})
@@ -209,13 +209,13 @@ func BenchmarkIndexCacheOversizedIndex(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	c, err := newIndexCache(st, 1024, "", nil) // far below the merchant's index
+	c, err := newIndexCache(st, 1024, nil) // far below the merchant's index
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if ix, err := c.get(b.Context(), "big", ""); err != nil || ix.Len() != 500 {
+		if ix, err := c.get(b.Context(), "big", indexKind{}); err != nil || ix.Len() != 500 {
 			b.Fatalf("get: %d items, %v; want 500", ix.Len(), err)
 		}
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/parley-dev/parley/controllers"
 	"github.com/parley-dev/parley/internal/contract"
 	"github.com/parley-dev/parley/internal/testutil/fakellm"
+	"github.com/parley-dev/parley/internal/testutil/fakeopenai"
 	"github.com/parley-dev/parley/internal/testutil/operatortest"
 )
 
@@ -97,22 +98,26 @@ func run(m *testing.M) (int, error) {
 	if err := cluster.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNS}}); err != nil {
 		return 1, err
 	}
-	cluster.small, cluster.large = fakellm.Start(smallAnswer), fakellm.Start(largeAnswer)
-	defer cluster.small.Close()
-	defer cluster.large.Close()
+	small, large := fakeopenai.Start(smallAnswer), fakeopenai.Start(largeAnswer)
+	defer small.Close()
+	defer large.Close()
+	cluster.small, cluster.large = small.Chat, large.Chat
 	if err := cluster.client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "large-llm", Namespace: operatorNS},
 		Data: map[string][]byte{chatv1alpha1.DefaultOpenAIAPIKeyKey: []byte(largePlatformKey)}}); err != nil {
 		return 1, err
 	}
 	if err := cluster.client.Create(ctx, &chatv1alpha1.ChatRuntime{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: operatorNS},
 		// The tests' webhook receivers are on loopback; deleted merchants' data is erased at once. Merchants
-		// whose plans name no provider are answered offline (retrieval), the others by the fake providers.
+		// whose plans name no provider are answered offline (retrieval), the others by the fake providers, whose
+		// embedding models the runtime starts with too.
 		Spec: chatv1alpha1.ChatRuntimeSpec{PublicURL: "https://chat.example.com",
 			Webhooks:                 chatv1alpha1.ChatRuntimeWebhooks{AllowPrivateAddresses: true},
 			DeletedMerchantRetention: &metav1.Duration{},
 			Assistant: chatv1alpha1.AssistantSpec{Provider: chatv1alpha1.AssistantRetrieval, Providers: []chatv1alpha1.ModelProviderSpec{
-				{Name: "small", BaseURL: cluster.small.URL(), Models: []chatv1alpha1.ProviderModelSpec{{Name: "small-a"}, {Name: "small-b"}}},
-				{Name: "large", BaseURL: cluster.large.URL(), APIKeySecretRef: &chatv1alpha1.SecretKeySelector{Name: "large-llm"},
+				{Name: "small", BaseURL: small.URL(), Models: []chatv1alpha1.ProviderModelSpec{{Name: "small-a"}, {Name: "small-b"}},
+					Embeddings: &chatv1alpha1.EmbeddingsSpec{Model: "small-embed"}},
+				{Name: "large", BaseURL: large.URL(), APIKeySecretRef: &chatv1alpha1.SecretKeySelector{Name: "large-llm"},
+					Embeddings: &chatv1alpha1.EmbeddingsSpec{Model: "large-embed"},
 					Models: []chatv1alpha1.ProviderModelSpec{{Name: "large-a", ModelSettings: chatv1alpha1.ModelSettings{
 						FirstTokenTimeout: &metav1.Duration{Duration: 20 * time.Second}}}}},
 			}}}}); err != nil {

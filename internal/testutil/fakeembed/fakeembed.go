@@ -87,11 +87,20 @@ type Recorded struct {
 // New starts a provider, closed when the test ends.
 func New(t testing.TB) *Provider {
 	t.Helper()
-	p := &Provider{BatchRefusal: LlamaCppBatchRefusal, directions: map[directionKey][]float64{}}
-	p.srv = httptest.NewServer(p)
-	t.Cleanup(p.srv.Close)
+	p := Start()
+	t.Cleanup(p.Close)
 	return p
 }
+
+// Start starts a provider for a TestMain that starts it before its tests, until Close.
+func Start() *Provider {
+	p := &Provider{BatchRefusal: LlamaCppBatchRefusal, directions: map[directionKey][]float64{}}
+	p.srv = httptest.NewServer(p)
+	return p
+}
+
+// Close stops the provider.
+func (p *Provider) Close() { p.srv.Close() }
 
 // URL is the base URL to configure, ending in /v1.
 func (p *Provider) URL() string { return p.srv.URL + "/v1" }

@@ -23,13 +23,27 @@ type Server struct {
 // New starts a server whose model answers with the pieces of answer, closed when the test ends.
 func New(t testing.TB, answer ...string) *Server {
 	t.Helper()
-	s := &Server{Chat: fakellm.New(t, answer...), Embed: fakeembed.New(t)}
+	s := Start(answer...)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Start starts a server whose model answers with the pieces of answer, for a TestMain that starts it before its
+// tests, until Close.
+func Start(answer ...string) *Server {
+	s := &Server{Chat: fakellm.Start(answer...), Embed: fakeembed.Start()}
 	mux := http.NewServeMux()
 	mux.Handle("/v1/chat/completions", s.Chat)
 	mux.Handle("/v1/embeddings", s.Embed)
 	s.srv = httptest.NewServer(mux)
-	t.Cleanup(s.srv.Close)
 	return s
+}
+
+// Close stops the server.
+func (s *Server) Close() {
+	s.srv.Close()
+	s.Chat.Close()
+	s.Embed.Close()
 }
 
 // URL is the base URL to configure, ending in /v1.

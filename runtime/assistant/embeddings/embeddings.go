@@ -131,12 +131,19 @@ var ErrUnsupported = errors.New("the server serves no embeddings as configured")
 // Embed returns the vectors of texts, sent in batches of BatchSize. It fails as a whole: vectors of some texts
 // only are of no use to a caller that stores them with their item.
 func (c *Client) Embed(ctx context.Context, texts []string) (Result, error) {
+	return c.EmbedWithKey(ctx, texts, "")
+}
+
+// EmbedWithKey is Embed with apiKey sent instead of the client's own key when it is not empty: a merchant that
+// brings its own key to the provider pays for its embeddings too.
+func (c *Client) EmbedWithKey(ctx context.Context, texts []string, apiKey string) (Result, error) {
+	opts := llm.OwnKey(apiKey, c.cfg.AzureAPIVersion != "")
 	var out Result
 	out.Vectors = make([][]float32, 0, len(texts))
 	for len(out.Vectors) < len(texts) {
 		rest := texts[len(out.Vectors):]
 		batch := rest[:min(len(rest), c.BatchSize())]
-		res, err := c.embedBatch(ctx, batch)
+		res, err := c.embedBatch(ctx, batch, opts)
 		if errors.Is(err, errBatchTooLarge) && len(batch) > 1 {
 			c.shrink(len(batch))
 			continue
@@ -165,7 +172,7 @@ var errBatchTooLarge = errors.New("the batch is too large for the server")
 
 // embedBatch sends one batch, retrying passing failures with backoff, and once without dimensions when the
 // server refuses them.
-func (c *Client) embedBatch(ctx context.Context, texts []string) (Result, error) {
+func (c *Client) embedBatch(ctx context.Context, texts []string, opts []option.RequestOption) (Result, error) {
 	var last error
 	for attempt := 0; attempt < c.cfg.Attempts; attempt++ {
 		if attempt > 0 {
@@ -173,7 +180,7 @@ func (c *Client) embedBatch(ctx context.Context, texts []string) (Result, error)
 				return Result{}, fmt.Errorf("embeddings from %s: %w (after %w)", c.cfg.BaseURL, err, last)
 			}
 		}
-		res, err := c.send(ctx, texts)
+		res, err := c.send(ctx, texts, opts)
 		if err == nil {
 			return res, nil
 		}
@@ -203,8 +210,8 @@ func (c *Client) embedBatch(ctx context.Context, texts []string) (Result, error)
 	return Result{}, fmt.Errorf("embeddings from %s, %d attempts: %w", c.cfg.BaseURL, c.cfg.Attempts, last)
 }
 
-// send asks for the vectors of texts once.
-func (c *Client) send(ctx context.Context, texts []string) (Result, error) {
+// send asks for the vectors of texts once, with the request options opts.
+func (c *Client) send(ctx context.Context, texts []string, opts []option.RequestOption) (Result, error) {
 	p := openai.EmbeddingNewParams{Model: c.cfg.Model, Input: openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: texts},
 		EncodingFormat: openai.EmbeddingNewParamsEncodingFormatFloat}
 	c.mu.Lock()
@@ -212,7 +219,7 @@ func (c *Client) send(ctx context.Context, texts []string) (Result, error) {
 		p.Dimensions = openai.Int(int64(c.cfg.Dimensions))
 	}
 	c.mu.Unlock()
-	resp, err := c.client.Embeddings.New(ctx, p)
+	resp, err := c.client.Embeddings.New(ctx, p, opts...)
 	if err != nil {
 		return Result{}, err
 	}

@@ -88,11 +88,15 @@ func Endpoint(baseURL, model, apiKey, azureAPIVersion string) []option.RequestOp
 }
 
 // ownKey is the option that sends a merchant's own key instead of the provider's, where the server takes it.
-func (t *target) ownKey(key string) []option.RequestOption {
+func (t *target) ownKey(key string) []option.RequestOption { return OwnKey(key, t.azure) }
+
+// OwnKey is the option that sends a merchant's own key instead of the provider's, to Azure's classic endpoint
+// (azure) in its api-key header: the chat client's and the embeddings client's. None when key is empty.
+func OwnKey(key string, azure bool) []option.RequestOption {
 	switch {
 	case key == "":
 		return nil
-	case t.azure:
+	case azure:
 		return []option.RequestOption{option.WithHeader("api-key", key)}
 	default:
 		return []option.RequestOption{option.WithAPIKey(key)}
