@@ -83,7 +83,7 @@ func (r *ChatRuntimeReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if rt.Namespace != r.Namespace {
 		setReady(r.Recorder, &rt, &rt.Status.Conditions, ready(rt.Generation, metav1.ConditionFalse, chatv1alpha1.ReasonWrongNamespace,
 			fmt.Sprintf("ChatRuntimes are served only from the operator's namespace %s", r.Namespace)))
-		return ctrl.Result{}, patchStatus(ctx, r.Client, before, &rt, runtimeStatus)
+		return retryConflict(patchStatus(ctx, r.Client, before, &rt, runtimeStatus))
 	}
 
 	target := render.TargetNamespace(&rt)
@@ -105,21 +105,21 @@ func (r *ChatRuntimeReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 		setReady(r.Recorder, &rt, &rt.Status.Conditions, ready(rt.Generation, metav1.ConditionFalse, chatv1alpha1.ReasonTargetNamespaceInUse,
 			fmt.Sprintf("another ChatRuntime already runs in namespace %s; give this one a namespace of its own", target)))
-		return ctrl.Result{}, patchStatus(ctx, r.Client, before, &rt, runtimeStatus)
+		return retryConflict(patchStatus(ctx, r.Client, before, &rt, runtimeStatus))
 	}
 
 	if problem := backupScheduleProblem(&rt); problem != "" {
 		// Applied, the schedule would stop the runtime's new pods at their start; the running ones keep serving.
 		setReady(r.Recorder, &rt, &rt.Status.Conditions,
 			ready(rt.Generation, metav1.ConditionFalse, chatv1alpha1.ReasonInvalidBackupSchedule, problem))
-		return ctrl.Result{}, patchStatus(ctx, r.Client, before, &rt, runtimeStatus)
+		return retryConflict(patchStatus(ctx, r.Client, before, &rt, runtimeStatus))
 	}
 	if err := r.apply(ctx, &rt); err != nil {
 		reason, message := applyProblem(err, target, r.Namespace)
 		setReady(r.Recorder, &rt, &rt.Status.Conditions,
 			ready(rt.Generation, metav1.ConditionFalse, reason, message))
 		if perr := patchStatus(ctx, r.Client, before, &rt, runtimeStatus); perr != nil {
-			return ctrl.Result{}, perr
+			return retryConflict(perr)
 		}
 		return ctrl.Result{}, err
 	}
@@ -142,7 +142,7 @@ func (r *ChatRuntimeReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, err
 	}
 	setReady(r.Recorder, &rt, &rt.Status.Conditions, render.RuntimeReady(&rt, current))
-	return ctrl.Result{}, patchStatus(ctx, r.Client, before, &rt, runtimeStatus)
+	return retryConflict(patchStatus(ctx, r.Client, before, &rt, runtimeStatus))
 }
 
 // countTenants reconciles a ChatRuntime's tenant count alone, apart from Reconcile: the rendered objects do not
@@ -162,7 +162,7 @@ func (r *ChatRuntimeReconciler) countTenants(ctx context.Context, req ctrl.Reque
 	}
 	before := rt.DeepCopy()
 	rt.Status.Tenants = count(len(bundles.Items))
-	return ctrl.Result{}, patchStatus(ctx, r.Client, before, &rt, runtimeStatus)
+	return retryConflict(patchStatus(ctx, r.Client, before, &rt, runtimeStatus))
 }
 
 func runtimeStatus(rt *chatv1alpha1.ChatRuntime) any { return rt.Status }

@@ -39,7 +39,7 @@ func (r *PlanReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	plan.Status.ObservedGeneration = plan.Generation
 	setReady(r.Recorder, &plan, &plan.Status.Conditions, readyFrom(plan.Generation, selectorProblem(plan.Spec.AllowedNamespaces),
 		fmt.Sprintf("%d merchants are on this plan", plan.Status.Merchants)))
-	return ctrl.Result{}, patchStatus(ctx, r.Client, before, &plan, func(p *chatv1alpha1.Plan) any { return p.Status })
+	return retryConflict(patchStatus(ctx, r.Client, before, &plan, func(p *chatv1alpha1.Plan) any { return p.Status }))
 }
 
 // merchantCountDelay is how long a Merchant's arrival, departure or move waits before its Plans count their

@@ -152,7 +152,9 @@ func patchStatus[T client.Object](ctx context.Context, c client.Client, before, 
 	if equality.Semantic.DeepEqual(statusOf(before), statusOf(after)) {
 		return nil
 	}
-	return c.Status().Patch(ctx, after, client.MergeFrom(before))
+	// The lock keeps a patch from a stale cached copy from replacing the conditions another writer (the backup
+	// poller) set since: a merge patch replaces the whole list. The caller runs again on a conflict (retryConflict).
+	return c.Status().Patch(ctx, after, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
 }
 
 // updateStatus writes status only when it changed, as an update of the status subresource at the cached
