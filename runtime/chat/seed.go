@@ -18,9 +18,10 @@ type Seed struct {
 	Input KnowledgeInput
 }
 
-// seedKeyPattern is what a Seed.Key may be: a short slug, so that its ID ("kn_" and the key) reads well in a path
-// and never meets a literal path beside /knowledge/{id}.
-var seedKeyPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
+// seedKeyPattern is what a Seed.Key may be: a slug of at most 61 characters, so that its ID ("kn_" and the key)
+// reads well in a path, fits the API's 64 bytes of a knowledge ID and never meets a literal path beside
+// /knowledge/{id}.
+var seedKeyPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,60}$`)
 
 // ErrInvalidSeed refuses seeds with a key that is not a slug or is named twice, or an item that is not valid.
 var ErrInvalidSeed = errors.New("invalid seed")

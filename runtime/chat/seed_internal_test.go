@@ -2,6 +2,7 @@ package chat
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -19,6 +20,8 @@ func TestSeedItems(t *testing.T) {
 		{"an empty key", []Seed{{"", item}}, nil},
 		{"a key not a slug", []Seed{{"Returns", item}}, nil},
 		{"a key with a slash", []Seed{{"a/b", item}}, nil},
+		{"the longest key", []Seed{{strings.Repeat("k", 61), item}}, []string{"kn_" + strings.Repeat("k", 61)}},
+		{"a key too long for the API's IDs", []Seed{{strings.Repeat("k", 62), item}}, nil},
 		{"a key named twice", []Seed{{"returns", item}, {"returns", item}}, nil},
 		{"an item without content", []Seed{{"returns", KnowledgeInput{Title: "Returns"}}}, nil},
 	} {
