@@ -26,8 +26,8 @@ import (
 	"github.com/parley-dev/parley/internal/dev/demo"
 	"github.com/parley-dev/parley/internal/dev/devidp"
 	"github.com/parley-dev/parley/internal/logging"
+	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/server"
-	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/tenant"
 )
 
@@ -229,8 +229,9 @@ func writeDemoBundle(dir string, c devCredentials, base string, rate int32, hook
 	return os.WriteFile(filepath.Join(dir, devMerchantID+".json"), doc, 0o600)
 }
 
-// seedDemoKnowledge fills an empty demo knowledge base with the demo shop's items, through chat as the dashboard
-// would, within the demo merchant's plan.
+// seedDemoKnowledge fills an empty demo knowledge base with the demo shop's items, validated by chat as an import
+// is, within the demo merchant's plan. The items keep the fixture's IDs ("kn_" and the fixture's) and order, the
+// same on every fresh start.
 func seedDemoKnowledge(ctx context.Context, a *app) error {
 	existing, err := a.store.AllKnowledge(ctx, devMerchantID)
 	if err != nil || len(existing) > 0 {
@@ -240,11 +241,12 @@ func seedDemoKnowledge(ctx context.Context, a *app) error {
 	if !ok {
 		return fmt.Errorf("seeding demo knowledge: no merchant %s", devMerchantID)
 	}
+	var seeds []chat.Seed
 	for _, item := range demo.Knowledge() {
-		k := store.Knowledge{Title: item.Title, Content: item.Content, URL: item.URL, Tags: item.Tags}
-		if _, err := a.chat.CreateKnowledge(ctx, m, k); err != nil {
-			return fmt.Errorf("seeding demo knowledge: %w", err)
-		}
+		seeds = append(seeds, chat.Seed{Key: item.ID, Input: chat.KnowledgeInput{Title: item.Title, Content: item.Content, URL: item.URL, Tags: item.Tags}})
+	}
+	if _, err := a.chat.SeedKnowledge(ctx, m, seeds); err != nil {
+		return fmt.Errorf("seeding demo knowledge: %w", err)
 	}
 	return nil
 }

@@ -3,14 +3,17 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/parley-dev/parley/internal/contract"
+	"github.com/parley-dev/parley/internal/dev/demo"
 	"github.com/parley-dev/parley/internal/testutil/fakellm"
 )
 
@@ -220,5 +223,36 @@ func TestDevWithAnAzureDeployment(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("parley dev: %v", err)
+	}
+}
+
+// The demo's items keep the fixture's IDs and order on every fresh start, so that links and scripts written
+// against one demo work against the next.
+func TestDevSeedsTheFixtureAsItIs(t *testing.T) {
+	var want []string
+	for _, item := range demo.Knowledge() {
+		want = append(want, "kn_"+item.ID)
+	}
+	banner, base, stop := startDev(t, t.TempDir(), "127.0.0.1:0")
+	defer stop()
+	token := regexp.MustCompile(`PARLEY_TOKEN=(\S+)`).FindStringSubmatch(banner)[1]
+	res := get(t, base+"/api/v1/knowledge?limit=100", map[string]string{"Authorization": "Bearer " + token})
+	var page struct {
+		Data []struct {
+			ID, Title string
+		}
+	}
+	if err := json.Unmarshal([]byte(res.body), &page); res.status != http.StatusOK || err != nil {
+		t.Fatalf("listing the demo knowledge: %d %v %s", res.status, err, res.body)
+	}
+	var got []string
+	for _, item := range page.Data {
+		got = append(got, item.ID)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("the demo knowledge lists\n%v\nwant the fixture's\n%v", got, want)
+	}
+	if len(page.Data) > 0 && page.Data[0].Title != demo.Knowledge()[0].Title {
+		t.Errorf("the first item is %q, want the fixture's %q", page.Data[0].Title, demo.Knowledge()[0].Title)
 	}
 }

@@ -475,8 +475,7 @@ func (s *Service) SaveLead(ctx context.Context, m *tenant.Bundle, f LeadForm) (s
 // (store.ErrKnowledgeLimit) and characters ceiling (store.ErrKnowledgeSizeLimit), and returns it with its ID and
 // times.
 func (s *Service) CreateKnowledge(ctx context.Context, m *tenant.Bundle, k store.Knowledge) (store.Knowledge, error) {
-	now := s.now().UTC().Truncate(time.Millisecond)
-	k.ID, k.MerchantID, k.CreatedAt, k.UpdatedAt, k.UseCount = ids.New("kn_"), m.MerchantID, now, now, 0
+	k = s.newItem(m, k)
 	if err := createKnowledge(ctx, s.store, k, KnowledgeLimitsOf(m.Plan)); err != nil {
 		return store.Knowledge{}, err
 	}
@@ -487,13 +486,26 @@ func (s *Service) CreateKnowledge(ctx context.Context, m *tenant.Bundle, k store
 // UpdateKnowledge replaces the title, content, URL, tags, questions and draft status of the item old with k's,
 // within the plan's characters ceiling (store.ErrKnowledgeSizeLimit), or returns store.ErrNotFound when it is gone.
 func (s *Service) UpdateKnowledge(ctx context.Context, m *tenant.Bundle, old, k store.Knowledge) (store.Knowledge, error) {
-	k.ID, k.MerchantID, k.CreatedAt, k.UseCount = old.ID, m.MerchantID, old.CreatedAt, old.UseCount
-	k.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
+	k = s.changedItem(m, old, k)
 	if err := updateKnowledge(ctx, s.store, k, int(m.Plan.KnowledgeCharacters)); err != nil {
 		return store.Knowledge{}, err
 	}
 	s.knowledgeChanged(ctx, m.MerchantID)
 	return k, nil
+}
+
+// newItem returns k as a new item of the merchant: a new ID, created now, never used.
+func (s *Service) newItem(m *tenant.Bundle, k store.Knowledge) store.Knowledge {
+	now := s.now().UTC().Truncate(time.Millisecond)
+	k.ID, k.MerchantID, k.CreatedAt, k.UpdatedAt, k.UseCount = ids.New("kn_"), m.MerchantID, now, now, 0
+	return k
+}
+
+// changedItem returns k as the item old changed now: old's ID, creation and use count.
+func (s *Service) changedItem(m *tenant.Bundle, old, k store.Knowledge) store.Knowledge {
+	k.ID, k.MerchantID, k.CreatedAt, k.UseCount = old.ID, m.MerchantID, old.CreatedAt, old.UseCount
+	k.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
+	return k
 }
 
 // DeleteKnowledge removes an item, or returns store.ErrNotFound.

@@ -100,17 +100,27 @@ func (s *Service) ImportKnowledge(ctx context.Context, m *tenant.Bundle, file io
 	return items, nil
 }
 
-// addImported gives the items of an import their IDs and times, in their order, and stores them in one
-// transaction within the plan's item and characters ceilings (ImportCeilingError), after deleting the items
-// earlier uploads of the files named replace made, so that the ceilings count the new items in their place.
+// addImported gives the items of an import new IDs and times, in their order, and stores them as insertItems
+// does, so that the ceilings count them in the place of the items of the files named replace.
 func (s *Service) addImported(ctx context.Context, m *tenant.Bundle, items []store.Knowledge, replace []string) error {
 	now := s.now().UTC().Truncate(time.Millisecond)
 	for i := range items {
 		created := now.Add(time.Duration(i) * time.Millisecond) // keeps the file's order in listings
 		items[i].ID, items[i].MerchantID, items[i].CreatedAt, items[i].UpdatedAt, items[i].UseCount = ids.New("kn_"), m.MerchantID, created, created, 0
 	}
+	if err := s.insertItems(ctx, m, items, replace); err != nil {
+		return fmt.Errorf("importing %d knowledge items: %w", len(items), err)
+	}
+	s.knowledgeChanged(ctx, m.MerchantID)
+	return nil
+}
+
+// insertItems stores new items, with their IDs and times, in one transaction within the plan's item and
+// characters ceilings (ImportCeilingError), after deleting the items earlier uploads of the files named replace
+// made.
+func (s *Service) insertItems(ctx context.Context, m *tenant.Bundle, items []store.Knowledge, replace []string) error {
 	lim := KnowledgeLimitsOf(m.Plan)
-	err := s.store.Write(ctx, func(tx store.Tx) error {
+	return s.store.Write(ctx, func(tx store.Tx) error {
 		if err := replaceFiles(ctx, tx, m.MerchantID, replace); err != nil {
 			return err
 		}
@@ -131,11 +141,6 @@ func (s *Service) addImported(ctx context.Context, m *tenant.Bundle, items []sto
 		}
 		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("importing %d knowledge items: %w", len(items), err)
-	}
-	s.knowledgeChanged(ctx, m.MerchantID)
-	return nil
 }
 
 // replaceFiles deletes the items of the files by these names, after the statement that serialises the merchant's

@@ -44,42 +44,46 @@ func createKnowledge(ctx context.Context, st store.Store, k store.Knowledge, lim
 	if err := validateKnowledge(k); err != nil {
 		return fmt.Errorf("creating knowledge item: %w", err)
 	}
-	err := st.Write(ctx, func(tx store.Tx) error {
-		claimed, err := tx.ClaimKnowledgeSlot(ctx, k.MerchantID, lim.MaxItems)
-		if err != nil {
-			return err
-		}
-		if !claimed {
-			return store.ErrKnowledgeLimit
-		}
-		if err := checkCharacters(ctx, tx, k.MerchantID, "", lim.MaxChars, k); err != nil {
-			return err
-		}
-		return tx.InsertKnowledge(ctx, k)
-	})
-	if err != nil {
+	if err := st.Write(ctx, func(tx store.Tx) error { return insertKnowledge(ctx, tx, k, lim) }); err != nil {
 		return fmt.Errorf("creating knowledge item %s: %w", k.ID, err)
 	}
 	return nil
+}
+
+// insertKnowledge is createKnowledge's part of a transaction, for writes that add an item with more.
+func insertKnowledge(ctx context.Context, tx store.Tx, k store.Knowledge, lim KnowledgeLimits) error {
+	claimed, err := tx.ClaimKnowledgeSlot(ctx, k.MerchantID, lim.MaxItems)
+	if err != nil {
+		return err
+	}
+	if !claimed {
+		return store.ErrKnowledgeLimit
+	}
+	if err := checkCharacters(ctx, tx, k.MerchantID, "", lim.MaxChars, k); err != nil {
+		return err
+	}
+	return tx.InsertKnowledge(ctx, k)
 }
 
 // updateKnowledge replaces an item's title, content, URL, tags, questions, draft status and UpdatedAt, or returns
 // store.ErrNotFound. With maxChars > 0 and the merchant's items holding more characters with the new text, nothing
 // is written and store.ErrKnowledgeSizeLimit is returned (exact under concurrency).
 func updateKnowledge(ctx context.Context, st store.Store, k store.Knowledge, maxChars int) error {
-	err := st.Write(ctx, func(tx store.Tx) error {
-		if err := tx.TouchKnowledge(ctx, k.MerchantID, 0); err != nil {
-			return err
-		}
-		if err := checkCharacters(ctx, tx, k.MerchantID, k.ID, maxChars, k); err != nil {
-			return err
-		}
-		return tx.UpdateKnowledge(ctx, k) // ErrNotFound rolls the revision back
-	})
-	if err != nil {
+	if err := st.Write(ctx, func(tx store.Tx) error { return replaceKnowledge(ctx, tx, k, maxChars) }); err != nil {
 		return fmt.Errorf("updating knowledge item %s: %w", k.ID, err)
 	}
 	return nil
+}
+
+// replaceKnowledge is updateKnowledge's part of a transaction, for writes that change an item with more.
+func replaceKnowledge(ctx context.Context, tx store.Tx, k store.Knowledge, maxChars int) error {
+	if err := tx.TouchKnowledge(ctx, k.MerchantID, 0); err != nil {
+		return err
+	}
+	if err := checkCharacters(ctx, tx, k.MerchantID, k.ID, maxChars, k); err != nil {
+		return err
+	}
+	return tx.UpdateKnowledge(ctx, k) // ErrNotFound rolls the revision back
 }
 
 // deleteKnowledge removes an item, or returns store.ErrNotFound.

@@ -204,11 +204,12 @@ type Fix struct {
 // an item and writes one.
 var ErrInvalidFix = errors.New("invalid fix")
 
-// RecordFix deals with a group of the review queue: with Fix.New, it first adds that item, within the plan's
-// ceilings (as CreateKnowledge); with Fix.List, it first lists that question under the item
-// (kept once, within the item's and the plan's limits), so that the retriever answers it from the item; then it
-// records, for each of the group's questions, that it was dealt with now. The group leaves the queue, and comes
-// back when one of its questions is missed again. An item that is not the merchant's is store.ErrNotFound.
+// RecordFix deals with a group of the review queue: with Fix.New, it adds that item, within the plan's ceilings
+// (as CreateKnowledge); with Fix.List, it lists that question under the item (kept once, within the item's and
+// the plan's limits), so that the retriever answers it from the item; and it records, for each of the group's
+// questions, that it was dealt with now. All of it is one transaction: a fix that fails writes nothing. The group
+// leaves the queue, and comes back when one of its questions is missed again. An item that is not the merchant's
+// is store.ErrNotFound.
 func (s *Service) RecordFix(ctx context.Context, m *tenant.Bundle, f Fix) (store.Knowledge, error) {
 	if err := checkGroupQuestions(f.Questions); err != nil {
 		return store.Knowledge{}, err
@@ -218,38 +219,35 @@ func (s *Service) RecordFix(ctx context.Context, m *tenant.Bundle, f Fix) (store
 	case f.New != nil && f.KnowledgeID != "":
 		return store.Knowledge{}, fmt.Errorf("%w: name an item or write one, not both", ErrInvalidFix)
 	case f.New != nil:
-		var err error
-		if item, err = s.CreateKnowledge(ctx, m, *f.New); err != nil {
-			return store.Knowledge{}, err
-		}
-		f.KnowledgeID = item.ID
+		item = s.newItem(m, *f.New)
 	case f.KnowledgeID != "":
 		var err error
 		if item, err = s.store.GetKnowledge(ctx, m.MerchantID, f.KnowledgeID); err != nil {
 			return store.Knowledge{}, fmt.Errorf("fixing with item %s: %w", f.KnowledgeID, err)
 		}
 	}
-	if list := strings.Join(strings.Fields(f.List), " "); list != "" {
-		if f.KnowledgeID == "" {
-			return store.Knowledge{}, fmt.Errorf("%w: a question is listed under an item: name it", ErrInvalidFix)
-		}
-		if !slices.ContainsFunc(item.Questions, func(q string) bool { return strings.EqualFold(q, list) }) {
-			in := KnowledgeInput{Title: item.Title, Content: item.Content, URL: item.URL, Tags: item.Tags,
-				Questions: append(slices.Clone(item.Questions), list), Status: StatusOf(item), Curated: item.Curated}
-			k, problems := in.Validate()
-			if len(problems) > 0 {
-				return store.Knowledge{}, fmt.Errorf("%w: the item cannot list the question: %s", ErrInvalidFix, problems[0].Error())
-			}
-			var err error
-			if item, err = s.UpdateKnowledge(ctx, m, item, k); err != nil {
-				return store.Knowledge{}, err
-			}
-		}
+	listed, changed, err := listQuestion(item, f.List)
+	if err != nil {
+		return store.Knowledge{}, err
+	}
+	if changed && f.New == nil {
+		listed = s.changedItem(m, item, listed)
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
-	err := s.store.Write(ctx, func(tx store.Tx) error {
+	lim := KnowledgeLimitsOf(m.Plan)
+	err = s.store.Write(ctx, func(tx store.Tx) error {
+		switch {
+		case f.New != nil:
+			if err := insertKnowledge(ctx, tx, listed, lim); err != nil {
+				return err
+			}
+		case changed:
+			if err := replaceKnowledge(ctx, tx, listed, lim.MaxChars); err != nil {
+				return err
+			}
+		}
 		for _, q := range f.Questions {
-			if err := tx.SaveReviewFix(ctx, store.ReviewFix{MerchantID: m.MerchantID, Question: q, KnowledgeID: f.KnowledgeID, FixedAt: now}); err != nil {
+			if err := tx.SaveReviewFix(ctx, store.ReviewFix{MerchantID: m.MerchantID, Question: q, KnowledgeID: item.ID, FixedAt: now}); err != nil {
 				return err
 			}
 		}
@@ -258,7 +256,35 @@ func (s *Service) RecordFix(ctx context.Context, m *tenant.Bundle, f Fix) (store
 	if err != nil {
 		return store.Knowledge{}, fmt.Errorf("recording a fix: %w", err)
 	}
-	return item, nil
+	if f.New != nil || changed {
+		s.knowledgeChanged(ctx, m.MerchantID)
+	}
+	return listed, nil
+}
+
+// listQuestion returns item with the question list listed under it, white space folded, and whether that
+// changed it: a question it lists already (in any case) leaves it as it is. A question listed under no item, or
+// one the item cannot list (past MaxQuestions, too long), is ErrInvalidFix.
+func listQuestion(item store.Knowledge, list string) (store.Knowledge, bool, error) {
+	list = strings.Join(strings.Fields(list), " ")
+	switch {
+	case list == "":
+		return item, false, nil
+	case item.ID == "":
+		return store.Knowledge{}, false, fmt.Errorf("%w: a question is listed under an item: name it", ErrInvalidFix)
+	case slices.ContainsFunc(item.Questions, func(q string) bool { return strings.EqualFold(q, list) }):
+		return item, false, nil
+	}
+	in := KnowledgeInput{Title: item.Title, Content: item.Content, URL: item.URL, Tags: item.Tags,
+		Questions: append(slices.Clone(item.Questions), list), Status: StatusOf(item), Curated: item.Curated}
+	k, problems := in.Validate()
+	if len(problems) > 0 {
+		return store.Knowledge{}, false, fmt.Errorf("%w: the item cannot list the question: %s", ErrInvalidFix, problems[0].Error())
+	}
+	listed := item
+	listed.Title, listed.Content, listed.URL, listed.Tags, listed.Questions, listed.Draft, listed.Curated =
+		k.Title, k.Content, k.URL, k.Tags, k.Questions, k.Draft, k.Curated
+	return listed, true, nil
 }
 
 // checkGroupQuestions refuses, with ErrInvalidFix, questions that cannot name a review group: none, too many, or

@@ -2,10 +2,16 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/parley-dev/parley/runtime/chat"
+	"github.com/parley-dev/parley/runtime/tenant"
 )
 
 // TestReviewQueue: unanswered and thumbs-down answers show in the merchant's queue alone, paraphrases grouped and
@@ -199,6 +205,69 @@ func TestReviewFixWithANewItem(t *testing.T) {
 	if sources, _ := again["sources"].([]any); again["answered"] != true || len(sources) == 0 || sources[0].(map[string]any)["knowledge_id"] != item["id"] {
 		t.Errorf("asked again after the fix: %v", again)
 	}
+}
+
+// A fix is one write: the item it adds or changes and the group it takes out of the queue are written together,
+// or, when a part is refused (here the question it lists, past the item's questions or the plan's characters,
+// the latter found inside the transaction), nothing is, alike on both stores.
+func TestReviewFixWritesAllOrNothing(t *testing.T) {
+	onEachStore(t, func(t *testing.T, e *env) {
+		e.addMerchant("alpha", func(b *tenant.Bundle) { b.Plan.KnowledgeCharacters = 100 })
+		owner := map[string]string{"Authorization": e.ownerOf("alpha")}
+		const asked = "Can I pay with a voucher code?" // 30 characters listed
+		if res := e.startFor("alpha", "v1", `{"message": "`+asked+`", "conversation_id": "c1"}`); res.status != http.StatusOK {
+			t.Fatalf("chat: %d %s", res.status, res.body)
+		}
+		queue := e.review(owner)
+		if len(queue) != 1 {
+			t.Fatalf("the queue is %+v, want one group", queue)
+		}
+		keys, _ := json.Marshal([]string{queue[0].Questions[0].Question})
+		content := strings.Repeat("v", 80) // 88 characters with the title "Vouchers"
+		twenty, _ := json.Marshal(slices.Collect(func(yield func(string) bool) {
+			for i := range chat.MaxQuestions {
+				yield(fmt.Sprintf("q%d", i))
+			}
+		}))
+		for _, tc := range []struct {
+			name, body string
+			status     int
+			code       string
+			withItem   bool // ITEM in body names an item of content added first
+		}{
+			{"a new item the listed question takes past the plan's characters",
+				`{"questions": ` + string(keys) + `, "list_question": "` + asked + `", "knowledge": {"title": "Vouchers", "content": "` + content[:70] + `"}}`,
+				http.StatusForbidden, codeKnowledgeLimit, false},
+			{"a new item that cannot list one more question",
+				`{"questions": ` + string(keys) + `, "list_question": "` + asked + `", "knowledge": {"title": "Vouchers", "content": "c", "questions": ` + string(twenty) + `}}`,
+				http.StatusUnprocessableEntity, codeValidationFailed, false},
+			{"an item the listed question takes past the plan's characters",
+				`{"questions": ` + string(keys) + `, "list_question": "` + asked + `", "knowledge_id": "ITEM"}`,
+				http.StatusForbidden, codeKnowledgeLimit, true},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				if tc.withItem {
+					res := e.do(http.MethodPost, "/api/v1/knowledge", owner, `{"title": "Vouchers", "content": "`+content+`"}`)
+					if res.status != http.StatusCreated {
+						t.Fatalf("an item: %d %s", res.status, res.body)
+					}
+					id := res.json(t)["id"].(string)
+					tc.body = strings.Replace(tc.body, "ITEM", id, 1)
+					t.Cleanup(func() { e.do(http.MethodDelete, "/api/v1/knowledge/"+id, owner, "") })
+				}
+				before := e.do(http.MethodGet, "/api/v1/knowledge", owner, "").json(t)["data"].([]any)
+				if res := e.do(http.MethodPost, "/api/v1/review/fixes", owner, tc.body); res.status != tc.status || res.errorCode(t) != tc.code {
+					t.Errorf("%d %s, want %d %s", res.status, res.body, tc.status, tc.code)
+				}
+				if after := e.do(http.MethodGet, "/api/v1/knowledge", owner, "").json(t)["data"].([]any); !reflect.DeepEqual(after, before) {
+					t.Errorf("the refused fix changed the knowledge base: %v, was %v", after, before)
+				}
+				if queue := e.review(owner); len(queue) != 1 {
+					t.Errorf("the refused fix changed the queue: %+v", queue)
+				}
+			})
+		}
+	})
 }
 
 type reviewGroup struct {
