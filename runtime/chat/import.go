@@ -105,7 +105,9 @@ func (s *Service) ImportKnowledge(ctx context.Context, m *tenant.Bundle, file io
 func (s *Service) addImported(ctx context.Context, m *tenant.Bundle, items []store.Knowledge, replace []string) error {
 	now := s.now().UTC().Truncate(time.Millisecond)
 	for i := range items {
-		created := now.Add(time.Duration(i) * time.Millisecond) // keeps the file's order in listings
+		// Each row a millisecond older than the one before: listings and exports, newest first, keep the
+		// file's order, and an export imported again keeps its own.
+		created := now.Add(-time.Duration(i) * time.Millisecond)
 		items[i].ID, items[i].MerchantID, items[i].CreatedAt, items[i].UpdatedAt, items[i].UseCount = ids.New("kn_"), m.MerchantID, created, created, 0
 	}
 	if err := s.insertItems(ctx, m, items, replace); err != nil {

@@ -83,6 +83,27 @@ func TestImportKnowledgeIsAllOrNothing(t *testing.T) {
 	}
 }
 
+// Imported items list, and export, in the file's order: an export imported again keeps its order.
+func TestImportKeepsTheFilesOrder(t *testing.T) {
+	f := newFixture(t)
+	m := merchant(0)
+	var read int
+	if _, err := f.svc.ImportKnowledge(t.Context(), m, file(3, false), lines(&read)); err != nil {
+		t.Fatal(err)
+	}
+	all, err := f.store.AllKnowledge(t.Context(), m.MerchantID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var titles []string
+	for _, k := range all {
+		titles = append(titles, k.Title)
+	}
+	if got := strings.Join(titles, ", "); got != "Item 0, Item 1, Item 2" {
+		t.Errorf("listed as %s, want the file's order", got)
+	}
+}
+
 // A file of many bad rows is answered with the first MaxImportProblems of them and how many more there are, not
 // with a problem for every row.
 func TestImportProblemsAreBounded(t *testing.T) {
