@@ -449,20 +449,21 @@ func (e *KnowledgeEmbedder) turn(ctx context.Context, merchantID string) (more b
 	return true, nil
 }
 
-// embedLeaseName names the lease of a merchant's embedding.
-func embedLeaseName(merchantID string) string { return "embed/" + merchantID }
+// embedLease names the merchant's embedding lease among its leases.
+const embedLease = "embed"
 
 // claim takes or renews the merchant's embedding lease for ttl, and reports whether this replica holds it.
 func (e *KnowledgeEmbedder) claim(ctx context.Context, merchantID string, ttl time.Duration) (leased bool, err error) {
 	err = e.cfg.Service.store.Write(ctx, func(tx store.Tx) error {
-		leased, err = tx.ClaimLease(ctx, embedLeaseName(merchantID), e.cfg.Holder, e.cfg.Service.now(), ttl)
+		leased, err = tx.ClaimLease(ctx, merchantID, embedLease, e.cfg.Holder, e.cfg.Service.now(), ttl)
 		return err
 	})
 	return leased, err
 }
 
 // release ends the merchant's embedding lease at the end of a pass that held it (held), so that another replica
-// need not wait for it to run out.
+// need not wait for it to run out. Its row stays, ended, as every lease's does (store.Tx.ClaimLease): one row per
+// merchant embedded, which the merchant's erasure deletes with the rest of its data.
 func (e *KnowledgeEmbedder) release(ctx context.Context, log *slog.Logger, merchantID string, held bool) {
 	if !held {
 		return

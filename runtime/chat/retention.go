@@ -187,7 +187,7 @@ func (s *Sweeper) SweepOnce(ctx context.Context) error {
 	var leased bool
 	if err := s.cfg.Store.Write(ctx, func(tx store.Tx) error {
 		var err error
-		leased, err = tx.ClaimLease(ctx, sweepLease, s.cfg.Holder, s.cfg.Now(), s.cfg.Interval)
+		leased, err = tx.ClaimLease(ctx, "", sweepLease, s.cfg.Holder, s.cfg.Now(), s.cfg.Interval)
 		return err
 	}); err != nil || !leased {
 		return err

@@ -393,9 +393,12 @@ type Tx interface {
 	// deleted, or ErrNotFound.
 	DeleteConversation(ctx context.Context, merchantID, id string) (rows int64, err error)
 
-	// ClaimLease takes or renews the lease name for holder until now+ttl and reports true, or reports false,
-	// changing nothing, while another holder's lease has not ended at now: across replicas, one holder at a time.
-	ClaimLease(ctx context.Context, name, holder string, now time.Time, ttl time.Duration) (bool, error)
+	// ClaimLease takes or renews the merchant's lease name for holder until now+ttl and reports true, or reports
+	// false, changing nothing, while another holder's lease has not ended at now: across replicas, one holder at a
+	// time. A lease of the runtime's own, not of one merchant, has merchantID "". A lease ends, and is released,
+	// by its holder's claim with ttl 0: its row stays, as the sweep's must (its end schedules the next sweep),
+	// and a merchant's go with the rest of its data in EraseMerchant.
+	ClaimLease(ctx context.Context, merchantID, name, holder string, now time.Time, ttl time.Duration) (bool, error)
 
 	// DeleteExpired deletes up to limit of the merchant's records of the kind last changed before before (a
 	// conversation by its last message, a lead by its last change, an outbox event by its creation), oldest first,

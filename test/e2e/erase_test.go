@@ -77,16 +77,22 @@ func TestDeletedMerchantsDataIsErased(t *testing.T) {
 // storedRows counts the rows of a merchant's conversations, messages and monthly counts in the runtime's database.
 func storedRows(t *testing.T, merchantID string) int {
 	t.Helper()
+	return countRows(t, `SELECT
+		(SELECT COUNT(*) FROM conversations WHERE merchant_id = ?1) +
+		(SELECT COUNT(*) FROM messages WHERE merchant_id = ?1) +
+		(SELECT COUNT(*) FROM monthly_conversations WHERE merchant_id = ?1)`, merchantID)
+}
+
+// countRows runs a count query on the runtime's database, read-only beside the runtime.
+func countRows(t *testing.T, query string, args ...any) int {
+	t.Helper()
 	db, err := sql.Open("sqlite", "file:"+cluster.sqlitePath+"?mode=ro")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = db.Close() }()
 	var n int
-	if err := db.QueryRowContext(t.Context(), `SELECT
-		(SELECT COUNT(*) FROM conversations WHERE merchant_id = ?1) +
-		(SELECT COUNT(*) FROM messages WHERE merchant_id = ?1) +
-		(SELECT COUNT(*) FROM monthly_conversations WHERE merchant_id = ?1)`, merchantID).Scan(&n); err != nil {
+	if err := db.QueryRowContext(t.Context(), query, args...).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n

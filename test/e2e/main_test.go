@@ -29,6 +29,7 @@ import (
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
 	"github.com/parley-dev/parley/controllers"
 	"github.com/parley-dev/parley/internal/contract"
+	"github.com/parley-dev/parley/internal/testutil/fakeembed"
 	"github.com/parley-dev/parley/internal/testutil/fakellm"
 	"github.com/parley-dev/parley/internal/testutil/fakeopenai"
 	"github.com/parley-dev/parley/internal/testutil/operatortest"
@@ -45,12 +46,16 @@ var cluster struct {
 	sqlitePath string
 	// small and large are the model providers the ChatRuntime declares for plans (spec.assistant.providers).
 	small, large *fakellm.Provider
+	// smallEmbed and largeEmbed are their embedding models' servers; plainEmbed is the embeddings endpoint of a
+	// third provider, plain, which declares no embedding model and so must be sent nothing.
+	smallEmbed, largeEmbed, plainEmbed *fakeembed.Provider
 }
 
 // The runtime's providers for plans: small with two models and no key, large with one model and the
-// platform's key from a Secret.
+// platform's key from a Secret, each with an embedding model; plain with one model and none.
 const (
 	smallAnswer, largeAnswer = "Answered by the small model.", "Answered by the large model."
+	plainAnswer              = "Answered by the plain model."
 	largePlatformKey         = "sk-platform-large-0123456789"
 )
 
@@ -98,10 +103,12 @@ func run(m *testing.M) (int, error) {
 	if err := cluster.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNS}}); err != nil {
 		return 1, err
 	}
-	small, large := fakeopenai.Start(smallAnswer), fakeopenai.Start(largeAnswer)
+	small, large, plain := fakeopenai.Start(smallAnswer), fakeopenai.Start(largeAnswer), fakeopenai.Start(plainAnswer)
 	defer small.Close()
 	defer large.Close()
+	defer plain.Close()
 	cluster.small, cluster.large = small.Chat, large.Chat
+	cluster.smallEmbed, cluster.largeEmbed, cluster.plainEmbed = small.Embed, large.Embed, plain.Embed
 	if err := cluster.client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "large-llm", Namespace: operatorNS},
 		Data: map[string][]byte{chatv1alpha1.DefaultOpenAIAPIKeyKey: []byte(largePlatformKey)}}); err != nil {
 		return 1, err
@@ -120,6 +127,7 @@ func run(m *testing.M) (int, error) {
 					Embeddings: &chatv1alpha1.EmbeddingsSpec{Model: "large-embed"},
 					Models: []chatv1alpha1.ProviderModelSpec{{Name: "large-a", ModelSettings: chatv1alpha1.ModelSettings{
 						FirstTokenTimeout: &metav1.Duration{Duration: 20 * time.Second}}}}},
+				{Name: "plain", BaseURL: plain.URL(), Models: []chatv1alpha1.ProviderModelSpec{{Name: "plain-a"}}},
 			}}}}); err != nil {
 		return 1, err
 	}

@@ -7,7 +7,6 @@ package sources
 
 import (
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -28,6 +27,7 @@ import (
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
 	"github.com/parley-dev/parley/controllers"
 	"github.com/parley-dev/parley/internal/contract"
+	"github.com/parley-dev/parley/internal/testutil/helpsite"
 	"github.com/parley-dev/parley/internal/testutil/operatortest"
 	"github.com/parley-dev/parley/internal/testutil/runtimeproc"
 	"github.com/parley-dev/parley/runtime/tenant"
@@ -133,15 +133,7 @@ func helpCentre(t *testing.T) *httptest.Server {
 		"/care":            `<h1>Care</h1><p>Our mugs are dishwasher safe on the gentle programme and may go in the microwave.</p>`,
 		"/internal/prices": `<h1>Internal</h1><p>Purchase prices, not for customers.</p>`,
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, ok := pages[r.URL.Path]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_, _ = fmt.Fprintf(w, "<html><head><title>Shop</title></head><body><nav>Menu</nav><main>%s</main><footer>Imprint</footer></body></html>", body)
-	}))
+	srv := httptest.NewServer(helpsite.Pages("Shop", pages))
 	t.Cleanup(srv.Close)
 	return srv
 }

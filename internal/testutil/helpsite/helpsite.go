@@ -1,6 +1,6 @@
-// Package helpsite serves synthetic websites for crawl benchmarks: pages found by following links from the start
-// page, by default a help centre whose pages have navigation, a footer and two sections of help text, as a
-// shop's help pages have.
+// Package helpsite serves synthetic websites for crawl tests and benchmarks: pages found by following links from
+// the start page, by default a help centre whose pages have navigation, a footer and two sections of help text, as
+// a shop's help pages have.
 package helpsite
 
 import (
@@ -42,5 +42,20 @@ func Site(pages int, page func(w io.Writer, n int, links string)) http.Handler {
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		page(w, n, links.String())
+	})
+}
+
+// Pages serves the pages whose main content bodies holds by path, each in a page of title with a navigation and
+// a footer, as a shop's are; any other path is not found.
+func Pages(title string, bodies map[string]string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, ok := bodies[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = fmt.Fprintf(w, "<html><head><title>%s</title></head><body><nav>Menu</nav><main>%s</main><footer>Imprint</footer></body></html>",
+			title, body)
 	})
 }

@@ -321,6 +321,26 @@ func TestMigrationMovesUseCounts(t *testing.T) {
 	}
 }
 
+// TestMigrationNamesLeasesWithinMerchants: migration 28 keeps the held leases, a merchant's as its own
+// (storetest.CheckLeasesMigrated).
+func TestMigrationNamesLeasesWithinMerchants(t *testing.T) {
+	ctx := t.Context()
+	url := server.Database(t)
+	if err := postgres.MigrateTo(ctx, url, 27); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `INSERT INTO leases (name, holder, until) VALUES ('embed/m1', 'a', $1),
+		('retention-sweep', 'a', $1)`, storetest.Base.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	storetest.CheckLeasesMigrated(t, open(t, url))
+}
+
 // TestMigrationMakesLineBreaksLF: migration 12 rewrites the CR line breaks of items stored before Validate kept
 // them as LF (storetest.CheckLineBreaksMigrated).
 func TestMigrationMakesLineBreaksLF(t *testing.T) {

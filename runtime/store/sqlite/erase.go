@@ -82,6 +82,7 @@ var personalData = []personalTable{
 	{name: "api_keys"},
 	{name: "stream_heads"},
 	{name: "team_presence"},
+	{name: "leases"},
 	{name: "merchant_uids"}, // whose Merchant the rest is
 }
 
@@ -186,12 +187,12 @@ func (tx writeTx) DeleteExpired(ctx context.Context, merchantID string, kind sto
 	return len(ids), total, nil
 }
 
-// ClaimLease takes or renews the lease name for holder, unless another holder's has not ended.
-func (tx writeTx) ClaimLease(ctx context.Context, name, holder string, now time.Time, ttl time.Duration) (bool, error) {
-	n, err := affected(tx.ExecContext(ctx, `INSERT INTO leases (name, holder, until) VALUES (?1, ?2, ?3)
-		ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, until = excluded.until
-		WHERE leases.holder = excluded.holder OR leases.until <= ?4`,
-		name, holder, storeutil.Millis(now.Add(ttl)), storeutil.Millis(now)))
+// ClaimLease takes or renews the merchant's lease name for holder, unless another holder's has not ended.
+func (tx writeTx) ClaimLease(ctx context.Context, merchantID, name, holder string, now time.Time, ttl time.Duration) (bool, error) {
+	n, err := affected(tx.ExecContext(ctx, `INSERT INTO leases (merchant_id, name, holder, until) VALUES (?1, ?2, ?3, ?4)
+		ON CONFLICT (merchant_id, name) DO UPDATE SET holder = excluded.holder, until = excluded.until
+		WHERE leases.holder = excluded.holder OR leases.until <= ?5`,
+		merchantID, name, holder, storeutil.Millis(now.Add(ttl)), storeutil.Millis(now)))
 	if err != nil {
 		return false, fmt.Errorf("claiming lease %s: %w", name, err)
 	}

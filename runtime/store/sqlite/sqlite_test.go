@@ -344,6 +344,21 @@ func TestMigrationKeepsMessages(t *testing.T) {
 	}
 }
 
+// TestMigrationNamesLeasesWithinMerchants: migration 29 keeps the held leases, a merchant's as its own
+// (storetest.CheckLeasesMigrated).
+func TestMigrationNamesLeasesWithinMerchants(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "parley.db")
+	db, err := sqlite.MigrateTo(t.Context(), path, 28)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(t.Context(), `INSERT INTO leases (name, holder, until) VALUES ('embed/m1', 'a', ?1),
+		('retention-sweep', 'a', ?1)`, storetest.Base.Add(time.Hour).UnixMilli()); err != nil {
+		t.Fatal(err)
+	}
+	storetest.CheckLeasesMigrated(t, migrateRest(t, db, path))
+}
+
 // TestMigrationMakesLineBreaksLF: migration 12 rewrites the CR line breaks of items stored before Validate kept
 // them as LF (storetest.CheckLineBreaksMigrated), and items whose tags hold no CR keep their tags' JSON as the
 // store wrote it.

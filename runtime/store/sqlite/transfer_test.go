@@ -49,6 +49,7 @@ func seedEveryTable(t *testing.T, path, merchantID string) {
 			SELECT merchant_id, id, 1, 1700000000000, url, 502, 31, 'bad gateway' FROM deliveries WHERE merchant_id = ?1`,
 		`INSERT INTO disabled_endpoints (merchant_id, webhook_id, url, disabled_at) VALUES (?1, 'crm', 'https://crm.example/hook', 1700000000000)`,
 		`INSERT INTO monthly_tokens (merchant_id, month, tokens) VALUES (?1, '2026-03', 1234)`,
+		`INSERT INTO leases (merchant_id, name, holder, until) VALUES (?1, 'embed', 'parley-0', 1700000000000)`,
 		`INSERT INTO knowledge_uses (merchant_id, id, uses) VALUES (?1, 'k1', 7)`,
 		`INSERT INTO api_keys (merchant_id, id, type, sha256, created_at, last_used_at, revoked_at)
 			VALUES (?1, 'key1', 'secret', 'sha-' || ?1, 1700000000000, NULL, 1700000360000)`,

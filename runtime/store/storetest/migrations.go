@@ -57,3 +57,27 @@ func CheckLineBreaksMigrated(t *testing.T, s store.Store, created time.Time) {
 		}
 	}
 }
+
+// CheckLeasesMigrated checks that s, migrated past the migration that named leases within their merchant, from
+// leases "embed/m1" and "retention-sweep" that holder "a" held until an hour past Base, still has both held, as
+// m1's lease "embed" and the runtime's "retention-sweep", and that m1's erasure deletes m1's only.
+func CheckLeasesMigrated(t *testing.T, s store.Store) {
+	t.Helper()
+	held := map[string]string{"m1": "embed", "": "retention-sweep"}
+	for merchantID, name := range held {
+		if claimLease(t, s, merchantID, name, "b", Base) {
+			t.Errorf("b took merchant %q's lease %s that a held before the migration", merchantID, name)
+		}
+	}
+	if err := s.Write(t.Context(), func(tx store.Tx) error {
+		_, err := tx.EraseMerchant(t.Context(), "m1")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for merchantID, name := range held {
+		if got, want := claimLease(t, s, merchantID, name, "b", Base), merchantID == "m1"; got != want {
+			t.Errorf("after m1's erasure, b claiming merchant %q's lease %s: %v, want %v", merchantID, name, got, want)
+		}
+	}
+}
