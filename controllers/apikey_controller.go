@@ -37,19 +37,14 @@ type APIKeyReconciler struct {
 
 // Reconcile loads an APIKey, makes sure its key exists, decides its Ready condition and reports it.
 func (r *APIKeyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	return reconcileSmallKind(ctx, &r.smallKindReconciler, r, req, &chatv1alpha1.APIKey{})
+	return reconcileSmallKind(ctx, &r.smallKindReconciler, req, &chatv1alpha1.APIKey{}, r.parts, r.decide)
 }
 
-// merchantRef, conditions and statusOf show the skeleton (smallKind) the APIKey's parts it reads and writes.
-func (*APIKeyReconciler) merchantRef(key *chatv1alpha1.APIKey) chatv1alpha1.LocalObjectReference {
-	return key.Spec.MerchantRef
+// parts shows the skeleton (reconcileSmallKind) the APIKey's fields.
+func (*APIKeyReconciler) parts(key *chatv1alpha1.APIKey) smallParts {
+	return smallParts{merchantRef: key.Spec.MerchantRef, status: key.Status,
+		observedGeneration: &key.Status.ObservedGeneration, conditions: &key.Status.Conditions}
 }
-
-func (*APIKeyReconciler) conditions(key *chatv1alpha1.APIKey) (*int64, *[]metav1.Condition) {
-	return &key.Status.ObservedGeneration, &key.Status.Conditions
-}
-
-func (*APIKeyReconciler) statusOf(key *chatv1alpha1.APIKey) any { return key.Status }
 
 // decide makes sure the key's Secret exists, describes the key in its status, and decides whether it is usable:
 // not expired, within its runtime's limit of keys, and not refused as another merchant's. A key that will expire

@@ -18,7 +18,7 @@ import (
 // smallKindReconciler is what the reconcilers of the small kinds, APIKey and Webhook, share (one skeleton for
 // small kinds, as in RabbitMQ's messaging-topology-operator): each of their objects belongs to a Merchant of its
 // namespace, holds a Secret the operator generates or one brought along, and reports a Ready condition, which its
-// kind's reconciler alone decides (smallKind).
+// kind's reconciler alone decides (decideFunc).
 type smallKindReconciler struct {
 	client.Client
 	// APIReader tells a Merchant missing from the cache from one whose event has not reached it yet.
@@ -40,25 +40,28 @@ type smallObject[T any] interface {
 	DeepCopy() T
 }
 
-// smallKind is what a small kind's reconciler adds to the skeleton (reconcileSmallKind).
-type smallKind[T smallObject[T]] interface {
-	// merchantRef names the Merchant obj belongs to.
-	merchantRef(obj T) chatv1alpha1.LocalObjectReference
-	// conditions returns the parts of obj's status the skeleton writes.
-	conditions(obj T) (observedGeneration *int64, conds *[]metav1.Condition)
-	// statusOf is obj's whole status, compared before it is written.
-	statusOf(obj T) any
-	// decide fills the rest of obj's status and returns its Ready condition, with when to look again. m is obj's
-	// Merchant, or nil with merchantErr, a MerchantNotFound problem or a failure to read it, for the step that
-	// needs the Merchant to return. before is obj as it was loaded.
-	decide(ctx context.Context, obj, before T, m *chatv1alpha1.Merchant, merchantErr error) (metav1.Condition, ctrl.Result, error)
+// smallParts are the fields of a small kind's object the skeleton reads and writes.
+type smallParts struct {
+	// merchantRef names the Merchant the object belongs to.
+	merchantRef chatv1alpha1.LocalObjectReference
+	// observedGeneration and conditions point into the object's status.
+	observedGeneration *int64
+	conditions         *[]metav1.Condition
+	// status is the whole status, compared with the loaded one before it is written.
+	status any
 }
 
+// decideFunc is a small kind's own part of its reconcile: it fills the rest of obj's status and returns its Ready
+// condition, with when to look again. m is obj's Merchant, or nil with merchantErr, a MerchantNotFound problem or a
+// failure to read it, for the step that needs the Merchant to return. before is obj as it was loaded.
+type decideFunc[T any] func(ctx context.Context, obj, before T, m *chatv1alpha1.Merchant, merchantErr error) (metav1.Condition, ctrl.Result, error)
+
 // reconcileSmallKind is a small kind's reconcile: it loads obj, waits while the cache is behind the reconciler's
-// own last write or the Merchant's event, lets k decide the Ready condition, and reports it. A deleted object has
-// nothing to reconcile: its Secret is garbage-collected, and the Merchant drops it from the tenant bundle.
-func reconcileSmallKind[T smallObject[T]](ctx context.Context, r *smallKindReconciler, k smallKind[T], req ctrl.Request,
-	obj T) (ctrl.Result, error) {
+// own last write or the Merchant's event, lets decide decide the Ready condition, and reports it; parts shows it
+// obj's fields. A deleted object has nothing to reconcile: its Secret is garbage-collected, and the Merchant drops
+// it from the tenant bundle.
+func reconcileSmallKind[T smallObject[T]](ctx context.Context, r *smallKindReconciler, req ctrl.Request, obj T,
+	parts func(T) smallParts, decide decideFunc[T]) (ctrl.Result, error) {
 	if done, err := load(ctx, r.Client, req, obj); done {
 		return ctrl.Result{}, err
 	}
@@ -68,20 +71,21 @@ func reconcileSmallKind[T smallObject[T]](ctx context.Context, r *smallKindRecon
 	// Its Merchant is usually created a moment before it, and its event may reach the cache later: then it waits
 	// for that event, which brings it back, before it writes anything (its Secret, created now, could otherwise
 	// be missing from the cache next time, and be created again).
-	m, retry, merchantErr := merchantOfReferrer(ctx, r.Client, r.APIReader, obj.GetNamespace(), k.merchantRef(obj),
+	m, retry, merchantErr := merchantOfReferrer(ctx, r.Client, r.APIReader, obj.GetNamespace(), parts(obj).merchantRef,
 		obj.GetCreationTimestamp().Time, r.Now())
 	if errors.Is(merchantErr, errCacheBehind) {
 		return ctrl.Result{RequeueAfter: retry}, nil
 	}
 	before := obj.DeepCopy()
-	cond, res, err := k.decide(ctx, obj, before, m, merchantErr)
+	cond, res, err := decide(ctx, obj, before, m, merchantErr)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	observedGeneration, conds := k.conditions(obj)
-	*observedGeneration = obj.GetGeneration()
-	news := putReady(conds, cond, quietFirstReady)
-	return reportStatus(ctx, r.Client, r.writes, r.Recorder, before, obj, k.statusOf, news, res)
+	written := parts(obj)
+	*written.observedGeneration = obj.GetGeneration()
+	news := putReady(written.conditions, cond, quietFirstReady)
+	statusOf := func(o T) any { return parts(o).status }
+	return reportStatus(ctx, r.Client, r.writes, r.Recorder, before, obj, statusOf, news, res)
 }
 
 // secretStep is the check step that makes sure owner's generated Secret exists (provideSecret; g is nil for one

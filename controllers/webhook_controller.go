@@ -30,19 +30,14 @@ type WebhookReconciler struct {
 
 // Reconcile loads a Webhook, makes sure its signing secret exists, decides its Ready condition and reports it.
 func (r *WebhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	return reconcileSmallKind(ctx, &r.smallKindReconciler, r, req, &chatv1alpha1.Webhook{})
+	return reconcileSmallKind(ctx, &r.smallKindReconciler, req, &chatv1alpha1.Webhook{}, r.parts, r.decide)
 }
 
-// merchantRef, conditions and statusOf show the skeleton (smallKind) the Webhook's parts it reads and writes.
-func (*WebhookReconciler) merchantRef(hook *chatv1alpha1.Webhook) chatv1alpha1.LocalObjectReference {
-	return hook.Spec.MerchantRef
+// parts shows the skeleton (reconcileSmallKind) the Webhook's fields.
+func (*WebhookReconciler) parts(hook *chatv1alpha1.Webhook) smallParts {
+	return smallParts{merchantRef: hook.Spec.MerchantRef, status: hook.Status,
+		observedGeneration: &hook.Status.ObservedGeneration, conditions: &hook.Status.Conditions}
 }
-
-func (*WebhookReconciler) conditions(hook *chatv1alpha1.Webhook) (*int64, *[]metav1.Condition) {
-	return &hook.Status.ObservedGeneration, &hook.Status.Conditions
-}
-
-func (*WebhookReconciler) statusOf(hook *chatv1alpha1.Webhook) any { return hook.Status }
 
 // decide makes sure the webhook's signing secret exists and decides whether events are delivered to it, from its
 // Merchant's Plan and ChatRuntime (webhookCondition).
