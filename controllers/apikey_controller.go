@@ -2,11 +2,9 @@ package controllers
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -15,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
 	"github.com/parley-dev/parley/internal/credentials"
@@ -25,18 +22,7 @@ import (
 // APIKeyReconciler generates each APIKey's key once (or reads the one brought along) and reports whether it is
 // usable. The Merchant reconciler puts usable keys' hashes into the tenant bundle.
 type APIKeyReconciler struct {
-	client.Client
-	// APIReader tells a Merchant missing from the cache from one whose event has not reached it yet.
-	APIReader client.Reader
-	Secrets   secretReader
-	Recorder  recorder.EventRecorder
-	// writes holds back a reconcile while the cache is older than the reconciler's own last status patch.
-	writes *ownWrites
-	// created remembers the Secrets the reconciler generated until its cache has them.
-	created *ownSecrets
-	Now     func() time.Time
-	// Namespace is where tenant bundles live: the operator's namespace.
-	Namespace string
+	smallKindReconciler
 }
 
 // +kubebuilder:rbac:groups=chat.parley.dev,resources=apikeys,verbs=get;list;watch
@@ -51,22 +37,20 @@ type APIKeyReconciler struct {
 
 // Reconcile loads an APIKey, makes sure its key exists, decides its Ready condition and reports it.
 func (r *APIKeyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	var key chatv1alpha1.APIKey
-	if done, err := load(ctx, r.Client, req, &key); done {
-		return ctrl.Result{}, err // a deleted key's Secret is garbage-collected; the Merchant drops its hash
-	}
-	if r.writes.heldBack(&key) {
-		return ctrl.Result{RequeueAfter: cacheBehindRetry}, nil
-	}
-	// Its Merchant is usually created a moment before it, and its event may reach the cache later: then it waits
-	// for that event, which brings it back, before it writes anything (its Secret, created now, could otherwise
-	// be missing from the cache next time, and be created again).
-	m, retry, merchantErr := merchantOfReferrer(ctx, r.Client, r.APIReader, key.Namespace, key.Spec.MerchantRef,
-		key.CreationTimestamp.Time, r.Now())
-	if errors.Is(merchantErr, errCacheBehind) {
-		return ctrl.Result{RequeueAfter: retry}, nil
-	}
-	before := key.DeepCopy()
+	return reconcileSmallKind(ctx, &r.smallKindReconciler, req, &chatv1alpha1.APIKey{}, r.parts, r.decide)
+}
+
+// parts shows the skeleton (reconcileSmallKind) the APIKey's fields.
+func (*APIKeyReconciler) parts(key *chatv1alpha1.APIKey) smallParts {
+	return smallParts{merchantRef: key.Spec.MerchantRef, status: key.Status,
+		observedGeneration: &key.Status.ObservedGeneration, conditions: &key.Status.Conditions}
+}
+
+// decide makes sure the key's Secret exists, describes the key in its status, and decides whether it is usable:
+// not expired, within its runtime's limit of keys, and not refused as another merchant's. A key that will expire
+// is looked at again when it does.
+func (r *APIKeyReconciler) decide(ctx context.Context, key, before *chatv1alpha1.APIKey, m *chatv1alpha1.Merchant,
+	merchantErr error) (metav1.Condition, ctrl.Result, error) {
 	ref := key.KeySecretRef()
 	key.Status.SecretRef = &ref
 
@@ -74,15 +58,11 @@ func (r *APIKeyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	var resolved render.ResolvedKey
 	secrets := r.Secrets
 	p, err := check(
-		func() error {
-			known, err := provideSecret(ctx, r.Client, r.Secrets, r.created, r.Recorder, &key, before.Status.Conditions, generatedKey(&key))
-			secrets = secrets.withKnown(known)
-			return err
-		},
+		r.secretStep(ctx, key, before.Status.Conditions, generatedKey(key), &secrets),
 		func() error {
 			var described credentials.Key
 			var err error
-			if resolved, described, err = resolveKey(ctx, secrets, &key); err == nil {
+			if resolved, described, err = resolveKey(ctx, secrets, key); err == nil {
 				key.Status.KeyID, key.Status.Prefix = described.ID, described.Prefix
 			}
 			return err
@@ -102,7 +82,7 @@ func (r *APIKeyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			if err != nil {
 				return err
 			}
-			if err := keyPastLimit(ctx, r.Client, &key, limits); err != nil {
+			if err := keyPastLimit(ctx, r.Client, key, limits); err != nil {
 				return err
 			}
 			if p := refusedByRuntime(m.Status.KeysInUse, resolved.ID); p != nil {
@@ -112,12 +92,9 @@ func (r *APIKeyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		},
 	)
 	if err != nil {
-		return ctrl.Result{}, err
+		return metav1.Condition{}, ctrl.Result{}, err
 	}
-	key.Status.ObservedGeneration = key.Generation
-	news := putReady(&key.Status.Conditions, readyFrom(key.Generation, p, "the key is published to the runtime"), quietFirstReady)
-	statusOf := func(k *chatv1alpha1.APIKey) any { return k.Status }
-	return reportStatus(ctx, r.Client, r.writes, r.Recorder, before, &key, statusOf, news, ctrl.Result{RequeueAfter: requeue})
+	return readyFrom(key.Generation, p, "the key is published to the runtime"), ctrl.Result{RequeueAfter: requeue}, nil
 }
 
 // generatedKey describes the Secret of a key the operator generates, or is nil for a key brought along.
@@ -164,16 +141,8 @@ func keyExpiry(expiresAt *metav1.Time, now time.Time) (*problem, time.Duration) 
 
 // SetupWithManager watches APIKeys, their Secrets (owned or brought along) and their Merchants.
 func (r *APIKeyReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
-	r.writes = newOwnWrites()
-	r.created = newOwnSecrets(r.Now)
-	return ctrl.NewControllerManagedBy(mgr).
-		// Its own status patch must not wake it: the generated Secret may not be cached yet, and would be read
-		// from the API server again.
-		For(&chatv1alpha1.APIKey{}, notStatusOnly()).
-		Watches(&chatv1alpha1.APIKey{}, r.writes.forget()).
-		Watches(&corev1.Secret{}, r.created.forget(), builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelAPIKey))).
-		Watches(&corev1.Secret{}, enqueueReferrers(r.Client, &chatv1alpha1.APIKeyList{}, apiKeySecretIndex),
-			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelAPIKey), notGeneratedCreate("APIKey"))).
+	return r.controllerFor(mgr, &chatv1alpha1.APIKey{}, &chatv1alpha1.APIKeyList{}, "APIKey",
+		chatv1alpha1.SecretLabelAPIKey, apiKeySecretIndex).
 		// A key's condition follows whether its Merchant exists, and of the Merchant's status only the keys its
 		// runtime refuses.
 		Watches(&chatv1alpha1.Merchant{}, enqueueReferrers(r.Client, &chatv1alpha1.APIKeyList{}, apiKeyMerchantIndex),

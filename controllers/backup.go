@@ -3,10 +3,8 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"time"
 
-	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,18 +23,8 @@ const maxBackupReport = 64 << 10
 // the runtime's metrics listener (never its public port), as the UsagePoller reads usage, and patches the
 // ChatRuntimes whose state changed.
 type BackupPoller struct {
-	Client client.Client
-	// Namespace is where the ChatRuntimes live.
-	Namespace string
-	Interval  time.Duration
-	// Address is the host:port of a ChatRuntime's metrics listener (UsagePoller.Address).
-	Address func(rt *chatv1alpha1.ChatRuntime) string
-	HTTP    *http.Client
-	Log     logr.Logger
+	runtimePoller
 }
-
-// NeedLeaderElection makes only the leader poll, as only it writes status.
-func (p *BackupPoller) NeedLeaderElection() bool { return true }
 
 // Start polls every Interval until ctx ends.
 func (p *BackupPoller) Start(ctx context.Context) error { return pollEvery(ctx, p.Interval, p.poll) }
@@ -44,26 +32,20 @@ func (p *BackupPoller) Start(ctx context.Context) error { return pollEvery(ctx, 
 // poll updates every ChatRuntime's backup status. A runtime that does not answer keeps its last status; one
 // whose spec.backup was removed loses it.
 func (p *BackupPoller) poll(ctx context.Context) {
-	var runtimes chatv1alpha1.ChatRuntimeList
-	if err := p.Client.List(ctx, &runtimes, client.InNamespace(p.Namespace)); err != nil {
-		p.Log.Error(err, "listing ChatRuntimes for their backups")
-		return
-	}
-	for i := range runtimes.Items {
-		rt := &runtimes.Items[i]
+	p.eachRuntime(ctx, "backups", func(rt *chatv1alpha1.ChatRuntime) {
 		var report *contract.BackupReport
 		if takesBackups(rt) {
 			r, err := fetchReport[contract.BackupReport](ctx, p.HTTP, p.Address(rt), contract.BackupPath, maxBackupReport)
 			if err != nil {
 				p.Log.V(1).Info("reading a runtime's backups", "chatRuntime", rt.Name, "error", err.Error())
-				continue
+				return
 			}
 			report = &r
 		}
 		after := rt.DeepCopy()
 		setBackupStatus(&after.Status, report, rt.Generation)
 		if equality.Semantic.DeepEqual(rt.Status, after.Status) {
-			continue
+			return
 		}
 		// The lock makes a patch from a stale copy fail rather than undo the ChatRuntime reconciler's conditions;
 		// the next poll tries again.
@@ -71,7 +53,7 @@ func (p *BackupPoller) poll(ctx context.Context) {
 		if client.IgnoreNotFound(err) != nil {
 			p.Log.V(1).Info("writing a runtime's backup status", "chatRuntime", rt.Name, "error", err.Error())
 		}
-	}
+	})
 }
 
 // takesBackups reports whether the runtime takes scheduled backups.

@@ -204,13 +204,13 @@ func TestBackupPollerWritesStatus(t *testing.T) {
 			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 		},
 	})
-	p := &BackupPoller{Client: pollerClient, Namespace: operatorNS, HTTP: hs.Client(), Log: logr.Discard(),
+	p := &BackupPoller{runtimePoller{Client: pollerClient, Namespace: operatorNS, HTTP: hs.Client(), Log: logr.Discard(),
 		Address: func(r *chatv1alpha1.ChatRuntime) string {
 			if r.Name != rt.Name {
 				return "127.0.0.1:1" // other tests' runtimes answer nothing
 			}
 			return hs.Listener.Addr().(*net.TCPAddr).String()
-		}}
+		}}}
 	get := func() *chatv1alpha1.ChatRuntime {
 		t.Helper()
 		var got chatv1alpha1.ChatRuntime

@@ -172,12 +172,14 @@ func setup(mgr manager.Manager, opts Options) error {
 		Metrics: metrics, Now: time.Now, Namespace: opts.Namespace}).SetupWithManager(mgr, workers); err != nil {
 		return fmt.Errorf("setting up the Merchant controller: %w", err)
 	}
-	if err := (&APIKeyReconciler{Client: c, APIReader: mgr.GetAPIReader(), Secrets: secrets, Recorder: mgr.GetEventRecorder("parley-apikey"),
-		Now: time.Now, Namespace: opts.Namespace}).SetupWithManager(mgr, workers); err != nil {
+	smallKind := func(recorder string) smallKindReconciler {
+		return smallKindReconciler{Client: c, APIReader: mgr.GetAPIReader(), Secrets: secrets, Recorder: mgr.GetEventRecorder(recorder),
+			Now: time.Now, Namespace: opts.Namespace}
+	}
+	if err := (&APIKeyReconciler{smallKind("parley-apikey")}).SetupWithManager(mgr, workers); err != nil {
 		return fmt.Errorf("setting up the APIKey controller: %w", err)
 	}
-	if err := (&WebhookReconciler{Client: c, APIReader: mgr.GetAPIReader(), Secrets: secrets, Recorder: mgr.GetEventRecorder("parley-webhook"),
-		Now: time.Now, Namespace: opts.Namespace}).SetupWithManager(mgr, workers); err != nil {
+	if err := (&WebhookReconciler{smallKind("parley-webhook")}).SetupWithManager(mgr, workers); err != nil {
 		return fmt.Errorf("setting up the Webhook controller: %w", err)
 	}
 	reports := NewSourceReports()
@@ -190,12 +192,14 @@ func setup(mgr manager.Manager, opts Options) error {
 		if opts.UsageAddress != "" {
 			address = func(*chatv1alpha1.ChatRuntime) string { return opts.UsageAddress }
 		}
-		if err := mgr.Add(&UsagePoller{Client: c, Namespace: opts.Namespace, Interval: opts.UsageInterval, Address: address,
-			HTTP: &http.Client{}, Log: mgr.GetLogger().WithName("usage"), Sources: reports}); err != nil {
+		poller := func(name string) runtimePoller {
+			return runtimePoller{Client: c, Namespace: opts.Namespace, Interval: opts.UsageInterval, Address: address,
+				HTTP: &http.Client{}, Log: mgr.GetLogger().WithName(name)}
+		}
+		if err := mgr.Add(&UsagePoller{runtimePoller: poller("usage"), Sources: reports}); err != nil {
 			return fmt.Errorf("setting up the usage poller: %w", err)
 		}
-		if err := mgr.Add(&BackupPoller{Client: c, Namespace: opts.Namespace, Interval: opts.UsageInterval, Address: address,
-			HTTP: &http.Client{}, Log: mgr.GetLogger().WithName("backup")}); err != nil {
+		if err := mgr.Add(&BackupPoller{poller("backup")}); err != nil {
 			return fmt.Errorf("setting up the backup poller: %w", err)
 		}
 	}

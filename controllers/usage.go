@@ -3,12 +3,9 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"slices"
 	"strconv"
-	"time"
 
-	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,21 +22,10 @@ const maxUsageReport = 16 << 20
 // KnowledgeSource reconciler: every Interval it reads each ChatRuntime's report
 // from the runtime's metrics listener (never its public port) and patches the Merchants whose figures changed.
 type UsagePoller struct {
-	Client client.Client
-	// Namespace is where the ChatRuntimes live.
-	Namespace string
-	Interval  time.Duration
-	// Address is the host:port of a ChatRuntime's metrics listener: its Service's metrics port in the cluster, or
-	// one address for an operator run outside it (--usage-address).
-	Address func(rt *chatv1alpha1.ChatRuntime) string
-	HTTP    *http.Client
-	Log     logr.Logger
+	runtimePoller
 	// Sources receives each merchant's report of its declared knowledge sources; nil drops them.
 	Sources *SourceReports
 }
-
-// NeedLeaderElection makes only the leader poll, as only it writes status.
-func (p *UsagePoller) NeedLeaderElection() bool { return true }
 
 // Start polls every Interval until ctx ends.
 func (p *UsagePoller) Start(ctx context.Context) error { return pollEvery(ctx, p.Interval, p.poll) }
@@ -47,22 +33,16 @@ func (p *UsagePoller) Start(ctx context.Context) error { return pollEvery(ctx, p
 // poll reads every ChatRuntime's report and updates its Merchants. A runtime that does not answer (not started,
 // rolling out) is logged and skipped: its Merchants keep their last usage.
 func (p *UsagePoller) poll(ctx context.Context) {
-	var runtimes chatv1alpha1.ChatRuntimeList
-	if err := p.Client.List(ctx, &runtimes, client.InNamespace(p.Namespace)); err != nil {
-		p.Log.Error(err, "listing ChatRuntimes for their usage")
-		return
-	}
-	for i := range runtimes.Items {
-		rt := &runtimes.Items[i]
+	p.eachRuntime(ctx, "usage", func(rt *chatv1alpha1.ChatRuntime) {
 		report, err := fetchReport[contract.UsageReport](ctx, p.HTTP, p.Address(rt), contract.UsagePath, maxUsageReport)
 		if err != nil {
 			p.Log.V(1).Info("reading a runtime's usage", "chatRuntime", rt.Name, "error", err.Error())
-			continue
+			return
 		}
 		if err := p.update(ctx, rt, report); err != nil {
 			p.Log.Error(err, "writing usage to Merchants", "chatRuntime", rt.Name)
 		}
-	}
+	})
 }
 
 // update patches the usage and keys in use of the runtime's Merchants whose figures changed.

@@ -2,22 +2,17 @@ package controllers
 
 import (
 	"context"
-	"errors"
 	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
-	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
 	"github.com/parley-dev/parley/internal/credentials"
@@ -27,18 +22,7 @@ import (
 // WebhookReconciler generates each Webhook's signing secret once (or reads the one brought along) and reports
 // whether events are delivered to it. The Merchant reconciler puts endpoints into the tenant bundle.
 type WebhookReconciler struct {
-	client.Client
-	// APIReader tells a Merchant missing from the cache from one whose event has not reached it yet.
-	APIReader client.Reader
-	Secrets   secretReader
-	Recorder  recorder.EventRecorder
-	// writes holds back a reconcile while the cache is older than the reconciler's own last status patch.
-	writes *ownWrites
-	// created remembers the Secrets the reconciler generated until its cache has them.
-	created *ownSecrets
-	Now     func() time.Time
-	// Namespace is where ChatRuntimes live: the operator's namespace.
-	Namespace string
+	smallKindReconciler
 }
 
 // +kubebuilder:rbac:groups=chat.parley.dev,resources=webhooks,verbs=get;list;watch
@@ -46,22 +30,19 @@ type WebhookReconciler struct {
 
 // Reconcile loads a Webhook, makes sure its signing secret exists, decides its Ready condition and reports it.
 func (r *WebhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	var hook chatv1alpha1.Webhook
-	if done, err := load(ctx, r.Client, req, &hook); done {
-		return ctrl.Result{}, err
-	}
-	if r.writes.heldBack(&hook) {
-		return ctrl.Result{RequeueAfter: cacheBehindRetry}, nil
-	}
-	// Its Merchant is usually created a moment before it, and its event may reach the cache later: then it waits
-	// for that event, which brings it back, before it writes anything (its Secret, created now, could otherwise
-	// be missing from the cache next time, and be created again).
-	m, retry, merchantErr := merchantOfReferrer(ctx, r.Client, r.APIReader, hook.Namespace, hook.Spec.MerchantRef,
-		hook.CreationTimestamp.Time, r.Now())
-	if errors.Is(merchantErr, errCacheBehind) {
-		return ctrl.Result{RequeueAfter: retry}, nil
-	}
-	before := hook.DeepCopy()
+	return reconcileSmallKind(ctx, &r.smallKindReconciler, req, &chatv1alpha1.Webhook{}, r.parts, r.decide)
+}
+
+// parts shows the skeleton (reconcileSmallKind) the Webhook's fields.
+func (*WebhookReconciler) parts(hook *chatv1alpha1.Webhook) smallParts {
+	return smallParts{merchantRef: hook.Spec.MerchantRef, status: hook.Status,
+		observedGeneration: &hook.Status.ObservedGeneration, conditions: &hook.Status.Conditions}
+}
+
+// decide makes sure the webhook's signing secret exists and decides whether events are delivered to it, from its
+// Merchant's Plan and ChatRuntime (webhookCondition).
+func (r *WebhookReconciler) decide(ctx context.Context, hook, before *chatv1alpha1.Webhook, m *chatv1alpha1.Merchant,
+	merchantErr error) (metav1.Condition, ctrl.Result, error) {
 	ref := hook.SigningSecretRef()
 	hook.Status.SecretRef = &ref
 
@@ -69,13 +50,9 @@ func (r *WebhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	var rt chatv1alpha1.ChatRuntime
 	secrets := r.Secrets
 	p, err := check(
+		r.secretStep(ctx, hook, before.Status.Conditions, generatedSigningSecret(hook), &secrets),
 		func() error {
-			known, err := provideSecret(ctx, r.Client, r.Secrets, r.created, r.Recorder, &hook, before.Status.Conditions, generatedSigningSecret(&hook))
-			secrets = secrets.withKnown(known)
-			return err
-		},
-		func() error {
-			_, err := resolveSigningSecrets(ctx, secrets, &hook)
+			_, err := resolveSigningSecrets(ctx, secrets, hook)
 			return err
 		},
 		func() error {
@@ -91,17 +68,13 @@ func (r *WebhookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		},
 	)
 	if err != nil {
-		return ctrl.Result{}, err
+		return metav1.Condition{}, ctrl.Result{}, err
 	}
-	cond := readyFrom(hook.Generation, p, "events are delivered to the endpoint")
-	if p == nil {
-		cond = webhookCondition(hook.Generation, &plan, hook.Spec.Disabled,
-			webhookTarget(hook.Spec.URL, rt.Spec.Webhooks.AllowPrivateAddresses))
+	if p != nil {
+		return readyFrom(hook.Generation, p, "events are delivered to the endpoint"), ctrl.Result{}, nil
 	}
-	hook.Status.ObservedGeneration = hook.Generation
-	news := putReady(&hook.Status.Conditions, cond, quietFirstReady)
-	statusOf := func(w *chatv1alpha1.Webhook) any { return w.Status }
-	return reportStatus(ctx, r.Client, r.writes, r.Recorder, before, &hook, statusOf, news, ctrl.Result{})
+	return webhookCondition(hook.Generation, &plan, hook.Spec.Disabled,
+		webhookTarget(hook.Spec.URL, rt.Spec.Webhooks.AllowPrivateAddresses)), ctrl.Result{}, nil
 }
 
 // generatedSigningSecret describes the Secret of a signing secret the operator generates, or is nil for a
@@ -168,16 +141,8 @@ func webhookCondition(generation int64, plan *chatv1alpha1.Plan, disabled bool, 
 
 // SetupWithManager watches Webhooks, their Secrets, their Merchants and the Merchants' Plans.
 func (r *WebhookReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
-	r.writes = newOwnWrites()
-	r.created = newOwnSecrets(r.Now)
-	return ctrl.NewControllerManagedBy(mgr).
-		// Its own status patch must not wake it: the generated Secret may not be cached yet, and would be read
-		// from the API server again.
-		For(&chatv1alpha1.Webhook{}, notStatusOnly()).
-		Watches(&chatv1alpha1.Webhook{}, r.writes.forget()).
-		Watches(&corev1.Secret{}, r.created.forget(), builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelSigningSecret))).
-		Watches(&corev1.Secret{}, enqueueReferrers(r.Client, &chatv1alpha1.WebhookList{}, webhookSecretIndex),
-			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelSigningSecret), notGeneratedCreate("Webhook"))).
+	return r.controllerFor(mgr, &chatv1alpha1.Webhook{}, &chatv1alpha1.WebhookList{}, "Webhook",
+		chatv1alpha1.SecretLabelSigningSecret, webhookSecretIndex).
 		// A webhook's condition follows the spec of its Merchant, Plan and ChatRuntime, never their status, which
 		// changes with every merchant added.
 		Watches(&chatv1alpha1.Merchant{}, enqueueReferrers(r.Client, &chatv1alpha1.WebhookList{}, webhookMerchantIndex), specChanges()).

@@ -15,6 +15,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/parley-dev/parley/internal/credentials"
+	"github.com/parley-dev/parley/internal/testutil/bundletest"
 	"github.com/parley-dev/parley/runtime/assistant"
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store/sqlite"
@@ -52,14 +53,8 @@ func newKeyWorld(t *testing.T) *keyWorld {
 // serve puts a merchant's bundle, with keys, in effect and returns it as served.
 func (w *keyWorld) serve(t *testing.T, id string, keys ...tenant.APIKey) *tenant.Bundle {
 	t.Helper()
-	doc, err := tenant.Marshal(&tenant.Bundle{APIVersion: tenant.APIVersion, MerchantID: id, DisplayName: id, Source: id + "/shop",
-		Plan: tenant.Plan{Name: "free", RequestsPerSecond: 1, Burst: 1}, APIKeys: keys})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.tenants.Set("parley-tenant-"+id, doc); err != nil {
-		t.Fatal(err)
-	}
+	bundletest.Publish(t, w.tenants, "parley-tenant-"+id, &tenant.Bundle{APIVersion: tenant.APIVersion, MerchantID: id, DisplayName: id,
+		Source: id + "/shop", Plan: tenant.Plan{Name: "free", RequestsPerSecond: 1, Burst: 1}, APIKeys: keys})
 	m, _ := w.tenants.Merchant(id)
 	return m
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/parley-dev/parley/internal/testutil/bundletest"
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/sqlite"
@@ -66,14 +67,8 @@ func TestEraserErasesAfterTheRetention(t *testing.T) {
 		t.Fatal("data erased within the retention")
 	}
 	// The merchant is created again: its bundle is served from another source (files, say) before the end.
-	doc, err := tenant.Marshal(&tenant.Bundle{APIVersion: tenant.APIVersion, MerchantID: "back", DisplayName: "Back",
+	bundletest.Publish(t, tenants, "back.json", &tenant.Bundle{APIVersion: tenant.APIVersion, MerchantID: "back", DisplayName: "Back",
 		Plan: tenant.Plan{Name: "free", RequestsPerSecond: 1, Burst: 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tenants.Set("back.json", doc); err != nil {
-		t.Fatal(err)
-	}
 
 	now = retired.Add(24 * time.Hour)
 	if err := eraser.Sweep(ctx); err != nil {

@@ -17,16 +17,9 @@ import (
 // so that a table added later and left out of the store's map of personal data fails it. open returns a new,
 // empty store and the dump of its rows.
 func runDeletion(t *testing.T, open func(t *testing.T) (store.Store, dump)) {
-	s, dump := open(t)
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	ctx := t.Context()
 	const merchant, other = "shop", "intruder"
-	mustCreateKnowledge(t, s, storetest.Item(merchant, "k1", storetest.Base), 0)
-	mustCreateKnowledge(t, s, storetest.Item(other, "k1", storetest.Base), 0)
+	s, dump := openCiting(t, open, merchant, other)
+	ctx := t.Context()
 	// Each seed claims the deliveries an hour after the last, once the leases of the last claim have ended.
 	claimAt := storetest.Base
 	attempt := func(merchantID, id string) []string {

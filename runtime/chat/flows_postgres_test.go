@@ -7,14 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley-dev/parley/internal/testutil/pgtest"
+	"github.com/parley-dev/parley/internal/testutil/rowdump"
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/postgres"
@@ -69,52 +67,7 @@ func openPostgres(t *testing.T) (store.Store, dump) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = conn.Close(context.Background()) })
-	return s, func(t *testing.T, merchantID string) []string { return dumpPostgres(t, conn, merchantID) }
-}
-
-// dumpPostgres returns every row the merchant has in every table with a merchant_id column, as dump says.
-func dumpPostgres(t *testing.T, conn *pgx.Conn, merchantID string) []string {
-	t.Helper()
-	ctx := t.Context()
-	rows, err := conn.Query(ctx, `SELECT table_name FROM information_schema.columns
-		WHERE table_schema = current_schema() AND column_name = 'merchant_id' ORDER BY table_name`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, table := range tables {
-		rows, err := conn.Query(ctx, `SELECT * FROM `+pgx.Identifier{table}.Sanitize()+` WHERE merchant_id = $1`, merchantID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			vals, err := rows.Values()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var b strings.Builder
-			b.WriteString(table + "|")
-			for _, v := range vals {
-				switch x := v.(type) {
-				case []byte:
-					v = string(x)
-				case time.Time:
-					v = x.UTC().Format(time.RFC3339Nano)
-				}
-				fmt.Fprintf(&b, "%v|", v)
-			}
-			out = append(out, b.String())
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	slices.Sort(out)
-	return out
+	return s, func(t *testing.T, merchantID string) []string { return rowdump.Postgres(t, conn, merchantID) }
 }
 
 // TestKnowledgeCeilingAcrossReplicas has two replicas race to create items past the plan's ceiling, and to

@@ -15,16 +15,9 @@ import (
 // table added later and left out of the store's map of personal data fails it); what is within its retention,
 // and another merchant's records of any age, stay. open returns a new, empty store and the dump of its rows.
 func runRetention(t *testing.T, open func(t *testing.T) (store.Store, dump)) {
-	s, dump := open(t)
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	ctx := t.Context()
 	const merchant, other = "shop", "neighbour"
-	mustCreateKnowledge(t, s, storetest.Item(merchant, "k1", storetest.Base), 0)
-	mustCreateKnowledge(t, s, storetest.Item(other, "k1", storetest.Base), 0)
+	s, dump := openCiting(t, open, merchant, other)
+	ctx := t.Context()
 	claimAt := storetest.Base.Add(400 * 24 * time.Hour)
 	conversation := func(merchantID, id, marker string, at time.Time) []string {
 		t.Helper()

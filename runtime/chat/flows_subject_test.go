@@ -20,16 +20,9 @@ import (
 // store's map of personal data fails it), while the privacy.erased event carries counts only. open returns a new,
 // empty store and the dump of its rows.
 func runSubject(t *testing.T, open func(t *testing.T) (store.Store, dump)) {
-	s, dump := open(t)
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	ctx := t.Context()
 	const merchant, other = "shop", "intruder"
-	mustCreateKnowledge(t, s, storetest.Item(merchant, "k1", storetest.Base), 0)
-	mustCreateKnowledge(t, s, storetest.Item(other, "k1", storetest.Base), 0)
+	s, dump := openCiting(t, open, merchant, other)
+	ctx := t.Context()
 	claimAt := storetest.Base
 
 	// conversation records a conversation of the visitor whose answer cites k1, with a lead when contact is set,

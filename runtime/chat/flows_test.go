@@ -49,6 +49,22 @@ func (h harness) store(t *testing.T) store.Store {
 // (read from the database's catalogue, so that a table added later is in it), each as "table|field|field|...|".
 type dump func(t *testing.T, merchantID string) []string
 
+// openCiting opens a store with open, closed when t ends, in which each of merchants has the knowledge item k1
+// for answers to cite, and returns it with the dump of its rows.
+func openCiting(t *testing.T, open func(t *testing.T) (store.Store, dump), merchants ...string) (store.Store, dump) {
+	t.Helper()
+	s, dump := open(t)
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	for _, m := range merchants {
+		mustCreateKnowledge(t, s, storetest.Item(m, "k1", storetest.Base), 0)
+	}
+	return s, dump
+}
+
 // record stores ex through chat.RecordExchange and fails the test on error.
 func record(t *testing.T, s store.Store, ex store.Exchange) store.ExchangeResult {
 	t.Helper()

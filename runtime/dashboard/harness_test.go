@@ -21,6 +21,7 @@ import (
 
 	"github.com/parley-dev/parley/internal/credentials"
 	"github.com/parley-dev/parley/internal/dev/devidp"
+	"github.com/parley-dev/parley/internal/testutil/bundletest"
 	"github.com/parley-dev/parley/internal/testutil/hookreceiver"
 	"github.com/parley-dev/parley/runtime/assistant"
 	"github.com/parley-dev/parley/runtime/chat"
@@ -189,13 +190,7 @@ func (e *env) merchant(t *testing.T, id, origin string) string {
 		Webhooks: []tenant.Webhook{{ID: "crm", URL: e.hooks.URL, Events: []tenant.Event{tenant.EventConversationCreated},
 			SigningSecrets: []string{e.hooks.Secret}}},
 	}
-	doc, err := tenant.Marshal(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.tenants.Set("test/"+id, doc); err != nil {
-		t.Fatal(err)
-	}
+	bundletest.Publish(t, e.tenants, "test/"+id, b)
 	now := time.Now().UTC()
 	for i, k := range [][2]string{
 		{"Shipping " + id, "Orders from " + id + " ship within 2 business days. Delivery to Canada takes 5 to 8 business days."},

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parley-dev/parley/internal/testutil/bundletest"
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/tenant"
@@ -366,13 +367,7 @@ func TestKnowledgeCharactersCeilingInDashboard(t *testing.T) {
 	b, _ := e.tenants.Merchant("alpha")
 	capped := *b
 	capped.Plan.KnowledgeCharacters = 300
-	doc, err := tenant.Marshal(&capped)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.tenants.Set("test/alpha", doc); err != nil {
-		t.Fatal(err)
-	}
+	bundletest.Publish(t, e.tenants, "test/alpha", &capped)
 	c := newClient(t, e.url)
 	c.signIn("alpha@owners.example")
 	token := c.csrf()
@@ -406,10 +401,7 @@ func TestKnowledgeCharactersCeilingInDashboard(t *testing.T) {
 		k.Questions[i] = fmt.Sprintf("q%d", i)
 	}
 	capped.Plan.KnowledgeCharacters = 0
-	doc, _ = tenant.Marshal(&capped)
-	if err := e.tenants.Set("test/alpha", doc); err != nil {
-		t.Fatal(err)
-	}
+	bundletest.Publish(t, e.tenants, "test/alpha", &capped)
 	if _, err := e.svc.UpdateKnowledge(t.Context(), &capped, k, k); err != nil {
 		t.Fatal(err)
 	}
@@ -493,13 +485,7 @@ func (e *env) withPlan(t *testing.T, merchant string, change func(*tenant.Plan))
 	b, _ := e.tenants.Merchant(merchant)
 	next := *b
 	change(&next.Plan)
-	doc, err := tenant.Marshal(&next)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.tenants.Set("test/"+merchant, doc); err != nil {
-		t.Fatal(err)
-	}
+	bundletest.Publish(t, e.tenants, "test/"+merchant, &next)
 }
 
 // A file of many bad rows, the attack of a file of empty rows, is answered with a short page: the first rows'

@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/parley-dev/parley/internal/credentials"
+	"github.com/parley-dev/parley/internal/testutil/bundletest"
 	"github.com/parley-dev/parley/internal/testutil/headless"
 	"github.com/parley-dev/parley/runtime/assistant"
 	"github.com/parley-dev/parley/runtime/chat"
@@ -96,13 +97,7 @@ func (rt *runtimeEnv) merchant(t *testing.T, id, origin string, rate int32, opti
 	for _, o := range options {
 		o(b)
 	}
-	doc, err := tenant.Marshal(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rt.tenants.Set("test/"+id, doc); err != nil {
-		t.Fatal(err)
-	}
+	bundletest.Publish(t, rt.tenants, "test/"+id, b)
 	now := time.Now().UTC()
 	for i, k := range [][3]string{
 		{"Shipping", "Orders ship within 2 business days. Delivery to Canada takes 5 to 8 business days.", "https://shop.example/shipping"},

@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/parley-dev/parley/internal/contract"
+	"github.com/parley-dev/parley/internal/testutil/bundletest"
 	"github.com/parley-dev/parley/internal/testutil/helpsite"
 	"github.com/parley-dev/parley/internal/testutil/runtimeproc"
 	"github.com/parley-dev/parley/internal/testutil/synthkb"
@@ -65,13 +65,7 @@ func BenchmarkCrawlBesideChat(b *testing.B) {
 		Plan: tenant.Plan{Name: "pro", RequestsPerSecond: 100, Burst: 100, KnowledgeSources: 1, PagesPerSource: crawlPages},
 		Sources: []tenant.Source{{ID: "help-centre", Generation: 1, Type: tenant.SourceWebsite, URL: site.URL + "/",
 			MaxPages: crawlPages, SyncIntervalSeconds: 86400}}}
-	doc, err := tenant.Marshal(crawler)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(tenants, "crawler.json"), doc, 0o600); err != nil {
-		b.Fatal(err)
-	}
+	bundletest.WriteFile(b, filepath.Join(tenants, "crawler.json"), crawler)
 	var (
 		mu      sync.Mutex
 		claimed time.Time

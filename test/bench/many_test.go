@@ -22,6 +22,7 @@ import (
 
 	"github.com/parley-dev/parley/internal/contract"
 	"github.com/parley-dev/parley/internal/credentials"
+	"github.com/parley-dev/parley/internal/testutil/bundletest"
 	"github.com/parley-dev/parley/internal/testutil/fakeopenai"
 	"github.com/parley-dev/parley/internal/testutil/runtimeproc"
 	"github.com/parley-dev/parley/internal/testutil/synthkb"
@@ -179,9 +180,6 @@ func BenchmarkManyMerchants(b *testing.B) {
 
 // writeBundles writes one tenant bundle file per merchant, each with a secret key, and returns the keys.
 func writeBundles(b *testing.B, dir string, merchants int) []string {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		b.Fatal(err)
-	}
 	keys := make([]string, merchants)
 	for i := range keys {
 		key, err := credentials.NewAPIKey(credentials.SecretPrefix)
@@ -193,15 +191,9 @@ func writeBundles(b *testing.B, dir string, merchants int) []string {
 			b.Fatal(err)
 		}
 		id := merchantID(i)
-		doc, err := tenant.Marshal(&tenant.Bundle{APIVersion: tenant.APIVersion, MerchantID: id, DisplayName: id,
-			Plan:    tenant.Plan{Name: "pro", RequestsPerSecond: 1000, Burst: 1000, APIAccess: true, KnowledgeItems: 1000},
+		bundletest.WriteFile(b, filepath.Join(dir, id+".json"), &tenant.Bundle{APIVersion: tenant.APIVersion, MerchantID: id,
+			DisplayName: id, Plan: tenant.Plan{Name: "pro", RequestsPerSecond: 1000, Burst: 1000, APIAccess: true, KnowledgeItems: 1000},
 			APIKeys: []tenant.APIKey{{ID: d.ID, Type: tenant.KeySecret, SHA256: d.SHA256}}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, id+".json"), doc, 0o600); err != nil {
-			b.Fatal(err)
-		}
 		keys[i] = key
 	}
 	return keys

@@ -3,12 +3,12 @@
 package bench
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/parley-dev/parley/internal/contract"
 	"github.com/parley-dev/parley/internal/credentials"
+	"github.com/parley-dev/parley/internal/testutil/bundletest"
 	"github.com/parley-dev/parley/internal/testutil/pgtest"
 	"github.com/parley-dev/parley/internal/testutil/redistest"
 	"github.com/parley-dev/parley/internal/testutil/runtimeproc"
@@ -41,20 +41,10 @@ func BenchmarkChatHTTPScaleOut(b *testing.B) {
 	key, secret := benchKey(b, credentials.SecretPrefix, tenant.KeySecret)
 	publishable, public := benchKey(b, credentials.PublishablePrefix, tenant.KeyPublishable)
 	const origin = "https://shop.example"
-	doc, err := tenant.Marshal(&tenant.Bundle{APIVersion: tenant.APIVersion, MerchantID: "bench", DisplayName: "bench",
-		Plan:           tenant.Plan{Name: "bench", RequestsPerSecond: 1_000_000, Burst: 2_000_000, APIAccess: true},
-		APIKeys:        []tenant.APIKey{secret, public},
-		AllowedOrigins: []string{origin}})
-	if err != nil {
-		b.Fatal(err)
-	}
 	tenants := filepath.Join(b.TempDir(), "tenants")
-	if err := os.MkdirAll(tenants, 0o700); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(tenants, "bench.json"), doc, 0o600); err != nil {
-		b.Fatal(err)
-	}
+	bundletest.WriteFile(b, filepath.Join(tenants, "bench.json"), &tenant.Bundle{APIVersion: tenant.APIVersion, MerchantID: "bench",
+		DisplayName: "bench", Plan: tenant.Plan{Name: "bench", RequestsPerSecond: 1_000_000, Burst: 2_000_000, APIAccess: true},
+		APIKeys: []tenant.APIKey{secret, public}, AllowedOrigins: []string{origin}})
 	extra, profile := profiling(b)
 	rt := runtimeproc.Start(b, runtimeproc.Build(b), []string{contract.EnvDatabaseURL + "=" + url},
 		append([]string{"--storage=postgres", "--tenants-dir=" + tenants, "--redis-address=" + redis.Addr, "--log-level=error"}, extra...)...)

@@ -291,19 +291,7 @@ func TestBehindTheOperator(t *testing.T) {
 	create(t, changed)
 	expectHealth(t, changed, healthy, chatv1alpha1.ReasonReconciled)
 
-	if err := stopOperator(); err != nil {
-		t.Fatal(err)
-	}
-	restarted := false
-	restart := func() {
-		if !restarted {
-			restarted = true
-			if err := startOperator(); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	defer restart()
+	restart := pauseOperator(t)
 
 	update(t, changed, func(p *chatv1alpha1.Plan) { p.Spec.RequestsPerSecond = 20 })
 	fresh := merchant(ns, "shop", changed.Name, "default")

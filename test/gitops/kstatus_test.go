@@ -179,19 +179,7 @@ func TestKstatusBehindTheOperator(t *testing.T) {
 	create(t, granted, outside)
 	expectStatus(t, outside, status.FailedStatus, chatv1alpha1.ReasonPlanNotAllowed)
 
-	if err := stopOperator(); err != nil {
-		t.Fatal(err)
-	}
-	restarted := false
-	restart := func() {
-		if !restarted {
-			restarted = true
-			if err := startOperator(); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	defer restart()
+	restart := pauseOperator(t)
 
 	update(t, outside, func(m *chatv1alpha1.Merchant) { m.Spec.PlanRef.Name = tn.plan.Name })
 	res, _, err := statusOf(t, outside)
@@ -213,19 +201,7 @@ func TestKstatusBehindTheOperator(t *testing.T) {
 // pass on it before the operator has said whether it can ever become Ready.
 func TestNotReconciledYet(t *testing.T) {
 	tn := newFluxTenant(t, true)
-	if err := stopOperator(); err != nil {
-		t.Fatal(err)
-	}
-	restarted := false
-	restart := func() {
-		if !restarted {
-			restarted = true
-			if err := startOperator(); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	defer restart()
+	restart := pauseOperator(t)
 
 	granted := plan("granted-"+tn.ns, false)
 	granted.Spec.AllowedNamespaces = &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "gold-" + tn.ns}}

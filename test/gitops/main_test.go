@@ -27,11 +27,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/yaml"
 
 	"github.com/parley-dev/parley/controllers"
+	"github.com/parley-dev/parley/internal/testutil/operatortest"
 )
 
 const operatorNS = "parley-system"
@@ -64,19 +64,13 @@ func runSuite(m *testing.M) int {
 		return 1
 	}
 	logf.SetLogger(logr.Discard()) // the tests read objects, not logs
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join(repo, "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-	}
-	if cfg, err = env.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, "starting envtest:", err)
-		return 1
-	}
-	defer func() { _ = env.Stop() }()
-	if k8s, err = client.New(cfg, client.Options{Scheme: controllers.Scheme()}); err != nil {
+	cluster, err := operatortest.Launch()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	defer func() { _ = cluster.Env.Stop() }()
+	cfg, k8s = cluster.Config, cluster.Client
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNS}}
 	if err := k8s.Create(context.Background(), ns); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -92,21 +86,35 @@ func runSuite(m *testing.M) int {
 
 // startOperator runs every Parley reconciler, as the operator's binary does.
 func startOperator() error {
-	mgr, err := controllers.NewManager(cfg, controllers.Options{
+	stop, err := operatortest.StartOperator(cfg, controllers.Options{
 		Namespace: operatorNS, RuntimeImage: "ghcr.io/parley-dev/parley:test",
 		MetricsAddr: "0", ProbeAddr: "0", Workers: 4, Registry: prometheus.NewRegistry(), Rebuildable: true,
 	})
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	stopOperator = func() error {
-		cancel()
-		return <-done
-	}
+	stopOperator = stop
 	return nil
+}
+
+// pauseOperator stops the operator for a test of what the GitOps tools see behind it, and returns restart, which
+// starts it again the first time it is called; it is called when t ends too.
+func pauseOperator(t *testing.T) (restart func()) {
+	t.Helper()
+	if err := stopOperator(); err != nil {
+		t.Fatal(err)
+	}
+	restarted := false
+	restart = func() {
+		if !restarted {
+			restarted = true
+			if err := startOperator(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Cleanup(restart)
+	return restart
 }
 
 // renderedScripts renders the chart's Argo CD ConfigMap with the pinned Helm and returns its data.
@@ -142,15 +150,5 @@ func renderedScripts() (map[string]string, error) {
 // eventually retries check until it passes or 30 seconds have gone.
 func eventually(t *testing.T, what string, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	operatortest.Eventually(t, what, 30*time.Second, check)
 }

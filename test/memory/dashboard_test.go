@@ -30,6 +30,7 @@ import (
 	"github.com/parley-dev/parley/internal/contract"
 	"github.com/parley-dev/parley/internal/dev/devidp"
 	"github.com/parley-dev/parley/internal/render"
+	"github.com/parley-dev/parley/internal/testutil/bundletest"
 	"github.com/parley-dev/parley/internal/testutil/runtimeproc"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/sqlite"
@@ -58,18 +59,12 @@ func startDashboardRuntime(t *testing.T, dbPath string, merchants ...*tenant.Bun
 	}
 
 	dir := filepath.Join(t.TempDir(), "tenants")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil { // the runtime reads it even with no merchant
 		t.Fatal(err)
 	}
 	for _, b := range merchants {
 		b.APIVersion = tenant.APIVersion
-		doc, err := tenant.Marshal(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, b.MerchantID+".json"), doc, 0o600); err != nil {
-			t.Fatal(err)
-		}
+		bundletest.WriteFile(t, filepath.Join(dir, b.MerchantID+".json"), b)
 	}
 
 	idpServer := httptest.NewUnstartedServer(nil)

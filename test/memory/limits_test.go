@@ -7,7 +7,6 @@ package memory
 import (
 	"encoding/json"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -23,6 +22,7 @@ import (
 	"github.com/parley-dev/parley/internal/contract"
 	"github.com/parley-dev/parley/internal/credentials"
 	"github.com/parley-dev/parley/internal/render"
+	"github.com/parley-dev/parley/internal/testutil/bundletest"
 	"github.com/parley-dev/parley/internal/testutil/runtimeproc"
 	"github.com/parley-dev/parley/internal/testutil/synthkb"
 	"github.com/parley-dev/parley/runtime/assistant"
@@ -110,18 +110,8 @@ func writeBundle(t *testing.T, dir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := tenant.Marshal(&tenant.Bundle{APIVersion: tenant.APIVersion, MerchantID: "big", DisplayName: "Big",
-		Plan:    proPlan(),
-		APIKeys: []tenant.APIKey{{ID: desc.ID, Type: tenant.KeySecret, SHA256: desc.SHA256}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "big.json"), doc, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	bundletest.WriteFile(t, filepath.Join(dir, "big.json"), &tenant.Bundle{APIVersion: tenant.APIVersion, MerchantID: "big",
+		DisplayName: "Big", Plan: proPlan(), APIKeys: []tenant.APIKey{{ID: desc.ID, Type: tenant.KeySecret, SHA256: desc.SHA256}}})
 	return key
 }
 

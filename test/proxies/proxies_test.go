@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,8 +19,8 @@ import (
 	"github.com/parley-dev/parley/internal/contract"
 	"github.com/parley-dev/parley/internal/credentials"
 	"github.com/parley-dev/parley/internal/render"
+	"github.com/parley-dev/parley/internal/testutil/bundletest"
 	"github.com/parley-dev/parley/internal/testutil/runtimeproc"
-	"github.com/parley-dev/parley/runtime/tenant"
 )
 
 const (
@@ -106,16 +105,7 @@ func writeBundle(t *testing.T, dir string) string {
 	plan := &chatv1alpha1.Plan{ObjectMeta: metav1.ObjectMeta{Name: "starter"},
 		Spec: chatv1alpha1.PlanSpec{RequestsPerSecond: 100, ConversationsPerAddressPerHour: perAddress, ConversationsPerVisitorPerHour: 100}}
 	keys := []render.ResolvedKey{{ID: desc.ID, Type: chatv1alpha1.APIKeyPublishable, SHA256: desc.SHA256}}
-	doc, err := tenant.Marshal(render.Bundle(m, render.MerchantID(m), plan, keys, nil, time.Now()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "shop.json"), doc, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	bundletest.WriteFile(t, filepath.Join(dir, "shop.json"), render.Bundle(m, render.MerchantID(m), plan, keys, nil, time.Now()))
 	return key
 }
 

@@ -22,6 +22,7 @@ import (
 
 	"github.com/parley-dev/parley/internal/credentials"
 	"github.com/parley-dev/parley/internal/dev/devidp"
+	"github.com/parley-dev/parley/internal/testutil/bundletest"
 	"github.com/parley-dev/parley/internal/testutil/hookreceiver"
 	"github.com/parley-dev/parley/internal/testutil/pgtest"
 	"github.com/parley-dev/parley/internal/testutil/redistest"
@@ -119,15 +120,9 @@ func (p *pair) addMerchant(dir, id string, plan tenant.Plan, hooks []tenant.Webh
 		k.into[id] = key
 	}
 	plan.Name, plan.APIAccess = id, true
-	doc, err := tenant.Marshal(&tenant.Bundle{APIVersion: tenant.APIVersion, MerchantID: id, DisplayName: id, Plan: plan,
-		APIKeys: keys, Webhooks: hooks, AllowedOrigins: []string{"https://" + id + ".example"},
+	bundletest.WriteFile(p.t, filepath.Join(dir, id+".json"), &tenant.Bundle{APIVersion: tenant.APIVersion, MerchantID: id,
+		DisplayName: id, Plan: plan, APIKeys: keys, Webhooks: hooks, AllowedOrigins: []string{"https://" + id + ".example"},
 		Owners: []tenant.Owner{{Email: "owner@example.com"}}})
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, id+".json"), doc, 0o600); err != nil {
-		p.t.Fatal(err)
-	}
 }
 
 // chat sends a message to a replica and returns the status.

@@ -51,19 +51,30 @@ func Environment() *envtest.Environment {
 // Start starts an API server, stopped when t ends, with a client and an administrator's kubeconfig.
 func Start(t testing.TB) *Cluster {
 	t.Helper()
-	c := &Cluster{Env: Environment()}
-	var err error
-	if c.Config, err = c.Env.Start(); err != nil {
-		t.Fatalf("starting envtest: %v", err)
-	}
-	t.Cleanup(func() { _ = c.Env.Stop() })
-	if c.Client, err = client.New(c.Config, client.Options{Scheme: controllers.Scheme()}); err != nil {
+	c, err := Launch()
+	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = c.Env.Stop() })
 	if c.Kubeconfig, err = WriteKubeconfig(c.Env, t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// Launch starts an API server with a client, without a kubeconfig, for a TestMain, which has no t to stop it
+// when it ends: the caller stops it with c.Env.Stop.
+func Launch() (*Cluster, error) {
+	c := &Cluster{Env: Environment()}
+	var err error
+	if c.Config, err = c.Env.Start(); err != nil {
+		return nil, fmt.Errorf("starting envtest: %w", err)
+	}
+	if c.Client, err = client.New(c.Config, client.Options{Scheme: controllers.Scheme()}); err != nil {
+		_ = c.Env.Stop()
+		return nil, err
+	}
+	return c, nil
 }
 
 // WriteKubeconfig writes a kubeconfig for an administrator of env's API server into dir and returns its path.
@@ -84,19 +95,32 @@ func WriteKubeconfig(env *envtest.Environment, dir string) (string, error) {
 // stops with an error.
 func (c *Cluster) RunOperator(t testing.TB, opts controllers.Options) {
 	t.Helper()
-	mgr, err := controllers.NewManager(c.Config, opts)
+	stop, err := StartOperator(c.Config, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
 	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
+		if err := stop(); err != nil {
 			t.Errorf("the operator stopped with %v", err)
 		}
 	})
+}
+
+// StartOperator runs the operator's manager with opts against the API server of cfg until stop is called, which
+// waits for it to stop and returns the error it stopped with: for a TestMain, or a test that stops the operator
+// to start it again.
+func StartOperator(cfg *rest.Config, opts controllers.Options) (stop func() error, err error) {
+	mgr, err := controllers.NewManager(cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	return func() error {
+		cancel()
+		return <-done
+	}, nil
 }
 
 // RunRuntime runs bin with the arguments and environment the operator rendered for rt (RenderedRuntime), the

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley-dev/parley/internal/testutil/pgtest"
+	"github.com/parley-dev/parley/internal/testutil/rowdump"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/postgres"
 	"github.com/parley-dev/parley/runtime/store/storetest"
@@ -277,15 +278,7 @@ func TestEraseCoversEveryTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = conn.Close(ctx) }()
-	rows, err := conn.Query(ctx, `SELECT table_name FROM information_schema.columns
-		WHERE table_schema = current_schema() AND column_name = 'merchant_id' ORDER BY table_name`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
+	tables := rowdump.PostgresMerchantTables(t, conn)
 	if got := slices.Sorted(slices.Values(postgres.MerchantTables)); !slices.Equal(got, tables) {
 		t.Errorf("EraseMerchant deletes from %v; the tables with a merchant_id are %v", got, tables)
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley-dev/parley/internal/testutil/rowdump"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/sqlite"
 	"github.com/parley-dev/parley/runtime/store/storetest"
@@ -24,42 +25,7 @@ func dumpAll(t *testing.T, path string) []string {
 	t.Helper()
 	db := openReadOnly(t, path)
 	defer db.Close()
-	tables, err := queryStrings(db, `SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, table := range tables {
-		rows, err := db.QueryContext(t.Context(), `SELECT * FROM "`+table+`"`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cols, _ := rows.Columns()
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				t.Fatal(err)
-			}
-			var b strings.Builder
-			b.WriteString(table + "|")
-			for _, v := range vals {
-				if bs, ok := v.([]byte); ok {
-					v = string(bs)
-				}
-				fmt.Fprintf(&b, "%v|", v)
-			}
-			out = append(out, b.String())
-		}
-		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	slices.Sort(out)
-	return out
+	return rowdump.SQLite(t, db, "")
 }
 
 // TestBackupChangeRestore backs up a store in use, changes it, restores the backup into the stopped store's

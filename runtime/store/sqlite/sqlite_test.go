@@ -15,6 +15,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
+	"github.com/parley-dev/parley/internal/testutil/rowdump"
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/sqlite"
 	"github.com/parley-dev/parley/runtime/store/storetest"
@@ -221,24 +222,7 @@ func TestOpenErrors(t *testing.T) {
 // TestEraseCoversEveryTable: every table with a merchant_id column is one EraseMerchant deletes from, so that a
 // table added later cannot keep a deleted merchant's data.
 func TestEraseCoversEveryTable(t *testing.T) {
-	db := migratedReadOnly(t)
-	rows, err := db.QueryContext(t.Context(), `SELECT m.name FROM sqlite_master m JOIN pragma_table_info(m.name) c
-		WHERE m.type = 'table' AND c.name = 'merchant_id' ORDER BY m.name`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = rows.Close() }()
-	var tables []string
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			t.Fatal(err)
-		}
-		tables = append(tables, name)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
+	tables := rowdump.SQLiteMerchantTables(t, migratedReadOnly(t))
 	if got, want := slices.Sorted(slices.Values(sqlite.MerchantTables)), tables; !slices.Equal(got, want) {
 		t.Errorf("EraseMerchant deletes from %v; the tables with a merchant_id are %v", got, want)
 	}
