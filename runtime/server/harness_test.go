@@ -21,6 +21,7 @@ import (
 
 	"github.com/parley-dev/parley/internal/credentials"
 	"github.com/parley-dev/parley/internal/dev/devidp"
+	"github.com/parley-dev/parley/internal/testutil/bundletest"
 	"github.com/parley-dev/parley/runtime/api"
 	"github.com/parley-dev/parley/runtime/assistant"
 	"github.com/parley-dev/parley/runtime/chat"
@@ -199,13 +200,7 @@ func (e *env) addMerchant(id string, edit func(*tenant.Bundle)) *tenant.Bundle {
 
 func (e *env) publish(b *tenant.Bundle) {
 	e.t.Helper()
-	doc, err := tenant.Marshal(b)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if err := e.tenants.Set("secret/"+b.MerchantID, doc); err != nil {
-		e.t.Fatal(err)
-	}
+	bundletest.Publish(e.t, e.tenants, "secret/"+b.MerchantID, b)
 	e.bundles[b.MerchantID] = b
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/parley-dev/parley/internal/testutil/bundletest"
 	"github.com/parley-dev/parley/runtime/chat"
 	"github.com/parley-dev/parley/runtime/event"
 	"github.com/parley-dev/parley/runtime/store"
@@ -145,13 +146,7 @@ func newFixture(t *testing.T, hookURL string, secrets []string, cfg Config) *fix
 
 func (f *fixture) publish() {
 	f.t.Helper()
-	data, err := tenant.Marshal(f.b)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	if err := f.reg.Set("test/acme", data); err != nil {
-		f.t.Fatal(err)
-	}
+	bundletest.Publish(f.t, f.reg, "test/acme", f.b)
 	f.reg.MarkSynced()
 }
 
@@ -492,13 +487,7 @@ func TestSlowMerchantDoesNotDelayAnother(t *testing.T) {
 	beta := &tenant.Bundle{APIVersion: tenant.APIVersion, MerchantID: "beta", DisplayName: "Beta",
 		Plan:     tenant.Plan{Name: "enterprise", RequestsPerSecond: 10, Burst: 10, Webhooks: true},
 		Webhooks: []tenant.Webhook{{ID: "crm", URL: fast.URL, SigningSecrets: []string{secret}, Events: []tenant.Event{tenant.EventConversationCreated}}}}
-	data, err := tenant.Marshal(beta)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.reg.Set("test/beta", data); err != nil {
-		t.Fatal(err)
-	}
+	bundletest.Publish(t, f.reg, "test/beta", beta)
 	for range 8 { // 16 slow deliveries: four times the workers
 		f.chat()
 	}

@@ -7,15 +7,14 @@ package webhooks
 import (
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/parley-dev/parley/internal/testutil/apiclient"
-
 	"github.com/parley-dev/parley/internal/credentials"
+	"github.com/parley-dev/parley/internal/testutil/apiclient"
+	"github.com/parley-dev/parley/internal/testutil/bundletest"
 	"github.com/parley-dev/parley/internal/testutil/hookreceiver"
 	"github.com/parley-dev/parley/internal/testutil/runtimeproc"
 	"github.com/parley-dev/parley/runtime/tenant"
@@ -36,23 +35,14 @@ func TestDeliveriesSurviveSIGKILL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := tenant.Marshal(&tenant.Bundle{
+	tenants := filepath.Join(dir, "tenants")
+	bundletest.WriteFile(t, filepath.Join(tenants, "acme.json"), &tenant.Bundle{
 		APIVersion: tenant.APIVersion, MerchantID: "acme", DisplayName: "Acme",
 		Plan:    tenant.Plan{Name: "enterprise", RequestsPerSecond: 1000, Burst: 1000, APIAccess: true, Webhooks: true},
 		APIKeys: []tenant.APIKey{{ID: d.ID, Type: tenant.KeySecret, SHA256: d.SHA256}},
 		Webhooks: []tenant.Webhook{{ID: "crm", URL: rcv.URL, SigningSecrets: []string{rcv.Secret},
 			Events: []tenant.Event{tenant.EventConversationCreated, tenant.EventLeadCreated}}},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tenants := filepath.Join(dir, "tenants")
-	if err := os.MkdirAll(tenants, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(tenants, "acme.json"), doc, 0o600); err != nil {
-		t.Fatal(err)
-	}
 	args := []string{"--tenants-dir=" + tenants, "--sqlite-path=" + filepath.Join(dir, "parley.db"),
 		"--webhook-allow-private", "--log-format=json", "--log-level=warn"}
 
