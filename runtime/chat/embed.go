@@ -208,6 +208,11 @@ type KnowledgeEmbedder struct {
 	// they were spent at; checked is when they were last looked at.
 	spent   map[string]spentAt
 	checked time.Time
+
+	// reading lets one worker at a time read and hash a merchant's knowledge (stale): at start every merchant's
+	// is, a second of CPU per 700 merchants of 100 items, which would take every core from the chat beside it;
+	// the workers' provider calls, which wait on the network, still run at once.
+	reading sync.Mutex
 }
 
 type spentAt struct {
@@ -476,6 +481,8 @@ func (e *KnowledgeEmbedder) release(ctx context.Context, log *slog.Logger, merch
 // stale reads the merchant's items that need embedding with model. It reads what the stored vectors are of, not
 // the vectors: at start it reads every merchant's, beside the chat. It logs its failure.
 func (e *KnowledgeEmbedder) stale(ctx context.Context, log *slog.Logger, merchantID, model string) ([]store.Knowledge, error) {
+	e.reading.Lock()
+	defer e.reading.Unlock()
 	s := e.cfg.Service.store
 	items, err := s.AllKnowledge(ctx, merchantID)
 	var stored []store.KnowledgeVector

@@ -336,6 +336,62 @@ func TestAMerchantsReembeddingDoesNotStarveAnother(t *testing.T) {
 	t.Fatal("the small merchant's item was never embedded")
 }
 
+// readCounting is a store that counts the reads of a merchant's whole knowledge under way at once.
+type readCounting struct {
+	store.Store
+	now, most atomic.Int32
+}
+
+func (s *readCounting) AllKnowledge(ctx context.Context, merchantID string) ([]store.Knowledge, error) {
+	n := s.now.Add(1)
+	defer s.now.Add(-1)
+	for {
+		if most := s.most.Load(); n <= most || s.most.CompareAndSwap(most, n) {
+			break
+		}
+	}
+	time.Sleep(2 * time.Millisecond) // a read long enough for another worker's to overlap it, if it may
+	return s.Store.AllKnowledge(ctx, merchantID)
+}
+
+// TestTheStartsCheckReadsOneMerchantAtATime checks that the workers, which embed several merchants at once, read
+// and hash one merchant's knowledge at a time: at start every merchant's is checked, beside the chat.
+func TestTheStartsCheckReadsOneMerchantAtATime(t *testing.T) {
+	st := openStore(t)
+	counting := &readCounting{Store: st}
+	p := fakeembed.New(t)
+	es := chat.Embedders{"": embeddingsClient(t, p, "m", 8)}
+	svc, err := chat.New(chat.Config{Store: counting, Responder: assistant.Retrieval{}, Embedders: es, Registry: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := &tenants{m: map[string]*tenant.Bundle{}}
+	for i := range 24 {
+		m := shop(fmt.Sprintf("shop-%d", i))
+		ts.set(m)
+		if _, err := svc.CreateKnowledge(t.Context(), m, store.Knowledge{Title: "Opening hours", Content: "From 9 to 6."}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e, err := chat.NewKnowledgeEmbedder(chat.KnowledgeEmbedderConfig{Service: svc, Embedders: es, Tenants: ts,
+		Merchants: ts.all, Workers: 4, Holder: ids.New("replica_"), Registry: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { defer close(done); e.Run(ctx) }()
+	w := &embedWorld{store: st}
+	for i := range 24 {
+		w.waitEmbedded(t, fmt.Sprintf("shop-%d", i), "m")
+	}
+	cancel()
+	<-done
+	if most := counting.most.Load(); most != 1 {
+		t.Errorf("%d merchants' knowledge read at once by 4 workers, want 1", most)
+	}
+}
+
 // TestSpentTokensHoldTheEmbeddingUntilTheCeilingRisesOrTheMonthTurns checks that a merchant whose plan's tokens
 // are spent has nothing embedded, and that its items are embedded without a restart or a write once its plan's
 // ceiling rises, or once the month turns.
