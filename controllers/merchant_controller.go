@@ -20,10 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
@@ -722,13 +720,11 @@ func (r *MerchantReconciler) SetupWithManager(mgr ctrl.Manager, workers int) err
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
 			return requestsFor(ctx, r.Client, &chatv1alpha1.MerchantList{}, o.GetNamespace(), merchantOwnKeyIndex, o.GetName())
 		}), builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelProviderKey))).
-		Watches(&corev1.Secret{}, r.bundles.forget(), builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelTenant))).
 		// A bundle's creation is the Merchant's own write (or a rival's, which its create finds): only a bundle
 		// edited or deleted brings it back. Woken by its own create, it would find its status patch not cached
 		// yet, and write it and its first Ready event again.
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(merchantOfBundle),
-			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelTenant),
-				predicate.Funcs{CreateFunc: func(event.CreateEvent) bool { return false }})).
+		Watches(&corev1.Secret{}, r.bundles.forgetThen(handler.EnqueueRequestsFromMapFunc(merchantOfBundle)),
+			builder.WithPredicates(secretLabelled(chatv1alpha1.SecretLabelTenant))).
 		WithOptions(controllerOptions(workers)).
 		Named("merchant").
 		Complete(r)

@@ -102,6 +102,26 @@ func (o *ownSecrets) seen(key types.NamespacedName, uid types.UID) {
 	}
 }
 
+// forgetThen returns an event handler for Secrets that forgets a created Secret as forget does, then hands an
+// update or deletion on to next. It is one handler, not two, because an informer's handlers run in no set
+// order: a reconcile woken by a bundle's deletion before forget saw it would find the bundle still remembered
+// as just created, write nothing, and leave it deleted.
+func (o *ownSecrets) forgetThen(next handler.EventHandler) handler.EventHandler {
+	type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+	seen := func(obj client.Object) { o.seen(client.ObjectKeyFromObject(obj), obj.GetUID()) }
+	return handler.Funcs{
+		CreateFunc: func(_ context.Context, e event.CreateEvent, _ queue) { seen(e.Object) },
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q queue) {
+			seen(e.ObjectNew)
+			next.Update(ctx, e, q)
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q queue) {
+			seen(e.Object)
+			next.Delete(ctx, e, q)
+		},
+	}
+}
+
 // forget returns an event handler for Secrets that enqueues nothing and forgets a created Secret as soon as the
 // cache shows it: from then on the cache answers for it.
 func (o *ownSecrets) forget() handler.EventHandler {

@@ -11,11 +11,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	chatv1alpha1 "github.com/parley-dev/parley/api/v1alpha1"
+	"github.com/parley-dev/parley/runtime/tenant"
 )
 
 func TestOwnSecrets(t *testing.T) {
@@ -58,6 +62,23 @@ func TestOwnSecrets(t *testing.T) {
 	o.add(other, "4")
 	if _, ok := o.created[key]; ok || len(o.created) != 1 {
 		t.Errorf("stale entries are kept: %v", o.created)
+	}
+}
+
+// TestForgetThenForgetsBeforeItWakes checks that a bundle's deletion is forgotten before the Merchant it wakes is
+// reconciled: that reconcile must not find the bundle remembered as just created, or it would not restore it.
+func TestForgetThenForgetsBeforeItWakes(t *testing.T) {
+	o := newOwnSecrets(time.Now)
+	bundle := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "parley-system", Name: "parley-tenant-shop", UID: "1"},
+		Data: map[string][]byte{tenant.DataKey: []byte("{}")}}
+	o.addBundle(bundle)
+	var woken, remembered bool
+	next := handler.Funcs{DeleteFunc: func(context.Context, event.DeleteEvent, workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		woken, remembered = true, o.hasBundle(bundle)
+	}}
+	o.forgetThen(next).Delete(context.Background(), event.DeleteEvent{Object: bundle}, nil)
+	if !woken || remembered {
+		t.Errorf("a deleted bundle woke its Merchant: %t, still remembered as created then: %t", woken, remembered)
 	}
 }
 
