@@ -124,12 +124,4 @@ func (o *ownSecrets) forgetThen(next handler.EventHandler) handler.EventHandler 
 
 // forget returns an event handler for Secrets that enqueues nothing and forgets a created Secret as soon as the
 // cache shows it: from then on the cache answers for it.
-func (o *ownSecrets) forget() handler.EventHandler {
-	type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
-	seen := func(obj client.Object) { o.seen(client.ObjectKeyFromObject(obj), obj.GetUID()) }
-	return handler.Funcs{
-		CreateFunc: func(_ context.Context, e event.CreateEvent, _ queue) { seen(e.Object) },
-		UpdateFunc: func(_ context.Context, e event.UpdateEvent, _ queue) { seen(e.ObjectNew) },
-		DeleteFunc: func(_ context.Context, e event.DeleteEvent, _ queue) { seen(e.Object) },
-	}
-}
+func (o *ownSecrets) forget() handler.EventHandler { return o.forgetThen(handler.Funcs{}) }
