@@ -6,6 +6,11 @@
 // its CPU in `make bench`. Raising GOGC for every heap would raise a large heap in proportion too; a floor only
 // lets a small heap grow to the floor before the next collection, and leaves a heap above half the floor
 // collected as GOGC=100 would. The soft memory limit (contract.SetMemoryLimit) still wins over the floor.
+//
+// The floor is kept with the soft memory limit, not with GOGC: after each collection the limit is set to what
+// the next collection may let the heap grow to. A limit that has not caught up with a heap that grew errs
+// toward collecting early; a GOGC raised for a small heap and not yet lowered would let a heap that has grown
+// since grow past its floor by that percent (twenty exports at once took the runtime to 308 MiB that way).
 package heapfloor
 
 import (
@@ -17,31 +22,45 @@ import (
 	"runtime/metrics"
 )
 
-// defaultPercent is GOGC's default, which the floor never goes under.
+// defaultPercent is GOGC's default, which Keep restores when it stops.
 const defaultPercent = 100
 
-// liveHeap is the runtime metric of the heap the last collection found live.
-const liveHeap = "/gc/heap/live:bytes"
+// The runtime metrics Keep reads after each collection.
+const (
+	liveHeap = "/gc/heap/live:bytes"
+	// total less released is what the soft memory limit is compared with.
+	total    = "/memory/classes/total:bytes"
+	released = "/memory/classes/heap/released:bytes"
+	// objects, unused and free are the heap's part of it; the rest (stacks, the runtime's metadata) is overhead.
+	objects = "/memory/classes/heap/objects:bytes"
+	unused  = "/memory/classes/heap/unused:bytes"
+	free    = "/memory/classes/heap/free:bytes"
+)
 
-// Keep sets the collector's GOGC after every collection so that the next one runs when the heap reaches the
-// floor or twice its live size, whichever is larger, until ctx ends; then it restores GOGC's default. The floor
-// is at most half the soft memory limit, so that a small container's heap is not held near its limit. Keep does
-// nothing when floor is not positive or $GOGC is set, which wins.
+// Keep turns GOGC off and sets the soft memory limit after every collection so that the next one runs when the
+// heap reaches the floor or twice its live size, whichever is larger, but never past the limit Keep found, until
+// ctx ends; then it restores GOGC's default and that limit. The floor is at most half the limit it found, so
+// that a small container's heap is not held near its limit. Keep does nothing when floor is not positive or
+// $GOGC is set, which wins.
 func Keep(ctx context.Context, floor int64) {
-	floor = min(floor, debug.SetMemoryLimit(-1)/2)
+	ceiling := debug.SetMemoryLimit(-1)
+	floor = min(floor, ceiling/2)
 	if floor <= 0 || os.Getenv("GOGC") != "" {
 		return
 	}
-	k := &keeper{ctx: ctx, floor: floor, set: defaultPercent, sample: []metrics.Sample{{Name: liveHeap}}}
+	k := &keeper{ctx: ctx, floor: floor, ceiling: ceiling, sample: []metrics.Sample{
+		{Name: liveHeap}, {Name: total}, {Name: released}, {Name: objects}, {Name: unused}, {Name: free}}}
+	k.update()
+	debug.SetGCPercent(-1)
 	k.arm()
 }
 
 // keeper holds what the hook that runs after each collection needs.
 type keeper struct {
-	ctx    context.Context
-	floor  int64
-	set    int // the GOGC percent last set
-	sample []metrics.Sample
+	ctx     context.Context
+	floor   int64
+	ceiling int64 // the soft memory limit before Keep
+	sample  []metrics.Sample
 }
 
 // arm asks to be called after the next collection: the runtime runs an object's cleanup once a collection has
@@ -57,29 +76,41 @@ type sentinel struct{ _ *byte }
 // collected runs after each collection (in the runtime's cleanup goroutine, one at a time).
 func (k *keeper) collected() {
 	if k.ctx.Err() != nil {
+		debug.SetMemoryLimit(k.ceiling)
 		debug.SetGCPercent(defaultPercent)
 		return
 	}
-	metrics.Read(k.sample)
-	if k.sample[0].Value.Kind() == metrics.KindUint64 {
-		live := int64(min(k.sample[0].Value.Uint64(), math.MaxInt64))
-		if p := Percent(live, k.floor); p != k.set {
-			debug.SetGCPercent(p)
-			k.set = p
-		}
-	}
+	k.update()
 	k.arm()
 }
 
-// Percent is the GOGC percent that makes the collection after one that found live bytes live run when the heap
-// reaches floor, but never less than GOGC's default: the heap target is live plus live times the percent over
-// 100.
-func Percent(live, floor int64) int {
-	if live <= 0 {
-		live = 1
+// update sets the soft memory limit from what the last collection found.
+func (k *keeper) update() {
+	metrics.Read(k.sample)
+	v := make([]int64, len(k.sample))
+	for i, s := range k.sample {
+		if s.Value.Kind() == metrics.KindUint64 {
+			v[i] = int64(min(s.Value.Uint64(), math.MaxInt64))
+		}
 	}
-	if live >= floor/2 {
-		return defaultPercent
+	live, inUse, heap := v[0], v[1]-v[2], v[3]+v[4]+v[5]
+	debug.SetMemoryLimit(Limit(live, inUse-heap, k.floor, k.ceiling))
+}
+
+// Limit is the soft memory limit that makes the collection after one that found live bytes live run when the
+// heap reaches floor or twice live, whichever is larger: that heap plus overhead, what the runtime holds besides
+// its heap (goroutine stacks, its own metadata), but never more than ceiling.
+func Limit(live, overhead, floor, ceiling int64) int64 {
+	live, overhead = max(live, 0), max(overhead, 0)
+	heap := floor
+	if live > floor/2 {
+		heap = live * 2
+		if heap/2 != live { // overflow
+			return ceiling
+		}
 	}
-	return int(min(math.Ceil(float64(floor-live)*100/float64(live)), math.MaxInt32))
+	if heap > math.MaxInt64-overhead {
+		return ceiling
+	}
+	return min(heap+overhead, ceiling)
 }
