@@ -198,7 +198,9 @@ func (d *docxReader) read(ctx context.Context, dec *xml.Decoder) error {
 			}
 			d.start(t)
 		case xml.EndElement:
-			d.end(t)
+			if d.end(t); d.b.over {
+				return nil // the builder's finish says it is too large; reading on would only cost memory
+			}
 		case xml.CharData:
 			if d.inText {
 				d.text.Write(t)

@@ -337,6 +337,9 @@ func TestExtractRefusesFiles(t *testing.T) {
 		{"a Word document without text", "empty.docx", zipOf(t, map[string]string{"word/document.xml": `<w:document xmlns:w="` + wordNS + `"><w:body><w:p/></w:body></w:document>`}), ErrNoText},
 		{"a page of too much content", "dense.pdf", densePDF(maxPageStream + 4096), ErrTooLarge},
 		{"broken XML", "broken.docx", zipOf(t, map[string]string{"word/document.xml": `<w:document xmlns:w="` + wordNS + `"><w:body><w:p>`}), ErrMalformed},
+		// Reading stops at the bound: what comes after it, broken here, is not read.
+		{"a Word document of too much text", "long.docx", zipOf(t, map[string]string{"word/document.xml": `<w:document xmlns:w="` + wordNS + `"><w:body>` +
+			strings.Repeat(`<w:p><w:r><w:t>`+strings.Repeat("word ", 200)+`</w:t></w:r></w:p>`, MaxTextBytes/900) + `<w:p>`}), ErrTooLarge},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -403,5 +406,19 @@ func TestExtractStopsWhenCancelled(t *testing.T) {
 	cancel()
 	if _, err := Extract(ctx, "tent-care.pdf", "", read(t, "tent-care.pdf"), nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("Extract: %v, want the context's error", err)
+	}
+}
+
+func TestClean(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                                 "",
+		"  \t\n ":                          "",
+		"Free  returns\n within\t30 days ": "Free returns within 30 days",
+		"\u00a0Größe\u2003M\u00a0":         "Größe M",
+		"bad \xff byte":                    "bad \uFFFD byte",
+	} {
+		if got := clean(in); got != want {
+			t.Errorf("clean(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -209,9 +209,26 @@ func sentenceEnd(s string, i int) bool {
 	return false
 }
 
-// clean collapses a run of white space into one space, and replaces bytes that are not UTF-8.
+// clean collapses a run of white space into one space, trims it at both ends, and replaces bytes that are not
+// UTF-8. It writes the text once, without a slice of its words: a document of short words is cleaned a paragraph
+// at a time, megabytes of them.
 func clean(s string) string {
-	return strings.Join(strings.FieldsFunc(strings.ToValidUTF8(s, "\uFFFD"), unicode.IsSpace), " ")
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			space = b.Len() > 0
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // truncate shortens s to max runes, ending it with an ellipsis when it was longer.
