@@ -99,6 +99,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return fmt.Errorf("the dev OIDC issuer: %w", err)
 	}
+	idp.SuggestedEmail = devOwner
 	cfg := contract.Runtime{
 		TenantsDir: tenantsDir, Listen: ln.Addr().String(), PublicURL: base,
 		Storage: contract.StorageSQLite, SQLitePath: filepath.Join(*dir, "parley.db"), Assistant: assistantName,

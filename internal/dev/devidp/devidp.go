@@ -31,6 +31,9 @@ type Issuer struct {
 	keyID  string
 	signer jose.Signer
 
+	// SuggestedEmail fills the sign-in page's email field when the client sends no login_hint.
+	SuggestedEmail string
+
 	mu    sync.Mutex
 	codes map[string]grant // authorization codes not yet redeemed
 }

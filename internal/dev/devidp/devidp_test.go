@@ -128,3 +128,32 @@ func TestCodeFlowWithPKCE(t *testing.T) {
 		t.Error("a code was redeemed twice")
 	}
 }
+
+// The sign-in page is filled with the client's login_hint, else the issuer's suggestion, and its style is the only
+// thing its Content-Security-Policy lets it apply.
+func TestLoginPageSuggestsAnEmail(t *testing.T) {
+	idp, err := New("http://idp.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	idp.SuggestedEmail = "dev@parley.local"
+	params := url.Values{"response_type": {"code"}, "client_id": {"dash"}, "redirect_uri": {"http://app.example/cb"},
+		"code_challenge": {"abc"}, "code_challenge_method": {"S256"}}
+	for hint, want := range map[string]string{"": "dev@parley.local", "owner@shop.example": "owner@shop.example"} {
+		q := url.Values{"login_hint": {hint}}
+		for k, v := range params {
+			q[k] = v
+		}
+		rec := httptest.NewRecorder()
+		idp.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/authorize?"+q.Encode(), nil))
+		if page := rec.Body.String(); rec.Code != http.StatusOK || !strings.Contains(page, `value="`+want+`"`) {
+			t.Errorf("login_hint %q: %d, want the field filled with %s:\n%s", hint, rec.Code, want, page)
+		}
+		sum := sha256.Sum256([]byte(loginStyle))
+		csp := rec.Header().Get("Content-Security-Policy")
+		if !strings.Contains(rec.Body.String(), "<style>"+loginStyle+"</style>") ||
+			!strings.Contains(csp, "style-src 'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'") || !strings.Contains(csp, "default-src 'none'") {
+			t.Errorf("the page's style is not the one its policy %q allows", csp)
+		}
+	}
+}

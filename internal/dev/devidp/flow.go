@@ -44,9 +44,24 @@ func parseAuthRequest(r *http.Request) (authRequest, string) {
 	return q, ""
 }
 
+// loginStyle is the sign-in page's own style, allowed by its hash (loginCSP): the page loads nothing.
+const loginStyle = `body{margin:0;font:16px/1.5 system-ui,sans-serif;color:#1f2328;background:#f6f7f9}` +
+	`main{max-width:24rem;margin:12vh auto;padding:2rem;background:#fff;border:1px solid #d8dce1;border-radius:12px}` +
+	`h1{font-size:1.25rem;margin:0 0 .5rem}p{color:#59636e;font-size:.9rem;margin:0 0 1.25rem}` +
+	`label{display:block;font-weight:600;margin-bottom:.25rem}` +
+	`input[type=email]{box-sizing:border-box;width:100%;padding:.55rem .7rem;font:inherit;border:1px solid #b8bfc7;border-radius:8px}` +
+	`button{margin-top:1rem;width:100%;padding:.6rem;font:inherit;font-weight:600;color:#fff;background:#1f6feb;border:0;border-radius:8px;cursor:pointer}`
+
+// loginCSP lets the sign-in page apply loginStyle and nothing else.
+var loginCSP = func() string {
+	sum := sha256.Sum256([]byte(loginStyle))
+	return "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'; form-action 'self'; frame-ancestors 'none'"
+}()
+
 var loginTemplate = template.Must(template.New("login").Parse(`<!doctype html>
 <html lang="en">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Dev sign-in</title></head>
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Dev sign-in</title>
+<style>{{.Style}}</style></head>
 <body>
 <main>
 <h1>Parley dev sign-in</h1>
@@ -62,7 +77,8 @@ var loginTemplate = template.Must(template.New("login").Parse(`<!doctype html>
 </html>
 `))
 
-// loginPage asks for the email to sign in as.
+// loginPage asks for the email to sign in as, filled with the client's login_hint or else the issuer's
+// SuggestedEmail.
 func (i *Issuer) loginPage(w http.ResponseWriter, r *http.Request) {
 	q, problem := parseAuthRequest(r)
 	if problem != "" {
@@ -71,9 +87,13 @@ func (i *Issuer) loginPage(w http.ResponseWriter, r *http.Request) {
 	}
 	hidden := map[string]string{"response_type": "code", "client_id": q.ClientID, "redirect_uri": q.RedirectURI, "state": q.State,
 		"code_challenge": q.Challenge, "code_challenge_method": "S256", "nonce": q.Nonce, "scope": q.Scope}
+	email := q.LoginHint
+	if email == "" {
+		email = i.SuggestedEmail
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
-	_ = loginTemplate.Execute(w, map[string]any{"Hidden": hidden, "Email": q.LoginHint})
+	w.Header().Set("Content-Security-Policy", loginCSP)
+	_ = loginTemplate.Execute(w, map[string]any{"Hidden": hidden, "Email": email, "Style": template.CSS(loginStyle)})
 }
 
 // authorize signs the user in as the email given and sends the browser back with a code.
