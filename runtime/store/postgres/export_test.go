@@ -6,6 +6,8 @@ import (
 	"context"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/parley-dev/parley/runtime/store/storetest"
 )
 
 // MerchantTables are the tables EraseMerchant deletes from, for the schema test.
@@ -23,3 +25,9 @@ func MigrateTo(ctx context.Context, url string, version int64) error {
 
 // RecordEventsQueries are the queries of a conversation's and a lead's events, for the query plan test.
 var RecordEventsQueries = []string{conversationEvents, leadEvents}
+
+// ListingQueries are the listings' queries in PostgreSQL's dialect, for the query plan test
+// (storetest.ListingQueries).
+func ListingQueries(merchantID string, after bool) map[string]func() (string, []any) {
+	return storetest.ListingQueries(dialect{}, merchantID, after)
+}

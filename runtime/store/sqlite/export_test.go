@@ -9,6 +9,7 @@ import (
 
 	"github.com/parley-dev/parley/runtime/store"
 	"github.com/parley-dev/parley/runtime/store/internal/storeutil"
+	"github.com/parley-dev/parley/runtime/store/storetest"
 )
 
 // MerchantTables are the tables EraseMerchant deletes from, for the schema test.
@@ -50,6 +51,11 @@ func VisitorUseQuery(merchantID, visitorID string, since time.Time) (string, []a
 // test.
 func ConversationsQuery(merchantID string, f store.ConversationFilter) (string, []any) {
 	return storeutil.ConversationsQuery(dialect{}, merchantID, nil, f, 21)
+}
+
+// ListingQueries are the listings' queries in SQLite's dialect, for the query plan test (storetest.ListingQueries).
+func ListingQueries(merchantID string, after bool) map[string]func() (string, []any) {
+	return storetest.ListingQueries(dialect{}, merchantID, after)
 }
 
 // RecordEventsQueries are the queries of a conversation's and a lead's events, for the query plan test.

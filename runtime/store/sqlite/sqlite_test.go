@@ -405,6 +405,21 @@ func TestConversationListingsUseIndexes(t *testing.T) {
 	}
 }
 
+// TestListingsReadTheirIndexesInOrder: each listing, newest first, first page and next, reads its index backwards
+// rather than sorting the merchant's rows (the indexes ascend since migration 30, so that a new row is appended).
+func TestListingsReadTheirIndexesInOrder(t *testing.T) {
+	db := migratedReadOnly(t)
+	for _, after := range []bool{false, true} {
+		for index, query := range sqlite.ListingQueries("m1", after) {
+			q, args := query()
+			plan := queryPlan(t, db, q, args)
+			if !strings.Contains(plan, "USING INDEX "+index+" ") || strings.Contains(plan, "TEMP B-TREE") {
+				t.Errorf("the listing of %s (after a cursor: %t): plan %q, want a search of it in its order", index, after, plan)
+			}
+		}
+	}
+}
+
 // TestConversationTailUsesItsIndex: a chat turn's read of the latest messages walks messages_by_conversation
 // backwards and stops after them, rather than sorting all the conversation's messages (migration 7).
 func TestConversationTailUsesItsIndex(t *testing.T) {
