@@ -395,11 +395,7 @@ func (s *Service) checkConversation(ctx context.Context, m *tenant.Bundle, c sto
 	if c.MessageCount/2 >= m.Plan.ConversationTurns() {
 		return ErrConversationLimit
 	}
-	tokens, err := s.store.ConversationTokens(ctx, m.MerchantID, c.ID)
-	if err != nil {
-		return err
-	}
-	if tokens >= m.Plan.ConversationTokens() {
+	if c.Tokens >= m.Plan.ConversationTokens() {
 		return ErrConversationLimit
 	}
 	return nil

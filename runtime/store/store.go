@@ -90,10 +90,6 @@ type Reader interface {
 	// TokensThisMonth returns the model tokens the merchant's answers took in the UTC month of now.
 	TokensThisMonth(ctx context.Context, merchantID string, now time.Time) (int64, error)
 
-	// ConversationTokens returns the model tokens the answers of the merchant's conversation id took; 0 for a
-	// conversation that does not exist.
-	ConversationTokens(ctx context.Context, merchantID, id string) (int64, error)
-
 	// VisitorUse returns the answers and model tokens of the conversations the merchant's visitor (a non-empty
 	// visitor ID) started at or after since.
 	VisitorUse(ctx context.Context, merchantID, visitorID string, since time.Time) (Use, error)
@@ -615,6 +611,10 @@ type Conversation struct {
 	HandoffAt time.Time
 	// AgentReplyAt is when the team first wrote; zero when never.
 	AgentReplyAt time.Time
+	// Answers counts the assistant messages, and Tokens the model tokens they took: kept with each write, so that
+	// a turn checks the plan's bounds per conversation and per visitor without reading the messages.
+	Answers int
+	Tokens  int64
 }
 
 // The ratings of an answer.

@@ -32,13 +32,14 @@ func (tx writeTx) UpsertConversation(ctx context.Context, ex store.Exchange) (bo
 	var count int
 	err := tx.QueryRow(ctx, `
 		INSERT INTO conversations AS c
-			(merchant_id, id, visitor_id, created_at, updated_at, first_message, message_count, unanswered)
-		VALUES ($1, $2, $3, $4, GREATEST($4::timestamptz, $5::timestamptz), $6, 2, $7)
+			(merchant_id, id, visitor_id, created_at, updated_at, first_message, message_count, unanswered, answers, tokens)
+		VALUES ($1, $2, $3, $4, GREATEST($4::timestamptz, $5::timestamptz), $6, 2, $7, 1, $8)
 		ON CONFLICT (merchant_id, id) DO UPDATE SET message_count = c.message_count + 2,
-			unanswered = c.unanswered + excluded.unanswered, updated_at = GREATEST(c.updated_at, excluded.updated_at)
+			unanswered = c.unanswered + excluded.unanswered, updated_at = GREATEST(c.updated_at, excluded.updated_at),
+			answers = c.answers + 1, tokens = c.tokens + excluded.tokens
 		RETURNING message_count`,
 		ex.MerchantID, ex.ConversationID, ex.VisitorID, stamp(ex.Question.CreatedAt), stamp(ex.Answer.CreatedAt),
-		ex.Question.Text, unanswered).Scan(&count)
+		ex.Question.Text, unanswered, ex.Tokens).Scan(&count)
 	if err != nil {
 		return false, fmt.Errorf("recording conversation: %w", refusal(err))
 	}

@@ -47,7 +47,8 @@ type monthClaim struct{ count, ceiling int }
 type conversationRows struct {
 	merchantIDs, ids, visitorIDs, firstMessages []string
 	createdAt, updatedAt                        []time.Time
-	messageCounts, unanswered                   []int32
+	messageCounts, unanswered, answers          []int32
+	tokens                                      []int64
 	// index is the element of each conversation, when rows are merged by conversation (see add).
 	index map[rowKey]int
 }
@@ -63,6 +64,8 @@ func (c *conversationRows) add(ex store.Exchange, merge bool) {
 	if i, ok := c.index[k]; merge && ok {
 		c.messageCounts[i] += 2
 		c.unanswered[i] += unanswered
+		c.answers[i]++
+		c.tokens[i] += ex.Tokens
 		c.updatedAt[i] = later(c.updatedAt[i], updated)
 		return
 	}
@@ -80,6 +83,8 @@ func (c *conversationRows) add(ex store.Exchange, merge bool) {
 	c.updatedAt = append(c.updatedAt, updated)
 	c.messageCounts = append(c.messageCounts, 2)
 	c.unanswered = append(c.unanswered, unanswered)
+	c.answers = append(c.answers, 1)
+	c.tokens = append(c.tokens, ex.Tokens)
 }
 
 // later is the later of two times.
@@ -132,10 +137,11 @@ func (p *pipeline) flushRows() {
 	if c := &d.conversations; len(c.ids) > 0 {
 		p.batch.Queue(`
 			INSERT INTO conversations
-				(merchant_id, id, visitor_id, created_at, updated_at, first_message, message_count, unanswered)
+				(merchant_id, id, visitor_id, created_at, updated_at, first_message, message_count, unanswered, answers, tokens)
 			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::text[],
-				$7::int[], $8::int[])`,
-			c.merchantIDs, c.ids, c.visitorIDs, c.createdAt, c.updatedAt, c.firstMessages, c.messageCounts, c.unanswered)
+				$7::int[], $8::int[], $9::int[], $10::bigint[])`,
+			c.merchantIDs, c.ids, c.visitorIDs, c.createdAt, c.updatedAt, c.firstMessages, c.messageCounts, c.unanswered,
+			c.answers, c.tokens)
 		p.whats = append(p.whats, fmt.Sprintf("recording %d new conversations", len(c.ids)))
 		*c = conversationRows{}
 	}
@@ -143,12 +149,14 @@ func (p *pipeline) flushRows() {
 		// In key order, so that groups running at once lock the conversations in one order.
 		p.batch.Queue(`
 			INSERT INTO conversations AS c
-				(merchant_id, id, visitor_id, created_at, updated_at, first_message, message_count, unanswered)
+				(merchant_id, id, visitor_id, created_at, updated_at, first_message, message_count, unanswered, answers, tokens)
 			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::text[],
-				$7::int[], $8::int[]) ORDER BY 1, 2
+				$7::int[], $8::int[], $9::int[], $10::bigint[]) ORDER BY 1, 2
 			ON CONFLICT (merchant_id, id) DO UPDATE SET message_count = c.message_count + excluded.message_count,
-				unanswered = c.unanswered + excluded.unanswered, updated_at = GREATEST(c.updated_at, excluded.updated_at)`,
-			c.merchantIDs, c.ids, c.visitorIDs, c.createdAt, c.updatedAt, c.firstMessages, c.messageCounts, c.unanswered)
+				unanswered = c.unanswered + excluded.unanswered, updated_at = GREATEST(c.updated_at, excluded.updated_at),
+				answers = c.answers + excluded.answers, tokens = c.tokens + excluded.tokens`,
+			c.merchantIDs, c.ids, c.visitorIDs, c.createdAt, c.updatedAt, c.firstMessages, c.messageCounts, c.unanswered,
+			c.answers, c.tokens)
 		p.whats = append(p.whats, fmt.Sprintf("counting exchanges in %d conversations", len(c.ids)))
 		*c = conversationRows{}
 	}

@@ -334,6 +334,32 @@ func TestMigrationNamesLeasesWithinMerchants(t *testing.T) {
 	storetest.CheckLeasesMigrated(t, open(t, url))
 }
 
+// TestMigrationCountsConversationUse: migration 30 fills the answers and tokens of the conversations stored before
+// it (storetest.CheckConversationUseMigrated).
+func TestMigrationCountsConversationUse(t *testing.T) {
+	ctx := t.Context()
+	url := server.Database(t)
+	if err := postgres.MigrateTo(ctx, url, 29); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `INSERT INTO conversations (merchant_id, id, visitor_id, created_at, updated_at, message_count)
+		VALUES ('m1', 'c1', 'v1', $1, $1, 4), ('m1', 'c2', 'v1', $1, $1, 0), ('m2', 'c1', 'v1', $1, $1, 2)`, storetest.Base); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `INSERT INTO messages (merchant_id, conversation_id, id, role, text, created_at, tokens)
+		VALUES ('m1', 'c1', 'q1', 'visitor', 'Hi', $1, 0), ('m1', 'c1', 'a1', 'assistant', 'Hello', $1, 40),
+		('m1', 'c1', 't1', 'agent', 'Ann here', $1, 0), ('m1', 'c1', 'a2', 'assistant', 'Bye', $1, 2),
+		('m2', 'c1', 'q1', 'visitor', 'Hi', $1, 0), ('m2', 'c1', 'a1', 'assistant', 'Hello', $1, 7)`, storetest.Base); err != nil {
+		t.Fatal(err)
+	}
+	storetest.CheckConversationUseMigrated(t, open(t, url))
+}
+
 // TestMigrationMakesLineBreaksLF: migration 12 rewrites the CR line breaks of items stored before Validate kept
 // them as LF (storetest.CheckLineBreaksMigrated).
 func TestMigrationMakesLineBreaksLF(t *testing.T) {

@@ -34,7 +34,7 @@ func scanConversation(row storeutil.Scanner) (store.Conversation, error) {
 		handoff, replied *time.Time
 	)
 	err := row.Scan(&c.MerchantID, &c.ID, &c.VisitorID, &c.CreatedAt, &c.UpdatedAt, &c.MessageCount, &c.FirstMessage,
-		&c.Unanswered, &c.HasLead, &status, &handoff, &replied)
+		&c.Unanswered, &c.HasLead, &status, &handoff, &replied, &c.Answers, &c.Tokens)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Conversation{}, store.ErrNotFound
 	}

@@ -26,7 +26,7 @@ func (tx writeTx) UpsertConversation(ctx context.Context, ex store.Exchange) (bo
 	updated, unanswered := max(q, a), boolInt(!ex.Answer.Answered)
 	if ex.ConversationExists {
 		tx.deferred.continued = append(tx.deferred.continued,
-			ex.MerchantID, ex.ConversationID, ex.VisitorID, q, updated, ex.Question.Text, unanswered)
+			ex.MerchantID, ex.ConversationID, ex.VisitorID, q, updated, ex.Question.Text, unanswered, ex.Tokens)
 		return false, nil
 	}
 	if !ex.NewConversation {
@@ -38,8 +38,8 @@ func (tx writeTx) UpsertConversation(ctx context.Context, ex store.Exchange) (bo
 		}
 		n, err := affected(tx.execDeferring(ctx, `
 			UPDATE conversations SET message_count = message_count + 2, unanswered = unanswered + ?,
-				updated_at = MAX(updated_at, ?)
-			WHERE merchant_id = ? AND id = ?`, unanswered, updated, ex.MerchantID, ex.ConversationID))
+				updated_at = MAX(updated_at, ?), answers = answers + 1, tokens = tokens + ?
+			WHERE merchant_id = ? AND id = ?`, unanswered, updated, ex.Tokens, ex.MerchantID, ex.ConversationID))
 		if err != nil {
 			return false, fmt.Errorf("recording conversation: %w", refusal(err))
 		}
@@ -48,7 +48,7 @@ func (tx writeTx) UpsertConversation(ctx context.Context, ex store.Exchange) (bo
 		}
 	}
 	tx.deferred.conversations = append(tx.deferred.conversations,
-		ex.MerchantID, ex.ConversationID, ex.VisitorID, q, updated, ex.Question.Text, unanswered)
+		ex.MerchantID, ex.ConversationID, ex.VisitorID, q, updated, ex.Question.Text, unanswered, ex.Tokens)
 	return true, nil
 }
 

@@ -30,7 +30,7 @@ type deferredWrites struct {
 
 const (
 	// conversationValues are the values of one conversation's insert (see UpsertConversation).
-	conversationValues = 7
+	conversationValues = 8
 	// messageValues are the values of one exchange's two messages (see InsertMessages).
 	messageValues = 20
 	// maxRows is the most conversations or exchanges' messages one statement of flush inserts, and maxCitations
@@ -185,8 +185,8 @@ func (d *db) statementText(texts []string, n int, build func(n int) string) stri
 // buildInsertConversations is flush's insert of n conversations, each bound as UpsertConversation appends it.
 func buildInsertConversations(n int) string {
 	return `INSERT INTO conversations
-		(merchant_id, id, visitor_id, created_at, updated_at, first_message, message_count, unanswered) VALUES ` +
-		repeatJoin(`(?, ?, ?, ?, ?, ?, 2, ?)`, n)
+		(merchant_id, id, visitor_id, created_at, updated_at, first_message, message_count, unanswered, answers, tokens)
+		VALUES ` + repeatJoin(`(?, ?, ?, ?, ?, ?, 2, ?, 1, ?)`, n)
 }
 
 // buildUpsertConversations is flush's statement counting n exchanges in their conversations, each bound as
@@ -195,7 +195,8 @@ func buildInsertConversations(n int) string {
 func buildUpsertConversations(n int) string {
 	return buildInsertConversations(n) + `
 		ON CONFLICT (merchant_id, id) DO UPDATE SET message_count = message_count + 2,
-			unanswered = unanswered + excluded.unanswered, updated_at = MAX(updated_at, excluded.updated_at)`
+			unanswered = unanswered + excluded.unanswered, updated_at = MAX(updated_at, excluded.updated_at),
+			answers = answers + 1, tokens = tokens + excluded.tokens`
 }
 
 // buildInsertMessages is flush's insert of n exchanges' messages, each exchange bound as InsertMessages appends

@@ -34,7 +34,7 @@ func scanConversation(row storeutil.Scanner) (store.Conversation, error) {
 		created, updated, handoff, reply int64
 	)
 	err := row.Scan(&c.MerchantID, &c.ID, &c.VisitorID, &created, &updated, &c.MessageCount, &c.FirstMessage,
-		&c.Unanswered, &c.HasLead, &c.Status, &handoff, &reply)
+		&c.Unanswered, &c.HasLead, &c.Status, &handoff, &reply, &c.Answers, &c.Tokens)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Conversation{}, store.ErrNotFound
 	}

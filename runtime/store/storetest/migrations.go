@@ -81,3 +81,30 @@ func CheckLeasesMigrated(t *testing.T, s store.Store) {
 		}
 	}
 }
+
+// The migration that made conversations count their answers and tokens fills the counts of the conversations
+// stored before it. Each store's test stores, at the migration before, m1's conversation c1 created at Base by
+// visitor v1 with four messages (a visitor's question, an answer of 40 tokens, a team member's message, an answer
+// of 2 tokens), m1's c2 of v1 with none, and m2's c1 of v1 with a question and an answer of 7 tokens, migrates up
+// and calls CheckConversationUseMigrated.
+
+// CheckConversationUseMigrated checks the counts of the conversations above, and the visitors' use from them.
+func CheckConversationUseMigrated(t *testing.T, s store.Store) {
+	t.Helper()
+	for _, tc := range []struct {
+		merchant, id string
+		answers      int
+		tokens       int64
+	}{{"m1", "c1", 2, 42}, {"m1", "c2", 0, 0}, {"m2", "c1", 1, 7}} {
+		c, _, err := s.GetConversation(t.Context(), tc.merchant, tc.id)
+		if err != nil || c.Answers != tc.answers || c.Tokens != tc.tokens {
+			t.Errorf("%s/%s: %d answers and %d tokens, %v; want %d and %d", tc.merchant, tc.id, c.Answers, c.Tokens, err,
+				tc.answers, tc.tokens)
+		}
+	}
+	for merchant, want := range map[string]store.Use{"m1": {Answers: 2, Tokens: 42}, "m2": {Answers: 1, Tokens: 7}} {
+		if got, err := s.VisitorUse(t.Context(), merchant, "v1", Base.Add(-time.Hour)); err != nil || got != want {
+			t.Errorf("VisitorUse(%s, v1) = %+v, %v; want %+v", merchant, got, err, want)
+		}
+	}
+}

@@ -42,8 +42,10 @@ func (h harness) modelTokens(t *testing.T) {
 	}
 }
 
-// visitorUse: a conversation's tokens are its answers', and a visitor's use is the answers and tokens of the
-// conversations it started since the time asked, of that merchant and visitor alone.
+// visitorUse: a conversation counts its answers and their tokens, whichever way its exchanges were written (a new
+// conversation, a later exchange the runtime read the conversation for or not) but not a team member's message,
+// and a visitor's use is the answers and tokens of the conversations it started since the time asked, of that
+// merchant and visitor alone.
 func (h harness) visitorUse(t *testing.T) {
 	s := h.store(t)
 	day := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
@@ -63,22 +65,35 @@ func (h harness) visitorUse(t *testing.T) {
 		ex.VisitorID, ex.Tokens = tc.visitor, tc.tokens
 		record(t, s, ex)
 	}
+	// As the chat path writes: a conversation it knows is new, and one it has read.
+	started := Exchange("m1", "c5", day, "question", "answer")
+	started.VisitorID, started.Tokens, started.NewConversation = "v2", 11, true
+	record(t, s, started)
+	continued := Exchange("m1", "c2", day.Add(time.Minute), "question", "answer")
+	continued.VisitorID, continued.Tokens, continued.ConversationExists = "v1", 3, true
+	record(t, s, continued)
+	err := s.Write(t.Context(), func(tx store.Tx) error {
+		return tx.AppendMessage(t.Context(), "m1", "c1", store.Message{ID: NewID("t"), Role: store.RoleAgent, Text: "Hello from the team",
+			CreatedAt: day.Add(time.Minute), Author: "Ann"})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		conversation string
-		want         int64
-	}{{"c1", 150}, {"c2", 7}, {"c-old", 1000}, {"c-none", 0}} {
-		if got, err := s.ConversationTokens(t.Context(), "m1", tc.conversation); err != nil || got != tc.want {
-			t.Errorf("ConversationTokens(m1, %s) = %d, %v; want %d", tc.conversation, got, err, tc.want)
+		answers      int
+		tokens       int64
+	}{{"c1", 2, 150}, {"c2", 2, 10}, {"c5", 1, 11}, {"c-old", 1, 1000}} {
+		if c, _, err := s.GetConversation(t.Context(), "m1", tc.conversation); err != nil || c.Answers != tc.answers || c.Tokens != tc.tokens {
+			t.Errorf("conversation m1/%s: %d answers and %d tokens, %v; want %d and %d", tc.conversation, c.Answers, c.Tokens, err,
+				tc.answers, tc.tokens)
 		}
-	}
-	if got, err := s.ConversationTokens(t.Context(), "m2", "c1"); err != nil || got != 0 {
-		t.Errorf("ConversationTokens(m2, c1) = %d, %v; want 0: c1 is m1's", got, err)
 	}
 	for _, tc := range []struct {
 		merchant, visitor string
 		want              store.Use
 	}{
-		{"m1", "v1", store.Use{Answers: 3, Tokens: 157}}, {"m1", "v2", store.Use{Answers: 1, Tokens: 500}},
+		{"m1", "v1", store.Use{Answers: 4, Tokens: 160}}, {"m1", "v2", store.Use{Answers: 2, Tokens: 511}},
 		{"m2", "v1", store.Use{Answers: 1, Tokens: 9000}}, {"m1", "v3", store.Use{}},
 	} {
 		got, err := s.VisitorUse(t.Context(), tc.merchant, tc.visitor, day.Add(-24*time.Hour))

@@ -99,7 +99,7 @@ func (w *Where) newestFirst(t string, n int) string {
 const (
 	// ConversationColumns are a conversation's columns, of the table alias c.
 	ConversationColumns = `c.merchant_id, c.id, c.visitor_id, c.created_at, c.updated_at, c.message_count,
-	c.first_message, c.unanswered, c.has_lead, c.status, c.handoff_at, c.agent_reply_at`
+	c.first_message, c.unanswered, c.has_lead, c.status, c.handoff_at, c.agent_reply_at, c.answers, c.tokens`
 	// KnowledgeColumns are a knowledge item's columns, of the table alias k, and its use count, kept apart in
 	// knowledge_uses (see CountCitations) and 0 when it has no row there.
 	KnowledgeColumns = `k.merchant_id, k.id, k.title, k.content, k.url, k.tags, k.questions, k.draft, k.curated,
@@ -333,19 +333,9 @@ func (l Reads) TokensThisMonth(ctx context.Context, merchantID string, now time.
 	return counts[0], nil
 }
 
-// ConversationTokens returns the model tokens the answers of the merchant's conversation id took.
-func (l Reads) ConversationTokens(ctx context.Context, merchantID, id string) (int64, error) {
-	w := NewWhere(l.Dialect)
-	w.Add("merchant_id = ? AND conversation_id = ?", merchantID, id)
-	sums, err := QueryList(ctx, l.Query, `SELECT COALESCE(SUM(tokens), 0) FROM messages WHERE `+w.String(), w.Args, scanInt64)
-	if err != nil || len(sums) == 0 {
-		return 0, fmt.Errorf("counting the model tokens of conversation %s: %w", id, err)
-	}
-	return sums[0], nil
-}
-
 // VisitorUse returns the answers and model tokens of the conversations the merchant's visitor started since
-// then, found through the index conversations_by_visitor: a turn reads that visitor's day only.
+// then, found through the index conversations_by_visitor: a turn reads that visitor's day of conversations only,
+// whose rows count their answers and tokens.
 func (l Reads) VisitorUse(ctx context.Context, merchantID, visitorID string, since time.Time) (store.Use, error) {
 	query, args := VisitorUseQuery(l.Dialect, merchantID, visitorID, since)
 	uses, err := QueryList(ctx, l.Query, query, args, func(row Scanner) (store.Use, error) {
@@ -362,10 +352,8 @@ func (l Reads) VisitorUse(ctx context.Context, merchantID, visitorID string, sin
 // VisitorUseQuery is VisitorUse's query and its arguments.
 func VisitorUseQuery(d Dialect, merchantID, visitorID string, since time.Time) (string, []any) {
 	w := NewWhere(d)
-	w.Add("c.merchant_id = ? AND c.visitor_id = ? AND c.created_at >= ? AND m.role = ?", merchantID, visitorID, since,
-		string(store.RoleAssistant))
-	return `SELECT COUNT(*), COALESCE(SUM(m.tokens), 0) FROM conversations c
-		JOIN messages m ON m.merchant_id = c.merchant_id AND m.conversation_id = c.id WHERE ` + w.String(), w.Args
+	w.Add("c.merchant_id = ? AND c.visitor_id = ? AND c.created_at >= ?", merchantID, visitorID, since)
+	return `SELECT COALESCE(SUM(c.answers), 0), COALESCE(SUM(c.tokens), 0) FROM conversations c WHERE ` + w.String(), w.Args
 }
 
 func scanInt64(row Scanner) (int64, error) {
