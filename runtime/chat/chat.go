@@ -212,7 +212,7 @@ func (s *Service) Answer(ctx context.Context, m *tenant.Bundle, q Question) (Rep
 			return s.visitorWrote(ctx, m, c, q)
 		case err == nil:
 			if q.VisitorOnly {
-				if err := s.checkConversation(ctx, m, c); err != nil {
+				if err := checkConversation(m, c); err != nil {
 					return Reply{}, err
 				}
 			}
@@ -391,7 +391,7 @@ const visitorWindow = 24 * time.Hour
 
 // checkConversation refuses a turn of conversation c past the plan's bounds per conversation. Like the monthly
 // ceilings, they are checked before answering: the answer that crosses one is given whole.
-func (s *Service) checkConversation(ctx context.Context, m *tenant.Bundle, c store.Conversation) error {
+func checkConversation(m *tenant.Bundle, c store.Conversation) error {
 	if c.MessageCount/2 >= m.Plan.ConversationTurns() {
 		return ErrConversationLimit
 	}

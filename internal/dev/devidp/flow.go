@@ -61,7 +61,7 @@ var loginCSP = func() string {
 var loginTemplate = template.Must(template.New("login").Parse(`<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Dev sign-in</title>
-<style>{{.Style}}</style></head>
+<style>` + loginStyle + `</style></head>
 <body>
 <main>
 <h1>Parley dev sign-in</h1>
@@ -93,7 +93,7 @@ func (i *Issuer) loginPage(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", loginCSP)
-	_ = loginTemplate.Execute(w, map[string]any{"Hidden": hidden, "Email": email, "Style": template.CSS(loginStyle)})
+	_ = loginTemplate.Execute(w, map[string]any{"Hidden": hidden, "Email": email})
 }
 
 // authorize signs the user in as the email given and sends the browser back with a code.
