@@ -40,6 +40,25 @@ func open(t *testing.T, url string) *postgres.Store {
 	return s
 }
 
+// migratedConn connects to a new database the store has migrated, with the settings given (SET statements) for
+// the connection; it is closed when t ends.
+func migratedConn(t *testing.T, settings ...string) *pgx.Conn {
+	t.Helper()
+	url := server.Database(t)
+	open(t, url) // migrates
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	for _, set := range settings {
+		if _, err := conn.Exec(t.Context(), set); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return conn
+}
+
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store {
 		t.Helper()
@@ -270,15 +289,7 @@ func TestOpenErrors(t *testing.T) {
 // TestEraseCoversEveryTable: every table with a merchant_id column is one EraseMerchant deletes from, so that a
 // table added later cannot keep a deleted merchant's data.
 func TestEraseCoversEveryTable(t *testing.T) {
-	ctx := t.Context()
-	url := server.Database(t)
-	open(t, url) // migrates
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = conn.Close(ctx) }()
-	tables := rowdump.PostgresMerchantTables(t, conn)
+	tables := rowdump.PostgresMerchantTables(t, migratedConn(t))
 	if got := slices.Sorted(slices.Values(postgres.MerchantTables)); !slices.Equal(got, tables) {
 		t.Errorf("EraseMerchant deletes from %v; the tables with a merchant_id are %v", got, tables)
 	}
