@@ -468,7 +468,8 @@ func (e *KnowledgeEmbedder) claim(ctx context.Context, merchantID string, ttl ti
 
 // release ends the merchant's embedding lease at the end of a pass that held it (held), so that another replica
 // need not wait for it to run out. Its row stays, ended, as every lease's does (store.Tx.ClaimLease): one row per
-// merchant embedded, which the merchant's erasure deletes with the rest of its data.
+// merchant embedded, which the merchant's erasure deletes with the rest of its data, and which a release after
+// the erasure does not write back.
 func (e *KnowledgeEmbedder) release(ctx context.Context, log *slog.Logger, merchantID string, held bool) {
 	if !held {
 		return

@@ -393,7 +393,8 @@ type Tx interface {
 	// false, changing nothing, while another holder's lease has not ended at now: across replicas, one holder at a
 	// time. A lease of the runtime's own, not of one merchant, has merchantID "". A lease ends, and is released,
 	// by its holder's claim with ttl 0: its row stays, as the sweep's must (its end schedules the next sweep),
-	// and a merchant's go with the rest of its data in EraseMerchant.
+	// and a merchant's go with the rest of its data in EraseMerchant. A release changes only its holder's row and
+	// reports whether there was one: it never writes a lease back for a merchant erased while its holder worked.
 	ClaimLease(ctx context.Context, merchantID, name, holder string, now time.Time, ttl time.Duration) (bool, error)
 
 	// DeleteExpired deletes up to limit of the merchant's records of the kind last changed before before (a

@@ -174,8 +174,17 @@ func (tx writeTx) DeleteExpired(ctx context.Context, merchantID string, kind sto
 	return len(ids), total, nil
 }
 
-// ClaimLease takes or renews the merchant's lease name for holder, unless another holder's has not ended.
+// ClaimLease takes or renews the merchant's lease name for holder, unless another holder's has not ended; with
+// ttl 0 it ends holder's lease, if there is one.
 func (tx writeTx) ClaimLease(ctx context.Context, merchantID, name, holder string, now time.Time, ttl time.Duration) (bool, error) {
+	if ttl <= 0 {
+		tag, err := tx.Exec(ctx, `UPDATE leases SET until = $1 WHERE merchant_id = $2 AND name = $3 AND holder = $4`,
+			stamp(now), merchantID, name, holder)
+		if err != nil {
+			return false, fmt.Errorf("releasing lease %s: %w", name, err)
+		}
+		return tag.RowsAffected() == 1, nil
+	}
 	tag, err := tx.Exec(ctx, `INSERT INTO leases (merchant_id, name, holder, until) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (merchant_id, name) DO UPDATE SET holder = excluded.holder, until = excluded.until
 		WHERE leases.holder = excluded.holder OR leases.until <= $5`,

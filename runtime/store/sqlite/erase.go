@@ -187,8 +187,17 @@ func (tx writeTx) DeleteExpired(ctx context.Context, merchantID string, kind sto
 	return len(ids), total, nil
 }
 
-// ClaimLease takes or renews the merchant's lease name for holder, unless another holder's has not ended.
+// ClaimLease takes or renews the merchant's lease name for holder, unless another holder's has not ended; with
+// ttl 0 it ends holder's lease, if there is one.
 func (tx writeTx) ClaimLease(ctx context.Context, merchantID, name, holder string, now time.Time, ttl time.Duration) (bool, error) {
+	if ttl <= 0 {
+		n, err := affected(tx.ExecContext(ctx, `UPDATE leases SET until = ? WHERE merchant_id = ? AND name = ? AND holder = ?`,
+			storeutil.Millis(now), merchantID, name, holder))
+		if err != nil {
+			return false, fmt.Errorf("releasing lease %s: %w", name, err)
+		}
+		return n == 1, nil
+	}
 	n, err := affected(tx.ExecContext(ctx, `INSERT INTO leases (merchant_id, name, holder, until) VALUES (?1, ?2, ?3, ?4)
 		ON CONFLICT (merchant_id, name) DO UPDATE SET holder = excluded.holder, until = excluded.until
 		WHERE leases.holder = excluded.holder OR leases.until <= ?5`,

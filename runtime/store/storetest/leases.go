@@ -18,10 +18,21 @@ func (h harness) leases(t *testing.T) {
 // claimLease claims the merchant's lease name for holder for a minute at at.
 func claimLease(t *testing.T, s store.Store, merchantID, name, holder string, at time.Time) bool {
 	t.Helper()
+	return writeLease(t, s, merchantID, name, holder, at, time.Minute)
+}
+
+// releaseLease ends holder's lease at at, as its holder does when done.
+func releaseLease(t *testing.T, s store.Store, merchantID, name, holder string, at time.Time) bool {
+	t.Helper()
+	return writeLease(t, s, merchantID, name, holder, at, 0)
+}
+
+func writeLease(t *testing.T, s store.Store, merchantID, name, holder string, at time.Time, ttl time.Duration) bool {
+	t.Helper()
 	var ok bool
 	if err := s.Write(t.Context(), func(tx store.Tx) error {
 		var err error
-		ok, err = tx.ClaimLease(t.Context(), merchantID, name, holder, at, time.Minute)
+		ok, err = tx.ClaimLease(t.Context(), merchantID, name, holder, at, ttl)
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -62,10 +73,21 @@ func (h harness) leasesErased(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	// a's release of the erased merchant's lease, its work ending after the erasure, writes no lease back.
+	if released := releaseLease(t, s, "m1", "embed", "a", Base.Add(time.Second)); released {
+		t.Error("a's release of erased merchant m1's lease wrote a lease for m1")
+	}
 	// While a's leases last, b takes only the erased merchant's: its row went with its data.
 	for merchantID, want := range map[string]bool{"": false, "m1": true, "m2": false} {
 		if got := claimLease(t, s, merchantID, "embed", "b", Base.Add(time.Second)); got != want {
 			t.Errorf("after m1's erasure, b claiming merchant %q's lease: %v, want %v", merchantID, got, want)
 		}
+	}
+	// A release ends its holder's lease only: b's release of m2's, which a holds, changes nothing; a's ends it.
+	if releaseLease(t, s, "m2", "embed", "b", Base.Add(2*time.Second)) || claimLease(t, s, "m2", "embed", "b", Base.Add(2*time.Second)) {
+		t.Error("b released or took m2's lease, which a holds")
+	}
+	if !releaseLease(t, s, "m2", "embed", "a", Base.Add(2*time.Second)) || !claimLease(t, s, "m2", "embed", "b", Base.Add(2*time.Second)) {
+		t.Error("a could not release m2's lease for b to take")
 	}
 }
