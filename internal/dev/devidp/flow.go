@@ -55,7 +55,7 @@ const loginStyle = `body{margin:0;font:16px/1.5 system-ui,sans-serif;color:#1f23
 // loginCSP lets the sign-in page apply loginStyle and nothing else.
 var loginCSP = func() string {
 	sum := sha256.Sum256([]byte(loginStyle))
-	return "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'; form-action 'self'; frame-ancestors 'none'"
+	return "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'; frame-ancestors 'none'"
 }()
 
 var loginTemplate = template.Must(template.New("login").Parse(`<!doctype html>
