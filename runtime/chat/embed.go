@@ -442,14 +442,19 @@ func (e *KnowledgeEmbedder) turn(ctx context.Context, merchantID string) (more b
 			"items", len(batch), "error", err.Error())
 		return true, err
 	}
-	if err := e.write(ctx, merchantID, emb.Model(), batch, hashes, res); err != nil {
+	written, err := e.write(ctx, merchantID, emb.Model(), batch, hashes, res)
+	if err != nil {
 		log.Error("storing the knowledge's vectors", "error", err)
 		return true, err
 	}
 	e.metrics.passages.Add(float64(len(texts)))
 	e.metrics.tokens.Add(float64(res.Tokens))
+	rest := todo[len(batch):]
+	if !written {
+		rest = nil // the batch's items went meanwhile, perhaps with the merchant: the next turn reads what is left
+	}
 	e.mu.Lock()
-	e.pending[merchantID] = todo[len(batch):]
+	e.pending[merchantID] = rest
 	e.mu.Unlock()
 	return true, nil
 }
@@ -523,14 +528,14 @@ func takeBatch(todo []store.Knowledge, size int) (batch []store.Knowledge, texts
 }
 
 // write stores the batch's vectors of model and counts its tokens, in one transaction that changes the merchant's
-// knowledge revision, so that every replica's index takes them in. An item deleted meanwhile is skipped; one
-// changed meanwhile gets vectors of its old text, which its hashes tell, and is embedded again.
-func (e *KnowledgeEmbedder) write(ctx context.Context, merchantID, model string, batch []store.Knowledge, hashes [][]string, res embeddings.Result) error {
+// knowledge revision, so that every replica's index takes them in, and reports whether any item was left to
+// write. An item deleted meanwhile is skipped; one changed meanwhile gets vectors of its old text, which its
+// hashes tell, and is embedded again.
+func (e *KnowledgeEmbedder) write(ctx context.Context, merchantID, model string, batch []store.Knowledge, hashes [][]string,
+	res embeddings.Result) (written bool, err error) {
 	at := e.cfg.Service.now().UTC()
-	return e.cfg.Service.store.Write(ctx, func(tx store.Tx) error {
-		if err := tx.TouchKnowledge(ctx, merchantID, 0); err != nil {
-			return err
-		}
+	err = e.cfg.Service.store.Write(ctx, func(tx store.Tx) error {
+		written = false
 		next := 0
 		for i, k := range batch {
 			vs := make([]store.KnowledgeVector, len(hashes[i]))
@@ -538,15 +543,29 @@ func (e *KnowledgeEmbedder) write(ctx context.Context, merchantID, model string,
 				vs[p] = store.KnowledgeVector{KnowledgeID: k.ID, Passage: p, Model: model, TextHash: h, Vector: res.Vectors[next+p]}
 			}
 			next += len(vs)
-			if err := tx.ReplaceKnowledgeVectors(ctx, merchantID, k.ID, vs); err != nil && !errors.Is(err, store.ErrNotFound) {
+			switch err := tx.ReplaceKnowledgeVectors(ctx, merchantID, k.ID, vs); {
+			case errors.Is(err, store.ErrNotFound): // deleted meanwhile
+			case err != nil:
 				return err
+			default:
+				written = true
 			}
+		}
+		if !written {
+			// Every item went while the provider embedded them, as a merchant's erasure takes them: writing the
+			// revision or the tokens would leave rows of an erased merchant. The tokens of items deleted by an
+			// edit go uncounted, in this race only.
+			return nil
+		}
+		if err := tx.TouchKnowledge(ctx, merchantID, 0); err != nil {
+			return err
 		}
 		if res.Tokens > 0 {
 			return tx.AddMonthlyTokens(ctx, merchantID, at, res.Tokens)
 		}
 		return nil
 	})
+	return written, err
 }
 
 type embedMetrics struct {

@@ -2,8 +2,11 @@ package chat_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/parley-dev/parley/internal/testutil/fakeembed"
+	"github.com/parley-dev/parley/internal/testutil/rowdump"
 	"github.com/parley-dev/parley/runtime/assistant"
 	"github.com/parley-dev/parley/runtime/assistant/embeddings"
 	"github.com/parley-dev/parley/runtime/chat"
@@ -516,5 +520,66 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("timed out")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestAMerchantErasedWhileEmbeddedKeepsNoRow erases a merchant while the provider embeds its knowledge, and
+// checks that the embedder's write and the end of its pass leave no row of the merchant behind: no vector, no
+// knowledge revision, no tokens counted, no lease written back.
+func TestAMerchantErasedWhileEmbeddedKeepsNoRow(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "parley.db")
+	st, err := sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	p := fakeembed.New(t)
+	entered, gate := make(chan struct{}, 1), make(chan struct{})
+	held := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case entered <- struct{}{}:
+		default:
+		}
+		<-gate
+		p.ServeHTTP(w, r)
+	}))
+	t.Cleanup(held.Close)
+	client, err := embeddings.New(embeddings.Config{BaseURL: held.URL + "/v1", Model: "m", BatchSize: 16, Attempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := shop("gone")
+	w := newEmbedWorldOf(t, st, chat.Embedders{"": client}, gone)
+	seedShop(t, w.svc, gone)
+	stop := w.run(t)
+	select {
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the embedder sent the provider nothing")
+	}
+	if err := st.Write(t.Context(), func(tx store.Tx) error {
+		_, err := tx.EraseMerchant(t.Context(), "gone")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	close(gate)
+	// The pass ends once its batch is written (counted) and the next turn finds nothing to embed.
+	deadline := time.Now().Add(5 * time.Second)
+	for counterValue(t, w.reg, "parley_runtime_embedding_passages_total") == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the embedder did not write its batch")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // the next turn, which ends the pass and releases its lease
+	stop()
+	ro, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ro.Close() }()
+	if rows := rowdump.SQLite(t, ro, "gone"); len(rows) > 0 {
+		t.Errorf("rows of the erased merchant after the embedder's pass:\n%s", strings.Join(rows, "\n"))
 	}
 }
