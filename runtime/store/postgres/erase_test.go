@@ -44,9 +44,8 @@ func TestRecordEventsUseTheirIndexes(t *testing.T) {
 func TestListingsReadTheirIndexesInOrder(t *testing.T) {
 	conn := migratedConn(t, `SET enable_seqscan = off`, `SET enable_sort = off`)
 	for _, after := range []bool{false, true} {
-		for index, query := range postgres.ListingQueries("m1", after) {
-			q, args := query()
-			if plan := explain(t, conn, q, args...); !strings.Contains(plan, "Index Scan Backward using "+index+" ") || strings.Contains(plan, "Sort") {
+		for index, q := range postgres.ListingQueries("m1", after) {
+			if plan := explain(t, conn, q.SQL, q.Args...); !strings.Contains(plan, "Index Scan Backward using "+index+" ") || strings.Contains(plan, "Sort") {
 				t.Errorf("the listing of %s (after a cursor: %t): plan\n%s\nwant a backward scan of it, without a sort", index, after, plan)
 			}
 		}

@@ -28,6 +28,6 @@ var RecordEventsQueries = []string{conversationEvents, leadEvents}
 
 // ListingQueries are the listings' queries in PostgreSQL's dialect, for the query plan test
 // (storetest.ListingQueries).
-func ListingQueries(merchantID string, after bool) map[string]func() (string, []any) {
+func ListingQueries(merchantID string, after bool) map[string]storetest.Query {
 	return storetest.ListingQueries(dialect{}, merchantID, after)
 }

@@ -54,7 +54,7 @@ func ConversationsQuery(merchantID string, f store.ConversationFilter) (string, 
 }
 
 // ListingQueries are the listings' queries in SQLite's dialect, for the query plan test (storetest.ListingQueries).
-func ListingQueries(merchantID string, after bool) map[string]func() (string, []any) {
+func ListingQueries(merchantID string, after bool) map[string]storetest.Query {
 	return storetest.ListingQueries(dialect{}, merchantID, after)
 }
 

@@ -433,9 +433,8 @@ func TestConversationListingsUseIndexes(t *testing.T) {
 func TestListingsReadTheirIndexesInOrder(t *testing.T) {
 	db := migratedReadOnly(t)
 	for _, after := range []bool{false, true} {
-		for index, query := range sqlite.ListingQueries("m1", after) {
-			q, args := query()
-			plan := queryPlan(t, db, q, args)
+		for index, q := range sqlite.ListingQueries("m1", after) {
+			plan := queryPlan(t, db, q.SQL, q.Args)
 			if !strings.Contains(plan, "USING INDEX "+index+" ") || strings.Contains(plan, "TEMP B-TREE") {
 				t.Errorf("the listing of %s (after a cursor: %t): plan %q, want a search of it in its order", index, after, plan)
 			}
