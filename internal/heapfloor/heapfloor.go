@@ -87,7 +87,7 @@ func (k *keeper) collected() {
 // update sets the soft memory limit from what the last collection found.
 func (k *keeper) update() {
 	metrics.Read(k.sample)
-	v := make([]int64, len(k.sample))
+	var v [6]int64 // one per sample
 	for i, s := range k.sample {
 		if s.Value.Kind() == metrics.KindUint64 {
 			v[i] = int64(min(s.Value.Uint64(), math.MaxInt64))
